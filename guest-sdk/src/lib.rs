@@ -1,0 +1,2 @@
+//! cyxla guest SDK (being written).
+#![no_std]

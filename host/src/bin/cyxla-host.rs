@@ -1,0 +1,2 @@
+//! The `cyxla-host` command line.
+fn main() {}

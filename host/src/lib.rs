@@ -1,0 +1,2 @@
+//! cyxla-host: runs XLA FFI custom-call handlers inside WebAssembly sandboxes.
+#![deny(missing_docs)]

@@ -1,0 +1,1 @@
+//! Native LAPACK handlers (being written).

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# One idempotent set-up for cyxla-host: Debian packages, the Rust toolchain
+# and its wasm32 targets, the Python venv with JAX and the PJRT plugins, and
+# the bundled guests. Fast when everything is already in place.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+say() { printf 'setup: %s\n' "$*" >&2; }
+
+# --- Debian packages -------------------------------------------------------
+apt_packages=(
+  clang-19 lld-19 wasi-libc libc++-19-dev-wasm32 libc++abi-19-dev-wasm32
+  libclang-rt-19-dev-wasm32 libopenblas-dev g++ pkg-config
+)
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then sudo_cmd=sudo; else sudo_cmd=; fi
+  say "installing Debian packages: ${missing[*]}"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# --- Rust toolchain (pinned in rust-toolchain.toml) --------------------------
+if ! command -v rustup >/dev/null; then
+  say "rustup not found: install it from the rustup project, then rerun this script"
+  exit 2
+fi
+toolchain=$(sed -n 's/^channel *= *"\(.*\)"/\1/p' rust-toolchain.toml)
+if ! rustup target list --installed --toolchain "$toolchain" 2>/dev/null | grep -q wasm32-unknown-unknown \
+   || ! rustup target list --installed --toolchain "$toolchain" 2>/dev/null | grep -q wasm32-wasip1; then
+  say "installing Rust $toolchain with the wasm32 targets"
+  rustup toolchain install "$toolchain" --profile minimal --component rustfmt,clippy >/dev/null
+  rustup target add --toolchain "$toolchain" wasm32-unknown-unknown wasm32-wasip1 >/dev/null
+fi
+
+# --- Python venv with JAX and the PJRT plugins -------------------------------
+venv="$root/.venv"
+stamp="$venv/.cyxla-requirements"
+if [[ ! -x "$venv/bin/python" ]] || ! cmp -s scripts/requirements.txt "$stamp"; then
+  py=${PYTHON:-python3}
+  "$py" -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required (JAX 0.10.2)"'
+  say "creating the Python venv in .venv (JAX, jaxlib, PJRT plugins)"
+  [[ -x "$venv/bin/python" ]] || "$py" -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check -r scripts/requirements.txt
+  cp scripts/requirements.txt "$stamp"
+fi
+
+# --- Bundled guests ------------------------------------------------------------
+if [[ -x guests/build.sh ]]; then
+  guests/build.sh
+fi

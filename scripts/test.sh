@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Runs every test of cyxla-host against the real PJRT plugins, JAX-lowered
+# programs, wasmtime and OpenBLAS. Sets the machine up first (idempotent).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+scripts/setup.sh
+# cdylibs used by the tests (the fake plugin) are built by a plain build.
+cargo build --workspace --all-targets
+cargo test --workspace "$@"
