@@ -9,6 +9,7 @@ use crate::handler::ErrorCode;
 /// Errors from loading a plugin, registering handlers and driving PJRT.
 #[derive(Debug)]
 #[non_exhaustive]
+#[expect(missing_docs, reason = "fields are named for what they hold; each variant's doc says what failed")]
 pub enum Error {
     /// The shared library could not be opened.
     LoadLibrary {
