@@ -1,8 +1,795 @@
-//! Checked views of an `XLA_FFI_CallFrame` (being written).
+//! Checked views of an `XLA_FFI_CallFrame`.
+//!
+//! [`CallFrame::from_raw`] validates what XLA handed over (struct sizes, NULL
+//! pointers, argument and result types, every buffer's dtype, rank, element
+//! count and byte size, the attribute table) and then gives out borrowed
+//! views whose lifetime `'a` is the duration of the call:
+//!
+//! ```text
+//! CallFrame<'a> ── arg(i) / ret(i) ──► BufferView<'a> ── as_slice::<f32>() ──► &'a [f32]
+//!               └─ attrs() ──────────► Attrs<'a> ── get("factor") ──► Attr<'a>
+//!                                                   Scalar | ArrayView<'a> | String(&'a [u8]) | Dictionary(Attrs<'a>)
+//! ```
+//!
+//! Nothing here allocates unless an error is reported, so the views are
+//! cheap enough for the per-call hot path.
+//!
+//! Layouts and values follow `reference/xla-ffi-abi.md` §1–3 (x86_64).
 
-use std::marker::PhantomData;
+mod attrs;
+mod buffer;
+#[cfg(test)]
+pub(crate) mod testing;
 
-/// A view of one EXECUTE call frame.
+use std::ffi::{CStr, c_void};
+use std::fmt;
+use std::mem::{align_of, offset_of, size_of};
+use std::ptr;
+
+pub use attrs::{ArrayView, Attr, Attrs, Scalar};
+use buffer::Role;
+pub use buffer::{BufferView, Element};
+
+use crate::ffi::xla_ffi::{
+    XLA_FFI_Api, XLA_FFI_ArgType_BUFFER, XLA_FFI_Args_STRUCT_SIZE, XLA_FFI_CallFrame,
+    XLA_FFI_CallFrame_STRUCT_SIZE, XLA_FFI_DeviceOrdinal_Get_Args,
+    XLA_FFI_DeviceOrdinal_Get_Args_STRUCT_SIZE, XLA_FFI_Error, XLA_FFI_Error_Code,
+    XLA_FFI_Error_Create_Args, XLA_FFI_Error_Create_Args_STRUCT_SIZE, XLA_FFI_Error_Destroy_Args,
+    XLA_FFI_Error_Destroy_Args_STRUCT_SIZE, XLA_FFI_Error_GetMessage_Args,
+    XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE, XLA_FFI_ExecutionContext, XLA_FFI_RetType_BUFFER,
+    XLA_FFI_Rets_STRUCT_SIZE, XLA_FFI_RunId_Get_Args, XLA_FFI_RunId_Get_Args_STRUCT_SIZE,
+};
+use crate::handler::HandlerError;
+
+// ---------------------------------------------------------------------------
+// Raw helpers
+// ---------------------------------------------------------------------------
+
+/// Why a C (pointer, length) pair cannot be a slice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SliceError {
+    Null,
+    Misaligned,
+    TooLong,
+}
+
+impl fmt::Display for SliceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SliceError::Null => "is NULL",
+            SliceError::Misaligned => "is misaligned",
+            SliceError::TooLong => "spans more than isize::MAX bytes",
+        })
+    }
+}
+
+/// A slice from a C (pointer, length) pair that accepts `(NULL, 0)` (and
+/// any pointer with length 0) as the empty slice, like wasmtime's
+/// `slice_from_raw_parts` in `crates/c-api/src/lib.rs`.
+///
+/// # Safety
+///
+/// If `len > 0`, a non-NULL, aligned `ptr` must point at `len` initialised
+/// `T`s that stay valid and unmodified for `'a`.
+unsafe fn slice_from_raw_parts<'a, T>(ptr: *const T, len: usize) -> Result<&'a [T], SliceError> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if ptr.is_null() {
+        return Err(SliceError::Null);
+    }
+    if !ptr.cast::<u8>().addr().is_multiple_of(align_of::<T>()) {
+        return Err(SliceError::Misaligned);
+    }
+    if len
+        .checked_mul(size_of::<T>())
+        .is_none_or(|bytes| bytes > isize::MAX as usize)
+    {
+        return Err(SliceError::TooLong);
+    }
+    // SAFETY: non-NULL, aligned, total size ≤ isize::MAX (checked above);
+    // validity of the `len` elements for `'a` is the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
+}
+
+/// `i64` count from a C struct → `usize`, or an error naming it.
+fn count(what: impl FnOnce() -> String, value: i64) -> Result<usize, HandlerError> {
+    usize::try_from(value)
+        .map_err(|_| HandlerError::invalid_argument(format!("{} is {value}", what())))
+}
+
+/// Reads a struct's leading `struct_size` field (every struct it is used on
+/// starts with `size_t struct_size`).
+///
+/// # Safety
+///
+/// `ptr` must be non-NULL, aligned and point at readable memory of at least
+/// `size_of::<usize>()` bytes.
+unsafe fn leading_struct_size<T>(ptr: *const T) -> usize {
+    // SAFETY: the caller guarantees a readable, aligned leading usize.
+    unsafe { ptr.cast::<usize>().read() }
+}
+
+/// Checks `got >= want` for a `struct_size`.
+fn check_struct_size(
+    what: impl FnOnce() -> String,
+    got: usize,
+    want: usize,
+) -> Result<(), HandlerError> {
+    if got < want {
+        return Err(HandlerError::invalid_argument(format!(
+            "{} has struct_size {got}, expected at least {want}",
+            what()
+        )));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// The runtime's API table (XLA_FFI_Api), checked per slot
+// ---------------------------------------------------------------------------
+
+/// Reads a function slot of an `XLA_FFI_Api`, or `None` if the table is too
+/// short to hold it (its `struct_size` does not cover the slot) or the slot
+/// is NULL.
+macro_rules! api_slot {
+    ($api:expr, $field:ident) => {{
+        let api: &ApiTable = $api;
+        if XLA_FFI_Api::covers(api.struct_size, offset_of!(XLA_FFI_Api, $field)) {
+            // SAFETY: `ApiTable::new` checked that `api.ptr` is non-NULL and
+            // aligned; the slot lies within the runtime's `struct_size`
+            // (checked just above), so it is readable.
+            unsafe { ptr::addr_of!((*api.ptr).$field).read() }
+        } else {
+            None
+        }
+    }};
+}
+
+/// A runtime's `XLA_FFI_Api` table (`frame->api`), accessed slot by slot:
+/// a slot is only read when the table's `struct_size` covers it.
+#[derive(Clone, Copy)]
+pub(crate) struct ApiTable {
+    ptr: *const XLA_FFI_Api,
+    struct_size: usize,
+}
+
+impl ApiTable {
+    /// Wraps `frame->api`; `None` if it is NULL or misaligned.
+    ///
+    /// # Safety
+    ///
+    /// A non-NULL `api` must point at a live `XLA_FFI_Api` whose first
+    /// `struct_size` bytes are readable for as long as the result is used
+    /// (XLA keeps its table alive for the life of the process).
+    pub(crate) unsafe fn new(api: *const XLA_FFI_Api) -> Option<ApiTable> {
+        if api.is_null() || !api.addr().is_multiple_of(align_of::<XLA_FFI_Api>()) {
+            return None;
+        }
+        // SAFETY: non-NULL and aligned; the table starts with `size_t struct_size`.
+        let struct_size = unsafe { leading_struct_size(api) };
+        Some(ApiTable {
+            ptr: api,
+            struct_size,
+        })
+    }
+
+    /// The runtime's FFI API version `(major, minor)`, if the table is long
+    /// enough to hold it.
+    pub(crate) fn version(&self) -> Option<(i32, i32)> {
+        let end = offset_of!(XLA_FFI_Api, api_version)
+            + size_of::<crate::ffi::xla_ffi::XLA_FFI_Api_Version>();
+        if self.struct_size < end {
+            return None;
+        }
+        // SAFETY: non-NULL, aligned (checked in `new`) and within the
+        // runtime's `struct_size` (checked above).
+        unsafe {
+            let version = ptr::addr_of!((*self.ptr).api_version);
+            Some((
+                ptr::addr_of!((*version).major_version).read(),
+                ptr::addr_of!((*version).minor_version).read(),
+            ))
+        }
+    }
+
+    /// `XLA_FFI_Error_Create(message, code)`; `None` if the runtime lacks
+    /// the function. Interior NUL bytes in `message` are written as `\0`.
+    pub(crate) fn create_error(
+        &self,
+        message: &str,
+        code: XLA_FFI_Error_Code,
+    ) -> Option<*mut XLA_FFI_Error> {
+        let create = api_slot!(self, XLA_FFI_Error_Create)?;
+        let message = match std::ffi::CString::new(message) {
+            Ok(message) => message,
+            Err(_) => std::ffi::CString::new(message.replace('\0', "\\0"))
+                .expect("NUL bytes were replaced"),
+        };
+        let mut args = XLA_FFI_Error_Create_Args {
+            struct_size: XLA_FFI_Error_Create_Args_STRUCT_SIZE,
+            extension_start: ptr::null_mut(),
+            message: message.as_ptr(),
+            errc: code,
+        };
+        // SAFETY: `create` is the runtime's XLA_FFI_Error_Create; `args` is a
+        // valid, fully initialised args struct and `message` is a
+        // NUL-terminated string that outlives the call (the runtime copies it).
+        Some(unsafe { create(&mut args) })
+    }
+
+    /// The runtime's `XLA_FFI_Error_GetMessage`, if it has one.
+    pub(crate) fn get_message_fn(&self) -> Option<crate::ffi::xla_ffi::XLA_FFI_Error_GetMessage> {
+        api_slot!(self, XLA_FFI_Error_GetMessage)
+    }
+
+    /// Reads an error's message (`XLA_FFI_Error_GetMessage`) and destroys it
+    /// (`XLA_FFI_Error_Destroy`).
+    ///
+    /// # Safety
+    ///
+    /// `error` must be a live error returned by this runtime and not yet
+    /// destroyed or handed back to XLA.
+    pub(crate) unsafe fn take_error_message(&self, error: *mut XLA_FFI_Error) -> String {
+        let mut message = String::from("(the runtime gave no message)");
+        if let Some(get_message) = api_slot!(self, XLA_FFI_Error_GetMessage) {
+            let mut args = XLA_FFI_Error_GetMessage_Args {
+                struct_size: XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE,
+                extension_start: ptr::null_mut(),
+                error,
+                message: ptr::null(),
+            };
+            // SAFETY: runtime function with a valid args struct and a live
+            // error (caller's contract).
+            unsafe { get_message(&mut args) };
+            if !args.message.is_null() {
+                // SAFETY: the runtime returns a NUL-terminated string that
+                // lives until the error is destroyed (below).
+                message = unsafe { CStr::from_ptr(args.message) }
+                    .to_string_lossy()
+                    .into_owned();
+            }
+        }
+        if let Some(destroy) = api_slot!(self, XLA_FFI_Error_Destroy) {
+            let mut args = XLA_FFI_Error_Destroy_Args {
+                struct_size: XLA_FFI_Error_Destroy_Args_STRUCT_SIZE,
+                extension_start: ptr::null_mut(),
+                error,
+            };
+            // SAFETY: runtime function with a valid args struct; the error is
+            // live and owned by us (caller's contract) and not used after.
+            unsafe { destroy(&mut args) };
+        }
+        message
+    }
+
+    /// Turns an error returned by the runtime function `function` into a
+    /// [`HandlerError`], destroying it.
+    ///
+    /// # Safety
+    ///
+    /// As for [`ApiTable::take_error_message`].
+    unsafe fn runtime_error(&self, function: &str, error: *mut XLA_FFI_Error) -> HandlerError {
+        // SAFETY: forwarded caller contract.
+        let message = unsafe { self.take_error_message(error) };
+        HandlerError::internal(format!("{function} failed: {message}"))
+    }
+}
+
+impl fmt::Debug for ApiTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ApiTable")
+            .field("ptr", &self.ptr)
+            .field("struct_size", &self.struct_size)
+            .finish()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// CallFrame
+// ---------------------------------------------------------------------------
+
+/// A validated view of one EXECUTE call frame, valid for the call (`'a`).
+///
+/// # Thread safety
+///
+/// Not `Send`/`Sync`: it carries XLA's per-call context. The views it gives
+/// out ([`BufferView`], [`Attrs`], [`Attr`]) are `Send + Sync` and can be
+/// used from worker threads for the duration of the call.
 pub struct CallFrame<'a> {
-    _frame: PhantomData<&'a ()>,
+    raw: &'a XLA_FFI_CallFrame,
+    args: &'a [*mut c_void],
+    rets: &'a [*mut c_void],
+    attrs: Attrs<'a>,
+}
+
+impl fmt::Debug for CallFrame<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallFrame")
+            .field("stage", &self.raw.stage)
+            .field("num_args", &self.args.len())
+            .field("num_rets", &self.rets.len())
+            .field("attrs", &self.attrs)
+            .finish()
+    }
+}
+
+impl<'a> CallFrame<'a> {
+    /// Validates a frame XLA passed to a handler.
+    ///
+    /// Checks: the frame is non-NULL with `struct_size` ≥ 168; args, rets
+    /// and attrs have at least their struct sizes (40/40/48) and
+    /// non-negative counts; their arrays are non-NULL unless empty; every
+    /// argument/result type is BUFFER; every buffer is valid (see
+    /// [`BufferView`]: known dtype, non-negative dims, element count and
+    /// byte size without overflow, data non-NULL unless empty). Nested
+    /// attribute dictionaries are checked when they are read.
+    ///
+    /// The stage is not checked (the dispatcher only passes EXECUTE frames).
+    ///
+    /// # Errors
+    ///
+    /// `INVALID_ARGUMENT` naming the field, argument or result index and
+    /// the offending value.
+    ///
+    /// # Safety
+    ///
+    /// `frame` must be NULL or point at a complete `XLA_FFI_CallFrame`
+    /// (`size_of` bytes, as XLA allocates them) whose pointers are valid as
+    /// XLA documents them, all for `'a`; nothing may modify the frame, its
+    /// arrays, buffers descriptors or attributes during `'a`.
+    pub unsafe fn from_raw(frame: *const XLA_FFI_CallFrame) -> Result<CallFrame<'a>, HandlerError> {
+        if frame.is_null() {
+            return Err(HandlerError::invalid_argument("the call frame is NULL"));
+        }
+        if !frame.addr().is_multiple_of(align_of::<XLA_FFI_CallFrame>()) {
+            return Err(HandlerError::invalid_argument(
+                "the call frame is misaligned",
+            ));
+        }
+        // SAFETY: non-NULL and aligned; the frame starts with its struct_size.
+        let struct_size = unsafe { leading_struct_size(frame) };
+        check_struct_size(
+            || "the call frame".into(),
+            struct_size,
+            XLA_FFI_CallFrame_STRUCT_SIZE,
+        )?;
+        // SAFETY: the caller guarantees a complete, unmodified frame for 'a.
+        let raw: &'a XLA_FFI_CallFrame = unsafe { &*frame };
+
+        check_struct_size(
+            || "the frame's args".into(),
+            raw.args.struct_size,
+            XLA_FFI_Args_STRUCT_SIZE,
+        )?;
+        check_struct_size(
+            || "the frame's rets".into(),
+            raw.rets.struct_size,
+            XLA_FFI_Rets_STRUCT_SIZE,
+        )?;
+
+        let num_args = count(|| "the frame's args.size".into(), raw.args.size)?;
+        // SAFETY: XLA provides `size` types and buffer pointers (caller contract).
+        let arg_types = unsafe { slice_from_raw_parts(raw.args.types, num_args) }
+            .map_err(|e| HandlerError::invalid_argument(format!("args.types {e}")))?;
+        // SAFETY: as above.
+        let args = unsafe { slice_from_raw_parts(raw.args.args.cast_const(), num_args) }
+            .map_err(|e| HandlerError::invalid_argument(format!("args.args {e}")))?;
+
+        let num_rets = count(|| "the frame's rets.size".into(), raw.rets.size)?;
+        // SAFETY: as above.
+        let ret_types = unsafe { slice_from_raw_parts(raw.rets.types, num_rets) }
+            .map_err(|e| HandlerError::invalid_argument(format!("rets.types {e}")))?;
+        // SAFETY: as above.
+        let rets = unsafe { slice_from_raw_parts(raw.rets.rets.cast_const(), num_rets) }
+            .map_err(|e| HandlerError::invalid_argument(format!("rets.rets {e}")))?;
+
+        for (i, &t) in arg_types.iter().enumerate() {
+            if t != XLA_FFI_ArgType_BUFFER {
+                return Err(HandlerError::invalid_argument(format!(
+                    "argument {i} has type {t}, expected BUFFER ({XLA_FFI_ArgType_BUFFER})"
+                )));
+            }
+        }
+        for (i, &t) in ret_types.iter().enumerate() {
+            if t != XLA_FFI_RetType_BUFFER {
+                return Err(HandlerError::invalid_argument(format!(
+                    "result {i} has type {t}, expected BUFFER ({XLA_FFI_RetType_BUFFER})"
+                )));
+            }
+        }
+        for (i, &b) in args.iter().enumerate() {
+            // SAFETY: each entry points at an XLA_FFI_Buffer valid for 'a
+            // (caller contract); the result is discarded (validation only).
+            unsafe { BufferView::from_raw(b, Role::Argument, i) }?;
+        }
+        for (i, &b) in rets.iter().enumerate() {
+            // SAFETY: as above.
+            unsafe { BufferView::from_raw(b, Role::Result, i) }?;
+        }
+
+        // SAFETY: the inline attrs are part of the frame (valid for 'a).
+        let attrs = unsafe { Attrs::from_raw(&raw.attrs, None) }?;
+        Ok(CallFrame {
+            raw,
+            args,
+            rets,
+            attrs,
+        })
+    }
+
+    /// Number of arguments (operands of the custom call).
+    pub fn num_args(&self) -> usize {
+        self.args.len()
+    }
+
+    /// Argument `i`.
+    ///
+    /// # Errors
+    ///
+    /// `INVALID_ARGUMENT` if `i` is out of range (naming `i` and the count).
+    pub fn arg(&self, i: usize) -> Result<BufferView<'a>, HandlerError> {
+        let Some(&b) = self.args.get(i) else {
+            return Err(HandlerError::invalid_argument(format!(
+                "argument index {i} is out of range: the call has {} arguments",
+                self.args.len()
+            )));
+        };
+        // SAFETY: validated in `from_raw`; the buffer stays valid for 'a.
+        unsafe { BufferView::from_raw(b, Role::Argument, i) }
+    }
+
+    /// Number of results.
+    pub fn num_rets(&self) -> usize {
+        self.rets.len()
+    }
+
+    /// Result `i`.
+    ///
+    /// # Errors
+    ///
+    /// `INVALID_ARGUMENT` if `i` is out of range (naming `i` and the count).
+    pub fn ret(&self, i: usize) -> Result<BufferView<'a>, HandlerError> {
+        let Some(&b) = self.rets.get(i) else {
+            return Err(HandlerError::invalid_argument(format!(
+                "result index {i} is out of range: the call has {} results",
+                self.rets.len()
+            )));
+        };
+        // SAFETY: validated in `from_raw`; the buffer stays valid for 'a.
+        unsafe { BufferView::from_raw(b, Role::Result, i) }
+    }
+
+    /// The attributes of this call site (sorted by name).
+    pub fn attrs(&self) -> Attrs<'a> {
+        self.attrs
+    }
+
+    /// The execution stage (3 = EXECUTE).
+    pub fn stage(&self) -> u32 {
+        self.raw.stage
+    }
+
+    /// The device ordinal this call runs on (`XLA_FFI_DeviceOrdinal_Get`).
+    ///
+    /// # Errors
+    ///
+    /// `INTERNAL` if the frame has no API table or execution context, the
+    /// runtime lacks the function, or it returned an error (its message is
+    /// included).
+    pub fn device_ordinal(&self) -> Result<i32, HandlerError> {
+        const FUNCTION: &str = "XLA_FFI_DeviceOrdinal_Get";
+        let (api, ctx) = self.api_and_ctx(FUNCTION)?;
+        let Some(get) = api_slot!(&api, XLA_FFI_DeviceOrdinal_Get) else {
+            return Err(unavailable(FUNCTION));
+        };
+        let mut args = XLA_FFI_DeviceOrdinal_Get_Args {
+            struct_size: XLA_FFI_DeviceOrdinal_Get_Args_STRUCT_SIZE,
+            extension_start: ptr::null_mut(),
+            ctx,
+            device_ordinal: 0,
+        };
+        // SAFETY: runtime function, valid args struct, the frame's live ctx.
+        let error = unsafe { get(&mut args) };
+        if !error.is_null() {
+            // SAFETY: a fresh error from this runtime, owned by us.
+            return Err(unsafe { api.runtime_error(FUNCTION, error) });
+        }
+        Ok(args.device_ordinal)
+    }
+
+    /// The run id of this execution (`XLA_FFI_RunId_Get`).
+    ///
+    /// # Errors
+    ///
+    /// As for [`CallFrame::device_ordinal`].
+    pub fn run_id(&self) -> Result<i64, HandlerError> {
+        const FUNCTION: &str = "XLA_FFI_RunId_Get";
+        let (api, ctx) = self.api_and_ctx(FUNCTION)?;
+        let Some(get) = api_slot!(&api, XLA_FFI_RunId_Get) else {
+            return Err(unavailable(FUNCTION));
+        };
+        let mut args = XLA_FFI_RunId_Get_Args {
+            struct_size: XLA_FFI_RunId_Get_Args_STRUCT_SIZE,
+            extension_start: ptr::null_mut(),
+            ctx,
+            run_id: 0,
+        };
+        // SAFETY: runtime function, valid args struct, the frame's live ctx.
+        let error = unsafe { get(&mut args) };
+        if !error.is_null() {
+            // SAFETY: a fresh error from this runtime, owned by us.
+            return Err(unsafe { api.runtime_error(FUNCTION, error) });
+        }
+        Ok(args.run_id)
+    }
+
+    /// The raw frame.
+    pub fn raw(&self) -> &'a XLA_FFI_CallFrame {
+        self.raw
+    }
+
+    fn api_and_ctx(
+        &self,
+        function: &str,
+    ) -> Result<(ApiTable, *mut XLA_FFI_ExecutionContext), HandlerError> {
+        // SAFETY: `frame->api` is the runtime's table, alive for the process
+        // (from_raw's caller contract covers the frame's pointers).
+        let Some(api) = (unsafe { ApiTable::new(self.raw.api) }) else {
+            return Err(HandlerError::internal(format!(
+                "cannot call {function}: the call frame has no XLA_FFI_Api"
+            )));
+        };
+        if self.raw.ctx.is_null() {
+            return Err(HandlerError::internal(format!(
+                "cannot call {function}: the call frame has no execution context"
+            )));
+        }
+        Ok((api, self.raw.ctx))
+    }
+}
+
+fn unavailable(function: &str) -> HandlerError {
+    HandlerError::internal(format!(
+        "{function} is not available in this XLA runtime (its XLA_FFI_Api is too short or the slot is NULL)"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::*;
+    use super::*;
+    use crate::ffi::xla_ffi::*;
+    use crate::handler::ErrorCode;
+
+    fn frame_with(args: Vec<OwnedBuffer>, rets: Vec<OwnedBuffer>) -> OwnedFrame {
+        OwnedFrame::new(args, rets, OwnedAttrs::new(vec![]))
+    }
+
+    #[test]
+    fn index_out_of_range_names_index_and_count() {
+        let mut f = frame_with(vec![], vec![]);
+        // SAFETY: owned frame.
+        let frame = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap();
+        assert_eq!(
+            frame.arg(2).unwrap_err().message,
+            "argument index 2 is out of range: the call has 0 arguments"
+        );
+        assert_eq!(
+            frame.ret(0).unwrap_err().message,
+            "result index 0 is out of range: the call has 0 results"
+        );
+    }
+
+    #[test]
+    fn unknown_dtype_names_index_and_value() {
+        let mut f = frame_with(
+            vec![
+                OwnedBuffer::new(XLA_FFI_DataType_F32, &[1], &[0; 4]),
+                OwnedBuffer::new(99, &[1], &[0; 4]),
+            ],
+            vec![],
+        );
+        // SAFETY: owned frame.
+        let e = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument);
+        assert_eq!(e.message, "argument 1: unknown dtype 99");
+    }
+
+    #[test]
+    fn overflowing_shapes_are_rejected() {
+        let mut f = frame_with(
+            vec![],
+            vec![OwnedBuffer::new(
+                XLA_FFI_DataType_F32,
+                &[1 << 40, 1 << 40],
+                &[0; 4],
+            )],
+        );
+        // SAFETY: owned frame (the data pointer is never read: validation fails).
+        let e = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap_err();
+        assert!(
+            e.message
+                .starts_with("result 0: the element count of shape"),
+            "{e}"
+        );
+
+        let mut f = frame_with(
+            vec![OwnedBuffer::new(
+                XLA_FFI_DataType_C128,
+                &[1 << 31, 1 << 31],
+                &[0; 4],
+            )],
+            vec![],
+        );
+        // SAFETY: as above.
+        let e = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap_err();
+        assert!(
+            e.message.starts_with("argument 0: the byte size of c128"),
+            "{e}"
+        );
+
+        let mut f = frame_with(
+            vec![OwnedBuffer::new(XLA_FFI_DataType_F32, &[-1], &[])],
+            vec![],
+        );
+        // SAFETY: as above.
+        let e = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap_err();
+        assert_eq!(e.message, "argument 0: dimension 0 is -1");
+    }
+
+    #[test]
+    fn struct_sizes_and_nulls_are_checked() {
+        let mut f = frame_with(vec![], vec![]);
+        f.raw.struct_size = 160;
+        // SAFETY: owned frame.
+        let e = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap_err();
+        assert_eq!(
+            e.message,
+            "the call frame has struct_size 160, expected at least 168"
+        );
+
+        let mut f = frame_with(vec![], vec![]);
+        f.raw.args.struct_size = 32;
+        // SAFETY: owned frame.
+        let e = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap_err();
+        assert_eq!(
+            e.message,
+            "the frame's args has struct_size 32, expected at least 40"
+        );
+
+        let mut f = frame_with(vec![], vec![]);
+        f.raw.attrs.struct_size = 40;
+        // SAFETY: owned frame.
+        let e = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap_err();
+        assert_eq!(
+            e.message,
+            "the frame's attrs has struct_size 40, expected at least 48"
+        );
+
+        let mut f = frame_with(
+            vec![OwnedBuffer::new(XLA_FFI_DataType_F32, &[1], &[0; 4])],
+            vec![],
+        );
+        f.args[0].raw.struct_size = 40;
+        // SAFETY: owned frame.
+        let e = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap_err();
+        assert_eq!(
+            e.message,
+            "argument 0: the buffer has struct_size 40, expected at least 48"
+        );
+
+        let mut f = frame_with(
+            vec![OwnedBuffer::new(XLA_FFI_DataType_F32, &[1], &[0; 4])],
+            vec![],
+        );
+        f.args[0].raw.data = ptr::null_mut();
+        // SAFETY: owned frame.
+        let e = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap_err();
+        assert_eq!(e.message, "argument 0: data is NULL for 4 bytes");
+
+        let mut f = frame_with(
+            vec![OwnedBuffer::new(XLA_FFI_DataType_F32, &[1], &[0; 4])],
+            vec![],
+        );
+        f.raw.args.args = ptr::null_mut();
+        // SAFETY: owned frame.
+        let e = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap_err();
+        assert_eq!(e.message, "args.args is NULL");
+
+        let mut f = frame_with(
+            vec![OwnedBuffer::new(XLA_FFI_DataType_F32, &[1], &[0; 4])],
+            vec![],
+        );
+        f.arg_types[0] = 2;
+        // SAFETY: owned frame.
+        let e = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap_err();
+        assert_eq!(e.message, "argument 0 has type 2, expected BUFFER (1)");
+
+        let mut f = frame_with(vec![], vec![]);
+        f.raw.rets.size = -1;
+        // SAFETY: owned frame.
+        let e = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap_err();
+        assert_eq!(e.message, "the frame's rets.size is -1");
+
+        // SAFETY: NULL is allowed and rejected.
+        let e = unsafe { CallFrame::from_raw(ptr::null()) }.unwrap_err();
+        assert_eq!(e.message, "the call frame is NULL");
+    }
+
+    #[test]
+    fn null_empty_arrays_are_accepted() {
+        // What the probe frame looks like: sizes 0, arrays NULL.
+        let mut p = ProbeFrame::new(0, 3);
+        // SAFETY: owned frame.
+        let frame = unsafe { CallFrame::from_raw(p.ptr()) }.unwrap();
+        assert_eq!(
+            (frame.num_args(), frame.num_rets(), frame.attrs().len()),
+            (0, 0, 0)
+        );
+    }
+
+    #[test]
+    fn device_ordinal_and_run_id_use_the_api() {
+        let mut f = frame_with(vec![], vec![]);
+        // SAFETY: owned frame.
+        let frame = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap();
+        assert_eq!(frame.device_ordinal().unwrap(), 7);
+        assert_eq!(frame.run_id().unwrap(), 42);
+
+        // An error from the runtime: message read, error destroyed.
+        f.raw.ctx = ptr::without_provenance_mut(0xbad);
+        // SAFETY: owned frame.
+        let frame = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap();
+        let e = frame.device_ordinal().unwrap_err();
+        assert_eq!(e.code, ErrorCode::Internal);
+        assert_eq!(
+            e.message,
+            "XLA_FFI_DeviceOrdinal_Get failed: no device here"
+        );
+        assert!(
+            DESTROYED
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|m| m == "no device here")
+        );
+
+        // A table too short for the slot.
+        f.api.struct_size = offset_of!(XLA_FFI_Api, XLA_FFI_DeviceOrdinal_Get);
+        // SAFETY: owned frame.
+        let frame = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap();
+        assert!(
+            frame
+                .device_ordinal()
+                .unwrap_err()
+                .message
+                .contains("not available")
+        );
+        assert_eq!(frame.run_id().unwrap(), 42);
+
+        f.raw.ctx = ptr::null_mut();
+        // SAFETY: owned frame.
+        let frame = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap();
+        assert_eq!(
+            frame.run_id().unwrap_err().message,
+            "cannot call XLA_FFI_RunId_Get: the call frame has no execution context"
+        );
+    }
+
+    #[test]
+    fn api_table_creates_errors_with_nul_terminated_messages() {
+        let api = fake_api(0, 3);
+        // SAFETY: a live table.
+        let table = unsafe { ApiTable::new(&*api) }.unwrap();
+        assert_eq!(table.version(), Some((0, 3)));
+        let e = table
+            .create_error("bad\0input", XLA_FFI_Error_Code_INVALID_ARGUMENT)
+            .unwrap();
+        // SAFETY: from the fake runtime.
+        let e = unsafe { take_error(e) };
+        assert_eq!((e.message.as_str(), e.code), ("bad\\0input", 3));
+        // SAFETY: NULL table.
+        assert!(unsafe { ApiTable::new(ptr::null()) }.is_none());
+    }
 }

@@ -1,0 +1,436 @@
+//! Argument and result buffers: [`BufferView`] and the [`Element`] types
+//! they can be viewed as.
+
+use std::ffi::c_void;
+use std::fmt;
+use std::marker::PhantomData;
+use std::mem::align_of;
+
+use num_complex::Complex;
+
+use super::{leading_struct_size, slice_from_raw_parts};
+use crate::dtype::DType;
+use crate::ffi::xla_ffi::{XLA_FFI_Buffer, XLA_FFI_Buffer_STRUCT_SIZE};
+use crate::handler::HandlerError;
+
+/// Whether a buffer is an argument or a result (for messages).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Role {
+    Argument,
+    Result,
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Role::Argument => "argument",
+            Role::Result => "result",
+        })
+    }
+}
+
+/// A validated view of one argument or result buffer (dense, in the
+/// operand's layout: row-major unless the program says otherwise).
+#[derive(Clone, Copy)]
+pub struct BufferView<'a> {
+    dtype: DType,
+    dims: &'a [i64],
+    element_count: usize,
+    byte_len: usize,
+    data: *mut u8,
+    role: Role,
+    index: usize,
+    _memory: PhantomData<&'a mut [u8]>,
+}
+
+// SAFETY: a BufferView is immutable metadata plus an address; every access
+// to the memory behind it goes through `unsafe` methods whose contracts
+// (no conflicting access for 'a) make sharing across threads sound.
+unsafe impl Send for BufferView<'_> {}
+// SAFETY: as for Send.
+unsafe impl Sync for BufferView<'_> {}
+
+impl fmt::Debug for BufferView<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BufferView")
+            .field("role", &self.role)
+            .field("index", &self.index)
+            .field("dtype", &self.dtype)
+            .field("dims", &self.dims)
+            .field("byte_len", &self.byte_len)
+            .field("data", &self.data)
+            .finish()
+    }
+}
+
+impl<'a> BufferView<'a> {
+    /// Validates one `XLA_FFI_Buffer`.
+    ///
+    /// # Safety
+    ///
+    /// `buffer` must be NULL or point at an `XLA_FFI_Buffer` (at least its
+    /// `struct_size` bytes, and at least 48) whose `dims` hold `rank`
+    /// integers and whose `data` holds the bytes its shape describes, all
+    /// valid for `'a`.
+    pub(super) unsafe fn from_raw(
+        buffer: *const c_void,
+        role: Role,
+        index: usize,
+    ) -> Result<BufferView<'a>, HandlerError> {
+        let err = |what: String| HandlerError::invalid_argument(format!("{role} {index}: {what}"));
+        let buffer = buffer.cast::<XLA_FFI_Buffer>();
+        if buffer.is_null() {
+            return Err(err("the buffer pointer is NULL".into()));
+        }
+        if !buffer.addr().is_multiple_of(align_of::<XLA_FFI_Buffer>()) {
+            return Err(err("the buffer pointer is misaligned".into()));
+        }
+        // SAFETY: non-NULL, aligned, starts with size_t struct_size.
+        let struct_size = unsafe { leading_struct_size(buffer) };
+        if struct_size < XLA_FFI_Buffer_STRUCT_SIZE {
+            return Err(err(format!(
+                "the buffer has struct_size {struct_size}, expected at least {XLA_FFI_Buffer_STRUCT_SIZE}"
+            )));
+        }
+        // SAFETY: struct_size covers the whole struct (48 = size_of on x86_64);
+        // valid for 'a by the caller's contract.
+        let raw: &'a XLA_FFI_Buffer = unsafe { &*buffer };
+        let Some(dtype) = DType::from_xla(raw.dtype) else {
+            return Err(err(format!("unknown dtype {}", raw.dtype)));
+        };
+        let rank = usize::try_from(raw.rank).map_err(|_| err(format!("rank is {}", raw.rank)))?;
+        // SAFETY: XLA provides `rank` dims valid for 'a (caller contract).
+        let dims = unsafe { slice_from_raw_parts(raw.dims.cast_const(), rank) }
+            .map_err(|e| err(format!("dims (rank {rank}) {e}")))?;
+        let mut element_count: usize = 1;
+        for (d, &extent) in dims.iter().enumerate() {
+            let extent =
+                usize::try_from(extent).map_err(|_| err(format!("dimension {d} is {extent}")))?;
+            element_count = element_count
+                .checked_mul(extent)
+                .ok_or_else(|| err(format!("the element count of shape {dims:?} overflows")))?;
+        }
+        let byte_len = dtype
+            .byte_size(element_count as u64)
+            .and_then(|b| usize::try_from(b).ok())
+            .filter(|&b| b <= isize::MAX as usize)
+            .ok_or_else(|| {
+                err(format!(
+                    "the byte size of {dtype}{dims:?} ({element_count} elements) overflows"
+                ))
+            })?;
+        let data = raw.data.cast::<u8>();
+        if byte_len > 0 && data.is_null() {
+            return Err(err(format!("data is NULL for {byte_len} bytes")));
+        }
+        Ok(BufferView {
+            dtype,
+            dims,
+            element_count,
+            byte_len,
+            data,
+            role,
+            index,
+            _memory: PhantomData,
+        })
+    }
+
+    /// Element type.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// Dimensions (empty for a scalar).
+    pub fn dims(&self) -> &'a [i64] {
+        self.dims
+    }
+
+    /// Number of dimensions.
+    pub fn rank(&self) -> usize {
+        self.dims.len()
+    }
+
+    /// Product of the dimensions (1 for a scalar, 0 if any dimension is 0).
+    pub fn element_count(&self) -> usize {
+        self.element_count
+    }
+
+    /// Size in bytes (sub-byte types packed; 0 for tokens).
+    pub fn byte_len(&self) -> usize {
+        self.byte_len
+    }
+
+    /// Address of the data (do not read or write it when `byte_len` is 0).
+    pub fn data_ptr(&self) -> *mut u8 {
+        self.data
+    }
+
+    /// The data as bytes (empty when `byte_len` is 0).
+    ///
+    /// # Safety
+    ///
+    /// No `&mut` to the same memory may be live during `'a`: arguments may
+    /// alias results (`output_operand_aliases`), so do not hold this
+    /// together with [`BufferView::bytes_mut`] of an aliasing result.
+    pub unsafe fn bytes(&self) -> &'a [u8] {
+        if self.byte_len == 0 {
+            return &[];
+        }
+        // SAFETY: non-NULL data of byte_len bytes (validated at
+        // construction), valid for 'a; aliasing is the caller's contract.
+        unsafe { std::slice::from_raw_parts(self.data, self.byte_len) }
+    }
+
+    /// The data as mutable bytes (empty when `byte_len` is 0). Result
+    /// buffers are not zero-initialised: write every byte.
+    ///
+    /// # Safety
+    ///
+    /// The caller needs exclusive access for `'a`: use it only for results,
+    /// at most once per buffer, and not while a view of an aliasing
+    /// argument is live.
+    pub unsafe fn bytes_mut(&self) -> &'a mut [u8] {
+        if self.byte_len == 0 {
+            return Default::default();
+        }
+        // SAFETY: non-NULL data of byte_len bytes (validated at
+        // construction), valid for 'a; exclusivity is the caller's contract.
+        unsafe { std::slice::from_raw_parts_mut(self.data, self.byte_len) }
+    }
+
+    fn check_element<T: Element>(&self) -> Result<(), HandlerError> {
+        if self.dtype != T::DTYPE {
+            return Err(HandlerError::invalid_argument(format!(
+                "{} {} has dtype {}, expected {}",
+                self.role,
+                self.index,
+                self.dtype,
+                T::DTYPE
+            )));
+        }
+        if self.element_count > 0 && !self.data.addr().is_multiple_of(align_of::<T>()) {
+            return Err(HandlerError::invalid_argument(format!(
+                "{} {}: data at {:p} is not aligned for {}",
+                self.role,
+                self.index,
+                self.data,
+                T::DTYPE
+            )));
+        }
+        Ok(())
+    }
+
+    /// The data as a slice of `T`, whose dtype must match.
+    ///
+    /// # Errors
+    ///
+    /// `INVALID_ARGUMENT` if the dtype differs from `T::DTYPE` (naming
+    /// both), the data is misaligned for `T`, or (for `bool`) a byte is
+    /// neither 0 nor 1.
+    ///
+    /// # Safety
+    ///
+    /// As for [`BufferView::bytes`].
+    pub unsafe fn as_slice<T: Element>(&self) -> Result<&'a [T], HandlerError> {
+        self.check_element::<T>()?;
+        if self.element_count == 0 {
+            return Ok(&[]);
+        }
+        if !T::ANY_BIT_PATTERN {
+            // SAFETY: forwarded caller contract.
+            let bytes = unsafe { self.bytes() };
+            if let Some(pos) = bytes.iter().position(|&b| b > 1) {
+                return Err(HandlerError::invalid_argument(format!(
+                    "{} {}: element {pos} is {}, not a valid pred (0 or 1)",
+                    self.role, self.index, bytes[pos]
+                )));
+            }
+        }
+        // SAFETY: dtype matches T (same size: Element is sealed and each
+        // impl's DTYPE has T's width), data is non-NULL, aligned and holds
+        // element_count elements valid for 'a; bit patterns are valid for T
+        // (checked above for bool); aliasing is the caller's contract.
+        Ok(unsafe { std::slice::from_raw_parts(self.data.cast::<T>(), self.element_count) })
+    }
+
+    /// The data as a mutable slice of `T`, whose dtype must match. For
+    /// `bool`, bytes other than 0 are first normalised to 1 (result memory
+    /// is uninitialised and may hold any byte).
+    ///
+    /// # Errors
+    ///
+    /// As for [`BufferView::as_slice`] (except the pred check).
+    ///
+    /// # Safety
+    ///
+    /// As for [`BufferView::bytes_mut`].
+    pub unsafe fn as_mut_slice<T: Element>(&self) -> Result<&'a mut [T], HandlerError> {
+        self.check_element::<T>()?;
+        if self.element_count == 0 {
+            return Ok(Default::default());
+        }
+        if !T::ANY_BIT_PATTERN {
+            // SAFETY: forwarded caller contract (exclusive access).
+            let bytes = unsafe { self.bytes_mut() };
+            for b in bytes.iter_mut() {
+                *b = u8::from(*b != 0);
+            }
+        }
+        // SAFETY: as in `as_slice`, with exclusivity from the caller.
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.data.cast::<T>(), self.element_count) })
+    }
+}
+
+mod sealed {
+    /// Seals [`super::Element`]: only the listed types may be viewed.
+    pub trait Sealed {
+        /// Whether every bit pattern of the element's size is a valid value.
+        const ANY_BIT_PATTERN: bool = true;
+    }
+}
+
+/// A Rust type that an XLA element type maps onto bit for bit.
+///
+/// Implemented for `bool` (PRED), `i8`..`i64`, `u8`..`u64`, `f32`, `f64`,
+/// `Complex<f32>` (C64) and `Complex<f64>` (C128). Sealed.
+pub trait Element: Copy + 'static + sealed::Sealed {
+    /// The matching XLA element type.
+    const DTYPE: DType;
+}
+
+macro_rules! element {
+    ($($t:ty => $d:ident),* $(,)?) => {$(
+        impl sealed::Sealed for $t {}
+        impl Element for $t {
+            const DTYPE: DType = DType::$d;
+        }
+    )*};
+}
+
+element!(
+    i8 => S8, i16 => S16, i32 => S32, i64 => S64,
+    u8 => U8, u16 => U16, u32 => U32, u64 => U64,
+    f32 => F32, f64 => F64,
+    Complex<f32> => C64, Complex<f64> => C128,
+);
+
+impl sealed::Sealed for bool {
+    const ANY_BIT_PATTERN: bool = false;
+}
+impl Element for bool {
+    const DTYPE: DType = DType::Pred;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ffi::xla_ffi::*;
+    use crate::frame::CallFrame;
+    use crate::frame::testing::*;
+    use crate::handler::ErrorCode;
+    use std::mem::size_of;
+    use std::ptr;
+
+    fn f32_bytes(v: &[f32]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    fn frame_with(args: Vec<OwnedBuffer>, rets: Vec<OwnedBuffer>) -> OwnedFrame {
+        OwnedFrame::new(args, rets, OwnedAttrs::new(vec![]))
+    }
+
+    #[test]
+    fn buffers_and_dims() {
+        let mut f = frame_with(
+            vec![OwnedBuffer::new(
+                XLA_FFI_DataType_F32,
+                &[2, 2],
+                &f32_bytes(&[1.0, 2.0, 3.0, 4.0]),
+            )],
+            vec![OwnedBuffer::new(XLA_FFI_DataType_F32, &[4], &[0; 16])],
+        );
+        // SAFETY: a complete owned frame that outlives the view.
+        let frame = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap();
+        assert_eq!((frame.num_args(), frame.num_rets()), (1, 1));
+        let a = frame.arg(0).unwrap();
+        assert_eq!(a.dtype(), DType::F32);
+        assert_eq!(a.dims(), &[2, 2]);
+        assert_eq!((a.rank(), a.element_count(), a.byte_len()), (2, 4, 16));
+        // SAFETY: no mutable view is live.
+        let values = unsafe { a.as_slice::<f32>() }.unwrap();
+        assert_eq!(values, &[1.0, 2.0, 3.0, 4.0]);
+        // SAFETY: as above.
+        let e = unsafe { a.as_slice::<f64>() }.unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument);
+        assert_eq!(e.message, "argument 0 has dtype f32, expected f64");
+        let r = frame.ret(0).unwrap();
+        // SAFETY: the only view of the result.
+        let out = unsafe { r.as_mut_slice::<f32>() }.unwrap();
+        out.copy_from_slice(&[9.0, 8.0, 7.0, 6.0]);
+        assert_eq!(f.rets[0].bytes(16), &f32_bytes(&[9.0, 8.0, 7.0, 6.0])[..]);
+    }
+
+    #[test]
+    fn rank0_with_null_dims_and_zero_sized_buffers() {
+        let mut scalar = OwnedBuffer::new(XLA_FFI_DataType_S32, &[], &7i32.to_le_bytes());
+        scalar.raw.dims = ptr::null_mut();
+        let mut empty = OwnedBuffer::new(XLA_FFI_DataType_F64, &[0, 3], &[]);
+        empty.raw.data = ptr::null_mut();
+        let mut f = frame_with(vec![scalar, empty], vec![]);
+        // SAFETY: owned frame.
+        let frame = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap();
+        let s = frame.arg(0).unwrap();
+        assert_eq!((s.rank(), s.element_count()), (0, 1));
+        // SAFETY: read-only.
+        assert_eq!(unsafe { s.as_slice::<i32>() }.unwrap(), &[7]);
+        let e = frame.arg(1).unwrap();
+        assert_eq!((e.element_count(), e.byte_len()), (0, 0));
+        // SAFETY: read-only; empty.
+        assert!(unsafe { e.as_slice::<f64>() }.unwrap().is_empty());
+        // SAFETY: empty.
+        assert!(unsafe { e.bytes() }.is_empty());
+    }
+
+    #[test]
+    fn element_widths_match_their_dtypes() {
+        fn width<T: Element>() -> (usize, u32) {
+            (size_of::<T>() * 8, T::DTYPE.bits())
+        }
+        for (bytes, bits) in [
+            width::<bool>(),
+            width::<i8>(),
+            width::<i16>(),
+            width::<i32>(),
+            width::<i64>(),
+            width::<u8>(),
+            width::<u16>(),
+            width::<u32>(),
+            width::<u64>(),
+            width::<f32>(),
+            width::<f64>(),
+            width::<Complex<f32>>(),
+            width::<Complex<f64>>(),
+        ] {
+            assert_eq!(bytes, bits as usize);
+        }
+    }
+
+    #[test]
+    fn pred_buffers() {
+        let mut f = frame_with(
+            vec![OwnedBuffer::new(XLA_FFI_DataType_PRED, &[3], &[1, 0, 2])],
+            vec![OwnedBuffer::new(XLA_FFI_DataType_PRED, &[3], &[0, 7, 1])],
+        );
+        // SAFETY: owned frame.
+        let frame = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap();
+        // SAFETY: read-only view.
+        let e = unsafe { frame.arg(0).unwrap().as_slice::<bool>() }.unwrap_err();
+        assert_eq!(
+            e.message,
+            "argument 0: element 2 is 2, not a valid pred (0 or 1)"
+        );
+        // SAFETY: exclusive view of the result.
+        let r = unsafe { frame.ret(0).unwrap().as_mut_slice::<bool>() }.unwrap();
+        assert_eq!(r, &[false, true, true]);
+    }
+}

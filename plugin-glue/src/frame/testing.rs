@@ -1,0 +1,439 @@
+//! Owned frames and a fake `XLA_FFI_Api` for unit tests (test builds only).
+
+use std::ffi::{CStr, CString, c_char, c_void};
+use std::ptr;
+use std::sync::Mutex;
+
+use crate::ffi::xla_ffi::*;
+
+/// What the fake runtime's `XLA_FFI_Error_Create` received; an error is
+/// a leaked `Box<FakeError>`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FakeError {
+    pub message: String,
+    pub code: i32,
+    pub c_message: CString,
+}
+
+unsafe extern "C" fn error_create(args: *mut XLA_FFI_Error_Create_Args) -> *mut XLA_FFI_Error {
+    // SAFETY: test code; args comes from ApiTable::create_error.
+    let args = unsafe { &*args };
+    assert_eq!(args.struct_size, XLA_FFI_Error_Create_Args_STRUCT_SIZE);
+    // SAFETY: NUL-terminated by contract.
+    let message = unsafe { CStr::from_ptr(args.message) };
+    Box::into_raw(Box::new(FakeError {
+        message: message.to_string_lossy().into_owned(),
+        code: args.errc,
+        c_message: message.to_owned(),
+    }))
+    .cast()
+}
+
+unsafe extern "C" fn error_get_message(args: *mut XLA_FFI_Error_GetMessage_Args) {
+    // SAFETY: test code; the error is a leaked FakeError.
+    unsafe {
+        let e = &*(*args).error.cast::<FakeError>();
+        (*args).message = e.c_message.as_ptr();
+    }
+}
+
+pub static DESTROYED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+unsafe extern "C" fn error_destroy(args: *mut XLA_FFI_Error_Destroy_Args) {
+    // SAFETY: test code; the error is a leaked FakeError.
+    let e = unsafe { Box::from_raw((*args).error.cast::<FakeError>()) };
+    DESTROYED.lock().unwrap().push(e.message);
+}
+
+unsafe extern "C" fn device_ordinal_get(
+    args: *mut XLA_FFI_DeviceOrdinal_Get_Args,
+) -> *mut XLA_FFI_Error {
+    // SAFETY: test code.
+    unsafe {
+        if (*args).ctx.addr() == 0xbad {
+            return fake_error("no device here", XLA_FFI_Error_Code_FAILED_PRECONDITION);
+        }
+        (*args).device_ordinal = 7;
+    }
+    ptr::null_mut()
+}
+
+unsafe extern "C" fn run_id_get(args: *mut XLA_FFI_RunId_Get_Args) -> *mut XLA_FFI_Error {
+    // SAFETY: test code.
+    unsafe { (*args).run_id = 42 };
+    ptr::null_mut()
+}
+
+/// Takes back an error made by the fake runtime.
+///
+/// # Safety
+/// `e` must come from the fake `XLA_FFI_Error_Create`.
+pub unsafe fn take_error(e: *mut XLA_FFI_Error) -> FakeError {
+    assert!(!e.is_null(), "expected an error, got NULL (success)");
+    // SAFETY: caller contract.
+    *unsafe { Box::from_raw(e.cast::<FakeError>()) }
+}
+
+pub fn fake_error(message: &str, code: i32) -> *mut XLA_FFI_Error {
+    let c_message = CString::new(message).unwrap();
+    Box::into_raw(Box::new(FakeError {
+        message: message.into(),
+        code,
+        c_message,
+    }))
+    .cast()
+}
+
+/// A fake runtime API of the given version.
+pub fn fake_api(major: i32, minor: i32) -> Box<XLA_FFI_Api> {
+    Box::new(XLA_FFI_Api {
+        struct_size: XLA_FFI_Api_STRUCT_SIZE,
+        extension_start: ptr::null_mut(),
+        api_version: XLA_FFI_Api_Version {
+            struct_size: XLA_FFI_Api_Version_STRUCT_SIZE,
+            extension_start: ptr::null_mut(),
+            major_version: major,
+            minor_version: minor,
+        },
+        internal_api: ptr::null(),
+        XLA_FFI_Error_Create: Some(error_create),
+        XLA_FFI_Error_GetMessage: Some(error_get_message),
+        XLA_FFI_Error_Destroy: Some(error_destroy),
+        XLA_FFI_Handler_Register: None,
+        XLA_FFI_Stream_Get: None,
+        XLA_FFI_Type_Register: None,
+        XLA_FFI_ExecutionContext_Get: None,
+        XLA_FFI_State_Set: None,
+        XLA_FFI_State_Get: None,
+        XLA_FFI_DeviceMemory_Allocate: None,
+        XLA_FFI_DeviceMemory_Free: None,
+        XLA_FFI_ThreadPool_Schedule: None,
+        XLA_FFI_ThreadPool_NumThreads: None,
+        XLA_FFI_Future_Create: None,
+        XLA_FFI_Future_SetAvailable: None,
+        XLA_FFI_Future_SetError: None,
+        XLA_FFI_RunId_Get: Some(run_id_get),
+        XLA_FFI_DeviceOrdinal_Get: Some(device_ordinal_get),
+    })
+}
+
+/// One owned buffer.
+#[expect(
+    dead_code,
+    reason = "fields own the storage that the raw structs point into"
+)]
+pub struct OwnedBuffer {
+    pub raw: Box<XLA_FFI_Buffer>,
+    pub dims: Vec<i64>,
+    pub data: Vec<u64>,
+}
+
+impl OwnedBuffer {
+    pub fn new(dtype: u32, dims: &[i64], bytes: &[u8]) -> OwnedBuffer {
+        let mut dims = dims.to_vec();
+        let mut data = vec![0u64; bytes.len().div_ceil(8).max(1)];
+        // SAFETY: data has at least bytes.len() bytes.
+        unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), data.as_mut_ptr().cast(), bytes.len()) };
+        let raw = Box::new(XLA_FFI_Buffer {
+            struct_size: XLA_FFI_Buffer_STRUCT_SIZE,
+            extension_start: ptr::null_mut(),
+            dtype,
+            data: data.as_mut_ptr().cast(),
+            rank: dims.len() as i64,
+            dims: dims.as_mut_ptr(),
+        });
+        OwnedBuffer { raw, dims, data }
+    }
+
+    pub fn bytes(&self, n: usize) -> &[u8] {
+        // SAFETY: data holds at least n bytes in tests that call this.
+        unsafe { std::slice::from_raw_parts(self.data.as_ptr().cast(), n) }
+    }
+}
+
+/// An owned attribute value.
+#[expect(
+    dead_code,
+    reason = "fields own the storage that the raw structs point into"
+)]
+pub enum OwnedAttr {
+    Scalar(Box<XLA_FFI_Scalar>, Box<[u8; 8]>),
+    Array(Box<XLA_FFI_Array>, Vec<u64>),
+    String(Box<XLA_FFI_ByteSpan>, Vec<u8>),
+    Dict(Box<OwnedAttrs>),
+}
+
+impl OwnedAttr {
+    pub fn scalar(dtype: u32, bytes: &[u8]) -> OwnedAttr {
+        let mut v = Box::new([0u8; 8]);
+        v[..bytes.len()].copy_from_slice(bytes);
+        let s = Box::new(XLA_FFI_Scalar {
+            dtype,
+            value: v.as_mut_ptr().cast(),
+        });
+        OwnedAttr::Scalar(s, v)
+    }
+
+    pub fn array(dtype: u32, len: usize, bytes: &[u8]) -> OwnedAttr {
+        let mut data = vec![0u64; bytes.len().div_ceil(8).max(1)];
+        // SAFETY: room for bytes.len() bytes.
+        unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), data.as_mut_ptr().cast(), bytes.len()) };
+        let a = Box::new(XLA_FFI_Array {
+            dtype,
+            size: len,
+            data: data.as_mut_ptr().cast(),
+        });
+        OwnedAttr::Array(a, data)
+    }
+
+    pub fn string(s: &str) -> OwnedAttr {
+        let bytes = s.as_bytes().to_vec();
+        let span = Box::new(XLA_FFI_ByteSpan {
+            ptr: bytes.as_ptr().cast(),
+            len: bytes.len(),
+        });
+        OwnedAttr::String(span, bytes)
+    }
+
+    fn type_and_ptr(&mut self) -> (u32, *mut c_void) {
+        match self {
+            OwnedAttr::Scalar(s, _) => (
+                XLA_FFI_AttrType_SCALAR,
+                (&mut **s as *mut XLA_FFI_Scalar).cast(),
+            ),
+            OwnedAttr::Array(a, _) => (
+                XLA_FFI_AttrType_ARRAY,
+                (&mut **a as *mut XLA_FFI_Array).cast(),
+            ),
+            OwnedAttr::String(s, _) => (
+                XLA_FFI_AttrType_STRING,
+                (&mut **s as *mut XLA_FFI_ByteSpan).cast(),
+            ),
+            OwnedAttr::Dict(d) => (
+                XLA_FFI_AttrType_DICTIONARY,
+                (&mut *d.raw as *mut XLA_FFI_Attrs).cast(),
+            ),
+        }
+    }
+}
+
+/// Owned attributes; entries are given sorted by the caller.
+#[expect(
+    dead_code,
+    reason = "fields own the storage that the raw structs point into"
+)]
+pub struct OwnedAttrs {
+    pub raw: Box<XLA_FFI_Attrs>,
+    pub types: Vec<u32>,
+    pub names: Vec<XLA_FFI_ByteSpan>,
+    pub name_ptrs: Vec<*mut XLA_FFI_ByteSpan>,
+    pub name_bytes: Vec<Vec<u8>>,
+    pub values: Vec<OwnedAttr>,
+    pub value_ptrs: Vec<*mut c_void>,
+}
+
+impl OwnedAttrs {
+    pub fn new(entries: Vec<(&str, OwnedAttr)>) -> OwnedAttrs {
+        let mut types = Vec::new();
+        let mut names = Vec::new();
+        let mut name_ptrs = Vec::new();
+        let mut name_bytes = Vec::new();
+        let mut values = Vec::new();
+        let mut value_ptrs = Vec::new();
+        for (name, mut value) in entries {
+            let bytes = name.as_bytes().to_vec();
+            names.push(XLA_FFI_ByteSpan {
+                ptr: bytes.as_ptr().cast::<c_char>(),
+                len: bytes.len(),
+            });
+            name_bytes.push(bytes);
+            let (t, p) = value.type_and_ptr();
+            types.push(t);
+            value_ptrs.push(p);
+            values.push(value);
+        }
+        // Pointers into `names` are taken once it no longer grows.
+        name_ptrs.extend(names.iter_mut().map(|n| n as *mut XLA_FFI_ByteSpan));
+        let raw = Box::new(XLA_FFI_Attrs {
+            struct_size: XLA_FFI_Attrs_STRUCT_SIZE,
+            extension_start: ptr::null_mut(),
+            size: types.len() as i64,
+            types: types.as_mut_ptr(),
+            names: name_ptrs.as_mut_ptr(),
+            attrs: value_ptrs.as_mut_ptr(),
+        });
+        OwnedAttrs {
+            raw,
+            types,
+            names,
+            name_ptrs,
+            name_bytes,
+            values,
+            value_ptrs,
+        }
+    }
+}
+
+/// An owned frame.
+#[expect(
+    dead_code,
+    reason = "fields own the storage that the raw structs point into"
+)]
+pub struct OwnedFrame {
+    pub raw: Box<XLA_FFI_CallFrame>,
+    pub api: Box<XLA_FFI_Api>,
+    pub args: Vec<OwnedBuffer>,
+    pub rets: Vec<OwnedBuffer>,
+    pub arg_types: Vec<u32>,
+    pub ret_types: Vec<u32>,
+    pub arg_ptrs: Vec<*mut c_void>,
+    pub ret_ptrs: Vec<*mut c_void>,
+    pub attrs: OwnedAttrs,
+}
+
+impl OwnedFrame {
+    pub fn new(args: Vec<OwnedBuffer>, rets: Vec<OwnedBuffer>, attrs: OwnedAttrs) -> OwnedFrame {
+        let mut args = args;
+        let mut rets = rets;
+        let mut arg_types = vec![XLA_FFI_ArgType_BUFFER; args.len()];
+        let mut ret_types = vec![XLA_FFI_RetType_BUFFER; rets.len()];
+        let mut arg_ptrs: Vec<*mut c_void> = args
+            .iter_mut()
+            .map(|b| (&mut *b.raw as *mut XLA_FFI_Buffer).cast())
+            .collect();
+        let mut ret_ptrs: Vec<*mut c_void> = rets
+            .iter_mut()
+            .map(|b| (&mut *b.raw as *mut XLA_FFI_Buffer).cast())
+            .collect();
+        let api = fake_api(0, 3);
+        let raw = Box::new(XLA_FFI_CallFrame {
+            struct_size: XLA_FFI_CallFrame_STRUCT_SIZE,
+            extension_start: ptr::null_mut(),
+            api: &*api,
+            ctx: ptr::without_provenance_mut(0x1000),
+            stage: XLA_FFI_ExecutionStage_EXECUTE,
+            args: XLA_FFI_Args {
+                struct_size: XLA_FFI_Args_STRUCT_SIZE,
+                extension_start: ptr::null_mut(),
+                size: args.len() as i64,
+                types: arg_types.as_mut_ptr(),
+                args: arg_ptrs.as_mut_ptr(),
+            },
+            rets: XLA_FFI_Rets {
+                struct_size: XLA_FFI_Rets_STRUCT_SIZE,
+                extension_start: ptr::null_mut(),
+                size: rets.len() as i64,
+                types: ret_types.as_mut_ptr(),
+                rets: ret_ptrs.as_mut_ptr(),
+            },
+            attrs: XLA_FFI_Attrs {
+                struct_size: attrs.raw.struct_size,
+                extension_start: ptr::null_mut(),
+                size: attrs.raw.size,
+                types: attrs.raw.types,
+                names: attrs.raw.names,
+                attrs: attrs.raw.attrs,
+            },
+            future: ptr::null_mut(),
+        });
+        OwnedFrame {
+            raw,
+            api,
+            args,
+            rets,
+            arg_types,
+            ret_types,
+            arg_ptrs,
+            ret_ptrs,
+            attrs,
+        }
+    }
+
+    pub fn ptr(&mut self) -> *mut XLA_FFI_CallFrame {
+        &mut *self.raw
+    }
+}
+
+/// A metadata probe frame as XLA builds it (reference §3.2).
+#[expect(
+    dead_code,
+    reason = "fields own the storage that the raw structs point into"
+)]
+pub struct ProbeFrame {
+    pub raw: Box<XLA_FFI_CallFrame>,
+    pub ext: Box<XLA_FFI_Metadata_Extension>,
+    pub metadata: Box<XLA_FFI_Metadata>,
+    pub api: Box<XLA_FFI_Api>,
+}
+
+impl ProbeFrame {
+    pub fn new(major: i32, minor: i32) -> ProbeFrame {
+        let api = fake_api(major, minor);
+        let mut metadata = Box::new(XLA_FFI_Metadata {
+            struct_size: XLA_FFI_Metadata_STRUCT_SIZE,
+            api_version: XLA_FFI_Api_Version {
+                struct_size: 0,
+                extension_start: ptr::null_mut(),
+                major_version: 0,
+                minor_version: 0,
+            },
+            traits: 0,
+            state_type_id: XLA_FFI_TypeId { type_id: 0 },
+        });
+        let mut ext = Box::new(XLA_FFI_Metadata_Extension {
+            extension_base: XLA_FFI_Extension_Base {
+                struct_size: XLA_FFI_Metadata_Extension_STRUCT_SIZE,
+                type_: XLA_FFI_Extension_Metadata,
+                next: ptr::null_mut(),
+            },
+            metadata: &mut *metadata,
+        });
+        let raw = Box::new(XLA_FFI_CallFrame {
+            struct_size: XLA_FFI_CallFrame_STRUCT_SIZE,
+            extension_start: &mut ext.extension_base,
+            api: &*api,
+            ctx: ptr::null_mut(),
+            stage: XLA_FFI_ExecutionStage_EXECUTE,
+            args: XLA_FFI_Args {
+                struct_size: XLA_FFI_Args_STRUCT_SIZE,
+                extension_start: ptr::null_mut(),
+                size: 0,
+                types: ptr::null_mut(),
+                args: ptr::null_mut(),
+            },
+            rets: XLA_FFI_Rets {
+                struct_size: XLA_FFI_Rets_STRUCT_SIZE,
+                extension_start: ptr::null_mut(),
+                size: 0,
+                types: ptr::null_mut(),
+                rets: ptr::null_mut(),
+            },
+            attrs: XLA_FFI_Attrs {
+                struct_size: XLA_FFI_Attrs_STRUCT_SIZE,
+                extension_start: ptr::null_mut(),
+                size: 0,
+                types: ptr::null_mut(),
+                names: ptr::null_mut(),
+                attrs: ptr::null_mut(),
+            },
+            future: ptr::null_mut(),
+        });
+        ProbeFrame {
+            raw,
+            ext,
+            metadata,
+            api,
+        }
+    }
+
+    pub fn ptr(&mut self) -> *mut XLA_FFI_CallFrame {
+        &mut *self.raw
+    }
+
+    pub fn answer(&self) -> (i32, i32) {
+        (
+            self.metadata.api_version.major_version,
+            self.metadata.api_version.minor_version,
+        )
+    }
+}
