@@ -1,0 +1,713 @@
+//! The cyxla guest ABI, version 1: every name, number and wasm32 layout that a
+//! host and a guest must agree on, written once.
+//!
+//! This module depends on nothing (not even `alloc`, except [`parse_targets`])
+//! and compiles on every target: the host (x86_64) imports it to load and
+//! drive guests, the SDK (wasm32) uses it to build them, and C headers for
+//! guests (`include/cyxla/`, not written yet) are to be tested against it.
+//!
+//! # The contract in one page
+//!
+//! * A guest is a core wasm32 module. It lists the targets it serves in a
+//!   custom section named [`TARGETS_SECTION`], as records
+//!   `cyxla-target v1 <target> <export>\n` ([`RECORD_PREFIX`]); NUL bytes
+//!   between records are ignored. Names match `[A-Za-z0-9_.$-]+` and are at
+//!   most [`MAX_NAME_LEN`] bytes ([`is_valid_name`]). [`parse_targets`]
+//!   reads the section.
+//! * Required exports: [`EXPORT_MEMORY`], [`EXPORT_ABI_VERSION`]
+//!   (`() -> i32`, returns [`ABI_VERSION`]), [`EXPORT_API`] (`() -> i32`, the
+//!   guest address of its static `XLA_FFI_Api`, laid out as [`api`]) and
+//!   [`EXPORT_ALLOC`] (`(size: i32, align: i32) -> i32`, 0 on failure), plus one
+//!   export per target with the handler signature `(frame: i32) -> i32`.
+//!   Optional: [`EXPORT_INITIALIZE`], [`EXPORT_FREE`], [`EXPORT_LAST_PANIC`].
+//! * Imports come only from module [`IMPORT_MODULE`] ([`IMPORTS`], one per
+//!   `XLA_FFI_Api` slot, see [`IMPORT_TABLE`] for their signatures) and,
+//!   optionally, from [`WASI_MODULE`].
+//! * The host writes a wasm32 `XLA_FFI_CallFrame` ([`call_frame`]) and
+//!   everything it points to into guest memory and calls the target's export
+//!   with the frame's guest address.
+//!
+//! Layout modules give, for each struct of `xla/ffi/api/c_api.h` (FFI API
+//! [`FFI_API_MAJOR`].[`FFI_API_MINOR`]) in its **wasm32** layout: `SIZE`
+//! (`sizeof`), `ALIGN`, `STRUCT_SIZE` (the value its `struct_size` field must
+//! hold, which is *not* always `SIZE`) where the struct has one, and one
+//! constant per field holding that field's byte offset, named after the field
+//! in upper case. The `struct_size` field itself is always at offset
+//! `STRUCT_SIZE_OFFSET` (0). Enum values are in [`data_type`],
+//! [`error_code`], [`attr_type`], [`arg_type`], [`ret_type`],
+//! [`execution_stage`] and [`extension_type`].
+
+/// Version of this ABI; returned by the guest's [`EXPORT_ABI_VERSION`] export.
+pub const ABI_VERSION: u32 = 1;
+
+/// Name of the custom section in which a guest lists its targets.
+pub const TARGETS_SECTION: &str = "cyxla.targets";
+
+/// Every record in [`TARGETS_SECTION`] starts with this prefix, followed by
+/// `<target> <export>\n`.
+pub const RECORD_PREFIX: &str = "cyxla-target v1 ";
+
+/// Maximum length in bytes of a target or export name in a record.
+pub const MAX_NAME_LEN: usize = 255;
+
+/// The import module of the host functions offered to guests.
+pub const IMPORT_MODULE: &str = "cyxla";
+
+/// The WASI preview1 module a guest may also import from (nothing granted by
+/// default).
+pub const WASI_MODULE: &str = "wasi_snapshot_preview1";
+
+/// Major version of the XLA FFI C API the guest-side `XLA_FFI_Api` reports.
+pub const FFI_API_MAJOR: i32 = 0;
+/// Minor version of the XLA FFI C API the guest-side `XLA_FFI_Api` reports.
+pub const FFI_API_MINOR: i32 = 3;
+/// `(major, minor)` of the XLA FFI C API: `(0, 3)`.
+pub const FFI_API_VERSION: (i32, i32) = (FFI_API_MAJOR, FFI_API_MINOR);
+
+// ---------------------------------------------------------------------------
+// Exports
+// ---------------------------------------------------------------------------
+
+/// Required export: the guest's linear memory.
+pub const EXPORT_MEMORY: &str = "memory";
+/// Required export `() -> i32`: returns [`ABI_VERSION`].
+pub const EXPORT_ABI_VERSION: &str = "cyxla_abi_version";
+/// Required export `() -> i32`: guest address of the guest's static
+/// `XLA_FFI_Api` (wasm32 layout, see [`api`]).
+pub const EXPORT_API: &str = "cyxla_api";
+/// Required export `(size: i32, align: i32) -> i32`: allocates `size` bytes
+/// aligned to `align` in guest memory; returns 0 on failure.
+pub const EXPORT_ALLOC: &str = "cyxla_alloc";
+/// Optional export `(ptr: i32, size: i32, align: i32)`: frees a block that
+/// [`EXPORT_ALLOC`] returned for the same `size` and `align`. The Rust SDK
+/// provides it.
+pub const EXPORT_FREE: &str = "cyxla_free";
+/// Optional export `() -> i32`: guest address of a NUL-terminated UTF-8
+/// message describing the last panic, or 0 if the guest has not panicked.
+/// A panicking Rust guest stores the message and then traps (`unreachable`);
+/// the host reads this export after the trap to name the panic in its error.
+pub const EXPORT_LAST_PANIC: &str = "cyxla_last_panic";
+/// Optional export `()`: WASI reactor initialisation, called once after
+/// instantiation.
+pub const EXPORT_INITIALIZE: &str = "_initialize";
+
+/// Exports every guest must have (besides one export per target).
+pub const REQUIRED_EXPORTS: [&str; 4] =
+    [EXPORT_MEMORY, EXPORT_ABI_VERSION, EXPORT_API, EXPORT_ALLOC];
+
+// ---------------------------------------------------------------------------
+// Imports
+// ---------------------------------------------------------------------------
+
+/// Import for `XLA_FFI_Error_Create` (slot 0): `(args: i32) -> i32`.
+pub const IMPORT_ERROR_CREATE: &str = "error_create";
+/// Import for `XLA_FFI_Error_GetMessage` (slot 1): `(args: i32)`.
+pub const IMPORT_ERROR_GET_MESSAGE: &str = "error_get_message";
+/// Import for `XLA_FFI_Error_Destroy` (slot 2): `(args: i32)`.
+pub const IMPORT_ERROR_DESTROY: &str = "error_destroy";
+/// Import for `XLA_FFI_Handler_Register` (slot 3): `(args: i32) -> i32`.
+pub const IMPORT_HANDLER_REGISTER: &str = "handler_register";
+/// Import for `XLA_FFI_Stream_Get` (slot 4): `(args: i32) -> i32`.
+pub const IMPORT_STREAM_GET: &str = "stream_get";
+/// Import for `XLA_FFI_Type_Register` (slot 5): `(args: i32) -> i32`.
+pub const IMPORT_TYPE_REGISTER: &str = "type_register";
+/// Import for `XLA_FFI_ExecutionContext_Get` (slot 6): `(args: i32) -> i32`.
+pub const IMPORT_EXECUTION_CONTEXT_GET: &str = "execution_context_get";
+/// Import for `XLA_FFI_State_Set` (slot 7): `(args: i32) -> i32`.
+pub const IMPORT_STATE_SET: &str = "state_set";
+/// Import for `XLA_FFI_State_Get` (slot 8): `(args: i32) -> i32`.
+pub const IMPORT_STATE_GET: &str = "state_get";
+/// Import for `XLA_FFI_DeviceMemory_Allocate` (slot 9): `(args: i32) -> i32`.
+pub const IMPORT_DEVICE_MEMORY_ALLOCATE: &str = "device_memory_allocate";
+/// Import for `XLA_FFI_DeviceMemory_Free` (slot 10): `(args: i32) -> i32`.
+pub const IMPORT_DEVICE_MEMORY_FREE: &str = "device_memory_free";
+/// Import for `XLA_FFI_ThreadPool_Schedule` (slot 11): `(args: i32) -> i32`.
+pub const IMPORT_THREAD_POOL_SCHEDULE: &str = "thread_pool_schedule";
+/// Import for `XLA_FFI_ThreadPool_NumThreads` (slot 12): `(args: i32) -> i32`.
+pub const IMPORT_THREAD_POOL_NUM_THREADS: &str = "thread_pool_num_threads";
+/// Import for `XLA_FFI_Future_Create` (slot 13): `(args: i32) -> i32`.
+pub const IMPORT_FUTURE_CREATE: &str = "future_create";
+/// Import for `XLA_FFI_Future_SetAvailable` (slot 14): `(args: i32) -> i32`.
+pub const IMPORT_FUTURE_SET_AVAILABLE: &str = "future_set_available";
+/// Import for `XLA_FFI_Future_SetError` (slot 15): `(args: i32) -> i32`.
+pub const IMPORT_FUTURE_SET_ERROR: &str = "future_set_error";
+/// Import for `XLA_FFI_RunId_Get` (slot 16): `(args: i32) -> i32`.
+pub const IMPORT_RUN_ID_GET: &str = "run_id_get";
+/// Import for `XLA_FFI_DeviceOrdinal_Get` (slot 17): `(args: i32) -> i32`.
+pub const IMPORT_DEVICE_ORDINAL_GET: &str = "device_ordinal_get";
+
+/// Number of function slots in the version-0.3 `XLA_FFI_Api` (and of imports).
+pub const API_FN_SLOTS: usize = 18;
+
+/// The imports of module [`IMPORT_MODULE`], in `XLA_FFI_Api` slot order:
+/// `IMPORTS[i]` fills slot `i`, at offset [`api::slot_offset`]`(i)`.
+pub const IMPORTS: [&str; API_FN_SLOTS] = [
+    IMPORT_ERROR_CREATE,
+    IMPORT_ERROR_GET_MESSAGE,
+    IMPORT_ERROR_DESTROY,
+    IMPORT_HANDLER_REGISTER,
+    IMPORT_STREAM_GET,
+    IMPORT_TYPE_REGISTER,
+    IMPORT_EXECUTION_CONTEXT_GET,
+    IMPORT_STATE_SET,
+    IMPORT_STATE_GET,
+    IMPORT_DEVICE_MEMORY_ALLOCATE,
+    IMPORT_DEVICE_MEMORY_FREE,
+    IMPORT_THREAD_POOL_SCHEDULE,
+    IMPORT_THREAD_POOL_NUM_THREADS,
+    IMPORT_FUTURE_CREATE,
+    IMPORT_FUTURE_SET_AVAILABLE,
+    IMPORT_FUTURE_SET_ERROR,
+    IMPORT_RUN_ID_GET,
+    IMPORT_DEVICE_ORDINAL_GET,
+];
+
+/// One host import: its name, its `XLA_FFI_Api` slot, the C function it
+/// stands for and its wasm signature.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Import {
+    /// Import name in module [`IMPORT_MODULE`].
+    pub name: &'static str,
+    /// Index of the `XLA_FFI_Api` function slot it fills.
+    pub slot: usize,
+    /// The C API function it implements.
+    pub c_name: &'static str,
+    /// Guest-visible size (`STRUCT_SIZE`) of its argument struct.
+    pub args_struct_size: u32,
+    /// `true`: signature `(args: i32) -> i32` (returns an error handle, 0 =
+    /// success); `false`: `(args: i32)` (returns nothing).
+    pub returns_error: bool,
+}
+
+const fn import(
+    slot: usize,
+    c_name: &'static str,
+    args_struct_size: u32,
+    returns_error: bool,
+) -> Import {
+    Import {
+        name: IMPORTS[slot],
+        slot,
+        c_name,
+        args_struct_size,
+        returns_error,
+    }
+}
+
+/// Every import with its signature, in slot order (`IMPORT_TABLE[i].name ==
+/// IMPORTS[i]`).
+pub const IMPORT_TABLE: [Import; API_FN_SLOTS] = [
+    import(
+        0,
+        "XLA_FFI_Error_Create",
+        error_create_args::STRUCT_SIZE,
+        true,
+    ),
+    import(
+        1,
+        "XLA_FFI_Error_GetMessage",
+        error_get_message_args::STRUCT_SIZE,
+        false,
+    ),
+    import(
+        2,
+        "XLA_FFI_Error_Destroy",
+        error_destroy_args::STRUCT_SIZE,
+        false,
+    ),
+    import(
+        3,
+        "XLA_FFI_Handler_Register",
+        handler_register_args::STRUCT_SIZE,
+        true,
+    ),
+    import(4, "XLA_FFI_Stream_Get", stream_get_args::STRUCT_SIZE, true),
+    import(
+        5,
+        "XLA_FFI_Type_Register",
+        type_register_args::STRUCT_SIZE,
+        true,
+    ),
+    import(
+        6,
+        "XLA_FFI_ExecutionContext_Get",
+        execution_context_get_args::STRUCT_SIZE,
+        true,
+    ),
+    import(7, "XLA_FFI_State_Set", state_set_args::STRUCT_SIZE, true),
+    import(8, "XLA_FFI_State_Get", state_get_args::STRUCT_SIZE, true),
+    import(
+        9,
+        "XLA_FFI_DeviceMemory_Allocate",
+        device_memory_allocate_args::STRUCT_SIZE,
+        true,
+    ),
+    import(
+        10,
+        "XLA_FFI_DeviceMemory_Free",
+        device_memory_free_args::STRUCT_SIZE,
+        true,
+    ),
+    import(
+        11,
+        "XLA_FFI_ThreadPool_Schedule",
+        thread_pool_schedule_args::STRUCT_SIZE,
+        true,
+    ),
+    import(
+        12,
+        "XLA_FFI_ThreadPool_NumThreads",
+        thread_pool_num_threads_args::STRUCT_SIZE,
+        true,
+    ),
+    import(
+        13,
+        "XLA_FFI_Future_Create",
+        future_create_args::STRUCT_SIZE,
+        true,
+    ),
+    import(
+        14,
+        "XLA_FFI_Future_SetAvailable",
+        future_set_available_args::STRUCT_SIZE,
+        true,
+    ),
+    import(
+        15,
+        "XLA_FFI_Future_SetError",
+        future_set_error_args::STRUCT_SIZE,
+        true,
+    ),
+    import(16, "XLA_FFI_RunId_Get", run_id_get_args::STRUCT_SIZE, true),
+    import(
+        17,
+        "XLA_FFI_DeviceOrdinal_Get",
+        device_ordinal_get_args::STRUCT_SIZE,
+        true,
+    ),
+];
+
+/// The [`Import`] called `name` in module [`IMPORT_MODULE`], if any.
+pub fn find_import(name: &str) -> Option<&'static Import> {
+    IMPORT_TABLE.iter().find(|i| i.name == name)
+}
+
+// ---------------------------------------------------------------------------
+// Enums
+// ---------------------------------------------------------------------------
+
+/// `XLA_FFI_DataType` values (they mirror `xla::PrimitiveType`, not
+/// `PJRT_Buffer_Type`).
+pub mod data_type {
+    #![expect(
+        missing_docs,
+        reason = "one constant per XLA_FFI_DataType member, named after it"
+    )]
+    pub const INVALID: u32 = 0;
+    pub const PRED: u32 = 1;
+    pub const S8: u32 = 2;
+    pub const S16: u32 = 3;
+    pub const S32: u32 = 4;
+    pub const S64: u32 = 5;
+    pub const U8: u32 = 6;
+    pub const U16: u32 = 7;
+    pub const U32: u32 = 8;
+    pub const U64: u32 = 9;
+    pub const F16: u32 = 10;
+    pub const F32: u32 = 11;
+    pub const F64: u32 = 12;
+    pub const C64: u32 = 15;
+    pub const BF16: u32 = 16;
+    pub const TOKEN: u32 = 17;
+    pub const C128: u32 = 18;
+    pub const F8E5M2: u32 = 19;
+    pub const F8E4M3FN: u32 = 20;
+    pub const S4: u32 = 21;
+    pub const U4: u32 = 22;
+    pub const F8E4M3B11FNUZ: u32 = 23;
+    pub const F8E5M2FNUZ: u32 = 24;
+    pub const F8E4M3FNUZ: u32 = 25;
+    pub const S2: u32 = 26;
+    pub const U2: u32 = 27;
+    pub const F8E4M3: u32 = 28;
+    pub const F8E3M4: u32 = 29;
+    pub const S1: u32 = 30;
+    pub const U1: u32 = 31;
+    pub const F4E2M1FN: u32 = 32;
+    pub const F8E8M0FNU: u32 = 33;
+}
+
+/// `XLA_FFI_Error_Code` values (abseil numbering).
+pub mod error_code {
+    #![expect(
+        missing_docs,
+        reason = "one constant per XLA_FFI_Error_Code member, named after it"
+    )]
+    pub const OK: u32 = 0;
+    pub const CANCELLED: u32 = 1;
+    pub const UNKNOWN: u32 = 2;
+    pub const INVALID_ARGUMENT: u32 = 3;
+    pub const DEADLINE_EXCEEDED: u32 = 4;
+    pub const NOT_FOUND: u32 = 5;
+    pub const ALREADY_EXISTS: u32 = 6;
+    pub const PERMISSION_DENIED: u32 = 7;
+    pub const RESOURCE_EXHAUSTED: u32 = 8;
+    pub const FAILED_PRECONDITION: u32 = 9;
+    pub const ABORTED: u32 = 10;
+    pub const OUT_OF_RANGE: u32 = 11;
+    pub const UNIMPLEMENTED: u32 = 12;
+    pub const INTERNAL: u32 = 13;
+    pub const UNAVAILABLE: u32 = 14;
+    pub const DATA_LOSS: u32 = 15;
+    pub const UNAUTHENTICATED: u32 = 16;
+}
+
+/// `XLA_FFI_AttrType` values.
+pub mod attr_type {
+    /// `XLA_FFI_AttrType_ARRAY`: value is an [`array`](super::array).
+    pub const ARRAY: u32 = 1;
+    /// `XLA_FFI_AttrType_DICTIONARY`: value is a nested [`attrs`](super::attrs).
+    pub const DICTIONARY: u32 = 2;
+    /// `XLA_FFI_AttrType_SCALAR`: value is a [`scalar`](super::scalar).
+    pub const SCALAR: u32 = 3;
+    /// `XLA_FFI_AttrType_STRING`: value is a [`byte_span`](super::byte_span).
+    pub const STRING: u32 = 4;
+}
+
+/// `XLA_FFI_ArgType` values.
+pub mod arg_type {
+    /// `XLA_FFI_ArgType_BUFFER` (the only member; tokens are buffers too).
+    pub const BUFFER: u32 = 1;
+}
+
+/// `XLA_FFI_RetType` values.
+pub mod ret_type {
+    /// `XLA_FFI_RetType_BUFFER` (the only member).
+    pub const BUFFER: u32 = 1;
+}
+
+/// `XLA_FFI_ExecutionStage` values.
+pub mod execution_stage {
+    /// `XLA_FFI_ExecutionStage_INSTANTIATE`.
+    pub const INSTANTIATE: u32 = 0;
+    /// `XLA_FFI_ExecutionStage_PREPARE`.
+    pub const PREPARE: u32 = 1;
+    /// `XLA_FFI_ExecutionStage_INITIALIZE`.
+    pub const INITIALIZE: u32 = 2;
+    /// `XLA_FFI_ExecutionStage_EXECUTE`: the only stage the host delivers.
+    pub const EXECUTE: u32 = 3;
+}
+
+/// `XLA_FFI_Extension_Type` values.
+pub mod extension_type {
+    /// `XLA_FFI_Extension_Metadata` (the only member).
+    pub const METADATA: u32 = 1;
+}
+
+// ---------------------------------------------------------------------------
+// wasm32 layouts of the frame-side structs (reference §1.2, §1.3)
+// ---------------------------------------------------------------------------
+
+/// Offset of the `struct_size` field in every struct that has one.
+pub const STRUCT_SIZE_OFFSET: u32 = 0;
+
+/// `XLA_FFI_CallFrame` in wasm32. Note `STRUCT_SIZE` (104) < `SIZE` (112):
+/// `future` lies outside the declared size.
+pub mod call_frame {
+    /// `sizeof` (bytes to reserve).
+    pub const SIZE: u32 = 112;
+    /// Alignment.
+    pub const ALIGN: u32 = 8;
+    /// Value of the `struct_size` field (`XLA_FFI_CallFrame_STRUCT_SIZE`).
+    pub const STRUCT_SIZE: u32 = 104;
+    /// Offset of `struct_size` (`size_t`).
+    pub const STRUCT_SIZE_OFFSET: u32 = 0;
+    /// Offset of `extension_start` (`XLA_FFI_Extension_Base*`).
+    pub const EXTENSION_START: u32 = 4;
+    /// Offset of `api` (`const XLA_FFI_Api*`).
+    pub const API: u32 = 8;
+    /// Offset of `ctx` (`XLA_FFI_ExecutionContext*`).
+    pub const CTX: u32 = 12;
+    /// Offset of `stage` (`XLA_FFI_ExecutionStage`, 4 bytes).
+    pub const STAGE: u32 = 16;
+    /// Offset of the inline `XLA_FFI_Args` ([`args`](super::args)).
+    pub const ARGS: u32 = 24;
+    /// Offset of the inline `XLA_FFI_Rets` ([`rets`](super::rets)).
+    pub const RETS: u32 = 48;
+    /// Offset of the inline `XLA_FFI_Attrs` ([`attrs`](super::attrs)).
+    pub const ATTRS: u32 = 72;
+    /// Offset of `future` (`XLA_FFI_Future*`, out).
+    pub const FUTURE: u32 = 104;
+}
+
+/// `XLA_FFI_Args` in wasm32.
+pub mod args {
+    /// `sizeof`.
+    pub const SIZE: u32 = 24;
+    /// Alignment.
+    pub const ALIGN: u32 = 8;
+    /// Value of the `struct_size` field.
+    pub const STRUCT_SIZE: u32 = 24;
+    /// Offset of `struct_size`.
+    pub const STRUCT_SIZE_OFFSET: u32 = 0;
+    /// Offset of `extension_start`.
+    pub const EXTENSION_START: u32 = 4;
+    /// Offset of `size` (`int64_t`: number of arguments).
+    pub const SIZE_FIELD: u32 = 8;
+    /// Offset of `types` (`XLA_FFI_ArgType*`, 4-byte entries).
+    pub const TYPES: u32 = 16;
+    /// Offset of `args` (`void**`: array of `XLA_FFI_Buffer*`).
+    pub const ARGS: u32 = 20;
+}
+
+/// `XLA_FFI_Rets` in wasm32.
+pub mod rets {
+    /// `sizeof`.
+    pub const SIZE: u32 = 24;
+    /// Alignment.
+    pub const ALIGN: u32 = 8;
+    /// Value of the `struct_size` field.
+    pub const STRUCT_SIZE: u32 = 24;
+    /// Offset of `struct_size`.
+    pub const STRUCT_SIZE_OFFSET: u32 = 0;
+    /// Offset of `extension_start`.
+    pub const EXTENSION_START: u32 = 4;
+    /// Offset of `size` (`int64_t`: number of results).
+    pub const SIZE_FIELD: u32 = 8;
+    /// Offset of `types` (`XLA_FFI_RetType*`, 4-byte entries).
+    pub const TYPES: u32 = 16;
+    /// Offset of `rets` (`void**`: array of `XLA_FFI_Buffer*`).
+    pub const RETS: u32 = 20;
+}
+
+/// `XLA_FFI_Attrs` in wasm32 (also used for nested dictionaries).
+/// `STRUCT_SIZE` (28) < `SIZE` (32).
+pub mod attrs {
+    /// `sizeof`.
+    pub const SIZE: u32 = 32;
+    /// Alignment.
+    pub const ALIGN: u32 = 8;
+    /// Value of the `struct_size` field.
+    pub const STRUCT_SIZE: u32 = 28;
+    /// Offset of `struct_size`.
+    pub const STRUCT_SIZE_OFFSET: u32 = 0;
+    /// Offset of `extension_start`.
+    pub const EXTENSION_START: u32 = 4;
+    /// Offset of `size` (`int64_t`: number of attributes).
+    pub const SIZE_FIELD: u32 = 8;
+    /// Offset of `types` (`XLA_FFI_AttrType*`, 4-byte entries).
+    pub const TYPES: u32 = 16;
+    /// Offset of `names` (`XLA_FFI_ByteSpan**`: array of pointers).
+    pub const NAMES: u32 = 20;
+    /// Offset of `attrs` (`void**`: array of pointers to the values).
+    pub const ATTRS: u32 = 24;
+}
+
+/// `XLA_FFI_Buffer` in wasm32. `STRUCT_SIZE` (28) < `SIZE` (32).
+pub mod buffer {
+    /// `sizeof`.
+    pub const SIZE: u32 = 32;
+    /// Alignment.
+    pub const ALIGN: u32 = 8;
+    /// Value of the `struct_size` field.
+    pub const STRUCT_SIZE: u32 = 28;
+    /// Offset of `struct_size`.
+    pub const STRUCT_SIZE_OFFSET: u32 = 0;
+    /// Offset of `extension_start`.
+    pub const EXTENSION_START: u32 = 4;
+    /// Offset of `dtype` (`XLA_FFI_DataType`, 4 bytes).
+    pub const DTYPE: u32 = 8;
+    /// Offset of `data` (`void*`).
+    pub const DATA: u32 = 12;
+    /// Offset of `rank` (`int64_t`).
+    pub const RANK: u32 = 16;
+    /// Offset of `dims` (`int64_t*`, `rank` entries, 8-byte aligned).
+    pub const DIMS: u32 = 24;
+}
+
+/// `XLA_FFI_ByteSpan` in wasm32 (no `struct_size`).
+pub mod byte_span {
+    /// `sizeof`.
+    pub const SIZE: u32 = 8;
+    /// Alignment.
+    pub const ALIGN: u32 = 4;
+    /// Offset of `ptr` (`const char*`, not NUL-terminated by contract).
+    pub const PTR: u32 = 0;
+    /// Offset of `len` (`size_t`).
+    pub const LEN: u32 = 4;
+}
+
+/// `XLA_FFI_Scalar` in wasm32 (no `struct_size`).
+pub mod scalar {
+    /// `sizeof`.
+    pub const SIZE: u32 = 8;
+    /// Alignment.
+    pub const ALIGN: u32 = 4;
+    /// Offset of `dtype` (`XLA_FFI_DataType`).
+    pub const DTYPE: u32 = 0;
+    /// Offset of `value` (`void*`, points at the native value).
+    pub const VALUE: u32 = 4;
+}
+
+/// `XLA_FFI_Array` in wasm32 (no `struct_size`).
+pub mod array {
+    /// `sizeof`.
+    pub const SIZE: u32 = 12;
+    /// Alignment.
+    pub const ALIGN: u32 = 4;
+    /// Offset of `dtype` (`XLA_FFI_DataType`).
+    pub const DTYPE: u32 = 0;
+    /// Offset of `size` (`size_t`: element count).
+    pub const SIZE_FIELD: u32 = 4;
+    /// Offset of `data` (`void*`: contiguous elements).
+    pub const DATA: u32 = 8;
+}
+
+/// `XLA_FFI_Extension_Base` in wasm32.
+pub mod extension_base {
+    /// `sizeof`.
+    pub const SIZE: u32 = 12;
+    /// Alignment.
+    pub const ALIGN: u32 = 4;
+    /// Value of the `struct_size` field.
+    pub const STRUCT_SIZE: u32 = 12;
+    /// Offset of `struct_size`.
+    pub const STRUCT_SIZE_OFFSET: u32 = 0;
+    /// Offset of `type` (`XLA_FFI_Extension_Type`).
+    pub const TYPE: u32 = 4;
+    /// Offset of `next` (`XLA_FFI_Extension_Base*`).
+    pub const NEXT: u32 = 8;
+}
+
+/// `XLA_FFI_Metadata_Extension` in wasm32.
+pub mod metadata_extension {
+    /// `sizeof`.
+    pub const SIZE: u32 = 16;
+    /// Alignment.
+    pub const ALIGN: u32 = 4;
+    /// Value of the `struct_size` field (of the inline extension base).
+    pub const STRUCT_SIZE: u32 = 16;
+    /// Offset of the inline `extension_base`.
+    pub const EXTENSION_BASE: u32 = 0;
+    /// Offset of `metadata` (`XLA_FFI_Metadata*`).
+    pub const METADATA: u32 = 12;
+}
+
+/// `XLA_FFI_Metadata` in wasm32. `STRUCT_SIZE` (24) < `SIZE` (32).
+pub mod metadata {
+    /// `sizeof`.
+    pub const SIZE: u32 = 32;
+    /// Alignment.
+    pub const ALIGN: u32 = 8;
+    /// Value of the `struct_size` field.
+    pub const STRUCT_SIZE: u32 = 24;
+    /// Offset of `struct_size`.
+    pub const STRUCT_SIZE_OFFSET: u32 = 0;
+    /// Offset of the inline `api_version` ([`api_version`](super::api_version)).
+    pub const API_VERSION: u32 = 4;
+    /// Offset of `traits` (`uint32_t`).
+    pub const TRAITS: u32 = 20;
+    /// Offset of `state_type_id` (`XLA_FFI_TypeId`, outside `STRUCT_SIZE`).
+    pub const STATE_TYPE_ID: u32 = 24;
+}
+
+/// `XLA_FFI_Api_Version` in wasm32.
+pub mod api_version {
+    /// `sizeof`.
+    pub const SIZE: u32 = 16;
+    /// Alignment.
+    pub const ALIGN: u32 = 4;
+    /// Value of the `struct_size` field.
+    pub const STRUCT_SIZE: u32 = 16;
+    /// Offset of `struct_size`.
+    pub const STRUCT_SIZE_OFFSET: u32 = 0;
+    /// Offset of `extension_start`.
+    pub const EXTENSION_START: u32 = 4;
+    /// Offset of `major_version` (`int`).
+    pub const MAJOR_VERSION: u32 = 8;
+    /// Offset of `minor_version` (`int`).
+    pub const MINOR_VERSION: u32 = 12;
+}
+
+/// `XLA_FFI_TypeId` in wasm32.
+pub mod type_id {
+    /// `sizeof`.
+    pub const SIZE: u32 = 8;
+    /// Alignment.
+    pub const ALIGN: u32 = 8;
+    /// Offset of `type_id` (`int64_t`).
+    pub const TYPE_ID: u32 = 0;
+}
+
+/// `XLA_FFI_Api` (version 0.3) in wasm32: a header, then
+/// [`API_FN_SLOTS`] function pointers (function-table
+/// indices) in [`IMPORTS`] order.
+pub mod api {
+    /// `sizeof`.
+    pub const SIZE: u32 = 100;
+    /// Alignment.
+    pub const ALIGN: u32 = 4;
+    /// Value of the `struct_size` field (version 0.3: 18 slots).
+    pub const STRUCT_SIZE: u32 = 100;
+    /// Offset of `struct_size`.
+    pub const STRUCT_SIZE_OFFSET: u32 = 0;
+    /// Offset of `extension_start`.
+    pub const EXTENSION_START: u32 = 4;
+    /// Offset of the inline `api_version` ([`api_version`](super::api_version)).
+    pub const API_VERSION: u32 = 8;
+    /// Offset of `internal_api` (`XLA_FFI_InternalApi*`).
+    pub const INTERNAL_API: u32 = 24;
+    /// Offset of the first function slot (`XLA_FFI_Error_Create`).
+    pub const FIRST_SLOT: u32 = 28;
+    /// Offset of the function pointer in slot `slot` (0-based; 4 bytes each).
+    pub const fn slot_offset(slot: usize) -> u32 {
+        FIRST_SLOT + 4 * slot as u32
+    }
+    /// Offset of slot 0, `XLA_FFI_Error_Create`.
+    pub const ERROR_CREATE: u32 = slot_offset(0);
+    /// Offset of slot 1, `XLA_FFI_Error_GetMessage`.
+    pub const ERROR_GET_MESSAGE: u32 = slot_offset(1);
+    /// Offset of slot 2, `XLA_FFI_Error_Destroy`.
+    pub const ERROR_DESTROY: u32 = slot_offset(2);
+    /// Offset of slot 3, `XLA_FFI_Handler_Register`.
+    pub const HANDLER_REGISTER: u32 = slot_offset(3);
+    /// Offset of slot 4, `XLA_FFI_Stream_Get`.
+    pub const STREAM_GET: u32 = slot_offset(4);
+    /// Offset of slot 5, `XLA_FFI_Type_Register`.
+    pub const TYPE_REGISTER: u32 = slot_offset(5);
+    /// Offset of slot 6, `XLA_FFI_ExecutionContext_Get`.
+    pub const EXECUTION_CONTEXT_GET: u32 = slot_offset(6);
+    /// Offset of slot 7, `XLA_FFI_State_Set`.
+    pub const STATE_SET: u32 = slot_offset(7);
+    /// Offset of slot 8, `XLA_FFI_State_Get`.
+    pub const STATE_GET: u32 = slot_offset(8);
+    /// Offset of slot 9, `XLA_FFI_DeviceMemory_Allocate`.
+    pub const DEVICE_MEMORY_ALLOCATE: u32 = slot_offset(9);
+    /// Offset of slot 10, `XLA_FFI_DeviceMemory_Free`.
+    pub const DEVICE_MEMORY_FREE: u32 = slot_offset(10);
+    /// Offset of slot 11, `XLA_FFI_ThreadPool_Schedule`.
+    pub const THREAD_POOL_SCHEDULE: u32 = slot_offset(11);
+    /// Offset of slot 12, `XLA_FFI_ThreadPool_NumThreads`.
+    pub const THREAD_POOL_NUM_THREADS: u32 = slot_offset(12);
+    /// Offset of slot 13, `XLA_FFI_Future_Create`.
+    pub const FUTURE_CREATE: u32 = slot_offset(13);
+    /// Offset of slot 14, `XLA_FFI_Future_SetAvailable`.
+    pub const FUTURE_SET_AVAILABLE: u32 = slot_offset(14);
+    /// Offset of slot 15, `XLA_FFI_Future_SetError`.
+    pub const FUTURE_SET_ERROR: u32 = slot_offset(15);
+    /// Offset of slot 16, `XLA_FFI_RunId_Get`.
+    pub const RUN_ID_GET: u32 = slot_offset(16);
+    /// Offset of slot 17, `XLA_FFI_DeviceOrdinal_Get`.
+    pub const DEVICE_ORDINAL_GET: u32 = slot_offset(17);
+}
+
+mod service_args;
+pub use service_args::*;
+
+mod targets;
+pub use targets::{
+    TargetRecord, TargetRecords, TargetsError, is_valid_name, parse_targets, target_records,
+};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,233 @@
+//! wasm32 layouts of the service-call argument structs (reference §1.4):
+//! what the guest passes to each host import.
+
+/// Defines a layout module for an args struct with `struct_size` and
+/// `extension_start` at 0 and 4, then the listed fields.
+macro_rules! args_struct {
+    (
+        $(#[$doc:meta])*
+        $name:ident, size $size:literal, align $align:literal, struct_size $ss:literal;
+        $( $(#[$fdoc:meta])* $field:ident = $off:literal; )*
+    ) => {
+        $(#[$doc])*
+        pub mod $name {
+            /// `sizeof`.
+            pub const SIZE: u32 = $size;
+            /// Alignment.
+            pub const ALIGN: u32 = $align;
+            /// Value of the `struct_size` field.
+            pub const STRUCT_SIZE: u32 = $ss;
+            /// Offset of `struct_size` (`size_t`).
+            pub const STRUCT_SIZE_OFFSET: u32 = 0;
+            /// Offset of `extension_start` (`XLA_FFI_Extension_Base*`).
+            pub const EXTENSION_START: u32 = 4;
+            $( $(#[$fdoc])* pub const $field: u32 = $off; )*
+        }
+    };
+}
+
+args_struct! {
+    /// `XLA_FFI_Error_Create_Args` in wasm32 (import `error_create`).
+    error_create_args, size 16, align 4, struct_size 16;
+    /// Offset of `message` (`const char*`, NUL-terminated).
+    MESSAGE = 8;
+    /// Offset of `errc` (`XLA_FFI_Error_Code`).
+    ERRC = 12;
+}
+
+args_struct! {
+    /// `XLA_FFI_Error_GetMessage_Args` in wasm32 (import `error_get_message`).
+    error_get_message_args, size 16, align 4, struct_size 16;
+    /// Offset of `error` (`XLA_FFI_Error*`).
+    ERROR = 8;
+    /// Offset of `message` (`const char*`, out: the host writes a guest address).
+    MESSAGE = 12;
+}
+
+args_struct! {
+    /// `XLA_FFI_Error_Destroy_Args` in wasm32 (import `error_destroy`).
+    error_destroy_args, size 12, align 4, struct_size 12;
+    /// Offset of `error` (`XLA_FFI_Error*`).
+    ERROR = 8;
+}
+
+args_struct! {
+    /// `XLA_FFI_TypeInfo` in wasm32.
+    type_info, size 12, align 4, struct_size 12;
+    /// Offset of `deleter` (`void (*)(void*)`).
+    DELETER = 8;
+}
+
+args_struct! {
+    /// `XLA_FFI_Future_Create_Args` in wasm32 (import `future_create`).
+    /// `STRUCT_SIZE` (8) does not cover the `future` out-field.
+    future_create_args, size 12, align 4, struct_size 8;
+    /// Offset of `future` (`XLA_FFI_Future*`, out).
+    FUTURE = 8;
+}
+
+args_struct! {
+    /// `XLA_FFI_Future_SetAvailable_Args` in wasm32 (import `future_set_available`).
+    future_set_available_args, size 12, align 4, struct_size 12;
+    /// Offset of `future` (`XLA_FFI_Future*`).
+    FUTURE = 8;
+}
+
+args_struct! {
+    /// `XLA_FFI_Future_SetError_Args` in wasm32 (import `future_set_error`).
+    future_set_error_args, size 16, align 4, struct_size 16;
+    /// Offset of `future` (`XLA_FFI_Future*`).
+    FUTURE = 8;
+    /// Offset of `error` (`XLA_FFI_Error*`).
+    ERROR = 12;
+}
+
+/// `XLA_FFI_Handler_Bundle` in wasm32 (no `struct_size`).
+pub mod handler_bundle {
+    /// `sizeof`.
+    pub const SIZE: u32 = 16;
+    /// Alignment.
+    pub const ALIGN: u32 = 4;
+    /// Offset of `instantiate` (`XLA_FFI_Handler*`).
+    pub const INSTANTIATE: u32 = 0;
+    /// Offset of `prepare` (`XLA_FFI_Handler*`).
+    pub const PREPARE: u32 = 4;
+    /// Offset of `initialize` (`XLA_FFI_Handler*`).
+    pub const INITIALIZE: u32 = 8;
+    /// Offset of `execute` (`XLA_FFI_Handler*`).
+    pub const EXECUTE: u32 = 12;
+}
+
+args_struct! {
+    /// `XLA_FFI_Handler_Register_Args` in wasm32 (import `handler_register`).
+    handler_register_args, size 44, align 4, struct_size 44;
+    /// Offset of the inline `name` (`XLA_FFI_ByteSpan`).
+    NAME = 8;
+    /// Offset of the inline `platform` (`XLA_FFI_ByteSpan`).
+    PLATFORM = 16;
+    /// Offset of the inline `bundle` (`XLA_FFI_Handler_Bundle`).
+    BUNDLE = 24;
+    /// Offset of `traits` (`XLA_FFI_Handler_Traits`, `uint32_t`).
+    TRAITS = 40;
+}
+
+args_struct! {
+    /// `XLA_FFI_Type_Register_Args` in wasm32 (import `type_register`).
+    /// `STRUCT_SIZE` (20) does not cover `type_info`.
+    type_register_args, size 24, align 4, struct_size 20;
+    /// Offset of the inline `name` (`XLA_FFI_ByteSpan`).
+    NAME = 8;
+    /// Offset of `type_id` (`XLA_FFI_TypeId*`, in/out).
+    TYPE_ID = 16;
+    /// Offset of `type_info` (`const XLA_FFI_TypeInfo*`).
+    TYPE_INFO = 20;
+}
+
+args_struct! {
+    /// `XLA_FFI_ExecutionContext_Get_Args` in wasm32 (import `execution_context_get`).
+    execution_context_get_args, size 20, align 4, struct_size 20;
+    /// Offset of `ctx` (`XLA_FFI_ExecutionContext*`).
+    CTX = 8;
+    /// Offset of `type_id` (`XLA_FFI_TypeId*`).
+    TYPE_ID = 12;
+    /// Offset of `data` (`void*`, out).
+    DATA = 16;
+}
+
+args_struct! {
+    /// `XLA_FFI_State_Set_Args` in wasm32 (import `state_set`).
+    state_set_args, size 24, align 4, struct_size 24;
+    /// Offset of `ctx` (`XLA_FFI_ExecutionContext*`).
+    CTX = 8;
+    /// Offset of `stage` (`XLA_FFI_ExecutionStage`).
+    STAGE = 12;
+    /// Offset of `type_id` (`XLA_FFI_TypeId*`).
+    TYPE_ID = 16;
+    /// Offset of `state` (`void*`).
+    STATE = 20;
+}
+
+args_struct! {
+    /// `XLA_FFI_State_Get_Args` in wasm32 (import `state_get`).
+    state_get_args, size 24, align 4, struct_size 24;
+    /// Offset of `ctx` (`XLA_FFI_ExecutionContext*`).
+    CTX = 8;
+    /// Offset of `stage` (`XLA_FFI_ExecutionStage`).
+    STAGE = 12;
+    /// Offset of `type_id` (`XLA_FFI_TypeId*`).
+    TYPE_ID = 16;
+    /// Offset of `state` (`void*`, out).
+    STATE = 20;
+}
+
+args_struct! {
+    /// `XLA_FFI_Stream_Get_Args` in wasm32 (import `stream_get`).
+    stream_get_args, size 16, align 4, struct_size 16;
+    /// Offset of `ctx` (`XLA_FFI_ExecutionContext*`).
+    CTX = 8;
+    /// Offset of `stream` (`void*`, out).
+    STREAM = 12;
+}
+
+args_struct! {
+    /// `XLA_FFI_DeviceMemory_Allocate_Args` in wasm32 (import `device_memory_allocate`).
+    device_memory_allocate_args, size 24, align 4, struct_size 24;
+    /// Offset of `ctx` (`XLA_FFI_ExecutionContext*`).
+    CTX = 8;
+    /// Offset of `size` (`size_t`).
+    SIZE_FIELD = 12;
+    /// Offset of `alignment` (`size_t`).
+    ALIGNMENT = 16;
+    /// Offset of `data` (`void*`, out).
+    DATA = 20;
+}
+
+args_struct! {
+    /// `XLA_FFI_DeviceMemory_Free_Args` in wasm32 (import `device_memory_free`).
+    device_memory_free_args, size 20, align 4, struct_size 20;
+    /// Offset of `ctx` (`XLA_FFI_ExecutionContext*`).
+    CTX = 8;
+    /// Offset of `size` (`size_t`).
+    SIZE_FIELD = 12;
+    /// Offset of `data` (`void*`).
+    DATA = 16;
+}
+
+args_struct! {
+    /// `XLA_FFI_ThreadPool_Schedule_Args` in wasm32 (import `thread_pool_schedule`).
+    thread_pool_schedule_args, size 20, align 4, struct_size 20;
+    /// Offset of `ctx` (`XLA_FFI_ExecutionContext*`).
+    CTX = 8;
+    /// Offset of `task` (`XLA_FFI_Task*`).
+    TASK = 12;
+    /// Offset of `data` (`void*`).
+    DATA = 16;
+}
+
+args_struct! {
+    /// `XLA_FFI_ThreadPool_NumThreads_Args` in wasm32 (import `thread_pool_num_threads`).
+    thread_pool_num_threads_args, size 16, align 4, struct_size 16;
+    /// Offset of `ctx` (`XLA_FFI_ExecutionContext*`).
+    CTX = 8;
+    /// Offset of `num_threads` (`int64_t*`, out).
+    NUM_THREADS = 12;
+}
+
+args_struct! {
+    /// `XLA_FFI_RunId_Get_Args` in wasm32 (import `run_id_get`). Note the
+    /// 4 bytes of padding before `run_id`.
+    run_id_get_args, size 24, align 8, struct_size 24;
+    /// Offset of `ctx` (`XLA_FFI_ExecutionContext*`).
+    CTX = 8;
+    /// Offset of `run_id` (`int64_t`, out).
+    RUN_ID = 16;
+}
+
+args_struct! {
+    /// `XLA_FFI_DeviceOrdinal_Get_Args` in wasm32 (import `device_ordinal_get`).
+    device_ordinal_get_args, size 16, align 4, struct_size 16;
+    /// Offset of `ctx` (`XLA_FFI_ExecutionContext*`).
+    CTX = 8;
+    /// Offset of `device_ordinal` (`int32_t`, out).
+    DEVICE_ORDINAL = 12;
+}

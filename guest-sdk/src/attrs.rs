@@ -1,0 +1,564 @@
+//! Attributes of a call (the custom call's `backend_config` dictionary):
+//! [`Attrs`], decoded by name into Rust values with [`FromAttr`].
+
+use core::fmt;
+
+use crate::abi::{
+    array as array_layout, attr_type, attrs as layout, byte_span, scalar as scalar_layout,
+};
+use crate::dtype::{DataType, Element};
+use crate::error::{Error, Result};
+use crate::memory::Memory;
+
+/// The attributes of a call or of a dictionary attribute, in the order XLA
+/// delivers them: sorted by name, byte-wise ascending.
+///
+/// # Examples
+///
+/// ```
+/// # use cyxla_guest_sdk::{Attrs, Result};
+/// pub fn read(attrs: Attrs<'_>) -> Result<()> {
+///     let eps: f32 = attrs.get("eps")?;                // f32 scalar, required
+///     let mode: Option<&str> = attrs.get_opt("mode")?; // string, optional
+///     let axes: &[i64] = attrs.get("axes")?;          // array<i64: ...>
+///     # let _ = (eps, mode, axes);
+///     Ok(())
+/// }
+/// # let _ = read;
+/// ```
+#[derive(Clone, Copy)]
+pub struct Attrs<'a> {
+    mem: Memory<'a>,
+    len: usize,
+    types: u32,
+    names: u32,
+    values: u32,
+}
+
+impl fmt::Debug for Attrs<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut map = f.debug_map();
+        for entry in self.iter() {
+            match entry {
+                Ok((name, value)) => {
+                    map.entry(&alloc::string::String::from_utf8_lossy(name), &value)
+                }
+                Err(e) => map.entry(&"<error>", &e.message),
+            };
+        }
+        map.finish()
+    }
+}
+
+/// Largest number of attributes accepted in one dictionary.
+const MAX_ATTRS: i64 = 1 << 20;
+
+impl<'a> Attrs<'a> {
+    /// Decodes the `XLA_FFI_Attrs` at guest address `addr`.
+    pub(crate) fn decode(mem: Memory<'a>, addr: u32) -> Result<Attrs<'a>> {
+        let what = "attributes";
+        let at = |off: u32| Memory::offset(addr, u64::from(off), &what);
+        let struct_size = mem.u32(addr, &what)?;
+        if struct_size < layout::STRUCT_SIZE {
+            return Err(Error::internal(alloc::format!(
+                "XLA_FFI_Attrs struct_size is {struct_size}, expected {}",
+                layout::STRUCT_SIZE
+            )));
+        }
+        let len = mem.i64(at(layout::SIZE_FIELD)?, &what)?;
+        if !(0..=MAX_ATTRS).contains(&len) {
+            return Err(Error::internal(alloc::format!(
+                "attribute count {len} is out of range"
+            )));
+        }
+        let attrs = Attrs {
+            mem,
+            len: len as usize,
+            types: mem.u32(at(layout::TYPES)?, &what)?,
+            names: mem.u32(at(layout::NAMES)?, &what)?,
+            values: mem.u32(at(layout::ATTRS)?, &what)?,
+        };
+        let bytes = attrs.len * 4;
+        mem.check(attrs.types, bytes, 1, &"attribute types")?;
+        mem.check(attrs.names, bytes, 1, &"attribute names")?;
+        mem.check(attrs.values, bytes, 1, &"attribute values")?;
+        Ok(attrs)
+    }
+
+    /// Number of attributes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Name of attribute `i`.
+    fn name(&self, i: usize) -> Result<&'a [u8]> {
+        let what = "attribute name";
+        let span = self
+            .mem
+            .u32(Memory::offset(self.names, 4 * i as u64, &what)?, &what)?;
+        let (ptr, len) = self.span(span, &what)?;
+        // SAFETY: bytes are always valid and attribute memory is never handed
+        // out mutably.
+        unsafe { self.mem.slice(ptr, len, &what) }
+    }
+
+    /// Reads an `XLA_FFI_ByteSpan` at `addr`: (ptr, len).
+    fn span(&self, addr: u32, what: &dyn fmt::Display) -> Result<(u32, usize)> {
+        let ptr = self
+            .mem
+            .u32(Memory::offset(addr, u64::from(byte_span::PTR), what)?, what)?;
+        let len = self
+            .mem
+            .u32(Memory::offset(addr, u64::from(byte_span::LEN), what)?, what)?;
+        Ok((ptr, len as usize))
+    }
+
+    /// Attribute `i` as (name, value).
+    ///
+    /// # Errors
+    ///
+    /// `i >= len()` or the entry is malformed.
+    pub fn entry(&self, i: usize) -> Result<(&'a [u8], Attr<'a>)> {
+        if i >= self.len {
+            return Err(Error::out_of_range(alloc::format!(
+                "attribute {i} of {}",
+                self.len
+            )));
+        }
+        let name = self.name(i)?;
+        let value = self.value(i, name).map_err(|e| e.context(NameOf(name)))?;
+        Ok((name, value))
+    }
+
+    fn value(&self, i: usize, _name: &[u8]) -> Result<Attr<'a>> {
+        let what = "attribute";
+        let ty = self
+            .mem
+            .u32(Memory::offset(self.types, 4 * i as u64, &what)?, &what)?;
+        let addr = self
+            .mem
+            .u32(Memory::offset(self.values, 4 * i as u64, &what)?, &what)?;
+        let at = |off: u32| Memory::offset(addr, u64::from(off), &what);
+        match ty {
+            attr_type::SCALAR => {
+                let dtype = self.dtype(self.mem.u32(at(scalar_layout::DTYPE)?, &what)?)?;
+                let value = self.mem.u32(at(scalar_layout::VALUE)?, &what)?;
+                let size = dtype.byte_size(1).unwrap_or(0) as usize;
+                // SAFETY: bytes are always valid; attribute memory is read-only.
+                let bytes = unsafe { self.mem.slice::<u8>(value, size, &what) }?;
+                Scalar::from_le_bytes(dtype, bytes).map(Attr::Scalar)
+            }
+            attr_type::ARRAY => {
+                let dtype = self.dtype(self.mem.u32(at(array_layout::DTYPE)?, &what)?)?;
+                let len = self.mem.u32(at(array_layout::SIZE_FIELD)?, &what)? as usize;
+                let data = self.mem.u32(at(array_layout::DATA)?, &what)?;
+                let bytes = dtype
+                    .byte_size(len as u64)
+                    .and_then(|b| usize::try_from(b).ok())
+                    .ok_or_else(|| Error::internal("array size overflows"))?;
+                // SAFETY: as above.
+                let bytes = unsafe { self.mem.slice::<u8>(data, bytes, &what) }?;
+                Ok(Attr::Array(Array {
+                    mem: self.mem,
+                    dtype,
+                    len,
+                    data,
+                    bytes,
+                }))
+            }
+            attr_type::STRING => {
+                let (ptr, len) = self.span(addr, &what)?;
+                // SAFETY: as above.
+                Ok(Attr::String(unsafe { self.mem.slice(ptr, len, &what) }?))
+            }
+            attr_type::DICTIONARY => Attrs::decode(self.mem, addr).map(Attr::Dictionary),
+            other => Err(Error::internal(alloc::format!(
+                "unknown attribute type {other}"
+            ))),
+        }
+    }
+
+    fn dtype(&self, raw: u32) -> Result<DataType> {
+        DataType::from_raw(raw)
+            .ok_or_else(|| Error::internal(alloc::format!("unknown dtype {raw}")))
+    }
+
+    /// All attributes as (name, value), in delivery (sorted) order.
+    pub fn iter(&self) -> impl Iterator<Item = Result<(&'a [u8], Attr<'a>)>> + 'a {
+        let this = *self;
+        (0..self.len).map(move |i| this.entry(i))
+    }
+
+    /// The attribute called `name`, if present.
+    ///
+    /// # Errors
+    ///
+    /// An entry is malformed.
+    pub fn find(&self, name: &str) -> Result<Option<Attr<'a>>> {
+        for i in 0..self.len {
+            if self.name(i)? == name.as_bytes() {
+                return self.entry(i).map(|(_, v)| Some(v));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The attribute called `name`, converted to `T` (a scalar type, `bool`,
+    /// `&str`, `&[T]` for arrays, [`Attrs`] for dictionaries, [`Scalar`],
+    /// [`Array`] or [`Attr`]).
+    ///
+    /// # Errors
+    ///
+    /// `INVALID_ARGUMENT` if it is missing or of another kind or dtype, e.g.
+    /// ``attribute `eps`: expected a f32 scalar, got a f64 scalar``.
+    pub fn get<T: FromAttr<'a>>(&self, name: &str) -> Result<T> {
+        self.get_opt(name)?.ok_or_else(|| {
+            Error::invalid_argument(alloc::format!(
+                "missing attribute `{name}` ({})",
+                T::EXPECTED
+            ))
+        })
+    }
+
+    /// Like [`Attrs::get`], but `Ok(None)` when the attribute is missing.
+    ///
+    /// # Errors
+    ///
+    /// As [`Attrs::get`], except for a missing attribute.
+    pub fn get_opt<T: FromAttr<'a>>(&self, name: &str) -> Result<Option<T>> {
+        match self.find(name)? {
+            None => Ok(None),
+            Some(attr) => T::from_attr(attr)
+                .map(Some)
+                .map_err(|e| e.context(alloc::format!("attribute `{name}`"))),
+        }
+    }
+}
+
+struct NameOf<'n>(&'n [u8]);
+
+impl fmt::Display for NameOf<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "attribute `{}`",
+            alloc::string::String::from_utf8_lossy(self.0)
+        )
+    }
+}
+
+/// One attribute value.
+#[derive(Clone, Copy, Debug)]
+pub enum Attr<'a> {
+    /// A scalar (`1.0 : f32`, `3 : i64`, `true`).
+    Scalar(Scalar),
+    /// A dense array (`array<i64: 1, 2>`, `dense<...>`, flattened).
+    Array(Array<'a>),
+    /// A string's bytes (not NUL-terminated; UTF-8 in practice).
+    String(&'a [u8]),
+    /// A nested dictionary.
+    Dictionary(Attrs<'a>),
+}
+
+impl Attr<'_> {
+    /// What this is, for messages: `a f32 scalar`, `a s64 array`, `a string`,
+    /// `a dictionary`.
+    pub fn describe(&self) -> alloc::string::String {
+        match self {
+            Attr::Scalar(s) => alloc::format!("a {} scalar", s.dtype()),
+            Attr::Array(a) => alloc::format!("a {} array", a.dtype()),
+            Attr::String(_) => "a string".into(),
+            Attr::Dictionary(_) => "a dictionary".into(),
+        }
+    }
+}
+
+/// A scalar attribute value. XLA delivers these dtypes only (f16/bf16 scalars
+/// are rejected at compile time).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[expect(missing_docs, reason = "one variant per scalar dtype, named after it")]
+pub enum Scalar {
+    Pred(bool),
+    S8(i8),
+    S16(i16),
+    S32(i32),
+    S64(i64),
+    U8(u8),
+    U16(u16),
+    U32(u32),
+    U64(u64),
+    F32(f32),
+    F64(f64),
+}
+
+impl Scalar {
+    fn from_le_bytes(dtype: DataType, b: &[u8]) -> Result<Scalar> {
+        fn arr<const N: usize>(b: &[u8]) -> [u8; N] {
+            let mut a = [0u8; N];
+            a.copy_from_slice(&b[..N]);
+            a
+        }
+        Ok(match dtype {
+            DataType::Pred => Scalar::Pred(b[0] != 0),
+            DataType::S8 => Scalar::S8(i8::from_le_bytes(arr(b))),
+            DataType::S16 => Scalar::S16(i16::from_le_bytes(arr(b))),
+            DataType::S32 => Scalar::S32(i32::from_le_bytes(arr(b))),
+            DataType::S64 => Scalar::S64(i64::from_le_bytes(arr(b))),
+            DataType::U8 => Scalar::U8(b[0]),
+            DataType::U16 => Scalar::U16(u16::from_le_bytes(arr(b))),
+            DataType::U32 => Scalar::U32(u32::from_le_bytes(arr(b))),
+            DataType::U64 => Scalar::U64(u64::from_le_bytes(arr(b))),
+            DataType::F32 => Scalar::F32(f32::from_le_bytes(arr(b))),
+            DataType::F64 => Scalar::F64(f64::from_le_bytes(arr(b))),
+            other => {
+                return Err(Error::invalid_argument(alloc::format!(
+                    "unsupported {other} scalar"
+                )));
+            }
+        })
+    }
+
+    /// The scalar's dtype.
+    pub fn dtype(&self) -> DataType {
+        match self {
+            Scalar::Pred(_) => DataType::Pred,
+            Scalar::S8(_) => DataType::S8,
+            Scalar::S16(_) => DataType::S16,
+            Scalar::S32(_) => DataType::S32,
+            Scalar::S64(_) => DataType::S64,
+            Scalar::U8(_) => DataType::U8,
+            Scalar::U16(_) => DataType::U16,
+            Scalar::U32(_) => DataType::U32,
+            Scalar::U64(_) => DataType::U64,
+            Scalar::F32(_) => DataType::F32,
+            Scalar::F64(_) => DataType::F64,
+        }
+    }
+
+    /// The value as `f64` (PRED as 0 or 1; 64-bit integers beyond 2^53 are
+    /// rounded).
+    pub fn to_f64(&self) -> f64 {
+        match *self {
+            Scalar::Pred(v) => f64::from(u8::from(v)),
+            Scalar::S8(v) => f64::from(v),
+            Scalar::S16(v) => f64::from(v),
+            Scalar::S32(v) => f64::from(v),
+            Scalar::S64(v) => v as f64,
+            Scalar::U8(v) => f64::from(v),
+            Scalar::U16(v) => f64::from(v),
+            Scalar::U32(v) => f64::from(v),
+            Scalar::U64(v) => v as f64,
+            Scalar::F32(v) => f64::from(v),
+            Scalar::F64(v) => v,
+        }
+    }
+
+    /// The value as `i64` if it is an integer (or PRED) that fits.
+    pub fn to_i64(&self) -> Option<i64> {
+        match *self {
+            Scalar::Pred(v) => Some(i64::from(v)),
+            Scalar::S8(v) => Some(v.into()),
+            Scalar::S16(v) => Some(v.into()),
+            Scalar::S32(v) => Some(v.into()),
+            Scalar::S64(v) => Some(v),
+            Scalar::U8(v) => Some(v.into()),
+            Scalar::U16(v) => Some(v.into()),
+            Scalar::U32(v) => Some(v.into()),
+            Scalar::U64(v) => i64::try_from(v).ok(),
+            Scalar::F32(_) | Scalar::F64(_) => None,
+        }
+    }
+}
+
+/// An array attribute: dtype and contiguous elements (multi-dimensional
+/// tensors arrive flattened).
+#[derive(Clone, Copy)]
+pub struct Array<'a> {
+    mem: Memory<'a>,
+    dtype: DataType,
+    len: usize,
+    data: u32,
+    bytes: &'a [u8],
+}
+
+impl fmt::Debug for Array<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Array")
+            .field("dtype", &self.dtype)
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+impl<'a> Array<'a> {
+    /// Element type.
+    pub fn dtype(&self) -> DataType {
+        self.dtype
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The elements' bytes, little-endian.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Element `i` as a [`Scalar`] (read without alignment requirements).
+    pub fn get(&self, i: usize) -> Option<Scalar> {
+        let size = self.dtype.byte_size(1)? as usize;
+        let b = self
+            .bytes
+            .get(i.checked_mul(size)?..(i + 1).checked_mul(size)?)?;
+        Scalar::from_le_bytes(self.dtype, b).ok()
+    }
+
+    /// The elements as a typed slice.
+    ///
+    /// # Errors
+    ///
+    /// `INVALID_ARGUMENT` if the dtype is not `T::DTYPE`; `INTERNAL` if the
+    /// data is misaligned for `T`.
+    pub fn as_slice<T: Element>(&self) -> Result<&'a [T]> {
+        if self.dtype != T::DTYPE {
+            return Err(Error::invalid_argument(alloc::format!(
+                "expected a {} array, got a {} array",
+                T::DTYPE,
+                self.dtype
+            )));
+        }
+        // SAFETY: T: Element accepts any bit pattern; attribute memory is
+        // read-only.
+        unsafe { self.mem.slice(self.data, self.len, &"array attribute") }
+    }
+}
+
+/// Conversion of an attribute into a Rust value, used by [`Attrs::get`].
+pub trait FromAttr<'a>: Sized {
+    /// What is expected, for messages (`a f32 scalar`).
+    const EXPECTED: &'static str;
+
+    /// Converts `attr`.
+    ///
+    /// # Errors
+    ///
+    /// `INVALID_ARGUMENT` naming what was expected and what `attr` is.
+    fn from_attr(attr: Attr<'a>) -> Result<Self>;
+}
+
+fn mismatch<T>(expected: &str, got: &Attr<'_>) -> Result<T> {
+    Err(Error::invalid_argument(alloc::format!(
+        "expected {expected}, got {}",
+        got.describe()
+    )))
+}
+
+macro_rules! scalar_from_attr {
+    ($($t:ty => $v:ident, $expected:literal;)*) => {$(
+        impl<'a> FromAttr<'a> for $t {
+            const EXPECTED: &'static str = $expected;
+
+            fn from_attr(attr: Attr<'a>) -> Result<Self> {
+                match attr {
+                    Attr::Scalar(Scalar::$v(v)) => Ok(v),
+                    other => mismatch(Self::EXPECTED, &other),
+                }
+            }
+        }
+    )*};
+}
+
+scalar_from_attr! {
+    bool => Pred, "a pred scalar";
+    i8 => S8, "a s8 scalar";
+    i16 => S16, "a s16 scalar";
+    i32 => S32, "a s32 scalar";
+    i64 => S64, "a s64 scalar";
+    u8 => U8, "a u8 scalar";
+    u16 => U16, "a u16 scalar";
+    u32 => U32, "a u32 scalar";
+    u64 => U64, "a u64 scalar";
+    f32 => F32, "a f32 scalar";
+    f64 => F64, "a f64 scalar";
+}
+
+impl<'a> FromAttr<'a> for Scalar {
+    const EXPECTED: &'static str = "a scalar";
+
+    fn from_attr(attr: Attr<'a>) -> Result<Self> {
+        match attr {
+            Attr::Scalar(s) => Ok(s),
+            other => mismatch(Self::EXPECTED, &other),
+        }
+    }
+}
+
+impl<'a> FromAttr<'a> for &'a str {
+    const EXPECTED: &'static str = "a UTF-8 string";
+
+    fn from_attr(attr: Attr<'a>) -> Result<Self> {
+        match attr {
+            Attr::String(bytes) => core::str::from_utf8(bytes).map_err(|e| {
+                Error::invalid_argument(alloc::format!("expected a UTF-8 string: {e}"))
+            }),
+            other => mismatch(Self::EXPECTED, &other),
+        }
+    }
+}
+
+impl<'a, T: Element> FromAttr<'a> for &'a [T] {
+    const EXPECTED: &'static str = "an array";
+
+    fn from_attr(attr: Attr<'a>) -> Result<Self> {
+        match attr {
+            Attr::Array(a) => a.as_slice(),
+            other => Err(Error::invalid_argument(alloc::format!(
+                "expected a {} array, got {}",
+                T::DTYPE,
+                other.describe()
+            ))),
+        }
+    }
+}
+
+impl<'a> FromAttr<'a> for Array<'a> {
+    const EXPECTED: &'static str = "an array";
+
+    fn from_attr(attr: Attr<'a>) -> Result<Self> {
+        match attr {
+            Attr::Array(a) => Ok(a),
+            other => mismatch(Self::EXPECTED, &other),
+        }
+    }
+}
+
+impl<'a> FromAttr<'a> for Attrs<'a> {
+    const EXPECTED: &'static str = "a dictionary";
+
+    fn from_attr(attr: Attr<'a>) -> Result<Self> {
+        match attr {
+            Attr::Dictionary(d) => Ok(d),
+            other => mismatch(Self::EXPECTED, &other),
+        }
+    }
+}
+
+impl<'a> FromAttr<'a> for Attr<'a> {
+    const EXPECTED: &'static str = "an attribute";
+
+    fn from_attr(attr: Attr<'a>) -> Result<Self> {
+        Ok(attr)
+    }
+}

@@ -1,0 +1,352 @@
+//! Operand and result buffers of a call: [`AnyBuffer`] / [`Buffer`] for
+//! inputs, [`AnyResultBuffer`] / [`ResultBuffer`] for outputs.
+
+use core::fmt;
+use core::ops::{Deref, DerefMut};
+
+use crate::abi::buffer as layout;
+use crate::dtype::{DataType, Element};
+use crate::error::{Error, Result};
+use crate::memory::Memory;
+
+/// Names a buffer in messages: `argument 0`, `result 1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Which {
+    Arg(usize),
+    Ret(usize),
+}
+
+impl fmt::Display for Which {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Which::Arg(i) => write!(f, "argument {i}"),
+            Which::Ret(i) => write!(f, "result {i}"),
+        }
+    }
+}
+
+/// Largest rank accepted in a frame (XLA's own limit is far lower).
+const MAX_RANK: i64 = 64;
+
+/// The decoded fields of one wasm32 `XLA_FFI_Buffer`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RawBuffer<'a> {
+    pub(crate) mem: Memory<'a>,
+    pub(crate) which: Which,
+    pub(crate) dtype: DataType,
+    pub(crate) dims: &'a [i64],
+    pub(crate) dims_addr: u32,
+    pub(crate) data: u32,
+    pub(crate) elements: usize,
+    pub(crate) byte_len: usize,
+}
+
+impl<'a> RawBuffer<'a> {
+    /// Decodes and checks the `XLA_FFI_Buffer` at guest address `addr`.
+    pub(crate) fn decode(mem: Memory<'a>, addr: u32, which: Which) -> Result<RawBuffer<'a>> {
+        let at = |off: u32| Memory::offset(addr, u64::from(off), &which);
+        let struct_size = mem.u32(addr, &which)?;
+        if struct_size < layout::STRUCT_SIZE {
+            return Err(Error::internal(alloc::format!(
+                "{which}: XLA_FFI_Buffer struct_size is {struct_size}, expected {}",
+                layout::STRUCT_SIZE
+            )));
+        }
+        let raw_dtype = mem.u32(at(layout::DTYPE)?, &which)?;
+        let dtype = DataType::from_raw(raw_dtype).ok_or_else(|| {
+            Error::invalid_argument(alloc::format!("{which}: unknown dtype {raw_dtype}"))
+        })?;
+        let data = mem.u32(at(layout::DATA)?, &which)?;
+        let rank = mem.i64(at(layout::RANK)?, &which)?;
+        if !(0..=MAX_RANK).contains(&rank) {
+            return Err(Error::internal(alloc::format!(
+                "{which}: rank {rank} is out of range"
+            )));
+        }
+        let dims_addr = mem.u32(at(layout::DIMS)?, &which)?;
+        let what = DimsOf(which);
+        // SAFETY: i64 has no invalid bit patterns; dims are only ever read.
+        let dims: &'a [i64] = unsafe { mem.slice(dims_addr, rank as usize, &what) }?;
+        let mut elements: usize = 1;
+        for (axis, &d) in dims.iter().enumerate() {
+            let d = usize::try_from(d).map_err(|_| {
+                Error::invalid_argument(alloc::format!("{which}: dimension {axis} is {d}"))
+            })?;
+            elements = elements.checked_mul(d).ok_or_else(|| {
+                Error::invalid_argument(alloc::format!(
+                    "{which}: element count of {dims:?} overflows"
+                ))
+            })?;
+        }
+        let byte_len = dtype
+            .byte_size(elements as u64)
+            .and_then(|b| usize::try_from(b).ok())
+            .ok_or_else(|| {
+                Error::invalid_argument(alloc::format!("{which}: byte size of {dims:?} overflows"))
+            })?;
+        mem.check(data, byte_len, 1, &which)?;
+        Ok(RawBuffer {
+            mem,
+            which,
+            dtype,
+            dims,
+            dims_addr,
+            data,
+            elements,
+            byte_len,
+        })
+    }
+
+    /// Guest byte range of the data, for overlap checks.
+    pub(crate) fn span(&self) -> core::ops::Range<u64> {
+        u64::from(self.data)..u64::from(self.data) + self.byte_len as u64
+    }
+
+    /// Guest byte range of the dims array.
+    pub(crate) fn dims_span(&self) -> core::ops::Range<u64> {
+        u64::from(self.dims_addr)..u64::from(self.dims_addr) + 8 * self.dims.len() as u64
+    }
+
+    fn check_dtype(&self, want: DataType) -> Result<()> {
+        if self.dtype == want {
+            Ok(())
+        } else {
+            Err(Error::invalid_argument(alloc::format!(
+                "{}: expected a {want} buffer, got {} {:?}",
+                self.which,
+                self.dtype,
+                self.dims
+            )))
+        }
+    }
+}
+
+struct DimsOf(Which);
+
+impl fmt::Display for DimsOf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} dims", self.0)
+    }
+}
+
+macro_rules! shape_methods {
+    () => {
+        /// Dimensions, major to minor (row-major layout).
+        pub fn dims(&self) -> &'a [i64] {
+            self.raw().dims
+        }
+
+        /// Number of dimensions.
+        pub fn rank(&self) -> usize {
+            self.raw().dims.len()
+        }
+
+        /// Number of elements (product of the dimensions; 1 for rank 0).
+        pub fn element_count(&self) -> usize {
+            self.raw().elements
+        }
+
+        /// Size of the last (minor) dimension, or `None` for rank 0.
+        pub fn last_dim(&self) -> Option<usize> {
+            // Dimensions were checked non-negative and to fit usize products.
+            self.raw().dims.last().map(|&d| d as usize)
+        }
+
+        /// Element type.
+        pub fn dtype(&self) -> DataType {
+            self.raw().dtype
+        }
+    };
+}
+
+/// An input buffer of any element type: dispatch on [`AnyBuffer::dtype`],
+/// then view it with [`AnyBuffer::typed`].
+#[derive(Clone, Copy, Debug)]
+pub struct AnyBuffer<'a> {
+    raw: RawBuffer<'a>,
+}
+
+impl<'a> AnyBuffer<'a> {
+    pub(crate) fn new(raw: RawBuffer<'a>) -> AnyBuffer<'a> {
+        AnyBuffer { raw }
+    }
+
+    fn raw(&self) -> &RawBuffer<'a> {
+        &self.raw
+    }
+
+    shape_methods!();
+
+    /// Size of the data in bytes (`ceil(elements * bits / 8)`; 0 for tokens).
+    pub fn byte_len(&self) -> usize {
+        self.raw.byte_len
+    }
+
+    /// The data as bytes (PRED buffers: one byte per element, 0 or 1; sub-byte
+    /// types packed, element 0 in the low bits).
+    ///
+    /// # Errors
+    ///
+    /// The data is not inside guest memory.
+    pub fn bytes(&self) -> Result<&'a [u8]> {
+        // SAFETY: bytes have no invalid patterns; inputs are never handed out
+        // mutably and results were checked not to overlap inputs (CallFrame).
+        unsafe {
+            self.raw
+                .mem
+                .slice(self.raw.data, self.raw.byte_len, &self.raw.which)
+        }
+    }
+
+    /// A typed view.
+    ///
+    /// # Errors
+    ///
+    /// `INVALID_ARGUMENT` if the dtype is not `T::DTYPE` (the message names
+    /// the argument, both dtypes and the shape); `INTERNAL` if the data is
+    /// misaligned for `T` or outside guest memory.
+    pub fn typed<T: Element>(&self) -> Result<Buffer<'a, T>> {
+        self.raw.check_dtype(T::DTYPE)?;
+        // SAFETY: T: Element accepts every bit pattern of DTYPE's width; inputs
+        // are never handed out mutably (see bytes()).
+        let data = unsafe {
+            self.raw
+                .mem
+                .slice(self.raw.data, self.raw.elements, &self.raw.which)
+        }?;
+        Ok(Buffer {
+            raw: self.raw,
+            data,
+        })
+    }
+}
+
+/// A typed input buffer: dimensions and a slice of elements. Dereferences to
+/// `[T]`.
+#[derive(Clone, Copy, Debug)]
+pub struct Buffer<'a, T> {
+    raw: RawBuffer<'a>,
+    data: &'a [T],
+}
+
+impl<'a, T: Element> Buffer<'a, T> {
+    fn raw(&self) -> &RawBuffer<'a> {
+        &self.raw
+    }
+
+    shape_methods!();
+
+    /// The elements, row-major.
+    pub fn data(&self) -> &'a [T] {
+        self.data
+    }
+}
+
+impl<T> Deref for Buffer<'_, T> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        self.data
+    }
+}
+
+/// A result buffer of any element type, held exclusively. Dispatch on
+/// [`AnyResultBuffer::dtype`], then view it with [`AnyResultBuffer::typed`].
+#[derive(Debug)]
+pub struct AnyResultBuffer<'a> {
+    raw: RawBuffer<'a>,
+}
+
+impl<'a> AnyResultBuffer<'a> {
+    /// The caller guarantees that no other reference to this buffer's data
+    /// exists or will be created during `'a`.
+    pub(crate) fn new_exclusive(raw: RawBuffer<'a>) -> AnyResultBuffer<'a> {
+        AnyResultBuffer { raw }
+    }
+
+    fn raw(&self) -> &RawBuffer<'a> {
+        &self.raw
+    }
+
+    shape_methods!();
+
+    /// Size of the data in bytes.
+    pub fn byte_len(&self) -> usize {
+        self.raw.byte_len
+    }
+
+    /// The data as writable bytes. Results are not zero-initialised: write
+    /// every byte.
+    ///
+    /// # Errors
+    ///
+    /// The data is not inside guest memory.
+    pub fn into_bytes(self) -> Result<&'a mut [u8]> {
+        // SAFETY: exclusive by construction (new_exclusive), bytes are always valid.
+        unsafe {
+            self.raw
+                .mem
+                .slice_mut(self.raw.data, self.raw.byte_len, &self.raw.which)
+        }
+    }
+
+    /// A typed, writable view.
+    ///
+    /// # Errors
+    ///
+    /// As [`AnyBuffer::typed`].
+    pub fn typed<T: Element>(self) -> Result<ResultBuffer<'a, T>> {
+        self.raw.check_dtype(T::DTYPE)?;
+        // SAFETY: exclusive by construction; T: Element accepts any bit pattern.
+        let data = unsafe {
+            self.raw
+                .mem
+                .slice_mut(self.raw.data, self.raw.elements, &self.raw.which)
+        }?;
+        Ok(ResultBuffer {
+            raw: self.raw,
+            data,
+        })
+    }
+}
+
+/// A typed result buffer: dimensions and a mutable slice of elements.
+/// Dereferences to `[T]`. Results are not zero-initialised: write every
+/// element.
+#[derive(Debug)]
+pub struct ResultBuffer<'a, T> {
+    raw: RawBuffer<'a>,
+    data: &'a mut [T],
+}
+
+impl<'a, T: Element> ResultBuffer<'a, T> {
+    fn raw(&self) -> &RawBuffer<'a> {
+        &self.raw
+    }
+
+    shape_methods!();
+
+    /// The elements, row-major.
+    pub fn data_mut(&mut self) -> &mut [T] {
+        self.data
+    }
+
+    /// The elements for the whole call.
+    pub fn into_data(self) -> &'a mut [T] {
+        self.data
+    }
+}
+
+impl<T> Deref for ResultBuffer<'_, T> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        self.data
+    }
+}
+
+impl<T> DerefMut for ResultBuffer<'_, T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        self.data
+    }
+}

@@ -1,0 +1,333 @@
+//! [`CallFrame`]: the checked view of one call's wasm32 `XLA_FFI_CallFrame`.
+
+use alloc::vec::Vec;
+use core::cell::Cell;
+
+use crate::abi::{self, arg_type, call_frame as layout, ret_type};
+use crate::attrs::{Attrs, FromAttr};
+use crate::buffer::{AnyBuffer, AnyResultBuffer, Buffer, RawBuffer, ResultBuffer, Which};
+use crate::dtype::Element;
+use crate::error::{Error, Result};
+use crate::memory::Memory;
+
+/// Largest number of operands or results accepted in a frame.
+const MAX_BUFFERS: i64 = 1 << 16;
+
+/// One call: operands, results and attributes, as the host laid them out in
+/// guest memory.
+///
+/// Inputs can be viewed any number of times ([`CallFrame::arg`],
+/// [`CallFrame::any_arg`]). Each result can be taken once
+/// ([`CallFrame::ret`], [`CallFrame::any_ret`]), after a check that its
+/// memory overlaps no other buffer, so the mutable slices are exclusive.
+///
+/// # Examples
+///
+/// ```
+/// use cyxla_guest_sdk::{CallFrame, Error, Result};
+///
+/// pub fn scale(frame: &CallFrame<'_>) -> Result<()> {
+///     frame.expect_arity(1, 1)?;
+///     let factor: f32 = frame.attr("factor")?;
+///     let x = frame.arg::<f32>(0)?;
+///     let mut y = frame.ret::<f32>(0)?;
+///     if x.dims() != y.dims() {
+///         return Err(Error::invalid_argument("x and y differ in shape"));
+///     }
+///     for (y, x) in y.iter_mut().zip(x.iter()) {
+///         *y = x * factor;
+///     }
+///     Ok(())
+/// }
+/// # let _ = scale;
+/// ```
+pub struct CallFrame<'a> {
+    mem: Memory<'a>,
+    addr: u32,
+    ctx: u32,
+    stage: u32,
+    num_args: usize,
+    arg_types: u32,
+    args: u32,
+    num_rets: usize,
+    ret_types: u32,
+    rets: u32,
+    attrs: Attrs<'a>,
+    taken: Vec<Cell<bool>>,
+}
+
+impl core::fmt::Debug for CallFrame<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("CallFrame")
+            .field("addr", &self.addr)
+            .field("num_args", &self.num_args)
+            .field("num_rets", &self.num_rets)
+            .field("attrs", &self.attrs)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> CallFrame<'a> {
+    /// The frame at guest address `frame` in this instance's memory (what a
+    /// handler export receives).
+    ///
+    /// # Errors
+    ///
+    /// `INTERNAL` if the frame is malformed (wrong `struct_size`, addresses
+    /// outside memory, counts out of range).
+    ///
+    /// # Safety
+    ///
+    /// The memory the frame refers to must not be accessed other than through
+    /// the returned view during `'a` (the host wrote it for this call and the
+    /// guest has not handed it out elsewhere).
+    /// Available on wasm32 only.
+    #[cfg(target_arch = "wasm32")]
+    pub unsafe fn from_raw(frame: u32) -> Result<CallFrame<'a>> {
+        CallFrame::decode(Memory::linear(), frame)
+    }
+
+    /// The frame at guest address `frame` of `memory`, a buffer standing for
+    /// a guest's linear memory (guest address `a` is `memory[a]`). Lets a host
+    /// or a test check a frame it wrote with the SDK's own decoder.
+    ///
+    /// # Errors
+    ///
+    /// `INTERNAL` if the frame is malformed, as for a frame read in a guest.
+    ///
+    /// # Safety
+    ///
+    /// Each result's data must overlap none of the other bytes the frame
+    /// refers to (frame, attributes, names, strings, arrays, type and pointer
+    /// arrays). Overlaps between results, operands and dims are checked, the
+    /// rest is not.
+    pub unsafe fn from_memory(memory: &'a mut [u8], frame: u32) -> Result<CallFrame<'a>> {
+        // SAFETY: the slice is valid and exclusively borrowed for 'a.
+        let mem = unsafe { Memory::from_raw_parts(memory.as_mut_ptr(), memory.len()) };
+        CallFrame::decode(mem, frame)
+    }
+
+    /// Decodes and checks the frame at guest address `addr` of `mem`.
+    pub(crate) fn decode(mem: Memory<'a>, addr: u32) -> Result<CallFrame<'a>> {
+        let what = "call frame";
+        let at = |off: u32| Memory::offset(addr, u64::from(off), &what);
+        let struct_size = mem.u32(addr, &what)?;
+        if struct_size != layout::STRUCT_SIZE {
+            return Err(Error::internal(alloc::format!(
+                "call frame struct_size is {struct_size}, expected {} (wasm32 XLA_FFI_CallFrame)",
+                layout::STRUCT_SIZE
+            )));
+        }
+        mem.check(addr, layout::SIZE as usize, 8, &what)?;
+        let count = |off: u32, kind: &str| -> Result<usize> {
+            let n = mem.i64(at(off)?, &what)?;
+            if (0..=MAX_BUFFERS).contains(&n) {
+                Ok(n as usize)
+            } else {
+                Err(Error::internal(alloc::format!("call frame has {n} {kind}")))
+            }
+        };
+        let num_args = count(layout::ARGS + abi::args::SIZE_FIELD, "arguments")?;
+        let num_rets = count(layout::RETS + abi::rets::SIZE_FIELD, "results")?;
+        let frame = CallFrame {
+            mem,
+            addr,
+            ctx: mem.u32(at(layout::CTX)?, &what)?,
+            stage: mem.u32(at(layout::STAGE)?, &what)?,
+            num_args,
+            arg_types: mem.u32(at(layout::ARGS + abi::args::TYPES)?, &what)?,
+            args: mem.u32(at(layout::ARGS + abi::args::ARGS)?, &what)?,
+            num_rets,
+            ret_types: mem.u32(at(layout::RETS + abi::rets::TYPES)?, &what)?,
+            rets: mem.u32(at(layout::RETS + abi::rets::RETS)?, &what)?,
+            attrs: Attrs::decode(mem, at(layout::ATTRS)?)?,
+            taken: (0..num_rets).map(|_| Cell::new(false)).collect(),
+        };
+        mem.check(frame.arg_types, num_args * 4, 1, &"argument types")?;
+        mem.check(frame.args, num_args * 4, 1, &"arguments")?;
+        mem.check(frame.ret_types, num_rets * 4, 1, &"result types")?;
+        mem.check(frame.rets, num_rets * 4, 1, &"results")?;
+        Ok(frame)
+    }
+
+    /// Guest address of the frame.
+    pub fn address(&self) -> u32 {
+        self.addr
+    }
+
+    /// The execution stage (`abi::execution_stage::EXECUTE` for every call
+    /// the host delivers).
+    pub fn stage(&self) -> u32 {
+        self.stage
+    }
+
+    /// Number of operands.
+    pub fn num_args(&self) -> usize {
+        self.num_args
+    }
+
+    /// Number of results.
+    pub fn num_rets(&self) -> usize {
+        self.num_rets
+    }
+
+    /// Fails with `INVALID_ARGUMENT` unless the call has exactly `args`
+    /// operands and `rets` results.
+    ///
+    /// # Errors
+    ///
+    /// ``expected 1 operand(s) and 2 result(s), got 1 and 1``.
+    pub fn expect_arity(&self, args: usize, rets: usize) -> Result<()> {
+        if self.num_args == args && self.num_rets == rets {
+            Ok(())
+        } else {
+            Err(Error::invalid_argument(alloc::format!(
+                "expected {args} operand(s) and {rets} result(s), got {} and {}",
+                self.num_args,
+                self.num_rets
+            )))
+        }
+    }
+
+    fn raw(&self, which: Which) -> Result<RawBuffer<'a>> {
+        let (i, n, types, ptrs, want, kind) = match which {
+            Which::Arg(i) => (
+                i,
+                self.num_args,
+                self.arg_types,
+                self.args,
+                arg_type::BUFFER,
+                "operand",
+            ),
+            Which::Ret(i) => (
+                i,
+                self.num_rets,
+                self.ret_types,
+                self.rets,
+                ret_type::BUFFER,
+                "result",
+            ),
+        };
+        if i >= n {
+            return Err(Error::invalid_argument(alloc::format!(
+                "{which} requested, but the call has {n} {kind}(s)"
+            )));
+        }
+        let ty = self
+            .mem
+            .u32(Memory::offset(types, 4 * i as u64, &which)?, &which)?;
+        if ty != want {
+            return Err(Error::internal(alloc::format!(
+                "{which} has type {ty}, expected a buffer ({want})"
+            )));
+        }
+        let addr = self
+            .mem
+            .u32(Memory::offset(ptrs, 4 * i as u64, &which)?, &which)?;
+        RawBuffer::decode(self.mem, addr, which)
+    }
+
+    /// Operand `i`, any dtype.
+    ///
+    /// # Errors
+    ///
+    /// `INVALID_ARGUMENT` if `i` is out of range or the buffer is malformed.
+    pub fn any_arg(&self, i: usize) -> Result<AnyBuffer<'a>> {
+        self.raw(Which::Arg(i)).map(AnyBuffer::new)
+    }
+
+    /// Operand `i` as a typed buffer.
+    ///
+    /// # Errors
+    ///
+    /// As [`CallFrame::any_arg`], and `INVALID_ARGUMENT` if its dtype is not
+    /// `T::DTYPE` (``argument 0: expected a f32 buffer, got f64 [3, 5]``).
+    pub fn arg<T: Element>(&self, i: usize) -> Result<Buffer<'a, T>> {
+        self.any_arg(i)?.typed()
+    }
+
+    /// Result `i`, any dtype, held exclusively.
+    ///
+    /// # Errors
+    ///
+    /// `INVALID_ARGUMENT` if `i` is out of range or the result was already
+    /// taken; `INTERNAL` if its memory overlaps another buffer or a dims
+    /// array.
+    pub fn any_ret(&self, i: usize) -> Result<AnyResultBuffer<'a>> {
+        let which = Which::Ret(i);
+        let raw = self.raw(which)?;
+        if self.taken[i].get() {
+            return Err(Error::invalid_argument(alloc::format!(
+                "{which} was already taken"
+            )));
+        }
+        self.check_exclusive(&raw)?;
+        self.taken[i].set(true);
+        Ok(AnyResultBuffer::new_exclusive(raw))
+    }
+
+    /// Result `i` as a typed, writable buffer.
+    ///
+    /// # Errors
+    ///
+    /// As [`CallFrame::any_ret`], and `INVALID_ARGUMENT` if its dtype is not
+    /// `T::DTYPE`.
+    pub fn ret<T: Element>(&self, i: usize) -> Result<ResultBuffer<'a, T>> {
+        self.any_ret(i)?.typed()
+    }
+
+    /// Checks that `ret`'s data overlaps no other buffer's data and no dims.
+    fn check_exclusive(&self, ret: &RawBuffer<'a>) -> Result<()> {
+        let mine = ret.span();
+        if mine.is_empty() {
+            return Ok(());
+        }
+        let overlaps =
+            |r: &core::ops::Range<u64>| !r.is_empty() && r.start < mine.end && mine.start < r.end;
+        let others = (0..self.num_args)
+            .map(Which::Arg)
+            .chain((0..self.num_rets).map(Which::Ret));
+        for which in others {
+            let other = self.raw(which)?;
+            if (which != ret.which && overlaps(&other.span())) || overlaps(&other.dims_span()) {
+                return Err(Error::internal(alloc::format!(
+                    "{}: its memory overlaps {which}",
+                    ret.which
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The call's attributes.
+    pub fn attrs(&self) -> Attrs<'a> {
+        self.attrs
+    }
+
+    /// Attribute `name` converted to `T`; see [`Attrs::get`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Attrs::get`].
+    pub fn attr<T: FromAttr<'a>>(&self, name: &str) -> Result<T> {
+        self.attrs.get(name)
+    }
+
+    /// The device ordinal of this call (`XLA_FFI_DeviceOrdinal_Get`).
+    ///
+    /// # Errors
+    ///
+    /// The host's error, or `UNIMPLEMENTED` outside wasm32.
+    pub fn device_ordinal(&self) -> Result<i32> {
+        crate::runtime::device_ordinal(self.ctx)
+    }
+
+    /// The run id of this call (`XLA_FFI_RunId_Get`).
+    ///
+    /// # Errors
+    ///
+    /// The host's error, or `UNIMPLEMENTED` outside wasm32.
+    pub fn run_id(&self) -> Result<i64> {
+        crate::runtime::run_id(self.ctx)
+    }
+}

@@ -1,0 +1,116 @@
+//! [`target!`](crate::target): declare a target and export its handler.
+
+/// The type of a handler: a plain function (or non-capturing closure) from
+/// the call frame to success or an [`Error`](crate::Error).
+pub type Handler = for<'f, 'a> fn(&'f crate::CallFrame<'a>) -> crate::Result<()>;
+
+/// Declares that this guest serves custom-call target `$target` with the
+/// handler `$handler`, exported as `$export`.
+///
+/// ```
+/// use cyxla_guest_sdk::{CallFrame, Error, target};
+///
+/// pub fn scale(frame: &CallFrame<'_>) -> Result<(), Error> {
+///     let factor: f32 = frame.attr("factor")?;
+///     let x = frame.arg::<f32>(0)?;
+///     let mut y = frame.ret::<f32>(0)?;
+///     y.iter_mut().zip(x.iter()).for_each(|(y, x)| *y = x * factor);
+///     Ok(())
+/// }
+///
+/// target!("my_scale", my_scale, scale);
+/// target!("my_noop", my_noop, |_frame: &CallFrame| -> Result<(), Error> { Ok(()) });
+/// ```
+///
+/// It expands to, on wasm32:
+///
+/// * a record `cyxla-target v1 <target> <export>\n` in the `cyxla.targets`
+///   custom section, so the host finds the target in the bare `.wasm`;
+/// * an export `<export>: (frame: i32) -> i32` that answers a metadata
+///   probe (API version 0.3) and ignores stages other than EXECUTE, decodes
+///   and checks the frame (`struct_size` 104 and every address), calls the
+///   handler and turns an `Err` into an error handle through the host's
+///   `error_create` import (0 on success).
+///
+/// On other targets it only type-checks the handler (so kernels can be unit
+/// tested natively with the `testing` module when the `testing` feature
+/// is on). Names are checked at compile time: 1 to 255 bytes of
+/// `[A-Za-z0-9_.$-]`.
+///
+/// # Panics
+///
+/// A panicking handler does not return an error: wasm32 guests cannot
+/// unwind. The SDK's panic handler stores the message (export
+/// `cyxla_last_panic`) and traps; the host reports the trap with that
+/// message and discards the instance. Use the SDK's `Result`-returning
+/// accessors and return errors instead of panicking.
+#[macro_export]
+macro_rules! target {
+    ($target:literal, $export:ident, $handler:expr $(,)?) => {
+        const _: () = {
+            const HANDLER: $crate::Handler = $handler;
+            const RECORD_LEN: usize = $crate::__private::record_len($target, stringify!($export));
+            const RECORD_BYTES: [u8; RECORD_LEN] =
+                $crate::__private::record($target, stringify!($export));
+            assert!(
+                $crate::abi::is_valid_name($target),
+                concat!("invalid target name `", $target, "`")
+            );
+            assert!(
+                $crate::abi::is_valid_name(stringify!($export)),
+                concat!("invalid export name `", stringify!($export), "`")
+            );
+
+            #[cfg(target_arch = "wasm32")]
+            #[unsafe(link_section = "cyxla.targets")]
+            #[used]
+            static RECORD: [u8; RECORD_LEN] = RECORD_BYTES;
+
+            #[cfg(target_arch = "wasm32")]
+            #[unsafe(export_name = stringify!($export))]
+            extern "C" fn export(frame: u32) -> u32 {
+                $crate::__private::run(frame, HANDLER)
+            }
+
+            // Uses both on every target (natively nothing else does).
+            let _ = (HANDLER, RECORD_BYTES);
+        };
+    };
+}
+
+/// Support for [`target!`]; not a public API.
+#[doc(hidden)]
+pub mod __private {
+    #[cfg(target_arch = "wasm32")]
+    pub use crate::runtime::run;
+
+    use crate::abi::RECORD_PREFIX;
+
+    /// Length of the record `cyxla-target v1 <target> <export>\n`.
+    pub const fn record_len(target: &str, export: &str) -> usize {
+        RECORD_PREFIX.len() + target.len() + 1 + export.len() + 1
+    }
+
+    /// The record `cyxla-target v1 <target> <export>\n` as an array (for a
+    /// `link_section` static); `N` must be [`record_len`].
+    pub const fn record<const N: usize>(target: &str, export: &str) -> [u8; N] {
+        let mut out = [0u8; N];
+        let mut at = copy(&mut out, 0, RECORD_PREFIX.as_bytes());
+        at = copy(&mut out, at, target.as_bytes());
+        at = copy(&mut out, at, b" ");
+        at = copy(&mut out, at, export.as_bytes());
+        at = copy(&mut out, at, b"\n");
+        assert!(at == N, "record length");
+        out
+    }
+
+    const fn copy<const N: usize>(out: &mut [u8; N], mut at: usize, bytes: &[u8]) -> usize {
+        let mut i = 0;
+        while i < bytes.len() {
+            out[at] = bytes[i];
+            at += 1;
+            i += 1;
+        }
+        at
+    }
+}

@@ -1,0 +1,253 @@
+//! Reading the call frame out of guest memory by guest address.
+//!
+//! Inside a guest, a guest address is a plain pointer into linear memory.
+//! The frame the host writes is still input: every read goes through
+//! [`Memory`], which checks that the range lies inside memory, is not at the
+//! null address and is aligned, so a malformed frame gives an [`Error`]
+//! instead of undefined behaviour. On other targets (tests), a `Memory` is a
+//! byte buffer standing in for linear memory, with guest addresses as offsets
+//! into it.
+
+use core::marker::PhantomData;
+use core::ptr::NonNull;
+
+use crate::error::{Error, Result};
+
+/// A view of guest memory: either the wasm32 linear memory itself (`base`
+/// null, addresses are pointers) or a buffer standing in for it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Memory<'a> {
+    base: *mut u8,
+    len: usize,
+    _memory: PhantomData<&'a mut [u8]>,
+}
+
+impl<'a> Memory<'a> {
+    /// The instance's linear memory, as large as it is now.
+    #[cfg(target_arch = "wasm32")]
+    pub(crate) fn linear() -> Memory<'a> {
+        let pages = core::arch::wasm32::memory_size(0);
+        Memory {
+            base: core::ptr::null_mut(),
+            len: pages.saturating_mul(65536),
+            _memory: PhantomData,
+        }
+    }
+
+    /// A buffer standing in for linear memory: guest address `a` is
+    /// `base + a`.
+    ///
+    /// # Safety
+    ///
+    /// `base..base + len` must be valid for reads and writes for `'a`, and
+    /// nothing else may access it during `'a` except through this view.
+    pub(crate) unsafe fn from_raw_parts(base: *mut u8, len: usize) -> Memory<'a> {
+        Memory {
+            base,
+            len,
+            _memory: PhantomData,
+        }
+    }
+
+    /// Pointer to guest range `addr..addr + len`, checked to be inside memory,
+    /// not null (unless empty) and aligned to `align`. `what` names the range
+    /// in errors.
+    fn range(
+        &self,
+        addr: u32,
+        len: usize,
+        align: usize,
+        what: &dyn core::fmt::Display,
+    ) -> Result<*mut u8> {
+        let start = addr as usize;
+        if start.checked_add(len).is_none_or(|end| end > self.len) {
+            return Err(Error::internal(alloc::format!(
+                "{what}: guest range {start:#x}+{len} is outside guest memory ({} bytes)",
+                self.len
+            )));
+        }
+        if addr == 0 {
+            return Err(Error::internal(alloc::format!(
+                "{what}: null guest address"
+            )));
+        }
+        let ptr = if self.base.is_null() {
+            core::ptr::with_exposed_provenance_mut::<u8>(start)
+        } else {
+            // The range is inside base..base+len (checked above).
+            self.base.wrapping_add(start)
+        };
+        if !(ptr as usize).is_multiple_of(align) {
+            return Err(Error::internal(alloc::format!(
+                "{what}: guest address {start:#x} is not aligned to {align} bytes"
+            )));
+        }
+        Ok(ptr)
+    }
+
+    /// Checks that `addr..addr + len` could be viewed as elements aligned to
+    /// `align` (see [`Memory::slice`]) without creating a reference.
+    pub(crate) fn check(
+        &self,
+        addr: u32,
+        len: usize,
+        align: usize,
+        what: &dyn core::fmt::Display,
+    ) -> Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        self.range(addr, len, align, what).map(|_| ())
+    }
+
+    /// Reads a little-endian `u32` at `addr`.
+    pub(crate) fn u32(&self, addr: u32, what: &dyn core::fmt::Display) -> Result<u32> {
+        let p = self.range(addr, 4, 1, what)?;
+        // SAFETY: range() checked that the 4 bytes are inside memory, which is
+        // valid for reads for 'a; read_unaligned has no alignment requirement.
+        Ok(unsafe { p.cast::<u32>().read_unaligned() })
+    }
+
+    /// Reads a little-endian `i64` at `addr`.
+    pub(crate) fn i64(&self, addr: u32, what: &dyn core::fmt::Display) -> Result<i64> {
+        let p = self.range(addr, 8, 1, what)?;
+        // SAFETY: as in u32(): 8 in-bounds bytes, unaligned read.
+        Ok(unsafe { p.cast::<i64>().read_unaligned() })
+    }
+
+    /// Address arithmetic on guest addresses, failing instead of wrapping.
+    pub(crate) fn offset(addr: u32, by: u64, what: &dyn core::fmt::Display) -> Result<u32> {
+        u64::from(addr)
+            .checked_add(by)
+            .and_then(|a| u32::try_from(a).ok())
+            .ok_or_else(|| {
+                Error::internal(alloc::format!(
+                    "{what}: guest address {addr:#x}+{by} overflows"
+                ))
+            })
+    }
+
+    /// `count` elements of `T` at `addr`, shared.
+    ///
+    /// # Safety
+    ///
+    /// Every bit pattern must be a valid `T`, and no `&mut` to any of these
+    /// bytes may be alive during `'a`.
+    pub(crate) unsafe fn slice<T>(
+        &self,
+        addr: u32,
+        count: usize,
+        what: &dyn core::fmt::Display,
+    ) -> Result<&'a [T]> {
+        let len = count
+            .checked_mul(size_of::<T>())
+            .ok_or_else(|| Error::internal(alloc::format!("{what}: size overflows")))?;
+        if len == 0 {
+            // SAFETY: an empty slice needs only a non-null aligned pointer.
+            return Ok(unsafe {
+                core::slice::from_raw_parts(NonNull::<T>::dangling().as_ptr(), count)
+            });
+        }
+        let p = self.range(addr, len, align_of::<T>(), what)?;
+        // SAFETY: range() checked bounds, non-null and alignment; the caller
+        // guarantees validity of the bit patterns and the absence of &mut.
+        Ok(unsafe { core::slice::from_raw_parts(p.cast::<T>(), count) })
+    }
+
+    /// `count` elements of `T` at `addr`, exclusive.
+    ///
+    /// # Safety
+    ///
+    /// Every bit pattern must be a valid `T`, and no other reference to any of
+    /// these bytes may be alive during `'a`.
+    pub(crate) unsafe fn slice_mut<T>(
+        &self,
+        addr: u32,
+        count: usize,
+        what: &dyn core::fmt::Display,
+    ) -> Result<&'a mut [T]> {
+        let len = count
+            .checked_mul(size_of::<T>())
+            .ok_or_else(|| Error::internal(alloc::format!("{what}: size overflows")))?;
+        if len == 0 {
+            // SAFETY: an empty slice needs only a non-null aligned pointer.
+            return Ok(unsafe {
+                core::slice::from_raw_parts_mut(NonNull::<T>::dangling().as_ptr(), count)
+            });
+        }
+        let p = self.range(addr, len, align_of::<T>(), what)?;
+        // SAFETY: range() checked bounds, non-null and alignment; the caller
+        // guarantees validity and exclusivity.
+        Ok(unsafe { core::slice::from_raw_parts_mut(p.cast::<T>(), count) })
+    }
+
+    /// The bytes of the NUL-terminated string at `addr` (without the NUL),
+    /// looking at most `max` bytes ahead.
+    #[cfg_attr(
+        not(target_arch = "wasm32"),
+        expect(dead_code, reason = "used for host messages on wasm32")
+    )]
+    pub(crate) fn c_str(&self, addr: u32, max: usize) -> Result<&'a [u8]> {
+        let what = "string";
+        let avail = self.len.saturating_sub(addr as usize).min(max);
+        // SAFETY: bytes are always valid; the string is only read, and the
+        // caller does not hold a mutable reference into it.
+        let bytes: &'a [u8] = unsafe { self.slice(addr, avail.max(1), &what) }?;
+        let n = bytes.iter().position(|&b| b == 0).ok_or_else(|| {
+            Error::internal(alloc::format!(
+                "{what} at {addr:#x} has no NUL within {max} bytes"
+            ))
+        })?;
+        Ok(&bytes[..n])
+    }
+
+    /// Writes `value` at `addr` (used to answer the metadata probe).
+    #[cfg_attr(
+        all(not(target_arch = "wasm32"), not(test)),
+        expect(dead_code, reason = "used for the probe on wasm32")
+    )]
+    pub(crate) fn write_u32(
+        &self,
+        addr: u32,
+        value: u32,
+        what: &dyn core::fmt::Display,
+    ) -> Result<()> {
+        let p = self.range(addr, 4, 1, what)?;
+        // SAFETY: 4 in-bounds bytes of memory valid for writes for 'a.
+        unsafe { p.cast::<u32>().write_unaligned(value) };
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checks_bounds_null_and_alignment() {
+        let mut buf = [0u64; 4];
+        // SAFETY: buf outlives mem and is only accessed through it.
+        let mem = unsafe { Memory::from_raw_parts(buf.as_mut_ptr().cast(), 32) };
+        mem.write_u32(8, 7, &"x").unwrap();
+        assert_eq!(mem.u32(8, &"x").unwrap(), 7);
+        assert!(mem.u32(0, &"x").unwrap_err().message.contains("null"));
+        assert!(
+            mem.u32(30, &"x")
+                .unwrap_err()
+                .message
+                .contains("outside guest memory")
+        );
+        assert!(mem.u32(u32::MAX, &"x").is_err());
+        // SAFETY: u64 has no invalid bit patterns, no &mut is alive.
+        let e = unsafe { mem.slice::<u64>(4, 1, &"dims") }.unwrap_err();
+        assert!(
+            e.message
+                .starts_with("dims: guest address 0x4 is not aligned"),
+            "{}",
+            e.message
+        );
+        // SAFETY: as above.
+        assert_eq!(unsafe { mem.slice::<u64>(0, 0, &"x") }.unwrap().len(), 0);
+        assert!(Memory::offset(u32::MAX, 1, &"x").is_err());
+    }
+}

@@ -1,0 +1,360 @@
+//! The guest half of the ABI on wasm32: the host imports, the guest's static
+//! `XLA_FFI_Api`, the required exports, the allocator and the panic handler.
+//! On other targets only the argument structs exist (so their layouts are
+//! checked everywhere) and the host calls fail with `UNIMPLEMENTED`.
+
+use crate::abi;
+use crate::error::Result;
+
+/// wasm32 argument structs of the host imports this SDK calls. Pointers are
+/// guest addresses (`u32`), so the layout is the same on every target.
+pub(crate) mod args {
+    use crate::abi;
+    use core::mem::{align_of, offset_of, size_of};
+
+    /// `XLA_FFI_Error_Create_Args`.
+    #[repr(C)]
+    pub(crate) struct ErrorCreate {
+        pub(crate) struct_size: u32,
+        pub(crate) extension_start: u32,
+        pub(crate) message: u32,
+        pub(crate) errc: u32,
+    }
+
+    /// `XLA_FFI_Error_GetMessage_Args`.
+    #[repr(C)]
+    pub(crate) struct ErrorGetMessage {
+        pub(crate) struct_size: u32,
+        pub(crate) extension_start: u32,
+        pub(crate) error: u32,
+        pub(crate) message: u32,
+    }
+
+    /// `XLA_FFI_Error_Destroy_Args`.
+    #[repr(C)]
+    pub(crate) struct ErrorDestroy {
+        pub(crate) struct_size: u32,
+        pub(crate) extension_start: u32,
+        pub(crate) error: u32,
+    }
+
+    /// `XLA_FFI_RunId_Get_Args`.
+    #[repr(C)]
+    pub(crate) struct RunIdGet {
+        pub(crate) struct_size: u32,
+        pub(crate) extension_start: u32,
+        pub(crate) ctx: u32,
+        pub(crate) run_id: i64,
+    }
+
+    /// `XLA_FFI_DeviceOrdinal_Get_Args`.
+    #[repr(C)]
+    pub(crate) struct DeviceOrdinalGet {
+        pub(crate) struct_size: u32,
+        pub(crate) extension_start: u32,
+        pub(crate) ctx: u32,
+        pub(crate) device_ordinal: i32,
+    }
+
+    /// `XLA_FFI_Api_Version`.
+    #[repr(C)]
+    pub(crate) struct ApiVersion {
+        pub(crate) struct_size: u32,
+        pub(crate) extension_start: u32,
+        pub(crate) major_version: i32,
+        pub(crate) minor_version: i32,
+    }
+
+    macro_rules! assert_layout {
+        ($t:ty, $m:ident { $($field:ident = $off:ident),* }) => {
+            const _: () = {
+                assert!(size_of::<$t>() == abi::$m::SIZE as usize);
+                assert!(align_of::<$t>() == abi::$m::ALIGN as usize);
+                $(assert!(offset_of!($t, $field) == abi::$m::$off as usize);)*
+            };
+        };
+    }
+
+    assert_layout!(ErrorCreate, error_create_args {
+        struct_size = STRUCT_SIZE_OFFSET, extension_start = EXTENSION_START, message = MESSAGE, errc = ERRC
+    });
+    assert_layout!(ErrorGetMessage, error_get_message_args {
+        struct_size = STRUCT_SIZE_OFFSET, extension_start = EXTENSION_START, error = ERROR, message = MESSAGE
+    });
+    assert_layout!(ErrorDestroy, error_destroy_args {
+        struct_size = STRUCT_SIZE_OFFSET, extension_start = EXTENSION_START, error = ERROR
+    });
+    assert_layout!(RunIdGet, run_id_get_args {
+        struct_size = STRUCT_SIZE_OFFSET, extension_start = EXTENSION_START, ctx = CTX, run_id = RUN_ID
+    });
+    assert_layout!(DeviceOrdinalGet, device_ordinal_get_args {
+        struct_size = STRUCT_SIZE_OFFSET, extension_start = EXTENSION_START, ctx = CTX,
+        device_ordinal = DEVICE_ORDINAL
+    });
+    assert_layout!(ApiVersion, api_version {
+        struct_size = STRUCT_SIZE_OFFSET, extension_start = EXTENSION_START,
+        major_version = MAJOR_VERSION, minor_version = MINOR_VERSION
+    });
+}
+
+#[cfg(target_arch = "wasm32")]
+pub use wasm::run;
+
+/// `XLA_FFI_DeviceOrdinal_Get` through the host import.
+pub(crate) fn device_ordinal(ctx: u32) -> Result<i32> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        let mut a = args::DeviceOrdinalGet {
+            struct_size: abi::device_ordinal_get_args::STRUCT_SIZE,
+            extension_start: 0,
+            ctx,
+            device_ordinal: 0,
+        };
+        // SAFETY: `a` is a live, correctly laid out args struct; the host
+        // writes only inside it.
+        let handle = unsafe { crate::sys::device_ordinal_get(&mut a) };
+        wasm::check(handle, abi::IMPORT_DEVICE_ORDINAL_GET).map(|()| a.device_ordinal)
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = ctx;
+        Err(crate::Error::unimplemented(alloc::format!(
+            "{} is only available in a wasm32 guest",
+            abi::IMPORT_DEVICE_ORDINAL_GET
+        )))
+    }
+}
+
+/// `XLA_FFI_RunId_Get` through the host import.
+pub(crate) fn run_id(ctx: u32) -> Result<i64> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        let mut a = args::RunIdGet {
+            struct_size: abi::run_id_get_args::STRUCT_SIZE,
+            extension_start: 0,
+            ctx,
+            run_id: 0,
+        };
+        // SAFETY: as in device_ordinal.
+        let handle = unsafe { crate::sys::run_id_get(&mut a) };
+        wasm::check(handle, abi::IMPORT_RUN_ID_GET).map(|()| a.run_id)
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = ctx;
+        Err(crate::Error::unimplemented(alloc::format!(
+            "{} is only available in a wasm32 guest",
+            abi::IMPORT_RUN_ID_GET
+        )))
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+mod wasm {
+    use alloc::vec::Vec;
+    use core::alloc::Layout;
+
+    use super::args;
+    use crate::abi::{self, execution_stage, extension_type};
+    use crate::error::{Error, Result};
+    use crate::frame::CallFrame;
+    use crate::memory::Memory;
+    use crate::sys;
+
+    /// The guest's `XLA_FFI_Api` (version 0.3) in wasm32 layout; its function
+    /// pointers are function-table indices of the `cyxla` imports.
+    #[repr(C)]
+    struct Api {
+        struct_size: u32,
+        extension_start: u32,
+        api_version: args::ApiVersion,
+        internal_api: u32,
+        fns: sys::ApiFns,
+    }
+
+    const _: () = {
+        assert!(size_of::<Api>() == abi::api::SIZE as usize);
+        assert!(core::mem::offset_of!(Api, api_version) == abi::api::API_VERSION as usize);
+        assert!(core::mem::offset_of!(Api, internal_api) == abi::api::INTERNAL_API as usize);
+        assert!(core::mem::offset_of!(Api, fns) == abi::api::FIRST_SLOT as usize);
+    };
+
+    static API: Api = Api {
+        struct_size: abi::api::STRUCT_SIZE,
+        extension_start: 0,
+        api_version: args::ApiVersion {
+            struct_size: abi::api_version::STRUCT_SIZE,
+            extension_start: 0,
+            major_version: abi::FFI_API_MAJOR,
+            minor_version: abi::FFI_API_MINOR,
+        },
+        internal_api: 0,
+        fns: sys::API_FNS,
+    };
+
+    /// Guest address of a pointer (wasm32 pointers are 32-bit).
+    fn addr<T>(p: *const T) -> u32 {
+        p.expose_provenance() as u32
+    }
+
+    /// Required export: the ABI version.
+    #[unsafe(no_mangle)]
+    pub extern "C" fn cyxla_abi_version() -> u32 {
+        abi::ABI_VERSION
+    }
+
+    /// Required export: guest address of the static `XLA_FFI_Api`.
+    #[unsafe(no_mangle)]
+    pub extern "C" fn cyxla_api() -> u32 {
+        addr(&raw const API)
+    }
+
+    /// Required export: `size` bytes aligned to `align` from the global
+    /// allocator, or 0. Size 0 is served as size 1 so the address is unique.
+    #[unsafe(no_mangle)]
+    pub extern "C" fn cyxla_alloc(size: u32, align: u32) -> u32 {
+        let Ok(layout) = Layout::from_size_align(size.max(1) as usize, align.max(1) as usize)
+        else {
+            return 0;
+        };
+        // SAFETY: layout has a non-zero size.
+        addr(unsafe { alloc::alloc::alloc(layout) })
+    }
+
+    /// Optional export: frees what `cyxla_alloc(size, align)` returned.
+    /// A host passing anything else corrupts only this instance's heap.
+    #[unsafe(no_mangle)]
+    pub extern "C" fn cyxla_free(ptr: u32, size: u32, align: u32) {
+        let Ok(layout) = Layout::from_size_align(size.max(1) as usize, align.max(1) as usize)
+        else {
+            return;
+        };
+        if ptr != 0 {
+            // SAFETY: the ABI requires ptr to come from cyxla_alloc with the
+            // same size and align, i.e. from alloc() with this layout.
+            unsafe {
+                alloc::alloc::dealloc(core::ptr::with_exposed_provenance_mut(ptr as usize), layout)
+            }
+        }
+    }
+
+    /// Hands `error` to the host (`error_create`) and returns the handle.
+    /// Traps if the host returns no handle (a host bug: success would be
+    /// reported otherwise).
+    fn create_error(error: &Error) -> u32 {
+        let mut message: Vec<u8> = error.message.bytes().take_while(|&b| b != 0).collect();
+        message.push(0);
+        let mut a = args::ErrorCreate {
+            struct_size: abi::error_create_args::STRUCT_SIZE,
+            extension_start: 0,
+            message: addr(message.as_ptr()),
+            errc: error.code.to_raw(),
+        };
+        // SAFETY: `a` and the NUL-terminated message live across the call; the
+        // host copies the message before returning.
+        let handle = unsafe { sys::error_create(&mut a) };
+        if handle == 0 {
+            crate::panic::record_message("host import error_create returned no error handle");
+            core::arch::wasm32::unreachable();
+        }
+        handle
+    }
+
+    /// Turns an error handle from a host import into an [`Error`] (and
+    /// destroys the handle). 0 is success.
+    pub(super) fn check(handle: u32, import: &str) -> Result<()> {
+        if handle == 0 {
+            return Ok(());
+        }
+        let mut get = args::ErrorGetMessage {
+            struct_size: abi::error_get_message_args::STRUCT_SIZE,
+            extension_start: 0,
+            error: handle,
+            message: 0,
+        };
+        // SAFETY: `get` is a live args struct; the host writes `message`.
+        unsafe { sys::error_get_message(&mut get) };
+        let text = Memory::linear()
+            .c_str(get.message, 4096)
+            .map(|b| alloc::string::String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_else(|e| e.message);
+        let mut destroy = args::ErrorDestroy {
+            struct_size: abi::error_destroy_args::STRUCT_SIZE,
+            extension_start: 0,
+            error: handle,
+        };
+        // SAFETY: `destroy` is a live args struct naming a handle the host issued.
+        unsafe { sys::error_destroy(&mut destroy) };
+        Err(Error::internal(alloc::format!(
+            "host import {import} failed: {text}"
+        )))
+    }
+
+    /// Answers a metadata probe (`extension_start` set) like XLA's C++
+    /// binding: API version 0.3, no traits.
+    fn answer_probe(mem: Memory<'_>, ext: u32) -> Result<()> {
+        let what = "metadata extension";
+        let ty = mem.u32(
+            Memory::offset(ext, u64::from(abi::extension_base::TYPE), &what)?,
+            &what,
+        )?;
+        if ty != extension_type::METADATA {
+            return Ok(());
+        }
+        let md = mem.u32(
+            Memory::offset(ext, u64::from(abi::metadata_extension::METADATA), &what)?,
+            &what,
+        )?;
+        let v = Memory::offset(md, u64::from(abi::metadata::API_VERSION), &what)?;
+        mem.write_u32(
+            Memory::offset(v, u64::from(abi::api_version::MAJOR_VERSION), &what)?,
+            abi::FFI_API_MAJOR as u32,
+            &what,
+        )?;
+        mem.write_u32(
+            Memory::offset(v, u64::from(abi::api_version::MINOR_VERSION), &what)?,
+            abi::FFI_API_MINOR as u32,
+            &what,
+        )?;
+        mem.write_u32(
+            Memory::offset(md, u64::from(abi::metadata::TRAITS), &what)?,
+            0,
+            &what,
+        )
+    }
+
+    /// Runs `handler` for the frame at guest address `frame`; returns 0 or an
+    /// error handle. Used by [`target!`](crate::target); not a public API.
+    pub fn run(frame: u32, handler: crate::Handler) -> u32 {
+        let mem = Memory::linear();
+        let what = "call frame";
+        let prelude = (|| -> Result<Option<u32>> {
+            let ext = mem.u32(
+                Memory::offset(frame, u64::from(abi::call_frame::EXTENSION_START), &what)?,
+                &what,
+            )?;
+            if ext != 0 {
+                answer_probe(mem, ext)?;
+                return Ok(None);
+            }
+            let stage = mem.u32(
+                Memory::offset(frame, u64::from(abi::call_frame::STAGE), &what)?,
+                &what,
+            )?;
+            Ok((stage == execution_stage::EXECUTE).then_some(stage))
+        })();
+        let result = match prelude {
+            Ok(None) => return 0,
+            Ok(Some(_)) => CallFrame::decode(mem, frame).and_then(|f| handler(&f)),
+            Err(e) => Err(e),
+        };
+        match result {
+            Ok(()) => 0,
+            Err(e) => create_error(&e),
+        }
+    }
+
+    #[cfg(feature = "allocator")]
+    #[global_allocator]
+    static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
+}

@@ -1,0 +1,328 @@
+//! Decoding call frames laid out by [`testing`](crate::testing) (the same
+//! wasm32 layout the host writes), and the [`target!`](crate::target) macro.
+
+use alloc::string::ToString;
+use alloc::vec::Vec;
+
+use crate::abi;
+use crate::testing::{FrameBuilder, TestAttr};
+use crate::{Attr, CallFrame, Complex, DataType, Error, ErrorCode, Result, Scalar};
+
+fn ok(_: &CallFrame<'_>) -> Result<()> {
+    Ok(())
+}
+
+crate::target!("sdk_test.ok", sdk_test_ok, ok);
+crate::target!(
+    "sdk_test-closure$",
+    sdk_test_closure,
+    |frame: &CallFrame| -> Result<(), Error> { frame.expect_arity(0, 0) }
+);
+
+#[test]
+fn records_match_the_abi() {
+    const N: usize = crate::__private::record_len("rms_norm", "rms_norm_handler");
+    let record: [u8; N] = crate::__private::record("rms_norm", "rms_norm_handler");
+    assert_eq!(&record[..], b"cyxla-target v1 rms_norm rms_norm_handler\n");
+    assert_eq!(
+        abi::parse_targets(&record).unwrap(),
+        [("rms_norm", "rms_norm_handler")]
+    );
+    assert!(record.starts_with(abi::RECORD_PREFIX.as_bytes()));
+}
+
+#[test]
+fn buffers_decode_with_shapes_and_dtypes() {
+    let mut call = FrameBuilder::new()
+        .arg(&[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])
+        .arg(&[], &[7i64])
+        .arg(
+            &[2],
+            &[
+                Complex {
+                    re: 1.0f64,
+                    im: -1.0,
+                },
+                Complex { re: 0.5, im: 2.0 },
+            ],
+        )
+        .arg::<u8>(&[0, 4], &[])
+        .ret(DataType::F64, &[3])
+        .ret(DataType::S32, &[2, 0])
+        .build();
+    call.call(|frame| {
+        assert_eq!((frame.num_args(), frame.num_rets()), (4, 2));
+        assert_eq!(frame.stage(), abi::execution_stage::EXECUTE);
+        frame.expect_arity(4, 2)?;
+        let x = frame.arg::<f32>(0)?;
+        assert_eq!(
+            (x.dims(), x.rank(), x.element_count(), x.last_dim()),
+            (&[2i64, 3][..], 2, 6, Some(3))
+        );
+        assert_eq!(&x[..], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let s = frame.arg::<i64>(1)?;
+        assert_eq!((s.rank(), s.last_dim(), s.data()), (0, None, &[7i64][..]));
+        let c = frame.arg::<Complex<f64>>(2)?;
+        assert_eq!(c[1], Complex { re: 0.5, im: 2.0 });
+        let empty = frame.any_arg(3)?;
+        assert_eq!(
+            (empty.dtype(), empty.element_count(), empty.byte_len()),
+            (DataType::U8, 0, 0)
+        );
+        assert_eq!(empty.bytes()?.len(), 0);
+        let mut y = frame.ret::<f64>(0)?;
+        y.copy_from_slice(&[1.5, 2.5, 3.5]);
+        let z = frame.any_ret(1)?;
+        assert_eq!((z.dtype(), z.dims()), (DataType::S32, &[2i64, 0][..]));
+        assert_eq!(z.into_bytes()?.len(), 0);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(call.ret::<f64>(0), [1.5, 2.5, 3.5]);
+}
+
+#[test]
+fn buffer_errors_name_the_buffer() {
+    let mut call = FrameBuilder::new()
+        .arg(&[2], &[1.0f64, 2.0])
+        .ret(DataType::F32, &[2])
+        .build();
+    let msg = |r: Result<()>| r.unwrap_err().to_string();
+    assert_eq!(
+        msg(call.call(|f| f.arg::<f32>(0).map(drop))),
+        "INVALID_ARGUMENT: argument 0: expected a f32 buffer, got f64 [2]"
+    );
+    assert_eq!(
+        msg(call.call(|f| f.arg::<f64>(1).map(drop))),
+        "INVALID_ARGUMENT: argument 1 requested, but the call has 1 operand(s)"
+    );
+    assert_eq!(
+        msg(call.call(|f| f.ret::<f32>(3).map(drop))),
+        "INVALID_ARGUMENT: result 3 requested, but the call has 1 result(s)"
+    );
+    assert_eq!(
+        msg(call.call(|f| f.expect_arity(1, 2))),
+        "INVALID_ARGUMENT: expected 1 operand(s) and 2 result(s), got 1 and 1"
+    );
+    // A result can be taken once.
+    let e = call
+        .call(|f| {
+            let _first = f.ret::<f32>(0)?;
+            f.ret::<f32>(0).map(drop)
+        })
+        .unwrap_err();
+    assert_eq!(e.message, "result 0 was already taken");
+}
+
+/// Reads a little-endian u32 at `addr` of a test memory.
+fn get_u32(mem: &[u8], addr: u32) -> u32 {
+    u32::from_le_bytes(mem[addr as usize..addr as usize + 4].try_into().unwrap())
+}
+
+fn put_u32(mem: &mut [u8], addr: u32, v: u32) {
+    mem[addr as usize..addr as usize + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+/// Guest address of the XLA_FFI_Buffer of result `i` (or argument `i`).
+fn buffer_addr(mem: &[u8], frame: u32, ret: bool, i: u32) -> u32 {
+    let (off, ptrs) = if ret {
+        (abi::call_frame::RETS, abi::rets::RETS)
+    } else {
+        (abi::call_frame::ARGS, abi::args::ARGS)
+    };
+    let array = get_u32(mem, frame + off + ptrs);
+    get_u32(mem, array + 4 * i)
+}
+
+#[test]
+fn malformed_frames_are_errors_not_ub() {
+    let build = || {
+        FrameBuilder::new()
+            .arg(&[2], &[1.0f32, 2.0])
+            .ret(DataType::F32, &[2])
+            .build()
+    };
+    let take_all = |f: &CallFrame<'_>| -> Result<()> {
+        let _x = f.arg::<f32>(0)?;
+        f.ret::<f32>(0).map(drop)
+    };
+
+    // Wrong struct_size (the x86_64 value).
+    let mut call = build();
+    let frame = call.frame_address();
+    put_u32(call.memory_mut(), frame, 168);
+    let e = call.call(ok).unwrap_err();
+    assert_eq!(e.code, ErrorCode::Internal);
+    assert_eq!(
+        e.message,
+        "call frame struct_size is 168, expected 104 (wasm32 XLA_FFI_CallFrame)"
+    );
+
+    // Result aliasing the operand.
+    let mut call = build();
+    let mem = call.memory_mut();
+    let arg = buffer_addr(mem, frame, false, 0);
+    let ret = buffer_addr(mem, frame, true, 0);
+    let arg_data = get_u32(mem, arg + abi::buffer::DATA);
+    put_u32(mem, ret + abi::buffer::DATA, arg_data);
+    assert_eq!(
+        call.call(take_all).unwrap_err().message,
+        "result 0: its memory overlaps argument 0"
+    );
+
+    // Result data outside memory.
+    let mut call = build();
+    let mem = call.memory_mut();
+    put_u32(mem, ret + abi::buffer::DATA, 0xffff_fff0);
+    let e = call.call(take_all).unwrap_err();
+    assert!(
+        e.message
+            .starts_with("result 0: guest range 0xfffffff0+8 is outside guest memory"),
+        "{}",
+        e.message
+    );
+
+    // Misaligned data for the element type.
+    let mut call = build();
+    let mem = call.memory_mut();
+    put_u32(mem, arg + abi::buffer::DATA, arg_data + 1);
+    let e = call.call(take_all).unwrap_err();
+    assert!(
+        e.message.ends_with("is not aligned to 4 bytes"),
+        "{}",
+        e.message
+    );
+
+    // Unknown dtype, negative dimension, bad argument type.
+    let mut call = build();
+    let mem = call.memory_mut();
+    put_u32(mem, arg + abi::buffer::DTYPE, 14);
+    assert_eq!(
+        call.call(take_all).unwrap_err().message,
+        "argument 0: unknown dtype 14"
+    );
+    let mut call = build();
+    let mem = call.memory_mut();
+    let dims = get_u32(mem, arg + abi::buffer::DIMS);
+    mem[dims as usize..dims as usize + 8].copy_from_slice(&(-2i64).to_le_bytes());
+    assert_eq!(
+        call.call(take_all).unwrap_err().message,
+        "argument 0: dimension 0 is -2"
+    );
+    let mut call = build();
+    let mem = call.memory_mut();
+    let types = get_u32(mem, frame + abi::call_frame::ARGS + abi::args::TYPES);
+    put_u32(mem, types, 7);
+    assert_eq!(
+        call.call(take_all).unwrap_err().message,
+        "argument 0 has type 7, expected a buffer (1)"
+    );
+
+    // Null frame.
+    let mut call = build();
+    let mem = call.memory_mut();
+    // SAFETY: no results are taken.
+    let e = unsafe { CallFrame::from_memory(mem, 0) }.unwrap_err();
+    assert_eq!(e.message, "call frame: null guest address");
+}
+
+#[test]
+fn attributes_decode_by_name_in_sorted_order() {
+    let mut call = FrameBuilder::new()
+        .attr("eps", 1e-5f32)
+        .attr("n", 3i64)
+        .attr("flag", true)
+        .attr("mode", "fast")
+        .attr("raw", TestAttr::String(alloc::vec![0xff, 0]))
+        .attr("axes", TestAttr::array(&[0i64, 2]))
+        .attr("weights", TestAttr::array(&[0.5f64, 1.5]))
+        .attr("Upper", 1u8)
+        .attr(
+            "cfg",
+            TestAttr::dict([
+                ("b", TestAttr::from(2i32)),
+                ("a", TestAttr::dict([("z", TestAttr::from("deep"))])),
+            ]),
+        )
+        .build();
+    call.call(|frame| {
+        let attrs = frame.attrs();
+        assert_eq!(attrs.len(), 9);
+        let names: Vec<&[u8]> = attrs
+            .iter()
+            .map(|e| e.map(|(n, _)| n))
+            .collect::<Result<_>>()?;
+        let want: [&[u8]; 9] = [
+            b"Upper", b"axes", b"cfg", b"eps", b"flag", b"mode", b"n", b"raw", b"weights",
+        ];
+        assert_eq!(names, want);
+        assert_eq!(frame.attr::<f32>("eps")?, 1e-5);
+        assert_eq!(frame.attr::<i64>("n")?, 3);
+        assert!(frame.attr::<bool>("flag")?);
+        assert_eq!(frame.attr::<&str>("mode")?, "fast");
+        assert_eq!(frame.attr::<&[i64]>("axes")?, &[0, 2]);
+        assert_eq!(frame.attr::<&[f64]>("weights")?, &[0.5, 1.5]);
+        assert_eq!(frame.attr::<u8>("Upper")?, 1);
+        assert_eq!(frame.attr::<Scalar>("n")?.to_f64(), 3.0);
+        let cfg: crate::Attrs<'_> = frame.attr("cfg")?;
+        assert_eq!(cfg.get::<i32>("b")?, 2);
+        let inner: crate::Attrs<'_> = cfg.get("a")?;
+        assert_eq!(inner.get::<&str>("z")?, "deep");
+        match frame.attr::<Attr<'_>>("raw")? {
+            Attr::String(b) => assert_eq!(b, [0xff, 0]),
+            other => panic!("raw: {other:?}"),
+        }
+        let weights: crate::Array<'_> = frame.attr("weights")?;
+        assert_eq!(
+            (weights.dtype(), weights.len(), weights.get(1)),
+            (DataType::F64, 2, Some(Scalar::F64(1.5)))
+        );
+        assert_eq!(frame.attrs().get_opt::<f32>("absent")?, None);
+        Ok(())
+    })
+    .unwrap();
+
+    let msg = |name: &'static str, f: fn(&CallFrame<'_>, &str) -> Result<()>| {
+        let mut c = call.clone();
+        c.call(|frame| f(frame, name)).unwrap_err().message
+    };
+    assert_eq!(
+        msg("eps", |f, n| f.attr::<f64>(n).map(drop)),
+        "attribute `eps`: expected a f64 scalar, got a f32 scalar"
+    );
+    assert_eq!(
+        msg("axes", |f, n| f.attr::<&[i32]>(n).map(drop)),
+        "attribute `axes`: expected a s32 array, got a s64 array"
+    );
+    assert_eq!(
+        msg("mode", |f, n| f.attr::<crate::Attrs<'_>>(n).map(drop)),
+        "attribute `mode`: expected a dictionary, got a string"
+    );
+    assert!(
+        msg("raw", |f, n| f.attr::<&str>(n).map(drop))
+            .starts_with("attribute `raw`: expected a UTF-8 string")
+    );
+    assert_eq!(
+        msg("nope", |f, n| f.attr::<f32>(n).map(drop)),
+        "missing attribute `nope` (a f32 scalar)"
+    );
+}
+
+#[test]
+fn empty_calls_decode() {
+    let mut call = FrameBuilder::new().build();
+    call.call(|frame| {
+        assert_eq!(
+            (frame.num_args(), frame.num_rets(), frame.attrs().len()),
+            (0, 0, 0)
+        );
+        assert!(frame.attrs().is_empty());
+        assert_eq!(
+            frame.device_ordinal().unwrap_err().code,
+            ErrorCode::Unimplemented
+        );
+        Ok(())
+    })
+    .unwrap();
+    call.call(ok).unwrap();
+}

@@ -1,0 +1,328 @@
+//! Builds the bundled guests (`guests/build.sh`) and checks each
+//! `guests/out/<name>.wasm` against the ABI: the `cyxla.targets` records, the
+//! required exports with their signatures, one `(i32) -> i32` export per
+//! target, and imports only from module `cyxla` with the signatures of
+//! `abi::IMPORT_TABLE`.
+//!
+//! Needs the `wasm32-unknown-unknown` Rust target (`scripts/setup.sh`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cyxla_guest_sdk::abi;
+
+const I32: u8 = 0x7f;
+
+/// The parts of a core wasm module this test looks at.
+#[derive(Default, Debug)]
+struct Module {
+    types: Vec<(Vec<u8>, Vec<u8>)>,
+    /// (module, name, type index) of imported functions.
+    imports: Vec<(String, String, u32)>,
+    /// Imports that are not functions: (module, name, kind).
+    other_imports: Vec<(String, String, u8)>,
+    /// Type index of each defined function.
+    functions: Vec<u32>,
+    /// name -> (kind, index)
+    exports: BTreeMap<String, (u8, u32)>,
+    /// Custom sections: (name, contents), in order.
+    customs: Vec<(String, Vec<u8>)>,
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn byte(&mut self) -> u8 {
+        let v = self.b[self.i];
+        self.i += 1;
+        v
+    }
+
+    fn u32(&mut self) -> u32 {
+        let (mut r, mut shift) = (0u32, 0);
+        loop {
+            let x = self.byte();
+            r |= u32::from(x & 0x7f) << shift;
+            if x < 0x80 {
+                return r;
+            }
+            shift += 7;
+        }
+    }
+
+    fn bytes(&mut self, n: usize) -> &'a [u8] {
+        let v = &self.b[self.i..self.i + n];
+        self.i += n;
+        v
+    }
+
+    fn name(&mut self) -> String {
+        let n = self.u32() as usize;
+        String::from_utf8(self.bytes(n).to_vec()).expect("UTF-8 name")
+    }
+
+    fn vec_bytes(&mut self) -> Vec<u8> {
+        let n = self.u32() as usize;
+        self.bytes(n).to_vec()
+    }
+
+    fn limits(&mut self) {
+        let flags = self.byte();
+        self.u32();
+        if flags & 1 != 0 {
+            self.u32();
+        }
+    }
+}
+
+fn parse(wasm: &[u8]) -> Module {
+    assert_eq!(&wasm[..8], b"\0asm\x01\0\0\0", "not a core wasm module");
+    let mut m = Module::default();
+    let mut r = Reader { b: wasm, i: 8 };
+    while r.i < wasm.len() {
+        let id = r.byte();
+        let size = r.u32() as usize;
+        let body = r.bytes(size);
+        let mut s = Reader { b: body, i: 0 };
+        match id {
+            0 => {
+                let name = s.name();
+                m.customs.push((name, body[s.i..].to_vec()));
+            }
+            1 => {
+                for _ in 0..s.u32() {
+                    assert_eq!(s.byte(), 0x60, "function type");
+                    let params = s.vec_bytes();
+                    let results = s.vec_bytes();
+                    m.types.push((params, results));
+                }
+            }
+            2 => {
+                for _ in 0..s.u32() {
+                    let module = s.name();
+                    let name = s.name();
+                    match s.byte() {
+                        0 => {
+                            let t = s.u32();
+                            m.imports.push((module, name, t));
+                        }
+                        kind => {
+                            match kind {
+                                1 => {
+                                    s.byte();
+                                    s.limits();
+                                }
+                                2 => s.limits(),
+                                _ => {
+                                    s.byte();
+                                    s.byte();
+                                }
+                            }
+                            m.other_imports.push((module, name, kind));
+                        }
+                    }
+                }
+            }
+            3 => {
+                for _ in 0..s.u32() {
+                    let t = s.u32();
+                    m.functions.push(t);
+                }
+            }
+            7 => {
+                for _ in 0..s.u32() {
+                    let name = s.name();
+                    let kind = s.byte();
+                    let index = s.u32();
+                    m.exports.insert(name, (kind, index));
+                }
+            }
+            _ => {}
+        }
+    }
+    m
+}
+
+impl Module {
+    /// (params, results) of function `index` (imports first).
+    fn func_type(&self, index: u32) -> &(Vec<u8>, Vec<u8>) {
+        let i = index as usize;
+        let t = if i < self.imports.len() {
+            self.imports[i].2
+        } else {
+            self.functions[i - self.imports.len()]
+        };
+        &self.types[t as usize]
+    }
+
+    fn export_type(&self, name: &str) -> Option<&(Vec<u8>, Vec<u8>)> {
+        match self.exports.get(name) {
+            Some(&(0, index)) => Some(self.func_type(index)),
+            _ => None,
+        }
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("guest-sdk has a parent")
+        .to_path_buf()
+}
+
+fn build_guests() -> PathBuf {
+    let root = workspace_root();
+    let out = Command::new("bash")
+        .arg(root.join("guests/build.sh"))
+        .output()
+        .expect("run bash guests/build.sh");
+    assert!(
+        out.status.success(),
+        "guests/build.sh failed ({}); install the toolchain with scripts/setup.sh\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    root.join("guests/out")
+}
+
+fn check_abi(file: &str, m: &Module) -> Vec<(String, String)> {
+    let sig = |p: &[u8], r: &[u8]| (p.to_vec(), r.to_vec());
+    // Imports: only module `cyxla`, names and signatures from IMPORT_TABLE.
+    assert!(
+        m.other_imports.is_empty(),
+        "{file}: non-function imports {:?}",
+        m.other_imports
+    );
+    for (module, name, t) in &m.imports {
+        assert_eq!(
+            module,
+            abi::IMPORT_MODULE,
+            "{file}: import {module}::{name} outside `cyxla`"
+        );
+        let imp = abi::find_import(name)
+            .unwrap_or_else(|| panic!("{file}: unknown import cyxla::{name}"));
+        let want = if imp.returns_error {
+            sig(&[I32], &[I32])
+        } else {
+            sig(&[I32], &[])
+        };
+        assert_eq!(
+            m.types[*t as usize], want,
+            "{file}: signature of import cyxla::{name}"
+        );
+    }
+    // Required and optional exports.
+    assert_eq!(
+        m.exports.get(abi::EXPORT_MEMORY).map(|e| e.0),
+        Some(2),
+        "{file}: exported memory"
+    );
+    assert_eq!(
+        m.export_type(abi::EXPORT_ABI_VERSION),
+        Some(&sig(&[], &[I32])),
+        "{file}: {}",
+        abi::EXPORT_ABI_VERSION
+    );
+    assert_eq!(
+        m.export_type(abi::EXPORT_API),
+        Some(&sig(&[], &[I32])),
+        "{file}: {}",
+        abi::EXPORT_API
+    );
+    assert_eq!(
+        m.export_type(abi::EXPORT_ALLOC),
+        Some(&sig(&[I32, I32], &[I32])),
+        "{file}: {}",
+        abi::EXPORT_ALLOC
+    );
+    assert_eq!(
+        m.export_type(abi::EXPORT_FREE),
+        Some(&sig(&[I32, I32, I32], &[])),
+        "{file}: {}",
+        abi::EXPORT_FREE
+    );
+    assert_eq!(
+        m.export_type(abi::EXPORT_LAST_PANIC),
+        Some(&sig(&[], &[I32])),
+        "{file}: {}",
+        abi::EXPORT_LAST_PANIC
+    );
+    // Targets: exactly one section; every export is a handler.
+    let sections: Vec<&Vec<u8>> = m
+        .customs
+        .iter()
+        .filter(|(n, _)| n == abi::TARGETS_SECTION)
+        .map(|(_, c)| c)
+        .collect();
+    assert_eq!(
+        sections.len(),
+        1,
+        "{file}: number of `{}` sections",
+        abi::TARGETS_SECTION
+    );
+    let targets = abi::parse_targets(sections[0]).unwrap_or_else(|e| panic!("{file}: {e}"));
+    for (target, export) in &targets {
+        assert_eq!(
+            m.export_type(export),
+            Some(&sig(&[I32], &[I32])),
+            "{file}: handler export {export} of {target}"
+        );
+    }
+    targets
+        .into_iter()
+        .map(|(t, e)| (t.to_string(), e.to_string()))
+        .collect()
+}
+
+#[test]
+fn bundled_guests_follow_the_abi() {
+    let out = build_guests();
+    let expected: &[(&str, &[(&str, &str)])] = &[
+        ("echo_attrs", &[("echo_attrs", "echo_attrs")]),
+        ("noop", &[("frame_info", "frame_info"), ("noop", "noop")]),
+        (
+            "rms_norm",
+            &[
+                ("rms_norm", "rms_norm"),
+                ("rms_norm_bwd", "rms_norm_bwd"),
+                ("rms_norm_fwd", "rms_norm_fwd"),
+            ],
+        ),
+        ("scale_any", &[("scale_any", "scale_any")]),
+        (
+            "trap",
+            &[("fail", "fail"), ("panic", "panic_now"), ("trap", "trap")],
+        ),
+        ("tridiag_solve", &[("tridiag_solve", "tridiag_solve")]),
+    ];
+    for (name, want) in expected {
+        let file = format!("{name}.wasm");
+        let path = out.join(&file);
+        let wasm = std::fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+        assert!(
+            wasm.len() < 256 * 1024,
+            "{file} is {} bytes; guests should stay small",
+            wasm.len()
+        );
+        let module = parse(&wasm);
+        let mut got = check_abi(&file, &module);
+        got.sort();
+        let want: Vec<(String, String)> = want
+            .iter()
+            .map(|(t, e)| (t.to_string(), e.to_string()))
+            .collect();
+        assert_eq!(got, want, "{file}: targets");
+        // The API table references every import, so all 18 are present
+        // (in whatever order the linker emitted them).
+        let mut names: Vec<&str> = module.imports.iter().map(|i| i.1.as_str()).collect();
+        names.sort_unstable();
+        let mut all = abi::IMPORTS.to_vec();
+        all.sort_unstable();
+        assert_eq!(names, all, "{file}: imports");
+    }
+}

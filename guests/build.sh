@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Builds every bundled guest (guests/rust/<name>) for wasm32-unknown-unknown
+# and copies it to guests/out/<name>.wasm. Idempotent and quick when nothing
+# changed: cargo keeps its own target dir (<workspace>/target/guests) warm and
+# an unchanged .wasm is not copied again (its mtime stays).
+#
+# Usage: guests/build.sh            (from anywhere)
+# Env:   CYXLA_GUESTS_TARGET_DIR    override the cargo target dir
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(dirname "$here")"
+target=wasm32-unknown-unknown
+
+# When run from a build script or under `cargo clippy`, cargo's variables
+# would leak into this separate build (its target dir, rustflags replacing
+# .cargo/config.toml's +simd128, clippy as rustc wrapper): drop them.
+unset CARGO_TARGET_DIR CARGO_BUILD_TARGET RUSTFLAGS CARGO_ENCODED_RUSTFLAGS CARGO_BUILD_RUSTFLAGS \
+    RUSTC_WORKSPACE_WRAPPER CARGO_BUILD_TARGET_DIR
+export CARGO_TARGET_DIR="${CYXLA_GUESTS_TARGET_DIR:-$root/target/guests}"
+
+if ! command -v cargo >/dev/null 2>&1; then
+    echo "guests/build.sh: cargo not found; install Rust with scripts/setup.sh" >&2
+    exit 2
+fi
+sysroot="$(cd "$here" && rustc --print sysroot)"
+if [ ! -d "$sysroot/lib/rustlib/$target" ]; then
+    echo "guests/build.sh: the Rust target $target is not installed;" \
+        "run scripts/setup.sh (or: rustup target add $target)" >&2
+    exit 2
+fi
+
+cd "$here"
+cargo build --release --target "$target" --quiet
+
+mkdir -p out
+for dir in rust/*/; do
+    name="$(basename "$dir")"
+    built="$CARGO_TARGET_DIR/$target/release/$name.wasm"
+    if [ ! -f "$built" ]; then
+        echo "guests/build.sh: $built was not produced (is [lib] name = \"$name\" and crate-type cdylib?)" >&2
+        exit 1
+    fi
+    if ! cmp -s "$built" "out/$name.wasm"; then
+        # Copy then rename, so a concurrent reader never sees half a file.
+        cp "$built" "out/.$name.wasm.$$"
+        mv "out/.$name.wasm.$$" "out/$name.wasm"
+        echo "guests/build.sh: updated out/$name.wasm ($(wc -c <"out/$name.wasm") bytes)"
+    fi
+done
