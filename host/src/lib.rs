@@ -1,2 +1,81 @@
 //! cyxla-host: runs XLA FFI custom-call handlers inside WebAssembly sandboxes.
+//!
+//! A PJRT plugin (the XLA CPU plugin) calls a registered handler for every
+//! `stablehlo.custom_call @target`. For each target an operator allows, this
+//! crate registers a [`GuestHandler`] that lays the call frame out in the
+//! linear memory of a wasm guest (guest ABI v1: XLA's FFI C API in wasm32,
+//! constants in [`cyxla_guest_sdk::abi`]), runs the guest's handler export
+//! under limits, and copies the results back. A guest that traps, loops,
+//! exhausts its memory or breaks the ABI fails its own call with an error
+//! naming the target, the guest file and what happened; the next call works.
+//!
+//! ```text
+//! Sandbox ── AllowList (policy: deny by default)
+//!   ├── Guests (a folder of *.wasm, checked and compiled in parallel)
+//!   │     └── Guest (one module: sha256, targets, InstancePre) ── Engine
+//!   │                                     (wasmtime Engine, Linker, deadline timer, Limits)
+//!   └── GuestHandler per allowed target ──► plugin_glue::registry::register
+//!         └── Pool per guest (bounded) ── Instance (Store, exports, scratch)
+//!               └── layout: native CallFrame / HostCall → wasm32 frame
+//! ```
+//!
+//! # Examples
+//!
+//! Run a guest without XLA (tests and benches do this), then register the
+//! allowed targets with a plugin:
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use cyxla_host::{AllowList, HostBuffer, HostCall, Limits, Sandbox};
+//! use plugin_glue::DType;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let sandbox = Sandbox::new(Path::new("guests/out"), AllowList::targets(["scale_any"]), Limits::default())?;
+//! let handler = sandbox.handler("scale_any").ok_or("scale_any is not served")?;
+//! let call = HostCall::new()
+//!     .arg(HostBuffer::f32(&[2], &[1.0, 2.0]))
+//!     .ret(HostBuffer::zeros(DType::F32, &[2]))
+//!     .attr("factor", cyxla_host::HostAttr::Scalar(DType::F64, 3.0f64.to_le_bytes().to_vec()));
+//! handler.call_host(&call)?;
+//! assert_eq!(call.result(0).to_f32(), [3.0, 6.0]);
+//!
+//! let plugin = plugin_glue::plugin::Plugin::load(Path::new("pjrt_c_api_cpu_plugin.so"))?;
+//! for registered in sandbox.register_allowed(&plugin)? {
+//!     println!("{} is served by {}", registered.target, registered.guest.display());
+//! }
+//! # Ok(())
+//! # }
+//! ```
 #![deny(missing_docs)]
+#![doc(test(attr(deny(warnings))))]
+
+pub mod cli;
+pub mod npy;
+pub mod session;
+
+mod call;
+mod deadline;
+mod dispatch;
+mod engine;
+mod error;
+mod guest;
+mod guests;
+mod imports;
+mod instance;
+mod layout;
+pub mod limits;
+pub mod policy;
+mod pool;
+mod sandbox;
+mod state;
+mod wasi;
+
+pub use call::{HostAttr, HostBuffer, HostCall};
+pub use dispatch::GuestHandler;
+pub use engine::Engine;
+pub use error::{Error, Result};
+pub use guest::{Guest, Rejected, Target};
+pub use guests::{Conflict, Guests};
+pub use limits::Limits;
+pub use policy::AllowList;
+pub use sandbox::{BUNDLED_GUESTS, GUESTS_ENV, Registered, Sandbox};

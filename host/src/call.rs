@@ -1,0 +1,423 @@
+//! Host-owned calls: a custom call built in Rust (operands, result buffers,
+//! attributes) that a [`crate::GuestHandler`] can run without XLA. Tests,
+//! benches and `cyxla-host check` use it to drive guests directly; XLA's own
+//! frames take the same path through the same code.
+
+use std::cell::RefCell;
+
+use plugin_glue::frame::{Attr, Attrs, CallFrame, Scalar};
+use plugin_glue::{DType, HandlerError};
+
+use crate::layout::{AttrSource, AttrValue, BufferDesc, CallView};
+
+/// One operand or result of a [`HostCall`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostBuffer {
+    dtype: DType,
+    dims: Vec<i64>,
+    data: RefCell<Vec<u8>>,
+}
+
+impl HostBuffer {
+    /// A buffer of `dtype` and shape `dims` holding `data` (little-endian,
+    /// row-major).
+    ///
+    /// # Panics
+    ///
+    /// If `data` is not exactly the size of the shape.
+    pub fn new(dtype: DType, dims: &[i64], data: Vec<u8>) -> HostBuffer {
+        let buffer = HostBuffer {
+            dtype,
+            dims: dims.to_vec(),
+            data: RefCell::new(data),
+        };
+        assert_eq!(
+            Some(buffer.data.borrow().len()),
+            buffer.expected_len(),
+            "data of a {dtype}{dims:?} buffer"
+        );
+        buffer
+    }
+
+    /// A zero-filled buffer of `dtype` and shape `dims` with `len` bytes.
+    pub fn sized(dtype: DType, dims: &[i64], len: usize) -> HostBuffer {
+        HostBuffer {
+            dtype,
+            dims: dims.to_vec(),
+            data: RefCell::new(vec![0; len]),
+        }
+    }
+
+    /// A zero-filled buffer of `dtype` and shape `dims`.
+    ///
+    /// # Panics
+    ///
+    /// If the shape has a negative dimension or overflows.
+    pub fn zeros(dtype: DType, dims: &[i64]) -> HostBuffer {
+        let mut buffer = HostBuffer::sized(dtype, dims, 0);
+        let len = buffer.expected_len().expect("a valid shape");
+        buffer.data.get_mut().resize(len, 0);
+        buffer
+    }
+
+    /// An `f32` buffer.
+    pub fn f32(dims: &[i64], values: &[f32]) -> HostBuffer {
+        HostBuffer::new(
+            DType::F32,
+            dims,
+            values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        )
+    }
+
+    fn expected_len(&self) -> Option<usize> {
+        let mut count: u64 = 1;
+        for &d in &self.dims {
+            count = count.checked_mul(u64::try_from(d).ok()?)?;
+        }
+        usize::try_from(self.dtype.byte_size(count)?).ok()
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// The dimensions.
+    pub fn dims(&self) -> &[i64] {
+        &self.dims
+    }
+
+    /// A copy of the bytes.
+    pub fn bytes(&self) -> Vec<u8> {
+        self.data.borrow().clone()
+    }
+
+    /// The data as `f32` values.
+    pub fn to_f32(&self) -> Vec<f32> {
+        self.data
+            .borrow()
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    }
+}
+
+/// An attribute value of a [`HostCall`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum HostAttr {
+    /// A scalar: type and little-endian bytes.
+    Scalar(DType, Vec<u8>),
+    /// An array: element type, element count, little-endian bytes.
+    Array(DType, usize, Vec<u8>),
+    /// A string.
+    String(Vec<u8>),
+    /// A dictionary (entries in the order given; XLA sorts them by name).
+    Dictionary(Vec<(String, HostAttr)>),
+}
+
+/// A custom call owned by the host: operands, results, attributes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HostCall {
+    args: Vec<HostBuffer>,
+    rets: Vec<HostBuffer>,
+    attrs: Vec<(String, HostAttr)>,
+}
+
+impl HostCall {
+    /// An empty call.
+    pub fn new() -> HostCall {
+        HostCall::default()
+    }
+
+    /// Adds an operand.
+    pub fn arg(mut self, buffer: HostBuffer) -> HostCall {
+        self.args.push(buffer);
+        self
+    }
+
+    /// Adds a result buffer.
+    pub fn ret(mut self, buffer: HostBuffer) -> HostCall {
+        self.rets.push(buffer);
+        self
+    }
+
+    /// Adds an attribute (add them sorted by name, as XLA delivers them).
+    pub fn attr(mut self, name: &str, value: HostAttr) -> HostCall {
+        self.attrs.push((name.to_owned(), value));
+        self
+    }
+
+    /// Result `i`.
+    ///
+    /// # Panics
+    ///
+    /// If there is no result `i`.
+    pub fn result(&self, i: usize) -> &HostBuffer {
+        &self.rets[i]
+    }
+}
+
+fn index_error(what: &str, i: usize, n: usize) -> HandlerError {
+    HandlerError::invalid_argument(format!("{what} {i} requested, the call has {n}"))
+}
+
+fn desc(buffer: &HostBuffer) -> BufferDesc<'_> {
+    BufferDesc {
+        dtype: buffer.dtype.to_xla(),
+        dims: &buffer.dims,
+        byte_len: buffer.data.borrow().len(),
+    }
+}
+
+impl CallView for HostCall {
+    type Attrs<'s> = &'s [(String, HostAttr)];
+
+    fn num_args(&self) -> usize {
+        self.args.len()
+    }
+
+    fn num_rets(&self) -> usize {
+        self.rets.len()
+    }
+
+    fn arg(&self, i: usize) -> Result<BufferDesc<'_>, HandlerError> {
+        self.args
+            .get(i)
+            .map(desc)
+            .ok_or_else(|| index_error("operand", i, self.args.len()))
+    }
+
+    fn ret(&self, i: usize) -> Result<BufferDesc<'_>, HandlerError> {
+        self.rets
+            .get(i)
+            .map(desc)
+            .ok_or_else(|| index_error("result", i, self.rets.len()))
+    }
+
+    fn attrs(&self) -> &[(String, HostAttr)] {
+        &self.attrs
+    }
+
+    fn read_arg(&self, i: usize, dst: &mut [u8]) -> Result<(), HandlerError> {
+        let buffer = self
+            .args
+            .get(i)
+            .ok_or_else(|| index_error("operand", i, self.args.len()))?;
+        dst.copy_from_slice(&buffer.data.borrow());
+        Ok(())
+    }
+
+    fn write_ret(&self, i: usize, src: &[u8]) -> Result<(), HandlerError> {
+        let buffer = self
+            .rets
+            .get(i)
+            .ok_or_else(|| index_error("result", i, self.rets.len()))?;
+        buffer.data.borrow_mut().copy_from_slice(src);
+        Ok(())
+    }
+}
+
+impl<'s> AttrSource for &'s [(String, HostAttr)] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    fn visit<F>(&self, mut f: F) -> Result<(), HandlerError>
+    where
+        F: FnMut(&[u8], AttrValue<'_, Self>) -> Result<(), HandlerError>,
+    {
+        let entries: &'s [(String, HostAttr)] = self;
+        for (name, value) in entries {
+            let value = match value {
+                HostAttr::Scalar(dtype, bytes) => AttrValue::Scalar {
+                    dtype: dtype.to_xla(),
+                    value: bytes,
+                },
+                HostAttr::Array(dtype, len, bytes) => AttrValue::Array {
+                    dtype: dtype.to_xla(),
+                    len: *len,
+                    data: bytes,
+                },
+                HostAttr::String(bytes) => AttrValue::String(bytes),
+                HostAttr::Dictionary(inner) => AttrValue::Dictionary(inner.as_slice()),
+            };
+            f(name.as_bytes(), value)?;
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------
+// XLA's frames
+// ---------------------------------------------------------------------------
+
+impl<'a> CallView for CallFrame<'a> {
+    type Attrs<'s>
+        = Attrs<'a>
+    where
+        Self: 's;
+
+    fn num_args(&self) -> usize {
+        CallFrame::num_args(self)
+    }
+
+    fn num_rets(&self) -> usize {
+        CallFrame::num_rets(self)
+    }
+
+    fn arg(&self, i: usize) -> Result<BufferDesc<'_>, HandlerError> {
+        let view = CallFrame::arg(self, i)?;
+        Ok(BufferDesc {
+            dtype: view.dtype().to_xla(),
+            dims: view.dims(),
+            byte_len: view.byte_len(),
+        })
+    }
+
+    fn ret(&self, i: usize) -> Result<BufferDesc<'_>, HandlerError> {
+        let view = CallFrame::ret(self, i)?;
+        Ok(BufferDesc {
+            dtype: view.dtype().to_xla(),
+            dims: view.dims(),
+            byte_len: view.byte_len(),
+        })
+    }
+
+    fn attrs(&self) -> Attrs<'a> {
+        CallFrame::attrs(self)
+    }
+
+    fn read_arg(&self, i: usize, dst: &mut [u8]) -> Result<(), HandlerError> {
+        let view = CallFrame::arg(self, i)?;
+        if view.byte_len() == 0 {
+            // Tokens and empty arrays: their data pointer must not be read.
+            return Ok(());
+        }
+        // SAFETY: the frame is XLA's EXECUTE frame of the call in progress,
+        // so the operand's data is valid for `byte_len` bytes until the
+        // handler returns; no `&mut` to it is alive: result slices are only
+        // made in `write_ret`, after every operand was read and dropped.
+        let src = unsafe { view.bytes() };
+        if src.len() != dst.len() {
+            return Err(HandlerError::internal(format!(
+                "operand {i} holds {} bytes, the layout expected {}",
+                src.len(),
+                dst.len()
+            )));
+        }
+        dst.copy_from_slice(src);
+        Ok(())
+    }
+
+    fn write_ret(&self, i: usize, src: &[u8]) -> Result<(), HandlerError> {
+        let view = CallFrame::ret(self, i)?;
+        if view.byte_len() == 0 {
+            return Ok(());
+        }
+        // SAFETY: result buffers are XLA's, valid and writable for
+        // `byte_len` bytes during the call; the slice lives only for this
+        // copy, and no operand slice is alive (operands are read before the
+        // guest runs), so the exclusive borrow holds even when a result
+        // aliases an operand.
+        let dst = unsafe { view.bytes_mut() };
+        if src.len() != dst.len() {
+            return Err(HandlerError::internal(format!(
+                "result {i} holds {} bytes, the layout expected {}",
+                dst.len(),
+                src.len()
+            )));
+        }
+        dst.copy_from_slice(src);
+        Ok(())
+    }
+}
+
+/// A scalar's type and little-endian bytes (in a fixed buffer, with length).
+fn scalar_bytes(scalar: Scalar) -> (DType, [u8; 8], usize) {
+    let mut out = [0u8; 8];
+    let (dtype, len) = match scalar {
+        Scalar::Pred(v) => {
+            out[0] = u8::from(v);
+            (DType::Pred, 1)
+        }
+        Scalar::S8(v) => {
+            out[..1].copy_from_slice(&v.to_le_bytes());
+            (DType::S8, 1)
+        }
+        Scalar::S16(v) => {
+            out[..2].copy_from_slice(&v.to_le_bytes());
+            (DType::S16, 2)
+        }
+        Scalar::S32(v) => {
+            out[..4].copy_from_slice(&v.to_le_bytes());
+            (DType::S32, 4)
+        }
+        Scalar::S64(v) => {
+            out.copy_from_slice(&v.to_le_bytes());
+            (DType::S64, 8)
+        }
+        Scalar::U8(v) => {
+            out[0] = v;
+            (DType::U8, 1)
+        }
+        Scalar::U16(v) => {
+            out[..2].copy_from_slice(&v.to_le_bytes());
+            (DType::U16, 2)
+        }
+        Scalar::U32(v) => {
+            out[..4].copy_from_slice(&v.to_le_bytes());
+            (DType::U32, 4)
+        }
+        Scalar::U64(v) => {
+            out.copy_from_slice(&v.to_le_bytes());
+            (DType::U64, 8)
+        }
+        Scalar::F32(v) => {
+            out[..4].copy_from_slice(&v.to_le_bytes());
+            (DType::F32, 4)
+        }
+        Scalar::F64(v) => {
+            out.copy_from_slice(&v.to_le_bytes());
+            (DType::F64, 8)
+        }
+    };
+    (dtype, out, len)
+}
+
+impl<'a> AttrSource for Attrs<'a> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    fn visit<F>(&self, mut f: F) -> Result<(), HandlerError>
+    where
+        F: FnMut(&[u8], AttrValue<'_, Self>) -> Result<(), HandlerError>,
+    {
+        for entry in self.iter() {
+            let (name, attr) = entry?;
+            match attr {
+                Attr::Scalar(scalar) => {
+                    let (dtype, bytes, len) = scalar_bytes(scalar);
+                    f(
+                        name,
+                        AttrValue::Scalar {
+                            dtype: dtype.to_xla(),
+                            value: &bytes[..len],
+                        },
+                    )?;
+                }
+                Attr::Array(array) => f(
+                    name,
+                    AttrValue::Array {
+                        dtype: array.dtype().to_xla(),
+                        len: array.len(),
+                        data: array.bytes(),
+                    },
+                )?,
+                Attr::String(bytes) => f(name, AttrValue::String(bytes))?,
+                Attr::Dictionary(inner) => f(name, AttrValue::Dictionary(inner))?,
+            }
+        }
+        Ok(())
+    }
+}

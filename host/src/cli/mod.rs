@@ -1,0 +1,6 @@
+//! The subcommands of the `cyxla-host` binary, as library functions so that
+//! tests and other front ends can call them.
+
+pub mod check;
+pub mod list;
+pub mod run;

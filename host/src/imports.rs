@@ -1,0 +1,599 @@
+//! The host functions a guest imports from module `cyxla`, one per
+//! `XLA_FFI_Api` slot (names and argument layouts from
+//! [`cyxla_guest_sdk::abi`]), plus WASI preview 1 ([`crate::wasi`]). They
+//! work on the instance's [`HostState`].
+//!
+//! Guest memory is hostile input: every pointer a guest passes is checked
+//! against the memory's size before use, with `u32` arithmetic that cannot
+//! wrap. A bad pointer in an argument struct is a guest fault: the call traps
+//! with a [`GuestFault`] that names the function and the address, and the
+//! instance is discarded. A well-formed request the sandbox cannot serve
+//! returns an XLA error handle instead, as XLA itself would.
+
+use cyxla_guest_sdk::abi::{self, Import};
+use plugin_glue::ErrorCode;
+use wasmtime::{Caller, Extern, Linker, Memory};
+
+use crate::state::{GuestError, HostState, fault};
+
+/// Longest type name [`abi::IMPORT_TYPE_REGISTER`] accepts, in bytes.
+const MAX_TYPE_NAME: u32 = 4096;
+/// Most type ids and states one instance can register.
+const MAX_TYPES: usize = 1024;
+
+// ---------------------------------------------------------------------------
+// Guest memory access
+// ---------------------------------------------------------------------------
+
+/// The byte range `[addr, addr + len)` of a memory of `size` bytes, if it
+/// lies inside.
+pub(crate) fn guest_range(size: usize, addr: u32, len: usize) -> Option<std::ops::Range<usize>> {
+    let start = usize::try_from(addr).ok()?;
+    let end = start.checked_add(len)?;
+    (end <= size).then_some(start..end)
+}
+
+fn guest_memory(
+    caller: &mut Caller<'_, HostState>,
+    function: &'static str,
+) -> wasmtime::Result<Memory> {
+    if let Some(memory) = caller.data().memory {
+        return Ok(memory);
+    }
+    // During the start function or `_initialize`, before the host cached it.
+    match caller.get_export(abi::EXPORT_MEMORY) {
+        Some(Extern::Memory(memory)) => Ok(memory),
+        _ => Err(fault(function, "the guest exports no memory".into())),
+    }
+}
+
+fn out_of_range(
+    function: &'static str,
+    what: &str,
+    addr: u32,
+    len: usize,
+    size: usize,
+) -> wasmtime::Error {
+    fault(
+        function,
+        format!(
+            "{what} at guest address {addr:#x} ({len} bytes) is outside guest memory ({size} bytes)"
+        ),
+    )
+}
+
+/// Copies `N` bytes at guest address `addr`.
+fn read_bytes<const N: usize>(
+    caller: &mut Caller<'_, HostState>,
+    function: &'static str,
+    what: &str,
+    addr: u32,
+) -> wasmtime::Result<[u8; N]> {
+    let memory = guest_memory(caller, function)?;
+    let data = memory.data(&*caller);
+    let range = guest_range(data.len(), addr, N)
+        .ok_or_else(|| out_of_range(function, what, addr, N, data.len()))?;
+    let mut out = [0u8; N];
+    out.copy_from_slice(&data[range]);
+    Ok(out)
+}
+
+fn write_bytes(
+    caller: &mut Caller<'_, HostState>,
+    function: &'static str,
+    what: &str,
+    addr: u32,
+    bytes: &[u8],
+) -> wasmtime::Result<()> {
+    let memory = guest_memory(caller, function)?;
+    let data = memory.data_mut(&mut *caller);
+    let size = data.len();
+    let range = guest_range(size, addr, bytes.len())
+        .ok_or_else(|| out_of_range(function, what, addr, bytes.len(), size))?;
+    data[range].copy_from_slice(bytes);
+    Ok(())
+}
+
+fn u32_at(bytes: &[u8], offset: u32) -> u32 {
+    let start = offset as usize;
+    let mut word = [0u8; 4];
+    word.copy_from_slice(&bytes[start..start + 4]);
+    u32::from_le_bytes(word)
+}
+
+/// The argument struct of `import` at `args`, as its first `N` bytes, and
+/// whether its `struct_size` is large enough (`Err(message)` if not).
+fn read_args<const N: usize>(
+    caller: &mut Caller<'_, HostState>,
+    import: &Import,
+    args: i32,
+) -> wasmtime::Result<([u8; N], Result<(), String>)> {
+    let args_addr = args.cast_unsigned();
+    if args_addr == 0 {
+        return Err(fault(
+            import.c_name,
+            "the argument struct pointer is NULL".into(),
+        ));
+    }
+    let bytes = read_bytes::<N>(caller, import.c_name, "the argument struct", args_addr)?;
+    let struct_size = u32_at(&bytes, abi::STRUCT_SIZE_OFFSET);
+    let check = if struct_size < import.args_struct_size {
+        Err(format!(
+            "`{}`: {}_Args has struct_size {struct_size}, expected at least {}",
+            import.c_name, import.c_name, import.args_struct_size
+        ))
+    } else {
+        Ok(())
+    };
+    Ok((bytes, check))
+}
+
+/// Reads a NUL-terminated string at `addr`, at most `limit` bytes of it;
+/// invalid UTF-8 is replaced.
+fn read_c_string(
+    caller: &mut Caller<'_, HostState>,
+    function: &'static str,
+    addr: u32,
+    limit: usize,
+) -> wasmtime::Result<String> {
+    if addr == 0 {
+        return Err(fault(function, "the message pointer is NULL".into()));
+    }
+    let memory = guest_memory(caller, function)?;
+    let data = memory.data(&*caller);
+    let start = usize::try_from(addr).unwrap_or(usize::MAX);
+    if start >= data.len() {
+        return Err(out_of_range(function, "the message", addr, 1, data.len()));
+    }
+    let window = &data[start..data.len().min(start.saturating_add(limit))];
+    match window.iter().position(|&b| b == 0) {
+        Some(len) => Ok(String::from_utf8_lossy(&window[..len]).into_owned()),
+        None if window.len() == limit => {
+            let mut text = String::from_utf8_lossy(window).into_owned();
+            text.push_str(&format!("… (message cut at {limit} bytes)"));
+            Ok(text)
+        }
+        None => Err(fault(
+            function,
+            format!(
+                "the message at guest address {addr:#x} runs to the end of guest memory without a NUL"
+            ),
+        )),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The host functions
+// ---------------------------------------------------------------------------
+
+fn import(name: &str) -> &'static Import {
+    // Every name used below is one of abi::IMPORTS; a typo is a bug caught
+    // by the linker test.
+    abi::find_import(name).unwrap_or(&abi::IMPORT_TABLE[0])
+}
+
+fn error_create(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
+    use abi::error_create_args as a;
+    let imp = import(abi::IMPORT_ERROR_CREATE);
+    let (bytes, size_ok) = read_args::<{ a::SIZE as usize }>(&mut caller, imp, args)?;
+    if let Err(message) = size_ok {
+        return Err(fault(imp.c_name, message));
+    }
+    let limit = caller.data().error_message_bytes;
+    let message = read_c_string(&mut caller, imp.c_name, u32_at(&bytes, a::MESSAGE), limit)?;
+    let code = u32_at(&bytes, a::ERRC).cast_signed();
+    caller.data_mut().errors.insert(
+        GuestError {
+            code,
+            message,
+            guest_copy: None,
+        },
+        imp.c_name,
+    )
+}
+
+fn error_get_message(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<()> {
+    use abi::error_get_message_args as a;
+    let imp = import(abi::IMPORT_ERROR_GET_MESSAGE);
+    let (bytes, size_ok) = read_args::<{ a::SIZE as usize }>(&mut caller, imp, args)?;
+    if let Err(message) = size_ok {
+        return Err(fault(imp.c_name, message));
+    }
+    let handle = u32_at(&bytes, a::ERROR).cast_signed();
+    let Some(error) = caller.data_mut().errors.get_mut(handle) else {
+        return Err(fault(
+            imp.c_name,
+            format!("{handle:#x} is not a live error handle"),
+        ));
+    };
+    let copy = match error.guest_copy {
+        Some(copy) => copy,
+        None => {
+            let mut text = Vec::with_capacity(error.message.len() + 1);
+            text.extend_from_slice(error.message.as_bytes());
+            text.push(0);
+            let len = i32::try_from(text.len())
+                .map_err(|_| fault(imp.c_name, "message too long".into()))?;
+            let Some(alloc) = caller.data().alloc.clone() else {
+                return Err(fault(
+                    imp.c_name,
+                    "called before the guest was initialised".into(),
+                ));
+            };
+            let addr = alloc.call(&mut caller, (len, 1))?.cast_unsigned();
+            if addr == 0 {
+                return Err(fault(
+                    imp.c_name,
+                    format!(
+                        "`{}` returned 0 for the {len}-byte message copy",
+                        abi::EXPORT_ALLOC
+                    ),
+                ));
+            }
+            write_bytes(&mut caller, imp.c_name, "the message copy", addr, &text)?;
+            if let Some(error) = caller.data_mut().errors.get_mut(handle) {
+                error.guest_copy = Some(addr);
+            }
+            addr
+        }
+    };
+    let out = args.cast_unsigned().saturating_add(a::MESSAGE);
+    write_bytes(
+        &mut caller,
+        imp.c_name,
+        "the message field",
+        out,
+        &copy.to_le_bytes(),
+    )
+}
+
+fn error_destroy(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<()> {
+    use abi::error_destroy_args as a;
+    let imp = import(abi::IMPORT_ERROR_DESTROY);
+    let (bytes, size_ok) = read_args::<{ a::SIZE as usize }>(&mut caller, imp, args)?;
+    if let Err(message) = size_ok {
+        return Err(fault(imp.c_name, message));
+    }
+    let handle = u32_at(&bytes, a::ERROR).cast_signed();
+    match caller.data_mut().errors.take(handle) {
+        Some(_) => Ok(()),
+        None => Err(fault(
+            imp.c_name,
+            format!("{handle:#x} is not a live error handle"),
+        )),
+    }
+}
+
+/// Reads the `XLA_FFI_TypeId` (an `int64_t`) that `ptr` points at.
+fn read_type_id(
+    caller: &mut Caller<'_, HostState>,
+    function: &'static str,
+    ptr: u32,
+) -> wasmtime::Result<i64> {
+    if ptr == 0 {
+        return Err(fault(function, "the type id pointer is NULL".into()));
+    }
+    Ok(i64::from_le_bytes(read_bytes::<8>(
+        caller,
+        function,
+        "the type id",
+        ptr,
+    )?))
+}
+
+fn type_register(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
+    use abi::type_register_args as a;
+    let imp = import(abi::IMPORT_TYPE_REGISTER);
+    let (bytes, size_ok) = read_args::<{ a::STRUCT_SIZE as usize }>(&mut caller, imp, args)?;
+    if let Err(message) = size_ok {
+        return caller
+            .data_mut()
+            .error(ErrorCode::InvalidArgument, message, imp.c_name);
+    }
+    let name_ptr = u32_at(&bytes, a::NAME + abi::byte_span::PTR);
+    let name_len = u32_at(&bytes, a::NAME + abi::byte_span::LEN);
+    if name_len > MAX_TYPE_NAME {
+        let message = format!(
+            "`{}`: type name of {name_len} bytes, longer than {MAX_TYPE_NAME}",
+            imp.c_name
+        );
+        return caller
+            .data_mut()
+            .error(ErrorCode::InvalidArgument, message, imp.c_name);
+    }
+    let name = {
+        let memory = guest_memory(&mut caller, imp.c_name)?;
+        let data = memory.data(&caller);
+        let len = name_len as usize;
+        let range = guest_range(data.len(), name_ptr, len)
+            .ok_or_else(|| out_of_range(imp.c_name, "the type name", name_ptr, len, data.len()))?;
+        String::from_utf8_lossy(&data[range]).into_owned()
+    };
+    let id_ptr = u32_at(&bytes, a::TYPE_ID);
+    let requested = read_type_id(&mut caller, imp.c_name, id_ptr)?;
+    let state = caller.data_mut();
+    let existing = state
+        .types
+        .iter()
+        .find(|(n, _)| **n == *name)
+        .map(|(_, id)| *id);
+    let id = match existing {
+        Some(id) if requested == 0 || requested == id => id,
+        Some(id) => {
+            let message = format!(
+                "`{}`: type `{name}` is already registered with id {id}, not {requested}",
+                imp.c_name
+            );
+            return state.error(ErrorCode::AlreadyExists, message, imp.c_name);
+        }
+        None => {
+            if state.types.len() >= MAX_TYPES {
+                let message = format!("`{}`: more than {MAX_TYPES} types registered", imp.c_name);
+                return state.error(ErrorCode::ResourceExhausted, message, imp.c_name);
+            }
+            if requested != 0 && state.types.iter().any(|(_, id)| *id == requested) {
+                let message = format!("`{}`: type id {requested} is already taken", imp.c_name);
+                return state.error(ErrorCode::AlreadyExists, message, imp.c_name);
+            }
+            let id = if requested != 0 {
+                requested
+            } else {
+                state
+                    .types
+                    .iter()
+                    .map(|(_, id)| *id)
+                    .max()
+                    .unwrap_or(0)
+                    .max(0)
+                    + 1
+            };
+            state.types.push((name.into_boxed_str(), id));
+            id
+        }
+    };
+    write_bytes(
+        &mut caller,
+        imp.c_name,
+        "the type id",
+        id_ptr,
+        &id.to_le_bytes(),
+    )?;
+    Ok(0)
+}
+
+fn execution_context_get(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
+    use abi::execution_context_get_args as a;
+    let imp = import(abi::IMPORT_EXECUTION_CONTEXT_GET);
+    let (bytes, size_ok) = read_args::<{ a::SIZE as usize }>(&mut caller, imp, args)?;
+    if let Err(message) = size_ok {
+        return caller
+            .data_mut()
+            .error(ErrorCode::InvalidArgument, message, imp.c_name);
+    }
+    let type_id = read_type_id(&mut caller, imp.c_name, u32_at(&bytes, a::TYPE_ID))?;
+    let message = format!(
+        "`{}`: no user data with type id {type_id} (the cyxla sandbox passes no execution context data to guests)",
+        imp.c_name
+    );
+    caller
+        .data_mut()
+        .error(ErrorCode::NotFound, message, imp.c_name)
+}
+
+fn state_set(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
+    use abi::state_set_args as a;
+    let imp = import(abi::IMPORT_STATE_SET);
+    let (bytes, size_ok) = read_args::<{ a::SIZE as usize }>(&mut caller, imp, args)?;
+    if let Err(message) = size_ok {
+        return caller
+            .data_mut()
+            .error(ErrorCode::InvalidArgument, message, imp.c_name);
+    }
+    let type_id = read_type_id(&mut caller, imp.c_name, u32_at(&bytes, a::TYPE_ID))?;
+    let value = u32_at(&bytes, a::STATE);
+    let state = caller.data_mut();
+    if state.states.iter().any(|(id, _)| *id == type_id) {
+        let message = format!(
+            "`{}`: state of type id {type_id} is already set",
+            imp.c_name
+        );
+        return state.error(ErrorCode::AlreadyExists, message, imp.c_name);
+    }
+    if state.states.len() >= MAX_TYPES {
+        let message = format!("`{}`: more than {MAX_TYPES} states set", imp.c_name);
+        return state.error(ErrorCode::ResourceExhausted, message, imp.c_name);
+    }
+    state.states.push((type_id, value));
+    Ok(0)
+}
+
+fn state_get(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
+    use abi::state_get_args as a;
+    let imp = import(abi::IMPORT_STATE_GET);
+    let (bytes, size_ok) = read_args::<{ a::SIZE as usize }>(&mut caller, imp, args)?;
+    if let Err(message) = size_ok {
+        return caller
+            .data_mut()
+            .error(ErrorCode::InvalidArgument, message, imp.c_name);
+    }
+    let type_id = read_type_id(&mut caller, imp.c_name, u32_at(&bytes, a::TYPE_ID))?;
+    let found = caller
+        .data()
+        .states
+        .iter()
+        .find(|(id, _)| *id == type_id)
+        .map(|(_, v)| *v);
+    let Some(value) = found else {
+        let message = format!(
+            "`{}`: no state of type id {type_id} has been set",
+            imp.c_name
+        );
+        return caller
+            .data_mut()
+            .error(ErrorCode::NotFound, message, imp.c_name);
+    };
+    let out = args.cast_unsigned().saturating_add(a::STATE);
+    write_bytes(
+        &mut caller,
+        imp.c_name,
+        "the state field",
+        out,
+        &value.to_le_bytes(),
+    )?;
+    Ok(0)
+}
+
+fn run_id_get(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
+    use abi::run_id_get_args as a;
+    let imp = import(abi::IMPORT_RUN_ID_GET);
+    let (_, size_ok) = read_args::<{ a::SIZE as usize }>(&mut caller, imp, args)?;
+    if let Err(message) = size_ok {
+        return caller
+            .data_mut()
+            .error(ErrorCode::InvalidArgument, message, imp.c_name);
+    }
+    let run_id = match caller.data().call.as_ref().map(|c| c.run_id.clone()) {
+        Some(Ok(run_id)) => run_id,
+        Some(Err(error)) => {
+            let message = format!("`{}`: {}", imp.c_name, error.message);
+            return caller.data_mut().error(error.code, message, imp.c_name);
+        }
+        None => {
+            let message = format!("`{}`: called outside a custom call", imp.c_name);
+            return caller
+                .data_mut()
+                .error(ErrorCode::FailedPrecondition, message, imp.c_name);
+        }
+    };
+    let out = args.cast_unsigned().saturating_add(a::RUN_ID);
+    write_bytes(
+        &mut caller,
+        imp.c_name,
+        "the run_id field",
+        out,
+        &run_id.to_le_bytes(),
+    )?;
+    Ok(0)
+}
+
+fn device_ordinal_get(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
+    use abi::device_ordinal_get_args as a;
+    let imp = import(abi::IMPORT_DEVICE_ORDINAL_GET);
+    let (_, size_ok) = read_args::<{ a::SIZE as usize }>(&mut caller, imp, args)?;
+    if let Err(message) = size_ok {
+        return caller
+            .data_mut()
+            .error(ErrorCode::InvalidArgument, message, imp.c_name);
+    }
+    let ordinal = match caller
+        .data()
+        .call
+        .as_ref()
+        .map(|c| c.device_ordinal.clone())
+    {
+        Some(Ok(ordinal)) => ordinal,
+        Some(Err(error)) => {
+            let message = format!("`{}`: {}", imp.c_name, error.message);
+            return caller.data_mut().error(error.code, message, imp.c_name);
+        }
+        None => {
+            let message = format!("`{}`: called outside a custom call", imp.c_name);
+            return caller
+                .data_mut()
+                .error(ErrorCode::FailedPrecondition, message, imp.c_name);
+        }
+    };
+    let out = args.cast_unsigned().saturating_add(a::DEVICE_ORDINAL);
+    write_bytes(
+        &mut caller,
+        imp.c_name,
+        "the device_ordinal field",
+        out,
+        &ordinal.to_le_bytes(),
+    )?;
+    Ok(0)
+}
+
+/// The imports the sandbox answers with UNIMPLEMENTED.
+const UNSUPPORTED: [&str; 9] = [
+    abi::IMPORT_HANDLER_REGISTER,
+    abi::IMPORT_STREAM_GET,
+    abi::IMPORT_DEVICE_MEMORY_ALLOCATE,
+    abi::IMPORT_DEVICE_MEMORY_FREE,
+    abi::IMPORT_THREAD_POOL_SCHEDULE,
+    abi::IMPORT_THREAD_POOL_NUM_THREADS,
+    abi::IMPORT_FUTURE_CREATE,
+    abi::IMPORT_FUTURE_SET_AVAILABLE,
+    abi::IMPORT_FUTURE_SET_ERROR,
+];
+
+/// The linker every guest is instantiated with: module `cyxla` and WASI
+/// preview 1.
+///
+/// # Errors
+///
+/// Only on a name clash inside the linker (a bug).
+pub(crate) fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<Linker<HostState>> {
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |state: &mut HostState| &mut state.wasi)?;
+    let m = abi::IMPORT_MODULE;
+    linker.func_wrap(m, abi::IMPORT_ERROR_CREATE, error_create)?;
+    linker.func_wrap(m, abi::IMPORT_ERROR_GET_MESSAGE, error_get_message)?;
+    linker.func_wrap(m, abi::IMPORT_ERROR_DESTROY, error_destroy)?;
+    linker.func_wrap(m, abi::IMPORT_TYPE_REGISTER, type_register)?;
+    linker.func_wrap(m, abi::IMPORT_EXECUTION_CONTEXT_GET, execution_context_get)?;
+    linker.func_wrap(m, abi::IMPORT_STATE_SET, state_set)?;
+    linker.func_wrap(m, abi::IMPORT_STATE_GET, state_get)?;
+    linker.func_wrap(m, abi::IMPORT_RUN_ID_GET, run_id_get)?;
+    linker.func_wrap(m, abi::IMPORT_DEVICE_ORDINAL_GET, device_ordinal_get)?;
+    for name in UNSUPPORTED {
+        let imp = import(name);
+        let c_name = imp.c_name;
+        linker.func_wrap(
+            m,
+            name,
+            move |mut caller: Caller<'_, HostState>, _args: i32| {
+                let message = format!("`{c_name}` is not supported in the cyxla sandbox");
+                caller
+                    .data_mut()
+                    .error(ErrorCode::Unimplemented, message, c_name)
+            },
+        )?;
+    }
+    Ok(linker)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limits::Limits;
+
+    #[test]
+    fn every_import_is_in_the_linker_with_its_signature() {
+        let engine = wasmtime::Engine::default();
+        let linker = linker(&engine).unwrap();
+        let mut store = wasmtime::Store::new(&engine, HostState::new(&Limits::default()));
+        for imp in abi::IMPORT_TABLE {
+            let Ok(Extern::Func(func)) = linker.get(&mut store, abi::IMPORT_MODULE, imp.name)
+            else {
+                panic!("`{}` missing from the linker", imp.name);
+            };
+            let ty = func.ty(&store);
+            assert_eq!(ty.params().len(), 1, "{}", imp.name);
+            assert_eq!(
+                ty.results().len(),
+                usize::from(imp.returns_error),
+                "{}",
+                imp.name
+            );
+        }
+    }
+
+    #[test]
+    fn guest_ranges_do_not_wrap() {
+        assert_eq!(guest_range(16, 8, 8), Some(8..16));
+        assert_eq!(guest_range(16, 9, 8), None);
+        assert_eq!(guest_range(16, u32::MAX, 8), None);
+        assert_eq!(guest_range(usize::MAX, 1, usize::MAX), None);
+    }
+}

@@ -1,0 +1,483 @@
+//! One ready instance of a guest: its `Store`, the exports the host calls,
+//! the API table address, a scratch region in guest memory and the reused
+//! call layout. [`Instance::call`] runs one custom call through it.
+
+use cyxla_guest_sdk::abi;
+use plugin_glue::{ErrorCode, HandlerError};
+use wasmtime::{Memory, Store, Trap, TypedFunc, WasmBacktrace};
+
+use crate::deadline;
+use crate::engine::Engine;
+use crate::guest::Guest;
+use crate::imports::guest_range;
+use crate::layout::{CallLayout, CallView, DATA_ALIGN, Region};
+use crate::limits::bytes_display;
+use crate::state::{CallInfo, GuestFault, HostState};
+
+/// Scratch allocated when an instance is made (grown on demand).
+const INITIAL_SCRATCH: u32 = 64 << 10;
+/// Most wasm frames named in an error message.
+const BACKTRACE_FRAMES: usize = 4;
+
+/// Why an instance could not be made.
+#[derive(Debug)]
+pub(crate) enum NewError {
+    /// The guest breaks the ABI (wrong version, API table outside memory).
+    Abi(String),
+    /// Instantiation or initialisation failed.
+    Failed(String),
+}
+
+impl NewError {
+    /// The message.
+    pub(crate) fn message(&self) -> &str {
+        match self {
+            NewError::Abi(m) | NewError::Failed(m) => m,
+        }
+    }
+}
+
+/// A failed call: the error (without the target/guest prefix) and whether
+/// the instance must be discarded.
+#[derive(Debug)]
+pub(crate) struct CallFailure {
+    pub(crate) error: HandlerError,
+    pub(crate) discard: bool,
+}
+
+impl CallFailure {
+    /// A failure that leaves the instance usable.
+    fn keep(error: HandlerError) -> CallFailure {
+        CallFailure {
+            error,
+            discard: false,
+        }
+    }
+}
+
+/// A ready guest instance.
+pub(crate) struct Instance {
+    store: Store<HostState>,
+    memory: Memory,
+    alloc: TypedFunc<(i32, i32), i32>,
+    handlers: Vec<TypedFunc<i32, i32>>,
+    last_panic: Option<TypedFunc<(), i32>>,
+    api: u32,
+    scratch: Region,
+    layout: CallLayout,
+    engine: Engine,
+}
+
+impl Instance {
+    /// Instantiates `guest`: runs its start function and `_initialize`
+    /// under the call deadline, checks `cyxla_abi_version()` and
+    /// `cyxla_api()`, and allocates the first scratch region.
+    ///
+    /// # Errors
+    ///
+    /// A message saying what failed.
+    pub(crate) fn new(guest: &Guest) -> Result<Instance, NewError> {
+        let engine = guest.engine.clone();
+        let limits = engine.limits();
+        let mut store = Store::new(engine.wasm(), HostState::new(limits));
+        store.limiter(|state| &mut state.limiter);
+        deadline::arm(&mut store, limits.deadline_ticks());
+        let active = engine.ticker().enter();
+        let failed = |store: &Store<HostState>, step: &str, e: wasmtime::Error| {
+            let (_, text) = describe(&e, store.data(), &engine);
+            NewError::Failed(format!("{step} {text}"))
+        };
+
+        let instance = guest
+            .pre
+            .instantiate(&mut store)
+            .map_err(|e| failed(&store, "instantiation", e))?;
+        let memory = instance
+            .get_memory(&mut store, abi::EXPORT_MEMORY)
+            .ok_or_else(|| {
+                NewError::Abi(format!("it exports no memory `{}`", abi::EXPORT_MEMORY))
+            })?;
+        store.data_mut().memory = Some(memory);
+        let typed = |store: &mut Store<HostState>, name: &str| {
+            instance
+                .get_typed_func::<(), i32>(&mut *store, name)
+                .map_err(|e| NewError::Abi(format!("export `{name}`: {e:#}")))
+        };
+        let alloc = instance
+            .get_typed_func::<(i32, i32), i32>(&mut store, abi::EXPORT_ALLOC)
+            .map_err(|e| NewError::Abi(format!("export `{}`: {e:#}", abi::EXPORT_ALLOC)))?;
+        store.data_mut().alloc = Some(alloc.clone());
+        if guest.has_initialize {
+            let init = instance
+                .get_typed_func::<(), ()>(&mut store, abi::EXPORT_INITIALIZE)
+                .map_err(|e| {
+                    NewError::Abi(format!("export `{}`: {e:#}", abi::EXPORT_INITIALIZE))
+                })?;
+            init.call(&mut store, ())
+                .map_err(|e| failed(&store, "`_initialize`", e))?;
+        }
+        let version = typed(&mut store, abi::EXPORT_ABI_VERSION)?
+            .call(&mut store, ())
+            .map_err(|e| failed(&store, "`cyxla_abi_version()`", e))?;
+        if i64::from(version) != i64::from(abi::ABI_VERSION) {
+            return Err(NewError::Abi(format!(
+                "`{}()` returned {version}; this host speaks guest ABI version {}",
+                abi::EXPORT_ABI_VERSION,
+                abi::ABI_VERSION
+            )));
+        }
+        let api = typed(&mut store, abi::EXPORT_API)?
+            .call(&mut store, ())
+            .map_err(|e| failed(&store, "`cyxla_api()`", e))?
+            .cast_unsigned();
+        let size = memory.data_size(&store);
+        if api == 0 || guest_range(size, api, abi::api::SIZE as usize).is_none() {
+            return Err(NewError::Abi(format!(
+                "`{}()` returned {api:#x}, which is not the address of a {}-byte `XLA_FFI_Api` inside guest memory ({size} bytes)",
+                abi::EXPORT_API,
+                abi::api::SIZE
+            )));
+        }
+        let mut handlers = Vec::with_capacity(guest.targets().len());
+        for target in guest.targets() {
+            handlers.push(
+                instance
+                    .get_typed_func::<i32, i32>(&mut store, &target.export)
+                    .map_err(|e| NewError::Abi(format!("export `{}`: {e:#}", target.export)))?,
+            );
+        }
+        let last_panic = if guest.has_last_panic {
+            Some(typed(&mut store, abi::EXPORT_LAST_PANIC)?)
+        } else {
+            None
+        };
+        drop(active);
+        drain_logs(&store, guest.file_name(), "(initialization)");
+
+        let mut instance = Instance {
+            store,
+            memory,
+            alloc,
+            handlers,
+            last_panic,
+            api,
+            scratch: Region { offset: 0, len: 0 },
+            layout: CallLayout::default(),
+            engine,
+        };
+        instance
+            .grow_scratch(INITIAL_SCRATCH)
+            .map_err(|failure| NewError::Failed(failure.error.message))?;
+        Ok(instance)
+    }
+
+    /// Runs target number `target` (an index into the guest's targets) on
+    /// `call`. `guest` and `target_name` name it in logs.
+    ///
+    /// # Errors
+    ///
+    /// The guest's own error, a trap, a deadline, a limit, or a bad frame;
+    /// [`CallFailure::discard`] says whether this instance may be reused.
+    pub(crate) fn call<C: CallView>(
+        &mut self,
+        target: usize,
+        call: &C,
+        info: CallInfo,
+        guest: &str,
+        target_name: &str,
+    ) -> Result<(), CallFailure> {
+        let handler = self.handlers.get(target).cloned().ok_or_else(|| {
+            CallFailure::keep(HandlerError::internal(format!(
+                "no handler export number {target}"
+            )))
+        })?;
+        self.layout
+            .plan(call, self.scratch.offset, self.api)
+            .map_err(CallFailure::keep)?;
+        if self.layout.total > self.scratch.len {
+            self.grow_scratch(self.layout.total)?;
+            self.layout
+                .plan(call, self.scratch.offset, self.api)
+                .map_err(CallFailure::keep)?;
+        }
+        self.write_frame(call)?;
+
+        {
+            let state = self.store.data_mut();
+            state.call = Some(info);
+            state.limiter.refused_memory = None;
+            state.limiter.refused_table = None;
+        }
+        deadline::arm(&mut self.store, self.engine.limits().deadline_ticks());
+        let result = {
+            let _active = self.engine.ticker().enter();
+            handler.call(&mut self.store, self.layout.frame_addr().cast_signed())
+        };
+        drain_logs(&self.store, guest, target_name);
+
+        let outcome = match result {
+            Ok(0) => self.read_results(call),
+            Ok(handle) => match self.store.data_mut().errors.take(handle) {
+                Some(error) => Err(CallFailure::keep(error.to_handler_error(""))),
+                None => Err(CallFailure {
+                    error: HandlerError::internal(format!(
+                        "the guest returned a forged error handle ({handle:#x}): the host never issued it, or it was destroyed"
+                    )),
+                    discard: true,
+                }),
+            },
+            Err(error) => Err(self.trapped(&error)),
+        };
+        let state = self.store.data_mut();
+        state.call = None;
+        state.errors.clear();
+        outcome
+    }
+
+    /// Copies the header and the inputs into guest memory and zeroes the
+    /// output regions.
+    fn write_frame<C: CallView>(&mut self, call: &C) -> Result<(), CallFailure> {
+        let base = self.scratch.offset;
+        let data = self.memory.data_mut(&mut self.store);
+        let size = data.len();
+        let total = self.layout.total as usize;
+        let Some(range) = guest_range(size, base, total) else {
+            return Err(CallFailure {
+                error: HandlerError::internal(format!(
+                    "the scratch region at {base:#x} ({total} bytes) is outside guest memory ({size} bytes)"
+                )),
+                discard: true,
+            });
+        };
+        let scratch = &mut data[range];
+        scratch[..self.layout.header.len()].copy_from_slice(&self.layout.header);
+        for (i, region) in self.layout.inputs.iter().enumerate() {
+            let start = region.offset as usize;
+            call.read_arg(i, &mut scratch[start..start + region.len as usize])
+                .map_err(CallFailure::keep)?;
+        }
+        for region in &self.layout.outputs {
+            let start = region.offset as usize;
+            scratch[start..start + region.len as usize].fill(0);
+        }
+        Ok(())
+    }
+
+    /// Copies each result out of the region the host allocated for it.
+    fn read_results<C: CallView>(&mut self, call: &C) -> Result<(), CallFailure> {
+        let data = self.memory.data(&self.store);
+        for (i, region) in self.layout.outputs.iter().enumerate() {
+            let addr = self.scratch.offset.saturating_add(region.offset);
+            // Memory never shrinks, so the region planned inside it still is.
+            let range =
+                guest_range(data.len(), addr, region.len as usize).ok_or_else(|| CallFailure {
+                    error: HandlerError::internal(format!("result {i} is outside guest memory")),
+                    discard: true,
+                })?;
+            call.write_ret(i, &data[range]).map_err(CallFailure::keep)?;
+        }
+        Ok(())
+    }
+
+    /// Makes the scratch region at least `needed` bytes (growing it at least
+    /// twofold, in whole 64 KiB pages) with the guest's `cyxla_alloc`.
+    fn grow_scratch(&mut self, needed: u32) -> Result<(), CallFailure> {
+        let want = needed
+            .max(self.scratch.len.saturating_mul(2))
+            .checked_next_multiple_of(64 << 10)
+            .unwrap_or(needed);
+        let Ok(want_i32) = i32::try_from(want) else {
+            return Err(CallFailure::keep(HandlerError::new(
+                ErrorCode::ResourceExhausted,
+                format!(
+                    "the call needs {needed} bytes of guest memory, more than a wasm32 allocation can hold"
+                ),
+            )));
+        };
+        deadline::arm(&mut self.store, self.engine.limits().deadline_ticks());
+        let result = {
+            let _active = self.engine.ticker().enter();
+            self.alloc
+                .call(&mut self.store, (want_i32, DATA_ALIGN.cast_signed()))
+        };
+        let addr = match result {
+            Ok(addr) => addr.cast_unsigned(),
+            Err(error) => return Err(self.trapped(&error)),
+        };
+        if addr == 0 {
+            return Err(CallFailure::keep(HandlerError::new(
+                ErrorCode::ResourceExhausted,
+                format!(
+                    "`{}({want}, {DATA_ALIGN})` returned 0: no room in guest memory for the call (memory limit {})",
+                    abi::EXPORT_ALLOC,
+                    self.engine.limits().memory_display()
+                ),
+            )));
+        }
+        let size = self.memory.data_size(&self.store);
+        if guest_range(size, addr, want as usize).is_none() || addr % 8 != 0 {
+            return Err(CallFailure {
+                error: HandlerError::internal(format!(
+                    "`{}({want}, {DATA_ALIGN})` returned {addr:#x}, not an aligned block inside guest memory ({size} bytes)",
+                    abi::EXPORT_ALLOC
+                )),
+                discard: true,
+            });
+        }
+        self.scratch = Region {
+            offset: addr,
+            len: want,
+        };
+        Ok(())
+    }
+
+    /// The failure for an error out of guest code; the instance is discarded.
+    fn trapped(&mut self, error: &wasmtime::Error) -> CallFailure {
+        let is_trap = error.downcast_ref::<Trap>().is_some();
+        let panic = if is_trap { self.panic_message() } else { None };
+        let (code, text) = match panic {
+            // A panicking guest stored its message and trapped: the message
+            // (with its source location) says more than the trap.
+            Some(panic) => {
+                let text = match panic.strip_prefix("panicked ") {
+                    Some(rest) => format!("the guest panicked {rest}"),
+                    None => format!("the guest panicked: {panic}"),
+                };
+                (ErrorCode::Internal, text)
+            }
+            None => describe(error, self.store.data(), &self.engine),
+        };
+        CallFailure {
+            error: HandlerError::new(code, text),
+            discard: true,
+        }
+    }
+
+    /// The guest's last panic message, if it exports `cyxla_last_panic` and
+    /// has one.
+    fn panic_message(&mut self) -> Option<String> {
+        let func = self.last_panic.clone()?;
+        deadline::arm(&mut self.store, 2);
+        let addr = {
+            let _active = self.engine.ticker().enter();
+            func.call(&mut self.store, ()).ok()?.cast_unsigned()
+        };
+        if addr == 0 {
+            return None;
+        }
+        let data = self.memory.data(&self.store);
+        let start = usize::try_from(addr).ok()?;
+        let limit = self.engine.limits().error_message_bytes;
+        let window = data.get(start..data.len().min(start.saturating_add(limit)))?;
+        let len = window.iter().position(|&b| b == 0).unwrap_or(window.len());
+        Some(String::from_utf8_lossy(&window[..len]).into_owned())
+    }
+}
+
+/// Logs what the guest wrote to stdout and stderr.
+fn drain_logs(store: &Store<HostState>, guest: &str, target: &str) {
+    let state = store.data();
+    state.stdout.drain(|text, dropped| {
+        if dropped > 0 {
+            tracing::info!(
+                guest,
+                custom_call = target,
+                stream = "stdout",
+                "{text}… ({dropped} bytes dropped)"
+            );
+        } else {
+            tracing::info!(guest, custom_call = target, stream = "stdout", "{text}");
+        }
+    });
+    state.stderr.drain(|text, dropped| {
+        if dropped > 0 {
+            tracing::warn!(
+                guest,
+                custom_call = target,
+                stream = "stderr",
+                "{text}… ({dropped} bytes dropped)"
+            );
+        } else {
+            tracing::warn!(guest, custom_call = target, stream = "stderr", "{text}");
+        }
+    });
+}
+
+/// The error code and description (lower case, no final period) of an
+/// error out of guest code.
+pub(crate) fn describe(
+    error: &wasmtime::Error,
+    state: &HostState,
+    engine: &Engine,
+) -> (ErrorCode, String) {
+    let limits = engine.limits();
+    let (mut code, mut text) = if let Some(trap) = error.downcast_ref::<Trap>() {
+        match trap {
+            Trap::Interrupt => (
+                ErrorCode::DeadlineExceeded,
+                format!("exceeded its deadline ({:?})", limits.call_timeout),
+            ),
+            Trap::StackOverflow => (
+                ErrorCode::ResourceExhausted,
+                format!(
+                    "trapped: call stack exhausted (the wasm stack limit is {})",
+                    bytes_display(u64::try_from(limits.stack_bytes).unwrap_or(u64::MAX))
+                ),
+            ),
+            other => {
+                let text = other.to_string();
+                let text = text.strip_prefix("wasm trap: ").unwrap_or(&text).to_owned();
+                (ErrorCode::Internal, format!("trapped: {text}"))
+            }
+        }
+    } else if let Some(fault) = error.downcast_ref::<GuestFault>() {
+        (
+            ErrorCode::Internal,
+            format!("made an invalid host call: {fault}"),
+        )
+    } else if let Some(exit) = error.downcast_ref::<wasmtime_wasi::I32Exit>() {
+        (ErrorCode::Internal, format!("called exit({})", exit.0))
+    } else {
+        (
+            ErrorCode::Internal,
+            format!("failed: {}", error.root_cause()),
+        )
+    };
+    if let Some(bytes) = state.limiter.refused_memory {
+        code = ErrorCode::ResourceExhausted;
+        text.push_str(&format!(
+            " after its memory was refused growth to {} (limit {})",
+            bytes_display(u64::try_from(bytes).unwrap_or(u64::MAX)),
+            limits.memory_display()
+        ));
+    }
+    if let Some(elements) = state.limiter.refused_table {
+        text.push_str(&format!(
+            " after a table was refused growth to {elements} elements (limit {})",
+            limits.table_elements
+        ));
+    }
+    if let Some(trace) = error.downcast_ref::<WasmBacktrace>() {
+        let frames: Vec<String> = trace
+            .frames()
+            .iter()
+            .take(BACKTRACE_FRAMES)
+            .map(|frame| match frame.func_name() {
+                Some(name) => match rustc_demangle::try_demangle(name) {
+                    Ok(demangled) => format!("{demangled:#}"),
+                    Err(_) => name.to_owned(),
+                },
+                None => format!("func[{}]", frame.func_index()),
+            })
+            .collect();
+        if !frames.is_empty() {
+            text.push_str(" (in ");
+            text.push_str(&frames.join(" ← "));
+            if trace.frames().len() > BACKTRACE_FRAMES {
+                text.push_str(" ← …");
+            }
+            text.push(')');
+        }
+    }
+    (code, text)
+}

@@ -1,0 +1,601 @@
+//! The wasm32 call frame: a native XLA FFI call, laid out in guest memory.
+//!
+//! [`CallLayout::plan`] encodes, for a guest scratch region at `base`:
+//!
+//! ```text
+//! base ─► XLA_FFI_CallFrame (104 + padding to 112)   struct_size 104, api,
+//!         ctx cell (8 bytes)                         ctx, stage EXECUTE
+//!         args.types[n]  args.args[n]  rets.types[m]  rets.rets[m]   (u32)
+//!         XLA_FFI_Buffer × (n + m)  (32 bytes each, struct_size 28)
+//!         dims of every buffer (int64)
+//!         attributes: names, types, values, nested dictionaries
+//!         ── 64-byte aligned ──
+//!         input data × n, output data × m   (each 64-byte aligned)
+//! ```
+//!
+//! Everything up to the data (the "header") is built in a reused host
+//! buffer with absolute guest addresses and copied in one piece; input bytes
+//! are copied straight from the native buffers; output regions are zeroed
+//! before the call and copied out after it, from the regions and sizes the
+//! host computed here, never from anything the guest left in the frame.
+//! Offsets and sizes come from [`cyxla_guest_sdk::abi`] (the wasm32 columns of
+//! the ABI reference); all arithmetic is checked.
+
+use cyxla_guest_sdk::abi::{self, args, array, attrs, buffer, byte_span, call_frame, rets, scalar};
+use plugin_glue::{ErrorCode, HandlerError};
+
+/// Alignment of every data region (XLA aligns buffers to 64 bytes too).
+pub(crate) const DATA_ALIGN: u32 = 64;
+/// Deepest nesting of attribute dictionaries accepted.
+const MAX_ATTR_DEPTH: usize = 32;
+/// Offset of the host-owned context cell that `frame.ctx` points at.
+const CTX_OFFSET: u32 = call_frame::SIZE;
+/// Size of the context cell.
+const CTX_SIZE: u32 = 8;
+
+/// One operand or result of a call, as the layout needs it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BufferDesc<'a> {
+    /// `XLA_FFI_DataType` value.
+    pub(crate) dtype: u32,
+    /// Dimensions.
+    pub(crate) dims: &'a [i64],
+    /// Bytes of data.
+    pub(crate) byte_len: usize,
+}
+
+/// One attribute value, borrowed from the native frame.
+pub(crate) enum AttrValue<'v, D> {
+    /// A scalar: its `XLA_FFI_DataType` and native little-endian bytes.
+    Scalar { dtype: u32, value: &'v [u8] },
+    /// An array: element type, element count and contiguous bytes.
+    Array {
+        dtype: u32,
+        len: usize,
+        data: &'v [u8],
+    },
+    /// A string's bytes.
+    String(&'v [u8]),
+    /// A nested dictionary.
+    Dictionary(D),
+}
+
+/// A sorted attribute dictionary.
+pub(crate) trait AttrSource: Sized {
+    /// Number of entries.
+    fn count(&self) -> usize;
+    /// Calls `f(name, value)` for each entry, in order.
+    fn visit<F>(&self, f: F) -> Result<(), HandlerError>
+    where
+        F: FnMut(&[u8], AttrValue<'_, Self>) -> Result<(), HandlerError>;
+}
+
+/// A native call as the layout sees it: implemented for plugin-glue's
+/// `CallFrame` and for host-owned calls in tests and benches.
+pub(crate) trait CallView {
+    /// The attribute dictionary type.
+    type Attrs<'s>: AttrSource
+    where
+        Self: 's;
+    /// Number of operands.
+    fn num_args(&self) -> usize;
+    /// Number of results.
+    fn num_rets(&self) -> usize;
+    /// Operand `i`.
+    fn arg(&self, i: usize) -> Result<BufferDesc<'_>, HandlerError>;
+    /// Result `i`.
+    fn ret(&self, i: usize) -> Result<BufferDesc<'_>, HandlerError>;
+    /// The attributes.
+    fn attrs(&self) -> Self::Attrs<'_>;
+    /// Copies operand `i`'s bytes into `dst` (exactly its `byte_len`).
+    fn read_arg(&self, i: usize, dst: &mut [u8]) -> Result<(), HandlerError>;
+    /// Copies `src` (exactly result `i`'s `byte_len`) into result `i`.
+    fn write_ret(&self, i: usize, src: &[u8]) -> Result<(), HandlerError>;
+}
+
+/// A data region, relative to the scratch base.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Region {
+    /// Offset from the scratch base.
+    pub(crate) offset: u32,
+    /// Length in bytes.
+    pub(crate) len: u32,
+}
+
+/// The encoded frame of one call; reused across calls (no allocation once
+/// the buffers have grown to the largest call seen).
+#[derive(Debug, Default)]
+pub(crate) struct CallLayout {
+    /// Header bytes, for guest addresses `[base, base + header.len())`.
+    pub(crate) header: Vec<u8>,
+    /// Input regions, one per operand.
+    pub(crate) inputs: Vec<Region>,
+    /// Output regions, one per result.
+    pub(crate) outputs: Vec<Region>,
+    /// Bytes of scratch the whole call needs.
+    pub(crate) total: u32,
+    base: u32,
+    depth: usize,
+}
+
+fn too_big(what: &str) -> HandlerError {
+    HandlerError::new(
+        ErrorCode::ResourceExhausted,
+        format!("the call frame does not fit in a wasm32 address space ({what})"),
+    )
+}
+
+fn to_u32(value: usize, what: &str) -> Result<u32, HandlerError> {
+    u32::try_from(value).map_err(|_| too_big(what))
+}
+
+fn align_up(value: u32, align: u32) -> Result<u32, HandlerError> {
+    value
+        .checked_next_multiple_of(align)
+        .ok_or_else(|| too_big("alignment"))
+}
+
+impl CallLayout {
+    /// Guest address of the frame (valid after [`CallLayout::plan`]).
+    pub(crate) fn frame_addr(&self) -> u32 {
+        self.base
+    }
+
+    /// Encodes `call` for a scratch region at guest address `base`, with the
+    /// guest's API table at `api`. Afterwards [`CallLayout::total`] says how
+    /// much scratch it needs; if that is more than the region holds, grow it
+    /// and plan again at the new base.
+    ///
+    /// # Errors
+    ///
+    /// The frame's own errors (a bad operand, attribute) or
+    /// RESOURCE_EXHAUSTED if the call cannot fit in 4 GiB.
+    pub(crate) fn plan<C: CallView>(
+        &mut self,
+        call: &C,
+        base: u32,
+        api: u32,
+    ) -> Result<(), HandlerError> {
+        self.header.clear();
+        self.inputs.clear();
+        self.outputs.clear();
+        self.base = base;
+        self.depth = 0;
+        let n_args = call.num_args();
+        let n_rets = call.num_rets();
+
+        // Frame and context cell.
+        self.reserve(CTX_OFFSET + CTX_SIZE, call_frame::ALIGN)?;
+        self.put_u32(call_frame::STRUCT_SIZE_OFFSET, call_frame::STRUCT_SIZE);
+        self.put_u32(call_frame::API, api);
+        self.put_u32(call_frame::CTX, self.addr(CTX_OFFSET)?);
+        self.put_u32(call_frame::STAGE, abi::execution_stage::EXECUTE);
+
+        // Type and pointer arrays.
+        let args_types = self.reserve_array(n_args)?;
+        let args_ptrs = self.reserve_array(n_args)?;
+        let rets_types = self.reserve_array(n_rets)?;
+        let rets_ptrs = self.reserve_array(n_rets)?;
+        for i in 0..n_args {
+            self.put_u32(args_types + 4 * to_u32(i, "args")?, abi::arg_type::BUFFER);
+        }
+        for i in 0..n_rets {
+            self.put_u32(rets_types + 4 * to_u32(i, "rets")?, abi::ret_type::BUFFER);
+        }
+        let a = call_frame::ARGS;
+        self.put_u32(a + args::STRUCT_SIZE_OFFSET, args::STRUCT_SIZE);
+        self.put_i64(
+            a + args::SIZE_FIELD,
+            i64::try_from(n_args).map_err(|_| too_big("args"))?,
+        );
+        self.put_u32(a + args::TYPES, self.addr(args_types)?);
+        self.put_u32(a + args::ARGS, self.addr(args_ptrs)?);
+        let r = call_frame::RETS;
+        self.put_u32(r + rets::STRUCT_SIZE_OFFSET, rets::STRUCT_SIZE);
+        self.put_i64(
+            r + rets::SIZE_FIELD,
+            i64::try_from(n_rets).map_err(|_| too_big("rets"))?,
+        );
+        self.put_u32(r + rets::TYPES, self.addr(rets_types)?);
+        self.put_u32(r + rets::RETS, self.addr(rets_ptrs)?);
+
+        // Buffers and their dims; data pointers are patched below.
+        let buffers = self.reserve(
+            buffer::SIZE
+                .checked_mul(to_u32(n_args + n_rets, "buffers")?)
+                .ok_or_else(|| too_big("buffers"))?,
+            buffer::ALIGN,
+        )?;
+        for slot in 0..n_args + n_rets {
+            let desc = if slot < n_args {
+                call.arg(slot)?
+            } else {
+                call.ret(slot - n_args)?
+            };
+            let b = buffers + buffer::SIZE * to_u32(slot, "buffers")?;
+            let rank = desc.dims.len();
+            let dims = self.reserve(
+                to_u32(rank, "rank")?
+                    .checked_mul(8)
+                    .ok_or_else(|| too_big("dims"))?,
+                8,
+            )?;
+            for (d, dim) in desc.dims.iter().enumerate() {
+                self.put_i64(dims + 8 * to_u32(d, "rank")?, *dim);
+            }
+            self.put_u32(b + buffer::STRUCT_SIZE_OFFSET, buffer::STRUCT_SIZE);
+            self.put_u32(b + buffer::DTYPE, desc.dtype);
+            self.put_i64(
+                b + buffer::RANK,
+                i64::try_from(rank).map_err(|_| too_big("rank"))?,
+            );
+            self.put_u32(b + buffer::DIMS, self.addr(dims)?);
+            let ptrs = if slot < n_args {
+                args_ptrs + 4 * to_u32(slot, "args")?
+            } else {
+                rets_ptrs + 4 * to_u32(slot - n_args, "rets")?
+            };
+            self.put_u32(ptrs, self.addr(b)?);
+            let region = Region {
+                offset: 0,
+                len: to_u32(desc.byte_len, "buffer size")?,
+            };
+            if slot < n_args {
+                self.inputs.push(region);
+            } else {
+                self.outputs.push(region);
+            }
+        }
+
+        // Attributes, inline in the frame.
+        let attrs = call.attrs();
+        self.encode_attrs(&attrs, call_frame::ATTRS)?;
+
+        // Data regions after the header.
+        let mut cursor = align_up(to_u32(self.header.len(), "header")?, DATA_ALIGN)?;
+        for slot in 0..n_args + n_rets {
+            let region = if slot < n_args {
+                &mut self.inputs[slot]
+            } else {
+                &mut self.outputs[slot - n_args]
+            };
+            region.offset = cursor;
+            cursor = align_up(
+                cursor
+                    .checked_add(region.len)
+                    .ok_or_else(|| too_big("data"))?,
+                DATA_ALIGN,
+            )?;
+            let data_addr = base
+                .checked_add(region.offset)
+                .ok_or_else(|| too_big("data"))?;
+            let b = buffers + buffer::SIZE * to_u32(slot, "buffers")?;
+            self.put_u32(b + buffer::DATA, data_addr);
+        }
+        // The whole region must be addressable.
+        base.checked_add(cursor).ok_or_else(|| too_big("scratch"))?;
+        self.total = cursor;
+        Ok(())
+    }
+
+    /// Guest address of header offset `offset`.
+    fn addr(&self, offset: u32) -> Result<u32, HandlerError> {
+        self.base
+            .checked_add(offset)
+            .ok_or_else(|| too_big("address"))
+    }
+
+    /// Appends `len` zero bytes at `align`; returns their offset.
+    fn reserve(&mut self, len: u32, align: u32) -> Result<u32, HandlerError> {
+        let start = align_up(to_u32(self.header.len(), "header")?, align)?;
+        let end = start.checked_add(len).ok_or_else(|| too_big("header"))?;
+        // The header must stay addressable from `base`.
+        self.base
+            .checked_add(end)
+            .ok_or_else(|| too_big("header"))?;
+        self.header.resize(end as usize, 0);
+        Ok(start)
+    }
+
+    fn reserve_array(&mut self, n: usize) -> Result<u32, HandlerError> {
+        let len = to_u32(n, "array")?
+            .checked_mul(4)
+            .ok_or_else(|| too_big("array"))?;
+        self.reserve(len, 4)
+    }
+
+    fn put_bytes(&mut self, offset: u32, bytes: &[u8]) {
+        let start = offset as usize;
+        self.header[start..start + bytes.len()].copy_from_slice(bytes);
+    }
+
+    fn put_u32(&mut self, offset: u32, value: u32) {
+        self.put_bytes(offset, &value.to_le_bytes());
+    }
+
+    fn put_i64(&mut self, offset: u32, value: i64) {
+        self.put_bytes(offset, &value.to_le_bytes());
+    }
+
+    /// Appends `bytes` at `align`; returns their guest address.
+    fn append(&mut self, bytes: &[u8], align: u32) -> Result<u32, HandlerError> {
+        let offset = self.reserve(to_u32(bytes.len(), "attribute")?, align)?;
+        self.put_bytes(offset, bytes);
+        self.addr(offset)
+    }
+
+    /// Writes a byte span struct for `bytes` and the bytes; returns the
+    /// struct's guest address.
+    fn append_span(&mut self, bytes: &[u8]) -> Result<u32, HandlerError> {
+        let span = self.reserve(byte_span::SIZE, byte_span::ALIGN)?;
+        let data = self.append(bytes, 1)?;
+        self.put_u32(span + byte_span::PTR, data);
+        self.put_u32(span + byte_span::LEN, to_u32(bytes.len(), "attribute")?);
+        self.addr(span)
+    }
+
+    /// Encodes the dictionary `source` into the `XLA_FFI_Attrs` struct at
+    /// header offset `at` (already reserved).
+    fn encode_attrs<A: AttrSource>(&mut self, source: &A, at: u32) -> Result<(), HandlerError> {
+        self.depth += 1;
+        if self.depth > MAX_ATTR_DEPTH {
+            return Err(HandlerError::invalid_argument(format!(
+                "attribute dictionaries are nested deeper than {MAX_ATTR_DEPTH} levels"
+            )));
+        }
+        let n = source.count();
+        let types = self.reserve_array(n)?;
+        let names = self.reserve_array(n)?;
+        let values = self.reserve_array(n)?;
+        self.put_u32(at + attrs::STRUCT_SIZE_OFFSET, attrs::STRUCT_SIZE);
+        self.put_i64(
+            at + attrs::SIZE_FIELD,
+            i64::try_from(n).map_err(|_| too_big("attributes"))?,
+        );
+        self.put_u32(at + attrs::TYPES, self.addr(types)?);
+        self.put_u32(at + attrs::NAMES, self.addr(names)?);
+        self.put_u32(at + attrs::ATTRS, self.addr(values)?);
+        let mut i: u32 = 0;
+        source.visit(|name, value| {
+            if i as usize >= n {
+                return Err(HandlerError::internal(format!(
+                    "the attribute dictionary announced {n} entries but holds more"
+                )));
+            }
+            let name_addr = self.append_span(name)?;
+            self.put_u32(names + 4 * i, name_addr);
+            let (kind, value_addr) = match value {
+                AttrValue::Scalar { dtype, value } => {
+                    let s = self.reserve(scalar::SIZE, scalar::ALIGN)?;
+                    let v = self.append(value, 8)?;
+                    self.put_u32(s + scalar::DTYPE, dtype);
+                    self.put_u32(s + scalar::VALUE, v);
+                    (abi::attr_type::SCALAR, self.addr(s)?)
+                }
+                AttrValue::Array { dtype, len, data } => {
+                    let s = self.reserve(array::SIZE, array::ALIGN)?;
+                    let d = self.append(data, 8)?;
+                    self.put_u32(s + array::DTYPE, dtype);
+                    self.put_u32(s + array::SIZE_FIELD, to_u32(len, "attribute array")?);
+                    self.put_u32(s + array::DATA, d);
+                    (abi::attr_type::ARRAY, self.addr(s)?)
+                }
+                AttrValue::String(bytes) => (abi::attr_type::STRING, self.append_span(bytes)?),
+                AttrValue::Dictionary(inner) => {
+                    let s = self.reserve(attrs::SIZE, attrs::ALIGN)?;
+                    self.encode_attrs(&inner, s)?;
+                    (abi::attr_type::DICTIONARY, self.addr(s)?)
+                }
+            };
+            self.put_u32(types + 4 * i, kind);
+            self.put_u32(values + 4 * i, value_addr);
+            i += 1;
+            Ok(())
+        })?;
+        if i as usize != n {
+            return Err(HandlerError::internal(format!(
+                "the attribute dictionary announced {n} entries but holds {i}"
+            )));
+        }
+        self.depth -= 1;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::call::{HostAttr, HostBuffer, HostCall};
+    use plugin_glue::DType;
+
+    fn u32_at(bytes: &[u8], at: usize) -> u32 {
+        u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap())
+    }
+
+    fn i64_at(bytes: &[u8], at: usize) -> i64 {
+        i64::from_le_bytes(bytes[at..at + 8].try_into().unwrap())
+    }
+
+    /// Reads the header as a guest would, with `base` subtracted.
+    struct Reader<'a> {
+        header: &'a [u8],
+        base: u32,
+    }
+
+    impl Reader<'_> {
+        fn at(&self, addr: u32) -> usize {
+            (addr - self.base) as usize
+        }
+        fn u32(&self, addr: u32) -> u32 {
+            u32_at(self.header, self.at(addr))
+        }
+        fn i64(&self, addr: u32) -> i64 {
+            i64_at(self.header, self.at(addr))
+        }
+        fn span(&self, addr: u32) -> &[u8] {
+            let ptr = self.u32(addr + byte_span::PTR);
+            let len = self.u32(addr + byte_span::LEN) as usize;
+            &self.header[self.at(ptr)..self.at(ptr) + len]
+        }
+    }
+
+    #[test]
+    fn frame_buffers_and_regions() {
+        let call = HostCall::new()
+            .arg(HostBuffer::new(DType::F32, &[2, 3], vec![0; 24]))
+            .arg(HostBuffer::new(DType::S64, &[], vec![0; 8]))
+            .ret(HostBuffer::new(DType::F32, &[2, 3], vec![0; 24]));
+        let mut layout = CallLayout::default();
+        let base = 0x1_0000;
+        layout.plan(&call, base, 0x400).unwrap();
+        let r = Reader {
+            header: &layout.header,
+            base,
+        };
+        assert_eq!(r.u32(base), 104);
+        assert_eq!(r.u32(base + call_frame::EXTENSION_START), 0);
+        assert_eq!(r.u32(base + call_frame::API), 0x400);
+        assert_eq!(r.u32(base + call_frame::CTX), base + 112);
+        assert_eq!(r.u32(base + call_frame::STAGE), 3);
+        assert_eq!(r.u32(base + call_frame::FUTURE), 0);
+        let a = base + call_frame::ARGS;
+        assert_eq!(r.u32(a), 24);
+        assert_eq!(r.i64(a + args::SIZE_FIELD), 2);
+        let types = r.u32(a + args::TYPES);
+        assert_eq!((r.u32(types), r.u32(types + 4)), (1, 1));
+        let ptrs = r.u32(a + args::ARGS);
+        let b0 = r.u32(ptrs);
+        assert_eq!(b0 % 8, 0);
+        assert_eq!(r.u32(b0), 28);
+        assert_eq!(r.u32(b0 + buffer::DTYPE), 11);
+        assert_eq!(r.i64(b0 + buffer::RANK), 2);
+        let dims = r.u32(b0 + buffer::DIMS);
+        assert_eq!((r.i64(dims), r.i64(dims + 8)), (2, 3));
+        let b1 = r.u32(ptrs + 4);
+        assert_eq!(r.i64(b1 + buffer::RANK), 0);
+        assert_ne!(r.u32(b1 + buffer::DIMS), 0, "rank-0 dims are non-NULL");
+        let rr = base + call_frame::RETS;
+        assert_eq!(r.u32(rr), 24);
+        assert_eq!(r.i64(rr + rets::SIZE_FIELD), 1);
+        let ret0 = r.u32(r.u32(rr + rets::RETS));
+        assert_eq!(r.u32(ret0 + buffer::DTYPE), 11);
+        // Data regions: 64-aligned, after the header, in order, and the
+        // buffers point at them.
+        let regions: Vec<Region> = layout
+            .inputs
+            .iter()
+            .chain(&layout.outputs)
+            .copied()
+            .collect();
+        assert_eq!(
+            regions.iter().map(|r| r.len).collect::<Vec<_>>(),
+            [24, 8, 24]
+        );
+        let mut end = layout.header.len() as u32;
+        for (region, buf) in regions.iter().zip([b0, b1, ret0]) {
+            assert_eq!(region.offset % DATA_ALIGN, 0);
+            assert!(region.offset >= end);
+            end = region.offset + region.len;
+            assert_eq!(r.u32(buf + buffer::DATA), base + region.offset);
+        }
+        assert!(layout.total >= end);
+        // Attributes: an empty dictionary.
+        let at = base + call_frame::ATTRS;
+        assert_eq!(r.u32(at), 28);
+        assert_eq!(r.i64(at + attrs::SIZE_FIELD), 0);
+    }
+
+    #[test]
+    fn attributes_nest_and_keep_order() {
+        let call = HostCall::new()
+            .attr(
+                "a",
+                HostAttr::Scalar(DType::S32, (-3i32).to_le_bytes().to_vec()),
+            )
+            .attr(
+                "b",
+                HostAttr::Array(
+                    DType::F64,
+                    2,
+                    [1.5f64.to_le_bytes(), 2.5f64.to_le_bytes()].concat(),
+                ),
+            )
+            .attr(
+                "d",
+                HostAttr::Dictionary(vec![
+                    ("x".into(), HostAttr::String(b"hi".to_vec())),
+                    ("y".into(), HostAttr::Scalar(DType::Pred, vec![1])),
+                ]),
+            )
+            .attr("s", HostAttr::String(Vec::new()));
+        let mut layout = CallLayout::default();
+        let base = 0x2000;
+        layout.plan(&call, base, 0x10).unwrap();
+        let r = Reader {
+            header: &layout.header,
+            base,
+        };
+        let at = base + call_frame::ATTRS;
+        assert_eq!(r.i64(at + attrs::SIZE_FIELD), 4);
+        let types = r.u32(at + attrs::TYPES);
+        let names = r.u32(at + attrs::NAMES);
+        let values = r.u32(at + attrs::ATTRS);
+        let kinds: Vec<u32> = (0..4).map(|i| r.u32(types + 4 * i)).collect();
+        assert_eq!(kinds, [3, 1, 2, 4]);
+        let name_list: Vec<&[u8]> = (0..4).map(|i| r.span(r.u32(names + 4 * i))).collect();
+        assert_eq!(name_list, [&b"a"[..], b"b", b"d", b"s"]);
+        let s = r.u32(values);
+        assert_eq!(r.u32(s + scalar::DTYPE), 4);
+        let v = r.u32(s + scalar::VALUE);
+        assert_eq!(v % 8, 0);
+        assert_eq!(r.u32(v) as i32, -3);
+        let arr = r.u32(values + 4);
+        assert_eq!(r.u32(arr + array::DTYPE), 12);
+        assert_eq!(r.u32(arr + array::SIZE_FIELD), 2);
+        let data = r.u32(arr + array::DATA);
+        assert_eq!(f64::from_bits(r.i64(data + 8) as u64), 2.5);
+        let dict = r.u32(values + 8);
+        assert_eq!(r.u32(dict), 28);
+        assert_eq!(r.i64(dict + attrs::SIZE_FIELD), 2);
+        let inner_names = r.u32(dict + attrs::NAMES);
+        assert_eq!(r.span(r.u32(inner_names + 4)), b"y");
+        let inner_values = r.u32(dict + attrs::ATTRS);
+        assert_eq!(r.span(r.u32(inner_values)), b"hi");
+        assert_eq!(r.span(r.u32(values + 12)), b"");
+    }
+
+    #[test]
+    fn empty_buffers_and_tokens_get_valid_pointers() {
+        let call = HostCall::new()
+            .arg(HostBuffer::zeros(DType::Token, &[]))
+            .arg(HostBuffer::zeros(DType::F32, &[0, 3]))
+            .ret(HostBuffer::zeros(DType::F32, &[2]));
+        let mut layout = CallLayout::default();
+        let base = 0x4000;
+        layout.plan(&call, base, 0x10).unwrap();
+        let r = Reader {
+            header: &layout.header,
+            base,
+        };
+        let ptrs = r.u32(base + call_frame::ARGS + args::ARGS);
+        let token = r.u32(ptrs);
+        assert_eq!(r.u32(token + buffer::DTYPE), 17);
+        assert_eq!(r.i64(token + buffer::RANK), 0);
+        assert_ne!(r.u32(token + buffer::DATA), 0);
+        let empty = r.u32(ptrs + 4);
+        assert_eq!(r.i64(empty + buffer::RANK), 2);
+        let dims = r.u32(empty + buffer::DIMS);
+        assert_eq!((r.i64(dims), r.i64(dims + 8)), (0, 3));
+        assert_ne!(r.u32(empty + buffer::DATA), 0);
+        assert_eq!(layout.inputs.iter().map(|r| r.len).sum::<u32>(), 0);
+        assert_eq!(layout.outputs[0].len, 8);
+    }
+
+    #[test]
+    fn a_frame_that_cannot_fit_is_refused() {
+        let call = HostCall::new().arg(HostBuffer::sized(DType::U8, &[1], 4096));
+        let mut layout = CallLayout::default();
+        let err = layout.plan(&call, u32::MAX - 1024, 0).unwrap_err();
+        assert_eq!(err.code, ErrorCode::ResourceExhausted);
+    }
+}

@@ -1,0 +1,225 @@
+//! [`Sandbox`]: the guests folder, the policy, and registration of the
+//! allowed targets with a PJRT plugin.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use plugin_glue::plugin::Plugin;
+use plugin_glue::registry;
+
+use crate::dispatch::GuestHandler;
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::guest::Guest;
+use crate::guests::Guests;
+use crate::limits::Limits;
+use crate::policy::AllowList;
+use crate::pool::Pool;
+
+/// Environment variable naming the guests folder.
+pub const GUESTS_ENV: &str = "CYXLA_GUESTS";
+
+/// Where the bundled guests are built, relative to the workspace root.
+pub const BUNDLED_GUESTS: &str = "guests/out";
+
+/// A target registered with the plugin, and the guest that serves it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Registered {
+    /// The custom-call target.
+    pub target: String,
+    /// The guest file serving it.
+    pub guest: PathBuf,
+}
+
+/// The sandbox: loaded guests, the allow-list, one instance pool per guest.
+///
+/// # Examples
+///
+/// ```no_run
+/// use std::path::Path;
+/// use cyxla_host::{AllowList, Limits, Sandbox};
+/// use plugin_glue::plugin::Plugin;
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let sandbox = Sandbox::new(Path::new("guests/out"), AllowList::targets(["rms_norm"]), Limits::default())?;
+/// let plugin = Plugin::load(Path::new("pjrt_c_api_cpu_plugin.so"))?;
+/// for registered in sandbox.register_allowed(&plugin)? {
+///     println!("{} -> {}", registered.target, registered.guest.display());
+/// }
+/// # Ok(())
+/// # }
+/// ```
+pub struct Sandbox {
+    guests: Guests,
+    policy: AllowList,
+    pools: Vec<Arc<Pool>>,
+}
+
+impl Sandbox {
+    /// Builds the engine for `limits` and loads every guest in `guests_dir`.
+    ///
+    /// # Errors
+    ///
+    /// If the engine cannot be built or the folder cannot be read; rejected
+    /// guests are not errors (see [`Guests::rejected`]).
+    pub fn new(guests_dir: &Path, policy: AllowList, limits: Limits) -> Result<Sandbox> {
+        let engine = Engine::new(&limits)?;
+        let guests = Guests::load_dir(&engine, guests_dir)?;
+        Ok(Sandbox::with_guests(guests, policy))
+    }
+
+    /// A sandbox over already loaded guests.
+    pub fn with_guests(guests: Guests, policy: AllowList) -> Sandbox {
+        let pools = guests
+            .guests()
+            .iter()
+            .map(|g| Arc::new(Pool::new(Arc::clone(g))))
+            .collect();
+        Sandbox {
+            guests,
+            policy,
+            pools,
+        }
+    }
+
+    /// The guests folder: `$CYXLA_GUESTS` if set, else the bundled guests
+    /// (`guests/out` under the workspace root).
+    pub fn default_guests_dir() -> PathBuf {
+        if let Some(dir) = std::env::var_os(GUESTS_ENV) {
+            return PathBuf::from(dir);
+        }
+        workspace_root().join(BUNDLED_GUESTS)
+    }
+
+    /// The loaded guests.
+    pub fn guests(&self) -> &Guests {
+        &self.guests
+    }
+
+    /// The allow-list.
+    pub fn policy(&self) -> &AllowList {
+        &self.policy
+    }
+
+    /// The limits guests run under.
+    pub fn limits(&self) -> &Limits {
+        self.guests.engine().limits()
+    }
+
+    /// Targets that are allowed and served by exactly one guest, sorted.
+    pub fn allowed(&self) -> Vec<(&str, &Arc<Guest>)> {
+        self.guests
+            .targets()
+            .filter(|(target, _)| self.policy.allows(target))
+            .collect()
+    }
+
+    /// Targets the allow-list names explicitly that no guest serves (none
+    /// declares them, or several do).
+    pub fn unserved(&self) -> Vec<&str> {
+        self.policy
+            .named()
+            .filter(|t| self.guests.serving(t).is_none())
+            .collect()
+    }
+
+    /// The handler of `target`, if it is allowed and served.
+    pub fn handler(&self, target: &str) -> Option<GuestHandler> {
+        if !self.policy.allows(target) {
+            return None;
+        }
+        let index = self.guests.serving_index(target)?;
+        GuestHandler::new(Arc::clone(&self.pools[index]), target)
+    }
+
+    /// Registers every allowed, served target with `plugin`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DuplicateTarget`] (before registering anything) if a target
+    /// the allow-list names explicitly is declared by several guests;
+    /// [`Error::Register`] if plugin-glue refuses a registration (those
+    /// before it stay registered).
+    pub fn register_allowed(&self, plugin: &Plugin) -> Result<Vec<Registered>> {
+        for target in self.policy.named() {
+            if let Some(conflict) = self.guests.conflict(target) {
+                return Err(conflict.to_error());
+            }
+        }
+        let mut registered = Vec::new();
+        for (target, guest) in self.allowed() {
+            let Some(handler) = self.handler(target) else {
+                continue;
+            };
+            let origin = format!("guest {}", guest.file_name());
+            registry::register_with_origin(plugin, target, Arc::new(handler), origin).map_err(
+                |source| Error::Register {
+                    target: target.to_owned(),
+                    guest: guest.path().to_owned(),
+                    source,
+                },
+            )?;
+            tracing::info!(target = %target, guest = %guest.path().display(), "registered sandboxed target");
+            registered.push(Registered {
+                target: target.to_owned(),
+                guest: guest.path().to_owned(),
+            });
+        }
+        Ok(registered)
+    }
+
+    /// Why `target` is not registered, when the sandbox can tell: for the
+    /// CLI to add to XLA's "no handler registered" compile error.
+    ///
+    /// ```text
+    /// target `t` is served by guests/out/x.wasm but not allowed: add --allow t
+    /// ```
+    pub fn hint_for_unregistered(&self, target: &str) -> Option<String> {
+        if let Some(guest) = self.guests.serving(target) {
+            if self.policy.allows(target) {
+                return None;
+            }
+            return Some(format!(
+                "target `{target}` is served by {} but not allowed: add --allow {target}",
+                guest.path().display()
+            ));
+        }
+        if let Some(conflict) = self.guests.conflict(target) {
+            return Some(format!("{}: keep only one of them", conflict.to_error()));
+        }
+        if let Some(rejected) = self
+            .guests
+            .rejected()
+            .iter()
+            .find(|r| r.declared.iter().any(|t| t == target))
+        {
+            return Some(format!(
+                "target `{target}` is declared by {}, which was rejected: {}",
+                rejected.path.display(),
+                rejected.error
+            ));
+        }
+        if self.policy.named().any(|t| t == target) {
+            return Some(format!(
+                "target `{target}` is allowed, but no guest in {} serves it",
+                self.guests.dir().display()
+            ));
+        }
+        None
+    }
+}
+
+impl std::fmt::Debug for Sandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sandbox")
+            .field("dir", &self.guests.dir())
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The workspace root this crate was built in.
+pub(crate) fn workspace_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_owned()
+}

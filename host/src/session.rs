@@ -1,0 +1,179 @@
+//! A host session: the PJRT plugin found and loaded, and every handler that
+//! policy asks for registered with it (trusted native handlers from shared
+//! libraries, the native LAPACK targets, sandboxed guests).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow, bail};
+use plugin_glue::ffi::xla_ffi::XLA_FFI_Handler;
+use plugin_glue::plugin::Plugin;
+use plugin_glue::registry;
+
+/// Environment variable naming the PJRT plugin to load.
+pub const PLUGIN_ENV: &str = "CYXLA_PJRT_PLUGIN";
+
+/// Where `scripts/setup.sh` installs the default plugin, relative to the
+/// workspace root.
+pub const INSTALLED_PLUGIN: &str =
+    ".venv/lib/python3.11/site-packages/lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so";
+
+/// A trusted native handler to register: `TARGET=LIBRARY:SYMBOL`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NativeSpec {
+    /// Custom-call target name.
+    pub target: String,
+    /// Shared library holding the handler.
+    pub library: PathBuf,
+    /// Exported `XLA_FFI_Handler` symbol.
+    pub symbol: String,
+}
+
+impl std::str::FromStr for NativeSpec {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let usage = || format!("`{s}` is not TARGET=LIBRARY:SYMBOL");
+        let (target, rest) = s.split_once('=').ok_or_else(usage)?;
+        let (library, symbol) = rest.rsplit_once(':').ok_or_else(usage)?;
+        if target.is_empty() || library.is_empty() || symbol.is_empty() {
+            return Err(usage());
+        }
+        Ok(NativeSpec {
+            target: target.to_owned(),
+            library: PathBuf::from(library),
+            symbol: symbol.to_owned(),
+        })
+    }
+}
+
+/// Finds the PJRT plugin: `explicit` (from `--plugin` or the
+/// `CYXLA_PJRT_PLUGIN` environment variable), else the one `scripts/setup.sh`
+/// installed next to this build.
+///
+/// # Errors
+///
+/// A named plugin that does not exist, or no installed plugin; the message
+/// says how to get one.
+pub fn find_plugin(explicit: Option<&Path>) -> Result<PathBuf> {
+    if let Some(path) = explicit {
+        if !path.exists() {
+            bail!("PJRT plugin {} does not exist", path.display());
+        }
+        return Ok(path.to_owned());
+    }
+    for root in workspace_roots() {
+        let candidate = root.join(INSTALLED_PLUGIN);
+        if candidate.exists() {
+            return Ok(candidate);
+        }
+    }
+    bail!(
+        "no PJRT plugin found: pass --plugin PATH or set {PLUGIN_ENV}, or run scripts/setup.sh \
+         to install the default plugin (pip package lammps-jax-pjrt-cpu==0.11.2)"
+    )
+}
+
+/// Candidate workspace roots: above the running executable
+/// (`target/<profile>/cyxla-host`), then the one this crate was built in.
+pub fn workspace_roots() -> Vec<PathBuf> {
+    let mut roots = Vec::new();
+    if let Ok(exe) = std::env::current_exe() {
+        roots.extend(exe.ancestors().skip(1).take(4).map(Path::to_owned));
+    }
+    if let Some(root) = Path::new(env!("CARGO_MANIFEST_DIR")).parent() {
+        roots.push(root.to_owned());
+    }
+    roots
+}
+
+/// Loads a native handler library (never unloaded: XLA keeps the handler
+/// for the life of the process) and registers `spec.symbol` under
+/// `spec.target`.
+///
+/// # Errors
+///
+/// The library cannot be loaded, has no such symbol, or XLA refuses the
+/// registration; each names the library, symbol and target.
+pub fn register_native(plugin: &Plugin, spec: &NativeSpec) -> Result<()> {
+    // SAFETY: loading a library runs its initialisers. `--native` is the
+    // operator's explicit statement that this library is trusted native code.
+    let library = unsafe { libloading::Library::new(&spec.library) }.with_context(|| {
+        format!(
+            "cannot load native handler library {}",
+            spec.library.display()
+        )
+    })?;
+    // The handler must outlive every executable: keep the library forever.
+    let library: &'static libloading::Library = Box::leak(Box::new(library));
+    // SAFETY: the symbol is declared by the operator to be an XLA FFI
+    // handler (`XLA_FFI_Error* (XLA_FFI_CallFrame*)`); the library is never
+    // unloaded, so the pointer stays valid.
+    let handler: XLA_FFI_Handler = unsafe {
+        *library
+            .get::<XLA_FFI_Handler>(spec.symbol.as_bytes())
+            .map_err(|e| {
+                anyhow!(
+                    "symbol `{}` not found in {}: {e}",
+                    spec.symbol,
+                    spec.library.display()
+                )
+            })?
+    };
+    let origin = format!("native {}:{}", spec.library.display(), spec.symbol);
+    registry::register_foreign(plugin, &spec.target, handler, origin)
+        .with_context(|| format!("cannot register native target `{}`", spec.target))?;
+    Ok(())
+}
+
+/// The target named by XLA's `No FFI handler registered for <target>`
+/// message, if `message` is one.
+pub fn unregistered_target(message: &str) -> Option<&str> {
+    const MARKER: &str = "No FFI handler registered for ";
+    let rest = &message[message.find(MARKER)? + MARKER.len()..];
+    let end = rest.find(|c: char| c.is_whitespace()).unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+/// The hint printed after XLA's message when `target` has no handler: what
+/// is registered, and how to register the missing target.
+pub fn unregistered_hint(target: &str, extra: Option<String>) -> String {
+    let mut registered: Vec<String> = registry::registered()
+        .into_iter()
+        .map(|r| format!("{} ({})", r.target, r.origin))
+        .collect();
+    registered.sort();
+    let listed = if registered.is_empty() {
+        "nothing is registered".to_owned()
+    } else {
+        format!("registered: {}", registered.join(", "))
+    };
+    let how = extra.unwrap_or_else(|| {
+        format!(
+            "register it with --native {target}=LIBRARY:SYMBOL, or serve it from a guest \
+             (--guests DIR) and allow it with --allow {target}"
+        )
+    });
+    format!("hint: target `{target}` has no handler; {listed}; {how}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn native_spec_parses() {
+        let s: NativeSpec = "t=lib/x.so:sym".parse().unwrap();
+        assert_eq!(s.target, "t");
+        assert_eq!(s.library, PathBuf::from("lib/x.so"));
+        assert_eq!(s.symbol, "sym");
+        assert!("t=lib.so".parse::<NativeSpec>().is_err());
+        assert!("=lib.so:s".parse::<NativeSpec>().is_err());
+    }
+
+    #[test]
+    fn finds_unregistered_target_in_xla_message() {
+        let m = "NOT_FOUND: No FFI handler registered for my_t on a platform Host (canonical host)";
+        assert_eq!(unregistered_target(m), Some("my_t"));
+        assert_eq!(unregistered_target("other"), None);
+    }
+}

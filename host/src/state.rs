@@ -1,0 +1,284 @@
+//! The state of one guest instance (the `T` of its `Store<T>`): error
+//! handles, registered types and states, the limiter, the WASI context and
+//! its output pipes, and what the host functions need to know about the
+//! native call in progress.
+
+use std::fmt;
+
+use plugin_glue::{ErrorCode, HandlerError};
+use wasmtime::{Memory, ResourceLimiter, TypedFunc};
+use wasmtime_wasi::p1::WasiP1Ctx;
+
+use crate::limits::Limits;
+use crate::wasi::{self, LogPipe};
+
+/// A guest did something no correct guest does (a pointer outside its
+/// memory, an unknown error handle to a `void` function, ...). Host functions
+/// return it as a trap; the call fails naming it and the instance is
+/// discarded.
+#[derive(Debug)]
+pub(crate) struct GuestFault {
+    /// The C API function (or host step) that found the fault.
+    pub(crate) function: &'static str,
+    /// What was wrong.
+    pub(crate) message: String,
+}
+
+impl fmt::Display for GuestFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}`: {}", self.function, self.message)
+    }
+}
+
+impl std::error::Error for GuestFault {}
+
+pub(crate) fn fault(function: &'static str, message: String) -> wasmtime::Error {
+    wasmtime::Error::new(GuestFault { function, message })
+}
+
+/// An error a guest created with `XLA_FFI_Error_Create`.
+#[derive(Debug)]
+pub(crate) struct GuestError {
+    /// The raw `XLA_FFI_Error_Code` the guest passed.
+    pub(crate) code: i32,
+    /// The message, lossily decoded and bounded.
+    pub(crate) message: String,
+    /// Guest address of the copy `XLA_FFI_Error_GetMessage` made, if any.
+    pub(crate) guest_copy: Option<u32>,
+}
+
+impl GuestError {
+    /// The error XLA sees: the guest's code (0 and unknown codes are mapped
+    /// as XLA maps them) and message, after `prefix`.
+    pub(crate) fn to_handler_error(&self, prefix: &str) -> HandlerError {
+        if self.code == 0 {
+            return HandlerError::internal(format!(
+                "{prefix}returned an error with code OK (0): {}",
+                self.message
+            ));
+        }
+        HandlerError::new(
+            ErrorCode::from_raw(self.code),
+            format!("{prefix}{}", self.message),
+        )
+    }
+}
+
+/// Error handles of one instance: opaque nonzero `i32`s (slot index + 1).
+#[derive(Debug, Default)]
+pub(crate) struct ErrorTable {
+    slots: Vec<Option<GuestError>>,
+    free: Vec<usize>,
+    capacity: usize,
+}
+
+impl ErrorTable {
+    fn new(capacity: usize) -> ErrorTable {
+        ErrorTable {
+            slots: Vec::new(),
+            free: Vec::new(),
+            capacity,
+        }
+    }
+
+    pub(crate) fn insert(
+        &mut self,
+        error: GuestError,
+        function: &'static str,
+    ) -> wasmtime::Result<i32> {
+        let index = match self.free.pop() {
+            Some(index) => index,
+            None if self.slots.len() < self.capacity => {
+                self.slots.push(None);
+                self.slots.len() - 1
+            }
+            None => {
+                return Err(fault(
+                    function,
+                    format!(
+                        "the guest holds {} error handles, the most one instance may hold",
+                        self.capacity
+                    ),
+                ));
+            }
+        };
+        self.slots[index] = Some(error);
+        i32::try_from(index + 1).map_err(|_| fault(function, "too many error handles".into()))
+    }
+
+    fn index(&self, handle: i32) -> Option<usize> {
+        let index = usize::try_from(handle).ok()?.checked_sub(1)?;
+        matches!(self.slots.get(index), Some(Some(_))).then_some(index)
+    }
+
+    pub(crate) fn get_mut(&mut self, handle: i32) -> Option<&mut GuestError> {
+        let index = self.index(handle)?;
+        self.slots[index].as_mut()
+    }
+
+    /// Removes and returns the error behind `handle`, if the host issued it
+    /// and it is still live.
+    pub(crate) fn take(&mut self, handle: i32) -> Option<GuestError> {
+        let index = self.index(handle)?;
+        self.free.push(index);
+        self.slots[index].take()
+    }
+
+    /// Forgets every error (at the end of each call: handles do not outlive
+    /// the call that made them).
+    pub(crate) fn clear(&mut self) {
+        if self.slots.iter().all(Option::is_none) {
+            return;
+        }
+        self.slots.clear();
+        self.free.clear();
+    }
+}
+
+/// Caps linear memory and tables; remembers a refused growth so that the
+/// failure it causes later can name the limit.
+pub(crate) struct GuestLimiter {
+    memory_bytes: usize,
+    table_elements: usize,
+    /// Size in bytes of the last refused memory growth.
+    pub(crate) refused_memory: Option<usize>,
+    /// Size in elements of the last refused table growth.
+    pub(crate) refused_table: Option<usize>,
+}
+
+impl ResourceLimiter for GuestLimiter {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.memory_bytes {
+            self.refused_memory = Some(desired);
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.table_elements {
+            self.refused_table = Some(desired);
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn instances(&self) -> usize {
+        1
+    }
+
+    fn memories(&self) -> usize {
+        1
+    }
+
+    fn tables(&self) -> usize {
+        8
+    }
+}
+
+/// What the host functions need to know about the native call in progress.
+pub(crate) struct CallInfo {
+    /// `XLA_FFI_DeviceOrdinal_Get` on the native frame.
+    pub(crate) device_ordinal: Result<i32, HandlerError>,
+    /// `XLA_FFI_RunId_Get` on the native frame.
+    pub(crate) run_id: Result<i64, HandlerError>,
+}
+
+/// The state of one guest instance (the `T` of its `Store<T>`).
+pub(crate) struct HostState {
+    pub(crate) limiter: GuestLimiter,
+    pub(crate) wasi: WasiP1Ctx,
+    pub(crate) stdout: LogPipe,
+    pub(crate) stderr: LogPipe,
+    /// The guest's exported memory, once instantiated.
+    pub(crate) memory: Option<Memory>,
+    /// The guest's `cyxla_alloc`, once instantiated.
+    pub(crate) alloc: Option<TypedFunc<(i32, i32), i32>>,
+    pub(crate) errors: ErrorTable,
+    /// Registered type names and their ids.
+    pub(crate) types: Vec<(Box<str>, i64)>,
+    /// `XLA_FFI_State_Set` values by type id.
+    pub(crate) states: Vec<(i64, u32)>,
+    /// Set while a call runs.
+    pub(crate) call: Option<CallInfo>,
+    pub(crate) error_message_bytes: usize,
+}
+
+impl HostState {
+    /// Fresh state for a new instance under `limits`.
+    pub(crate) fn new(limits: &Limits) -> HostState {
+        let stdout = LogPipe::new(limits.log_bytes_per_call);
+        let stderr = LogPipe::new(limits.log_bytes_per_call);
+        HostState {
+            limiter: GuestLimiter {
+                memory_bytes: usize::try_from(limits.memory_bytes).unwrap_or(usize::MAX),
+                table_elements: limits.table_elements,
+                refused_memory: None,
+                refused_table: None,
+            },
+            wasi: wasi::context(&stdout, &stderr),
+            stdout,
+            stderr,
+            memory: None,
+            alloc: None,
+            errors: ErrorTable::new(limits.error_handles),
+            types: Vec::new(),
+            states: Vec::new(),
+            call: None,
+            error_message_bytes: limits.error_message_bytes,
+        }
+    }
+
+    pub(crate) fn error(
+        &mut self,
+        code: ErrorCode,
+        message: String,
+        function: &'static str,
+    ) -> wasmtime::Result<i32> {
+        self.errors.insert(
+            GuestError {
+                code: code.to_raw(),
+                message,
+                guest_copy: None,
+            },
+            function,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_handles_are_issued_and_checked() {
+        let mut table = ErrorTable::new(2);
+        let error = |m: &str| GuestError {
+            code: 3,
+            message: m.into(),
+            guest_copy: None,
+        };
+        let a = table.insert(error("a"), "t").unwrap();
+        let b = table.insert(error("b"), "t").unwrap();
+        assert!(a != 0 && b != 0 && a != b);
+        assert!(
+            table.insert(error("c"), "t").is_err(),
+            "capacity is enforced"
+        );
+        assert_eq!(table.take(a).unwrap().message, "a");
+        assert!(table.take(a).is_none(), "a handle is taken once");
+        assert!(table.take(0).is_none() && table.take(-1).is_none() && table.take(77).is_none());
+        table.clear();
+        assert!(table.take(b).is_none());
+    }
+}

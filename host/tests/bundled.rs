@@ -1,0 +1,175 @@
+//! The bundled guests (`guests/out`, built by `guests/build.sh` with the Rust
+//! guest SDK) run through the sandbox with host-owned calls: the host and
+//! the SDK implement the same ABI.
+
+mod common;
+
+use std::sync::OnceLock;
+
+use cyxla_host::{AllowList, GuestHandler, HostAttr, HostBuffer, HostCall, Limits, Sandbox};
+use plugin_glue::{DType, ErrorCode};
+
+/// Builds the bundled guests once per process and loads them.
+fn sandbox() -> &'static Sandbox {
+    static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
+    SANDBOX.get_or_init(|| {
+        let dir = common::bundled_guests();
+        let sandbox = Sandbox::new(&dir, AllowList::all(), Limits::default()).unwrap();
+        assert!(
+            sandbox.guests().rejected().is_empty(),
+            "rejected bundled guests: {:#?}",
+            sandbox.guests().rejected()
+        );
+        sandbox
+    })
+}
+
+fn handler(target: &str) -> GuestHandler {
+    sandbox()
+        .handler(target)
+        .unwrap_or_else(|| panic!("no bundled guest serves `{target}`"))
+}
+
+fn f32_attr(value: f32) -> HostAttr {
+    HostAttr::Scalar(DType::F32, value.to_le_bytes().to_vec())
+}
+
+fn string_attr(value: &str) -> HostAttr {
+    HostAttr::String(value.as_bytes().to_vec())
+}
+
+#[test]
+fn rms_norm_matches_a_reference() {
+    let x = [1.0f32, 2.0, 3.0, -1.0, 0.5, 4.0];
+    let call = HostCall::new()
+        .arg(HostBuffer::f32(&[2, 3], &x))
+        .ret(HostBuffer::zeros(DType::F32, &[2, 3]))
+        .attr("eps", f32_attr(1e-5));
+    handler("rms_norm").call_host(&call).unwrap();
+    let y = call.result(0).to_f32();
+    for (row, out) in x.chunks(3).zip(y.chunks(3)) {
+        let ms = row.iter().map(|v| v * v).sum::<f32>() / 3.0;
+        let scale = 1.0 / (ms + 1e-5).sqrt();
+        for (v, o) in row.iter().zip(out) {
+            assert!((v * scale - o).abs() < 1e-5, "{v} * {scale} vs {o}");
+        }
+    }
+}
+
+#[test]
+fn a_guest_error_comes_back_with_its_code() {
+    let call = HostCall::new()
+        .attr(
+            "code",
+            HostAttr::Scalar(DType::S64, 3i64.to_le_bytes().to_vec()),
+        )
+        .attr("message", string_attr("no good"));
+    let error = handler("fail").call_host(&call).unwrap_err();
+    assert_eq!(error.code, ErrorCode::InvalidArgument);
+    assert_eq!(error.message, "target `fail` (guest trap.wasm): no good");
+    let error = handler("fail").call_host(&HostCall::new()).unwrap_err();
+    assert_eq!(error.code, ErrorCode::FailedPrecondition);
+    assert!(
+        error.message.ends_with("the `fail` target always fails"),
+        "{}",
+        error.message
+    );
+}
+
+#[test]
+fn a_panic_is_named() {
+    let call = HostCall::new().attr("message", string_attr("on purpose"));
+    let error = handler("panic").call_host(&call).unwrap_err();
+    assert!(
+        error
+            .message
+            .starts_with("target `panic` (guest trap.wasm): the guest panicked at ")
+            && error.message.ends_with(": deliberate panic: on purpose"),
+        "{}",
+        error.message
+    );
+    // The next call works.
+    handler("noop").call_host(&HostCall::new()).unwrap();
+}
+
+#[test]
+fn a_trap_is_named() {
+    let error = handler("trap").call_host(&HostCall::new()).unwrap_err();
+    assert!(
+        error
+            .message
+            .contains("trapped: wasm `unreachable` instruction executed"),
+        "{}",
+        error.message
+    );
+}
+
+#[test]
+fn frame_info_sees_device_ordinal_and_run_id() {
+    let call = HostCall::new().ret(HostBuffer::new(DType::S64, &[2], vec![0xff; 16]));
+    handler("frame_info").call_host(&call).unwrap();
+    assert_eq!(call.result(0).bytes(), [0u8; 16]);
+}
+
+#[test]
+fn scale_any_scales_f64() {
+    let values = [1.0f64, -2.5, 1e300];
+    let call = HostCall::new()
+        .arg(HostBuffer::new(
+            DType::F64,
+            &[3],
+            values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ))
+        .ret(HostBuffer::zeros(DType::F64, &[3]))
+        .attr(
+            "factor",
+            HostAttr::Scalar(DType::F64, 2.0f64.to_le_bytes().to_vec()),
+        );
+    handler("scale_any").call_host(&call).unwrap();
+    let out: Vec<f64> = call
+        .result(0)
+        .bytes()
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(out, [2.0, -5.0, 2e300]);
+}
+
+#[test]
+fn echo_attrs_sees_attributes_as_xla_lays_them_out() {
+    let call = HostCall::new()
+        .ret(HostBuffer::zeros(DType::F64, &[64]))
+        .attr(
+            "a",
+            HostAttr::Scalar(DType::S32, (-3i32).to_le_bytes().to_vec()),
+        )
+        .attr(
+            "d",
+            HostAttr::Dictionary(vec![("x".into(), string_attr("hi"))]),
+        )
+        .attr(
+            "v",
+            HostAttr::Array(
+                DType::F32,
+                2,
+                [0.5f32.to_le_bytes(), 1.5f32.to_le_bytes()].concat(),
+            ),
+        );
+    handler("echo_attrs").call_host(&call).unwrap();
+    let out: Vec<f64> = call
+        .result(0)
+        .bytes()
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let expected: Vec<f64> = vec![
+        3.0, // count
+        1.0, 97.0, 3.0, 4.0, 1.0, -3.0, // a: scalar s32 -3
+        1.0, 100.0, 2.0, 0.0, 1.0, // d: dictionary of 1
+        1.0, 120.0, 4.0, 0.0, 2.0, 104.0, 105.0, // x: "hi"
+        1.0, 118.0, 1.0, 11.0, 2.0, 0.5, 1.5, // v: f32 array [0.5, 1.5]
+    ];
+    let m = out[0] as usize;
+    assert_eq!(m, expected.len() + 1, "{out:?}");
+    assert_eq!(&out[1..m], &expected[..]);
+}

@@ -1,0 +1,226 @@
+//! Shared by the host's test binaries: hand-written WAT guests implementing
+//! guest ABI v1, limits for tests, and small helpers.
+#![allow(dead_code, reason = "each test binary uses a part of these helpers")]
+
+pub mod e2e;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use cyxla_host::{AllowList, Engine, Guest, GuestHandler, HostBuffer, HostCall, Limits, Sandbox};
+use plugin_glue::{DType, HandlerError};
+
+// ---------------------------------------------------------------------------
+// A WAT guest skeleton implementing the ABI by hand
+// ---------------------------------------------------------------------------
+
+/// Frame field addresses (wasm32 layout) used by the handlers below:
+/// `args.args` at frame+44, `rets.rets` at frame+68, `attrs` at frame+72
+/// (`size` +80, `types` +88, `names` +92, `attrs` +96); buffer `data` +12,
+/// `rank` +16, `dims` +24.
+pub const PRELUDE: &str = r#"
+  (import "cyxla" "error_create" (func $error_create (param i32) (result i32)))
+  (import "cyxla" "stream_get" (func $stream_get (param i32) (result i32)))
+  (import "cyxla" "device_ordinal_get" (func $device_ordinal_get (param i32) (result i32)))
+  (memory (export "memory") 2)
+  (global $bump (mut i32) (i32.const 8192))
+  (func (export "cyxla_abi_version") (result i32) (i32.const 1))
+  ;; A zeroed 100-byte XLA_FFI_Api at 1024 (the host never reads it).
+  (func (export "cyxla_api") (result i32) (i32.const 1024))
+  ;; Bump allocator that grows memory when needed; 0 on failure.
+  (func $alloc (export "cyxla_alloc") (param $size i32) (param $align i32) (result i32)
+    (local $p i32) (local $end i32) (local $have i32)
+    (local.set $p
+      (i32.and
+        (i32.add (global.get $bump) (i32.sub (local.get $align) (i32.const 1)))
+        (i32.xor (i32.sub (local.get $align) (i32.const 1)) (i32.const -1))))
+    (local.set $end (i32.add (local.get $p) (local.get $size)))
+    (local.set $have (i32.shl (memory.size) (i32.const 16)))
+    (if (i32.gt_u (local.get $end) (local.get $have))
+      (then
+        (if (i32.eq
+              (memory.grow
+                (i32.shr_u (i32.add (i32.sub (local.get $end) (local.get $have)) (i32.const 65535))
+                           (i32.const 16)))
+              (i32.const -1))
+          (then (return (i32.const 0))))))
+    (global.set $bump (local.get $end))
+    (local.get $p))
+  ;; The data pointer and element count (dims[0]) of arg 0 and the data
+  ;; pointer of ret 0.
+  (func $in (param $f i32) (result i32)
+    (i32.load offset=12 (i32.load (i32.load offset=44 (local.get $f)))))
+  (func $n (param $f i32) (result i32)
+    (i32.wrap_i64 (i64.load (i32.load offset=24 (i32.load (i32.load offset=44 (local.get $f)))))))
+  (func $out (param $f i32) (result i32)
+    (i32.load offset=12 (i32.load (i32.load offset=68 (local.get $f)))))
+  ;; out[i] = in[i] * k for f32 vectors.
+  (func $scale (param $f i32) (param $k f32)
+    (local $i i32) (local $n i32) (local $in i32) (local $out i32)
+    (local.set $n (call $n (local.get $f)))
+    (local.set $in (call $in (local.get $f)))
+    (local.set $out (call $out (local.get $f)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (f32.store (i32.add (local.get $out) (i32.shl (local.get $i) (i32.const 2)))
+          (f32.mul (f32.load (i32.add (local.get $in) (i32.shl (local.get $i) (i32.const 2))))
+                   (local.get $k)))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $next))))
+  (data (i32.const 2100) "bad input from guest\00")
+"#;
+
+/// Handlers: `double`, `scale_attr` (by its first attribute, an f32
+/// scalar), `fail` (INVALID_ARGUMENT from the guest), `trap`, `spin`,
+/// `recurse`, `grow` (100 pages, traps if refused), `oob`, `forged`,
+/// `bad_pointer`, `stream`, `ordinal`, `echo_rank`.
+pub const HANDLERS: &str = r#"
+  (func (export "double") (param $f i32) (result i32)
+    (call $scale (local.get $f) (f32.const 2))
+    (i32.const 0))
+  (func (export "scale_attr") (param $f i32) (result i32)
+    ;; attrs.attrs[0] -> XLA_FFI_Scalar { dtype, value* }
+    (call $scale (local.get $f)
+      (f32.load (i32.load offset=4 (i32.load (i32.load offset=96 (local.get $f))))))
+    (i32.const 0))
+  (func (export "fail") (param i32) (result i32)
+    (i32.store (i32.const 2048) (i32.const 16))
+    (i32.store (i32.const 2052) (i32.const 0))
+    (i32.store (i32.const 2056) (i32.const 2100))
+    (i32.store (i32.const 2060) (i32.const 3))
+    (call $error_create (i32.const 2048)))
+  (func (export "trap") (param i32) (result i32) (unreachable))
+  (func (export "spin") (param i32) (result i32) (loop $l (br $l)) (i32.const 0))
+  (func $recurse (export "recurse") (param $x i32) (result i32)
+    (i32.add (call $recurse (i32.add (local.get $x) (i32.const 1))) (i32.const 1)))
+  (func (export "grow") (param i32) (result i32)
+    (if (i32.eq (memory.grow (i32.const 100)) (i32.const -1)) (then (unreachable)))
+    (i32.const 0))
+  (func (export "oob") (param i32) (result i32) (i32.load (i32.const -16)))
+  (func (export "forged") (param i32) (result i32) (i32.const 12345))
+  (func (export "bad_pointer") (param i32) (result i32) (call $error_create (i32.const -8)))
+  (func (export "stream") (param i32) (result i32)
+    (i32.store (i32.const 2048) (i32.const 16))
+    (call $stream_get (i32.const 2048)))
+  (func (export "ordinal") (param $f i32) (result i32)
+    (local $e i32)
+    (i32.store (i32.const 2048) (i32.const 16))
+    (local.set $e (call $device_ordinal_get (i32.const 2048)))
+    (if (local.get $e) (then (return (local.get $e))))
+    (i32.store (call $out (local.get $f)) (i32.load (i32.const 2060)))
+    (i32.const 0))
+"#;
+
+/// A guest module: the prelude, `funcs`, and a `cyxla.targets` section
+/// mapping each `(target, export)`.
+pub fn guest_wat(funcs: &str, targets: &[(&str, &str)]) -> String {
+    let records: String = targets
+        .iter()
+        .map(|(t, e)| format!("cyxla-target v1 {t} {e}\\0a"))
+        .collect();
+    format!("(module {PRELUDE} {funcs} (@custom \"cyxla.targets\" \"{records}\"))")
+}
+
+pub fn wasm(wat: &str) -> Vec<u8> {
+    wat::parse_str(wat).unwrap_or_else(|e| panic!("bad test WAT: {e}\n{wat}"))
+}
+
+/// Every handler above under the target `<prefix><export>`.
+pub fn full_guest(prefix: &str) -> Vec<u8> {
+    let exports = [
+        "double",
+        "scale_attr",
+        "fail",
+        "trap",
+        "spin",
+        "recurse",
+        "grow",
+        "oob",
+        "forged",
+        "bad_pointer",
+        "stream",
+        "ordinal",
+    ];
+    let names: Vec<String> = exports.iter().map(|e| format!("{prefix}{e}")).collect();
+    let targets: Vec<(&str, &str)> = names.iter().map(String::as_str).zip(exports).collect();
+    wasm(&guest_wat(HANDLERS, &targets))
+}
+
+pub fn test_limits() -> Limits {
+    let mut limits = Limits::default();
+    limits.call_timeout = Duration::from_millis(300);
+    limits.tick = Duration::from_millis(5);
+    limits.memory_bytes = 4 << 20;
+    limits.instances_per_guest = 3;
+    limits
+}
+
+pub fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// A sandbox over a temp dir holding `files`, allowing everything.
+pub fn sandbox_with(files: &[(&str, Vec<u8>)], limits: Limits) -> (tempfile::TempDir, Sandbox) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, bytes) in files {
+        write(dir.path(), name, bytes);
+    }
+    let sandbox = Sandbox::new(dir.path(), AllowList::all(), limits).unwrap();
+    (dir, sandbox)
+}
+
+pub fn handler(sandbox: &Sandbox, target: &str) -> GuestHandler {
+    sandbox
+        .handler(target)
+        .unwrap_or_else(|| panic!("no handler for {target}: {:?}", sandbox.guests().rejected()))
+}
+
+pub fn vector_call(values: &[f32]) -> HostCall {
+    let n = i64::try_from(values.len()).unwrap();
+    HostCall::new()
+        .arg(HostBuffer::f32(&[n], values))
+        .ret(HostBuffer::zeros(DType::F32, &[n]))
+}
+
+pub fn run_double(handler: &GuestHandler) {
+    let call = vector_call(&[1.0, 2.5, -3.0]);
+    handler.call_host(&call).unwrap();
+    assert_eq!(call.result(0).to_f32(), [2.0, 5.0, -6.0]);
+}
+
+pub fn expect_error(handler: &GuestHandler, call: &HostCall) -> HandlerError {
+    match handler.call_host(call) {
+        Ok(()) => panic!("target `{}` succeeded, expected an error", handler.target()),
+        Err(error) => error,
+    }
+}
+
+pub fn load_error(bytes: &[u8]) -> String {
+    let engine = Engine::new(&test_limits()).unwrap();
+    match Guest::from_bytes(&engine, Path::new("bad.wasm"), bytes) {
+        Ok(guest) => panic!("{guest:?} was accepted"),
+        Err(error) => error.to_string(),
+    }
+}
+
+/// `guests/out`, after running `guests/build.sh`.
+pub fn bundled_guests() -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_owned();
+    let script = root.join("guests/build.sh");
+    let status = std::process::Command::new("bash")
+        .arg(&script)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    assert!(
+        status.success(),
+        "{} failed ({status}): install the Rust wasm32 target with scripts/setup.sh",
+        script.display()
+    );
+    root.join("guests/out")
+}

@@ -1,0 +1,761 @@
+//! The sandbox without XLA: hand-written WAT guests that implement guest
+//! ABI v1 (or break it on purpose), loaded through the public API and run
+//! with host-owned calls.
+//!
+//! Each sandbox promise has a guest that breaks it here: a trap, an
+//! infinite loop, deep recursion, memory growth past the limit, an
+//! out-of-bounds access, a forged error handle, a bad pointer passed to a
+//! host function, and modules with foreign imports or wrong exports.
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use cyxla_host::{
+    AllowList, Engine, Error, Guest, Guests, HostAttr, HostBuffer, HostCall, Sandbox,
+};
+use plugin_glue::{DType, ErrorCode};
+
+// ---------------------------------------------------------------------------
+// Calls
+// ---------------------------------------------------------------------------
+
+#[test]
+fn a_guest_doubles_a_vector() {
+    let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("a_"))], test_limits());
+    let h = handler(&sandbox, "a_double");
+    run_double(&h);
+    // Results are copied from the regions the host allocated, and the
+    // instance is reused.
+    run_double(&h);
+    assert_eq!(h.live_instances(), 1);
+}
+
+#[test]
+fn attributes_reach_the_guest() {
+    let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("b_"))], test_limits());
+    let h = handler(&sandbox, "b_scale_attr");
+    let call = vector_call(&[1.0, 2.0]).attr(
+        "scale",
+        HostAttr::Scalar(DType::F32, 3.5f32.to_le_bytes().to_vec()),
+    );
+    h.call_host(&call).unwrap();
+    assert_eq!(call.result(0).to_f32(), [3.5, 7.0]);
+}
+
+#[test]
+fn large_inputs_grow_the_scratch_region() {
+    let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("c_"))], test_limits());
+    let h = handler(&sandbox, "c_double");
+    let values: Vec<f32> = (0..200_000).map(|i| i as f32).collect();
+    let call = vector_call(&values);
+    h.call_host(&call).unwrap();
+    let out = call.result(0).to_f32();
+    assert_eq!(out.len(), values.len());
+    assert!(out.iter().zip(&values).all(|(o, v)| *o == 2.0 * v));
+}
+
+#[test]
+fn a_guest_error_keeps_its_code_and_names_target_and_guest() {
+    let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("d_"))], test_limits());
+    let h = handler(&sandbox, "d_fail");
+    let error = expect_error(&h, &vector_call(&[1.0]));
+    assert_eq!(error.code, ErrorCode::InvalidArgument);
+    assert_eq!(
+        error.message,
+        "target `d_fail` (guest k.wasm): bad input from guest"
+    );
+    // A guest error does not cost the instance.
+    assert_eq!(h.live_instances(), 1);
+}
+
+#[test]
+fn a_trap_names_the_trap_and_the_next_call_works() {
+    let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("e_"))], test_limits());
+    let trap = handler(&sandbox, "e_trap");
+    let error = expect_error(&trap, &vector_call(&[1.0]));
+    assert_eq!(error.code, ErrorCode::Internal);
+    assert!(
+        error.message.starts_with(
+            "target `e_trap` (guest k.wasm): trapped: wasm `unreachable` instruction executed"
+        ),
+        "{}",
+        error.message
+    );
+    assert_eq!(
+        trap.live_instances(),
+        0,
+        "the trapped instance is discarded"
+    );
+    run_double(&handler(&sandbox, "e_double"));
+}
+
+#[test]
+fn an_infinite_loop_hits_the_deadline() {
+    let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("f_"))], test_limits());
+    let spin = handler(&sandbox, "f_spin");
+    let started = std::time::Instant::now();
+    let error = expect_error(&spin, &vector_call(&[1.0]));
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(error.code, ErrorCode::DeadlineExceeded);
+    assert!(
+        error.message.contains("exceeded its deadline (300ms)"),
+        "{}",
+        error.message
+    );
+    run_double(&handler(&sandbox, "f_double"));
+}
+
+#[test]
+fn deep_recursion_exhausts_the_stack() {
+    let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("g_"))], test_limits());
+    let error = expect_error(&handler(&sandbox, "g_recurse"), &vector_call(&[1.0]));
+    assert_eq!(error.code, ErrorCode::ResourceExhausted);
+    assert!(
+        error.message.contains("call stack exhausted"),
+        "{}",
+        error.message
+    );
+    run_double(&handler(&sandbox, "g_double"));
+}
+
+#[test]
+fn memory_growth_past_the_limit_is_refused() {
+    let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("h_"))], test_limits());
+    let error = expect_error(&handler(&sandbox, "h_grow"), &vector_call(&[1.0]));
+    assert_eq!(error.code, ErrorCode::ResourceExhausted);
+    assert!(
+        error
+            .message
+            .contains("after its memory was refused growth to")
+            && error.message.contains("(limit 4 MiB)"),
+        "{}",
+        error.message
+    );
+}
+
+#[test]
+fn out_of_bounds_access_traps() {
+    let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("i_"))], test_limits());
+    let error = expect_error(&handler(&sandbox, "i_oob"), &vector_call(&[1.0]));
+    assert!(
+        error
+            .message
+            .contains("trapped: out of bounds memory access"),
+        "{}",
+        error.message
+    );
+}
+
+#[test]
+fn a_forged_error_handle_is_an_internal_error() {
+    let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("j_"))], test_limits());
+    let error = expect_error(&handler(&sandbox, "j_forged"), &vector_call(&[1.0]));
+    assert_eq!(error.code, ErrorCode::Internal);
+    assert!(
+        error.message.contains("forged error handle (0x3039)"),
+        "{}",
+        error.message
+    );
+}
+
+#[test]
+fn a_bad_pointer_to_a_host_function_is_a_guest_fault() {
+    let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("k_"))], test_limits());
+    let h = handler(&sandbox, "k_bad_pointer");
+    let error = expect_error(&h, &vector_call(&[1.0]));
+    assert!(
+        error.message.contains(
+            "made an invalid host call: `XLA_FFI_Error_Create`: the argument struct at guest address 0xfffffff8"
+        ),
+        "{}",
+        error.message
+    );
+    assert_eq!(h.live_instances(), 0);
+}
+
+#[test]
+fn unsupported_api_functions_answer_unimplemented() {
+    let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("l_"))], test_limits());
+    let error = expect_error(&handler(&sandbox, "l_stream"), &vector_call(&[1.0]));
+    assert_eq!(error.code, ErrorCode::Unimplemented);
+    assert!(
+        error
+            .message
+            .ends_with("`XLA_FFI_Stream_Get` is not supported in the cyxla sandbox"),
+        "{}",
+        error.message
+    );
+}
+
+#[test]
+fn the_device_ordinal_comes_from_the_native_call() {
+    let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("m_"))], test_limits());
+    let call = HostCall::new().ret(HostBuffer::new(
+        DType::S32,
+        &[],
+        7i32.to_le_bytes().to_vec(),
+    ));
+    handler(&sandbox, "m_ordinal").call_host(&call).unwrap();
+    assert_eq!(call.result(0).bytes(), 0i32.to_le_bytes());
+}
+
+#[test]
+fn concurrent_calls_use_at_most_the_instance_limit() {
+    let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("n_"))], test_limits());
+    let h = Arc::new(handler(&sandbox, "n_double"));
+    let threads: Vec<_> = (0..6)
+        .map(|t| {
+            let h = Arc::clone(&h);
+            std::thread::spawn(move || {
+                for i in 0..20 {
+                    let x = (t * 100 + i) as f32;
+                    let call = vector_call(&[x, 1.0]);
+                    h.call_host(&call).unwrap();
+                    assert_eq!(call.result(0).to_f32(), [2.0 * x, 2.0]);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert!(
+        (1..=3).contains(&h.live_instances()),
+        "{}",
+        h.live_instances()
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Loading and validation
+// ---------------------------------------------------------------------------
+
+#[test]
+fn a_valid_guest_lists_its_targets() {
+    let engine = Engine::new(&test_limits()).unwrap();
+    let bytes = wasm(&guest_wat(HANDLERS, &[("t1", "double"), ("t2", "fail")]));
+    let guest = Guest::from_bytes(&engine, Path::new("ok.wasm"), &bytes).unwrap();
+    let targets: Vec<(&str, &str)> = guest
+        .targets()
+        .iter()
+        .map(|t| (t.name.as_str(), t.export.as_str()))
+        .collect();
+    assert_eq!(targets, [("t1", "double"), ("t2", "fail")]);
+    assert_eq!(guest.sha256_hex().len(), 64);
+    assert!(!guest.uses_wasi());
+}
+
+#[test]
+fn a_missing_required_export_is_rejected() {
+    let wat = guest_wat(HANDLERS, &[("t", "double")]).replace("(export \"cyxla_alloc\")", "");
+    let error = load_error(&wasm(&wat));
+    assert!(
+        error.contains("it does not export `cyxla_alloc` (a function (i32, i32) -> i32)"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_mistyped_export_is_rejected() {
+    let wat = guest_wat(
+        &format!("{HANDLERS} (func (export \"wide\") (param i64) (result i32) (i32.const 0))"),
+        &[("t", "wide")],
+    );
+    let error = load_error(&wasm(&wat));
+    assert!(
+        error.contains("it exports `wide` with type (i64) -> i32, expected (i32) -> i32 (the handler of target `t`)"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_declared_export_that_does_not_exist_is_rejected() {
+    let error = load_error(&wasm(&guest_wat(HANDLERS, &[("t", "nope")])));
+    assert!(
+        error.contains("declares target `t` with export `nope`, but exports no such function"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_foreign_import_is_rejected_naming_module_and_name() {
+    let wat = guest_wat(HANDLERS, &[("t", "double")]).replacen(
+        "(module",
+        "(module (import \"env\" \"foo\" (func (param i32))) ",
+        1,
+    );
+    let error = load_error(&wasm(&wat));
+    assert!(
+        error.contains(
+            "bad.wasm is rejected: it imports `env`.`foo`, which the sandbox does not offer"
+        ),
+        "{error}"
+    );
+}
+
+#[test]
+fn an_unknown_or_mistyped_cyxla_import_is_rejected() {
+    let wat = guest_wat(HANDLERS, &[("t", "double")]).replacen(
+        "(module",
+        "(module (import \"cyxla\" \"open_file\" (func (param i32) (result i32))) ",
+        1,
+    );
+    let error = load_error(&wasm(&wat));
+    assert!(
+        error.contains("imports `cyxla`.`open_file`, which the sandbox does not offer"),
+        "{error}"
+    );
+
+    let wat = guest_wat(HANDLERS, &[("t", "double")]).replace(
+        "(import \"cyxla\" \"stream_get\" (func $stream_get (param i32) (result i32)))",
+        "(import \"cyxla\" \"stream_get\" (func $stream_get (param i32 i32) (result i32)))",
+    );
+    let wat = wat.replace(
+        "(call $stream_get (i32.const 2048))",
+        "(call $stream_get (i32.const 2048) (i32.const 0))",
+    );
+    let error = load_error(&wasm(&wat));
+    assert!(
+        error.contains(
+            "imports `cyxla`.`stream_get` with type (i32, i32) -> i32, expected (i32) -> i32"
+        ),
+        "{error}"
+    );
+}
+
+#[test]
+fn an_imported_memory_is_rejected() {
+    let wat = guest_wat(HANDLERS, &[("t", "double")]).replace(
+        "(memory (export \"memory\") 2)",
+        "(import \"cyxla\" \"memory\" (memory 2)) (export \"memory\" (memory 0))",
+    );
+    let error = load_error(&wasm(&wat));
+    assert!(
+        error.contains("imports a memory `cyxla`.`memory`"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_wrong_abi_version_is_rejected() {
+    let wat = guest_wat(HANDLERS, &[("t", "double")]).replace(
+        "(func (export \"cyxla_abi_version\") (result i32) (i32.const 1))",
+        "(func (export \"cyxla_abi_version\") (result i32) (i32.const 2))",
+    );
+    let error = load_error(&wasm(&wat));
+    assert!(
+        error.contains("`cyxla_abi_version()` returned 2; this host speaks guest ABI version 1"),
+        "{error}"
+    );
+}
+
+#[test]
+fn an_api_table_outside_memory_is_rejected() {
+    let wat = guest_wat(HANDLERS, &[("t", "double")]).replace(
+        "(func (export \"cyxla_api\") (result i32) (i32.const 1024))",
+        "(func (export \"cyxla_api\") (result i32) (i32.const -4))",
+    );
+    let error = load_error(&wasm(&wat));
+    assert!(
+        error.contains("`cyxla_api()` returned 0xfffffffc"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_module_without_targets_is_rejected() {
+    let wat = format!("(module {PRELUDE} {HANDLERS})");
+    let error = load_error(&wasm(&wat));
+    assert!(error.contains("it declares no targets"), "{error}");
+    let bad = guest_wat(HANDLERS, &[]).replace(
+        "(@custom \"cyxla.targets\" \"\")",
+        "(@custom \"cyxla.targets\" \"cyxla-target v2 t double\\0a\")",
+    );
+    let error = load_error(&wasm(&bad));
+    assert!(error.contains("unsupported version"), "{error}");
+}
+
+#[test]
+fn a_trapping_start_function_is_rejected() {
+    let wat = guest_wat(
+        &format!("{HANDLERS} (func $boom unreachable) (start $boom)"),
+        &[("t", "double")],
+    );
+    let error = load_error(&wasm(&wat));
+    assert!(
+        error.contains(
+            "cannot be instantiated: instantiation trapped: wasm `unreachable` instruction executed"
+        ),
+        "{error}"
+    );
+}
+
+#[test]
+fn non_wasm_files_and_components_are_rejected() {
+    assert!(load_error(b"#!/bin/sh\necho hi\n").contains("is not a WebAssembly module"));
+    assert!(load_error(b"\0asm\x0d\0\x01\0").contains("component"));
+}
+
+#[test]
+fn a_folder_keeps_good_guests_and_reports_bad_files() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "good.wasm",
+        &wasm(&guest_wat(HANDLERS, &[("good_t", "double")])),
+    );
+    write(dir.path(), "notes.wasm", b"these are not wasm");
+    write(dir.path(), "readme.txt", b"ignored: not a .wasm");
+    let engine = Engine::new(&test_limits()).unwrap();
+    let guests = Guests::load_dir(&engine, dir.path()).unwrap();
+    assert_eq!(guests.guests().len(), 1);
+    assert_eq!(guests.rejected().len(), 1);
+    let rejected = &guests.rejected()[0];
+    assert!(rejected.path.ends_with("notes.wasm"));
+    assert!(
+        matches!(rejected.error, Error::NotWasm { .. }),
+        "{}",
+        rejected.error
+    );
+    assert_eq!(guests.serving("good_t").unwrap().file_name(), "good.wasm");
+}
+
+#[test]
+fn a_target_declared_twice_is_served_by_neither_guest() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.wasm",
+        &wasm(&guest_wat(
+            HANDLERS,
+            &[("dup", "double"), ("only_a", "double")],
+        )),
+    );
+    write(
+        dir.path(),
+        "b.wasm",
+        &wasm(&guest_wat(HANDLERS, &[("dup", "fail")])),
+    );
+    let sandbox = Sandbox::new(
+        dir.path(),
+        AllowList::targets(["dup", "only_a"]),
+        test_limits(),
+    )
+    .unwrap();
+    assert!(sandbox.guests().serving("dup").is_none());
+    assert!(sandbox.handler("dup").is_none());
+    assert!(sandbox.handler("only_a").is_some());
+    let conflict = sandbox.guests().conflict("dup").unwrap();
+    let message = conflict.to_error().to_string();
+    assert!(
+        message.contains("a.wasm")
+            && message.contains("b.wasm")
+            && message.contains("none of them serves it"),
+        "{message}"
+    );
+    assert_eq!(sandbox.unserved(), ["dup"]);
+    assert!(
+        sandbox
+            .hint_for_unregistered("dup")
+            .unwrap()
+            .contains("keep only one of them")
+    );
+}
+
+#[test]
+fn hints_say_why_a_target_is_not_registered() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "x.wasm",
+        &wasm(&guest_wat(
+            HANDLERS,
+            &[("served", "double"), ("allowed", "double")],
+        )),
+    );
+    let broken = guest_wat(HANDLERS, &[("broken_t", "double")]).replace(
+        "(func (export \"cyxla_abi_version\") (result i32) (i32.const 1))",
+        "(func (export \"cyxla_abi_version\") (result i32) (i32.const 9))",
+    );
+    write(dir.path(), "broken.wasm", &wasm(&broken));
+    let sandbox = Sandbox::new(
+        dir.path(),
+        AllowList::targets(["allowed", "ghost"]),
+        test_limits(),
+    )
+    .unwrap();
+    let hint = sandbox.hint_for_unregistered("served").unwrap();
+    assert!(
+        hint.starts_with("target `served` is served by ")
+            && hint.ends_with("x.wasm but not allowed: add --allow served"),
+        "{hint}"
+    );
+    assert_eq!(sandbox.hint_for_unregistered("allowed"), None);
+    assert!(
+        sandbox
+            .hint_for_unregistered("ghost")
+            .unwrap()
+            .contains("is allowed, but no guest in")
+    );
+    let hint = sandbox.hint_for_unregistered("broken_t").unwrap();
+    assert!(hint.contains("broken.wasm, which was rejected"), "{hint}");
+    assert_eq!(sandbox.hint_for_unregistered("unknown"), None);
+    assert!(
+        sandbox.handler("served").is_none(),
+        "not allowed, not handed out"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// WASI: nothing granted, output to the log, bounded
+// ---------------------------------------------------------------------------
+
+const WASI_IMPORTS: &str = r#"
+  (import "wasi_snapshot_preview1" "fd_write"
+    (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "clock_time_get"
+    (func $clock_time_get (param i32 i64 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "path_open"
+    (func $path_open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+"#;
+
+const WASI_HANDLERS: &str = r#"
+  (data (i32.const 3000) "hello from guest\n")
+  ;; Writes the 17-byte greeting to stdout `times` times (the first arg's
+  ;; dims[0]).
+  (func (export "hello") (param $f i32) (result i32)
+    (local $i i32)
+    (i32.store (i32.const 3100) (i32.const 3000))
+    (i32.store (i32.const 3104) (i32.const 17))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $i) (call $n (local.get $f))))
+        (drop (call $fd_write (i32.const 1) (i32.const 3100) (i32.const 1) (i32.const 3200)))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $next)))
+    (i32.const 0))
+  ;; Writes the realtime clock (ns) into the s64 result.
+  (func (export "clock") (param $f i32) (result i32)
+    (drop (call $clock_time_get (i32.const 0) (i64.const 1) (i32.const 3304)))
+    (i64.store (call $out (local.get $f)) (i64.load (i32.const 3304)))
+    (i32.const 0))
+  ;; Tries to open "/etc/passwd" relative to fd 3 (the first preopen, if
+  ;; any); writes the errno into the s32 result.
+  (data (i32.const 3400) "/etc/passwd")
+  (func (export "open") (param $f i32) (result i32)
+    (i32.store (call $out (local.get $f))
+      (call $path_open (i32.const 3) (i32.const 0) (i32.const 3400) (i32.const 11)
+                       (i32.const 0) (i64.const 2) (i64.const 0) (i32.const 0) (i32.const 3500)))
+    (i32.const 0))
+"#;
+
+/// Captures what `tracing` logs while `f` runs on this thread.
+fn captured_logs(f: impl FnOnce()) -> String {
+    use std::sync::Mutex;
+    #[derive(Clone, Default)]
+    struct Sink(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Sink {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let sink = Sink::default();
+    let writer = sink.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::INFO)
+        .finish();
+    tracing::subscriber::with_default(subscriber, f);
+    let bytes = sink.0.lock().unwrap().clone();
+    String::from_utf8(bytes).unwrap()
+}
+
+fn wasi_sandbox(prefix: &str, limits: cyxla_host::Limits) -> (tempfile::TempDir, Sandbox) {
+    let hello = format!("{prefix}hello");
+    let clock = format!("{prefix}clock");
+    let open = format!("{prefix}open");
+    let wat = guest_wat(
+        WASI_HANDLERS,
+        &[(&hello, "hello"), (&clock, "clock"), (&open, "open")],
+    );
+    let bytes = wasm(&wat.replacen("(module", &format!("(module {WASI_IMPORTS}"), 1));
+    sandbox_with(&[("w.wasm", bytes)], limits)
+}
+
+#[test]
+fn guest_stdout_goes_to_the_log() {
+    let (_dir, sandbox) = wasi_sandbox("o_", test_limits());
+    assert!(sandbox.guests().serving("o_hello").unwrap().uses_wasi());
+    let h = handler(&sandbox, "o_hello");
+    let logs = captured_logs(|| h.call_host(&vector_call(&[0.0])).unwrap());
+    assert!(logs.contains("hello from guest"), "{logs}");
+    assert!(
+        logs.contains("guest=\"w.wasm\"") || logs.contains("guest=w.wasm"),
+        "{logs}"
+    );
+}
+
+#[test]
+fn guest_output_is_bounded_per_call() {
+    let mut limits = test_limits();
+    limits.log_bytes_per_call = 40;
+    let (_dir, sandbox) = wasi_sandbox("p_", limits);
+    let h = handler(&sandbox, "p_hello");
+    // 10 greetings of 17 bytes: 40 kept, 130 dropped.
+    let logs = captured_logs(|| h.call_host(&vector_call(&[0.0; 10])).unwrap());
+    assert!(logs.contains("(130 bytes dropped)"), "{logs}");
+    assert_eq!(logs.matches("hello from guest").count(), 2, "{logs}");
+}
+
+#[test]
+fn guests_have_no_clock_and_no_files() {
+    let (_dir, sandbox) = wasi_sandbox("q_", test_limits());
+    let call = HostCall::new().ret(HostBuffer::new(
+        DType::S64,
+        &[],
+        7i64.to_le_bytes().to_vec(),
+    ));
+    handler(&sandbox, "q_clock").call_host(&call).unwrap();
+    assert_eq!(
+        call.result(0).bytes(),
+        0i64.to_le_bytes(),
+        "the clock is frozen at 0"
+    );
+    let call = HostCall::new().ret(HostBuffer::new(
+        DType::S32,
+        &[],
+        0i32.to_le_bytes().to_vec(),
+    ));
+    handler(&sandbox, "q_open").call_host(&call).unwrap();
+    let errno = i32::from_le_bytes(call.result(0).bytes().try_into().unwrap());
+    assert_eq!(errno, 8, "EBADF: there is no preopened directory");
+}
+
+// ---------------------------------------------------------------------------
+// More host functions: types, state, bounded messages, exit
+// ---------------------------------------------------------------------------
+
+const STATE_IMPORTS: &str = r#"
+  (import "cyxla" "type_register" (func $type_register (param i32) (result i32)))
+  (import "cyxla" "state_set" (func $state_set (param i32) (result i32)))
+  (import "cyxla" "state_get" (func $state_get (param i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+"#;
+
+const STATE_HANDLERS: &str = r#"
+  (data (i32.const 2200) "foo")
+  (data (i32.const 2400) "\ff\feabcdefghijklmnop\00")
+  ;; Registers type "foo", sets its state to 0x1234 on the first call, and
+  ;; writes [type id, state] into the s32[2] result.
+  (func (export "stateful") (param $f i32) (result i32)
+    (local $e i32)
+    (i32.store (i32.const 2048) (i32.const 20))
+    (i32.store (i32.const 2056) (i32.const 2200))
+    (i32.store (i32.const 2060) (i32.const 3))
+    (i32.store (i32.const 2064) (i32.const 2240))
+    (i64.store (i32.const 2240) (i64.const 0))
+    (local.set $e (call $type_register (i32.const 2048)))
+    (if (local.get $e) (then (return (local.get $e))))
+    (i32.store (i32.const 2304) (i32.const 24))
+    (i32.store (i32.const 2316) (i32.const 3))
+    (i32.store (i32.const 2320) (i32.const 2240))
+    (i32.store (i32.const 2324) (i32.const 0x1234))
+    ;; ALREADY_EXISTS from the second call on: ignored.
+    (drop (call $state_set (i32.const 2304)))
+    (i32.store (i32.const 2336) (i32.const 24))
+    (i32.store (i32.const 2352) (i32.const 2240))
+    (local.set $e (call $state_get (i32.const 2336)))
+    (if (local.get $e) (then (return (local.get $e))))
+    (i32.store (call $out (local.get $f)) (i32.wrap_i64 (i64.load (i32.const 2240))))
+    (i32.store offset=4 (call $out (local.get $f)) (i32.load (i32.const 2356)))
+    (i32.const 0))
+  ;; An error whose message is not UTF-8 and longer than the test limit.
+  (func (export "garbled") (param i32) (result i32)
+    (i32.store (i32.const 2048) (i32.const 16))
+    (i32.store (i32.const 2056) (i32.const 2400))
+    (i32.store (i32.const 2060) (i32.const 13))
+    (call $error_create (i32.const 2048)))
+  (func (export "exit") (param i32) (result i32)
+    (call $proc_exit (i32.const 3))
+    (i32.const 0))
+"#;
+
+fn state_sandbox(prefix: &str, limits: cyxla_host::Limits) -> (tempfile::TempDir, Sandbox) {
+    let names: Vec<String> = ["stateful", "garbled", "exit"]
+        .iter()
+        .map(|e| format!("{prefix}{e}"))
+        .collect();
+    let targets: Vec<(&str, &str)> = names
+        .iter()
+        .map(String::as_str)
+        .zip(["stateful", "garbled", "exit"])
+        .collect();
+    let wat = guest_wat(STATE_HANDLERS, &targets);
+    let bytes = wasm(&wat.replacen("(module", &format!("(module {STATE_IMPORTS}"), 1));
+    sandbox_with(&[("s.wasm", bytes)], limits)
+}
+
+#[test]
+fn types_and_state_persist_per_instance() {
+    let (_dir, sandbox) = state_sandbox("r_", test_limits());
+    let h = handler(&sandbox, "r_stateful");
+    for _ in 0..2 {
+        let call = HostCall::new().ret(HostBuffer::zeros(DType::S32, &[2]));
+        h.call_host(&call).unwrap();
+        let words: Vec<i32> = call
+            .result(0)
+            .bytes()
+            .chunks_exact(4)
+            .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(words, [1, 0x1234]);
+    }
+}
+
+#[test]
+fn error_messages_are_bounded_and_decoded_lossily() {
+    let mut limits = test_limits();
+    limits.error_message_bytes = 8;
+    let (_dir, sandbox) = state_sandbox("s_", limits);
+    let error = expect_error(&handler(&sandbox, "s_garbled"), &HostCall::new());
+    assert_eq!(error.code, ErrorCode::Internal);
+    assert_eq!(
+        error.message,
+        "target `s_garbled` (guest s.wasm): \u{fffd}\u{fffd}abcdef… (message cut at 8 bytes)"
+    );
+}
+
+#[test]
+fn exit_ends_the_call_not_the_process() {
+    let (_dir, sandbox) = state_sandbox("t_", test_limits());
+    let h = handler(&sandbox, "t_exit");
+    let error = expect_error(&h, &HostCall::new());
+    assert!(
+        error.message.contains("called exit(3)"),
+        "{}",
+        error.message
+    );
+    assert_eq!(h.live_instances(), 0);
+}
+
+#[test]
+fn an_initial_memory_over_the_limit_is_rejected() {
+    let wat = guest_wat(HANDLERS, &[("t", "double")]).replace(
+        "(memory (export \"memory\") 2)",
+        "(memory (export \"memory\") 100)",
+    );
+    let error = load_error(&wasm(&wat));
+    assert!(
+        error.contains("cannot be instantiated") && error.contains("(limit 4 MiB)"),
+        "{error}"
+    );
+}
