@@ -1,0 +1,10 @@
+#loc1 = loc("x")
+module @jit_dtype_float32 attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<2x4xf32> loc("x")) -> (tensor<2x4xf32> {jax.result_info = "result"}) {
+    %0 = stablehlo.add %arg0, %arg0 : tensor<2x4xf32> loc(#loc2)
+    return %0 : tensor<2x4xf32> loc(#loc3)
+  } loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+#loc2 = loc("jit(dtype_float32)/add")
+#loc3 = loc("jit(dtype_float32)")

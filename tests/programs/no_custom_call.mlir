@@ -1,0 +1,17 @@
+#loc1 = loc("x")
+#loc2 = loc("y")
+module @jit_no_custom_call attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<3x4xf32> loc("x"), %arg1: tensor<4x2xf32> loc("y")) -> (tensor<3x2xf32> {jax.result_info = "result"}) {
+    %cst = stablehlo.constant dense<1.000000e+00> : tensor<f32> loc(#loc3)
+    %0 = stablehlo.sine %arg0 : tensor<3x4xf32> loc(#loc4)
+    %1 = stablehlo.dot_general %0, %arg1, contracting_dims = [1] x [0] : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32> loc(#loc5)
+    %2 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<3x2xf32> loc(#loc6)
+    %3 = stablehlo.add %1, %2 : tensor<3x2xf32> loc(#loc6)
+    return %3 : tensor<3x2xf32> loc(#loc3)
+  } loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+#loc3 = loc("jit(no_custom_call)")
+#loc4 = loc("jit(no_custom_call)/sin")
+#loc5 = loc("jit(no_custom_call)/dot_general")
+#loc6 = loc("jit(no_custom_call)/add")
