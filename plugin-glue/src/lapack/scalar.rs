@@ -1,0 +1,456 @@
+//! The four LAPACK element types (`s`, `d`, `c`, `z`) behind one trait.
+//!
+//! [`Scalar`] gives the kernels a dtype-independent view of the routines in
+//! [`LapackSymbols`]: one method per routine, taking raw pointers exactly as
+//! LAPACK does and returning `INFO`. Real and complex routines differ only
+//! by their `RWORK` arrays, which the real versions ignore. `?geev` and
+//! `?gees` return different outputs for real and complex types and live on
+//! [`RealLapack`] and [`ComplexLapack`].
+
+use std::fmt::Debug;
+use std::ops::{Add, Div, Mul, Neg, Sub};
+
+use num_complex::Complex;
+
+use crate::dtype::DType;
+use crate::ffi::lapack::{LapackSymbols, lapack_int};
+
+/// An element type with a fixed XLA dtype, so a buffer can be viewed as
+/// `[Self]` after a dtype check.
+pub(crate) trait Elem: Copy + Send + Sync + 'static {
+    /// The XLA dtype of `Self`.
+    const DTYPE: DType;
+}
+
+macro_rules! elem {
+    ($($t:ty => $d:ident),*) => { $(impl Elem for $t { const DTYPE: DType = DType::$d; })* };
+}
+elem!(i32 => S32, i64 => S64, f32 => F32, f64 => F64, Complex<f32> => C64, Complex<f64> => C128);
+
+/// One of LAPACK's four element types.
+pub(crate) trait Scalar:
+    Elem
+    + Default
+    + Debug
+    + PartialEq
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+{
+    /// The real counterpart (`Self` for real types).
+    type Real: RealScalar;
+    /// Whether the type is complex.
+    const IS_COMPLEX: bool;
+    /// The `TRANS` character that selects Qᵀ (real) or Qᴴ (complex).
+    const ADJOINT: u8;
+
+    /// `r + 0i`.
+    fn from_real(r: Self::Real) -> Self;
+    /// The real part.
+    fn re(self) -> Self::Real;
+    /// |self| (the modulus for complex types).
+    fn abs(self) -> Self::Real;
+    /// Whether every component is finite.
+    fn is_finite(self) -> bool;
+    /// `self · r` for a real `r` (componentwise for complex types).
+    fn scale(self, r: Self::Real) -> Self;
+    /// The value LAPACK writes as a workspace size, as an element count.
+    fn work_size(self) -> usize {
+        self.re().real_work_size()
+    }
+
+    /// `?trsm` with `alpha = 1`.
+    ///
+    /// # Safety
+    ///
+    /// The pointers and leading dimensions must describe valid matrices of
+    /// the sizes `?trsm` reads and writes for these arguments.
+    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+    unsafe fn trsm(
+        l: &LapackSymbols,
+        side: u8,
+        uplo: u8,
+        trans: u8,
+        diag: u8,
+        m: lapack_int,
+        n: lapack_int,
+        a: *const Self,
+        lda: lapack_int,
+        b: *mut Self,
+        ldb: lapack_int,
+    );
+    /// `?getrf`; returns INFO.
+    ///
+    /// # Safety
+    ///
+    /// As LAPACK requires: `a` holds `lda·n` elements, `ipiv` `min(m,n)`.
+    unsafe fn getrf(
+        l: &LapackSymbols,
+        m: lapack_int,
+        n: lapack_int,
+        a: *mut Self,
+        lda: lapack_int,
+        ipiv: *mut lapack_int,
+    ) -> lapack_int;
+    /// `?potrf`; returns INFO.
+    ///
+    /// # Safety
+    ///
+    /// As LAPACK requires: `a` holds `lda·n` elements.
+    unsafe fn potrf(
+        l: &LapackSymbols,
+        uplo: u8,
+        n: lapack_int,
+        a: *mut Self,
+        lda: lapack_int,
+    ) -> lapack_int;
+    /// `?geqrf`; returns INFO.
+    ///
+    /// # Safety
+    ///
+    /// As LAPACK requires for these dims and `lwork` (−1 = query).
+    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+    unsafe fn geqrf(
+        l: &LapackSymbols,
+        m: lapack_int,
+        n: lapack_int,
+        a: *mut Self,
+        lda: lapack_int,
+        tau: *mut Self,
+        work: *mut Self,
+        lwork: lapack_int,
+    ) -> lapack_int;
+    /// `?geqp3` (`rwork`, 2n reals, is ignored for real types); returns INFO.
+    ///
+    /// # Safety
+    ///
+    /// As LAPACK requires for these dims and `lwork` (−1 = query).
+    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+    unsafe fn geqp3(
+        l: &LapackSymbols,
+        m: lapack_int,
+        n: lapack_int,
+        a: *mut Self,
+        lda: lapack_int,
+        jpvt: *mut lapack_int,
+        tau: *mut Self,
+        work: *mut Self,
+        lwork: lapack_int,
+        rwork: *mut Self::Real,
+    ) -> lapack_int;
+    /// `?orgqr` / `?ungqr`; returns INFO.
+    ///
+    /// # Safety
+    ///
+    /// As LAPACK requires for these dims and `lwork` (−1 = query).
+    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+    unsafe fn orgqr(
+        l: &LapackSymbols,
+        m: lapack_int,
+        n: lapack_int,
+        k: lapack_int,
+        a: *mut Self,
+        lda: lapack_int,
+        tau: *const Self,
+        work: *mut Self,
+        lwork: lapack_int,
+    ) -> lapack_int;
+    /// `?ormqr` / `?unmqr`; returns INFO.
+    ///
+    /// # Safety
+    ///
+    /// As LAPACK requires for these dims and `lwork` (−1 = query). `a` is
+    /// written to temporarily and restored.
+    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+    unsafe fn ormqr(
+        l: &LapackSymbols,
+        side: u8,
+        trans: u8,
+        m: lapack_int,
+        n: lapack_int,
+        k: lapack_int,
+        a: *mut Self,
+        lda: lapack_int,
+        tau: *const Self,
+        c: *mut Self,
+        ldc: lapack_int,
+        work: *mut Self,
+        lwork: lapack_int,
+    ) -> lapack_int;
+    /// `?syevd` / `?heevd` (`rwork` ignored for real types); returns INFO.
+    ///
+    /// # Safety
+    ///
+    /// As LAPACK requires for these dims and workspace sizes (−1 = query).
+    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+    unsafe fn syevd(
+        l: &LapackSymbols,
+        jobz: u8,
+        uplo: u8,
+        n: lapack_int,
+        a: *mut Self,
+        lda: lapack_int,
+        w: *mut Self::Real,
+        work: *mut Self,
+        lwork: lapack_int,
+        rwork: *mut Self::Real,
+        lrwork: lapack_int,
+        iwork: *mut lapack_int,
+        liwork: lapack_int,
+    ) -> lapack_int;
+    /// `?gesdd` (`rwork` ignored for real types); returns INFO.
+    ///
+    /// # Safety
+    ///
+    /// As LAPACK requires for these dims and workspace sizes (−1 = query).
+    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+    unsafe fn gesdd(
+        l: &LapackSymbols,
+        jobz: u8,
+        m: lapack_int,
+        n: lapack_int,
+        a: *mut Self,
+        lda: lapack_int,
+        s: *mut Self::Real,
+        u: *mut Self,
+        ldu: lapack_int,
+        vt: *mut Self,
+        ldvt: lapack_int,
+        work: *mut Self,
+        lwork: lapack_int,
+        rwork: *mut Self::Real,
+        iwork: *mut lapack_int,
+    ) -> lapack_int;
+    /// `?gesvd` with `jobu = jobvt = job` (`rwork` ignored for real types);
+    /// returns INFO.
+    ///
+    /// # Safety
+    ///
+    /// As LAPACK requires for these dims and workspace sizes (−1 = query).
+    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+    unsafe fn gesvd(
+        l: &LapackSymbols,
+        job: u8,
+        m: lapack_int,
+        n: lapack_int,
+        a: *mut Self,
+        lda: lapack_int,
+        s: *mut Self::Real,
+        u: *mut Self,
+        ldu: lapack_int,
+        vt: *mut Self,
+        ldvt: lapack_int,
+        work: *mut Self,
+        lwork: lapack_int,
+        rwork: *mut Self::Real,
+    ) -> lapack_int;
+    /// `?gehrd`; returns INFO.
+    ///
+    /// # Safety
+    ///
+    /// As LAPACK requires for these dims and `lwork` (−1 = query).
+    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+    unsafe fn gehrd(
+        l: &LapackSymbols,
+        n: lapack_int,
+        ilo: lapack_int,
+        ihi: lapack_int,
+        a: *mut Self,
+        lda: lapack_int,
+        tau: *mut Self,
+        work: *mut Self,
+        lwork: lapack_int,
+    ) -> lapack_int;
+    /// `?sytrd` / `?hetrd`; returns INFO.
+    ///
+    /// # Safety
+    ///
+    /// As LAPACK requires for these dims and `lwork` (−1 = query).
+    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+    unsafe fn sytrd(
+        l: &LapackSymbols,
+        uplo: u8,
+        n: lapack_int,
+        a: *mut Self,
+        lda: lapack_int,
+        d: *mut Self::Real,
+        e: *mut Self::Real,
+        tau: *mut Self,
+        work: *mut Self,
+        lwork: lapack_int,
+    ) -> lapack_int;
+    /// `?gtsv`; returns INFO.
+    ///
+    /// # Safety
+    ///
+    /// As LAPACK requires: `dl`, `du` hold n−1 elements, `d` n, `b` `ldb·nrhs`.
+    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+    unsafe fn gtsv(
+        l: &LapackSymbols,
+        n: lapack_int,
+        nrhs: lapack_int,
+        dl: *mut Self,
+        d: *mut Self,
+        du: *mut Self,
+        b: *mut Self,
+        ldb: lapack_int,
+    ) -> lapack_int;
+}
+
+/// `f32` or `f64`.
+pub(crate) trait RealScalar: Scalar<Real = Self> + PartialOrd {
+    /// Machine epsilon.
+    const EPSILON: Self;
+    /// The smallest positive normal number.
+    const MIN_POSITIVE: Self;
+    /// The largest finite number.
+    const MAX: Self;
+    /// 0.
+    const ZERO: Self;
+    /// 1.
+    const ONE: Self;
+    /// NaN.
+    const NAN: Self;
+    /// As `f64`, exactly.
+    fn to_f64(self) -> f64;
+    /// A workspace size LAPACK reported in this type, rounded up so that an
+    /// `f32` that lost low bits never makes the workspace too small.
+    fn real_work_size(self) -> usize;
+}
+
+impl RealScalar for f32 {
+    const EPSILON: f32 = f32::EPSILON;
+    const MIN_POSITIVE: f32 = f32::MIN_POSITIVE;
+    const MAX: f32 = f32::MAX;
+    const ZERO: f32 = 0.0;
+    const ONE: f32 = 1.0;
+    const NAN: f32 = f32::NAN;
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+    fn real_work_size(self) -> usize {
+        work_size_f64(f64::from(self) * (1.0 + f64::from(f32::EPSILON)))
+    }
+}
+
+impl RealScalar for f64 {
+    const EPSILON: f64 = f64::EPSILON;
+    const MIN_POSITIVE: f64 = f64::MIN_POSITIVE;
+    const MAX: f64 = f64::MAX;
+    const ZERO: f64 = 0.0;
+    const ONE: f64 = 1.0;
+    const NAN: f64 = f64::NAN;
+    fn to_f64(self) -> f64 {
+        self
+    }
+    fn real_work_size(self) -> usize {
+        work_size_f64(self)
+    }
+}
+
+/// `ceil(w)`, at least 1; NaN or negative give 1.
+fn work_size_f64(w: f64) -> usize {
+    if w.is_finite() && w >= 1.0 {
+        // Saturating float-to-int cast; a size beyond `lapack_int` is caught
+        // when the workspace length is converted back.
+        w.ceil() as usize
+    } else {
+        1
+    }
+}
+
+/// `?geev` and `?gees` of the real types (`wr` and `wi` outputs).
+pub(crate) trait RealLapack: RealScalar {
+    /// `?geev`; returns INFO.
+    ///
+    /// # Safety
+    ///
+    /// As LAPACK requires for these dims and `lwork` (−1 = query).
+    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+    unsafe fn geev(
+        l: &LapackSymbols,
+        jobvl: u8,
+        jobvr: u8,
+        n: lapack_int,
+        a: *mut Self,
+        lda: lapack_int,
+        wr: *mut Self,
+        wi: *mut Self,
+        vl: *mut Self,
+        ldvl: lapack_int,
+        vr: *mut Self,
+        ldvr: lapack_int,
+        work: *mut Self,
+        lwork: lapack_int,
+    ) -> lapack_int;
+    /// `?gees` with `SORT = 'N'`; returns INFO.
+    ///
+    /// # Safety
+    ///
+    /// As LAPACK requires for these dims and `lwork` (−1 = query).
+    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+    unsafe fn gees(
+        l: &LapackSymbols,
+        jobvs: u8,
+        n: lapack_int,
+        a: *mut Self,
+        lda: lapack_int,
+        sdim: *mut lapack_int,
+        wr: *mut Self,
+        wi: *mut Self,
+        vs: *mut Self,
+        ldvs: lapack_int,
+        work: *mut Self,
+        lwork: lapack_int,
+    ) -> lapack_int;
+}
+
+/// `?geev` and `?gees` of the complex types (`w` output, `rwork`).
+pub(crate) trait ComplexLapack: Scalar {
+    /// `?geev`; `rwork` holds 2n reals. Returns INFO.
+    ///
+    /// # Safety
+    ///
+    /// As LAPACK requires for these dims and `lwork` (−1 = query).
+    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+    unsafe fn geev(
+        l: &LapackSymbols,
+        jobvl: u8,
+        jobvr: u8,
+        n: lapack_int,
+        a: *mut Self,
+        lda: lapack_int,
+        w: *mut Self,
+        vl: *mut Self,
+        ldvl: lapack_int,
+        vr: *mut Self,
+        ldvr: lapack_int,
+        work: *mut Self,
+        lwork: lapack_int,
+        rwork: *mut Self::Real,
+    ) -> lapack_int;
+    /// `?gees` with `SORT = 'N'`; `rwork` holds n reals. Returns INFO.
+    ///
+    /// # Safety
+    ///
+    /// As LAPACK requires for these dims and `lwork` (−1 = query).
+    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+    unsafe fn gees(
+        l: &LapackSymbols,
+        jobvs: u8,
+        n: lapack_int,
+        a: *mut Self,
+        lda: lapack_int,
+        sdim: *mut lapack_int,
+        w: *mut Self,
+        vs: *mut Self,
+        ldvs: lapack_int,
+        work: *mut Self,
+        lwork: lapack_int,
+        rwork: *mut Self::Real,
+    ) -> lapack_int;
+}
+
+mod routines;

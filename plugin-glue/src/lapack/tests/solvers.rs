@@ -1,0 +1,150 @@
+//! gtsv, the perturbed tridiagonal solve and the CSR product.
+
+use super::*;
+
+// ------------------------------------------------------------------- gtsv
+
+fn tridiag_residual<S: T>(dl: &[S], d: &[S], du: &[S], b: &[S], x: &[S], what: &str) {
+    let n = d.len();
+    let k = b.len() / n;
+    for j in 0..k {
+        for i in 0..n {
+            let mut ax = d[i] * x[i + j * n];
+            if i > 0 {
+                ax = ax + dl[i] * x[i - 1 + j * n];
+            }
+            if i + 1 < n {
+                ax = ax + du[i] * x[i + 1 + j * n];
+            }
+            assert!(
+                (ax - b[i + j * n]).mag() < S::tol() * 100.0,
+                "{what}: row {i} rhs {j}"
+            );
+        }
+    }
+}
+
+fn gtsv_solves<S: T>(p: &str) {
+    let (batch, n, k) = (2usize, 6usize, 3usize);
+    let (dl0, du0) = (random::<S>(batch * n, 90), random::<S>(batch * n, 91));
+    let d0: Vec<S> = random::<S>(batch * n, 92)
+        .into_iter()
+        .map(|x| x + S::from_f64(3.0, 0.0))
+        .collect();
+    let b0 = random::<S>(batch * n * k, 93);
+    let (mut dl, mut d, mut du) = (
+        Host::new(dl0.clone(), &[2, 6]),
+        Host::new(d0.clone(), &[2, 6]),
+        Host::new(du0.clone(), &[2, 6]),
+    );
+    let mut b = Host::new(b0.clone(), &[2, 6, 3]);
+    let mut info = zeros::<i32>(&[2]);
+    let (dlb, db, dub, bb) = (dl.buf(), d.buf(), du.buf(), b.buf());
+    let call = Call {
+        target: "gtsv",
+        args: vec![dlb, db, dub, bb],
+        rets: vec![dlb, db, dub, bb, info.buf()],
+        attrs: vec![],
+    };
+    gtsv::run::<S>(&ctx("gtsv"), &call).unwrap();
+    assert_eq!(info.data, [0, 0]);
+    for e in 0..batch {
+        let r = e * n..(e + 1) * n;
+        tridiag_residual(
+            &dl0[r.clone()],
+            &d0[r.clone()],
+            &du0[r],
+            &b0[e * n * k..(e + 1) * n * k],
+            &b.data[e * n * k..(e + 1) * n * k],
+            &format!("{p}gtsv"),
+        );
+    }
+}
+all_dtypes!(gtsv_residual_is_small, gtsv_solves);
+
+fn perturbed_solves<S: T>(p: &str) {
+    let (batch, n, k) = (2usize, 6usize, 2usize);
+    let (dl0, du0) = (random::<S>(batch * n, 94), random::<S>(batch * n, 95));
+    let d0: Vec<S> = random::<S>(batch * n, 96)
+        .into_iter()
+        .map(|x| {
+            x.scale(
+                <S::Real as RealScalar>::ONE
+                    / (<S::Real as RealScalar>::ONE + <S::Real as RealScalar>::ONE),
+            )
+        })
+        .collect();
+    let b0 = random::<S>(batch * n * k, 97);
+    let (mut dl, mut d, mut du, mut b) = (
+        Host::new(dl0.clone(), &[2, 6]),
+        Host::new(d0.clone(), &[2, 6]),
+        Host::new(du0.clone(), &[2, 6]),
+        Host::new(b0.clone(), &[2, 6, 2]),
+    );
+    let mut x = zeros::<S>(&[2, 6, 2]);
+    let call = Call {
+        target: "tridiagonal_solve_perturbed_ffi",
+        args: vec![dl.buf(), d.buf(), du.buf(), b.buf()],
+        rets: vec![x.buf()],
+        attrs: vec![],
+    };
+    tridiagonal::run(&call).unwrap();
+    assert_eq!(b.data, b0, "{p}: b is read-only");
+    for e in 0..batch {
+        let r = e * n..(e + 1) * n;
+        tridiag_residual(
+            &dl0[r.clone()],
+            &d0[r.clone()],
+            &du0[r],
+            &b0[e * n * k..(e + 1) * n * k],
+            &x.data[e * n * k..(e + 1) * n * k],
+            &format!("{p}perturbed"),
+        );
+    }
+}
+all_dtypes!(perturbed_tridiagonal_residual_is_small, perturbed_solves);
+
+#[test]
+fn perturbed_tridiagonal_rejects_mixed_types() {
+    let (mut dl, mut d, mut du) = (zeros::<f32>(&[2]), zeros::<f64>(&[2]), zeros::<f32>(&[2]));
+    let (mut b, mut x) = (zeros::<f32>(&[2, 1]), zeros::<f32>(&[2, 1]));
+    let call = Call {
+        target: "tridiagonal_solve_perturbed_ffi",
+        args: vec![dl.buf(), d.buf(), du.buf(), b.buf()],
+        rets: vec![x.buf()],
+        attrs: vec![],
+    };
+    let e = tridiagonal::run(&call).unwrap_err();
+    assert!(e.message.contains("operand 1 (d) has element type"), "{e}");
+}
+
+// ----------------------------------------------------------------- sparse
+
+#[test]
+fn csr_handler_checks_indices() {
+    let mut data = Host::new(vec![1.0f32, 2.0], &[2]);
+    let mut indptr = Host::new(vec![0i32, 1, 2], &[3]);
+    let mut indices = Host::new(vec![1i32, 5], &[2]);
+    let mut rhs = Host::new(vec![1.0f32, 2.0], &[2]);
+    let mut out = zeros::<f32>(&[2]);
+    let call = Call {
+        target: "cpu_csr_sparse_dense_ffi",
+        args: vec![data.buf(), indptr.buf(), indices.buf(), rhs.buf()],
+        rets: vec![out.buf()],
+        attrs: vec![],
+    };
+    let e = sparse::run(&call).unwrap_err();
+    assert!(
+        e.message.contains("indices[1] = 5 (row 1) is outside 0..2"),
+        "{e}"
+    );
+    indices.data[1] = 0;
+    let call = Call {
+        target: "cpu_csr_sparse_dense_ffi",
+        args: vec![data.buf(), indptr.buf(), indices.buf(), rhs.buf()],
+        rets: vec![out.buf()],
+        attrs: vec![],
+    };
+    sparse::run(&call).unwrap();
+    assert_eq!(out.data, [2.0, 2.0]);
+}

@@ -1,0 +1,23 @@
+#loc = loc(unknown)
+#loc1 = loc("x")
+module @jit__lambda attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<2x6x4xcomplex<f64>> loc("x")) -> (tensor<2x6x4xcomplex<f64>> {jax.result_info = "result"}) {
+    %0:2 = call @qr(%arg0) : (tensor<2x6x4xcomplex<f64>>) -> (tensor<2x4x6xcomplex<f64>>, tensor<2x4xcomplex<f64>>) loc(#loc2)
+    %1 = stablehlo.transpose %0#0, dims = [0, 2, 1] : (tensor<2x4x6xcomplex<f64>>) -> tensor<2x6x4xcomplex<f64>> loc(#loc3)
+    %2 = stablehlo.custom_call @lapack_zungqr_ffi(%1, %0#1) {mhlo.backend_config = {}, mhlo.frontend_attributes = {num_batch_dims = "1"}, operand_layouts = [dense<[1, 2, 0]> : tensor<3xindex>, dense<[1, 0]> : tensor<2xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [], operand_index = 0, operand_tuple_indices = []>], result_layouts = [dense<[1, 2, 0]> : tensor<3xindex>], sdy.sharding_rule = #sdy.op_sharding_rule<([i, j, k], [i, l])->([i, m, n]) {i=2, j=6, k=4, l=4, m=6, n=4}, custom>} : (tensor<2x6x4xcomplex<f64>>, tensor<2x4xcomplex<f64>>) -> tensor<2x6x4xcomplex<f64>> loc(#loc4)
+    return %2 : tensor<2x6x4xcomplex<f64>> loc(#loc5)
+  } loc(#loc)
+  func.func private @qr(%arg0: tensor<2x6x4xcomplex<f64>> loc(unknown)) -> (tensor<2x4x6xcomplex<f64>>, tensor<2x4xcomplex<f64>>) {
+    %0:2 = stablehlo.custom_call @lapack_zgeqrf_ffi(%arg0) {mhlo.backend_config = {}, mhlo.frontend_attributes = {num_batch_dims = "1"}, operand_layouts = [dense<[1, 2, 0]> : tensor<3xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [0], operand_index = 0, operand_tuple_indices = []>], result_layouts = [dense<[1, 2, 0]> : tensor<3xindex>, dense<[1, 0]> : tensor<2xindex>], sdy.sharding_rule = #sdy.op_sharding_rule<([i, j, k])->([i, l, m], [i, n]) {i=2, j=6, k=4, l=6, m=4, n=4}, custom>} : (tensor<2x6x4xcomplex<f64>>) -> (tensor<2x6x4xcomplex<f64>>, tensor<2x4xcomplex<f64>>) loc(#loc7)
+    %1 = stablehlo.transpose %0#0, dims = [0, 2, 1] : (tensor<2x6x4xcomplex<f64>>) -> tensor<2x4x6xcomplex<f64>> loc(#loc8)
+    return %1, %0#1 : tensor<2x4x6xcomplex<f64>>, tensor<2x4xcomplex<f64>> loc(#loc)
+  } loc(#loc9)
+} loc(#loc)
+#loc2 = loc("jit(<lambda>)/jit(qr)")
+#loc3 = loc("jit(<lambda>)/transpose")
+#loc4 = loc("jit(<lambda>)/householder_product")
+#loc5 = loc("jit(<lambda>)")
+#loc6 = loc("jit(<lambda>)/jit")
+#loc7 = loc("geqrf")
+#loc8 = loc("transpose")
+#loc9 = loc("jit:"(#loc6))

@@ -1,0 +1,18 @@
+#loc = loc(unknown)
+#loc1 = loc("a")
+#loc2 = loc("b")
+module @jit__lambda attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<3x3xf32> loc("a"), %arg1: tensor<3x5xf32> loc("b")) -> (tensor<3x5xf32> {jax.result_info = "result"}) {
+    %0 = call @_solve_triangular(%arg0, %arg1) : (tensor<3x3xf32>, tensor<3x5xf32>) -> tensor<3x5xf32> loc(#loc3)
+    return %0 : tensor<3x5xf32> loc(#loc4)
+  } loc(#loc)
+  func.func private @_solve_triangular(%arg0: tensor<3x3xf32> loc(unknown), %arg1: tensor<3x5xf32> loc(unknown)) -> tensor<3x5xf32> {
+    %0 = stablehlo.custom_call @lapack_strsm_ffi(%arg0, %arg1) {mhlo.backend_config = {diag = 85 : ui8, side = 76 : ui8, trans_x = 84 : ui8, uplo = 76 : ui8}, mhlo.frontend_attributes = {num_batch_dims = "0"}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<[0, 1]> : tensor<2xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [], operand_index = 1, operand_tuple_indices = []>], result_layouts = [dense<[0, 1]> : tensor<2xindex>], sdy.sharding_rule = #sdy.op_sharding_rule<([i, j], [k, l])->([m, n]) {i=3, j=3, k=3, l=5, m=3, n=5}, custom>} : (tensor<3x3xf32>, tensor<3x5xf32>) -> tensor<3x5xf32> loc(#loc6)
+    return %0 : tensor<3x5xf32> loc(#loc)
+  } loc(#loc7)
+} loc(#loc)
+#loc3 = loc("jit(<lambda>)/jit(_solve_triangular)")
+#loc4 = loc("jit(<lambda>)")
+#loc5 = loc("jit(<lambda>)/jit")
+#loc6 = loc("triangular_solve")
+#loc7 = loc("jit:"(#loc5))
