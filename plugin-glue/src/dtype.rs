@@ -8,7 +8,10 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 #[repr(u32)]
-#[expect(missing_docs, reason = "each variant is the xla::PrimitiveType of the same name")]
+#[expect(
+    missing_docs,
+    reason = "each variant is the xla::PrimitiveType of the same name"
+)]
 pub enum DType {
     Pred = 1,
     S8 = 2,

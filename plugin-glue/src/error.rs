@@ -9,7 +9,10 @@ use crate::handler::ErrorCode;
 /// Errors from loading a plugin, registering handlers and driving PJRT.
 #[derive(Debug)]
 #[non_exhaustive]
-#[expect(missing_docs, reason = "fields are named for what they hold; each variant's doc says what failed")]
+#[expect(
+    missing_docs,
+    reason = "fields are named for what they hold; each variant's doc says what failed"
+)]
 pub enum Error {
     /// The shared library could not be opened.
     LoadLibrary {
@@ -24,7 +27,11 @@ pub enum Error {
     /// `GetPjrtApi` returned NULL.
     NullApi { path: PathBuf },
     /// The plugin's PJRT API major version is not one we speak.
-    UnsupportedApiVersion { path: PathBuf, major: i32, minor: i32 },
+    UnsupportedApiVersion {
+        path: PathBuf,
+        major: i32,
+        minor: i32,
+    },
     /// The plugin's `PJRT_Api` table is too short to hold this function.
     FunctionNotAvailable {
         function: &'static str,
@@ -107,7 +114,10 @@ impl fmt::Display for Error {
                 name,
                 expected,
                 got,
-            } => write!(f, "{name} has struct_size {got}, expected at least {expected}"),
+            } => write!(
+                f,
+                "{name} has struct_size {got}, expected at least {expected}"
+            ),
             Error::RegistrationDropped { target, reason } => write!(
                 f,
                 "XLA dropped the registration of target `{target}`: {reason}"
@@ -119,7 +129,10 @@ impl fmt::Display for Error {
                 write!(f, "too many targets: at most {limit} can be registered")
             }
             Error::Trampoline { target, message } => {
-                write!(f, "cannot build the entry point of target `{target}`: {message}")
+                write!(
+                    f,
+                    "cannot build the entry point of target `{target}`: {message}"
+                )
             }
             Error::MissingSymbol {
                 library,

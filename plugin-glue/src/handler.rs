@@ -13,7 +13,10 @@ use crate::frame::CallFrame;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(i32)]
 #[non_exhaustive]
-#[expect(missing_docs, reason = "each variant is the absl::StatusCode of the same name")]
+#[expect(
+    missing_docs,
+    reason = "each variant is the absl::StatusCode of the same name"
+)]
 pub enum ErrorCode {
     Cancelled = 1,
     Unknown = 2,

@@ -507,10 +507,7 @@ impl Slot {
             // dropped by XLA although it reads frames laid out exactly as
             // the runtime writes them: clamp its answer to the runtime's
             // version when both lie in the layout-compatible range.
-            if answer > runtime
-                && answer <= FRAME_COMPATIBLE_MAX
-                && runtime >= MIN_API_VERSION
-            {
+            if answer > runtime && answer <= FRAME_COMPATIBLE_MAX && runtime >= MIN_API_VERSION {
                 // SAFETY: caller contract (validated, writable metadata);
                 // only the version fields are written.
                 unsafe {
@@ -926,14 +923,6 @@ mod tests {
         assert!(check_answer((0, 4), Some((0, 3))).is_err());
         assert!(check_answer((1, 0), Some((0, 4))).is_err());
         assert!(check_answer((0, 0), None).is_err());
-    }
-
-    struct Noop;
-    impl Handler for Noop {
-        fn execute(&self, frame: &CallFrame<'_>) -> std::result::Result<(), HandlerError> {
-            std::hint::black_box(frame.num_args());
-            Ok(())
-        }
     }
 
     #[test]

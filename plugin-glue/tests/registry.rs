@@ -468,7 +468,11 @@ fn a_foreign_handler_is_checked_against_the_runtime_version() {
         let entry = registry::lookup(&plugin, &target).unwrap();
         assert_eq!(entry.kind, TargetKind::Foreign);
         assert_eq!(entry.origin, "test fn foreign_negate_v03");
-        assert_eq!(entry.api_version, which.runtime_ffi().min((0, 3)), "{which:?}");
+        assert_eq!(
+            entry.api_version,
+            which.runtime_ffi().min((0, 3)),
+            "{which:?}"
+        );
         let out = run(&client, &program(&target, ""), &INPUT).unwrap();
         assert_eq!(out, [-1.0, -2.0, -3.0, -4.0], "{which:?}");
     }
