@@ -2,6 +2,7 @@
 //! policy asks for registered with it (trusted native handlers from shared
 //! libraries, the native LAPACK targets, sandboxed guests).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -137,16 +138,7 @@ pub fn unregistered_target(message: &str) -> Option<&str> {
 /// The hint printed after XLA's message when `target` has no handler: what
 /// is registered, and how to register the missing target.
 pub fn unregistered_hint(target: &str, extra: Option<String>) -> String {
-    let mut registered: Vec<String> = registry::registered()
-        .into_iter()
-        .map(|r| format!("{} ({})", r.target, r.origin))
-        .collect();
-    registered.sort();
-    let listed = if registered.is_empty() {
-        "nothing is registered".to_owned()
-    } else {
-        format!("registered: {}", registered.join(", "))
-    };
+    let listed = registered_summary();
     let how = extra.unwrap_or_else(|| {
         format!(
             "register it with --native {target}=LIBRARY:SYMBOL, or serve it from a guest \
@@ -154,6 +146,34 @@ pub fn unregistered_hint(target: &str, extra: Option<String>) -> String {
         )
     });
     format!("hint: target `{target}` has no handler; {listed}; {how}")
+}
+
+/// What is registered, grouped by origin: small groups by name, large ones
+/// (the 62 LAPACK targets) by count.
+fn registered_summary() -> String {
+    let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for r in registry::registered() {
+        groups.entry(r.origin).or_default().push(r.target);
+    }
+    if groups.is_empty() {
+        return "nothing is registered".to_owned();
+    }
+    let parts: Vec<String> = groups
+        .into_iter()
+        .map(|(origin, mut targets)| {
+            targets.sort();
+            if targets.len() > 4 {
+                format!("{} targets ({origin})", targets.len())
+            } else {
+                targets
+                    .iter()
+                    .map(|t| format!("{t} ({origin})"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        })
+        .collect();
+    format!("registered: {}", parts.join(", "))
 }
 
 #[cfg(test)]

@@ -1,2 +1,234 @@
 //! The `cyxla-host` command line.
-fn main() {}
+//!
+//! Exit codes: 0 success, 1 program or handler error, 2 usage or set-up
+//! error. Logging goes to stderr, filtered by `CYXLA_LOG` (e.g.
+//! `CYXLA_LOG=cyxla_host=debug`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+use cyxla_host::cli::run::{self, Failure, RunArgs};
+use cyxla_host::cli::{check, list};
+use cyxla_host::session::{self, NativeSpec};
+use cyxla_host::{AllowList, Limits, Sandbox};
+use plugin_glue::plugin::Plugin;
+use plugin_glue::{lapack, registry};
+
+/// Run XLA custom-call kernels on a PJRT plugin: trusted natives, the
+/// native LAPACK targets, and wasm guests in sandboxes.
+#[derive(Parser, Debug)]
+#[command(name = "cyxla-host", version, about, propagate_version = true)]
+struct Cli {
+    #[command(flatten)]
+    host: HostArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Options that set up the host, shared by every subcommand.
+#[derive(Args, Debug)]
+struct HostArgs {
+    /// The PJRT plugin (.so) to load [default: the one scripts/setup.sh installed]
+    #[arg(long, global = true, env = session::PLUGIN_ENV, value_name = "PATH")]
+    plugin: Option<PathBuf>,
+    /// Register a trusted native XLA FFI handler from a shared library
+    #[arg(long = "native", global = true, value_name = "TARGET=LIBRARY:SYMBOL")]
+    natives: Vec<NativeSpec>,
+    /// Folder of guest .wasm modules [default: $CYXLA_GUESTS, else the bundled guests]
+    #[arg(long, global = true, value_name = "DIR")]
+    guests: Option<PathBuf>,
+    /// Register this target if a guest serves it (repeatable); nothing else is registered
+    #[arg(long = "allow", global = true, value_name = "TARGET")]
+    allow: Vec<String>,
+    /// Register every target the guests serve
+    #[arg(long, global = true, conflicts_with = "allow")]
+    allow_all: bool,
+    /// Do not register the native LAPACK targets (lapack_*_ffi and friends)
+    #[arg(long, global = true)]
+    no_lapack: bool,
+}
+
+impl HostArgs {
+    fn policy(&self) -> AllowList {
+        if self.allow_all {
+            AllowList::all()
+        } else {
+            AllowList::targets(self.allow.iter().cloned())
+        }
+    }
+
+    fn guests_dir(&self) -> PathBuf {
+        self.guests
+            .clone()
+            .unwrap_or_else(Sandbox::default_guests_dir)
+    }
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Compile and run a StableHLO program (MLIR text or bytecode)
+    Run(RunCmd),
+    /// Show the guests: file, sha256, targets, allowed or not, rejections
+    List,
+    /// Validate one guest module (or a folder): its targets and imports
+    Check {
+        /// The .wasm file or folder to check
+        path: PathBuf,
+    },
+}
+
+#[derive(Args, Debug)]
+struct RunCmd {
+    /// The program: StableHLO text, or the bytecode jax.export serializes
+    program: PathBuf,
+    /// An input .npy file, one per program parameter, in order
+    #[arg(long = "input", short = 'i', value_name = "X.npy")]
+    inputs: Vec<PathBuf>,
+    /// Write each output as out<k>.npy into this directory
+    #[arg(long, value_name = "DIR")]
+    output_dir: Option<PathBuf>,
+    /// Print one JSON document instead of one line per output
+    #[arg(long)]
+    json: bool,
+    /// Run replicated over this many devices, the same inputs on each
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    devices: u16,
+}
+
+fn main() -> ExitCode {
+    quiet_xla_logging();
+    let cli = Cli::parse();
+    init_logging();
+    match real_main(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("error: {:#}", failure.error());
+            ExitCode::from(failure.exit_code())
+        }
+    }
+}
+
+/// XLA's plugins log at INFO to stderr through TSL logging ("cpu_device_count
+/// set via create_options"); keep them to warnings unless the user chose.
+fn quiet_xla_logging() {
+    if std::env::var_os("TF_CPP_MIN_LOG_LEVEL").is_none() {
+        // SAFETY: called first thing in main, before any other thread exists,
+        // so nothing reads the environment concurrently.
+        unsafe { std::env::set_var("TF_CPP_MIN_LOG_LEVEL", "1") };
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CYXLA_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+fn real_main(cli: Cli) -> Result<(), Failure> {
+    match cli.command {
+        Command::Run(cmd) => {
+            let host = start(&cli.host).map_err(Failure::Setup)?;
+            let args = RunArgs {
+                program: cmd.program,
+                inputs: cmd.inputs,
+                output_dir: cmd.output_dir,
+                json: cmd.json,
+                devices: usize::from(cmd.devices),
+            };
+            let no_lapack = cli.host.no_lapack;
+            let hint = |target: &str| {
+                if no_lapack && lapack::target_names().contains(&target) {
+                    return Some(format!(
+                        "`{target}` is a native LAPACK target, turned off by --no-lapack: \
+                         drop the flag"
+                    ));
+                }
+                host.sandbox.as_ref()?.hint_for_unregistered(target)
+            };
+            let outputs = run::run(&host.plugin, &args, &hint)?;
+            if args.json {
+                print!("{}", run::format_json(&args.program, &outputs));
+            } else {
+                print!("{}", run::format_lines(&outputs, args.devices));
+            }
+            Ok(())
+        }
+        Command::List => {
+            let dir = cli.host.guests_dir();
+            let text = list::list(&dir, &cli.host.policy()).map_err(Failure::Setup)?;
+            print!("{text}");
+            Ok(())
+        }
+        Command::Check { path } => {
+            let report = check::check(&path).map_err(Failure::Setup)?;
+            print!("{}", report.text);
+            if report.ok {
+                Ok(())
+            } else {
+                Err(Failure::Program(anyhow::anyhow!(
+                    "{} was rejected",
+                    path.display()
+                )))
+            }
+        }
+    }
+}
+
+/// The loaded plugin and what serves its targets.
+struct Host {
+    plugin: Plugin,
+    sandbox: Option<Sandbox>,
+}
+
+/// Loads the plugin and registers every handler asked for: natives, the
+/// LAPACK targets (unless --no-lapack), then the allowed guest targets.
+fn start(args: &HostArgs) -> anyhow::Result<Host> {
+    let path = session::find_plugin(args.plugin.as_deref())?;
+    let plugin = Plugin::load(&path)
+        .with_context(|| format!("cannot load PJRT plugin {}", path.display()))?;
+    for spec in &args.natives {
+        session::register_native(&plugin, spec)?;
+    }
+    if !args.no_lapack {
+        for (target, handler) in lapack::targets() {
+            if args.natives.iter().any(|n| n.target == target) {
+                continue;
+            }
+            registry::register_with_origin(&plugin, target, handler, "native LAPACK".into())
+                .with_context(|| format!("cannot register LAPACK target `{target}`"))?;
+        }
+    }
+    let dir = args.guests_dir();
+    let explicit = args.guests.is_some() || !args.allow.is_empty() || args.allow_all;
+    let sandbox = if dir.is_dir() {
+        let sandbox = Sandbox::new(&dir, args.policy(), Limits::default())
+            .with_context(|| format!("cannot load the guests in {}", dir.display()))?;
+        for rejected in sandbox.guests().rejected() {
+            tracing::warn!(
+                "guest {} rejected: {}",
+                rejected.path.display(),
+                rejected.error
+            );
+        }
+        for target in sandbox.unserved() {
+            tracing::warn!("--allow {target}: no guest in {} serves it", dir.display());
+        }
+        sandbox
+            .register_allowed(&plugin)
+            .context("cannot register the allowed guest targets")?;
+        Some(sandbox)
+    } else if explicit {
+        anyhow::bail!(
+            "guests folder {} does not exist (build the bundled guests with scripts/setup.sh)",
+            dir.display()
+        );
+    } else {
+        None
+    };
+    Ok(Host { plugin, sandbox })
+}

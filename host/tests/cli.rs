@@ -1,0 +1,465 @@
+//! The `cyxla-host` binary end to end: JAX-lowered programs (text and
+//! bytecode) on the three real PJRT plugins, native handlers from a shared
+//! library, and every bad input a user can hand it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use cyxla_tests::{Plugin, manifest, programs_dir, read_npy, test_handlers_lib};
+
+fn bin() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cyxla-host"));
+    cmd.env_remove("CYXLA_PJRT_PLUGIN");
+    cmd
+}
+
+/// Runs `cyxla-host --plugin P run PROGRAM ARGS...`.
+fn run(plugin: Plugin, program: &Path, args: &[&str]) -> Output {
+    bin()
+        .arg("--plugin")
+        .arg(plugin.path())
+        .arg("run")
+        .arg(program)
+        .args(args)
+        .output()
+        .expect("cyxla-host runs")
+}
+
+fn native(target: &str) -> String {
+    format!("{target}={}:{target}", test_handlers_lib().display())
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[track_caller]
+fn assert_exit(out: &Output, code: i32, what: &str) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{what}: expected exit {code}\nstdout:\n{}\nstderr:\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+fn inputs_of(name: &str) -> Vec<String> {
+    let m = manifest();
+    m.program(name)
+        .inputs
+        .iter()
+        .flat_map(|t| {
+            [
+                "--input".to_owned(),
+                t.path().unwrap().display().to_string(),
+            ]
+        })
+        .collect()
+}
+
+/// Runs program `name` (text and bytecode) and checks every output file
+/// against the expected one.
+fn check_program(plugin: Plugin, name: &str, natives: &[&str]) {
+    let m = manifest();
+    let entry = m.program(name);
+    for program in [entry.mlir_path(), entry.mlirbc_path()] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut args: Vec<String> = inputs_of(name);
+        args.push("--output-dir".into());
+        args.push(dir.path().display().to_string());
+        for t in natives {
+            args.push("--native".into());
+            args.push(native(t));
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = run(plugin, &program, &args);
+        assert_exit(&out, 0, &format!("{name} on {}", plugin.label()));
+        for k in 0..entry.outputs.len() {
+            let (dims, descr, bytes) = read_npy(&dir.path().join(format!("out{k}.npy")));
+            let dtype = cyxla_tests::dtype_from_descr(&descr).unwrap();
+            entry
+                .check_output(k, dtype, &dims, &bytes)
+                .unwrap_or_else(|e| panic!("{} ({}): {e}", plugin.label(), program.display()));
+        }
+        let stdout = text(&out.stdout);
+        assert_eq!(
+            stdout.lines().count(),
+            entry.outputs.len(),
+            "one line per output:\n{stdout}"
+        );
+    }
+}
+
+#[test]
+fn program_without_custom_calls_runs_on_every_plugin() {
+    for plugin in Plugin::ALL {
+        check_program(plugin, "no_custom_call", &[]);
+    }
+}
+
+#[test]
+fn native_handler_decodes_every_attribute_kind_on_every_plugin() {
+    for plugin in Plugin::ALL {
+        check_program(plugin, "attrs", &["cyxla_test_attrs"]);
+    }
+}
+
+#[test]
+fn every_npy_dtype_round_trips_through_a_program() {
+    let m = manifest();
+    let names: Vec<String> = m
+        .programs
+        .iter()
+        .filter(|p| p.name.starts_with("dtype_"))
+        .map(|p| p.name.clone())
+        .collect();
+    assert!(names.len() >= 14, "dtype programs: {names:?}");
+    for name in &names {
+        check_program(Plugin::P115, name, &[]);
+    }
+}
+
+#[test]
+fn handler_error_reaches_the_user_with_code_and_message() {
+    let m = manifest();
+    let expected = m
+        .program("fail")
+        .expect_error
+        .clone()
+        .expect("fail expects an error");
+    for plugin in Plugin::ALL {
+        let args = [
+            inputs_of("fail"),
+            vec!["--native".into(), native("cyxla_test_fail")],
+        ]
+        .concat();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = run(plugin, &m.program("fail").mlirbc_path(), &args);
+        assert_exit(&out, 1, "failing handler");
+        let err = text(&out.stderr);
+        assert!(err.contains(&expected.code), "{}: {err}", plugin.label());
+        let needle = expected
+            .message
+            .clone()
+            .or(expected.message_contains.clone())
+            .expect("a message to look for");
+        assert!(err.contains(&needle), "{}: {err}", plugin.label());
+    }
+}
+
+#[test]
+fn unknown_target_gets_xla_message_and_a_hint() {
+    let m = manifest();
+    let entry = m.program("unknown_target");
+    let target = &entry.targets[0];
+    let args = [
+        inputs_of("unknown_target"),
+        vec!["--native".into(), native("cyxla_test_attrs")],
+    ]
+    .concat();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run(Plugin::P115, &entry.mlir_path(), &args);
+    assert_exit(&out, 1, "unknown target");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!("No FFI handler registered for {target}")),
+        "{err}"
+    );
+    assert!(err.contains("hint:"), "{err}");
+    assert!(
+        err.contains("cyxla_test_attrs (native"),
+        "lists what is registered: {err}"
+    );
+    assert!(
+        err.contains(&format!("--native {target}=LIBRARY:SYMBOL")),
+        "says how to register it: {err}"
+    );
+}
+
+#[test]
+fn replicated_over_four_devices_each_device_checked() {
+    let m = manifest();
+    let entry = m.program("add_one");
+    for plugin in Plugin::ALL {
+        let dir = tempfile::tempdir().unwrap();
+        let args = [
+            inputs_of("add_one"),
+            vec![
+                "--devices".into(),
+                "4".into(),
+                "--native".into(),
+                native("cyxla_test_add_one"),
+                "--output-dir".into(),
+                dir.path().display().to_string(),
+            ],
+        ]
+        .concat();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = run(plugin, &entry.mlirbc_path(), &args);
+        assert_exit(&out, 0, "4 devices");
+        for device in 0..4 {
+            let file = if device == 0 {
+                "out0.npy".to_owned()
+            } else {
+                format!("out0.dev{device}.npy")
+            };
+            let (dims, descr, bytes) = read_npy(&dir.path().join(file));
+            let dtype = cyxla_tests::dtype_from_descr(&descr).unwrap();
+            entry.check_output(0, dtype, &dims, &bytes).unwrap();
+        }
+        assert_eq!(text(&out.stdout).lines().count(), 4);
+    }
+}
+
+#[test]
+fn json_output_is_one_document() {
+    let m = manifest();
+    let entry = m.program("no_custom_call");
+    let args = [inputs_of("no_custom_call"), vec!["--json".into()]].concat();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run(Plugin::P115, &entry.mlir_path(), &args);
+    assert_exit(&out, 0, "json");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
+    let outputs = doc["outputs"].as_array().unwrap();
+    assert_eq!(outputs.len(), 1);
+    assert_eq!(outputs[0]["dtype"], "float32");
+    assert_eq!(outputs[0]["shape"], serde_json::json!([3, 2]));
+    assert_eq!(outputs[0]["values"].as_array().unwrap().len(), 6);
+}
+
+fn scratch_file(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn bad_inputs_are_clear_errors_never_crashes() {
+    let m = manifest();
+    let attrs = m.program("attrs");
+    let nat = native("cyxla_test_attrs");
+    let dir = tempfile::tempdir().unwrap();
+    let good = attrs.inputs[0].path().unwrap();
+    let wrong_dtype = m
+        .programs
+        .iter()
+        .find(|p| p.inputs.len() == 1 && p.inputs[0].dtype != attrs.inputs[0].dtype)
+        .and_then(|p| p.inputs[0].path())
+        .unwrap();
+    let wrong_shape = m
+        .programs
+        .iter()
+        .find(|p| {
+            p.inputs.len() == 1
+                && p.inputs[0].dtype == attrs.inputs[0].dtype
+                && p.inputs[0].shape != attrs.inputs[0].shape
+        })
+        .and_then(|p| p.inputs[0].path())
+        .unwrap();
+    let corrupt = scratch_file(dir.path(), "corrupt.npy", b"\x93NUMPY garbage");
+    let bad_program = scratch_file(dir.path(), "bad.mlir", b"module { this is not stablehlo");
+    let not_a_plugin = scratch_file(dir.path(), "notaplugin.so", b"\x7fELF not really");
+    let program = attrs.mlir_path();
+    let p = program.to_str().unwrap();
+    let s = |p: &Path| p.display().to_string();
+    let cases: Vec<(&str, Vec<String>, i32, Vec<&str>)> = vec![
+        (
+            "missing .npy",
+            vec![
+                "run".into(),
+                p.into(),
+                "-i".into(),
+                s(&dir.path().join("nope.npy")),
+                "--native".into(),
+                nat.clone(),
+            ],
+            2,
+            vec!["nope.npy"],
+        ),
+        (
+            "corrupt .npy",
+            vec![
+                "run".into(),
+                p.into(),
+                "-i".into(),
+                s(&corrupt),
+                "--native".into(),
+                nat.clone(),
+            ],
+            2,
+            vec!["corrupt.npy"],
+        ),
+        (
+            "wrong dtype",
+            vec![
+                "run".into(),
+                p.into(),
+                "-i".into(),
+                s(&wrong_dtype),
+                "--native".into(),
+                nat.clone(),
+            ],
+            2,
+            vec!["input 0", "expected f32"],
+        ),
+        (
+            "wrong shape",
+            vec![
+                "run".into(),
+                p.into(),
+                "-i".into(),
+                s(&wrong_shape),
+                "--native".into(),
+                nat.clone(),
+            ],
+            2,
+            vec!["input 0", "expected f32[2,3]"],
+        ),
+        (
+            "wrong number of inputs",
+            vec![
+                "run".into(),
+                p.into(),
+                "-i".into(),
+                s(&good),
+                "-i".into(),
+                s(&good),
+                "--native".into(),
+                nat.clone(),
+            ],
+            2,
+            vec!["takes 1 input(s)", "got 2"],
+        ),
+        (
+            "corrupt program",
+            vec!["run".into(), s(&bad_program), "-i".into(), s(&good)],
+            1,
+            vec!["bad.mlir", "PJRT_Client_Compile"],
+        ),
+        (
+            "missing program",
+            vec![
+                "run".into(),
+                s(&dir.path().join("none.mlir")),
+                "-i".into(),
+                s(&good),
+            ],
+            2,
+            vec!["none.mlir"],
+        ),
+        (
+            "--native names a missing symbol",
+            vec![
+                "run".into(),
+                p.into(),
+                "-i".into(),
+                s(&good),
+                "--native".into(),
+                format!(
+                    "cyxla_test_attrs={}:no_such_symbol",
+                    test_handlers_lib().display()
+                ),
+            ],
+            2,
+            vec!["no_such_symbol", "libcyxla_test_handlers"],
+        ),
+        (
+            "--native names a missing library",
+            vec![
+                "run".into(),
+                p.into(),
+                "-i".into(),
+                s(&good),
+                "--native".into(),
+                format!("t={}:sym", s(&dir.path().join("nolib.so"))),
+            ],
+            2,
+            vec!["nolib.so"],
+        ),
+    ];
+    for (what, args, code, needles) in cases {
+        let out = bin()
+            .arg("--plugin")
+            .arg(Plugin::P115.path())
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_exit(&out, code, what);
+        let err = text(&out.stderr);
+        for n in needles {
+            assert!(err.contains(n), "{what}: stderr lacks {n:?}:\n{err}");
+        }
+    }
+    // Plugins that are not plugins.
+    for (what, plugin, needle) in [
+        (
+            "a file that is not a library",
+            not_a_plugin,
+            "notaplugin.so",
+        ),
+        (
+            "a plugin path that does not exist",
+            dir.path().join("nowhere.so"),
+            "nowhere.so",
+        ),
+        (
+            "a library that is not a PJRT plugin",
+            test_handlers_lib(),
+            "not a PJRT plugin",
+        ),
+    ] {
+        let out = bin()
+            .arg("--plugin")
+            .arg(&plugin)
+            .args(["run", p, "-i", good.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_exit(&out, 2, what);
+        assert!(
+            text(&out.stderr).contains(needle),
+            "{what}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn plugin_comes_from_the_environment_when_not_given() {
+    let m = manifest();
+    let entry = m.program("no_custom_call");
+    let out = bin()
+        .env(
+            "CYXLA_PJRT_PLUGIN",
+            programs_dir().join("no-such-plugin.so"),
+        )
+        .arg("run")
+        .arg(entry.mlir_path())
+        .args(inputs_of("no_custom_call"))
+        .output()
+        .unwrap();
+    assert_exit(&out, 2, "plugin from CYXLA_PJRT_PLUGIN");
+    assert!(text(&out.stderr).contains("no-such-plugin.so"));
+    // Without --plugin and the variable, the installed default is used.
+    let out = bin()
+        .arg("run")
+        .arg(entry.mlir_path())
+        .args(inputs_of("no_custom_call"))
+        .output()
+        .unwrap();
+    assert_exit(&out, 0, "installed default plugin");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let out = bin().args(["run"]).output().unwrap();
+    assert_exit(&out, 2, "missing PROGRAM");
+    let out = bin().args(["frobnicate"]).output().unwrap();
+    assert_exit(&out, 2, "unknown subcommand");
+    let out = bin()
+        .args(["run", "x.mlir", "--native", "no-equals-sign"])
+        .output()
+        .unwrap();
+    assert_exit(&out, 2, "malformed --native");
+    assert!(text(&out.stderr).contains("TARGET=LIBRARY:SYMBOL"));
+}
