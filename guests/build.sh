@@ -48,3 +48,6 @@ for dir in rust/*/; do
         echo "guests/build.sh: updated out/$name.wasm ($(wc -c <"out/$name.wasm") bytes)"
     fi
 done
+
+# C/C++ guests (guests/cpp/*.cc, *.c) with the C/C++ guest SDK.
+"$here/cpp/build.sh"

@@ -1,0 +1,58 @@
+# CMake toolchain file for cyxla guests: C/C++ XLA FFI handlers compiled to
+# wasm32 modules against cyxla's headers (guest-sdk/include), with the same
+# flags as the documented one-line command (guest-sdk/README.md).
+#
+#   cmake -S . -B build -DCMAKE_TOOLCHAIN_FILE=<cyxla>/guest-sdk/cmake/wasm32-cyxla.cmake
+#   cmake --build build
+#
+# and in CMakeLists.txt, one module per guest:
+#
+#   cyxla_add_guest(rms_norm_cpp rms_norm.cc)     # -> build/rms_norm_cpp.wasm
+#
+# cyxla_add_guest adds the cyxla runtime (guest-sdk/c/cyxla_runtime.cc, or
+# cyxla_runtime.c when every source is C) to the executable. Drop the .wasm
+# into the host's guests folder.
+#
+# Needs Debian's clang-19, lld-19, wasi-libc and libc++-19-dev-wasm32
+# (scripts/setup.sh). Set CYXLA_CLANG (default clang-19) and CYXLA_CLANGXX
+# (default clang++-19) to use other compilers.
+
+# No WASI platform module in CMake < 3.31: a generic system with our settings.
+set(CMAKE_SYSTEM_NAME Generic)
+set(CMAKE_SYSTEM_PROCESSOR wasm32)
+
+set(CYXLA_GUEST_SDK "${CMAKE_CURRENT_LIST_DIR}/.." CACHE PATH "cyxla guest-sdk directory")
+set(CYXLA_CLANG "clang-19" CACHE STRING "C compiler for cyxla guests")
+set(CYXLA_CLANGXX "clang++-19" CACHE STRING "C++ compiler for cyxla guests")
+
+set(CMAKE_C_COMPILER "${CYXLA_CLANG}")
+set(CMAKE_CXX_COMPILER "${CYXLA_CLANGXX}")
+set(CMAKE_C_COMPILER_TARGET wasm32-wasi)
+set(CMAKE_CXX_COMPILER_TARGET wasm32-wasi)
+
+# Compiler checks build static libraries (a guest module is a reactor).
+set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
+
+set(CMAKE_C_FLAGS_INIT "-std=c11 -O3 -msimd128 -ffp-contract=off")
+set(CMAKE_CXX_FLAGS_INIT "-std=c++17 -O3 -msimd128 -ffp-contract=off -fno-exceptions -fno-rtti")
+set(CMAKE_EXE_LINKER_FLAGS_INIT "-mexec-model=reactor -Wl,--strip-debug")
+set(CMAKE_EXECUTABLE_SUFFIX_C ".wasm")
+set(CMAKE_EXECUTABLE_SUFFIX_CXX ".wasm")
+set(CMAKE_C_STANDARD_INCLUDE_DIRECTORIES "${CYXLA_GUEST_SDK}/include")
+set(CMAKE_CXX_STANDARD_INCLUDE_DIRECTORIES "${CYXLA_GUEST_SDK}/include")
+
+# Search programs on the host, headers and libraries in the wasm32 sysroot.
+set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+
+# cyxla_add_guest(<name> <source>...): the guest module <name>.wasm built from
+# the sources plus the cyxla runtime.
+function(cyxla_add_guest name)
+  set(runtime "${CYXLA_GUEST_SDK}/c/cyxla_runtime.c")
+  foreach(source IN LISTS ARGN)
+    if(NOT source MATCHES "\\.c$")
+      set(runtime "${CYXLA_GUEST_SDK}/c/cyxla_runtime.cc")
+    endif()
+  endforeach()
+  add_executable(${name} ${ARGN} "${runtime}")
+  set_target_properties(${name} PROPERTIES SUFFIX ".wasm")
+endfunction()

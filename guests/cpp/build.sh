@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Builds C/C++ guests (XLA FFI handlers written against xla/ffi/api/ffi.h)
+# into sandboxable wasm32 modules with cyxla's headers, or, with --native,
+# into native shared libraries against jaxlib's real XLA headers (to compare
+# the two, or to register with `cyxla-host run --native`).
+#
+# Usage: guests/cpp/build.sh [--native] [--out DIR] [SOURCE...]
+#   SOURCE   .cc (C++17) or .c (C11) files, each one module; default: every
+#            guests/cpp/*.cc and *.c
+#   --out    output directory; default guests/out (wasm) or
+#            target/cpp-native (--native)
+#   --native build lib<stem>_cpp.so (or lib<stem>_c.so) for the host instead
+#
+# Outputs <stem>_cpp.wasm for a .cc source, <stem>_c.wasm for a .c source.
+# A module is rebuilt only when its source, a header of guest-sdk/include or
+# the runtime (guest-sdk/c) is newer than it.
+#
+# The wasm build is the documented one-line command (guest-sdk/README.md):
+#   clang++-19 --target=wasm32-wasi -mexec-model=reactor -std=c++17 -O3 \
+#     -msimd128 -ffp-contract=off -fno-exceptions -fno-rtti -Wl,--strip-debug \
+#     -Iguest-sdk/include kernel.cc guest-sdk/c/cyxla_runtime.cc -o kernel.wasm
+# Env: CYXLA_CXX / CYXLA_CC override clang++-19 / clang-19.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+sdk="$root/guest-sdk"
+jaxlib_include="$root/.venv/lib/python3.11/site-packages/jaxlib/include"
+cxx="${CYXLA_CXX:-clang++-19}"
+cc="${CYXLA_CC:-clang-19}"
+
+native=0
+out=""
+sources=()
+while (($#)); do
+    case "$1" in
+        --native) native=1 ;;
+        --out)
+            [[ $# -ge 2 ]] || { echo "guests/cpp/build.sh: --out needs a directory" >&2; exit 2; }
+            out="$2"
+            shift
+            ;;
+        -h | --help)
+            sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+            exit 0
+            ;;
+        -*) echo "guests/cpp/build.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+        *) sources+=("$1") ;;
+    esac
+    shift
+done
+if ((${#sources[@]} == 0)); then
+    shopt -s nullglob
+    sources=("$here"/*.cc "$here"/*.c)
+    shopt -u nullglob
+fi
+if [[ -z "$out" ]]; then
+    if ((native)); then out="$root/target/cpp-native"; else out="$root/guests/out"; fi
+fi
+mkdir -p "$out"
+
+for tool in "$cxx" "$cc"; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "guests/cpp/build.sh: $tool not found; install clang-19, lld-19, wasi-libc and" \
+            "libc++-19-dev-wasm32 with scripts/setup.sh" >&2
+        exit 2
+    fi
+done
+if ((native)) && [[ ! -f "$jaxlib_include/xla/ffi/api/ffi.h" ]]; then
+    echo "guests/cpp/build.sh: jaxlib's XLA headers not found in $jaxlib_include;" \
+        "create the venv with scripts/setup.sh" >&2
+    exit 2
+fi
+
+# Newest modification time (seconds) of the SDK's headers and runtime.
+sdk_mtime=$(find "$sdk/include" "$sdk/c" -type f -printf '%T@\n' | sort -n | tail -1)
+
+for src in "${sources[@]}"; do
+    if [[ ! -f "$src" ]]; then
+        echo "guests/cpp/build.sh: no such source file: $src" >&2
+        exit 2
+    fi
+    file="$(basename "$src")"
+    stem="${file%.*}"
+    case "$file" in
+        *.cc | *.cpp) lang=cpp compiler="$cxx" std=-std=c++17 runtime="$sdk/c/cyxla_runtime.cc" ;;
+        *.c) lang=c compiler="$cc" std=-std=c11 runtime="$sdk/c/cyxla_runtime.c" ;;
+        *) echo "guests/cpp/build.sh: $src is not a .cc, .cpp or .c file" >&2; exit 2 ;;
+    esac
+    if ((native)); then
+        target="$out/lib${stem}_${lang}.so"
+    else
+        target="$out/${stem}_${lang}.wasm"
+    fi
+    if [[ -f "$target" ]]; then
+        built=$(stat -c %Y "$target")
+        newest=$(printf '%s\n%s\n' "$(stat -c %Y "$src")" "${sdk_mtime%.*}" | sort -n | tail -1)
+        if ((built > newest)); then
+            continue
+        fi
+    fi
+    tmp="$out/.${target##*/}.$$"
+    if ((native)); then
+        # The same source against XLA's own headers; cyxla/target.h (found
+        # after them) makes CYXLA_TARGET lines compile to a type check.
+        cmd=("$compiler" "$std" -O3 -ffp-contract=off -fPIC -shared -fvisibility-inlines-hidden -Wall
+            -Wno-return-type -I"$jaxlib_include" -idirafter "$sdk/include"
+            -include cyxla/target.h "$src" -o "$tmp")
+    else
+        cmd=("$compiler" --target=wasm32-wasi -mexec-model=reactor "$std" -O3 -msimd128
+            -ffp-contract=off -fno-exceptions -Wall -Wextra -Wl,--strip-debug
+            -I"$sdk/include" "$src" "$runtime" -o "$tmp")
+        if [[ $lang == cpp ]]; then cmd+=(-fno-rtti); fi
+    fi
+    if ! "${cmd[@]}"; then
+        rm -f "$tmp"
+        echo "guests/cpp/build.sh: building $src failed; the command was:" >&2
+        printf '  %q' "${cmd[@]}" >&2
+        echo >&2
+        echo "guests/cpp/build.sh: (missing wasm32 libraries? install clang-19, lld-19," \
+            "wasi-libc and libc++-19-dev-wasm32 with scripts/setup.sh)" >&2
+        exit 1
+    fi
+    mv "$tmp" "$target"
+    echo "guests/cpp/build.sh: built ${target#"$root"/} ($(wc -c <"$target") bytes)"
+done

@@ -1,0 +1,1443 @@
+//! The C/C++ guest SDK (`guest-sdk/include`, `guest-sdk/c`,
+//! `guest-sdk/cmake`) end to end.
+//!
+//! The same C/C++ sources (`guests/cpp/*.cc`, `tests/cpp/*.{cc,c}`) are built
+//! twice by `guests/cpp/build.sh`: as wasm32 guests against cyxla's headers,
+//! and natively against jaxlib's real `xla/ffi/api/ffi.h`. In one process
+//! on the default plugin, every target is served by its guest, and by the
+//! native library under `<target>__native` (registered as `--native` does;
+//! XLA keeps one handler per name). Each JAX-lowered program of
+//! `tests/cpp/programs/` (`tests/gen_cpp_programs.py`) then runs as lowered
+//! (guests) and with its targets renamed (natives): outputs must be
+//! bit-identical; failures must carry the same code, and the guest's message
+//! must be the native one behind the host's prefix.
+//!
+//! Also: the header constants and wasm32 layouts against
+//! `guest-sdk/src/abi.rs`, each header compiled alone and twice (C and C++,
+//! wasm32 and native), unsupported features failing to compile with a
+//! readable message, the documented one-line command, the CMake toolchain
+//! file, and the generator's reproducibility.
+//!
+//! Needs clang-19, lld-19, wasi-libc, libc++-19-dev-wasm32, cmake and the
+//! venv (`scripts/setup.sh`); nothing is skipped when they are missing.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use cyxla_guest_sdk::abi;
+use cyxla_host::cli::run::{self, Failure, RunArgs};
+use cyxla_host::npy::HostArray;
+use cyxla_host::session::{self, NativeSpec};
+use cyxla_host::{AllowList, Engine, Guest, Limits, Sandbox};
+use cyxla_tests::{Plugin as PluginKind, read_npy, venv_python, workspace_root};
+use plugin_glue::error::Error as GlueError;
+use plugin_glue::plugin::Plugin;
+use serde::Deserialize;
+
+/// The C/C++ kernels: source (relative to the workspace), and per target
+/// the C symbol of its handler (for the native registration).
+const KERNELS: &[(&str, &[(&str, &str)])] = &[
+    (
+        "guests/cpp/rms_norm.cc",
+        &[
+            ("rms_norm_cpp", "RmsNorm"),
+            ("rms_norm_cpp_fwd", "RmsNormFwd"),
+            ("rms_norm_cpp_bwd", "RmsNormBwd"),
+        ],
+    ),
+    ("guests/cpp/scale_any.cc", &[("scale_any_cpp", "ScaleAny")]),
+    (
+        "tests/cpp/binding.cc",
+        &[
+            ("strict_cpp", "Strict"),
+            ("attrs_cpp", "Attrs"),
+            ("dict_cpp", "Dict"),
+            ("params_cpp", "ParamsHandler"),
+            ("auto_cpp", "AutoScale"),
+            ("typed_data_mismatch_cpp", "TypedDataMismatch"),
+            ("frame_size_cpp", "FrameSize"),
+            ("probe_cpp", "Probe"),
+            ("stage_cpp", "Stage"),
+            ("bad_access_cpp", "BadAccess"),
+        ],
+    ),
+    (
+        "tests/cpp/raw_c_api.c",
+        &[
+            ("raw_fail_c", "RawFail"),
+            ("raw_device_c", "RawDevice"),
+            ("raw_threads_c", "RawThreads"),
+        ],
+    ),
+];
+
+/// The documented one-line build command (guest-sdk/README.md), run from
+/// the workspace root with `kernel.cc` and `kernel.wasm` replaced.
+const ONE_LINE_COMMAND: &str = "clang++-19 --target=wasm32-wasi -mexec-model=reactor -std=c++17 \
+     -O3 -msimd128 -ffp-contract=off -fno-exceptions -fno-rtti -Wl,--strip-debug \
+     -Iguest-sdk/include kernel.cc guest-sdk/c/cyxla_runtime.cc -o kernel.wasm";
+
+const SETUP_HINT: &str = "install clang-19, lld-19, wasi-libc, libc++-19-dev-wasm32 and cmake \
+     with scripts/setup.sh";
+
+/// The name a target's native build is registered under.
+fn native_name(target: &str) -> String {
+    format!("{target}__native")
+}
+
+/// The module file `guests/cpp/build.sh` makes from `source` (`rms_norm.cc`
+/// -> `rms_norm_cpp.wasm`, or `librms_norm_cpp.so` natively).
+fn module_file(source: &str, native: bool) -> String {
+    let path = Path::new(source);
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .expect("source stem");
+    let lang = if source.ends_with(".c") { "c" } else { "cpp" };
+    if native {
+        format!("lib{stem}_{lang}.so")
+    } else {
+        format!("{stem}_{lang}.wasm")
+    }
+}
+
+/// Scratch space of these tests (kept between runs: the builds are
+/// incremental).
+fn scratch_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("cpp_sdk")
+}
+
+fn describe(output: &Output) -> String {
+    format!(
+        "status {}\nstdout:\n{}\nstderr:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Runs `command`; panics with its output (and `hint`) unless it succeeds.
+fn run_ok(command: &mut Command, hint: &str) -> Output {
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}; {hint}"));
+    assert!(
+        output.status.success(),
+        "{command:?} failed; {hint}\n{}",
+        describe(&output)
+    );
+    output
+}
+
+/// `guests/cpp/build.sh [--native] --out DIR` for every kernel.
+fn build_kernels(out: &Path, native: bool) {
+    let root = workspace_root();
+    let mut command = Command::new("bash");
+    command.arg(root.join("guests/cpp/build.sh"));
+    if native {
+        command.arg("--native");
+    }
+    command.arg("--out").arg(out);
+    for (source, _) in KERNELS {
+        command.arg(root.join(source));
+    }
+    run_ok(&mut command, SETUP_HINT);
+}
+
+/// Built kernels, both ways, registered with the default plugin.
+struct Setup {
+    plugin: Plugin,
+    wasm_dir: PathBuf,
+    programs_out: PathBuf,
+    _sandbox: Sandbox,
+}
+
+fn setup() -> &'static Setup {
+    static SETUP: OnceLock<Setup> = OnceLock::new();
+    SETUP.get_or_init(|| {
+        let dir = scratch_dir();
+        let wasm_dir = dir.join("wasm");
+        let native_dir = dir.join("native");
+        let programs_out = dir.join("programs");
+        std::fs::create_dir_all(&programs_out).expect("create the scratch directory");
+        build_kernels(&wasm_dir, false);
+        build_kernels(&native_dir, true);
+
+        let plugin_path = PluginKind::P115.path();
+        let plugin = Plugin::load(&plugin_path)
+            .unwrap_or_else(|e| panic!("cannot load {}: {e}", plugin_path.display()));
+
+        let targets: Vec<&str> = KERNELS
+            .iter()
+            .flat_map(|(_, t)| t.iter().map(|(target, _)| *target))
+            .collect();
+        let sandbox = Sandbox::new(
+            &wasm_dir,
+            AllowList::targets(targets.iter().copied()),
+            Limits::default(),
+        )
+        .expect("load the C/C++ guests");
+        assert!(
+            sandbox.guests().rejected().is_empty(),
+            "rejected C/C++ guests: {:#?}",
+            sandbox.guests().rejected()
+        );
+        let registered = sandbox
+            .register_allowed(&plugin)
+            .expect("register the C/C++ guests");
+        let mut got: Vec<&str> = registered.iter().map(|r| r.target.as_str()).collect();
+        got.sort_unstable();
+        let mut want = targets.clone();
+        want.sort_unstable();
+        assert_eq!(got, want, "registered guest targets");
+
+        for (source, entries) in KERNELS {
+            let library = native_dir.join(module_file(source, true));
+            for (target, symbol) in *entries {
+                let spec = NativeSpec {
+                    target: native_name(target),
+                    library: library.clone(),
+                    symbol: (*symbol).to_owned(),
+                };
+                session::register_native(&plugin, &spec)
+                    .unwrap_or_else(|e| panic!("register {spec:?}: {e:#}"));
+            }
+        }
+        Setup {
+            plugin,
+            wasm_dir,
+            programs_out,
+            _sandbox: sandbox,
+        }
+    })
+}
+
+// ---------------------------------------------------------------------------
+// The programs and their manifest (tests/gen_cpp_programs.py)
+// ---------------------------------------------------------------------------
+
+fn programs_dir() -> PathBuf {
+    workspace_root().join("tests/cpp/programs")
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Manifest {
+    generator: String,
+    regenerate: String,
+    jax_version: String,
+    jaxlib_version: String,
+    programs: Vec<ProgramEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProgramEntry {
+    name: String,
+    description: String,
+    mlir: String,
+    targets: Vec<String>,
+    inputs: Vec<Tensor>,
+    outputs: Vec<Tensor>,
+    error: Option<ExpectedError>,
+    guest_error: Option<ExpectedError>,
+    guest_only: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Tensor {
+    file: Option<String>,
+    descr: String,
+    shape: Vec<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExpectedError {
+    code: String,
+    code_value: i32,
+    #[serde(default)]
+    native_message: Option<String>,
+    /// The guest's message (after the host's prefix) when it differs from
+    /// the native one (layout-dependent numbers).
+    #[serde(default)]
+    guest_message: Option<String>,
+    #[serde(default)]
+    message_contains: Option<String>,
+}
+
+fn manifest() -> Manifest {
+    let path = programs_dir().join("manifest.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read {}: {e}: regenerate with .venv/bin/python tests/gen_cpp_programs.py",
+            path.display()
+        )
+    });
+    let manifest: Manifest = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{} is malformed: {e}", path.display()));
+    assert_eq!(manifest.generator, "tests/gen_cpp_programs.py");
+    manifest
+}
+
+/// How a run ended: outputs, or the client's error code and message.
+type RunResult = Result<Vec<HostArray>, (i32, String)>;
+
+/// Runs `program` with its targets served by the guests, or (`native`) by
+/// the native builds.
+fn run_program(program: &ProgramEntry, native: bool) -> RunResult {
+    let setup = setup();
+    let mut text = std::fs::read_to_string(programs_dir().join(&program.mlir))
+        .unwrap_or_else(|e| panic!("{}: cannot read {}: {e}", program.name, program.mlir));
+    let side = if native { "native" } else { "guest" };
+    if native {
+        for target in &program.targets {
+            let from = format!("stablehlo.custom_call @{target}(");
+            assert!(
+                text.contains(&from),
+                "{}: no call to {target}",
+                program.name
+            );
+            text = text.replace(
+                &from,
+                &format!("stablehlo.custom_call @{}(", native_name(target)),
+            );
+        }
+    }
+    let path = setup
+        .programs_out
+        .join(format!("{}.{side}.mlir", program.name));
+    std::fs::write(&path, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+    let args = RunArgs {
+        program: path,
+        inputs: program
+            .inputs
+            .iter()
+            .map(|t| programs_dir().join(t.file.as_ref().expect("inputs have files")))
+            .collect(),
+        output_dir: None,
+        json: false,
+        devices: 1,
+    };
+    match run::run(&setup.plugin, &args, &|_| None) {
+        Ok(outputs) => Ok(outputs.into_iter().map(|o| o.array).collect()),
+        Err(Failure::Program(error)) => {
+            let pjrt = error
+                .chain()
+                .find_map(|e| match e.downcast_ref::<GlueError>() {
+                    Some(GlueError::Pjrt { code, message, .. }) => {
+                        Some((code.to_raw(), message.clone()))
+                    }
+                    _ => None,
+                });
+            match pjrt {
+                Some(failure) => Err(failure),
+                None => panic!(
+                    "{} ({side}): failed without a PJRT error: {error:#}",
+                    program.name
+                ),
+            }
+        }
+        Err(Failure::Setup(error)) => panic!("{} ({side}): set-up failed: {error:#}", program.name),
+    }
+}
+
+/// The prefix the host puts before a guest's error message.
+fn guest_prefix(program: &ProgramEntry) -> String {
+    let target = &program.targets[0];
+    let file = KERNELS
+        .iter()
+        .find(|(_, t)| t.iter().any(|(name, _)| name == target))
+        .map(|(source, _)| module_file(source, false))
+        .unwrap_or_else(|| panic!("{}: unknown target {target}", program.name));
+    format!("target `{target}` (guest {file}): ")
+}
+
+fn describe_outputs(outputs: &[HostArray]) -> String {
+    outputs
+        .iter()
+        .map(|a| format!("{:?}{:?}", a.dtype, a.dims))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+// ---------------------------------------------------------------------------
+// Programs: native and sandboxed agree
+// ---------------------------------------------------------------------------
+
+#[test]
+fn same_source_gives_bit_identical_results_native_and_sandboxed() {
+    let m = manifest();
+    let mut checked = 0;
+    let mut against_numpy = 0;
+    for program in m
+        .programs
+        .iter()
+        .filter(|p| p.error.is_none() && p.guest_error.is_none())
+    {
+        let native = run_program(program, true)
+            .unwrap_or_else(|e| panic!("{} (native) failed: {e:?}", program.name));
+        let guest = run_program(program, false)
+            .unwrap_or_else(|e| panic!("{} (guest) failed: {e:?}", program.name));
+        assert_eq!(
+            native.len(),
+            program.outputs.len(),
+            "{}: native outputs {}",
+            program.name,
+            describe_outputs(&native)
+        );
+        assert_eq!(
+            guest.len(),
+            native.len(),
+            "{}: number of outputs",
+            program.name
+        );
+        for (k, (n, g)) in native.iter().zip(&guest).enumerate() {
+            assert_eq!(
+                (n.dtype, &n.dims),
+                (g.dtype, &g.dims),
+                "{}: output {k} type",
+                program.name
+            );
+            if let Some(i) = n.bytes.iter().zip(&g.bytes).position(|(a, b)| a != b) {
+                panic!(
+                    "{}: output {k} ({:?}{:?}) differs between the native and the sandboxed \
+                     build at byte {i}",
+                    program.name, n.dtype, n.dims
+                );
+            }
+            assert_eq!(
+                n.bytes.len(),
+                g.bytes.len(),
+                "{}: output {k} size",
+                program.name
+            );
+            assert_eq!(
+                n.dims, program.outputs[k].shape,
+                "{}: output {k} shape against the manifest",
+                program.name
+            );
+            // The numpy oracle reproduces the handlers' float32 arithmetic
+            // step by step, so it matches exactly too.
+            if let Some(file) = &program.outputs[k].file {
+                let (dims, descr, want) = read_npy(&programs_dir().join(file));
+                assert_eq!(descr, program.outputs[k].descr, "{}: {file}", program.name);
+                assert_eq!(dims, g.dims, "{}: {file} shape", program.name);
+                assert!(
+                    want == g.bytes,
+                    "{}: output {k} differs from the numpy oracle {file}",
+                    program.name
+                );
+                against_numpy += 1;
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 10, "only {checked} programs ran");
+    assert!(
+        against_numpy >= 10,
+        "only {against_numpy} outputs had a numpy oracle"
+    );
+}
+
+#[test]
+fn error_paths_reach_the_client_with_code_and_message() {
+    let m = manifest();
+    let mut checked = 0;
+    for program in &m.programs {
+        if let Some(expected) = &program.error {
+            let want = expected.native_message.as_deref().expect("native_message");
+            match run_program(program, true) {
+                Ok(out) => panic!(
+                    "{} (native) succeeded ({}), expected {} {want:?}",
+                    program.name,
+                    describe_outputs(&out),
+                    expected.code
+                ),
+                Err((code, message)) => {
+                    assert_eq!(
+                        (code, message.as_str()),
+                        (expected.code_value, want),
+                        "{} (native, jaxlib's headers): code and message",
+                        program.name
+                    );
+                }
+            }
+            match run_program(program, false) {
+                Ok(out) => panic!(
+                    "{} (guest) succeeded ({}), expected {} {want:?}",
+                    program.name,
+                    describe_outputs(&out),
+                    expected.code
+                ),
+                Err((code, message)) => {
+                    let guest_want = expected.guest_message.as_deref().unwrap_or(want);
+                    let full = format!("{}{guest_want}", guest_prefix(program));
+                    assert_eq!(
+                        (code, message.as_str()),
+                        (expected.code_value, full.as_str()),
+                        "{} (guest, cyxla's headers): code and message",
+                        program.name
+                    );
+                }
+            }
+            checked += 1;
+        }
+        if let Some(expected) = &program.guest_error {
+            let want = expected
+                .message_contains
+                .as_deref()
+                .expect("message_contains");
+            if !program.guest_only {
+                let native = run_program(program, true)
+                    .unwrap_or_else(|e| panic!("{} (native) failed: {e:?}", program.name));
+                if let Some(file) = &program.outputs[0].file {
+                    let (_, _, bytes) = read_npy(&programs_dir().join(file));
+                    assert_eq!(native[0].bytes, bytes, "{} (native): output", program.name);
+                }
+            }
+            match run_program(program, false) {
+                Ok(out) => panic!(
+                    "{} (guest) succeeded ({}), expected {} containing {want:?}",
+                    program.name,
+                    describe_outputs(&out),
+                    expected.code
+                ),
+                Err((code, message)) => {
+                    assert_eq!(
+                        code, expected.code_value,
+                        "{}: code of {message:?}",
+                        program.name
+                    );
+                    assert!(
+                        message.starts_with(&guest_prefix(program)) && message.contains(want),
+                        "{}: guest message {message:?} should name the target and contain {want:?}",
+                        program.name
+                    );
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 14, "only {checked} error programs ran");
+}
+
+#[test]
+fn generator_reproduces_programs() {
+    let out = tempfile::tempdir().expect("temporary directory");
+    run_ok(
+        Command::new(venv_python())
+            .arg(workspace_root().join("tests/gen_cpp_programs.py"))
+            .arg("--out")
+            .arg(out.path())
+            .current_dir(workspace_root()),
+        "run scripts/setup.sh for the venv",
+    );
+    let files = |dir: &Path| -> BTreeMap<String, Vec<u8>> {
+        std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("list {}: {e}", dir.display()))
+            .map(|entry| {
+                let entry = entry.expect("directory entry");
+                let name = entry.file_name().into_string().expect("UTF-8 name");
+                (name, std::fs::read(entry.path()).expect("read"))
+            })
+            .collect()
+    };
+    let generated = files(out.path());
+    let committed = files(&programs_dir());
+    let names = |m: &BTreeMap<String, Vec<u8>>| m.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(
+        names(&generated),
+        names(&committed),
+        "tests/cpp/programs/ is not what tests/gen_cpp_programs.py generates: rerun \
+         `.venv/bin/python tests/gen_cpp_programs.py`"
+    );
+    for (name, bytes) in &generated {
+        assert!(
+            committed[name] == *bytes,
+            "tests/cpp/programs/{name} differs from what tests/gen_cpp_programs.py generates: \
+             rerun `.venv/bin/python tests/gen_cpp_programs.py`"
+        );
+    }
+    let m = manifest();
+    assert!(m.regenerate.contains("gen_cpp_programs.py"));
+    assert!(!m.jax_version.is_empty() && !m.jaxlib_version.is_empty());
+    for p in &m.programs {
+        assert!(!p.description.is_empty(), "{}: description", p.name);
+        for t in p.inputs.iter().chain(&p.outputs) {
+            assert!(t.descr.len() >= 3, "{}: descr {}", p.name, t.descr);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The modules
+// ---------------------------------------------------------------------------
+
+#[test]
+fn bundled_cpp_guests_declare_their_targets_and_import_only_cyxla() {
+    let setup = setup();
+    let engine = Engine::new(&Limits::default()).expect("engine");
+    for (source, entries) in KERNELS {
+        let path = setup.wasm_dir.join(module_file(source, false));
+        let guest =
+            Guest::load(&engine, &path).unwrap_or_else(|e| panic!("load {}: {e}", path.display()));
+        let mut got: Vec<(String, String)> = guest
+            .targets()
+            .iter()
+            .map(|t| (t.name.clone(), t.export.clone()))
+            .collect();
+        got.sort();
+        let mut want: Vec<(String, String)> = entries
+            .iter()
+            .map(|(t, _)| ((*t).to_owned(), (*t).to_owned()))
+            .collect();
+        want.sort();
+        assert_eq!(got, want, "{source}: declared targets");
+        let mut cyxla: Vec<&str> = guest
+            .imports()
+            .iter()
+            .filter(|(m, _)| m == abi::IMPORT_MODULE)
+            .map(|(_, n)| n.as_str())
+            .collect();
+        cyxla.sort_unstable();
+        let mut all = abi::IMPORTS.to_vec();
+        all.sort_unstable();
+        assert_eq!(
+            cyxla, all,
+            "{source}: the API table imports every host function"
+        );
+        if source.starts_with("guests/") {
+            // The bundled kernels need nothing from WASI (the C test kernel
+            // uses snprintf, whose stdio pulls some in; that is allowed).
+            assert!(
+                !guest.uses_wasi(),
+                "{source}: imports {:?}; bundled C++ guests should import only `cyxla`",
+                guest.imports()
+            );
+            assert!(
+                guest.size() < 256 * 1024,
+                "{source}: {} bytes; guests should stay small",
+                guest.size()
+            );
+        }
+    }
+}
+
+#[test]
+fn one_line_command_builds_a_guest() {
+    let readme = std::fs::read_to_string(workspace_root().join("guest-sdk/README.md"))
+        .expect("read guest-sdk/README.md");
+    let documented = ONE_LINE_COMMAND
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let readme_flat = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        readme_flat.contains(&documented),
+        "guest-sdk/README.md must document the one-line command `{documented}`"
+    );
+    let out = tempfile::tempdir().expect("temporary directory");
+    let wasm = out.path().join("rms_norm.wasm");
+    let kernel = workspace_root().join("guests/cpp/rms_norm.cc");
+    let args: Vec<String> = ONE_LINE_COMMAND
+        .split_whitespace()
+        .map(|a| match a {
+            "kernel.cc" => kernel.display().to_string(),
+            "kernel.wasm" => wasm.display().to_string(),
+            other => other.to_owned(),
+        })
+        .collect();
+    run_ok(
+        Command::new(&args[0])
+            .args(&args[1..])
+            .current_dir(workspace_root()),
+        SETUP_HINT,
+    );
+    let engine = Engine::new(&Limits::default()).expect("engine");
+    let guest = Guest::load(&engine, &wasm).unwrap_or_else(|e| panic!("load: {e}"));
+    let names: Vec<&str> = guest.targets().iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["rms_norm_cpp", "rms_norm_cpp_fwd", "rms_norm_cpp_bwd"]
+    );
+    assert!(!guest.uses_wasi(), "imports {:?}", guest.imports());
+}
+
+#[test]
+fn cmake_toolchain_builds_guests() {
+    let root = workspace_root();
+    let project = tempfile::tempdir().expect("temporary directory");
+    let cmake_path = |p: &Path| p.display().to_string().replace('\\', "/");
+    let lists = format!(
+        "cmake_minimum_required(VERSION 3.20)\nproject(cyxla_cmake_test C CXX)\n\
+         cyxla_add_guest(rms_norm_cpp \"{}\")\ncyxla_add_guest(raw_c_api_c \"{}\")\n",
+        cmake_path(&root.join("guests/cpp/rms_norm.cc")),
+        cmake_path(&root.join("tests/cpp/raw_c_api.c")),
+    );
+    std::fs::write(project.path().join("CMakeLists.txt"), lists).expect("write CMakeLists.txt");
+    let build = project.path().join("build");
+    run_ok(
+        Command::new("cmake")
+            .arg("-S")
+            .arg(project.path())
+            .arg("-B")
+            .arg(&build)
+            .arg(format!(
+                "-DCMAKE_TOOLCHAIN_FILE={}",
+                root.join("guest-sdk/cmake/wasm32-cyxla.cmake").display()
+            )),
+        SETUP_HINT,
+    );
+    run_ok(Command::new("cmake").arg("--build").arg(&build), SETUP_HINT);
+    let engine = Engine::new(&Limits::default()).expect("engine");
+    for (file, targets) in [
+        (
+            "rms_norm_cpp.wasm",
+            &["rms_norm_cpp", "rms_norm_cpp_fwd", "rms_norm_cpp_bwd"][..],
+        ),
+        (
+            "raw_c_api_c.wasm",
+            &["raw_fail_c", "raw_device_c", "raw_threads_c"][..],
+        ),
+    ] {
+        let guest = Guest::load(&engine, &build.join(file))
+            .unwrap_or_else(|e| panic!("load the CMake-built {file}: {e}"));
+        let names: Vec<&str> = guest.targets().iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, targets, "{file}: targets");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The headers
+// ---------------------------------------------------------------------------
+
+/// Compiles `code` (`lang` "c" or "c++") for `target` with the SDK's
+/// include directory, syntax only; returns the compiler's output.
+fn compile_snippet(code: &str, lang: &str, target: &str, extra: &[&str]) -> Output {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let file = dir.path().join(if lang == "c" { "t.c" } else { "t.cc" });
+    std::fs::write(&file, code).expect("write the snippet");
+    let (compiler, std) = if lang == "c" {
+        ("clang-19", "-std=c11")
+    } else {
+        ("clang++-19", "-std=c++17")
+    };
+    let mut command = Command::new(compiler);
+    command
+        .arg(format!("--target={target}"))
+        .arg(std)
+        .args(["-fsyntax-only", "-Wall", "-Wextra", "-Werror"])
+        .args(extra)
+        .arg("-I")
+        .arg(workspace_root().join("guest-sdk/include"))
+        .arg(&file);
+    command
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {compiler}: {e}; {SETUP_HINT}"))
+}
+
+/// Every header of guest-sdk/include, relative to it, and whether it is C.
+fn headers() -> Vec<(String, bool)> {
+    let include = workspace_root().join("guest-sdk/include");
+    let mut found = Vec::new();
+    let mut stack = vec![include.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("list headers") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "h") {
+                let rel = path
+                    .strip_prefix(&include)
+                    .expect("under include")
+                    .display()
+                    .to_string();
+                let is_c = rel.starts_with("cyxla/") || rel == "xla/ffi/api/c_api.h";
+                found.push((rel, is_c));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn every_header_compiles_alone_and_twice() {
+    let found = headers();
+    let names: Vec<&str> = found.iter().map(|(h, _)| h.as_str()).collect();
+    for expected in [
+        "cyxla/abi.h",
+        "cyxla/imports.h",
+        "cyxla/runtime.h",
+        "cyxla/target.h",
+        "xla/ffi/api/api.h",
+        "xla/ffi/api/c_api.h",
+        "xla/ffi/api/ffi.h",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "missing header {expected}: {names:?}"
+        );
+    }
+    let mut compiled = 0;
+    for (header, is_c) in &found {
+        // (A declaration of our own: a header of macros alone would leave an
+        // empty translation unit, which -pedantic refuses.)
+        let code = format!(
+            "#include \"{header}\"\n#include \"{header}\"\ntypedef int header_test_unused;\n"
+        );
+        let langs: &[&str] = if *is_c { &["c", "c++"] } else { &["c++"] };
+        for lang in langs {
+            for target in ["wasm32-wasi", "x86_64-linux-gnu"] {
+                let extra: &[&str] = if *lang == "c" { &["-pedantic"] } else { &[] };
+                let out = compile_snippet(&code, lang, target, extra);
+                assert!(
+                    out.status.success(),
+                    "{header} included twice does not compile as {lang} for {target}:\n{}",
+                    describe(&out)
+                );
+                compiled += 1;
+            }
+        }
+    }
+    assert!(compiled >= 22, "only {compiled} compilations");
+}
+
+#[test]
+fn unsupported_features_fail_to_compile_with_a_readable_message() {
+    let dir = workspace_root().join("tests/cpp/unsupported");
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("list {}: {e}", dir.display()))
+        .map(|e| e.expect("entry").path())
+        .collect();
+    cases.sort();
+    assert!(
+        cases.len() >= 7,
+        "only {} cases in {}",
+        cases.len(),
+        dir.display()
+    );
+    for case in &cases {
+        let code = std::fs::read_to_string(case).expect("read the case");
+        let expect = code
+            .lines()
+            .find_map(|l| l.strip_prefix("// expect: "))
+            .unwrap_or_else(|| panic!("{}: no `// expect:` line", case.display()));
+        let out = compile_snippet(
+            &code,
+            "c++",
+            "wasm32-wasi",
+            &["-fno-exceptions", "-fno-rtti", "-Wno-error"],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success(),
+            "{} compiled; it should fail with {expect:?}",
+            case.display()
+        );
+        let first_error = stderr
+            .lines()
+            .find(|l| l.contains("error:"))
+            .unwrap_or_default();
+        assert!(
+            first_error.contains(expect),
+            "{}: the first error should say {expect:?}, it is {first_error:?}\n{stderr}",
+            case.display()
+        );
+    }
+}
+
+/// One wasm32 layout of guest-sdk/src/abi.rs and the C struct it describes.
+struct Layout {
+    c_name: &'static str,
+    size: u32,
+    align: u32,
+    struct_size: Option<u32>,
+    fields: Vec<(&'static str, u32)>,
+}
+
+fn layout(
+    c_name: &'static str,
+    (size, align, struct_size): (u32, u32, Option<u32>),
+    fields: &[(&'static str, u32)],
+) -> Layout {
+    Layout {
+        c_name,
+        size,
+        align,
+        struct_size,
+        fields: fields.to_vec(),
+    }
+}
+
+/// The wasm32 layouts of abi.rs, with C field names.
+fn layouts() -> Vec<Layout> {
+    use abi::*;
+    let header = |ext: u32| {
+        [
+            ("struct_size", STRUCT_SIZE_OFFSET),
+            ("extension_start", ext),
+        ]
+    };
+    let mut api_fields: Vec<(&'static str, u32)> = vec![
+        ("struct_size", api::STRUCT_SIZE_OFFSET),
+        ("extension_start", api::EXTENSION_START),
+        ("api_version", api::API_VERSION),
+        ("internal_api", api::INTERNAL_API),
+    ];
+    for import in IMPORT_TABLE {
+        api_fields.push((import.c_name, api::slot_offset(import.slot)));
+    }
+    macro_rules! args {
+        ($c:literal, $m:ident, [$($f:literal = $o:ident),*]) => {
+            layout(
+                $c,
+                ($m::SIZE, $m::ALIGN, Some($m::STRUCT_SIZE)),
+                &[header($m::EXTENSION_START)[0], header($m::EXTENSION_START)[1] $(, ($f, $m::$o))*],
+            )
+        };
+    }
+    vec![
+        args!(
+            "XLA_FFI_CallFrame",
+            call_frame,
+            [
+                "api" = API,
+                "ctx" = CTX,
+                "stage" = STAGE,
+                "args" = ARGS,
+                "rets" = RETS,
+                "attrs" = ATTRS,
+                "future" = FUTURE
+            ]
+        ),
+        args!(
+            "XLA_FFI_Args",
+            args,
+            ["size" = SIZE_FIELD, "types" = TYPES, "args" = ARGS]
+        ),
+        args!(
+            "XLA_FFI_Rets",
+            rets,
+            ["size" = SIZE_FIELD, "types" = TYPES, "rets" = RETS]
+        ),
+        args!(
+            "XLA_FFI_Attrs",
+            attrs,
+            [
+                "size" = SIZE_FIELD,
+                "types" = TYPES,
+                "names" = NAMES,
+                "attrs" = ATTRS
+            ]
+        ),
+        args!(
+            "XLA_FFI_Buffer",
+            buffer,
+            ["dtype" = DTYPE, "data" = DATA, "rank" = RANK, "dims" = DIMS]
+        ),
+        layout(
+            "XLA_FFI_ByteSpan",
+            (byte_span::SIZE, byte_span::ALIGN, None),
+            &[("ptr", byte_span::PTR), ("len", byte_span::LEN)],
+        ),
+        layout(
+            "XLA_FFI_Scalar",
+            (scalar::SIZE, scalar::ALIGN, None),
+            &[("dtype", scalar::DTYPE), ("value", scalar::VALUE)],
+        ),
+        layout(
+            "XLA_FFI_Array",
+            (array::SIZE, array::ALIGN, None),
+            &[
+                ("dtype", array::DTYPE),
+                ("size", array::SIZE_FIELD),
+                ("data", array::DATA),
+            ],
+        ),
+        layout(
+            "XLA_FFI_Extension_Base",
+            (
+                extension_base::SIZE,
+                extension_base::ALIGN,
+                Some(extension_base::STRUCT_SIZE),
+            ),
+            &[
+                ("struct_size", 0),
+                ("type", extension_base::TYPE),
+                ("next", extension_base::NEXT),
+            ],
+        ),
+        layout(
+            "XLA_FFI_Metadata_Extension",
+            (
+                metadata_extension::SIZE,
+                metadata_extension::ALIGN,
+                Some(metadata_extension::STRUCT_SIZE),
+            ),
+            &[
+                ("extension_base", metadata_extension::EXTENSION_BASE),
+                ("metadata", metadata_extension::METADATA),
+            ],
+        ),
+        layout(
+            "XLA_FFI_Metadata",
+            (metadata::SIZE, metadata::ALIGN, Some(metadata::STRUCT_SIZE)),
+            &[
+                ("struct_size", 0),
+                ("api_version", metadata::API_VERSION),
+                ("traits", metadata::TRAITS),
+                ("state_type_id", metadata::STATE_TYPE_ID),
+            ],
+        ),
+        args!(
+            "XLA_FFI_Api_Version",
+            api_version,
+            [
+                "major_version" = MAJOR_VERSION,
+                "minor_version" = MINOR_VERSION
+            ]
+        ),
+        layout(
+            "XLA_FFI_TypeId",
+            (type_id::SIZE, type_id::ALIGN, None),
+            &[("type_id", type_id::TYPE_ID)],
+        ),
+        layout(
+            "XLA_FFI_Api",
+            (api::SIZE, api::ALIGN, Some(api::STRUCT_SIZE)),
+            &api_fields,
+        ),
+        layout(
+            "XLA_FFI_Handler_Bundle",
+            (handler_bundle::SIZE, handler_bundle::ALIGN, None),
+            &[
+                ("instantiate", handler_bundle::INSTANTIATE),
+                ("prepare", handler_bundle::PREPARE),
+                ("initialize", handler_bundle::INITIALIZE),
+                ("execute", handler_bundle::EXECUTE),
+            ],
+        ),
+        args!(
+            "XLA_FFI_Error_Create_Args",
+            error_create_args,
+            ["message" = MESSAGE, "errc" = ERRC]
+        ),
+        args!(
+            "XLA_FFI_Error_GetMessage_Args",
+            error_get_message_args,
+            ["error" = ERROR, "message" = MESSAGE]
+        ),
+        args!(
+            "XLA_FFI_Error_Destroy_Args",
+            error_destroy_args,
+            ["error" = ERROR]
+        ),
+        args!("XLA_FFI_TypeInfo", type_info, ["deleter" = DELETER]),
+        args!(
+            "XLA_FFI_Future_Create_Args",
+            future_create_args,
+            ["future" = FUTURE]
+        ),
+        args!(
+            "XLA_FFI_Future_SetAvailable_Args",
+            future_set_available_args,
+            ["future" = FUTURE]
+        ),
+        args!(
+            "XLA_FFI_Future_SetError_Args",
+            future_set_error_args,
+            ["future" = FUTURE, "error" = ERROR]
+        ),
+        args!(
+            "XLA_FFI_Handler_Register_Args",
+            handler_register_args,
+            [
+                "name" = NAME,
+                "platform" = PLATFORM,
+                "bundle" = BUNDLE,
+                "traits" = TRAITS
+            ]
+        ),
+        args!(
+            "XLA_FFI_Type_Register_Args",
+            type_register_args,
+            ["name" = NAME, "type_id" = TYPE_ID, "type_info" = TYPE_INFO]
+        ),
+        args!(
+            "XLA_FFI_ExecutionContext_Get_Args",
+            execution_context_get_args,
+            ["ctx" = CTX, "type_id" = TYPE_ID, "data" = DATA]
+        ),
+        args!(
+            "XLA_FFI_State_Set_Args",
+            state_set_args,
+            [
+                "ctx" = CTX,
+                "stage" = STAGE,
+                "type_id" = TYPE_ID,
+                "state" = STATE
+            ]
+        ),
+        args!(
+            "XLA_FFI_State_Get_Args",
+            state_get_args,
+            [
+                "ctx" = CTX,
+                "stage" = STAGE,
+                "type_id" = TYPE_ID,
+                "state" = STATE
+            ]
+        ),
+        args!(
+            "XLA_FFI_Stream_Get_Args",
+            stream_get_args,
+            ["ctx" = CTX, "stream" = STREAM]
+        ),
+        args!(
+            "XLA_FFI_DeviceMemory_Allocate_Args",
+            device_memory_allocate_args,
+            [
+                "ctx" = CTX,
+                "size" = SIZE_FIELD,
+                "alignment" = ALIGNMENT,
+                "data" = DATA
+            ]
+        ),
+        args!(
+            "XLA_FFI_DeviceMemory_Free_Args",
+            device_memory_free_args,
+            ["ctx" = CTX, "size" = SIZE_FIELD, "data" = DATA]
+        ),
+        args!(
+            "XLA_FFI_ThreadPool_Schedule_Args",
+            thread_pool_schedule_args,
+            ["ctx" = CTX, "task" = TASK, "data" = DATA]
+        ),
+        args!(
+            "XLA_FFI_ThreadPool_NumThreads_Args",
+            thread_pool_num_threads_args,
+            ["ctx" = CTX, "num_threads" = NUM_THREADS]
+        ),
+        args!(
+            "XLA_FFI_RunId_Get_Args",
+            run_id_get_args,
+            ["ctx" = CTX, "run_id" = RUN_ID]
+        ),
+        args!(
+            "XLA_FFI_DeviceOrdinal_Get_Args",
+            device_ordinal_get_args,
+            ["ctx" = CTX, "device_ordinal" = DEVICE_ORDINAL]
+        ),
+    ]
+}
+
+/// Integer constants: (C expression, value in abi.rs).
+fn integer_constants() -> Vec<(String, i64)> {
+    use abi::*;
+    let mut out: Vec<(String, i64)> = vec![
+        ("CYXLA_ABI_VERSION".into(), ABI_VERSION.into()),
+        ("CYXLA_MAX_NAME_LEN".into(), MAX_NAME_LEN as i64),
+        ("CYXLA_FFI_API_MAJOR".into(), FFI_API_MAJOR.into()),
+        ("CYXLA_FFI_API_MINOR".into(), FFI_API_MINOR.into()),
+        ("XLA_FFI_API_MAJOR".into(), FFI_API_MAJOR.into()),
+        ("XLA_FFI_API_MINOR".into(), FFI_API_MINOR.into()),
+        ("CYXLA_API_FN_SLOTS".into(), API_FN_SLOTS as i64),
+    ];
+    let enums: [(&str, &[(&str, u32)]); 7] = [
+        (
+            "XLA_FFI_DataType_",
+            &[
+                ("INVALID", data_type::INVALID),
+                ("PRED", data_type::PRED),
+                ("S8", data_type::S8),
+                ("S16", data_type::S16),
+                ("S32", data_type::S32),
+                ("S64", data_type::S64),
+                ("U8", data_type::U8),
+                ("U16", data_type::U16),
+                ("U32", data_type::U32),
+                ("U64", data_type::U64),
+                ("F16", data_type::F16),
+                ("F32", data_type::F32),
+                ("F64", data_type::F64),
+                ("C64", data_type::C64),
+                ("BF16", data_type::BF16),
+                ("TOKEN", data_type::TOKEN),
+                ("C128", data_type::C128),
+                ("F8E5M2", data_type::F8E5M2),
+                ("F8E4M3FN", data_type::F8E4M3FN),
+                ("S4", data_type::S4),
+                ("U4", data_type::U4),
+                ("F8E4M3B11FNUZ", data_type::F8E4M3B11FNUZ),
+                ("F8E5M2FNUZ", data_type::F8E5M2FNUZ),
+                ("F8E4M3FNUZ", data_type::F8E4M3FNUZ),
+                ("S2", data_type::S2),
+                ("U2", data_type::U2),
+                ("F8E4M3", data_type::F8E4M3),
+                ("F8E3M4", data_type::F8E3M4),
+                ("S1", data_type::S1),
+                ("U1", data_type::U1),
+                ("F4E2M1FN", data_type::F4E2M1FN),
+                ("F8E8M0FNU", data_type::F8E8M0FNU),
+            ],
+        ),
+        (
+            "XLA_FFI_Error_Code_",
+            &[
+                ("OK", error_code::OK),
+                ("CANCELLED", error_code::CANCELLED),
+                ("UNKNOWN", error_code::UNKNOWN),
+                ("INVALID_ARGUMENT", error_code::INVALID_ARGUMENT),
+                ("DEADLINE_EXCEEDED", error_code::DEADLINE_EXCEEDED),
+                ("NOT_FOUND", error_code::NOT_FOUND),
+                ("ALREADY_EXISTS", error_code::ALREADY_EXISTS),
+                ("PERMISSION_DENIED", error_code::PERMISSION_DENIED),
+                ("RESOURCE_EXHAUSTED", error_code::RESOURCE_EXHAUSTED),
+                ("FAILED_PRECONDITION", error_code::FAILED_PRECONDITION),
+                ("ABORTED", error_code::ABORTED),
+                ("OUT_OF_RANGE", error_code::OUT_OF_RANGE),
+                ("UNIMPLEMENTED", error_code::UNIMPLEMENTED),
+                ("INTERNAL", error_code::INTERNAL),
+                ("UNAVAILABLE", error_code::UNAVAILABLE),
+                ("DATA_LOSS", error_code::DATA_LOSS),
+                ("UNAUTHENTICATED", error_code::UNAUTHENTICATED),
+            ],
+        ),
+        (
+            "XLA_FFI_AttrType_",
+            &[
+                ("ARRAY", attr_type::ARRAY),
+                ("DICTIONARY", attr_type::DICTIONARY),
+                ("SCALAR", attr_type::SCALAR),
+                ("STRING", attr_type::STRING),
+            ],
+        ),
+        ("XLA_FFI_ArgType_", &[("BUFFER", arg_type::BUFFER)]),
+        ("XLA_FFI_RetType_", &[("BUFFER", ret_type::BUFFER)]),
+        (
+            "XLA_FFI_ExecutionStage_",
+            &[
+                ("INSTANTIATE", execution_stage::INSTANTIATE),
+                ("PREPARE", execution_stage::PREPARE),
+                ("INITIALIZE", execution_stage::INITIALIZE),
+                ("EXECUTE", execution_stage::EXECUTE),
+            ],
+        ),
+        (
+            "XLA_FFI_Extension_",
+            &[("Metadata", extension_type::METADATA)],
+        ),
+    ];
+    for (prefix, members) in enums {
+        for (name, value) in members {
+            out.push((format!("{prefix}{name}"), i64::from(*value)));
+        }
+    }
+    for l in layouts() {
+        let c = l.c_name;
+        out.push((format!("sizeof({c})"), l.size.into()));
+        out.push((format!("_Alignof({c})"), l.align.into()));
+        if let Some(s) = l.struct_size {
+            out.push((format!("{c}_STRUCT_SIZE"), s.into()));
+        }
+        for (field, offset) in &l.fields {
+            out.push((format!("offsetof({c}, {field})"), (*offset).into()));
+        }
+    }
+    out
+}
+
+/// String constants: (C macro, value in abi.rs).
+fn string_constants() -> Vec<(String, String)> {
+    use abi::*;
+    let mut out: Vec<(String, String)> = [
+        ("CYXLA_TARGETS_SECTION", TARGETS_SECTION),
+        ("CYXLA_RECORD_PREFIX", RECORD_PREFIX),
+        ("CYXLA_IMPORT_MODULE", IMPORT_MODULE),
+        ("CYXLA_WASI_MODULE", WASI_MODULE),
+        ("CYXLA_EXPORT_MEMORY", EXPORT_MEMORY),
+        ("CYXLA_EXPORT_ABI_VERSION", EXPORT_ABI_VERSION),
+        ("CYXLA_EXPORT_API", EXPORT_API),
+        ("CYXLA_EXPORT_ALLOC", EXPORT_ALLOC),
+        ("CYXLA_EXPORT_FREE", EXPORT_FREE),
+        ("CYXLA_EXPORT_LAST_PANIC", EXPORT_LAST_PANIC),
+        ("CYXLA_EXPORT_INITIALIZE", EXPORT_INITIALIZE),
+    ]
+    .iter()
+    .map(|(m, v)| ((*m).to_owned(), (*v).to_owned()))
+    .collect();
+    for import in IMPORTS {
+        out.push((
+            format!("CYXLA_IMPORT_{}", import.to_uppercase()),
+            import.to_owned(),
+        ));
+    }
+    out
+}
+
+/// A C11 translation unit of `_Static_assert`s, one per integer constant,
+/// and a C++17 one comparing the strings.
+fn abi_assertions(ints: &[(String, i64)], strings: &[(String, String)]) -> (String, String) {
+    let mut c = String::from(
+        "#include <stddef.h>\n#include \"cyxla/abi.h\"\n#include \"xla/ffi/api/c_api.h\"\n",
+    );
+    for (expr, value) in ints {
+        let _ = writeln!(
+            c,
+            "_Static_assert((long long)({expr}) == {value}LL, \"{expr} must be {value} \
+             (guest-sdk/src/abi.rs)\");"
+        );
+    }
+    let mut cc = String::from(
+        "#include <string_view>\n#include \"cyxla/abi.h\"\n#include \"xla/ffi/api/c_api.h\"\n",
+    );
+    for (macro_name, value) in strings {
+        let _ = writeln!(
+            cc,
+            "static_assert(std::string_view({macro_name}) == std::string_view({value:?}), \
+             \"{macro_name} must be {} (guest-sdk/src/abi.rs)\");",
+            value.escape_default()
+        );
+    }
+    (c, cc)
+}
+
+#[test]
+fn header_constants_match_abi_rs() {
+    let ints = integer_constants();
+    let strings = string_constants();
+    assert!(ints.len() > 250, "only {} integer checks", ints.len());
+    let (c, cc) = abi_assertions(&ints, &strings);
+    let out = compile_snippet(&c, "c", "wasm32-wasi", &[]);
+    assert!(
+        out.status.success(),
+        "cyxla/abi.h or xla/ffi/api/c_api.h disagree with guest-sdk/src/abi.rs:\n{}",
+        describe(&out)
+    );
+    let out = compile_snippet(&cc, "c++", "wasm32-wasi", &[]);
+    assert!(
+        out.status.success(),
+        "cyxla/abi.h strings disagree with guest-sdk/src/abi.rs:\n{}",
+        describe(&out)
+    );
+
+    // The check can fail: a wrong value or a wrong string is refused.
+    let mut wrong_ints = ints.clone();
+    let frame = wrong_ints
+        .iter_mut()
+        .find(|(e, _)| e == "XLA_FFI_CallFrame_STRUCT_SIZE")
+        .expect("the frame's struct size is checked");
+    frame.1 += 4;
+    let (c, _) = abi_assertions(&wrong_ints, &strings);
+    let out = compile_snippet(&c, "c", "wasm32-wasi", &[]);
+    assert!(
+        !out.status.success(),
+        "a wrong frame struct_size was accepted"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("XLA_FFI_CallFrame_STRUCT_SIZE must be 108"),
+        "{}",
+        describe(&out)
+    );
+    let mut wrong_strings = strings.clone();
+    wrong_strings[2].1 = "cyxla2".to_owned();
+    let (_, cc) = abi_assertions(&ints, &wrong_strings);
+    let out = compile_snippet(&cc, "c++", "wasm32-wasi", &[]);
+    assert!(
+        !out.status.success(),
+        "a wrong import module name was accepted"
+    );
+}
+
+#[test]
+fn api_surface_compiles_with_both_header_sets() {
+    let root = workspace_root();
+    let source = root.join("tests/cpp/api_surface.cc");
+    let jaxlib = root.join(".venv/lib/python3.11/site-packages/jaxlib/include");
+    assert!(
+        jaxlib.join("xla/ffi/api/ffi.h").is_file(),
+        "jaxlib's headers are missing from {}: run scripts/setup.sh",
+        jaxlib.display()
+    );
+    let sdk = root.join("guest-sdk/include");
+    // Natively against XLA's own headers (as jaxlib ships them).
+    run_ok(
+        Command::new("clang++-19")
+            .args([
+                "-std=c++17",
+                "-fsyntax-only",
+                "-Wall",
+                "-Wno-return-type",
+                "-I",
+            ])
+            .arg(&jaxlib)
+            .arg("-idirafter")
+            .arg(&sdk)
+            .args(["-include", "cyxla/target.h"])
+            .arg(&source),
+        SETUP_HINT,
+    );
+    // Natively against cyxla's headers.
+    run_ok(
+        Command::new("clang++-19")
+            .args([
+                "-std=c++17",
+                "-fsyntax-only",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-I",
+            ])
+            .arg(&sdk)
+            .arg(&source),
+        SETUP_HINT,
+    );
+    // As a guest, linked, and loaded by the host.
+    let out = tempfile::tempdir().expect("temporary directory");
+    let wasm = out.path().join("api_surface.wasm");
+    run_ok(
+        Command::new("clang++-19")
+            .args([
+                "--target=wasm32-wasi",
+                "-mexec-model=reactor",
+                "-std=c++17",
+                "-O3",
+                "-fno-exceptions",
+                "-fno-rtti",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-I",
+            ])
+            .arg(&sdk)
+            .arg(&source)
+            .arg(root.join("guest-sdk/c/cyxla_runtime.cc"))
+            .arg("-o")
+            .arg(&wasm),
+        SETUP_HINT,
+    );
+    let engine = Engine::new(&Limits::default()).expect("engine");
+    let guest = Guest::load(&engine, &wasm).unwrap_or_else(|e| panic!("load: {e}"));
+    let targets: Vec<(&str, &str)> = guest
+        .targets()
+        .iter()
+        .map(|t| (t.name.as_str(), t.export.as_str()))
+        .collect();
+    assert_eq!(
+        targets,
+        [
+            ("surface_everything", "surface_everything"),
+            ("surface_state", "surface_state"),
+            ("surface_user_data", "surface_user_data"),
+            ("surface_variadic", "surface_variadic"),
+            ("surface.scoped-v1$", "surface_scoped"),
+            ("surface_lambda", "surface_lambda"),
+        ]
+    );
+}
