@@ -1,3 +1,5 @@
 //! End-to-end tests.
 
+mod cpp_sdk;
+mod guests;
 mod programs;

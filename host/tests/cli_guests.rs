@@ -1,0 +1,397 @@
+//! The `cyxla-host` binary with wasm guests: the JAX-lowered programs of
+//! `tests/programs/guests/` (`tests/gen_guest_programs.py`) served by the
+//! bundled guests (`guests/out`, built by `guests/build.sh`), `--allow`,
+//! `--guests DIR` with a duplicate target or a malformed module in it,
+//! guest errors and traps, and `--devices 4`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use cyxla_tests::{Manifest, Plugin, ProgramEntry, dtype_from_descr, programs_dir, read_npy};
+
+const REGENERATE: &str = ".venv/bin/python tests/gen_guest_programs.py";
+
+fn manifest() -> &'static Manifest {
+    static MANIFEST: OnceLock<Manifest> = OnceLock::new();
+    MANIFEST.get_or_init(|| {
+        let path = programs_dir().join("guests/manifest.json");
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!(
+                "cannot read {}: {e}: regenerate with {REGENERATE}",
+                path.display()
+            )
+        });
+        serde_json::from_str(&text).unwrap_or_else(|e| {
+            panic!(
+                "{} is malformed: {e}: regenerate with {REGENERATE}",
+                path.display()
+            )
+        })
+    })
+}
+
+/// `guests/out`, after `guests/build.sh` (once per process).
+fn bundled_guests() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let root = cyxla_tests::workspace_root();
+        let script = root.join("guests/build.sh");
+        let out = Command::new("bash")
+            .arg(&script)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+        assert!(
+            out.status.success(),
+            "{} failed ({}): install Rust's wasm32 target with scripts/setup.sh\n{}{}",
+            script.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        root.join("guests/out")
+    })
+}
+
+fn bundled(file: &str) -> PathBuf {
+    bundled_guests().join(file)
+}
+
+/// `cyxla-host --plugin P --guests DIR --allow T... run PROGRAM -i X...
+/// EXTRA...` (no LAPACK targets: they play no part here).
+fn run(
+    plugin: Plugin,
+    guests: &Path,
+    allow: &[&str],
+    program: &Path,
+    entry: &ProgramEntry,
+    extra: &[&str],
+) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cyxla-host"));
+    cmd.env_remove("CYXLA_PJRT_PLUGIN")
+        .env_remove("CYXLA_GUESTS")
+        .env("NO_COLOR", "1")
+        .arg("--plugin")
+        .arg(plugin.path())
+        .arg("--guests")
+        .arg(guests)
+        .arg("--no-lapack");
+    for t in allow {
+        cmd.args(["--allow", t]);
+    }
+    cmd.arg("run").arg(program);
+    for t in &entry.inputs {
+        cmd.arg("-i").arg(t.path().expect("inputs have files"));
+    }
+    cmd.args(extra).output().expect("cyxla-host runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[track_caller]
+fn assert_exit(out: &Output, code: i32, what: &str) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{what}: expected exit {code}\nstdout:\n{}\nstderr:\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+fn targets(entry: &ProgramEntry) -> Vec<&str> {
+    entry.targets.iter().map(String::as_str).collect()
+}
+
+/// Runs program `name` from `program` (its text or bytecode) with exactly
+/// its targets allowed: checks every output file, or the expected error
+/// (exit 1, XLA's code, the guest's message with the host's prefix).
+fn check_program(plugin: Plugin, name: &str, bytecode: bool) {
+    let entry = manifest().program(name);
+    let program = if bytecode {
+        entry.mlirbc_path()
+    } else {
+        entry.mlir_path()
+    };
+    let what = format!("{name} on {} ({})", plugin.label(), program.display());
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().display().to_string();
+    let out = run(
+        plugin,
+        bundled_guests(),
+        &targets(entry),
+        &program,
+        entry,
+        &["--output-dir", &out_dir],
+    );
+    match &entry.expect_error {
+        None => {
+            assert_exit(&out, 0, &what);
+            for k in 0..entry.outputs.len() {
+                let (dims, descr, bytes) = read_npy(&dir.path().join(format!("out{k}.npy")));
+                let dtype = dtype_from_descr(&descr).unwrap();
+                entry
+                    .check_output(k, dtype, &dims, &bytes)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+            }
+        }
+        Some(expected) => {
+            assert_exit(&out, 1, &what);
+            let err = text(&out.stderr);
+            let needle = expected
+                .message
+                .as_ref()
+                .or(expected.message_contains.as_ref())
+                .expect("a message to look for");
+            assert!(
+                err.contains(&format!("{}: {needle}", expected.code)),
+                "{what}: stderr lacks `{}: {needle}`:\n{err}",
+                expected.code
+            );
+        }
+    }
+}
+
+#[test]
+fn every_guest_program_runs_on_the_default_plugin() {
+    let m = manifest();
+    assert!(m.programs.len() >= 20, "{} programs", m.programs.len());
+    for p in &m.programs {
+        check_program(Plugin::P115, &p.name, true);
+    }
+}
+
+#[test]
+fn guest_programs_run_on_the_other_plugins() {
+    for plugin in [Plugin::P106, Plugin::P81] {
+        for name in [
+            "rms_norm_2x3x16",
+            "rms_norm_0x5",
+            "rms_norm_vmap",
+            "rms_norm_grad_3x16",
+            "echo_attrs",
+            "scale_any_f64_2x5",
+            "tridiag_solve_f32_4x5",
+            "rms_norm_then_scale",
+            "rms_norm_rank0",
+        ] {
+            check_program(plugin, name, false);
+        }
+    }
+}
+
+#[test]
+fn guest_error_and_trap_exit_1_naming_target_and_guest_file() {
+    for plugin in Plugin::ALL {
+        let entry = manifest().program("fail");
+        let out = run(
+            plugin,
+            bundled_guests(),
+            &["fail"],
+            &entry.mlirbc_path(),
+            entry,
+            &[],
+        );
+        assert_exit(&out, 1, "fail");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains(
+                "RESOURCE_EXHAUSTED: target `fail` (guest trap.wasm): tenant quota exceeded"
+            ),
+            "{}: {err}",
+            plugin.label()
+        );
+
+        let entry = manifest().program("trap");
+        let out = run(
+            plugin,
+            bundled_guests(),
+            &["trap"],
+            &entry.mlirbc_path(),
+            entry,
+            &[],
+        );
+        assert_exit(&out, 1, "trap");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains(
+                "INTERNAL: target `trap` (guest trap.wasm): trapped: wasm `unreachable` instruction executed"
+            ),
+            "{}: {err}",
+            plugin.label()
+        );
+    }
+}
+
+#[test]
+fn an_unallowed_target_gets_xlas_message_and_the_allow_hint() {
+    let entry = manifest().program("rms_norm_then_scale");
+    let guests = bundled_guests();
+    for plugin in Plugin::ALL {
+        let out = run(
+            plugin,
+            guests,
+            &["rms_norm"],
+            &entry.mlirbc_path(),
+            entry,
+            &[],
+        );
+        assert_exit(&out, 1, "scale_any not allowed");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("No FFI handler registered for scale_any"),
+            "{}: XLA's message: {err}",
+            plugin.label()
+        );
+        let hint = format!(
+            "target `scale_any` is served by {} but not allowed: add --allow scale_any",
+            guests.join("scale_any.wasm").display()
+        );
+        assert!(err.contains(&hint), "{}: {hint}\n{err}", plugin.label());
+    }
+}
+
+fn copy_into(dir: &Path, from: &Path, name: &str) -> PathBuf {
+    let to = dir.join(name);
+    std::fs::copy(from, &to)
+        .unwrap_or_else(|e| panic!("cannot copy {} to {}: {e}", from.display(), to.display()));
+    to
+}
+
+#[test]
+fn a_duplicate_target_is_an_error_naming_both_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = copy_into(dir.path(), &bundled("rms_norm.wasm"), "rms_norm.wasm");
+    let second = copy_into(
+        dir.path(),
+        &bundled("rms_norm.wasm"),
+        "tenant_rms_norm.wasm",
+    );
+    copy_into(dir.path(), &bundled("scale_any.wasm"), "scale_any.wasm");
+    let entry = manifest().program("rms_norm_3x5");
+    let out = run(
+        Plugin::P115,
+        dir.path(),
+        &["rms_norm"],
+        &entry.mlirbc_path(),
+        entry,
+        &[],
+    );
+    assert_exit(&out, 2, "duplicate target");
+    let err = text(&out.stderr);
+    let expected = format!(
+        "target `rms_norm` is declared by more than one guest ({}, {}); none of them serves it",
+        first.display(),
+        second.display()
+    );
+    assert!(err.contains(&expected), "{expected}\n{err}");
+
+    // A target no other guest declares still serves.
+    let entry = manifest().program("scale_any_f32_3x4");
+    let out = run(
+        Plugin::P115,
+        dir.path(),
+        &["scale_any"],
+        &entry.mlirbc_path(),
+        entry,
+        &["--json"],
+    );
+    assert_exit(&out, 0, "scale_any next to the duplicate");
+}
+
+#[test]
+fn a_malformed_wasm_is_reported_and_the_other_guests_keep_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_into(dir.path(), &bundled("rms_norm.wasm"), "rms_norm.wasm");
+    copy_into(dir.path(), &bundled("scale_any.wasm"), "scale_any.wasm");
+    let broken = dir.path().join("broken.wasm");
+    std::fs::write(&broken, b"\0asm\x01\0\0\0 not a module").unwrap();
+    let empty = dir.path().join("empty.wasm");
+    std::fs::write(&empty, b"").unwrap();
+
+    let entry = manifest().program("rms_norm_then_scale");
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = run(
+        Plugin::P115,
+        dir.path(),
+        &["rms_norm", "scale_any"],
+        &entry.mlirbc_path(),
+        entry,
+        &["--output-dir", &out_dir.path().display().to_string()],
+    );
+    assert_exit(&out, 0, "two guests next to malformed ones");
+    let (dims, descr, bytes) = read_npy(&out_dir.path().join("out0.npy"));
+    entry
+        .check_output(0, dtype_from_descr(&descr).unwrap(), &dims, &bytes)
+        .unwrap();
+    let err = text(&out.stderr);
+    for bad in [&broken, &empty] {
+        assert!(
+            err.contains(&format!("guest {} rejected: ", bad.display())),
+            "{} is reported:\n{err}",
+            bad.display()
+        );
+    }
+    assert!(
+        err.contains("is not valid WebAssembly"),
+        "the reason is given:\n{err}"
+    );
+
+    // `list` shows the rejection and its reason; `check` exits 1 on it.
+    let out = Command::new(env!("CARGO_BIN_EXE_cyxla-host"))
+        .env("NO_COLOR", "1")
+        .arg("--guests")
+        .arg(dir.path())
+        .args(["--allow", "rms_norm", "list"])
+        .output()
+        .unwrap();
+    assert_exit(&out, 0, "list");
+    let listing = text(&out.stdout);
+    assert!(
+        listing.contains("2 loaded, 2 rejected") && listing.contains("broken.wasm: "),
+        "{listing}"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_cyxla-host"))
+        .env("NO_COLOR", "1")
+        .arg("check")
+        .arg(&broken)
+        .output()
+        .unwrap();
+    assert_exit(&out, 1, "check broken.wasm");
+}
+
+#[test]
+fn four_devices_each_run_the_guest_and_each_result_is_checked() {
+    let entry = manifest().program("rms_norm_2x3x16");
+    for plugin in Plugin::ALL {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run(
+            plugin,
+            bundled_guests(),
+            &["rms_norm"],
+            &entry.mlirbc_path(),
+            entry,
+            &[
+                "--devices",
+                "4",
+                "--output-dir",
+                &dir.path().display().to_string(),
+            ],
+        );
+        assert_exit(&out, 0, "--devices 4");
+        for device in 0..4 {
+            let file = if device == 0 {
+                "out0.npy".to_owned()
+            } else {
+                format!("out0.dev{device}.npy")
+            };
+            let (dims, descr, bytes) = read_npy(&dir.path().join(&file));
+            entry
+                .check_output(0, dtype_from_descr(&descr).unwrap(), &dims, &bytes)
+                .unwrap_or_else(|e| panic!("{} {file}: {e}", plugin.label()));
+        }
+        assert_eq!(text(&out.stdout).lines().count(), 4, "one line per device");
+    }
+}

@@ -1,0 +1,18 @@
+#loc1 = loc("args[0]")
+#loc2 = loc("args[1]")
+module @jit_rms_norm_grad_3x16 attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<3x16xf32> loc("args[0]"), %arg1: tensor<3x16xf32> loc("args[1]")) -> (tensor<3x16xf32> {jax.result_info = "result"}) {
+    %cst = stablehlo.constant dense<1.000000e+00> : tensor<f32> loc(#loc3)
+    %0:2 = stablehlo.custom_call @rms_norm_fwd(%arg0) {mhlo.backend_config = {eps = 9.99999974E-6 : f32}, operand_layouts = [dense<[1, 0]> : tensor<2xindex>], result_layouts = [dense<[1, 0]> : tensor<2xindex>, dense<0> : tensor<1xindex>]} : (tensor<3x16xf32>) -> (tensor<3x16xf32>, tensor<3xf32>) loc(#loc4)
+    %1 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<3x16xf32> loc(#loc5)
+    %2 = stablehlo.multiply %1, %arg1 : tensor<3x16xf32> loc(#loc6)
+    %3 = stablehlo.custom_call @rms_norm_bwd(%0#1, %arg0, %2) {mhlo.backend_config = {}, operand_layouts = [dense<0> : tensor<1xindex>, dense<[1, 0]> : tensor<2xindex>, dense<[1, 0]> : tensor<2xindex>], result_layouts = [dense<[1, 0]> : tensor<2xindex>]} : (tensor<3xf32>, tensor<3x16xf32>, tensor<3x16xf32>) -> tensor<3x16xf32> loc(#loc7)
+    return %3 : tensor<3x16xf32> loc(#loc3)
+  } loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+#loc3 = loc("jit(rms_norm_grad_3x16)")
+#loc4 = loc("jit(rms_norm_grad_3x16)/jvp()/ffi_call")
+#loc5 = loc("jit(rms_norm_grad_3x16)/transpose(jvp())/broadcast_in_dim")
+#loc6 = loc("jit(rms_norm_grad_3x16)/transpose(jvp())/mul")
+#loc7 = loc("jit(rms_norm_grad_3x16)/transpose(jvp())/ffi_call")

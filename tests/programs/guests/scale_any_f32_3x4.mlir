@@ -1,0 +1,10 @@
+#loc1 = loc("args[0]")
+module @jit_scale_any_f32_3x4 attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<3x4xf32> loc("args[0]")) -> (tensor<3x4xf32> {jax.result_info = "result"}) {
+    %0 = stablehlo.custom_call @scale_any(%arg0) {mhlo.backend_config = {factor = -1.750000e+00 : f64}, operand_layouts = [dense<[1, 0]> : tensor<2xindex>], result_layouts = [dense<[1, 0]> : tensor<2xindex>]} : (tensor<3x4xf32>) -> tensor<3x4xf32> loc(#loc2)
+    return %0 : tensor<3x4xf32> loc(#loc3)
+  } loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+#loc2 = loc("jit(scale_any_f32_3x4)/ffi_call")
+#loc3 = loc("jit(scale_any_f32_3x4)")
