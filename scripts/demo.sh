@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
-# The main job on the bundled default: a JAX-lowered program whose custom
-# calls are served by cyxla-host, run on the default XLA CPU PJRT plugin.
+# The main job on the bundled default: JAX-lowered programs whose custom
+# calls run in wasm guests (and natively on OpenBLAS for LAPACK), on the
+# default XLA CPU PJRT plugin.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 scripts/setup.sh
-cargo build --quiet --bin cyxla-host -p cyxla-tests
+cargo build --quiet --bin cyxla-host
 bin=target/debug/cyxla-host
-handlers=$(ls -t target/debug/build/cyxla-tests-*/out/libcyxla_test_handlers.so | head -1)
-p=tests/programs
-echo "== a JAX-lowered program whose custom call cyxla_test_attrs runs a native handler"
-"$bin" run "$p/attrs.mlirbc" --input "$p/attrs.in0.npy" \
-  --native "cyxla_test_attrs=$handlers:cyxla_test_attrs"
+g=tests/programs/guests
+echo "== the bundled guests: what each .wasm serves (nothing is allowed by default)"
+"$bin" list
+echo
+echo "== jax.grad through a custom_vjp whose forward and backward custom calls"
+echo "   (rms_norm_fwd, rms_norm_bwd) run sandboxed in guests/out/rms_norm.wasm"
+"$bin" --allow rms_norm_fwd --allow rms_norm_bwd run "$g/rms_norm_grad_3x16.mlirbc" \
+  --input "$g/rms_norm_grad_3x16.in0.npy" --input "$g/rms_norm_grad_3x16.in1.npy"
+echo
+echo "== two guests in one program: scale_any(rms_norm(x), factor=3)"
+"$bin" --allow rms_norm --allow scale_any run "$g/rms_norm_then_scale.mlirbc" \
+  --input "$g/rms_norm_then_scale.in0.npy"

@@ -4,6 +4,7 @@
 //! error. Logging goes to stderr, filtered by `CYXLA_LOG` (e.g.
 //! `CYXLA_LOG=cyxla_host=debug`).
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -11,6 +12,7 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use cyxla_host::cli::run::{self, Failure, RunArgs};
 use cyxla_host::cli::{check, list};
+use cyxla_host::limits::LimitSetting;
 use cyxla_host::session::{self, NativeSpec};
 use cyxla_host::{AllowList, Limits, Sandbox};
 use plugin_glue::plugin::Plugin;
@@ -48,6 +50,10 @@ struct HostArgs {
     /// Do not register the native LAPACK targets (lapack_*_ffi and friends)
     #[arg(long, global = true)]
     no_lapack: bool,
+    /// Override a guest limit for every guest (repeatable), e.g. memory=64MiB,
+    /// call_timeout=2s; a guest's x.limits.toml overrides these (README, "Limits")
+    #[arg(long = "limit", global = true, value_name = "NAME=VALUE")]
+    limits: Vec<LimitSetting>,
 }
 
 impl HostArgs {
@@ -57,6 +63,18 @@ impl HostArgs {
         } else {
             AllowList::targets(self.allow.iter().cloned())
         }
+    }
+
+    fn limits(&self) -> Limits {
+        let mut limits = Limits::default();
+        for setting in &self.limits {
+            // Each setting was checked when the flag was parsed; settings
+            // only ever narrow or widen independent fields.
+            if let Err(e) = limits.set(&setting.name, &setting.value) {
+                tracing::warn!("{e}");
+            }
+        }
+        limits
     }
 
     fn guests_dir(&self) -> PathBuf {
@@ -126,6 +144,7 @@ fn init_logging() {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
 }
 
@@ -160,12 +179,14 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
         }
         Command::List => {
             let dir = cli.host.guests_dir();
-            let text = list::list(&dir, &cli.host.policy()).map_err(Failure::Setup)?;
+            let text = list::list_with_limits(&dir, &cli.host.policy(), &cli.host.limits())
+                .map_err(Failure::Setup)?;
             print!("{text}");
             Ok(())
         }
         Command::Check { path } => {
-            let report = check::check(&path).map_err(Failure::Setup)?;
+            let report =
+                check::check_with_limits(&path, &cli.host.limits()).map_err(Failure::Setup)?;
             print!("{}", report.text);
             if report.ok {
                 Ok(())
@@ -206,7 +227,7 @@ fn start(args: &HostArgs) -> anyhow::Result<Host> {
     let dir = args.guests_dir();
     let explicit = args.guests.is_some() || !args.allow.is_empty() || args.allow_all;
     let sandbox = if dir.is_dir() {
-        let sandbox = Sandbox::new(&dir, args.policy(), Limits::default())
+        let sandbox = Sandbox::new(&dir, args.policy(), args.limits())
             .with_context(|| format!("cannot load the guests in {}", dir.display()))?;
         for rejected in sandbox.guests().rejected() {
             tracing::warn!(
