@@ -39,6 +39,16 @@ impl HostBuffer {
         buffer
     }
 
+    /// A buffer of `dtype` and shape `dims` holding `data`, whatever its
+    /// size (for fuzzing).
+    pub(crate) fn from_parts(dtype: DType, dims: &[i64], data: Vec<u8>) -> HostBuffer {
+        HostBuffer {
+            dtype,
+            dims: dims.to_vec(),
+            data: RefCell::new(data),
+        }
+    }
+
     /// A zero-filled buffer of `dtype` and shape `dims` with `len` bytes.
     pub fn sized(dtype: DType, dims: &[i64], len: usize) -> HostBuffer {
         HostBuffer {
@@ -154,6 +164,15 @@ impl HostCall {
     /// If there is no result `i`.
     pub fn result(&self, i: usize) -> &HostBuffer {
         &self.rets[i]
+    }
+
+    /// Operand `i`.
+    ///
+    /// # Panics
+    ///
+    /// If there is no operand `i`.
+    pub fn operand(&self, i: usize) -> &HostBuffer {
+        &self.args[i]
     }
 }
 

@@ -1,27 +1,132 @@
 //! Wall-time deadlines for guest calls.
 //!
-//! The mechanism is epoch interruption: the engine is built with
-//! `epoch_interruption(true)`, each store gets a deadline in ticks before a
-//! call, and one timer thread per [`crate::Engine`] bumps the epoch every
-//! [`crate::Limits::tick`]. A guest that runs past its deadline traps with
-//! [`wasmtime::Trap::Interrupt`].
+//! Two mechanisms, chosen per engine by [`Interrupt`]:
 //!
-//! The timer thread parks while no guest code runs, so an idle process does
-//! not wake up every tick. Everything outside this file only calls
-//! [`Ticker::enter`] around guest code and [`arm`] before it, so the
-//! mechanism can change (fuel, a signal-based timer) without touching the
-//! callers. Epoch checks cost about 2x on tight loops (measured); a later
-//! issue optimises this.
+//! - **Epoch interruption** (portable): the engine is built with
+//!   `epoch_interruption(true)`, which compiles a check into every function
+//!   entry and loop header; each store gets a deadline in ticks before a
+//!   call, and one timer thread per [`crate::Engine`] bumps the epoch every
+//!   [`crate::Limits::tick`]. A guest past its deadline traps with
+//!   [`wasmtime::Trap::Interrupt`]. The checks cost up to 2x in tight loops
+//!   (see `benches/benches/deadline.rs`).
+//! - **Signals** (x86_64 Linux, [`signal`]): guests are compiled without
+//!   checks; a watchdog thread signals a thread whose guest is past its
+//!   deadline and the handler makes the guest code trap. No cost in guest
+//!   code.
+//!
+//! The timer threads park after [`IDLE_TICKS_BEFORE_PARKING`] ticks
+//! without guest code, so an idle process does not wake up every tick, and
+//! a busy one does not wake a thread for every call. Everything outside this module only calls
+//! [`Ticker::enter`] around guest code and asks the guard whether it
+//! [`Active::interrupted`] the guest.
+
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+mod signal;
+
+/// Elsewhere: no signal deadlines (engines use epochs).
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+mod signal {
+    use std::time::Duration;
+
+    /// Unused off x86_64 Linux.
+    #[derive(Debug, Default)]
+    pub(crate) struct CodeRanges;
+
+    impl CodeRanges {
+        pub(crate) fn of(_module: &wasmtime::Module) -> CodeRanges {
+            CodeRanges
+        }
+    }
+
+    pub(crate) struct Armed;
+
+    impl Armed {
+        pub(crate) fn interrupted(&self) -> bool {
+            false
+        }
+    }
+
+    pub(crate) fn arm(_timeout: Duration, _code: &CodeRanges) -> Armed {
+        Armed
+    }
+
+    pub(crate) fn overdue() -> bool {
+        false
+    }
+}
+
+pub(crate) use signal::{CodeRanges, overdue};
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
-/// The timer thread of one engine.
+/// How guest code past its deadline is stopped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Interrupt {
+    /// Signals where available (x86_64 Linux, after a self-test), else
+    /// epochs.
+    #[default]
+    Auto,
+    /// wasmtime's epoch interruption: a check in every loop header.
+    Epoch,
+    /// A watchdog thread and a signal: no checks in guest code.
+    Signal,
+    /// No deadline at all: a looping guest never returns. For measuring
+    /// what deadlines cost; never for guests one does not trust.
+    Unchecked,
+}
+
+impl Interrupt {
+    /// The mechanism an engine gets: `Auto` and `Signal` become `Signal`
+    /// if this platform supports it and its self-test passes, else
+    /// `Epoch` (with a warning if `Signal` was asked for).
+    pub(crate) fn resolve(self) -> Interrupt {
+        match self {
+            Interrupt::Auto | Interrupt::Signal => match signal_support() {
+                Ok(()) => Interrupt::Signal,
+                Err(reason) => {
+                    if self == Interrupt::Signal {
+                        tracing::warn!(
+                            "deadlines by signal are not available ({reason}); using epoch interruption"
+                        );
+                    }
+                    Interrupt::Epoch
+                }
+            },
+            other => other,
+        }
+    }
+
+    /// Its name, as `--limit interrupt=NAME` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Interrupt::Auto => "auto",
+            Interrupt::Epoch => "epoch",
+            Interrupt::Signal => "signal",
+            Interrupt::Unchecked => "unchecked",
+        }
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+fn signal_support() -> Result<(), String> {
+    signal::install()
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+fn signal_support() -> Result<(), String> {
+    Err("only on x86_64 Linux".into())
+}
+
+/// The deadline mechanism of one engine (and its timer thread, for
+/// epochs).
 pub(crate) struct Ticker {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
+    mode: Interrupt,
 }
 
 struct Shared {
@@ -29,57 +134,162 @@ struct Shared {
     active: AtomicUsize,
     /// Set when the engine goes away.
     stop: AtomicBool,
+    /// The timer thread is parked (or about to park): `enter` must wake it.
+    parked: AtomicBool,
+    /// When the next tick is due, in nanoseconds since `origin` (`u64::MAX`
+    /// while parked): ticks due but not yet applied are added to a new
+    /// deadline, so that a late timer thread cannot cut a call short.
+    next_tick: AtomicU64,
+    origin: std::time::Instant,
+    tick_nanos: u64,
 }
 
+impl Shared {
+    fn nanos(&self, at: std::time::Instant) -> u64 {
+        u64::try_from(at.saturating_duration_since(self.origin).as_nanos()).unwrap_or(u64::MAX - 1)
+    }
+
+    /// Ticks that are due but that the timer thread has not applied yet.
+    fn pending_ticks(&self) -> u64 {
+        let next = self.next_tick.load(Ordering::Acquire);
+        let now = self.nanos(std::time::Instant::now());
+        if next == u64::MAX || now < next {
+            0
+        } else {
+            (now - next) / self.tick_nanos.max(1) + 1
+        }
+    }
+}
+
+/// Idle ticks before a timer thread parks. While calls keep coming it keeps
+/// ticking, so a call does not pay for waking it (a futex wake-up, and on a
+/// busy machine a scheduling delay: measured ~0.4 ms per call).
+pub(crate) const IDLE_TICKS_BEFORE_PARKING: u32 = 100;
+
 impl Ticker {
-    /// Starts the timer thread for `engine`, ticking every `tick`.
+    /// Starts the deadline mechanism `mode` (already resolved) for
+    /// `engine`: for epochs, a timer thread ticking every `tick`.
     ///
     /// # Errors
     ///
     /// When the OS cannot start a thread.
-    pub(crate) fn start(engine: &wasmtime::Engine, tick: Duration) -> std::io::Result<Ticker> {
+    pub(crate) fn start(
+        engine: &wasmtime::Engine,
+        tick: Duration,
+        mode: Interrupt,
+    ) -> std::io::Result<Ticker> {
         let shared = Arc::new(Shared {
             active: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
+            parked: AtomicBool::new(false),
+            next_tick: AtomicU64::new(u64::MAX),
+            origin: std::time::Instant::now(),
+            tick_nanos: u64::try_from(tick.max(Duration::from_micros(100)).as_nanos())
+                .unwrap_or(u64::MAX),
         });
+        if mode != Interrupt::Epoch {
+            return Ok(Ticker {
+                shared,
+                thread: None,
+                mode,
+            });
+        }
         let weak = engine.weak();
         let tick = tick.max(Duration::from_micros(100));
         let thread_shared = Arc::clone(&shared);
         let thread = thread::Builder::new()
             .name("cyxla-epoch".into())
             .spawn(move || {
+                let shared = thread_shared;
+                let mut idle = 0u32;
+                // Ticks follow the wall clock: a late wake-up (a loaded
+                // machine) catches up on the ticks it missed, so deadlines
+                // do not drift by the scheduling latency of every tick.
+                let mut next = std::time::Instant::now() + tick;
+                shared
+                    .next_tick
+                    .store(shared.nanos(next), Ordering::Release);
                 loop {
-                    if thread_shared.stop.load(Ordering::Acquire) {
+                    if shared.stop.load(Ordering::Acquire) {
                         return;
                     }
-                    if thread_shared.active.load(Ordering::Acquire) == 0 {
-                        // Woken by `enter` (or by drop); a stale unpark token
-                        // only costs one extra round.
-                        thread::park();
-                        continue;
+                    if shared.active.load(Ordering::SeqCst) == 0 {
+                        idle += 1;
+                        if idle > IDLE_TICKS_BEFORE_PARKING {
+                            // `enter` increments `active`, then reads
+                            // `parked`: either it sees the flag and unparks
+                            // us, or we see its call here and stay awake.
+                            shared.parked.store(true, Ordering::SeqCst);
+                            shared.next_tick.store(u64::MAX, Ordering::Release);
+                            if shared.active.load(Ordering::SeqCst) == 0 {
+                                // A stale unpark token only costs a round.
+                                thread::park();
+                            }
+                            shared.parked.store(false, Ordering::SeqCst);
+                            idle = 0;
+                            next = std::time::Instant::now() + tick;
+                            shared
+                                .next_tick
+                                .store(shared.nanos(next), Ordering::Release);
+                            continue;
+                        }
+                    } else {
+                        idle = 0;
                     }
-                    thread::sleep(tick);
-                    match weak.upgrade() {
-                        Some(engine) => engine.increment_epoch(),
-                        None => return,
+                    thread::sleep(next.saturating_duration_since(std::time::Instant::now()));
+                    let Some(engine) = weak.upgrade() else {
+                        return;
+                    };
+                    let now = std::time::Instant::now();
+                    while next <= now {
+                        engine.increment_epoch();
+                        next += tick;
                     }
+                    shared
+                        .next_tick
+                        .store(shared.nanos(next), Ordering::Release);
                 }
             })?;
         Ok(Ticker {
             shared,
             thread: Some(thread),
+            mode,
         })
     }
 
-    /// Marks guest code as running until the guard is dropped, waking the
-    /// timer thread if it was idle.
-    pub(crate) fn enter(&self) -> Active<'_> {
-        if self.shared.active.fetch_add(1, Ordering::AcqRel) == 0
+    /// The mechanism in use.
+    pub(crate) fn mode(&self) -> Interrupt {
+        self.mode
+    }
+
+    /// Arms a deadline of `timeout` (`ticks` timer ticks, for epochs) for
+    /// the guest code in `code` that runs in `store` until the guard is
+    /// dropped.
+    pub(crate) fn enter<'a, T>(
+        &'a self,
+        store: &mut wasmtime::Store<T>,
+        timeout: Duration,
+        ticks: u64,
+        code: &'a CodeRanges,
+    ) -> Active<'a> {
+        let armed = match self.mode {
+            Interrupt::Epoch => {
+                store.set_epoch_deadline(ticks.saturating_add(self.shared.pending_ticks()));
+                None
+            }
+            Interrupt::Signal => Some(signal::arm(timeout, code)),
+            Interrupt::Auto | Interrupt::Unchecked => None,
+        };
+        if self.shared.active.fetch_add(1, Ordering::SeqCst) == 0
+            && self.shared.parked.load(Ordering::SeqCst)
             && let Some(thread) = &self.thread
         {
             thread.thread().unpark();
         }
-        Active { ticker: self }
+        Active {
+            ticker: self,
+            armed,
+        }
     }
 }
 
@@ -98,18 +308,22 @@ impl Drop for Ticker {
 /// Guest code is running (see [`Ticker::enter`]).
 pub(crate) struct Active<'a> {
     ticker: &'a Ticker,
+    armed: Option<signal::Armed>,
+}
+
+impl Active<'_> {
+    /// Whether the deadline stopped the guest code by signal (then it
+    /// trapped with `unreachable`). Epoch deadlines show as
+    /// [`wasmtime::Trap::Interrupt`] instead.
+    pub(crate) fn interrupted(&self) -> bool {
+        self.armed.as_ref().is_some_and(signal::Armed::interrupted)
+    }
 }
 
 impl Drop for Active<'_> {
     fn drop(&mut self) {
         self.ticker.shared.active.fetch_sub(1, Ordering::AcqRel);
     }
-}
-
-/// Sets the deadline of the next guest code run in `store` to `ticks` timer
-/// ticks from now.
-pub(crate) fn arm<T>(store: &mut wasmtime::Store<T>, ticks: u64) {
-    store.set_epoch_deadline(ticks);
 }
 
 #[cfg(test)]
@@ -121,15 +335,15 @@ mod tests {
         let mut config = wasmtime::Config::new();
         config.epoch_interruption(true);
         let engine = wasmtime::Engine::new(&config).unwrap();
-        let ticker = Ticker::start(&engine, Duration::from_millis(1)).unwrap();
+        let ticker = Ticker::start(&engine, Duration::from_millis(1), Interrupt::Epoch).unwrap();
         let module =
             wasmtime::Module::new(&engine, "(module (func (export \"f\") (loop br 0)))").unwrap();
         let mut store = wasmtime::Store::new(&engine, ());
         let instance = wasmtime::Instance::new(&mut store, &module, &[]).unwrap();
         let f = instance.get_typed_func::<(), ()>(&mut store, "f").unwrap();
-        arm(&mut store, 5);
+        let code = CodeRanges::of(&module);
         let error = {
-            let _active = ticker.enter();
+            let _active = ticker.enter(&mut store, Duration::from_millis(5), 5, &code);
             f.call(&mut store, ()).unwrap_err()
         };
         assert_eq!(

@@ -1,11 +1,11 @@
 //! The wasm engine: one `wasmtime::Engine`, one `Linker` and one deadline
 //! timer, built once and shared by every guest (cheap to clone).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use wasmtime::{Config, Linker, OptLevel};
 
-use crate::deadline::Ticker;
+use crate::deadline::{Interrupt, Ticker};
 use crate::error::{Error, Result, wasmtime_message};
 use crate::imports;
 use crate::limits::Limits;
@@ -30,11 +30,14 @@ struct Inner {
     wasm: wasmtime::Engine,
     ticker: Ticker,
     limits: Limits,
+    /// Engines for guests whose side file sets another wasm stack size
+    /// (wasmtime fixes it per engine), by stack size.
+    variants: Mutex<Vec<Engine>>,
 }
 
 impl Engine {
-    /// Builds the engine: Cranelift at `speed`, epoch interruption for
-    /// deadlines, the wasm stack capped at [`Limits::stack_bytes`], parallel
+    /// Builds the engine: Cranelift at `speed`, deadlines by
+    /// [`Limits::interrupt`] (epoch checks compiled in only for `epoch`), the wasm stack capped at [`Limits::stack_bytes`], parallel
     /// compilation, 32-bit memories only, no shared memories (threads).
     ///
     /// Each linear memory reserves 4 GiB + 32 MiB guard of *virtual* address
@@ -47,11 +50,15 @@ impl Engine {
     /// [`Error::Engine`] if wasmtime rejects the configuration or the timer
     /// thread cannot start.
     pub fn new(limits: &Limits) -> Result<Engine> {
+        let mode = limits.interrupt.resolve();
         let mut config = Config::new();
         config
             .cranelift_opt_level(OptLevel::Speed)
-            .epoch_interruption(true)
+            .epoch_interruption(mode == Interrupt::Epoch)
             .max_wasm_stack(limits.stack_bytes)
+            // wasmtime requires room for the wasm stack on async stacks too
+            // (unused here: every call is synchronous).
+            .async_stack_size(limits.stack_bytes.max(1 << 20) + (1 << 20))
             .parallel_compilation(true)
             .wasm_threads(false)
             .wasm_memory64(false);
@@ -61,7 +68,7 @@ impl Engine {
         let linker = imports::linker(&wasm).map_err(|e| Error::Engine {
             message: wasmtime_message(&e),
         })?;
-        let ticker = Ticker::start(&wasm, limits.tick).map_err(|e| Error::Engine {
+        let ticker = Ticker::start(&wasm, limits.tick, mode).map_err(|e| Error::Engine {
             message: format!("cannot start the deadline timer thread: {e}"),
         })?;
         Ok(Engine {
@@ -70,13 +77,49 @@ impl Engine {
                 wasm,
                 ticker,
                 limits: limits.clone(),
+                variants: Mutex::new(Vec::new()),
             }),
         })
     }
 
-    /// The limits guests of this engine run under.
+    /// The limits guests of this engine run under, unless their side file
+    /// says otherwise ([`crate::Guest::limits`]).
     pub fn limits(&self) -> &Limits {
         &self.inner.limits
+    }
+
+    /// The engine for a guest with `limits`: this one, or (if `limits` sets
+    /// another wasm stack size) an engine of that stack size, made once and
+    /// shared by every guest that asks for it. The tick stays this engine's.
+    ///
+    /// # Errors
+    ///
+    /// As [`Engine::new`].
+    pub fn for_limits(&self, limits: &Limits) -> Result<Engine> {
+        if limits.stack_bytes == self.inner.limits.stack_bytes {
+            return Ok(self.clone());
+        }
+        let mut variants = match self.inner.variants.lock() {
+            Ok(v) => v,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if let Some(engine) = variants
+            .iter()
+            .find(|e| e.inner.limits.stack_bytes == limits.stack_bytes)
+        {
+            return Ok(engine.clone());
+        }
+        let mut variant_limits = self.inner.limits.clone();
+        variant_limits.stack_bytes = limits.stack_bytes;
+        let engine = Engine::new(&variant_limits)?;
+        variants.push(engine.clone());
+        Ok(engine)
+    }
+
+    /// The deadline mechanism guests of this engine run under (`Auto`
+    /// resolved).
+    pub fn interrupt(&self) -> Interrupt {
+        self.inner.ticker.mode()
     }
 
     /// The wasmtime engine.

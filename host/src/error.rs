@@ -25,6 +25,25 @@ pub enum Error {
         /// The limit in bytes.
         limit: u64,
     },
+    /// The module is over a limit checked before compiling (function
+    /// count, function size): a compile bomb is refused without compiling.
+    OverLimit {
+        /// The guest file.
+        path: PathBuf,
+        /// Which limit, its value and the module's, in a sentence naming the
+        /// setting (`functions`, `function_size`).
+        message: String,
+    },
+    /// The guest's limits side file (`x.limits.toml`) cannot be read or is
+    /// invalid; the guest is not loaded.
+    LimitsFile {
+        /// The guest file.
+        path: PathBuf,
+        /// The side file.
+        file: PathBuf,
+        /// What is wrong (names the file, the line and the setting).
+        message: String,
+    },
     /// The file is not a core WebAssembly module.
     NotWasm {
         /// The guest file.
@@ -89,6 +108,14 @@ impl fmt::Display for Error {
                 "guest {} is {size} bytes, over the limit of {limit} bytes",
                 path.display()
             ),
+            Error::OverLimit { path, message } => write!(
+                f,
+                "guest {} is rejected before compiling: {message}",
+                path.display()
+            ),
+            Error::LimitsFile { path, message, .. } => {
+                write!(f, "guest {} is rejected: {message}", path.display())
+            }
             Error::NotWasm { path, reason } => {
                 write!(
                     f,

@@ -2,7 +2,9 @@
 //! and compiled once.
 //!
 //! Checks, in order (the first failure rejects the file and names it):
-//! size limit; core-module magic; the `cyxla.targets` custom section (at
+//! the limits side file (`x.limits.toml`, [`crate::limits`]); size limit;
+//! core-module magic; function count and function size limits (read from
+//! the sections, before compiling); the `cyxla.targets` custom section (at
 //! least one valid record); wasmtime's validation and compilation; imports
 //! (only module `cyxla`, with the ABI's names and exact types, and
 //! `wasi_snapshot_preview1`); exports (`memory`, `cyxla_abi_version`,
@@ -19,9 +21,11 @@ use cyxla_guest_sdk::abi;
 use sha2::{Digest, Sha256};
 use wasmtime::{ExternType, FuncType, InstancePre, Module, ValType};
 
+use crate::deadline::CodeRanges;
 use crate::engine::Engine;
 use crate::error::{Error, Result, wasmtime_message};
 use crate::instance::{Instance, NewError};
+use crate::limits::{Limits, bytes_display};
 use crate::state::HostState;
 
 /// One target a guest declares: the custom-call target name and the export
@@ -37,7 +41,8 @@ pub struct Target {
 /// A loaded, verified and compiled guest module.
 ///
 /// Loading checks, in order (the first failure rejects the file and names
-/// it): the size limit; the core-module magic; the `cyxla.targets` custom
+/// it): the limits side file; the size limit; the core-module magic; the
+/// function count and size limits; the `cyxla.targets` custom
 /// section (at least one valid record); wasmtime's validation and
 /// compilation; imports (only module `cyxla`, with the ABI's names and exact
 /// types, and `wasi_snapshot_preview1`); exports (`memory`,
@@ -60,6 +65,10 @@ pub struct Guest {
     pub(crate) has_initialize: bool,
     pub(crate) has_last_panic: bool,
     pub(crate) engine: Engine,
+    /// Its compiled function bodies (for signal deadlines).
+    pub(crate) code: std::sync::Arc<CodeRanges>,
+    limits: Limits,
+    limits_file: Option<PathBuf>,
 }
 
 /// A guest that failed to load, with the targets it declared if its
@@ -104,8 +113,16 @@ impl Guest {
                 source,
             })
         };
+        let (limits, limits_file) = engine.limits().for_guest(path).map_err(|e| {
+            reject(Error::LimitsFile {
+                path: path.to_owned(),
+                file: e.source.clone().unwrap_or_default(),
+                message: e.message,
+            })
+        })?;
+        let engine = &engine.for_limits(&limits).map_err(reject)?;
         let size = std::fs::metadata(path).map_err(io)?.len();
-        let limit = engine.limits().module_bytes;
+        let limit = limits.module_bytes;
         if size > limit {
             return Err(reject(Error::ModuleTooLarge {
                 path: path.to_owned(),
@@ -114,26 +131,37 @@ impl Guest {
             }));
         }
         let bytes = std::fs::read(path).map_err(io)?;
-        Guest::from_bytes_detailed(engine, path, &bytes)
+        Guest::from_bytes_detailed(engine, path, &bytes, limits, limits_file)
     }
 
-    /// Checks and compiles a guest from its bytes; `path` names it in
-    /// messages.
+    /// Checks and compiles a guest from its bytes, under the engine's
+    /// limits (no side file is read); `path` names it in messages.
     ///
     /// # Errors
     ///
     /// The first check that fails (see [`Guest`] for the list).
     pub fn from_bytes(engine: &Engine, path: &Path, bytes: &[u8]) -> Result<Guest> {
-        Guest::from_bytes_detailed(engine, path, bytes).map_err(|rejected| rejected.error)
+        let limits = engine.limits().clone();
+        if bytes.len() as u64 > limits.module_bytes {
+            return Err(Error::ModuleTooLarge {
+                path: path.to_owned(),
+                size: bytes.len() as u64,
+                limit: limits.module_bytes,
+            });
+        }
+        Guest::from_bytes_detailed(engine, path, bytes, limits, None)
+            .map_err(|rejected| rejected.error)
     }
 
     fn from_bytes_detailed(
         engine: &Engine,
         path: &Path,
         bytes: &[u8],
+        limits: Limits,
+        limits_file: Option<PathBuf>,
     ) -> std::result::Result<Guest, Box<Rejected>> {
         let mut declared = Vec::new();
-        let result = check_and_compile(engine, path, bytes, &mut declared);
+        let result = check_and_compile(engine, path, bytes, &mut declared, limits, limits_file);
         result.map_err(|error| {
             Box::new(Rejected {
                 path: path.to_owned(),
@@ -192,6 +220,16 @@ impl Guest {
     pub fn engine(&self) -> &Engine {
         &self.engine
     }
+
+    /// The limits it runs under: the engine's, with its side file applied.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Its limits side file (`x.limits.toml`), if it has one.
+    pub fn limits_file(&self) -> Option<&Path> {
+        self.limits_file.as_deref()
+    }
 }
 
 impl fmt::Debug for Guest {
@@ -245,18 +283,46 @@ fn extern_kind(ty: &ExternType) -> &'static str {
     }
 }
 
-/// The `cyxla.targets` section's bytes (all sections of that name, in order).
-fn targets_section(path: &Path, bytes: &[u8]) -> Result<Vec<u8>> {
+/// Reads the module's sections without compiling anything: returns the
+/// `cyxla.targets` section's bytes (all sections of that name, in order)
+/// and checks the compile-time limits (function count, function size)
+/// against compile bombs.
+fn scan_sections(path: &Path, bytes: &[u8], limits: &Limits) -> Result<Vec<u8>> {
     let mut section = Vec::new();
+    let over = |message: String| Error::OverLimit {
+        path: path.to_owned(),
+        message,
+    };
+    let mut function = 0u64;
     for payload in wasmparser::Parser::new(0).parse_all(bytes) {
         let payload = payload.map_err(|e| Error::InvalidModule {
             path: path.to_owned(),
             message: e.to_string(),
         })?;
-        if let wasmparser::Payload::CustomSection(reader) = payload
-            && reader.name() == abi::TARGETS_SECTION
-        {
-            section.extend_from_slice(reader.data());
+        match payload {
+            wasmparser::Payload::CustomSection(reader) if reader.name() == abi::TARGETS_SECTION => {
+                section.extend_from_slice(reader.data());
+            }
+            wasmparser::Payload::FunctionSection(reader)
+                if u64::from(reader.count()) > limits.functions =>
+            {
+                return Err(over(format!(
+                    "it defines {} functions, over the limit of {} (functions)",
+                    reader.count(),
+                    limits.functions
+                )));
+            }
+            wasmparser::Payload::CodeSectionEntry(body) => {
+                let size = body.range().len() as u64;
+                if size > limits.function_bytes {
+                    return Err(over(format!(
+                        "its function number {function} (among those it defines) has a body of {size} bytes, over the limit of {} (function_size)",
+                        bytes_display(limits.function_bytes)
+                    )));
+                }
+                function += 1;
+            }
+            _ => {}
         }
     }
     Ok(section)
@@ -284,11 +350,13 @@ fn check_and_compile(
     path: &Path,
     bytes: &[u8],
     declared: &mut Vec<String>,
+    limits: Limits,
+    limits_file: Option<PathBuf>,
 ) -> Result<Guest> {
     check_magic(path, bytes)?;
 
     // Targets first: without them the file is not a guest at all.
-    let section = targets_section(path, bytes)?;
+    let section = scan_sections(path, bytes, &limits)?;
     let records = abi::parse_targets(&section).map_err(|e| abi_error(path, e.to_string()))?;
     if records.is_empty() {
         return Err(abi_error(
@@ -340,6 +408,9 @@ fn check_and_compile(
         has_initialize,
         has_last_panic,
         engine: engine.clone(),
+        code: std::sync::Arc::new(CodeRanges::of(&module)),
+        limits,
+        limits_file,
     };
     // One trial instantiation: runs the start function and `_initialize`,
     // and checks the ABI version and the API table address.

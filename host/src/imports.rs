@@ -108,6 +108,9 @@ fn read_args<const N: usize>(
     import: &Import,
     args: i32,
 ) -> wasmtime::Result<([u8; N], Result<(), String>)> {
+    if crate::deadline::overdue() {
+        return Err(wasmtime::Trap::Interrupt.into());
+    }
     let args_addr = args.cast_unsigned();
     if args_addr == 0 {
         return Err(fault(
@@ -553,6 +556,9 @@ pub(crate) fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<Linker<HostS
             m,
             name,
             move |mut caller: Caller<'_, HostState>, _args: i32| {
+                if crate::deadline::overdue() {
+                    return Err(wasmtime::Trap::Interrupt.into());
+                }
                 let message = format!("`{c_name}` is not supported in the cyxla sandbox");
                 caller
                     .data_mut()

@@ -6,12 +6,12 @@ use cyxla_guest_sdk::abi;
 use plugin_glue::{ErrorCode, HandlerError};
 use wasmtime::{Memory, Store, Trap, TypedFunc, WasmBacktrace};
 
-use crate::deadline;
+use crate::deadline::CodeRanges;
 use crate::engine::Engine;
 use crate::guest::Guest;
 use crate::imports::guest_range;
 use crate::layout::{CallLayout, CallView, DATA_ALIGN, Region};
-use crate::limits::bytes_display;
+use crate::limits::{Limits, bytes_display};
 use crate::state::{CallInfo, GuestFault, HostState};
 
 /// Scratch allocated when an instance is made (grown on demand).
@@ -66,11 +66,15 @@ pub(crate) struct Instance {
     scratch: Region,
     layout: CallLayout,
     engine: Engine,
+    limits: Limits,
+    code: std::sync::Arc<CodeRanges>,
+    /// Bytes at the start of the scratch region that earlier calls wrote.
+    dirty: u32,
 }
 
 impl Instance {
     /// Instantiates `guest`: runs its start function and `_initialize`
-    /// under the call deadline, checks `cyxla_abi_version()` and
+    /// under the instantiation deadline, checks `cyxla_abi_version()` and
     /// `cyxla_api()`, and allocates the first scratch region.
     ///
     /// # Errors
@@ -78,13 +82,23 @@ impl Instance {
     /// A message saying what failed.
     pub(crate) fn new(guest: &Guest) -> Result<Instance, NewError> {
         let engine = guest.engine.clone();
-        let limits = engine.limits();
-        let mut store = Store::new(engine.wasm(), HostState::new(limits));
+        let limits = guest.limits().clone();
+        let mut store = Store::new(engine.wasm(), HostState::new(&limits));
         store.limiter(|state| &mut state.limiter);
-        deadline::arm(&mut store, limits.deadline_ticks());
-        let active = engine.ticker().enter();
+        let active = engine.ticker().enter(
+            &mut store,
+            limits.instantiate_timeout,
+            limits.instantiate_ticks(),
+            &guest.code,
+        );
         let failed = |store: &Store<HostState>, step: &str, e: wasmtime::Error| {
-            let (_, text) = describe(&e, store.data(), &engine);
+            let (_, text) = describe(
+                &e,
+                store.data(),
+                &limits,
+                limits.instantiate_timeout,
+                active.interrupted(),
+            );
             NewError::Failed(format!("{step} {text}"))
         };
 
@@ -164,6 +178,9 @@ impl Instance {
             scratch: Region { offset: 0, len: 0 },
             layout: CallLayout::default(),
             engine,
+            limits,
+            code: std::sync::Arc::clone(&guest.code),
+            dirty: 0,
         };
         instance
             .grow_scratch(INITIAL_SCRATCH)
@@ -186,15 +203,22 @@ impl Instance {
         guest: &str,
         target_name: &str,
     ) -> Result<(), CallFailure> {
-        let handler = self.handlers.get(target).cloned().ok_or_else(|| {
-            CallFailure::keep(HandlerError::internal(format!(
+        // Borrowed, not cloned, where it is called: cloning a `TypedFunc`
+        // clones its registered type (an atomic count and a lock-free
+        // registry lookup), measurable at this call rate.
+        if target >= self.handlers.len() {
+            return Err(CallFailure::keep(HandlerError::internal(format!(
                 "no handler export number {target}"
-            )))
-        })?;
+            ))));
+        }
         self.layout
             .plan(call, self.scratch.offset, self.api)
             .map_err(CallFailure::keep)?;
         if self.layout.total > self.scratch.len {
+            // `cyxla_alloc` is guest code: what earlier calls left in the
+            // old region goes first.
+            self.zero_scratch(self.dirty);
+            self.dirty = 0;
             self.grow_scratch(self.layout.total)?;
             self.layout
                 .plan(call, self.scratch.offset, self.api)
@@ -208,10 +232,16 @@ impl Instance {
             state.limiter.refused_memory = None;
             state.limiter.refused_table = None;
         }
-        deadline::arm(&mut self.store, self.engine.limits().deadline_ticks());
-        let result = {
-            let _active = self.engine.ticker().enter();
-            handler.call(&mut self.store, self.layout.frame_addr().cast_signed())
+        let (result, interrupted) = {
+            let active = self.engine.ticker().enter(
+                &mut self.store,
+                self.limits.call_timeout,
+                self.limits.deadline_ticks(),
+                &self.code,
+            );
+            let result =
+                self.handlers[target].call(&mut self.store, self.layout.frame_addr().cast_signed());
+            (result, active.interrupted())
         };
         drain_logs(&self.store, guest, target_name);
 
@@ -226,12 +256,20 @@ impl Instance {
                     discard: true,
                 }),
             },
-            Err(error) => Err(self.trapped(&error)),
+            Err(error) => Err(self.trapped(&error, interrupted)),
         };
         let state = self.store.data_mut();
         state.call = None;
         state.errors.clear();
         outcome
+    }
+
+    /// Zeroes the first `len` bytes of the scratch region.
+    fn zero_scratch(&mut self, len: u32) {
+        let data = self.memory.data_mut(&mut self.store);
+        if let Some(range) = guest_range(data.len(), self.scratch.offset, len as usize) {
+            data[range].fill(0);
+        }
     }
 
     /// Copies the header and the inputs into guest memory and zeroes the
@@ -240,26 +278,40 @@ impl Instance {
         let base = self.scratch.offset;
         let data = self.memory.data_mut(&mut self.store);
         let size = data.len();
-        let total = self.layout.total as usize;
-        let Some(range) = guest_range(size, base, total) else {
+        let extent = self.layout.total.max(self.dirty) as usize;
+        let Some(range) = guest_range(size, base, extent) else {
             return Err(CallFailure {
                 error: HandlerError::internal(format!(
-                    "the scratch region at {base:#x} ({total} bytes) is outside guest memory ({size} bytes)"
+                    "the scratch region at {base:#x} ({extent} bytes) is outside guest memory ({size} bytes)"
                 )),
                 discard: true,
             });
         };
+        // Every byte that earlier calls wrote (up to `dirty`) is rewritten
+        // or zeroed before guest code runs: the header is copied, the
+        // operands are copied, the results, the padding between regions and
+        // whatever lies past this call's end are zeroed. No call finds bytes
+        // the host wrote for an earlier one, at the cost of zeroing only
+        // what this call does not overwrite.
         let scratch = &mut data[range];
-        scratch[..self.layout.header.len()].copy_from_slice(&self.layout.header);
+        let header = self.layout.header.len();
+        scratch[..header].copy_from_slice(&self.layout.header);
+        let mut cursor = header;
         for (i, region) in self.layout.inputs.iter().enumerate() {
             let start = region.offset as usize;
-            call.read_arg(i, &mut scratch[start..start + region.len as usize])
+            scratch[cursor..start].fill(0);
+            cursor = start + region.len as usize;
+            call.read_arg(i, &mut scratch[start..cursor])
                 .map_err(CallFailure::keep)?;
         }
         for region in &self.layout.outputs {
             let start = region.offset as usize;
-            scratch[start..start + region.len as usize].fill(0);
+            scratch[cursor..start].fill(0);
+            cursor = start + region.len as usize;
+            scratch[start..cursor].fill(0);
         }
+        scratch[cursor..].fill(0);
+        self.dirty = self.layout.total;
         Ok(())
     }
 
@@ -294,15 +346,21 @@ impl Instance {
                 ),
             )));
         };
-        deadline::arm(&mut self.store, self.engine.limits().deadline_ticks());
-        let result = {
-            let _active = self.engine.ticker().enter();
-            self.alloc
-                .call(&mut self.store, (want_i32, DATA_ALIGN.cast_signed()))
+        let (result, interrupted) = {
+            let active = self.engine.ticker().enter(
+                &mut self.store,
+                self.limits.call_timeout,
+                self.limits.deadline_ticks(),
+                &self.code,
+            );
+            let result = self
+                .alloc
+                .call(&mut self.store, (want_i32, DATA_ALIGN.cast_signed()));
+            (result, active.interrupted())
         };
         let addr = match result {
             Ok(addr) => addr.cast_unsigned(),
-            Err(error) => return Err(self.trapped(&error)),
+            Err(error) => return Err(self.trapped(&error, interrupted)),
         };
         if addr == 0 {
             return Err(CallFailure::keep(HandlerError::new(
@@ -310,7 +368,7 @@ impl Instance {
                 format!(
                     "`{}({want}, {DATA_ALIGN})` returned 0: no room in guest memory for the call (memory limit {})",
                     abi::EXPORT_ALLOC,
-                    self.engine.limits().memory_display()
+                    self.limits.memory_display()
                 ),
             )));
         }
@@ -328,12 +386,19 @@ impl Instance {
             offset: addr,
             len: want,
         };
+        // The guest's allocator may hand out memory it used before: start
+        // from zeros (calls scrub what they leave, see `scrub`).
+        let data = self.memory.data_mut(&mut self.store);
+        if let Some(range) = guest_range(data.len(), addr, want as usize) {
+            data[range].fill(0);
+        }
         Ok(())
     }
 
-    /// The failure for an error out of guest code; the instance is discarded.
-    fn trapped(&mut self, error: &wasmtime::Error) -> CallFailure {
-        let is_trap = error.downcast_ref::<Trap>().is_some();
+    /// The failure for an error out of guest code (`interrupted`: stopped
+    /// by a signal deadline); the instance is discarded.
+    fn trapped(&mut self, error: &wasmtime::Error, interrupted: bool) -> CallFailure {
+        let is_trap = error.downcast_ref::<Trap>().is_some() && !interrupted;
         let panic = if is_trap { self.panic_message() } else { None };
         let (code, text) = match panic {
             // A panicking guest stored its message and trapped: the message
@@ -345,7 +410,13 @@ impl Instance {
                 };
                 (ErrorCode::Internal, text)
             }
-            None => describe(error, self.store.data(), &self.engine),
+            None => describe(
+                error,
+                self.store.data(),
+                &self.limits,
+                self.limits.call_timeout,
+                interrupted,
+            ),
         };
         CallFailure {
             error: HandlerError::new(code, text),
@@ -357,9 +428,11 @@ impl Instance {
     /// has one.
     fn panic_message(&mut self) -> Option<String> {
         let func = self.last_panic.clone()?;
-        deadline::arm(&mut self.store, 2);
         let addr = {
-            let _active = self.engine.ticker().enter();
+            let _active =
+                self.engine
+                    .ticker()
+                    .enter(&mut self.store, self.limits.tick * 2, 2, &self.code);
             func.call(&mut self.store, ()).ok()?.cast_unsigned()
         };
         if addr == 0 {
@@ -367,7 +440,7 @@ impl Instance {
         }
         let data = self.memory.data(&self.store);
         let start = usize::try_from(addr).ok()?;
-        let limit = self.engine.limits().error_message_bytes;
+        let limit = self.limits.error_message_bytes;
         let window = data.get(start..data.len().min(start.saturating_add(limit)))?;
         let len = window.iter().position(|&b| b == 0).unwrap_or(window.len());
         Some(String::from_utf8_lossy(&window[..len]).into_owned())
@@ -404,18 +477,25 @@ fn drain_logs(store: &Store<HostState>, guest: &str, target: &str) {
 }
 
 /// The error code and description (lower case, no final period) of an
-/// error out of guest code.
+/// error out of guest code that ran under `limits` with a wall-time limit
+/// of `deadline`; `interrupted` if a signal deadline stopped it.
 pub(crate) fn describe(
     error: &wasmtime::Error,
     state: &HostState,
-    engine: &Engine,
+    limits: &Limits,
+    deadline: std::time::Duration,
+    interrupted: bool,
 ) -> (ErrorCode, String) {
-    let limits = engine.limits();
-    let (mut code, mut text) = if let Some(trap) = error.downcast_ref::<Trap>() {
+    let (mut code, mut text) = if interrupted {
+        (
+            ErrorCode::DeadlineExceeded,
+            format!("exceeded its deadline ({deadline:?})"),
+        )
+    } else if let Some(trap) = error.downcast_ref::<Trap>() {
         match trap {
             Trap::Interrupt => (
                 ErrorCode::DeadlineExceeded,
-                format!("exceeded its deadline ({:?})", limits.call_timeout),
+                format!("exceeded its deadline ({deadline:?})"),
             ),
             Trap::StackOverflow => (
                 ErrorCode::ResourceExhausted,

@@ -58,6 +58,8 @@ mod deadline;
 mod dispatch;
 mod engine;
 mod error;
+#[doc(hidden)]
+pub mod fuzz;
 mod guest;
 mod guests;
 mod imports;

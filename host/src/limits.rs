@@ -1,14 +1,36 @@
 //! Resource limits for guests: every resource a guest can consume has one.
 //!
-//! The defaults are listed on [`Limits::default`]; every field is public so
-//! an operator (or a test) can override any of them.
+//! The defaults are listed on [`Limits::default`]. An operator overrides
+//! them for every guest with `--limit NAME=VALUE` ([`Limits::set`]), and for
+//! one guest with a side file next to its module: `x.limits.toml` for
+//! `x.wasm` ([`LimitOverrides`], [`side_file`]). The side file wins over the
+//! flags, which win over the defaults. The side file lives in the operator's
+//! guests folder, next to the module the operator chose to install, so it is
+//! operator input like the module itself; it is parsed strictly (unknown
+//! names and out-of-range values reject the guest).
+//!
+//! ```toml
+//! # guests/rms_norm.limits.toml
+//! memory = "64 MiB"
+//! call_timeout = "2s"
+//! instances = 4
+//! ```
 
+use std::fmt;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+use serde::de::{self, Deserializer, Visitor};
+
+use serde::{Deserialize, Serialize};
+
+pub use crate::deadline::Interrupt;
 
 /// What one guest may consume.
 ///
-/// Limits apply per instance (memory, tables, stack), per guest (instances)
-/// or per call (wall time, captured output).
+/// Limits apply per module before compilation (module size, function count,
+/// function size), per instance (memory, tables, stack), per guest
+/// (instances) or per call (wall time, captured output).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Limits {
@@ -20,16 +42,22 @@ pub struct Limits {
     /// Most instances of one guest alive at once (calls beyond that wait).
     pub instances_per_guest: usize,
     /// Wall time of one call (including instantiation when a call needs a
-    /// new instance). Measured with epoch ticks, so it is exceeded by at most
-    /// one [`Limits::tick`].
+    /// new instance). Exceeded by at most one [`Limits::tick`].
     pub call_timeout: Duration,
+    /// Wall time of one instantiation: the start function, `_initialize`
+    /// and the ABI checks.
+    pub instantiate_timeout: Duration,
     /// How long a call waits for a busy guest's instance to come back
     /// before it fails with RESOURCE_EXHAUSTED.
     pub instance_wait: Duration,
     /// Largest `.wasm` file accepted, in bytes.
     pub module_bytes: u64,
-    /// Most wasm stack one call may use, in bytes (engine-wide: the value of
-    /// the first [`crate::Engine`] built from these limits).
+    /// Most functions a module may define (checked before compiling).
+    pub functions: u64,
+    /// Largest body of one function, in bytes (checked before compiling).
+    pub function_bytes: u64,
+    /// Most wasm stack one call may use, in bytes. Engine-wide in wasmtime:
+    /// a guest whose side file sets another value gets an engine of its own.
     pub stack_bytes: usize,
     /// Bytes of a guest's stdout and stderr kept per call (each); the rest is
     /// dropped and counted.
@@ -39,66 +67,571 @@ pub struct Limits {
     pub error_message_bytes: usize,
     /// Most error handles one instance can hold at once.
     pub error_handles: usize,
-    /// Period of the deadline timer.
+    /// Period of the deadline timer (engine-wide: a flag, not a side-file
+    /// setting).
     pub tick: Duration,
+    /// How guest code past its deadline is stopped (engine-wide).
+    pub interrupt: Interrupt,
+    /// Give every call a fresh instance: nothing a guest keeps in its
+    /// memory (heap, statics) survives from one call to the next, so no call
+    /// sees data of an earlier call, whoever made it. Off by default: an
+    /// instance serves many calls, and only what the host wrote into it
+    /// (frames, operands, results) is overwritten or zeroed before the next
+    /// call runs.
+    pub fresh_instances: bool,
 }
+
+/// Largest wasm stack a guest may be given: 4 MiB. Guest code runs on the
+/// native stack of the thread that calls it (XLA's threads, 8 MiB by
+/// default on Linux), and the wasm stack limit must leave room below it.
+pub const MAX_STACK_BYTES: u64 = 4 << 20;
 
 /// Default linear memory limit: 256 MiB.
 pub const DEFAULT_MEMORY_BYTES: u64 = 256 << 20;
 
 impl Default for Limits {
-    /// The defaults:
+    /// The defaults (the names are those of `--limit NAME=VALUE` and of the
+    /// side file):
     ///
-    /// | limit | default |
-    /// |---|---|
-    /// | `memory_bytes` | 256 MiB |
-    /// | `table_elements` | 100 000 |
-    /// | `instances_per_guest` | 8 |
-    /// | `call_timeout` | 10 s |
-    /// | `instance_wait` | 10 s |
-    /// | `module_bytes` | 64 MiB |
-    /// | `stack_bytes` | 512 KiB |
-    /// | `log_bytes_per_call` | 64 KiB |
-    /// | `error_message_bytes` | 64 KiB |
-    /// | `error_handles` | 1024 |
-    /// | `tick` | 10 ms |
+    /// | name | field | default |
+    /// |---|---|---|
+    /// | `memory` | `memory_bytes` | 256 MiB |
+    /// | `table_elements` | `table_elements` | 100 000 |
+    /// | `stack` | `stack_bytes` | 512 KiB |
+    /// | `instances` | `instances_per_guest` | 8 |
+    /// | `call_timeout` | `call_timeout` | 10 s |
+    /// | `instantiate_timeout` | `instantiate_timeout` | 5 s |
+    /// | `instance_wait` | `instance_wait` | 10 s |
+    /// | `module_size` | `module_bytes` | 64 MiB |
+    /// | `functions` | `functions` | 100 000 |
+    /// | `function_size` | `function_bytes` | 1 MiB |
+    /// | `log_bytes` | `log_bytes_per_call` | 64 KiB |
+    /// | `error_message` | `error_message_bytes` | 64 KiB |
+    /// | `error_handles` | `error_handles` | 1024 |
+    /// | `tick` | `tick` | 10 ms |
+    /// | `interrupt` | `interrupt` | `auto`: `signal` on x86_64 Linux, else `epoch` |
+    /// | `fresh_instances` | `fresh_instances` | `false` |
     fn default() -> Limits {
         Limits {
             memory_bytes: DEFAULT_MEMORY_BYTES,
             table_elements: 100_000,
             instances_per_guest: 8,
             call_timeout: Duration::from_secs(10),
+            instantiate_timeout: Duration::from_secs(5),
             instance_wait: Duration::from_secs(10),
             module_bytes: 64 << 20,
+            functions: 100_000,
+            function_bytes: 1 << 20,
             stack_bytes: 512 << 10,
             log_bytes_per_call: 64 << 10,
             error_message_bytes: 64 << 10,
             error_handles: 1024,
             tick: Duration::from_millis(10),
+            interrupt: Interrupt::Auto,
+            fresh_instances: false,
         }
     }
 }
 
+/// Ticks for a wall-time limit: rounded up to whole ticks, plus one because
+/// the first tick may come at once.
+fn ticks(limit: Duration, tick: Duration) -> u64 {
+    let tick = tick.as_nanos().max(1);
+    let ticks = limit.as_nanos().div_ceil(tick);
+    u64::try_from(ticks)
+        .unwrap_or(u64::MAX - 1)
+        .saturating_add(1)
+}
+
 impl Limits {
-    /// Number of deadline ticks for one call: the timeout rounded up to
-    /// whole ticks, plus one because the first tick may come at once.
+    /// Number of deadline ticks for one call.
     pub fn deadline_ticks(&self) -> u64 {
-        let tick = self.tick.as_nanos().max(1);
-        let ticks = self.call_timeout.as_nanos().div_ceil(tick);
-        u64::try_from(ticks)
-            .unwrap_or(u64::MAX - 1)
-            .saturating_add(1)
+        ticks(self.call_timeout, self.tick)
+    }
+
+    /// Number of deadline ticks for one instantiation.
+    pub fn instantiate_ticks(&self) -> u64 {
+        ticks(self.instantiate_timeout, self.tick)
     }
 
     /// Human-readable memory limit (`256 MiB`).
     pub fn memory_display(&self) -> String {
         bytes_display(self.memory_bytes)
     }
+
+    /// Sets the limit `name` from its text form, as `--limit NAME=VALUE`
+    /// gives it: sizes as `64MiB`, `512 KiB` or a number of bytes, times as
+    /// `250ms` or `2s`, counts as numbers.
+    ///
+    /// # Errors
+    ///
+    /// An unknown name (the message lists the known ones), a value that does
+    /// not parse, or one out of range.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), LimitError> {
+        let fail = |message: String| LimitError {
+            source: None,
+            message: format!("--limit {name}={value}: {message}"),
+        };
+        // One line of TOML, so that flags and side files share one parser
+        // (and its messages).
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(fail(format!("`{name}` is not a limit name")));
+        }
+        if value.contains(['\'', '\n', '\r']) || value.chars().any(char::is_control) {
+            return Err(fail(format!("`{value}` is not a value")));
+        }
+        let overrides: LimitOverrides = toml::from_str(&format!("{name} = '{value}'"))
+            .map_err(|e| fail(e.message().trim_end().to_owned()))?;
+        self.apply(&overrides).map_err(|message| LimitError {
+            source: None,
+            message: format!("--limit {name}={value}: {message}"),
+        })
+    }
+
+    /// Applies every setting of `overrides`.
+    ///
+    /// # Errors
+    ///
+    /// A value out of range (the message names the setting, the value and
+    /// the range); nothing is changed then.
+    pub fn apply(&mut self, overrides: &LimitOverrides) -> Result<(), String> {
+        let mut next = self.clone();
+        let o = overrides;
+        if let Some(v) = o.memory {
+            next.memory_bytes = in_range("memory", v.0, 64 << 10, 4 << 30, bytes_display)?;
+        }
+        if let Some(v) = o.table_elements {
+            next.table_elements = count("table_elements", v.0, 0, 10_000_000)?;
+        }
+        if let Some(v) = o.stack {
+            next.stack_bytes = size("stack", v.0, 16 << 10, MAX_STACK_BYTES)?;
+        }
+        if let Some(v) = o.instances {
+            next.instances_per_guest = count("instances", v.0, 1, 1024)?;
+        }
+        if let Some(v) = o.call_timeout {
+            next.call_timeout = time("call_timeout", v.0)?;
+        }
+        if let Some(v) = o.instantiate_timeout {
+            next.instantiate_timeout = time("instantiate_timeout", v.0)?;
+        }
+        if let Some(v) = o.instance_wait {
+            next.instance_wait = time("instance_wait", v.0)?;
+        }
+        if let Some(v) = o.module_size {
+            next.module_bytes = in_range("module_size", v.0, 8, 1 << 30, bytes_display)?;
+        }
+        if let Some(v) = o.functions {
+            next.functions = in_range("functions", v.0, 1, 1_000_000, |n| n.to_string())?;
+        }
+        if let Some(v) = o.function_size {
+            next.function_bytes = in_range("function_size", v.0, 1, 64 << 20, bytes_display)?;
+        }
+        if let Some(v) = o.log_bytes {
+            next.log_bytes_per_call = size("log_bytes", v.0, 0, 64 << 20)?;
+        }
+        if let Some(v) = o.error_message {
+            next.error_message_bytes = size("error_message", v.0, 16, 16 << 20)?;
+        }
+        if let Some(v) = o.error_handles {
+            next.error_handles = count("error_handles", v.0, 1, 1 << 20)?;
+        }
+        if let Some(v) = o.tick {
+            let (lo, hi) = (Duration::from_micros(100), Duration::from_secs(1));
+            if v.0 < lo || v.0 > hi {
+                return Err(format!("tick {:?} is out of range ({lo:?} to {hi:?})", v.0));
+            }
+            next.tick = v.0;
+        }
+        if let Some(v) = o.interrupt {
+            if v == Interrupt::Unchecked {
+                return Err(
+                    "interrupt `unchecked` turns deadlines off; it is for measurements, not an operator setting"
+                        .into(),
+                );
+            }
+            next.interrupt = v;
+        }
+        if let Some(v) = o.fresh_instances {
+            next.fresh_instances = v.0;
+        }
+        *self = next;
+        Ok(())
+    }
+
+    /// These limits with the side file of the guest at `wasm` applied, if
+    /// it has one; returns the side file's path too.
+    ///
+    /// # Errors
+    ///
+    /// If the side file exists but cannot be read, does not parse, names an
+    /// unknown or engine-wide setting, or sets a value out of range.
+    pub fn for_guest(&self, wasm: &Path) -> Result<(Limits, Option<PathBuf>), LimitError> {
+        let path = side_file(wasm);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((self.clone(), None)),
+            Err(e) => {
+                return Err(LimitError {
+                    message: format!("cannot read limits file {}: {e}", path.display()),
+                    source: Some(path),
+                });
+            }
+        };
+        let overrides = LimitOverrides::parse(&text).map_err(|message| LimitError {
+            message: format!("limits file {} is invalid: {message}", path.display()),
+            source: Some(path.clone()),
+        })?;
+        for (name, set) in [
+            ("tick", overrides.tick.is_some()),
+            ("interrupt", overrides.interrupt.is_some()),
+        ] {
+            if set {
+                return Err(LimitError {
+                    message: format!(
+                        "limits file {} is invalid: `{name}` is engine-wide; set it with --limit {name}=...",
+                        path.display()
+                    ),
+                    source: Some(path),
+                });
+            }
+        }
+        let mut limits = self.clone();
+        limits.apply(&overrides).map_err(|message| LimitError {
+            message: format!("limits file {} is invalid: {message}", path.display()),
+            source: Some(path.clone()),
+        })?;
+        Ok((limits, Some(path)))
+    }
+}
+
+fn in_range(
+    name: &str,
+    value: u64,
+    lo: u64,
+    hi: u64,
+    show: impl Fn(u64) -> String,
+) -> Result<u64, String> {
+    if value < lo || value > hi {
+        return Err(format!(
+            "{name} {} is out of range ({} to {})",
+            show(value),
+            show(lo),
+            show(hi)
+        ));
+    }
+    Ok(value)
+}
+
+fn size(name: &str, value: u64, lo: u64, hi: u64) -> Result<usize, String> {
+    let v = in_range(name, value, lo, hi, bytes_display)?;
+    usize::try_from(v).map_err(|_| format!("{name} {v} does not fit this machine"))
+}
+
+fn count(name: &str, value: u64, lo: u64, hi: u64) -> Result<usize, String> {
+    let v = in_range(name, value, lo, hi, |n| n.to_string())?;
+    usize::try_from(v).map_err(|_| format!("{name} {v} does not fit this machine"))
+}
+
+fn time(name: &str, value: Duration) -> Result<Duration, String> {
+    let (lo, hi) = (Duration::from_millis(1), Duration::from_secs(86_400));
+    if value < lo || value > hi {
+        return Err(format!(
+            "{name} {value:?} is out of range ({lo:?} to {hi:?})"
+        ));
+    }
+    Ok(value)
+}
+
+/// The side file of the guest module at `wasm`: `x.limits.toml` for
+/// `x.wasm`, in the same folder.
+pub fn side_file(wasm: &Path) -> PathBuf {
+    wasm.with_extension("limits.toml")
+}
+
+/// A limit setting that cannot be applied: a bad `--limit` flag or side
+/// file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LimitError {
+    /// The side file, if the setting came from one.
+    pub source: Option<PathBuf>,
+    /// What is wrong, naming the setting and the file or flag.
+    pub message: String,
+}
+
+impl fmt::Display for LimitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for LimitError {}
+
+/// A `NAME=VALUE` limit setting, as the `--limit` flag takes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LimitSetting {
+    /// The limit's name (see [`Limits::default`]).
+    pub name: String,
+    /// Its value, as text.
+    pub value: String,
+}
+
+impl std::str::FromStr for LimitSetting {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<LimitSetting, String> {
+        let (name, value) = s
+            .split_once('=')
+            .ok_or_else(|| format!("`{s}` is not NAME=VALUE (e.g. memory=64MiB)"))?;
+        let setting = LimitSetting {
+            name: name.trim().to_owned(),
+            value: value.trim().to_owned(),
+        };
+        // Parse now so that clap reports a bad value as a usage error.
+        Limits::default().set(&setting.name, &setting.value)?;
+        Ok(setting)
+    }
+}
+
+impl From<LimitError> for String {
+    fn from(e: LimitError) -> String {
+        e.message
+    }
+}
+
+/// Settings that override [`Limits`]: the contents of a side file (TOML),
+/// or of `--limit` flags. Every field is optional; an absent one keeps the
+/// limit it would override. Unknown names are errors.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitOverrides {
+    /// [`Limits::memory_bytes`].
+    pub memory: Option<ByteSize>,
+    /// [`Limits::table_elements`].
+    pub table_elements: Option<Count>,
+    /// [`Limits::stack_bytes`].
+    pub stack: Option<ByteSize>,
+    /// [`Limits::instances_per_guest`].
+    pub instances: Option<Count>,
+    /// [`Limits::call_timeout`].
+    pub call_timeout: Option<Time>,
+    /// [`Limits::instantiate_timeout`].
+    pub instantiate_timeout: Option<Time>,
+    /// [`Limits::instance_wait`].
+    pub instance_wait: Option<Time>,
+    /// [`Limits::module_bytes`].
+    pub module_size: Option<ByteSize>,
+    /// [`Limits::functions`].
+    pub functions: Option<Count>,
+    /// [`Limits::function_bytes`].
+    pub function_size: Option<ByteSize>,
+    /// [`Limits::log_bytes_per_call`].
+    pub log_bytes: Option<ByteSize>,
+    /// [`Limits::error_message_bytes`].
+    pub error_message: Option<ByteSize>,
+    /// [`Limits::error_handles`].
+    pub error_handles: Option<Count>,
+    /// [`Limits::tick`] (flags only: engine-wide).
+    pub tick: Option<Time>,
+    /// [`Limits::interrupt`] (flags only: engine-wide).
+    pub interrupt: Option<Interrupt>,
+    /// [`Limits::fresh_instances`].
+    pub fresh_instances: Option<Flag>,
+}
+
+impl LimitOverrides {
+    /// Parses a side file's TOML text.
+    ///
+    /// # Errors
+    ///
+    /// The TOML parser's message (line, column, the unknown key or bad
+    /// value), on one line.
+    pub fn parse(text: &str) -> Result<LimitOverrides, String> {
+        toml::from_str(text).map_err(|e| {
+            let message = e.message().trim_end().to_owned();
+            match e.span() {
+                Some(span) => {
+                    let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+                    format!("line {line}: {message}")
+                }
+                None => message,
+            }
+        })
+    }
+}
+
+/// A size in bytes: a number of bytes, or text like `64 MiB`, `512KiB`,
+/// `1GiB`, `4096`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ByteSize(pub u64);
+
+/// A wall time: text like `250ms`, `2s`, `1min`, `500us`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Time(pub Duration);
+
+/// A yes/no setting: `true` or `false` (also as text).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Flag(pub bool);
+
+impl<'de> Deserialize<'de> for Flag {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Flag, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Flag;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("true or false")
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Flag, E> {
+                Ok(Flag(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Flag, E> {
+                match v.trim() {
+                    "true" => Ok(Flag(true)),
+                    "false" => Ok(Flag(false)),
+                    other => Err(E::custom(format!("`{other}` is not true or false"))),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A count: a number, or its text (`100000`, `100_000`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Count(pub u64);
+
+/// Splits `12.5 MiB` into `(12.5, "mib")`.
+fn number_and_unit(text: &str) -> Option<(f64, String)> {
+    let text = text.trim();
+    let end = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .unwrap_or(text.len());
+    let number: String = text[..end].chars().filter(|&c| c != '_').collect();
+    if number.is_empty() {
+        return None;
+    }
+    let value: f64 = number.parse().ok()?;
+    Some((value, text[end..].trim().to_ascii_lowercase()))
+}
+
+/// Parses a size (see [`ByteSize`]).
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    let bad = || {
+        format!("`{text}` is not a size (a number of bytes, or a number with B, KiB, MiB or GiB)")
+    };
+    let (value, unit) = number_and_unit(text).ok_or_else(bad)?;
+    let scale: u64 = match unit.as_str() {
+        "" | "b" => 1,
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        _ => return Err(bad()),
+    };
+    let bytes = value * scale as f64;
+    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 || bytes.fract() != 0.0 {
+        return Err(bad());
+    }
+    Ok(bytes as u64)
+}
+
+/// Parses a wall time (see [`Time`]).
+pub fn parse_time(text: &str) -> Result<Duration, String> {
+    let bad =
+        || format!("`{text}` is not a time (a number with us, ms, s or min, e.g. 250ms or 2s)");
+    let (value, unit) = number_and_unit(text).ok_or_else(bad)?;
+    let seconds = match unit.as_str() {
+        "us" | "µs" => value / 1e6,
+        "ms" => value / 1e3,
+        "s" => value,
+        "min" => value * 60.0,
+        _ => return Err(bad()),
+    };
+    Duration::try_from_secs_f64(seconds).map_err(|_| bad())
+}
+
+/// Parses a count (see [`Count`]).
+pub fn parse_count(text: &str) -> Result<u64, String> {
+    let digits: String = text.trim().chars().filter(|&c| c != '_').collect();
+    digits
+        .parse()
+        .map_err(|_| format!("`{text}` is not a count (a whole number)"))
+}
+
+struct Expecting<T> {
+    what: &'static str,
+    parse: fn(&str) -> Result<T, String>,
+    from_int: Option<fn(u64) -> T>,
+}
+
+impl<'de, T> Visitor<'de> for Expecting<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.what)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+        (self.parse)(v).map_err(E::custom)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<T, E> {
+        match self.from_int {
+            Some(f) => Ok(f(v)),
+            None => Err(E::custom(format!("{v} has no unit: write {}", self.what))),
+        }
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<T, E> {
+        match u64::try_from(v) {
+            Ok(v) => self.visit_u64(v),
+            Err(_) => Err(E::custom(format!("{v} is negative"))),
+        }
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {
+        Err(E::custom(format!("{v} is not {}", self.what)))
+    }
+}
+
+impl<'de> Deserialize<'de> for ByteSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ByteSize, D::Error> {
+        d.deserialize_any(Expecting {
+            what: "a size like \"64 MiB\" or a number of bytes",
+            parse: |s| parse_bytes(s).map(ByteSize),
+            from_int: Some(ByteSize),
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Time {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Time, D::Error> {
+        d.deserialize_any(Expecting {
+            what: "a time with a unit, like \"250ms\" or \"2s\"",
+            parse: |s| parse_time(s).map(Time),
+            from_int: None,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Count, D::Error> {
+        d.deserialize_any(Expecting {
+            what: "a whole number",
+            parse: |s| parse_count(s).map(Count),
+            from_int: Some(Count),
+        })
+    }
 }
 
 /// `n` bytes as `N MiB`, `N KiB` or `N bytes`, whichever is exact.
 pub fn bytes_display(n: u64) -> String {
-    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+    if n >= 1 << 30 && n.is_multiple_of(1 << 30) {
+        format!("{} GiB", n >> 30)
+    } else if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         format!("{} MiB", n >> 20)
     } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
         format!("{} KiB", n >> 10)
@@ -115,6 +648,7 @@ mod tests {
     fn deadline_ticks_round_up() {
         let mut limits = Limits::default();
         assert_eq!(limits.deadline_ticks(), 1001);
+        assert_eq!(limits.instantiate_ticks(), 501);
         limits.call_timeout = Duration::from_millis(15);
         assert_eq!(limits.deadline_ticks(), 3);
         limits.call_timeout = Duration::from_secs(u64::MAX);
@@ -124,8 +658,101 @@ mod tests {
 
     #[test]
     fn bytes_are_shown_exactly() {
+        assert_eq!(bytes_display(4 << 30), "4 GiB");
         assert_eq!(bytes_display(256 << 20), "256 MiB");
         assert_eq!(bytes_display(64 << 10), "64 KiB");
         assert_eq!(bytes_display(1000), "1000 bytes");
+    }
+
+    #[test]
+    fn flags_set_limits_by_name() {
+        let mut limits = Limits::default();
+        limits.set("memory", "64MiB").unwrap();
+        limits.set("call_timeout", "250ms").unwrap();
+        limits.set("instances", "4").unwrap();
+        limits.set("stack", "1 MiB").unwrap();
+        limits.set("functions", "1_000").unwrap();
+        limits.set("tick", "1ms").unwrap();
+        assert_eq!(limits.memory_bytes, 64 << 20);
+        assert_eq!(limits.call_timeout, Duration::from_millis(250));
+        assert_eq!(limits.instances_per_guest, 4);
+        assert_eq!(limits.stack_bytes, 1 << 20);
+        assert_eq!(limits.functions, 1000);
+        assert_eq!(limits.tick, Duration::from_millis(1));
+
+        let e = limits.set("memroy", "1MiB").unwrap_err().to_string();
+        assert!(
+            e.starts_with("--limit memroy=1MiB: unknown field `memroy`, expected one of"),
+            "{e}"
+        );
+        let e = limits.set("memory", "8 GiB").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--limit memory=8 GiB: memory 8 GiB is out of range (64 KiB to 4 GiB)"
+        );
+        limits.set("interrupt", "epoch").unwrap();
+        assert_eq!(limits.interrupt, Interrupt::Epoch);
+        let e = limits
+            .set("interrupt", "unchecked")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("turns deadlines off"), "{e}");
+        let e = limits.set("interrupt", "fuel").unwrap_err().to_string();
+        assert!(e.contains("unknown variant `fuel`"), "{e}");
+        let e = limits.set("call_timeout", "5").unwrap_err().to_string();
+        assert!(e.contains("`5` is not a time"), "{e}");
+        assert_eq!(
+            limits.memory_bytes,
+            64 << 20,
+            "a failed setting changes nothing"
+        );
+        assert!("memory".parse::<LimitSetting>().is_err());
+        let s: LimitSetting = "memory = 1 MiB".parse().unwrap();
+        assert_eq!((s.name.as_str(), s.value.as_str()), ("memory", "1 MiB"));
+    }
+
+    #[test]
+    fn side_files_parse_strictly() {
+        let o = LimitOverrides::parse(
+            "memory = \"64 MiB\"\ncall_timeout = \"2s\"\ninstances = 4\nstack = 1048576\n",
+        )
+        .unwrap();
+        assert_eq!(o.memory, Some(ByteSize(64 << 20)));
+        assert_eq!(o.call_timeout, Some(Time(Duration::from_secs(2))));
+        assert_eq!(o.instances, Some(Count(4)));
+        assert_eq!(o.stack, Some(ByteSize(1 << 20)));
+        let e = LimitOverrides::parse("memory = \"1 MiB\"\nfuel = 3\n").unwrap_err();
+        assert!(e.starts_with("line 2: unknown field `fuel`"), "{e}");
+        let e = LimitOverrides::parse("call_timeout = 2\n").unwrap_err();
+        assert!(e.contains("2 has no unit"), "{e}");
+        let e = LimitOverrides::parse("memory = \"lots\"\n").unwrap_err();
+        assert!(e.contains("`lots` is not a size"), "{e}");
+        let e = LimitOverrides::parse("instances = -1\n").unwrap_err();
+        assert!(e.contains("-1 is negative"), "{e}");
+        assert_eq!(
+            LimitOverrides::parse("").unwrap(),
+            LimitOverrides::default()
+        );
+    }
+
+    #[test]
+    fn units_parse() {
+        assert_eq!(parse_bytes("1.5 KiB"), Ok(1536));
+        assert_eq!(parse_bytes("2g"), Ok(2 << 30));
+        assert!(parse_bytes("1.3 B").is_err());
+        assert!(parse_bytes("-1").is_err());
+        assert_eq!(parse_time("500us"), Ok(Duration::from_micros(500)));
+        assert_eq!(parse_time("1min"), Ok(Duration::from_secs(60)));
+        assert!(parse_time("1e400s").is_err());
+        assert_eq!(parse_count("100_000"), Ok(100_000));
+        assert!(parse_count("1.5").is_err());
+    }
+
+    #[test]
+    fn side_file_sits_next_to_the_module() {
+        assert_eq!(
+            side_file(Path::new("guests/rms_norm.wasm")),
+            Path::new("guests/rms_norm.limits.toml")
+        );
     }
 }

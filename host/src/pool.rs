@@ -5,7 +5,8 @@
 //! lock), else a new one while fewer than [`crate::Limits::instances_per_guest`]
 //! are alive, else it waits up to [`crate::Limits::instance_wait`] for one to
 //! come back. A [`Lease`] returns its instance when dropped, or discards it
-//! if the call trapped (or the thread is panicking).
+//! if the call trapped (or the thread is panicking), or if the guest runs
+//! with [`crate::Limits::fresh_instances`].
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
@@ -19,6 +20,10 @@ struct State {
     idle: Vec<Instance>,
     /// Instances alive: idle, leased, or being made.
     live: usize,
+    /// Callers waiting for an instance to come back. Returning one wakes a
+    /// waiter only if there is one: `Condvar::notify_one` is a system call
+    /// even when nobody waits, and this is every call's path.
+    waiting: usize,
 }
 
 /// The instances of one guest.
@@ -32,12 +37,13 @@ pub(crate) struct Pool {
 impl Pool {
     /// An empty pool for `guest`.
     pub(crate) fn new(guest: Arc<Guest>) -> Pool {
-        let max = guest.engine().limits().instances_per_guest.max(1);
+        let max = guest.limits().instances_per_guest.max(1);
         Pool {
             guest,
             state: Mutex::new(State {
                 idle: Vec::with_capacity(max),
                 live: 0,
+                waiting: 0,
             }),
             returned: Condvar::new(),
             max,
@@ -94,7 +100,7 @@ impl Pool {
                     }
                 };
             }
-            let wait = self.guest.engine().limits().instance_wait;
+            let wait = self.guest.limits().instance_wait;
             let now = Instant::now();
             let until = *deadline.get_or_insert_with(|| {
                 now.checked_add(wait)
@@ -109,23 +115,35 @@ impl Pool {
                     ),
                 ));
             }
+            state.waiting += 1;
             state = match self.returned.wait_timeout(state, until - now) {
                 Ok((state, _)) => state,
                 Err(poisoned) => poisoned.into_inner().0,
             };
+            state.waiting -= 1;
         }
     }
 
     fn put(&self, instance: Instance) {
-        self.lock().idle.push(instance);
-        self.returned.notify_one();
+        let mut state = self.lock();
+        state.idle.push(instance);
+        // A waiter counts itself under the lock before it waits, so none
+        // is missed.
+        let wake = state.waiting > 0;
+        drop(state);
+        if wake {
+            self.returned.notify_one();
+        }
     }
 
     fn forget_one(&self) {
         let mut state = self.lock();
         state.live = state.live.saturating_sub(1);
+        let wake = state.waiting > 0;
         drop(state);
-        self.returned.notify_one();
+        if wake {
+            self.returned.notify_one();
+        }
     }
 
     /// Instances alive now (idle or leased).
@@ -161,7 +179,7 @@ impl Drop for Lease<'_> {
         let Some(instance) = self.instance.take() else {
             return;
         };
-        if self.discard || std::thread::panicking() {
+        if self.discard || std::thread::panicking() || self.pool.guest.limits().fresh_instances {
             drop(instance);
             self.pool.forget_one();
         } else {

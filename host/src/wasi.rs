@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p1::WasiP1Ctx;
-use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
+use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError, StreamResult};
 use wasmtime_wasi::{HostMonotonicClock, HostWallClock, WasiCtxBuilder};
 
 /// A guest's stdout or stderr: keeps the first `capacity` bytes written since
@@ -101,8 +101,19 @@ impl Pollable for LogPipe {
     async fn ready(&mut self) {}
 }
 
+/// A guest past its deadline that keeps writing stops here (signal
+/// deadlines only land in guest code; a guest looping on `fd_write` is
+/// mostly in host code).
+fn check_deadline() -> StreamResult<()> {
+    if crate::deadline::overdue() {
+        return Err(StreamError::Trap(wasmtime::Trap::Interrupt.into()));
+    }
+    Ok(())
+}
+
 impl OutputStream for LogPipe {
     fn write(&mut self, bytes: bytes::Bytes) -> StreamResult<()> {
+        check_deadline()?;
         self.push(&bytes);
         Ok(())
     }
@@ -112,6 +123,7 @@ impl OutputStream for LogPipe {
     }
 
     fn check_write(&mut self) -> StreamResult<usize> {
+        check_deadline()?;
         // Always accept: what does not fit is counted, not refused, so a
         // chatty guest is never blocked or failed by its logging.
         Ok(64 << 10)

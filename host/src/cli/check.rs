@@ -86,6 +86,20 @@ fn describe_accepted(out: &mut String, guest: &Guest) {
     let _ = writeln!(out, "ok: {}", guest.path().display());
     let _ = writeln!(out, "  sha256   {}", guest.sha256_hex());
     let _ = writeln!(out, "  size     {} bytes", guest.size());
+    let limits = guest.limits();
+    let _ = writeln!(
+        out,
+        "  limits   memory {}, stack {}, instances {}, call {:?}, instantiate {:?} ({})",
+        limits.memory_display(),
+        crate::limits::bytes_display(limits.stack_bytes as u64),
+        limits.instances_per_guest,
+        limits.call_timeout,
+        limits.instantiate_timeout,
+        match guest.limits_file() {
+            Some(file) => format!("with {}", file.display()),
+            None => "defaults and flags".to_owned(),
+        }
+    );
     for target in guest.targets() {
         let _ = writeln!(
             out,

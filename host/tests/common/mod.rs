@@ -150,6 +150,7 @@ pub fn full_guest(prefix: &str) -> Vec<u8> {
 pub fn test_limits() -> Limits {
     let mut limits = Limits::default();
     limits.call_timeout = Duration::from_millis(300);
+    limits.instantiate_timeout = Duration::from_millis(300);
     limits.tick = Duration::from_millis(5);
     limits.memory_bytes = 4 << 20;
     limits.instances_per_guest = 3;

@@ -1,0 +1,373 @@
+//! What deadlines cost guest code, by mechanism (`Limits::interrupt`):
+//!
+//! - `unchecked`: no deadline at all (the reference; never for real guests),
+//! - `epoch`: wasmtime epoch interruption (a check in every loop header),
+//! - `signal`: no checks compiled in; a watchdog thread signals a guest past
+//!   its deadline (host/src/deadline/signal.rs).
+//!
+//! Kernels, each a whole sandboxed call with host-owned buffers (copy in,
+//! run, copy out): the bundled `noop` guest (the cost of arming a deadline
+//! per call), the bundled `rms_norm` guest on f32[256, 4096] and on
+//! f32[8192, 32] (short rows: more loop overhead), and a tight scalar loop
+//! (`spin_sum`: Σ i·i over 10⁷ iterations, a loop-carried dependency, WAT).
+//! Then how far past its deadline each mechanism stops `loop {}`, and what
+//! protection against data remanence costs (scrubbed reuse versus a fresh
+//! instance per call).
+//!
+//! The summary measures every variant interleaved, in one run, and prints
+//! medians and the ratio to `unchecked`.
+//!
+//! Run: `cargo bench -p cyxla-benches --bench deadline`.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group};
+use cyxla_host::limits::Interrupt;
+use cyxla_host::{AllowList, GuestHandler, HostAttr, HostBuffer, HostCall, Limits, Sandbox};
+use plugin_glue::DType;
+
+/// A guest serving `spin_sum` (Σ i·i for i < dims[0] of operand 0, into an
+/// s64 result) and `spin` (`loop {}`), implementing guest ABI v1 by hand.
+const SPIN_GUEST: &str = r#"(module
+  (memory (export "memory") 2)
+  (global $bump (mut i32) (i32.const 8192))
+  (func (export "cyxla_abi_version") (result i32) (i32.const 1))
+  (func (export "cyxla_api") (result i32) (i32.const 1024))
+  (func (export "cyxla_alloc") (param $size i32) (param $align i32) (result i32)
+    (local $p i32) (local $end i32) (local $have i32)
+    (local.set $p (i32.and (i32.add (global.get $bump) (i32.sub (local.get $align) (i32.const 1)))
+                           (i32.xor (i32.sub (local.get $align) (i32.const 1)) (i32.const -1))))
+    (local.set $end (i32.add (local.get $p) (local.get $size)))
+    (local.set $have (i32.shl (memory.size) (i32.const 16)))
+    (if (i32.gt_u (local.get $end) (local.get $have))
+      (then (if (i32.eq (memory.grow (i32.shr_u (i32.add (i32.sub (local.get $end) (local.get $have))
+                                                          (i32.const 65535)) (i32.const 16)))
+                        (i32.const -1))
+              (then (return (i32.const 0))))))
+    (global.set $bump (local.get $end))
+    (local.get $p))
+  (func (export "spin_sum") (param $f i32) (result i32)
+    (local $i i64) (local $n i64) (local $acc i64)
+    ;; n = args[0].dims[0]
+    (local.set $n (i64.load (i32.load offset=24 (i32.load (i32.load offset=44 (local.get $f))))))
+    (block $done (loop $next
+      (br_if $done (i64.ge_u (local.get $i) (local.get $n)))
+      (local.set $acc (i64.add (local.get $acc) (i64.mul (local.get $i) (local.get $i))))
+      (local.set $i (i64.add (local.get $i) (i64.const 1)))
+      (br $next)))
+    ;; rets[0].data = acc
+    (i64.store (i32.load offset=12 (i32.load (i32.load offset=68 (local.get $f)))) (local.get $acc))
+    (i32.const 0))
+  (func (export "spin") (param i32) (result i32) (loop $l (br $l)) (i32.const 0))
+  (@custom "cyxla.targets" "cyxla-target v1 spin_sum spin_sum\0acyxla-target v1 spin spin\0a"))"#;
+
+const SPIN_N: i64 = 10_000_000;
+
+struct Variant {
+    name: &'static str,
+    _dir: tempfile::TempDir,
+    rms_norm: GuestHandler,
+    noop: GuestHandler,
+    spin_sum: GuestHandler,
+    spin: GuestHandler,
+}
+
+fn bundled_guests() -> std::path::PathBuf {
+    let dir = Sandbox::default_guests_dir();
+    assert!(
+        dir.join("rms_norm.wasm").is_file(),
+        "{} has no rms_norm.wasm: build the bundled guests with scripts/setup.sh (guests/build.sh)",
+        dir.display()
+    );
+    dir
+}
+
+fn variant(name: &'static str, interrupt: Interrupt) -> Variant {
+    let mut limits = Limits::default();
+    limits.interrupt = interrupt;
+    // Generous for the kernels (a loaded machine can stall a call), short
+    // for `spin` below.
+    limits.call_timeout = Duration::from_secs(2);
+    let bundled = Sandbox::new(
+        &bundled_guests(),
+        AllowList::targets(["rms_norm", "noop"]),
+        limits.clone(),
+    )
+    .expect("load the bundled guests");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let wasm = wat::parse_str(SPIN_GUEST).expect("spin guest WAT");
+    std::fs::write(dir.path().join("spin.wasm"), wasm).expect("write spin.wasm");
+    limits.call_timeout = Duration::from_millis(100);
+    let spin = Sandbox::new(dir.path(), AllowList::all(), limits).expect("load spin.wasm");
+    assert_eq!(
+        spin.guests().engine().interrupt(),
+        interrupt,
+        "{name}: this machine does not support the mechanism"
+    );
+    Variant {
+        name,
+        rms_norm: bundled.handler("rms_norm").expect("rms_norm is served"),
+        noop: bundled.handler("noop").expect("noop is served"),
+        spin_sum: spin.handler("spin_sum").expect("spin_sum is served"),
+        spin: spin.handler("spin").expect("spin is served"),
+        _dir: dir,
+    }
+}
+
+fn rms_norm_call(rows: i64, n: i64) -> HostCall {
+    let x: Vec<f32> = (0..rows * n)
+        .map(|i| ((i % 13) as f32 - 6.0) * 0.37)
+        .collect();
+    HostCall::new()
+        .arg(HostBuffer::f32(&[rows, n], &x))
+        .ret(HostBuffer::zeros(DType::F32, &[rows, n]))
+        .attr(
+            "eps",
+            HostAttr::Scalar(DType::F32, 1e-5f32.to_le_bytes().to_vec()),
+        )
+}
+
+fn spin_sum_call() -> HostCall {
+    HostCall::new()
+        .arg(HostBuffer::new(
+            DType::U8,
+            &[SPIN_N],
+            vec![0; SPIN_N as usize],
+        ))
+        .ret(HostBuffer::zeros(DType::S64, &[]))
+}
+
+struct Kernel {
+    name: &'static str,
+    call: HostCall,
+    run: fn(&Variant, &HostCall),
+}
+
+fn kernels() -> Vec<Kernel> {
+    vec![
+        Kernel {
+            name: "noop f32[16] (per call)",
+            call: HostCall::new()
+                .arg(HostBuffer::zeros(DType::F32, &[16]))
+                .ret(HostBuffer::zeros(DType::F32, &[16])),
+            run: |v, c| v.noop.call_host(c).expect("noop"),
+        },
+        Kernel {
+            name: "rms_norm f32[256,4096]",
+            call: rms_norm_call(256, 4096),
+            run: |v, c| v.rms_norm.call_host(c).expect("rms_norm"),
+        },
+        Kernel {
+            name: "rms_norm f32[8192,32]",
+            call: rms_norm_call(8192, 32),
+            run: |v, c| v.rms_norm.call_host(c).expect("rms_norm"),
+        },
+        Kernel {
+            name: "spin_sum 1e7 (scalar loop)",
+            call: spin_sum_call(),
+            run: |v, c| v.spin_sum.call_host(c).expect("spin_sum"),
+        },
+    ]
+}
+
+fn check(variants: &[Variant], kernels: &[Kernel]) {
+    for v in variants {
+        for k in kernels {
+            (k.run)(v, &k.call);
+        }
+        let want: i64 = (0..SPIN_N).fold(0i64, |a, i| a.wrapping_add(i.wrapping_mul(i)));
+        let spin = kernels.iter().find(|k| k.name.starts_with("spin")).unwrap();
+        let got = i64::from_le_bytes(spin.call.result(0).bytes().try_into().unwrap());
+        assert_eq!(got, want, "{}: spin_sum", v.name);
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let variants = [
+        variant("unchecked", Interrupt::Unchecked),
+        variant("epoch", Interrupt::Epoch),
+        variant("signal", Interrupt::Signal),
+    ];
+    let kernels = kernels();
+    check(&variants, &kernels);
+    let mut group = c.benchmark_group("deadline");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(2))
+        .warm_up_time(Duration::from_millis(500));
+    for k in &kernels {
+        for v in &variants {
+            group.bench_function(format!("{}/{}", k.name, v.name), |b| {
+                b.iter(|| (k.run)(v, black_box(&k.call)))
+            });
+        }
+    }
+    group.finish();
+    summary(&variants, &kernels);
+    stop_latency(&variants[1..]);
+    isolation_cost();
+}
+
+/// What data-remanence protection costs per call: an instance reused with
+/// its scratch region scrubbed (the default) versus a fresh instance per
+/// call (`fresh_instances`), and the zeroing itself.
+fn isolation_cost() {
+    const ROUNDS: usize = 15;
+    let handlers: Vec<(&str, GuestHandler, GuestHandler)> = ["noop", "rms_norm"]
+        .iter()
+        .map(|&target| {
+            let make = |fresh: bool| {
+                let mut limits = Limits::default();
+                limits.fresh_instances = fresh;
+                limits.call_timeout = Duration::from_secs(2);
+                Sandbox::new(&bundled_guests(), AllowList::targets([target]), limits)
+                    .expect("load the bundled guests")
+                    .handler(target)
+                    .expect("served")
+            };
+            (target, make(false), make(true))
+        })
+        .collect();
+    let noop_call = HostCall::new()
+        .arg(HostBuffer::zeros(DType::F32, &[16]))
+        .ret(HostBuffer::zeros(DType::F32, &[16]));
+    let rms_call = rms_norm_call(256, 4096);
+    println!("\nper call, median of {ROUNDS} interleaved rounds:");
+    println!(
+        "  {:<28} {:>18} {:>18} {:>8}",
+        "kernel", "reused + scrubbed", "fresh instance", "ratio"
+    );
+    for (target, reused, fresh) in &handlers {
+        let (call, iters) = if *target == "noop" {
+            (&noop_call, 200)
+        } else {
+            (&rms_call, 10)
+        };
+        let mut samples = [Vec::new(), Vec::new()];
+        for _ in 0..ROUNDS {
+            for (i, h) in [reused, fresh].into_iter().enumerate() {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    h.call_host(call).expect("call");
+                }
+                samples[i].push(start.elapsed() / iters);
+            }
+        }
+        let [a, b] = samples.map(|mut s| {
+            s.sort();
+            s[s.len() / 2].as_secs_f64() * 1e3
+        });
+        println!(
+            "  {:<28} {:>15.4} ms {:>15.4} ms {:>7.2}x",
+            if *target == "noop" {
+                "noop f32[16]"
+            } else {
+                "rms_norm f32[256,4096]"
+            },
+            a,
+            b,
+            b / a
+        );
+    }
+    // The scratch region is scrubbed lazily: a call zeroes only what it does
+    // not overwrite of what earlier calls wrote (padding, and the tail of a
+    // larger earlier call). Calls of one size pay nothing more; a small call
+    // after a large one zeroes the large one's tail, at memset speed.
+    let mut scratch = vec![1u8; 8 << 20];
+    let mut times: Vec<Duration> = (0..ROUNDS)
+        .map(|_| {
+            let start = Instant::now();
+            scratch.fill(0);
+            black_box(&mut scratch);
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    println!(
+        "  zeroing 8 MiB (a small call after an rms_norm f32[256,4096] call): {:.4} ms",
+        times[ROUNDS / 2].as_secs_f64() * 1e3
+    );
+}
+
+/// Interleaved rounds: median per call, and the ratio to `unchecked`.
+fn summary(variants: &[Variant], kernels: &[Kernel]) {
+    const ROUNDS: usize = 21;
+    println!("\nwhole sandboxed call, median of {ROUNDS} interleaved rounds:");
+    println!(
+        "  {:<28} {:>12} {:>12} {:>12} {:>8} {:>8}",
+        "kernel", "unchecked", "epoch", "signal", "epoch", "signal"
+    );
+    for k in kernels {
+        let iters = if k.name.starts_with("spin") {
+            3
+        } else if k.name.starts_with("noop") {
+            2000
+        } else {
+            10
+        };
+        let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); variants.len()];
+        for _ in 0..ROUNDS {
+            for (i, v) in variants.iter().enumerate() {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    (k.run)(v, &k.call);
+                }
+                samples[i].push(start.elapsed() / iters);
+            }
+        }
+        let medians: Vec<f64> = samples
+            .iter_mut()
+            .map(|s| {
+                s.sort();
+                s[s.len() / 2].as_secs_f64() * 1e3
+            })
+            .collect();
+        println!(
+            "  {:<28} {:>9.4} ms {:>9.4} ms {:>9.4} ms {:>7.2}x {:>7.2}x",
+            k.name,
+            medians[0],
+            medians[1],
+            medians[2],
+            medians[1] / medians[0],
+            medians[2] / medians[0]
+        );
+    }
+}
+
+/// How long after its 100 ms deadline `loop {}` is stopped.
+fn stop_latency(variants: &[Variant]) {
+    const TRIES: usize = 9;
+    println!("\n`loop {{}}` with a 100 ms deadline: time to the error (median, max of {TRIES}):");
+    for v in variants {
+        let mut took: Vec<Duration> = (0..TRIES)
+            .map(|_| {
+                let call = HostCall::new()
+                    .arg(HostBuffer::zeros(DType::F32, &[1]))
+                    .ret(HostBuffer::zeros(DType::F32, &[1]));
+                let start = Instant::now();
+                let error = v.spin.call_host(&call).expect_err("spin must fail");
+                assert!(
+                    error.message.contains("exceeded its deadline"),
+                    "{}",
+                    error.message
+                );
+                start.elapsed()
+            })
+            .collect();
+        took.sort();
+        println!(
+            "  {:<10} median {:>7.1} ms, max {:>7.1} ms",
+            v.name,
+            took[TRIES / 2].as_secs_f64() * 1e3,
+            took[TRIES - 1].as_secs_f64() * 1e3
+        );
+    }
+}
+
+criterion_group!(benches, bench);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -1,0 +1,514 @@
+//! Deadlines without checks in guest code (x86_64 Linux).
+//!
+//! Epoch interruption compiles a check into every loop header; in tight
+//! numeric loops that costs up to 2x (measured in `benches/deadline.rs`).
+//! This module compiles guests with no checks at all and stops a guest
+//! past its deadline from outside, the way SpiderMonkey interrupts running
+//! JIT code:
+//!
+//! 1. Each thread that runs guest code has a [`Slot`]: the generation of the
+//!    call it runs (0 when idle), its deadline, and the address ranges of the
+//!    guest's compiled function bodies.
+//! 2. One watchdog thread per process wakes at the earliest deadline of an
+//!    armed slot, or every 10 ms (it parks after a second without calls),
+//!    and sends the thread of a slot past its deadline a real-time signal
+//!    (`pthread_kill`), again every 100 µs until the call ends.
+//! 3. The signal handler looks at the interrupted program counter. Inside a
+//!    function body of the guest being timed (never in a trampoline, a host
+//!    function or wasmtime itself), it moves the program counter to a `ud2`
+//!    instruction in a helper wasm module compiled by the same wasmtime, and
+//!    records that it did. Anywhere else it does nothing, and the next signal
+//!    tries again.
+//! 4. The `ud2` raises SIGILL; wasmtime's own trap handler finds trap
+//!    metadata for that address (a wasm `unreachable`) and unwinds to the
+//!    host as for any trap. The host sees that the slot fired and reports a
+//!    deadline instead of `unreachable`.
+//!
+//! Every wasm function body is a place where wasmtime can already trap (any
+//! load or store can), and an instance that trapped is discarded, so
+//! abandoning guest code at any instruction of a body is sound. [`install`]
+//! runs a self-test (a loop with no memory access, interrupted) and the
+//! engine falls back to epoch interruption if anything here is not
+//! available.
+
+use std::cell::Cell;
+use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Address ranges of a module's compiled wasm function bodies, sorted.
+#[derive(Debug, Default)]
+pub(crate) struct CodeRanges {
+    ranges: Vec<(usize, usize)>,
+}
+
+impl CodeRanges {
+    /// The function bodies of `module`.
+    pub(crate) fn of(module: &wasmtime::Module) -> CodeRanges {
+        let base = module.text().as_ptr() as usize;
+        let mut ranges: Vec<(usize, usize)> = module
+            .functions()
+            .map(|f| (base + f.offset, base + f.offset + f.len))
+            .collect();
+        ranges.sort_unstable();
+        CodeRanges { ranges }
+    }
+
+    /// Whether `pc` lies in one of the bodies. Async-signal-safe: reads
+    /// only.
+    fn contains(&self, pc: usize) -> bool {
+        let i = self.ranges.partition_point(|&(start, _)| start <= pc);
+        i > 0 && pc < self.ranges[i - 1].1
+    }
+}
+
+/// The timing state of one thread.
+struct Slot {
+    thread: libc::pthread_t,
+    /// Generation of the call running now; 0 when idle.
+    generation: AtomicU64,
+    /// Deadline, in nanoseconds since [`start`].
+    deadline: AtomicU64,
+    /// The running guest's function bodies (valid while `generation != 0`).
+    ranges: AtomicPtr<CodeRanges>,
+    /// The generation the watchdog wants interrupted.
+    kill: AtomicU64,
+    /// The generation the signal handler interrupted.
+    fired: AtomicU64,
+    /// Set by the watchdog while it signals this thread.
+    sending: AtomicBool,
+    /// The thread has exited.
+    dead: AtomicBool,
+    /// Last generation handed out (owner thread only).
+    last: AtomicU64,
+}
+
+/// Removes the slot from the watchdog's list when its thread exits.
+struct Owner(Arc<Slot>);
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.set(ptr::null()));
+        self.0.dead.store(true, Ordering::Release);
+    }
+}
+
+thread_local! {
+    /// This thread's slot, for the signal handler (a plain pointer in
+    /// const-initialised TLS without a destructor: async-signal-safe).
+    static CURRENT: Cell<*const Slot> = const { Cell::new(ptr::null()) };
+    /// Keeps the slot alive for the thread's lifetime.
+    static OWNER: Owner = Owner(new_slot());
+}
+
+fn start() -> Instant {
+    static START: OnceLock<Instant> = OnceLock::new();
+    *START.get_or_init(Instant::now)
+}
+
+fn nanos_since_start(at: Instant) -> u64 {
+    u64::try_from(at.saturating_duration_since(start()).as_nanos()).unwrap_or(u64::MAX)
+}
+
+struct Watchdog {
+    slots: Mutex<Vec<Arc<Slot>>>,
+    armed: AtomicUsize,
+    /// The watchdog is parked (or about to park): `arm` must wake it.
+    parked: AtomicBool,
+    thread: thread::Thread,
+}
+
+/// What [`install`] set up.
+struct Installed {
+    /// Address of a `ud2` with wasm trap metadata (`unreachable`).
+    trap_pc: usize,
+    watchdog: &'static Watchdog,
+    // Keeps the helper module's code mapped.
+    _helper: wasmtime::Module,
+}
+
+static INSTALLED: OnceLock<Result<Installed, String>> = OnceLock::new();
+
+fn installed() -> Option<&'static Installed> {
+    INSTALLED.get().and_then(|r| r.as_ref().ok())
+}
+
+fn new_slot() -> Arc<Slot> {
+    let slot = Arc::new(Slot {
+        // SAFETY: pthread_self has no preconditions.
+        thread: unsafe { libc::pthread_self() },
+        generation: AtomicU64::new(0),
+        deadline: AtomicU64::new(u64::MAX),
+        ranges: AtomicPtr::new(ptr::null_mut()),
+        kill: AtomicU64::new(0),
+        fired: AtomicU64::new(0),
+        sending: AtomicBool::new(false),
+        dead: AtomicBool::new(false),
+        last: AtomicU64::new(0),
+    });
+    CURRENT.with(|c| c.set(Arc::as_ptr(&slot)));
+    if let Some(installed) = installed() {
+        let mut slots = match installed.watchdog.slots.lock() {
+            Ok(s) => s,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        slots.retain(|s| !s.dead.load(Ordering::Acquire));
+        slots.push(Arc::clone(&slot));
+    }
+    slot
+}
+
+/// Installs the signal handler, finds the trap address, starts the
+/// watchdog and runs the self-test, once per process.
+///
+/// # Errors
+///
+/// Why signal interruption is not available here (the caller falls back to
+/// epoch interruption).
+pub(crate) fn install() -> Result<(), String> {
+    INSTALLED
+        .get_or_init(install_once)
+        .as_ref()
+        .map(|_| ())
+        .map_err(Clone::clone)?;
+    self_test()
+}
+
+fn install_once() -> Result<Installed, String> {
+    let mut config = wasmtime::Config::new();
+    config.epoch_interruption(false);
+    let engine = wasmtime::Engine::new(&config).map_err(|e| format!("{e:#}"))?;
+    let helper = wasmtime::Module::new(&engine, "(module (func (export \"t\") unreachable))")
+        .map_err(|e| format!("{e:#}"))?;
+    let trap_pc = find_ud2(&helper).ok_or("no `ud2` in the compiled helper module")?;
+    let signal = free_signal().ok_or("no free real-time signal")?;
+    // SAFETY: a zeroed sigaction is a valid "no flags, empty mask" value;
+    // the handler is an `extern "C"` function of the signature SA_SIGINFO
+    // requires, and it is async-signal-safe (see `on_signal`).
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_signal as *const () as usize;
+        action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        if libc::sigaction(signal, &action, ptr::null_mut()) != 0 {
+            return Err(format!(
+                "sigaction({signal}) failed: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    thread::Builder::new()
+        .name("cyxla-watchdog".into())
+        .spawn(move || {
+            let watchdog: &'static Watchdog = Box::leak(Box::new(Watchdog {
+                slots: Mutex::new(Vec::new()),
+                armed: AtomicUsize::new(0),
+                parked: AtomicBool::new(false),
+                thread: thread::current(),
+            }));
+            let _ = tx.send(watchdog);
+            watch(watchdog, signal);
+        })
+        .map_err(|e| format!("cannot start the watchdog thread: {e}"))?;
+    let watchdog = rx
+        .recv()
+        .map_err(|_| "the watchdog thread did not start".to_owned())?;
+    tracing::debug!(signal, "guest deadlines by signal");
+    Ok(Installed {
+        trap_pc,
+        watchdog,
+        _helper: helper,
+    })
+}
+
+/// The address of the first `ud2` (0F 0B) in the helper's only function.
+fn find_ud2(module: &wasmtime::Module) -> Option<usize> {
+    let function = module.functions().next()?;
+    let text = module.text();
+    let body = text.get(function.offset..function.offset + function.len)?;
+    let at = body.windows(2).position(|w| w == [0x0f, 0x0b])?;
+    Some(text.as_ptr() as usize + function.offset + at)
+}
+
+/// A real-time signal nobody in the process handles yet.
+fn free_signal() -> Option<libc::c_int> {
+    (libc::SIGRTMIN() + 4..=libc::SIGRTMAX()).find(|&signal| {
+        // SAFETY: querying (not changing) a signal's disposition into a
+        // zeroed, writable sigaction.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(signal, ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_DFL
+        }
+    })
+}
+
+/// Whether `on_signal` is still the handler of `signal` (another library
+/// could have replaced it since [`install`]).
+fn still_installed(signal: libc::c_int) -> bool {
+    // SAFETY: querying (not changing) a disposition into a zeroed sigaction.
+    unsafe {
+        let mut current: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(signal, ptr::null(), &mut current) == 0
+            && current.sa_sigaction == on_signal as *const () as usize
+    }
+}
+
+/// The signal handler. Async-signal-safe: it reads this thread's slot
+/// through a const TLS pointer, does a binary search over an immutable
+/// vector and atomic loads and stores, and writes the saved program counter.
+extern "C" fn on_signal(
+    _signal: libc::c_int,
+    _info: *mut libc::siginfo_t,
+    context: *mut libc::c_void,
+) {
+    let slot = CURRENT.with(Cell::get);
+    if slot.is_null() || context.is_null() {
+        return;
+    }
+    // SAFETY: `CURRENT` points at this thread's slot, kept alive by `OWNER`
+    // (and cleared before the slot is released).
+    let slot = unsafe { &*slot };
+    let generation = slot.generation.load(Ordering::Acquire);
+    if generation == 0 || slot.kill.load(Ordering::Acquire) != generation {
+        return;
+    }
+    let ranges = slot.ranges.load(Ordering::Acquire);
+    let Some(installed) = installed() else {
+        return;
+    };
+    if ranges.is_null() {
+        return;
+    }
+    // SAFETY: the kernel passes the interrupted thread's `ucontext_t` as
+    // the third argument of an SA_SIGINFO handler.
+    let gregs = unsafe { &mut (*context.cast::<libc::ucontext_t>()).uc_mcontext.gregs };
+    let pc = gregs[libc::REG_RIP as usize] as usize;
+    // SAFETY: `ranges` belongs to the guest of the armed call, which keeps
+    // it alive until the call is disarmed (after the guest code returned).
+    if unsafe { &*ranges }.contains(pc) {
+        gregs[libc::REG_RIP as usize] = installed.trap_pc as libc::greg_t;
+        slot.fired.store(generation, Ordering::Release);
+    }
+}
+
+fn watch(watchdog: &'static Watchdog, signal: libc::c_int) {
+    const MAX_SLEEP: Duration = Duration::from_millis(10);
+    // A guest that spends most of its time in host functions is hit in its
+    // own code by few signals: retry often (only overdue calls pay).
+    const RETRY: Duration = Duration::from_micros(100);
+    let mut idle = 0u32;
+    loop {
+        if watchdog.armed.load(Ordering::SeqCst) == 0 {
+            idle += 1;
+            if idle > super::IDLE_TICKS_BEFORE_PARKING {
+                // As in the epoch ticker: either `arm` sees `parked` and
+                // unparks, or we see its call and stay awake.
+                watchdog.parked.store(true, Ordering::SeqCst);
+                if watchdog.armed.load(Ordering::SeqCst) == 0 {
+                    thread::park();
+                }
+                watchdog.parked.store(false, Ordering::SeqCst);
+                idle = 0;
+            } else {
+                thread::park_timeout(MAX_SLEEP);
+            }
+            continue;
+        }
+        idle = 0;
+        let now = nanos_since_start(Instant::now());
+        let mut sleep = MAX_SLEEP;
+        {
+            let slots = match watchdog.slots.lock() {
+                Ok(s) => s,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            for slot in slots.iter() {
+                let generation = slot.generation.load(Ordering::SeqCst);
+                if generation == 0 {
+                    continue;
+                }
+                let deadline = slot.deadline.load(Ordering::Acquire);
+                if now < deadline {
+                    sleep = sleep.min(Duration::from_nanos(deadline - now));
+                    continue;
+                }
+                if slot.kill.swap(generation, Ordering::AcqRel) != generation
+                    && !still_installed(signal)
+                {
+                    tracing::error!(
+                        signal,
+                        "another handler replaced cyxla's deadline signal handler: guests past their deadline cannot be stopped"
+                    );
+                }
+                // The owner waits for `sending` to clear before it leaves
+                // its call, so the thread is alive while it is signalled.
+                slot.sending.store(true, Ordering::SeqCst);
+                if slot.generation.load(Ordering::SeqCst) == generation {
+                    // SAFETY: the slot's thread is inside an armed call and
+                    // cannot leave it (see `Armed::drop`) until `sending`
+                    // is cleared below, so the pthread_t is live.
+                    unsafe { libc::pthread_kill(slot.thread, signal) };
+                }
+                slot.sending.store(false, Ordering::SeqCst);
+                sleep = sleep.min(RETRY);
+            }
+        }
+        thread::park_timeout(sleep);
+    }
+}
+
+/// Whether the call armed on this thread is past its deadline (the
+/// watchdog asked for it to be stopped). Host functions check this so that
+/// a guest that spends its time in host calls stops there, not only when a
+/// signal happens to land in its own code.
+pub(crate) fn overdue() -> bool {
+    let slot = CURRENT.with(Cell::get);
+    if slot.is_null() {
+        return false;
+    }
+    // SAFETY: `CURRENT` points at this thread's live slot (see `on_signal`).
+    let slot = unsafe { &*slot };
+    let generation = slot.generation.load(Ordering::Acquire);
+    generation != 0 && slot.kill.load(Ordering::Acquire) == generation
+}
+
+/// A call armed with a deadline on this thread (see [`arm`]).
+pub(crate) struct Armed {
+    slot: Option<Arc<Slot>>,
+    generation: u64,
+}
+
+/// Arms this thread's slot for a call of guest code in `ranges`, with
+/// `timeout`. Nested arming (a host function running guest code inside an
+/// armed call) keeps the outer deadline.
+pub(crate) fn arm(timeout: Duration, ranges: &CodeRanges) -> Armed {
+    let Some(installed) = installed() else {
+        return Armed {
+            slot: None,
+            generation: 0,
+        };
+    };
+    let slot = OWNER.with(|owner| Arc::clone(&owner.0));
+    if slot.generation.load(Ordering::Relaxed) != 0 {
+        return Armed {
+            slot: None,
+            generation: 0,
+        };
+    }
+    let generation = slot.last.load(Ordering::Relaxed) + 1;
+    slot.last.store(generation, Ordering::Relaxed);
+    let deadline = Instant::now()
+        .checked_add(timeout)
+        .map_or(u64::MAX, nanos_since_start);
+    slot.deadline.store(deadline, Ordering::Release);
+    slot.ranges
+        .store(ptr::from_ref(ranges).cast_mut(), Ordering::Release);
+    slot.generation.store(generation, Ordering::SeqCst);
+    let watchdog = installed.watchdog;
+    if watchdog.armed.fetch_add(1, Ordering::SeqCst) == 0 && watchdog.parked.load(Ordering::SeqCst)
+    {
+        watchdog.thread.unpark();
+    }
+    Armed {
+        slot: Some(slot),
+        generation,
+    }
+}
+
+impl Armed {
+    /// Whether the signal handler stopped this call's guest code.
+    pub(crate) fn interrupted(&self) -> bool {
+        self.slot
+            .as_ref()
+            .is_some_and(|s| s.fired.load(Ordering::Acquire) == self.generation)
+    }
+}
+
+impl Drop for Armed {
+    fn drop(&mut self) {
+        let Some(slot) = self.slot.take() else {
+            return;
+        };
+        slot.generation.store(0, Ordering::SeqCst);
+        while slot.sending.load(Ordering::SeqCst) {
+            std::hint::spin_loop();
+        }
+        slot.ranges.store(ptr::null_mut(), Ordering::Release);
+        if let Some(installed) = installed() {
+            installed.watchdog.armed.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
+/// Interrupts a loop without memory accesses, once per process; the
+/// outcome is cached.
+fn self_test() -> Result<(), String> {
+    static RESULT: OnceLock<Result<(), String>> = OnceLock::new();
+    RESULT
+        .get_or_init(|| {
+            let run = || -> Result<(), String> {
+                let mut config = wasmtime::Config::new();
+                config.epoch_interruption(false);
+                let engine = wasmtime::Engine::new(&config).map_err(|e| format!("{e:#}"))?;
+                // About 2^33 iterations (seconds) if the signal never lands.
+                let module = wasmtime::Module::new(
+                    &engine,
+                    r#"(module (func (export "spin") (param $n i64)
+                         (loop $l (local.set $n (i64.sub (local.get $n) (i64.const 1)))
+                                  (br_if $l (i64.ne (local.get $n) (i64.const 0))))))"#,
+                )
+                .map_err(|e| format!("{e:#}"))?;
+                let ranges = CodeRanges::of(&module);
+                let mut store = wasmtime::Store::new(&engine, ());
+                let instance = wasmtime::Instance::new(&mut store, &module, &[])
+                    .map_err(|e| format!("{e:#}"))?;
+                let spin = instance
+                    .get_typed_func::<i64, ()>(&mut store, "spin")
+                    .map_err(|e| format!("{e:#}"))?;
+                let started = Instant::now();
+                let armed = arm(Duration::from_millis(5), &ranges);
+                let result = spin.call(&mut store, 1 << 33);
+                let interrupted = armed.interrupted();
+                drop(armed);
+                match result {
+                    Err(e)
+                        if interrupted
+                            && e.downcast_ref::<wasmtime::Trap>()
+                                == Some(&wasmtime::Trap::UnreachableCodeReached) =>
+                    {
+                        tracing::debug!(took = ?started.elapsed(), "deadline signal self-test passed");
+                        Ok(())
+                    }
+                    Err(e) => Err(format!("the self-test loop failed otherwise: {e:#}")),
+                    Ok(()) => Err("the self-test loop was not interrupted".into()),
+                }
+            };
+            run()
+        })
+        .clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_contain_their_bodies_only() {
+        let ranges = CodeRanges {
+            ranges: vec![(10, 20), (30, 31)],
+        };
+        assert!(!ranges.contains(9));
+        assert!(ranges.contains(10) && ranges.contains(19));
+        assert!(!ranges.contains(20) && !ranges.contains(29));
+        assert!(ranges.contains(30) && !ranges.contains(31));
+        assert!(!CodeRanges::default().contains(0));
+    }
+
+    #[test]
+    fn a_spinning_loop_is_interrupted() {
+        install().unwrap();
+    }
+}

@@ -1,0 +1,373 @@
+//! Entry points for fuzzing (the cargo-fuzz targets in `fuzz/` and the
+//! stable smoke test `host/tests/fuzz_smoke.rs` call them). Each takes
+//! arbitrary bytes, builds an input from them, runs host code that handles
+//! operator or XLA input, and checks an oracle: it panics only if a promise
+//! is broken.
+//!
+//! - [`call_layout`]: a native call (operands, results, nested attributes)
+//!   laid out as a wasm32 frame by the host's layout code; the frame is
+//!   decoded back as a guest would and compared with the call.
+//! - [`limits_file`]: a guest's limits side file, parsed and applied.
+//! - [`limit_flag`]: a `--limit NAME=VALUE` flag, parsed and applied.
+//!
+//! Not a stable API.
+
+use cyxla_guest_sdk::abi::{self, args, array, attrs, buffer, byte_span, call_frame, rets, scalar};
+use plugin_glue::DType;
+
+use crate::call::{HostAttr, HostBuffer, HostCall};
+use crate::layout::{CallLayout, DATA_ALIGN};
+use crate::limits::{LimitOverrides, Limits};
+
+/// Reads values out of fuzzer bytes; zeros once they run out.
+struct Input<'a> {
+    data: &'a [u8],
+}
+
+impl Input<'_> {
+    fn u8(&mut self) -> u8 {
+        match self.data.split_first() {
+            Some((&b, rest)) => {
+                self.data = rest;
+                b
+            }
+            None => 0,
+        }
+    }
+
+    fn u32(&mut self) -> u32 {
+        u32::from_le_bytes([self.u8(), self.u8(), self.u8(), self.u8()])
+    }
+
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.u8()).collect()
+    }
+
+    fn dtype(&mut self) -> DType {
+        const TYPES: [DType; 12] = [
+            DType::Pred,
+            DType::S8,
+            DType::S32,
+            DType::S64,
+            DType::U8,
+            DType::U64,
+            DType::F16,
+            DType::Bf16,
+            DType::F32,
+            DType::F64,
+            DType::C128,
+            DType::Token,
+        ];
+        TYPES[usize::from(self.u8()) % TYPES.len()]
+    }
+
+    fn buffer(&mut self) -> HostBuffer {
+        let dtype = self.dtype();
+        let rank = usize::from(self.u8() % 4);
+        let dims: Vec<i64> = (0..rank).map(|_| i64::from(self.u8() % 5)).collect();
+        let count: u64 = dims.iter().map(|&d| d as u64).product();
+        let len = dtype.byte_size(count).unwrap_or(0) as usize;
+        let data = self.bytes(len);
+        HostBuffer::from_parts(dtype, &dims, data)
+    }
+
+    fn name(&mut self) -> String {
+        let n = usize::from(self.u8() % 6);
+        String::from_utf8_lossy(&self.bytes(n)).into_owned()
+    }
+
+    fn attr(&mut self, depth: usize) -> HostAttr {
+        match self.u8() % 5 {
+            0 => {
+                let dtype = self.dtype();
+                let n = dtype.byte_size(1).unwrap_or(0) as usize;
+                HostAttr::Scalar(dtype, self.bytes(n))
+            }
+            1 => {
+                let dtype = self.dtype();
+                let len = usize::from(self.u8() % 6);
+                let n = dtype.byte_size(len as u64).unwrap_or(0) as usize;
+                HostAttr::Array(dtype, len, self.bytes(n))
+            }
+            2 => {
+                let n = usize::from(self.u8() % 9);
+                HostAttr::String(self.bytes(n))
+            }
+            3 if depth < 3 => HostAttr::Dictionary(self.attrs(depth + 1)),
+            // Deep nesting, past the layout's limit of 32 levels sometimes.
+            4 if depth == 0 => {
+                let levels = usize::from(self.u8() % 40);
+                let mut value = HostAttr::String(b"leaf".to_vec());
+                for _ in 0..levels {
+                    value = HostAttr::Dictionary(vec![("d".into(), value)]);
+                }
+                value
+            }
+            _ => HostAttr::String(Vec::new()),
+        }
+    }
+
+    fn attrs(&mut self, depth: usize) -> Vec<(String, HostAttr)> {
+        let n = usize::from(self.u8() % 4);
+        (0..n).map(|_| (self.name(), self.attr(depth))).collect()
+    }
+}
+
+/// Decodes a planned header as a guest would (guest addresses).
+struct Frame<'a> {
+    header: &'a [u8],
+    base: u32,
+}
+
+impl Frame<'_> {
+    fn at(&self, addr: u32, len: usize) -> &[u8] {
+        let start = addr
+            .checked_sub(self.base)
+            .unwrap_or_else(|| panic!("address {addr:#x} below the frame at {:#x}", self.base))
+            as usize;
+        self.header
+            .get(start..start + len)
+            .unwrap_or_else(|| panic!("address {addr:#x} ({len} bytes) outside the header"))
+    }
+
+    fn u32(&self, addr: u32) -> u32 {
+        u32::from_le_bytes(self.at(addr, 4).try_into().unwrap_or([0; 4]))
+    }
+
+    fn i64(&self, addr: u32) -> i64 {
+        i64::from_le_bytes(self.at(addr, 8).try_into().unwrap_or([0; 8]))
+    }
+
+    fn span(&self, addr: u32) -> &[u8] {
+        let ptr = self.u32(addr + byte_span::PTR);
+        let len = self.u32(addr + byte_span::LEN) as usize;
+        if len == 0 {
+            return &[];
+        }
+        self.at(ptr, len)
+    }
+
+    fn check_attrs(&self, at: u32, expected: &[(String, HostAttr)]) {
+        assert_eq!(self.u32(at), attrs::STRUCT_SIZE);
+        assert_eq!(self.i64(at + attrs::SIZE_FIELD), expected.len() as i64);
+        let (types, names, values) = (
+            self.u32(at + attrs::TYPES),
+            self.u32(at + attrs::NAMES),
+            self.u32(at + attrs::ATTRS),
+        );
+        for (i, (name, value)) in expected.iter().enumerate() {
+            let i = i as u32;
+            assert_eq!(self.span(self.u32(names + 4 * i)), name.as_bytes());
+            let v = self.u32(values + 4 * i);
+            let kind = self.u32(types + 4 * i);
+            match value {
+                HostAttr::Scalar(dtype, bytes) => {
+                    assert_eq!(kind, abi::attr_type::SCALAR);
+                    assert_eq!(self.u32(v + scalar::DTYPE), dtype.to_xla());
+                    let data = self.u32(v + scalar::VALUE);
+                    assert_eq!(data % 8, 0, "scalar values are 8-aligned");
+                    if !bytes.is_empty() {
+                        assert_eq!(self.at(data, bytes.len()), bytes.as_slice());
+                    }
+                }
+                HostAttr::Array(dtype, len, bytes) => {
+                    assert_eq!(kind, abi::attr_type::ARRAY);
+                    assert_eq!(self.u32(v + array::DTYPE), dtype.to_xla());
+                    assert_eq!(self.u32(v + array::SIZE_FIELD) as usize, *len);
+                    if !bytes.is_empty() {
+                        let data = self.u32(v + array::DATA);
+                        assert_eq!(self.at(data, bytes.len()), bytes.as_slice());
+                    }
+                }
+                HostAttr::String(bytes) => {
+                    assert_eq!(kind, abi::attr_type::STRING);
+                    assert_eq!(self.span(v), bytes.as_slice());
+                }
+                HostAttr::Dictionary(inner) => {
+                    assert_eq!(kind, abi::attr_type::DICTIONARY);
+                    self.check_attrs(v, inner);
+                }
+            }
+        }
+    }
+}
+
+/// The depth of the deepest dictionary in `attrs` (1 for a flat one).
+fn depth(attrs: &[(String, HostAttr)]) -> usize {
+    1 + attrs
+        .iter()
+        .map(|(_, v)| match v {
+            HostAttr::Dictionary(inner) => depth(inner),
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Lays out a call built from `data` for a scratch region at a base taken
+/// from `data`, then checks the frame a guest would read: struct sizes,
+/// stage, counts, each buffer's type, rank, dims and data pointer, every
+/// attribute's name, type and value, and data regions that are 64-byte
+/// aligned, disjoint, after the header and inside the planned total.
+///
+/// # Panics
+///
+/// When the layout breaks one of these (a bug), never on odd input.
+pub fn call_layout(data: &[u8]) {
+    let mut input = Input { data };
+    // The scratch base is 8-aligned (the host checks what `cyxla_alloc`
+    // returns).
+    let base = match input.u8() % 3 {
+        0 => input.u32() & !7,
+        1 => (u32::MAX - (input.u32() & 0xffff)) & !7,
+        _ => 0x1_0000,
+    };
+    let api = input.u32();
+    let mut call = HostCall::new();
+    let n_args = usize::from(input.u8() % 5);
+    let n_rets = usize::from(input.u8() % 4);
+    let mut buffers = Vec::new();
+    for _ in 0..n_args {
+        let b = input.buffer();
+        buffers.push(b.clone());
+        call = call.arg(b);
+    }
+    for _ in 0..n_rets {
+        let b = input.buffer();
+        buffers.push(b.clone());
+        call = call.ret(b);
+    }
+    let attributes = input.attrs(0);
+    for (name, value) in &attributes {
+        call = call.attr(name, value.clone());
+    }
+
+    let mut layout = CallLayout::default();
+    let result = layout.plan(&call, base, api);
+    if depth(&attributes) > 32 {
+        assert!(
+            result.is_err(),
+            "attributes nested past the limit were accepted"
+        );
+        return;
+    }
+    if result.is_err() {
+        // Only a frame that does not fit below 4 GiB may be refused (these
+        // frames are all far smaller than 1 MiB).
+        assert!(
+            base > u32::MAX - (1 << 20),
+            "a small frame at {base:#x} was refused: {result:?}"
+        );
+        return;
+    }
+
+    let header = &layout.header;
+    assert!(header.len() as u64 <= u64::from(layout.total));
+    assert!(u64::from(base) + u64::from(layout.total) <= u64::from(u32::MAX));
+    let f = Frame { header, base };
+    assert_eq!(f.u32(base), call_frame::STRUCT_SIZE);
+    assert_eq!(f.u32(base + call_frame::API), api);
+    assert_eq!(
+        f.u32(base + call_frame::STAGE),
+        abi::execution_stage::EXECUTE
+    );
+    assert_eq!(f.u32(base + call_frame::FUTURE), 0);
+    let a = base + call_frame::ARGS;
+    let r = base + call_frame::RETS;
+    assert_eq!(f.u32(a), args::STRUCT_SIZE);
+    assert_eq!(f.u32(r), rets::STRUCT_SIZE);
+    assert_eq!(f.i64(a + args::SIZE_FIELD), n_args as i64);
+    assert_eq!(f.i64(r + rets::SIZE_FIELD), n_rets as i64);
+    assert_eq!(layout.inputs.len(), n_args);
+    assert_eq!(layout.outputs.len(), n_rets);
+
+    let mut end = header.len() as u64;
+    for (slot, expected) in buffers.iter().enumerate() {
+        let (ptrs, types, i, region) = if slot < n_args {
+            (
+                f.u32(a + args::ARGS),
+                f.u32(a + args::TYPES),
+                slot,
+                layout.inputs[slot],
+            )
+        } else {
+            (
+                f.u32(r + rets::RETS),
+                f.u32(r + rets::TYPES),
+                slot - n_args,
+                layout.outputs[slot - n_args],
+            )
+        };
+        assert_eq!(f.u32(types + 4 * i as u32), abi::arg_type::BUFFER);
+        let b = f.u32(ptrs + 4 * i as u32);
+        assert_eq!(f.u32(b), buffer::STRUCT_SIZE);
+        assert_eq!(f.u32(b + buffer::DTYPE), expected.dtype().to_xla());
+        assert_eq!(
+            f.i64(b + buffer::RANK),
+            expected.dims().len() as i64,
+            "rank of buffer {slot}"
+        );
+        let dims = f.u32(b + buffer::DIMS);
+        for (d, &dim) in expected.dims().iter().enumerate() {
+            assert_eq!(f.i64(dims + 8 * d as u32), dim);
+        }
+        assert_eq!(region.len as usize, expected.bytes().len());
+        assert_eq!(region.offset % DATA_ALIGN, 0);
+        assert!(u64::from(region.offset) >= end, "regions overlap");
+        end = u64::from(region.offset) + u64::from(region.len);
+        assert!(end <= u64::from(layout.total));
+        assert_eq!(f.u32(b + buffer::DATA), base + region.offset);
+    }
+    f.check_attrs(base + call_frame::ATTRS, &attributes);
+
+    // Planning again gives the same bytes (the layout is reused per call).
+    let first = (layout.header.clone(), layout.total);
+    layout
+        .plan(&call, base, api)
+        .expect("the same call plans twice");
+    assert_eq!((layout.header.clone(), layout.total), first);
+}
+
+/// Parses `data` as a limits side file; when it parses, applies it to the
+/// defaults. Never panics; a file that applies leaves every limit in its
+/// range.
+///
+/// # Panics
+///
+/// When an accepted file produces limits outside their documented ranges.
+pub fn limits_file(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(overrides) = LimitOverrides::parse(text) else {
+        return;
+    };
+    let mut limits = Limits::default();
+    if limits.apply(&overrides).is_ok() {
+        check_ranges(&limits);
+    }
+}
+
+/// Applies `data` as a `--limit NAME=VALUE` flag (split at the first `=`)
+/// to the defaults.
+///
+/// # Panics
+///
+/// When an accepted flag produces limits outside their documented ranges.
+pub fn limit_flag(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let (name, value) = text.split_once('=').unwrap_or((&text, ""));
+    let mut limits = Limits::default();
+    if limits.set(name, value).is_ok() {
+        check_ranges(&limits);
+    }
+    let _ = text.parse::<crate::limits::LimitSetting>();
+}
+
+fn check_ranges(limits: &Limits) {
+    assert!((64 << 10..=4 << 30).contains(&limits.memory_bytes));
+    assert!((1..=1024).contains(&limits.instances_per_guest));
+    assert!(limits.stack_bytes as u64 <= crate::limits::MAX_STACK_BYTES);
+    assert!(!limits.call_timeout.is_zero() && !limits.instantiate_timeout.is_zero());
+    assert!(limits.deadline_ticks() >= 2);
+}

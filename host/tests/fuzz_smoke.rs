@@ -1,0 +1,120 @@
+//! The fuzz targets of `fuzz/` (cargo-fuzz, nightly) as a stable test: each
+//! target's body runs over a deterministic corpus of pseudo-random inputs
+//! from a seeded generator, plus a few hand-picked ones, so that CI compiles
+//! and exercises them without nightly. `CYXLA_FUZZ_ITERATIONS` runs more.
+
+use cyxla_host::fuzz;
+
+/// xorshift64*: deterministic, dependency-free.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn bytes(&mut self, max: usize) -> Vec<u8> {
+        let len = (self.next() as usize) % (max + 1);
+        (0..len).map(|_| self.next() as u8).collect()
+    }
+}
+
+fn iterations() -> usize {
+    std::env::var("CYXLA_FUZZ_ITERATIONS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(3000)
+}
+
+#[test]
+fn call_layout_over_random_calls() {
+    let mut rng = Rng(0x0c1a_55e5_0000_0001);
+    fuzz::call_layout(&[]);
+    fuzz::call_layout(&[0xff; 512]);
+    for _ in 0..iterations() {
+        fuzz::call_layout(&rng.bytes(600));
+    }
+}
+
+/// Random TOML-ish text from the side file's vocabulary, so that many
+/// inputs parse.
+fn side_file_text(rng: &mut Rng) -> Vec<u8> {
+    const KEYS: [&str; 17] = [
+        "memory",
+        "table_elements",
+        "stack",
+        "instances",
+        "call_timeout",
+        "instantiate_timeout",
+        "instance_wait",
+        "module_size",
+        "functions",
+        "function_size",
+        "log_bytes",
+        "error_message",
+        "error_handles",
+        "tick",
+        "interrupt",
+        "fresh_instances",
+        "fuel",
+    ];
+    const VALUES: [&str; 16] = [
+        "1",
+        "0",
+        "-1",
+        "4096",
+        "\"64 MiB\"",
+        "\"5 GiB\"",
+        "\"1.5KiB\"",
+        "\"250ms\"",
+        "\"2s\"",
+        "\"0s\"",
+        "\"1e9s\"",
+        "true",
+        "\"epoch\"",
+        "\"signal\"",
+        "1.5",
+        "\"x\"",
+    ];
+    let mut text = String::new();
+    for _ in 0..rng.next() % 5 {
+        let key = KEYS[(rng.next() % KEYS.len() as u64) as usize];
+        let value = VALUES[(rng.next() % VALUES.len() as u64) as usize];
+        text.push_str(&format!("{key} = {value}\n"));
+    }
+    let mut bytes = text.into_bytes();
+    if rng.next().is_multiple_of(4) && !bytes.is_empty() {
+        let at = (rng.next() as usize) % bytes.len();
+        bytes[at] = rng.next() as u8;
+    }
+    bytes
+}
+
+#[test]
+fn limits_files_over_random_text() {
+    let mut rng = Rng(0x0c1a_55e5_0000_0002);
+    fuzz::limits_file(b"memory = \"64 MiB\"\ncall_timeout = \"2s\"\n");
+    fuzz::limits_file(b"\xff\xfe");
+    for _ in 0..iterations() {
+        fuzz::limits_file(&side_file_text(&mut rng));
+        fuzz::limits_file(&rng.bytes(64));
+    }
+}
+
+#[test]
+fn limit_flags_over_random_text() {
+    let mut rng = Rng(0x0c1a_55e5_0000_0003);
+    fuzz::limit_flag(b"memory=64MiB");
+    fuzz::limit_flag(b"call_timeout=1e400s");
+    fuzz::limit_flag(b"memory='; fuel = 3");
+    for _ in 0..iterations() {
+        let text = side_file_text(&mut rng);
+        let line = String::from_utf8_lossy(&text);
+        let line = line.lines().next().unwrap_or("").replacen(" = ", "=", 1);
+        fuzz::limit_flag(line.trim_matches('"').as_bytes());
+        fuzz::limit_flag(&rng.bytes(32));
+    }
+}

@@ -1,0 +1,355 @@
+//! Limits per guest: defaults, `--limit` flags, and the side file next to a
+//! module (`x.limits.toml`), which wins. Compile-time limits refuse compile
+//! bombs before compiling; a looping start function meets the
+//! instantiation deadline.
+
+mod common;
+
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::*;
+use cyxla_host::{AllowList, Error, Guest, Sandbox};
+use plugin_glue::ErrorCode;
+
+/// `recurse_n`: recursion as deep as the first operand's length.
+const DEEP: &str = r#"
+  (func $down (param $n i32) (result i32)
+    (if (result i32) (i32.eqz (local.get $n))
+      (then (i32.const 0))
+      (else (i32.add (call $down (i32.sub (local.get $n) (i32.const 1))) (i32.const 1)))))
+  (func (export "recurse_n") (param $f i32) (result i32)
+    (drop (call $down (call $n (local.get $f))))
+    (i32.const 0))
+"#;
+
+fn two_guests(side: &str) -> (tempfile::TempDir, Sandbox) {
+    let dir = tempfile::tempdir().unwrap();
+    let funcs = format!("{HANDLERS} {DEEP}");
+    for name in ["a", "b"] {
+        let targets: Vec<(String, &str)> = ["grow", "spin", "double", "recurse_n"]
+            .iter()
+            .map(|e| (format!("{name}_{e}"), *e))
+            .collect();
+        let targets: Vec<(&str, &str)> = targets.iter().map(|(t, e)| (t.as_str(), *e)).collect();
+        write(
+            dir.path(),
+            &format!("{name}.wasm"),
+            &wasm(&guest_wat(&funcs, &targets)),
+        );
+    }
+    write(dir.path(), "a.limits.toml", side.as_bytes());
+    let sandbox = Sandbox::new(dir.path(), AllowList::all(), test_limits()).unwrap();
+    assert!(
+        sandbox.guests().rejected().is_empty(),
+        "{:?}",
+        sandbox.guests().rejected()
+    );
+    (dir, sandbox)
+}
+
+#[test]
+fn a_side_file_raises_memory_for_its_guest_only() {
+    // 100 more pages (6.4 MiB) than the test default of 4 MiB allows.
+    let (_dir, sandbox) = two_guests("memory = \"8 MiB\"\n");
+    let a = sandbox.guests().serving("a_grow").unwrap();
+    assert_eq!(a.limits().memory_bytes, 8 << 20);
+    assert!(a.limits_file().unwrap().ends_with("a.limits.toml"));
+    handler(&sandbox, "a_grow")
+        .call_host(&vector_call(&[1.0]))
+        .unwrap();
+    let error = expect_error(&handler(&sandbox, "b_grow"), &vector_call(&[1.0]));
+    assert_eq!(error.code, ErrorCode::ResourceExhausted);
+    assert!(
+        error
+            .message
+            .starts_with("target `b_grow` (guest b.wasm): ")
+            && error.message.contains("(limit 4 MiB)"),
+        "{}",
+        error.message
+    );
+}
+
+#[test]
+fn a_side_file_sets_the_call_deadline() {
+    let (_dir, sandbox) = two_guests("call_timeout = \"40ms\"\n");
+    let started = Instant::now();
+    let error = expect_error(&handler(&sandbox, "a_spin"), &vector_call(&[1.0]));
+    let took = started.elapsed();
+    assert_eq!(error.code, ErrorCode::DeadlineExceeded);
+    assert!(
+        error
+            .message
+            .starts_with("target `a_spin` (guest a.wasm): exceeded its deadline (40ms)"),
+        "{}",
+        error.message
+    );
+    assert!(took < Duration::from_millis(290), "took {took:?}");
+    let error = expect_error(&handler(&sandbox, "b_spin"), &vector_call(&[1.0]));
+    assert!(
+        error.message.contains("exceeded its deadline (300ms)"),
+        "{}",
+        error.message
+    );
+    run_double(&handler(&sandbox, "a_double"));
+}
+
+#[test]
+fn a_side_file_sets_the_wasm_stack() {
+    // 60 000 frames need more than the default 512 KiB, less than 4 MiB.
+    let (_dir, sandbox) = two_guests("stack = \"4 MiB\"\n");
+    let a = handler(&sandbox, "a_recurse_n");
+    let b = handler(&sandbox, "b_recurse_n");
+    // Guest code runs on the caller's native stack: give it room.
+    let (a_result, b_error) = std::thread::Builder::new()
+        .stack_size(16 << 20)
+        .spawn(move || {
+            let deep = vec![0.0f32; 60_000];
+            (
+                a.call_host(&vector_call(&deep)),
+                expect_error(&b, &vector_call(&deep)),
+            )
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    a_result.unwrap();
+    assert_eq!(b_error.code, ErrorCode::ResourceExhausted);
+    assert!(
+        b_error
+            .message
+            .contains("call stack exhausted (the wasm stack limit is 512 KiB)"),
+        "{}",
+        b_error.message
+    );
+    assert!(
+        !Arc::ptr_eq(
+            sandbox.guests().serving("a_double").unwrap(),
+            sandbox.guests().serving("b_double").unwrap()
+        ),
+        "two guests"
+    );
+}
+
+#[test]
+fn a_side_file_caps_instances() {
+    let (_dir, sandbox) = two_guests("instances = 1\ninstance_wait = \"20s\"\n");
+    let h = Arc::new(handler(&sandbox, "a_double"));
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let h = Arc::clone(&h);
+            std::thread::spawn(move || {
+                for _ in 0..20 {
+                    run_double(&h);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(h.live_instances(), 1);
+}
+
+#[test]
+fn an_invalid_side_file_rejects_its_guest_and_others_keep_serving() {
+    for (side, expected) in [
+        (
+            "memory = \"1 MiB\"\nfuel = 3\n",
+            "is invalid: line 2: unknown field `fuel`, expected one of `memory`",
+        ),
+        (
+            "memory = \"64 GiB\"\n",
+            "is invalid: memory 64 GiB is out of range (64 KiB to 4 GiB)",
+        ),
+        ("call_timeout = 5\n", "5 has no unit"),
+        (
+            "tick = \"1ms\"\n",
+            "`tick` is engine-wide; set it with --limit tick=...",
+        ),
+        ("stack = \"64 MiB\"\n", "stack 64 MiB is out of range"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "a.wasm",
+            &wasm(&guest_wat(HANDLERS, &[("a_double", "double")])),
+        );
+        write(
+            dir.path(),
+            "b.wasm",
+            &wasm(&guest_wat(HANDLERS, &[("b_double", "double")])),
+        );
+        write(dir.path(), "a.limits.toml", side.as_bytes());
+        let sandbox = Sandbox::new(dir.path(), AllowList::all(), test_limits()).unwrap();
+        let [rejected] = sandbox.guests().rejected() else {
+            panic!("{side}: {:?}", sandbox.guests().rejected());
+        };
+        assert!(
+            matches!(&rejected.error, Error::LimitsFile { file, .. } if file.ends_with("a.limits.toml"))
+        );
+        let message = rejected.error.to_string();
+        assert!(
+            message.contains("a.wasm is rejected: limits file ")
+                && message.contains("a.limits.toml")
+                && message.contains(expected),
+            "{side}: {message}"
+        );
+        assert!(sandbox.handler("a_double").is_none());
+        run_double(&handler(&sandbox, "b_double"));
+    }
+}
+
+#[test]
+fn too_many_functions_are_refused_before_compiling() {
+    let dir = tempfile::tempdir().unwrap();
+    let many: String = (0..50)
+        .map(|i| format!("(func $f{i} (result i32) (i32.const {i}))"))
+        .collect();
+    write(
+        dir.path(),
+        "bomb.wasm",
+        &wasm(&guest_wat(
+            &format!("{HANDLERS} {many}"),
+            &[("t", "double")],
+        )),
+    );
+    write(dir.path(), "bomb.limits.toml", b"functions = 40\n");
+    let engine = cyxla_host::Engine::new(&test_limits()).unwrap();
+    let error = Guest::load(&engine, &dir.path().join("bomb.wasm"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("bomb.wasm is rejected before compiling: it defines 69 functions, over the limit of 40 (functions)"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_huge_function_body_is_refused_before_compiling() {
+    // 20 000 nested blocks: a body of 60 KiB.
+    let body = format!(
+        "(func $big {} {})",
+        "(block ".repeat(20_000),
+        ")".repeat(20_000)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "big.wasm",
+        &wasm(&guest_wat(
+            &format!("{HANDLERS} {body}"),
+            &[("t", "double")],
+        )),
+    );
+    write(
+        dir.path(),
+        "big.limits.toml",
+        b"function_size = \"16 KiB\"\n",
+    );
+    let engine = cyxla_host::Engine::new(&test_limits()).unwrap();
+    let error = Guest::load(&engine, &dir.path().join("big.wasm"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("rejected before compiling: its function number 19 (among those it defines) has a body of 60002 bytes, over the limit of 16 KiB (function_size)"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_looping_start_function_meets_the_instantiation_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let wat = guest_wat(
+        &format!("{HANDLERS} (func $forever (loop $l (br $l))) (start $forever)"),
+        &[("looping_start", "double")],
+    );
+    write(dir.path(), "slow.wasm", &wasm(&wat));
+    write(
+        dir.path(),
+        "slow.limits.toml",
+        b"instantiate_timeout = \"50ms\"\n",
+    );
+    write(
+        dir.path(),
+        "ok.wasm",
+        &wasm(&guest_wat(HANDLERS, &[("ok_double", "double")])),
+    );
+    let started = Instant::now();
+    let sandbox = Sandbox::new(dir.path(), AllowList::all(), test_limits()).unwrap();
+    assert!(started.elapsed() < Duration::from_secs(3));
+    let [rejected] = sandbox.guests().rejected() else {
+        panic!("{:?}", sandbox.guests().rejected());
+    };
+    let message = rejected.error.to_string();
+    assert!(
+        message.contains(
+            "slow.wasm cannot be instantiated: instantiation exceeded its deadline (50ms)"
+        ),
+        "{message}"
+    );
+    run_double(&handler(&sandbox, "ok_double"));
+}
+
+#[test]
+fn from_bytes_applies_the_module_size_limit() {
+    let mut limits = test_limits();
+    limits.set("module_size", "100").unwrap();
+    let engine = cyxla_host::Engine::new(&limits).unwrap();
+    let bytes = wasm(&guest_wat(HANDLERS, &[("t", "double")]));
+    let error = Guest::from_bytes(&engine, std::path::Path::new("x.wasm"), &bytes)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("over the limit of 100 bytes"), "{error}");
+}
+
+// ---------------------------------------------------------------------------
+// The --limit flag
+// ---------------------------------------------------------------------------
+
+fn cyxla_host(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_cyxla-host"))
+        .args(args)
+        .output()
+        .expect("run cyxla-host")
+}
+
+#[test]
+fn the_limit_flag_sets_defaults_and_the_side_file_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.wasm",
+        &wasm(&guest_wat(HANDLERS, &[("a_double", "double")])),
+    );
+    write(
+        dir.path(),
+        "b.wasm",
+        &wasm(&guest_wat(HANDLERS, &[("b_double", "double")])),
+    );
+    write(dir.path(), "a.limits.toml", b"memory = \"32 MiB\"\n");
+    let out = cyxla_host(&[
+        "--limit",
+        "memory=16MiB",
+        "--limit",
+        "call_timeout=2s",
+        "check",
+        dir.path().to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("limits   memory 32 MiB, stack 512 KiB, instances 8, call 2s, instantiate 5s (with ")
+            && stdout.contains("limits   memory 16 MiB, stack 512 KiB, instances 8, call 2s, instantiate 5s (defaults and flags)"),
+        "{stdout}"
+    );
+
+    let out = cyxla_host(&["--limit", "memroy=1MiB", "list"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--limit memroy=1MiB: unknown field `memroy`, expected one of"),
+        "{stderr}"
+    );
+}
