@@ -20,3 +20,8 @@ echo
 echo "== two guests in one program: scale_any(rms_norm(x), factor=3)"
 "$bin" --allow rms_norm --allow scale_any run "$g/rms_norm_then_scale.mlirbc" \
   --input "$g/rms_norm_then_scale.in0.npy"
+echo
+echo "== jnp.linalg.solve, det and inv of a 4x4 matrix, lowered by JAX for CPU (examples/gen_examples.py)"
+echo "   The bare XLA plugin has no lapack_dgetrf_ffi / lapack_dtrsm_ffi; cyxla-host runs them natively."
+echo "   JAX's own results: x = [1, 2, 3, 4], det = 209, inv = the inverse (examples/linalg.out*.npy)"
+"$bin" run examples/linalg.mlir --input examples/linalg.a.npy --input examples/linalg.b.npy

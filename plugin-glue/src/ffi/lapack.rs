@@ -284,6 +284,8 @@ pub type openblas_set_num_threads_t = unsafe extern "C" fn(i32);
 pub type openblas_get_num_threads_t = unsafe extern "C" fn() -> i32;
 /// `char* openblas_get_config(void)` (OpenBLAS extension, optional).
 pub type openblas_get_config_t = unsafe extern "C" fn() -> *const c_char;
+/// `char* openblas_get_corename(void)` (OpenBLAS extension, optional).
+pub type openblas_get_corename_t = unsafe extern "C" fn() -> *const c_char;
 
 /// The routines of one real type (`s` or `d`).
 #[derive(Clone, Copy)]
@@ -371,6 +373,8 @@ pub struct LapackSymbols {
     pub openblas_get_num_threads: Option<openblas_get_num_threads_t>,
     /// `openblas_get_config`, when the library is OpenBLAS.
     pub openblas_get_config: Option<openblas_get_config_t>,
+    /// `openblas_get_corename`, when the library is OpenBLAS.
+    pub openblas_get_corename: Option<openblas_get_corename_t>,
     /// Keeps every pointer above valid: the library is never unloaded while
     /// this struct lives.
     _library: Library,
@@ -444,11 +448,17 @@ impl LapackSymbols {
         let z = complex!("z");
         // SAFETY: these are OpenBLAS's C extensions with the declared
         // prototypes (`cblas.h`); absent from other LAPACKs, hence optional.
-        let (openblas_set_num_threads, openblas_get_num_threads, openblas_get_config) = unsafe {
+        let (
+            openblas_set_num_threads,
+            openblas_get_num_threads,
+            openblas_get_config,
+            openblas_get_corename,
+        ) = unsafe {
             (
                 symbol::<openblas_set_num_threads_t>(&library, "openblas_set_num_threads").ok(),
                 symbol::<openblas_get_num_threads_t>(&library, "openblas_get_num_threads").ok(),
                 symbol::<openblas_get_config_t>(&library, "openblas_get_config").ok(),
+                symbol::<openblas_get_corename_t>(&library, "openblas_get_corename").ok(),
             )
         };
         Ok(LapackSymbols {
@@ -459,6 +469,7 @@ impl LapackSymbols {
             openblas_set_num_threads,
             openblas_get_num_threads,
             openblas_get_config,
+            openblas_get_corename,
             _library: library,
         })
     }

@@ -4,9 +4,11 @@ use crate::dtype::DType;
 use crate::handler::HandlerError;
 use crate::lapack::call::{Batched, Call, Ctx};
 use crate::lapack::scalar::Scalar;
+use crate::lapack::small;
 
 /// Factors each `m×n` block of `a` in place; writes 1-based pivots (`k =
-/// min(m,n)` per element) and `info` (one per element).
+/// min(m,n)` per element) and `info` (one per element). Small real matrices
+/// use the Rust LU of [`small`], the others LAPACK.
 pub(crate) fn getrf<T: Scalar>(
     ctx: &Ctx<'_>,
     m: usize,
@@ -28,6 +30,7 @@ pub(crate) fn getrf<T: Scalar>(
         Batched::new(info, 1, batch),
     );
     let flops = (m * n * k) as f64;
+    let rust_kernel = m.max(n) <= small::MAX_DIM;
     ctx.for_each(
         batch,
         flops,
@@ -35,6 +38,10 @@ pub(crate) fn getrf<T: Scalar>(
         |(), b| {
             // SAFETY: each batch index is handed to one worker only.
             let (a, p, i) = unsafe { (ab.get(b), pb.get(b), ib.get(b)) };
+            if let Some(info) = rust_kernel.then(|| T::getrf_small(m, n, a, p)).flatten() {
+                i[0] = info;
+                return;
+            }
             // SAFETY: `a` is m×n with lda = m, `p` holds min(m,n) pivots.
             i[0] = unsafe {
                 T::getrf(

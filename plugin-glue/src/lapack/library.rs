@@ -50,6 +50,31 @@
 //! rayon worker and 4.3 ms (min 2.8 vs 3.6 ms) with two on the same busy VM,
 //! and JAX's own CPU backend 4.7 ms: on par with jaxlib, and the batch
 //! parallelism is there for machines with spare cores.
+//!
+//! The LAPACK bench (`benches/benches/lapack.rs`, quiet VM) showed why:
+//! OpenBLAS calls on tiny matrices contend with each other.
+//! `jnp.linalg.solve` over 4096 systems of 8×8 (`dgetrf_` + `dtrsm_` per
+//! matrix) took 2.9–3.1 ms with one rayon worker and 5.2–5.6 ms with two
+//! (each such call takes a buffer from OpenBLAS's shared memory pool). The
+//! Rust kernels for small matrices (`small`, `small_eigh`) share nothing
+//! and scale: 1.85 → 1.47 ms for that solve, 12.1 → 6.4 ms for `eigh` of
+//! 4096 8×8 matrices; so do the LAPACK families with more arithmetic per
+//! call (`qr` of 4096 8×8: 6.7 → 4.1 ms, `svd`: 40 → 20 ms).
+//!
+//! # CPU kernels
+//!
+//! OpenBLAS picks its kernels for the CPU when it loads, and
+//! `OPENBLAS_CORETYPE` overrides the choice. Debian's OpenBLAS 0.3.21 does
+//! not know recent Intel models (the development VM's Xeon, family 6 model
+//! 207) and falls back to its generic `Prescott` (SSE3) kernels, where
+//! jaxlib's newer OpenBLAS picks `SkylakeX` (AVX-512).
+//! [`LapackLibrary::core_name`] tells which, and loading logs (at `info`) a
+//! generic choice on a CPU with AVX2. The LAPACK bench
+//! (`benches/benches/lapack.rs`) measured single 512×512 matrices 1.6–2.4×
+//! faster with `OPENBLAS_CORETYPE=SkylakeX` on that VM. This crate never
+//! sets the variable itself: it must be in the environment before the
+//! library loads, and changing the environment of a running multi-threaded
+//! process is not safe.
 
 use std::sync::{OnceLock, RwLock};
 
@@ -73,6 +98,7 @@ pub struct LapackLibrary {
     symbols: LapackSymbols,
     name: String,
     config: Option<String>,
+    core_name: Option<String>,
     threads_for_big_calls: usize,
 }
 
@@ -91,6 +117,14 @@ impl LapackLibrary {
     /// library is OpenBLAS.
     pub fn config(&self) -> Option<&str> {
         self.config.as_deref()
+    }
+
+    /// The CPU kernels OpenBLAS chose (`openblas_get_corename`, e.g.
+    /// `Haswell`, `SkylakeX`), when the library is OpenBLAS. OpenBLAS 0.3.21
+    /// falls back to its generic `Prescott` kernels on CPUs it does not know;
+    /// `OPENBLAS_CORETYPE` overrides its choice.
+    pub fn core_name(&self) -> Option<&str> {
+        self.core_name.as_deref()
     }
 
     /// OpenBLAS threads a single large matrix may use (1 = never threaded).
@@ -221,9 +255,10 @@ fn load() -> Result<LapackLibrary, LoadError> {
                 continue;
             }
         };
-        let config = symbols.openblas_get_config.and_then(|get| {
-            // SAFETY: `openblas_get_config` returns a static NUL-terminated
-            // string (or NULL, checked).
+        let static_string = |get: unsafe extern "C" fn() -> *const std::ffi::c_char| {
+            // SAFETY: `openblas_get_config` and `openblas_get_corename` take
+            // no arguments and return a static NUL-terminated string (or
+            // NULL, checked).
             let p = unsafe { get() };
             (!p.is_null()).then(|| {
                 // SAFETY: non-null, static and NUL-terminated per OpenBLAS.
@@ -232,7 +267,9 @@ fn load() -> Result<LapackLibrary, LoadError> {
                     .trim()
                     .to_owned()
             })
-        });
+        };
+        let config = symbols.openblas_get_config.and_then(static_string);
+        let core_name = symbols.openblas_get_corename.and_then(static_string);
         let threads_for_big_calls = std::env::var(THREADS_ENV)
             .ok()
             .and_then(|v| v.trim().parse::<usize>().ok())
@@ -242,13 +279,39 @@ fn load() -> Result<LapackLibrary, LoadError> {
             symbols,
             name,
             config,
+            core_name,
             threads_for_big_calls,
         };
         lib.set_threads(1);
-        tracing::debug!(library = %lib.name, config = ?lib.config, "loaded LAPACK");
+        tracing::debug!(
+            library = %lib.name,
+            config = ?lib.config,
+            core = ?lib.core_name,
+            "loaded LAPACK"
+        );
+        if lib.core_name.as_deref() == Some("Prescott") && cpu_has_avx2() {
+            tracing::info!(
+                "{}: OpenBLAS does not recognise this CPU and runs its generic SSE3 kernels; \
+                 OPENBLAS_CORETYPE=Haswell (AVX2) or SkylakeX (AVX-512) selects faster ones",
+                lib.name
+            );
+        }
         return Ok(lib);
     }
     Err(LoadError { attempts })
+}
+
+/// Whether the CPU has AVX2 (so that a generic OpenBLAS kernel choice is
+/// worth reporting).
+fn cpu_has_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
 }
 
 #[cfg(test)]

@@ -15,6 +15,16 @@
 //!                        (OpenBLAS, loaded on first call)   └── Scalar::getrf … (ffi::lapack)
 //! ```
 //!
+//! Small real matrices skip the library: an OpenBLAS call on an 8×8 matrix
+//! costs more in overhead than in arithmetic, which dominates batches of
+//! small matrices. LU (`?getrf`, up to 32×32), triangular solves (`?trsm`,
+//! triangles up to 32×32 with up to 64 right-hand sides) and the symmetric
+//! eigensolver with vectors (`?syevd`, order up to 25) run Rust versions of
+//! the same algorithms there (`small`, `small_eigh`: same pivots, same
+//! eigenvector signs, rounding aside). The library is still required: the
+//! targets fail without it, whatever the size, so behaviour does not depend
+//! on the shapes.
+//!
 //! The LAPACK library is loaded at run time on the first call (see
 //! [`library()`], and [`mod@library`] for which library and how OpenBLAS
 //! threads are handled). When none can be loaded, registration still
@@ -58,6 +68,8 @@ mod orgqr;
 mod ormqr;
 mod potrf;
 mod scalar;
+mod small;
+mod small_eigh;
 mod sparse;
 mod syevd;
 mod sytrd;

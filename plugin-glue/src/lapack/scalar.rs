@@ -61,6 +61,44 @@ pub(crate) trait Scalar:
         self.re().real_work_size()
     }
 
+    /// [`small::getrf`](crate::lapack::small::getrf) for the real types;
+    /// `None` (call LAPACK) for the complex ones.
+    fn getrf_small(m: usize, n: usize, a: &mut [Self], ipiv: &mut [i32]) -> Option<i32> {
+        let _ = (m, n, a, ipiv);
+        None
+    }
+
+    /// [`small_eigh::syevd`](crate::lapack::small_eigh::syevd) for the real
+    /// types; `None` (call LAPACK) for the complex ones.
+    fn syevd_small(
+        uplo: u8,
+        n: usize,
+        a: &mut [Self],
+        w: &mut [Self::Real],
+        work: &mut crate::lapack::small_eigh::Work<Self::Real>,
+    ) -> Option<i32> {
+        let _ = (uplo, n, a, w, work);
+        None
+    }
+
+    /// [`small::trsm`](crate::lapack::small::trsm) for the real types
+    /// (returns `true`); `false` (nothing done: call LAPACK) for the complex
+    /// ones.
+    #[expect(clippy::too_many_arguments, reason = "mirrors the BLAS routine")]
+    fn trsm_small(
+        side: u8,
+        uplo: u8,
+        trans: u8,
+        diag: u8,
+        m: usize,
+        n: usize,
+        a: &[Self],
+        b: &mut [Self],
+    ) -> bool {
+        let _ = (side, uplo, trans, diag, m, n, a, b);
+        false
+    }
+
     /// `?trsm` with `alpha = 1`.
     ///
     /// # Safety
@@ -318,6 +356,14 @@ pub(crate) trait RealScalar: Scalar<Real = Self> + PartialOrd {
     /// A workspace size LAPACK reported in this type, rounded up so that an
     /// `f32` that lost low bits never makes the workspace too small.
     fn real_work_size(self) -> usize;
+    /// The square root.
+    fn sqrt(self) -> Self;
+    /// |self| with the sign (bit) of `sign`.
+    fn copysign(self, sign: Self) -> Self;
+    /// Whether `self` is NaN.
+    fn is_nan(self) -> bool;
+    /// The larger of the two (the other one if either is NaN).
+    fn max(self, other: Self) -> Self;
 }
 
 impl RealScalar for f32 {
@@ -333,6 +379,18 @@ impl RealScalar for f32 {
     fn real_work_size(self) -> usize {
         work_size_f64(f64::from(self) * (1.0 + f64::from(f32::EPSILON)))
     }
+    fn sqrt(self) -> f32 {
+        f32::sqrt(self)
+    }
+    fn copysign(self, sign: f32) -> f32 {
+        f32::copysign(self, sign)
+    }
+    fn is_nan(self) -> bool {
+        f32::is_nan(self)
+    }
+    fn max(self, other: f32) -> f32 {
+        f32::max(self, other)
+    }
 }
 
 impl RealScalar for f64 {
@@ -347,6 +405,18 @@ impl RealScalar for f64 {
     }
     fn real_work_size(self) -> usize {
         work_size_f64(self)
+    }
+    fn sqrt(self) -> f64 {
+        f64::sqrt(self)
+    }
+    fn copysign(self, sign: f64) -> f64 {
+        f64::copysign(self, sign)
+    }
+    fn is_nan(self) -> bool {
+        f64::is_nan(self)
+    }
+    fn max(self, other: f64) -> f64 {
+        f64::max(self, other)
     }
 }
 

@@ -5,10 +5,13 @@ use crate::dtype::DType;
 use crate::handler::HandlerError;
 use crate::lapack::call::{Batched, Call, Ctx, QueryArrays};
 use crate::lapack::scalar::{RealScalar, Scalar};
+use crate::lapack::small_eigh;
 
 /// For each `n×n` block of `a` (the `uplo` triangle is read), writes the
 /// eigenvalues in ascending order to `w` (n per element) and, with
-/// `jobz = 'V'`, the orthonormal eigenvectors over `a`.
+/// `jobz = 'V'`, the orthonormal eigenvectors over `a`. Real matrices of
+/// order up to 25 with eigenvectors run LAPACK's own algorithm for that case
+/// ported to Rust ([`small_eigh`]), the others LAPACK.
 pub(crate) fn syevd<T: Scalar>(
     ctx: &Ctx<'_>,
     jobz: u8,
@@ -25,6 +28,27 @@ pub(crate) fn syevd<T: Scalar>(
     }
     let ni = ctx.int("n", n)?;
     let l = ctx.lib.symbols();
+    let flops = 9.0 * (n * n * n) as f64;
+    if jobz == b'V' && n <= small_eigh::MAX_N && !T::IS_COMPLEX {
+        let (ab, wb, ib) = (
+            Batched::new(a, n * n, batch),
+            Batched::new(w, n, batch),
+            Batched::new(info, 1, batch),
+        );
+        ctx.for_each(
+            batch,
+            flops,
+            || small_eigh::Work::new(n),
+            |work, b| {
+                // SAFETY: each batch index is handed to one worker only.
+                let (a, w, i) = unsafe { (ab.get(b), wb.get(b), ib.get(b)) };
+                // Real types always have the Rust kernel; -1 would be
+                // reported as a bad argument if one ever did not.
+                i[0] = T::syevd_small(uplo, n, a, w, work).unwrap_or(-1);
+            },
+        );
+        return Ok(());
+    }
     let mut q = QueryArrays::<T>::new();
     let (mut qw, mut qrw, mut qiw) = (T::default(), <T::Real as RealScalar>::ZERO, 0i32);
     // SAFETY: a workspace query (lwork = lrwork = liwork = -1) reads only
@@ -59,7 +83,6 @@ pub(crate) fn syevd<T: Scalar>(
         Batched::new(w, n, batch),
         Batched::new(info, 1, batch),
     );
-    let flops = 9.0 * (n * n * n) as f64;
     let init = || {
         (
             vec![T::default(); lwork],

@@ -4,10 +4,12 @@
 use crate::handler::HandlerError;
 use crate::lapack::call::{Batched, Call, Ctx, piece};
 use crate::lapack::scalar::Scalar;
+use crate::lapack::small;
 
 /// Solves `op(A)·X = B` (`side = 'L'`) or `X·op(A) = B` (`side = 'R'`) for
 /// each batch element, in place in `x` (which holds B on entry). `a` holds
-/// the `p×p` triangular matrices (p = m or n), `x` the `m×n` blocks.
+/// the `p×p` triangular matrices (p = m or n), `x` the `m×n` blocks. Small
+/// real triangles use the Rust solve of [`small`], the others BLAS.
 #[expect(clippy::too_many_arguments, reason = "mirrors the BLAS routine")]
 pub(crate) fn trsm<T: Scalar>(
     ctx: &Ctx<'_>,
@@ -28,6 +30,8 @@ pub(crate) fn trsm<T: Scalar>(
     let (mi, ni, pi) = (ctx.int("m", m)?, ctx.int("n", n)?, ctx.int("p", p)?);
     let xb = Batched::new(x, m * n, batch);
     let flops = (p * p) as f64 * if side == b'L' { n } else { m } as f64;
+    let rhs = if side == b'L' { n } else { m };
+    let rust_kernel = p <= small::MAX_DIM && rhs <= small::MAX_RHS;
     ctx.for_each(
         batch,
         flops,
@@ -36,6 +40,9 @@ pub(crate) fn trsm<T: Scalar>(
             let ab = piece(a, p * p, b);
             // SAFETY: each batch index is handed to one worker only.
             let xb = unsafe { xb.get(b) };
+            if rust_kernel && T::trsm_small(side, uplo, trans, diag, m, n, ab, xb) {
+                return;
+            }
             // SAFETY: `ab` is a p×p matrix with lda = p and `xb` an m×n matrix
             // with ldb = m, the sizes ?trsm reads and writes for these arguments.
             unsafe {

@@ -202,6 +202,31 @@ macro_rules! real_scalar {
             fn scale(self, r: $t) -> $t {
                 self * r
             }
+            fn syevd_small(
+                uplo: u8,
+                n: usize,
+                a: &mut [$t],
+                w: &mut [$t],
+                work: &mut crate::lapack::small_eigh::Work<$t>,
+            ) -> Option<i32> {
+                Some(crate::lapack::small_eigh::syevd(uplo, n, a, w, work))
+            }
+            fn getrf_small(m: usize, n: usize, a: &mut [$t], ipiv: &mut [i32]) -> Option<i32> {
+                Some(crate::lapack::small::getrf(m, n, a, ipiv))
+            }
+            fn trsm_small(
+                side: u8,
+                uplo: u8,
+                trans: u8,
+                diag: u8,
+                m: usize,
+                n: usize,
+                a: &[$t],
+                b: &mut [$t],
+            ) -> bool {
+                crate::lapack::small::trsm(side, uplo, trans, diag, m, n, a, b);
+                true
+            }
 
             common_routines!($r, orgqr, ormqr);
 
