@@ -458,6 +458,30 @@ impl<'a, T> Batched<'a, T> {
         // exclusivity of piece `b` is the caller's contract.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.add(b * self.stride), self.stride) }
     }
+
+    /// Pieces `first..first + len`, contiguous (clipped to the batch).
+    ///
+    /// # Safety
+    ///
+    /// No other reference to any of these pieces may be alive while the
+    /// returned one is (each range handed to exactly one worker).
+    ///
+    /// # Panics
+    ///
+    /// If `first >= count`.
+    pub unsafe fn get_range(&self, first: usize, len: usize) -> &'a mut [T] {
+        assert!(
+            first < self.count,
+            "batch index {first} out of {}",
+            self.count
+        );
+        let len = len.min(self.count - first);
+        // SAFETY: pieces first..first+len lie inside the original slice
+        // (clipped above); exclusivity is the caller's contract.
+        unsafe {
+            std::slice::from_raw_parts_mut(self.ptr.add(first * self.stride), len * self.stride)
+        }
+    }
 }
 
 /// Read-only piece `b` of a batch with `stride` elements per element.

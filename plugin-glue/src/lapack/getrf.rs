@@ -31,6 +31,49 @@ pub(crate) fn getrf<T: Scalar>(
     );
     let flops = (m * n * k) as f64;
     let rust_kernel = m.max(n) <= small::MAX_DIM;
+    // One matrix: the Rust LU when small, else LAPACK.
+    let one = |a: &mut [T], p: &mut [i32]| -> i32 {
+        if let Some(info) = rust_kernel.then(|| T::getrf_small(m, n, a, p)).flatten() {
+            return info;
+        }
+        // SAFETY: `a` is m×n with lda = m, `p` holds min(m,n) pivots.
+        unsafe {
+            T::getrf(
+                ctx.lib.symbols(),
+                mi,
+                ni,
+                a.as_mut_ptr(),
+                mi,
+                p.as_mut_ptr(),
+            )
+        }
+    };
+    if T::RUST_KERNELS && m == n && n <= small::FIXED_MAX && batch > 1 {
+        // Tiny square matrices: factored small::LANES at a time.
+        let lanes = small::LANES;
+        ctx.for_each(
+            batch.div_ceil(lanes),
+            flops * lanes as f64,
+            || (),
+            |(), g| {
+                // SAFETY: each group index is handed to one worker only, and
+                // groups are disjoint ranges of batch elements.
+                let (a, p, i) = unsafe {
+                    (
+                        ab.get_range(g * lanes, lanes),
+                        pb.get_range(g * lanes, lanes),
+                        ib.get_range(g * lanes, lanes),
+                    )
+                };
+                if !T::getrf_small_group(n, a, p, i) {
+                    for ((a, p), i) in a.chunks_exact_mut(n * n).zip(p.chunks_exact_mut(n)).zip(i) {
+                        *i = one(a, p);
+                    }
+                }
+            },
+        );
+        return Ok(());
+    }
     ctx.for_each(
         batch,
         flops,
@@ -38,21 +81,7 @@ pub(crate) fn getrf<T: Scalar>(
         |(), b| {
             // SAFETY: each batch index is handed to one worker only.
             let (a, p, i) = unsafe { (ab.get(b), pb.get(b), ib.get(b)) };
-            if let Some(info) = rust_kernel.then(|| T::getrf_small(m, n, a, p)).flatten() {
-                i[0] = info;
-                return;
-            }
-            // SAFETY: `a` is m×n with lda = m, `p` holds min(m,n) pivots.
-            i[0] = unsafe {
-                T::getrf(
-                    ctx.lib.symbols(),
-                    mi,
-                    ni,
-                    a.as_mut_ptr(),
-                    mi,
-                    p.as_mut_ptr(),
-                )
-            };
+            i[0] = one(a, p);
         },
     );
     Ok(())

@@ -75,6 +75,13 @@
 //! sets the variable itself: it must be in the environment before the
 //! library loads, and changing the environment of a running multi-threaded
 //! process is not safe.
+//!
+//! The generic kernels of 0.3.21 also have a bug: once a `dsymv` has run on
+//! a vector holding NaN (`?sytrd` or `?syevd` of an f64 matrix with NaN),
+//! later `ssymv` calls — in any thread — can return NaN for clean inputs,
+//! so f32 `?sytrd` / `?syevd` results go NaN (reproduced in C against the
+//! library alone; not with the `Haswell` or `SkylakeX` kernels). Real
+//! `?syevd` up to order 25 does not reach OpenBLAS here (`small_eigh`).
 
 use std::sync::{OnceLock, RwLock};
 

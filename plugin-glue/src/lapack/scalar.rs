@@ -45,6 +45,9 @@ pub(crate) trait Scalar:
     const IS_COMPLEX: bool;
     /// The `TRANS` character that selects Qᵀ (real) or Qᴴ (complex).
     const ADJOINT: u8;
+    /// Whether the Rust kernels for small matrices (`small`, `small_eigh`)
+    /// serve this type (the real types).
+    const RUST_KERNELS: bool = false;
 
     /// `r + 0i`.
     fn from_real(r: Self::Real) -> Self;
@@ -79,6 +82,14 @@ pub(crate) trait Scalar:
     ) -> Option<i32> {
         let _ = (uplo, n, a, w, work);
         None
+    }
+
+    /// [`small::getrf_group`](crate::lapack::small::getrf_group) for the
+    /// real types (`true` when done); `false` (nothing done: factor one at a
+    /// time) for the complex ones.
+    fn getrf_small_group(n: usize, a: &mut [Self], ipiv: &mut [i32], info: &mut [i32]) -> bool {
+        let _ = (n, a, ipiv, info);
+        false
     }
 
     /// [`small::trsm`](crate::lapack::small::trsm) for the real types

@@ -972,14 +972,18 @@ mod tests {
                 }
             }
         }
+        // NaN: LAPACK's QL iteration does not converge, INFO > 0 (JAX then
+        // returns NaN). The reference is not called here: with its generic
+        // `Prescott` kernels, OpenBLAS 0.3.21 lets a `dsymv` on a vector
+        // holding NaN poison later `ssymv` calls in any thread (see
+        // `library`'s docs), which would break the f32 comparisons of the
+        // tests running concurrently.
         let mut nan = symmetric(n, 3);
         nan[2 + 3 * n] = f64::NAN;
         nan[3 + 2 * n] = f64::NAN;
         for uplo in [b'L', b'U'] {
             let (_, wa, ia) = ours(uplo, n, &nan);
-            let (_, _, ib) = reference(uplo, n, &nan);
-            assert_eq!(ia > 0, ib > 0, "NaN: info {ia} vs {ib}");
-            assert!(ia > 0 || wa.iter().any(|x| x.is_nan()), "NaN input: {wa:?}");
+            assert!(ia > 0, "NaN input: info {ia}, eigenvalues {wa:?}");
         }
     }
 }

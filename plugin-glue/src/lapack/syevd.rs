@@ -29,7 +29,7 @@ pub(crate) fn syevd<T: Scalar>(
     let ni = ctx.int("n", n)?;
     let l = ctx.lib.symbols();
     let flops = 9.0 * (n * n * n) as f64;
-    if jobz == b'V' && n <= small_eigh::MAX_N && !T::IS_COMPLEX {
+    if T::RUST_KERNELS && jobz == b'V' && n <= small_eigh::MAX_N {
         let (ab, wb, ib) = (
             Batched::new(a, n * n, batch),
             Batched::new(w, n, batch),

@@ -187,6 +187,7 @@ macro_rules! real_scalar {
             type Real = $t;
             const IS_COMPLEX: bool = false;
             const ADJOINT: u8 = b'T';
+            const RUST_KERNELS: bool = true;
             fn from_real(r: $t) -> $t {
                 r
             }
@@ -210,6 +211,14 @@ macro_rules! real_scalar {
                 work: &mut crate::lapack::small_eigh::Work<$t>,
             ) -> Option<i32> {
                 Some(crate::lapack::small_eigh::syevd(uplo, n, a, w, work))
+            }
+            fn getrf_small_group(
+                n: usize,
+                a: &mut [$t],
+                ipiv: &mut [i32],
+                info: &mut [i32],
+            ) -> bool {
+                crate::lapack::small::getrf_group(n, a, ipiv, info)
             }
             fn getrf_small(m: usize, n: usize, a: &mut [$t], ipiv: &mut [i32]) -> Option<i32> {
                 Some(crate::lapack::small::getrf(m, n, a, ipiv))
