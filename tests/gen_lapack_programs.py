@@ -339,6 +339,25 @@ def integer_csr_programs(rng: Rng) -> list[Program]:
     return out
 
 
+def sequence_programs(rng: Rng) -> list[Program]:
+    """Programs whose LAPACK calls must run in a fixed order; the CLI test
+    (host/tests/cli_lapack.rs) runs them, each in a process of its own."""
+    n = 48  # above the order up to which real eigh bypasses OpenBLAS
+    a64 = rng.herm(np.float64, (n, n))
+    a64[3, 5] = a64[5, 3] = np.nan
+    a32 = rng.herm(np.float32, (n, n))
+
+    def nan_f64_then_f32(a64, a32):
+        w64 = jnp.linalg.eigvalsh(a64)
+        # The barrier orders the f32 call after the f64 one.
+        w64, a32 = lax.optimization_barrier((w64, a32))
+        return w64, jnp.linalg.eigvalsh(a32)
+
+    return [Program("cli_eigvalsh_nan_f64_then_f32", nan_f64_then_f32, [a64, a32],
+                    ["close", "close"],
+                    "eigvalsh of an f64 matrix holding NaN, then of a clean f32 one", None)]
+
+
 def describe(arr: np.ndarray, file: str) -> dict:
     return {"file": file, "dtype": str(arr.dtype), "xla_dtype": XLA_NAMES[str(arr.dtype)],
             "shape": list(arr.shape)}
@@ -356,6 +375,7 @@ def main() -> int:
     for p in "sdcz":
         progs += [(p, prog) for prog in programs_for(p, rng)]
     progs += [("d" if "s64" in prog.name else "s", prog) for prog in integer_csr_programs(rng)]
+    progs += [("s", prog) for prog in sequence_programs(rng)]
 
     manifest = {
         "generator": "tests/gen_lapack_programs.py",

@@ -14,9 +14,11 @@
 //! cyxla-host / JAX against the goal of each program (≤ 1.0× for the single
 //! 512×512 matrices, ≤ 0.6× for the batches).
 //!
-//! Both sides run in the same environment (`OPENBLAS_*` variables included),
-//! one device each; JAX uses the OpenBLAS that scipy ships, cyxla-host the
-//! system's (`plugin_glue::lapack::library`).
+//! Each side runs as its users get it, one device each: JAX on the OpenBLAS
+//! that scipy ships, with that library's own kernel choice; cyxla-host on the
+//! system's (`plugin_glue::lapack::library`), with the kernels the CLI names
+//! (`plugin_glue::lapack::choose_openblas_kernels`). `OPENBLAS_*` variables
+//! set by the user reach both sides.
 //!
 //! Run: `cargo bench -p cyxla-benches --bench lapack [-- FILTER]` (FILTER:
 //! a substring of the program names, e.g. `4096` or `gesdd`).
@@ -31,6 +33,7 @@ use criterion::Criterion;
 use cyxla_benches::load_default_plugin;
 use plugin_glue::DType;
 use plugin_glue::client::{Buffer, Client, Executable};
+use plugin_glue::lapack::KernelChoice;
 use serde_json::Value;
 
 /// Interleaved rounds per program (each side measured once per round).
@@ -216,7 +219,12 @@ struct Jax {
 impl Jax {
     fn start(dir: &Path) -> Jax {
         let script = workspace_root().join("benches/time_jax_lapack.py");
-        let mut child = Command::new(cyxla_tests::venv_python())
+        let mut command = Command::new(cyxla_tests::venv_python());
+        if let Some(KernelChoice::Chose(_)) = plugin_glue::lapack::kernel_choice() {
+            // Our choice is ours: JAX's OpenBLAS keeps its own.
+            command.env_remove(plugin_glue::lapack::library::CORETYPE_ENV);
+        }
+        let mut child = command
             .arg(&script)
             .arg(dir)
             .stdin(Stdio::piped())
@@ -312,14 +320,16 @@ fn compare(programs: &[Program], jax: &mut Jax) {
         lib.config().unwrap_or("not OpenBLAS"),
         lib.core_name().unwrap_or("unknown")
     );
-    if lib.core_name() == Some("Prescott") {
-        println!(
-            "  note: this OpenBLAS did not recognise the CPU and runs its generic SSE3 kernels; \
-             OPENBLAS_CORETYPE (e.g. Haswell, SkylakeX) selects better ones, for both sides"
-        );
+    if let Some(choice) = plugin_glue::lapack::kernel_choice() {
+        println!("  kernels named by cyxla-host: {choice}");
     }
+    let chosen = matches!(
+        plugin_glue::lapack::kernel_choice(),
+        Some(KernelChoice::Chose(_))
+    );
     let openblas_env: Vec<String> = std::env::vars()
         .filter(|(k, _)| k.starts_with("OPENBLAS_") || k.starts_with("CYXLA_LAPACK"))
+        .filter(|(k, _)| !(chosen && k == plugin_glue::lapack::library::CORETYPE_ENV))
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
     println!(
@@ -435,6 +445,8 @@ fn main() {
         // SAFETY: first thing in main, before any other thread exists.
         unsafe { std::env::set_var("TF_CPP_MIN_LOG_LEVEL", "1") };
     }
+    // As the CLI does. SAFETY: first thing in main, before any other thread.
+    unsafe { plugin_glue::lapack::choose_openblas_kernels() };
     let filter = filter();
     let dir = tempfile::tempdir().expect("a temporary directory");
     let manifest = generate(dir.path());

@@ -139,10 +139,17 @@ fn check_outputs(entry: &Value, dir: &std::path::Path) {
             "{name} output {k}: shape and type"
         );
         let (got, want) = (floats(&got_descr, &got), floats(&want_descr, &want));
-        let scale = want.iter().fold(1.0f64, |m, w| m.max(w.abs()));
+        let scale = want
+            .iter()
+            .filter(|w| !w.is_nan())
+            .fold(1.0f64, |m, w| m.max(w.abs()));
         for (i, (g, w)) in got.iter().zip(&want).enumerate() {
             assert!(
-                (g - w).abs() <= tol * scale,
+                if w.is_nan() {
+                    g.is_nan()
+                } else {
+                    (g - w).abs() <= tol * scale
+                },
                 "{name} output {k} value {i}: {g}, JAX computed {w} (tolerance {tol} × {scale})"
             );
         }
@@ -192,6 +199,62 @@ fn bundled_linalg_example_matches_jax() {
             );
         }
     }
+}
+
+/// Debian's OpenBLAS 0.3.21 on its generic kernels (what it runs on CPUs it
+/// does not know) returns NaN from `ssytrd` once a `dsytrd` has seen NaN.
+/// The CLI names the kernels of the CPU's features before the library loads
+/// (`plugin_glue::lapack::choose_openblas_kernels`), so an f32 `eigvalsh`
+/// after an f64 one on a matrix holding NaN gives JAX's finite values.
+#[test]
+fn f32_eigvalsh_after_an_f64_one_on_nan_matches_jax() {
+    let (out, entry, dir) = run_lapack_program("cli_eigvalsh_nan_f64_then_f32", &[], None);
+    assert_exit(&out, 0, "eigvalsh of NaN (f64), then of a clean f32 matrix");
+    check_outputs(&entry, dir.path());
+}
+
+/// `cyxla-host list` ends with the native LAPACK line: the library, the
+/// kernels OpenBLAS runs and who chose them; `--no-lapack` says they are off.
+#[test]
+fn list_names_the_lapack_library_and_its_kernels() {
+    let list = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_cyxla-host"))
+            .env_remove("CYXLA_LAPACK")
+            .args(extra)
+            .arg("list")
+            .output()
+            .expect("cyxla-host runs");
+        assert_exit(&out, 0, "cyxla-host list");
+        text(&out.stdout)
+    };
+    let stdout = list(&[]);
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("native LAPACK: "))
+        .unwrap_or_else(|| panic!("no native LAPACK line in:\n{stdout}"));
+    assert!(
+        line.contains("62 targets on libopenblas.so.0 (OpenBLAS "),
+        "the library and its configuration: {line}"
+    );
+    // Whatever the environment says is kept; otherwise the CPU decides.
+    let expected = match std::env::var("OPENBLAS_CORETYPE") {
+        Ok(v) => format!("OPENBLAS_CORETYPE={v} (from the environment)"),
+        Err(_) if std::arch::is_x86_feature_detected!("avx512bw") => {
+            "kernels SkylakeX, OPENBLAS_CORETYPE=SkylakeX (chosen from the CPU's features)"
+                .to_owned()
+        }
+        Err(_) if std::arch::is_x86_feature_detected!("avx2") => {
+            "kernels Haswell, OPENBLAS_CORETYPE=Haswell (chosen from the CPU's features)".to_owned()
+        }
+        Err(_) => "OpenBLAS's own choice".to_owned(),
+    };
+    assert!(line.contains(&expected), "expected `{expected}` in: {line}");
+
+    let stdout = list(&["--no-lapack"]);
+    assert!(
+        stdout.contains("native LAPACK: 62 targets, not registered (--no-lapack)"),
+        "{stdout}"
+    );
 }
 
 #[test]

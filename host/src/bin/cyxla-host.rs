@@ -117,14 +117,37 @@ struct RunCmd {
 
 fn main() -> ExitCode {
     quiet_xla_logging();
+    // SAFETY: first thing in main, before any other thread exists.
+    let kernels = unsafe { lapack::choose_openblas_kernels() };
     let cli = Cli::parse();
     init_logging();
+    tracing::debug!(%kernels, "OpenBLAS kernels");
     match real_main(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
             eprintln!("error: {:#}", failure.error());
             ExitCode::from(failure.exit_code())
         }
+    }
+}
+
+/// The native LAPACK line of `list`: off, or the library and its kernels.
+fn lapack_summary(no_lapack: bool) -> String {
+    let count = lapack::target_names().len();
+    if no_lapack {
+        return format!("native LAPACK: {count} targets, not registered (--no-lapack)");
+    }
+    match lapack::library() {
+        Ok(lib) => format!(
+            "native LAPACK: {count} targets on {} ({}); kernels {}{}",
+            lib.name(),
+            lib.config().unwrap_or("not OpenBLAS"),
+            lib.core_name().unwrap_or("unknown"),
+            lapack::kernel_choice()
+                .map(|choice| format!(", {choice}"))
+                .unwrap_or_default()
+        ),
+        Err(e) => format!("native LAPACK: {count} targets, calls will fail: {e}"),
     }
 }
 
@@ -182,6 +205,7 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
             let text = list::list_with_limits(&dir, &cli.host.policy(), &cli.host.limits())
                 .map_err(Failure::Setup)?;
             print!("{text}");
+            println!("\n{}", lapack_summary(cli.host.no_lapack));
             Ok(())
         }
         Command::Check { path } => {

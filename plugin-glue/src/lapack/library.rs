@@ -17,32 +17,37 @@
 //! when the library loads and parallelise over the batch with rayon instead,
 //! one LAPACK call per matrix per worker, each worker with its own workspace
 //! (what jaxlib recommends with OpenBLAS, §1.5 of the target reference).
+//! Small matrices lose with OpenBLAS threads; single large ones gain.
+//! Measured with Debian's OpenBLAS 0.3.21, `SkylakeX` kernels, on the 2-core
+//! development VM (load average about 1), best of repeated f64 calls, 1 vs 2
+//! OpenBLAS threads:
 //!
-//! Measured with Debian's OpenBLAS 0.3.21 (`openblas-pthread`) on the
-//! 2-core development VM, `dgetrf` of one n×n matrix, 1 vs 2 OpenBLAS
-//! threads, median of repeated runs (two runs, the machine shared with
-//! builds, load average about 4):
+//! | n   | `dsyevd` (V)      | `dgesdd` (S)       | `dgetrf`          |
+//! |-----|-------------------|--------------------|-------------------|
+//! | 128 | 1.10 → 1.46 ms    | 2.03 → 2.85 ms     | 0.094 → 0.120 ms  |
+//! | 256 | 4.77 → 5.24 ms    | 9.34 → 10.7 ms     | 0.46 → 0.53 ms    |
+//! | 384 | 12.2 → 12.0 ms    | 25.1 → 26.4 ms     | 1.39 → 1.37 ms    |
+//! | 512 | 26.0 → 22.7 ms    | 59.6 → 54.4 ms     | 2.85 → 3.04 ms    |
+//! | 768 | 72.7 → 55.9 ms    | 196 → 139 ms       | 8.03 → 8.02 ms    |
 //!
-//! | n    | 1 thread        | 2 threads        |
-//! |------|-----------------|------------------|
-//! | 128  | 114 µs          | 140–145 µs       |
-//! | 256  | 806–826 µs      | 879 µs – 3.0 ms  |
-//! | 512  | 9.9–10.0 ms     | 8.6–10.9 ms      |
-//! | 1024 | 47–71 ms        | 55 ms            |
-//! | 2048 | 355–400 ms      | 392–593 ms       |
+//! (With the generic kernels and the machine busier, even n=512 lost; the
+//! task brief measured `dgetrf` at n=128 47× slower with 2 threads.) So:
 //!
-//! The *mean* at small n is 1.4–2.7× worse with 2 threads (OpenBLAS's
-//! helper thread spins and competes for the cores; the task brief measured
-//! 47× at n=128). Two OpenBLAS threads never paid off here, so the policy
-//! is:
-//!
-//! * by default OpenBLAS always runs single-threaded;
-//! * `CYXLA_LAPACK_THREADS=<k>` (k ≥ 2) lets a *single* large matrix (batch
-//!   of one, at least [`BIG_CALL_FLOPS`] estimated flops) use k OpenBLAS
-//!   threads. Such a call holds a process-wide write lock while the thread
-//!   count is raised, and every other LAPACK call holds the read side, so
-//!   no call ever runs with a thread count it did not choose. Use it on
-//!   machines with more (idle) cores than this one.
+//! * a *single* matrix (batch of one) estimated at [`BIG_CALL_FLOPS`] or
+//!   more, counted in f64 flops (an f32 flop counts half, a complex one two
+//!   or four real ones: `Scalar::FLOP_COST`) — f64 `dsyevd` from n ≈ 480,
+//!   `dgesdd` from n ≈ 415, `dgetrf` from n ≈ 1150, their f32 versions at a
+//!   1.26× larger n (f32 `sgesdd` at n=512 lost with 2 threads: 32.2 →
+//!   35.7 ms) — runs on OpenBLAS threads, as many as the machine has cores,
+//!   at most [`MAX_DEFAULT_THREADS`] (jaxlib's OpenBLAS uses every core for
+//!   every call). `CYXLA_LAPACK_THREADS=<k>` sets that number; 1 turns
+//!   OpenBLAS threads off;
+//! * such a call raises the thread count only when no other LAPACK call is
+//!   running (it takes a process-wide lock for writing, which every other
+//!   LAPACK call holds for reading); otherwise it runs on one thread, as
+//!   they do. No call ever runs with a thread count it did not choose, and
+//!   none waits for another to finish;
+//! * everything else runs single-threaded.
 //!
 //! Batches go to rayon's pool when their estimated cost exceeds 2·10⁵ flops
 //! (jaxlib's threshold for its thread pool); through the plugin,
@@ -51,7 +56,8 @@
 //! and JAX's own CPU backend 4.7 ms: on par with jaxlib, and the batch
 //! parallelism is there for machines with spare cores.
 //!
-//! The LAPACK bench (`benches/benches/lapack.rs`, quiet VM) showed why:
+//! The LAPACK bench (`benches/benches/lapack.rs`, quiet VM) showed how
+//! batches scale:
 //! OpenBLAS calls on tiny matrices contend with each other.
 //! `jnp.linalg.solve` over 4096 systems of 8×8 (`dgetrf_` + `dtrsm_` per
 //! matrix) took 2.9–3.1 ms with one rayon worker and 5.2–5.6 ms with two
@@ -67,23 +73,27 @@
 //! `OPENBLAS_CORETYPE` overrides the choice. Debian's OpenBLAS 0.3.21 does
 //! not know recent Intel models (the development VM's Xeon, family 6 model
 //! 207) and falls back to its generic `Prescott` (SSE3) kernels, where
-//! jaxlib's newer OpenBLAS picks `SkylakeX` (AVX-512).
-//! [`LapackLibrary::core_name`] tells which, and loading logs (at `info`) a
-//! generic choice on a CPU with AVX2. The LAPACK bench
-//! (`benches/benches/lapack.rs`) measured single 512×512 matrices 1.6–2.4×
-//! faster with `OPENBLAS_CORETYPE=SkylakeX` on that VM. This crate never
-//! sets the variable itself: it must be in the environment before the
-//! library loads, and changing the environment of a running multi-threaded
-//! process is not safe.
+//! jaxlib's newer OpenBLAS picks `SkylakeX` (AVX-512). The generic kernels
+//! are slow (single 512×512 matrices ran 1.6–2.4× slower than with
+//! `SkylakeX` in the LAPACK bench, `benches/benches/lapack.rs`) and wrong:
+//! once a `dsymv` has run on a vector holding NaN (`?sytrd` or `?syevd` of
+//! an f64 matrix with NaN), later `ssymv` calls — in any thread — can
+//! return NaN for clean inputs, so f32 `?sytrd` / `?syevd` results go NaN
+//! (reproduced in C against the library alone; not with the `Haswell` or
+//! `SkylakeX` kernels).
 //!
-//! The generic kernels of 0.3.21 also have a bug: once a `dsymv` has run on
-//! a vector holding NaN (`?sytrd` or `?syevd` of an f64 matrix with NaN),
-//! later `ssymv` calls — in any thread — can return NaN for clean inputs,
-//! so f32 `?sytrd` / `?syevd` results go NaN (reproduced in C against the
-//! library alone; not with the `Haswell` or `SkylakeX` kernels). Real
-//! `?syevd` up to order 25 does not reach OpenBLAS here (`small_eigh`).
+//! So programs call [`choose_openblas_kernels`] first thing in `main`: when
+//! `OPENBLAS_CORETYPE` is unset it names the kernels this CPU's features
+//! support — `SkylakeX` with AVX-512 (F, CD, BW, DQ, VL), `Haswell` with
+//! AVX2 and FMA — before the library loads. A value already set is never
+//! changed. The variable must be set before the library loads and cannot
+//! be set safely once other threads run, so a process that embeds
+//! plugin-glue without calling it keeps OpenBLAS's own choice;
+//! [`LapackLibrary::core_name`] tells which kernels run, and loading logs
+//! (at `info`) a generic choice on a CPU with AVX2. Real `?syevd` up to
+//! order 25 does not reach OpenBLAS at all (`small_eigh`).
 
-use std::sync::{OnceLock, RwLock};
+use std::sync::{OnceLock, RwLock, TryLockError};
 
 use libloading::Library;
 
@@ -92,13 +102,17 @@ use crate::handler::{ErrorCode, HandlerError};
 
 /// Environment variable naming the LAPACK library to load.
 pub const LIBRARY_ENV: &str = "CYXLA_LAPACK";
+/// OpenBLAS's variable naming the CPU kernels it loads.
+pub const CORETYPE_ENV: &str = "OPENBLAS_CORETYPE";
 /// Environment variable enabling OpenBLAS threads for single large matrices.
 pub const THREADS_ENV: &str = "CYXLA_LAPACK_THREADS";
 /// Libraries tried, in order, when [`LIBRARY_ENV`] is not set.
 pub const DEFAULT_LIBRARIES: [&str; 2] = ["libopenblas.so.0", "liblapack.so.3"];
-/// Estimated flops from which a single matrix may use OpenBLAS threads (when
-/// [`THREADS_ENV`] allows it): about a 1000×1000 LU.
-pub const BIG_CALL_FLOPS: f64 = 6.0e8;
+/// Estimated flops from which a single matrix may use OpenBLAS threads
+/// (module docs, "Threads").
+pub const BIG_CALL_FLOPS: f64 = 1.0e9;
+/// Default cap on the OpenBLAS threads of one large call.
+pub const MAX_DEFAULT_THREADS: usize = 8;
 
 /// A loaded LAPACK library.
 pub struct LapackLibrary {
@@ -152,15 +166,21 @@ impl LapackLibrary {
     pub(crate) fn run<R>(&self, flops: f64, single: bool, f: impl FnOnce() -> R) -> R {
         let threads = openblas_threads(self.threads_for_big_calls, flops, single);
         if threads > 1 {
-            let _exclusive = THREAD_GATE.write().unwrap_or_else(|e| e.into_inner());
-            self.set_threads(threads);
-            // Back to one thread even if `f` panics.
-            let _reset = ResetThreads(self);
-            f()
-        } else {
-            let _shared = THREAD_GATE.read().unwrap_or_else(|e| e.into_inner());
-            f()
+            let exclusive = match THREAD_GATE.try_write() {
+                Ok(guard) => Some(guard),
+                Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+                // Another LAPACK call is running: stay on one thread.
+                Err(TryLockError::WouldBlock) => None,
+            };
+            if let Some(_exclusive) = exclusive {
+                self.set_threads(threads);
+                // Back to one thread even if `f` panics.
+                let _reset = ResetThreads(self);
+                return f();
+            }
         }
+        let _shared = THREAD_GATE.read().unwrap_or_else(|e| e.into_inner());
+        f()
     }
 }
 
@@ -280,7 +300,7 @@ fn load() -> Result<LapackLibrary, LoadError> {
         let threads_for_big_calls = std::env::var(THREADS_ENV)
             .ok()
             .and_then(|v| v.trim().parse::<usize>().ok())
-            .unwrap_or(1)
+            .unwrap_or_else(default_threads)
             .max(1);
         let lib = LapackLibrary {
             symbols,
@@ -308,6 +328,105 @@ fn load() -> Result<LapackLibrary, LoadError> {
     Err(LoadError { attempts })
 }
 
+/// What [`choose_openblas_kernels`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KernelChoice {
+    /// `OPENBLAS_CORETYPE` was already set (to this value) and was kept.
+    Kept(String),
+    /// `OPENBLAS_CORETYPE` was unset and is now this.
+    Chose(&'static str),
+    /// `OPENBLAS_CORETYPE` was unset and stays unset: the CPU has neither
+    /// AVX-512 nor AVX2 with FMA, so OpenBLAS's own choice stands.
+    LeftToOpenBlas,
+}
+
+impl std::fmt::Display for KernelChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KernelChoice::Kept(v) => write!(f, "{CORETYPE_ENV}={v} (from the environment)"),
+            KernelChoice::Chose(v) => {
+                write!(f, "{CORETYPE_ENV}={v} (chosen from the CPU's features)")
+            }
+            KernelChoice::LeftToOpenBlas => write!(f, "OpenBLAS's own choice"),
+        }
+    }
+}
+
+static CHOICE: OnceLock<KernelChoice> = OnceLock::new();
+
+/// What [`choose_openblas_kernels`] did, if this process called it.
+pub fn kernel_choice() -> Option<&'static KernelChoice> {
+    CHOICE.get()
+}
+
+/// Names OpenBLAS's CPU kernels for this process from the CPU's features
+/// when `OPENBLAS_CORETYPE` is unset (see the module docs): `SkylakeX` with
+/// AVX-512, `Haswell` with AVX2 and FMA. A value already set is kept.
+/// Does nothing once the LAPACK library has loaded (OpenBLAS reads the
+/// variable only then), and returns the first call's choice when called
+/// again.
+///
+/// # Safety
+///
+/// It may change the process environment (`std::env::set_var`): call it
+/// before any other thread exists — first thing in `main` — so that nothing
+/// reads the environment concurrently.
+pub unsafe fn choose_openblas_kernels() -> KernelChoice {
+    CHOICE
+        .get_or_init(|| {
+            if let Some(v) = std::env::var_os(CORETYPE_ENV) {
+                return KernelChoice::Kept(v.to_string_lossy().into_owned());
+            }
+            if LIBRARY.get().is_some() {
+                return KernelChoice::LeftToOpenBlas;
+            }
+            match kernels_for_cpu() {
+                Some(name) => {
+                    // SAFETY: the caller guarantees that no other thread
+                    // exists, so nothing reads the environment concurrently.
+                    unsafe { std::env::set_var(CORETYPE_ENV, name) };
+                    KernelChoice::Chose(name)
+                }
+                None => KernelChoice::LeftToOpenBlas,
+            }
+        })
+        .clone()
+}
+
+/// The OpenBLAS kernel set this CPU's features support, best first.
+fn kernels_for_cpu() -> Option<&'static str> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::is_x86_feature_detected as has;
+        // The instruction sets OpenBLAS's SkylakeX kernels use (checked with
+        // the OS's support for the AVX-512 state, as the macro does).
+        if has!("avx512f")
+            && has!("avx512cd")
+            && has!("avx512bw")
+            && has!("avx512dq")
+            && has!("avx512vl")
+        {
+            return Some("SkylakeX");
+        }
+        if has!("avx2") && has!("fma") {
+            return Some("Haswell");
+        }
+        None
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        None
+    }
+}
+
+/// OpenBLAS threads for one large call when [`THREADS_ENV`] is unset: the
+/// cores this process may use, at most [`MAX_DEFAULT_THREADS`].
+fn default_threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(MAX_DEFAULT_THREADS)
+}
+
 /// Whether the CPU has AVX2 (so that a generic OpenBLAS kernel choice is
 /// worth reporting).
 fn cpu_has_avx2() -> bool {
@@ -327,7 +446,7 @@ mod tests {
 
     #[test]
     fn only_big_single_matrices_get_openblas_threads() {
-        assert_eq!(openblas_threads(1, 1e12, true), 1, "threads are opt-in");
+        assert_eq!(openblas_threads(1, 1e12, true), 1, "1 turns threads off");
         assert_eq!(openblas_threads(2, BIG_CALL_FLOPS, true), 2);
         assert_eq!(
             openblas_threads(2, BIG_CALL_FLOPS / 2.0, true),

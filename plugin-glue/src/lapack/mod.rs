@@ -76,7 +76,9 @@ mod sytrd;
 mod tridiagonal;
 mod trsm;
 
-pub use library::{LapackLibrary, LoadError, library};
+pub use library::{
+    KernelChoice, LapackLibrary, LoadError, choose_openblas_kernels, kernel_choice, library,
+};
 
 use call::{Call, Ctx};
 use num_complex::Complex;

@@ -48,6 +48,11 @@ pub(crate) trait Scalar:
     /// Whether the Rust kernels for small matrices (`small`, `small_eigh`)
     /// serve this type (the real types).
     const RUST_KERNELS: bool = false;
+    /// What one flop of this type costs relative to an f64 flop, for the
+    /// estimates that decide on threads: single precision runs about twice
+    /// as fast, and a complex flop is about four real ones.
+    const FLOP_COST: f64 =
+        std::mem::size_of::<Self>() as f64 / 8.0 * if Self::IS_COMPLEX { 2.0 } else { 1.0 };
 
     /// `r + 0i`.
     fn from_real(r: Self::Real) -> Self;
