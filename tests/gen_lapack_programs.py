@@ -339,6 +339,31 @@ def integer_csr_programs(rng: Rng) -> list[Program]:
     return out
 
 
+def large_programs(rng: Rng) -> list[Program]:
+    """Single real matrices of order well above the ones the Rust kernels
+    serve, so eigh runs LAPACK's own syevd (sytrd, stedc, ormtr). The matrix
+    is made in the program (uniform bits from a fixed key, the same on any
+    XLA), so the files stay small; the eigenvectors are checked through
+    invariants computed in the program: max |A V - V diag(w)| and
+    max |V^T V - I|, zero up to rounding, whatever the ties and signs."""
+    del rng  # the programs draw their own matrices
+    out = []
+    for p in "sd":
+        dt = DTYPES[p]
+        for uplo, n in (("L", 200), ("U", 193)):
+            def eigh_invariants(scale, uplo=uplo, n=n, dt=dt):
+                g = jax.random.uniform(jax.random.key(n), (n, n), dtype=dt, minval=-1, maxval=1)
+                a = scale * (g + g.T) / 2
+                w, v = jnp.linalg.eigh(a, UPLO=uplo)
+                return (w, jnp.max(jnp.abs(a @ v - v * w)),
+                        jnp.max(jnp.abs(v.T @ v - jnp.eye(n, dtype=dt))))
+            out.append(Program(
+                f"eigh_large_{uplo.lower()}_{p}", eigh_invariants, [np.asarray(1.0, dt)],
+                ["close", "close", "close"],
+                f"eigh UPLO={uplo} of one {n}x{n} matrix, by its invariants", tol=TOL[p] * 5))
+    return out
+
+
 def sequence_programs(rng: Rng) -> list[Program]:
     """Programs whose LAPACK calls must run in a fixed order; the CLI test
     (host/tests/cli_lapack.rs) runs them, each in a process of its own."""
@@ -376,6 +401,7 @@ def main() -> int:
         progs += [(p, prog) for prog in programs_for(p, rng)]
     progs += [("d" if "s64" in prog.name else "s", prog) for prog in integer_csr_programs(rng)]
     progs += [("s", prog) for prog in sequence_programs(rng)]
+    progs += [(prog.name[-1], prog) for prog in large_programs(rng)]
 
     manifest = {
         "generator": "tests/gen_lapack_programs.py",
