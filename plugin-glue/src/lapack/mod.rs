@@ -33,12 +33,19 @@
 //! `tridiagonal_solve_perturbed_ffi` and `cpu_csr_sparse_dense_ffi` need no
 //! LAPACK and always work.
 //!
+//! A program embedding these handlers should call
+//! [`choose_openblas_kernels`] first thing in `main`, as `cyxla-host` does:
+//! Debian's OpenBLAS otherwise runs generic kernels on CPUs it does not
+//! know, slower and with a NaN bug (see [`mod@library`], "CPU kernels").
+//!
 //! # Examples
 //!
 //! ```no_run
 //! # fn main() -> plugin_glue::Result<()> {
 //! use plugin_glue::plugin::Plugin;
 //!
+//! // SAFETY: first thing in main, before any other thread exists.
+//! unsafe { plugin_glue::lapack::choose_openblas_kernels() };
 //! let plugin = Plugin::load(std::path::Path::new("pjrt_c_api_cpu_plugin.so"))?;
 //! for (name, handler) in plugin_glue::lapack::targets() {
 //!     plugin_glue::registry::register(&plugin, name, handler)?;
