@@ -364,7 +364,7 @@ fn compare(programs: &[Program], jax: &mut Jax) {
             ratio: median(&mut ratios),
         };
         eprintln!(
-            "  {:<20} cyxla {:>10}  JAX {:>10}  ratio {:.2}x",
+            "  {:<20} cyxla {:>10}  JAX {:>10}  ratio {:.3}x",
             p.name,
             format_time(row.ours),
             format_time(row.theirs),
@@ -378,16 +378,16 @@ fn compare(programs: &[Program], jax: &mut Jax) {
          per-round ratios (lower is better):\n"
     );
     println!(
-        "| {:<18} | {:>6} | {:>12} | {:>12} | {:>6} | {:>5} | {:<4} |",
+        "| {:<18} | {:>6} | {:>12} | {:>12} | {:>7} | {:>5} | {:<4} |",
         "program", "calls", "cyxla-host", "JAX CPU", "ratio", "goal", "met"
     );
     println!(
-        "|{:-<20}|{:->8}|{:->14}|{:->14}|{:->8}|{:->7}|{:-<6}|",
+        "|{:-<20}|{:->8}|{:->14}|{:->14}|{:->9}|{:->7}|{:-<6}|",
         "", "", "", "", "", "", ""
     );
     for r in &rows {
         println!(
-            "| {:<18} | {:>6} | {:>12} | {:>12} | {:>5.2}x | {:>4.1}x | {:<4} |",
+            "| {:<18} | {:>6} | {:>12} | {:>12} | {:>6.3}x | {:>4.1}x | {:<4} |",
             r.program.name,
             r.iters,
             format_time(r.ours),
