@@ -442,7 +442,7 @@ fn cpu_has_avx2() -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{BIG_CALL_FLOPS, openblas_threads};
+    use super::{BIG_CALL_FLOPS, THREAD_GATE, library, openblas_threads};
 
     #[test]
     fn only_big_single_matrices_get_openblas_threads() {
@@ -458,5 +458,32 @@ mod tests {
             1,
             "batches use rayon, not OpenBLAS threads"
         );
+    }
+
+    /// A big call raises OpenBLAS's thread count only while no other LAPACK
+    /// call runs, and always puts it back to one.
+    #[test]
+    fn a_big_call_stays_on_one_thread_while_another_call_runs() {
+        let lib = library().unwrap_or_else(|e| panic!("{e}"));
+        let get = lib
+            .symbols()
+            .openblas_get_num_threads
+            .expect("the LAPACK library is OpenBLAS (scripts/setup.sh installs it)");
+        // SAFETY: `openblas_get_num_threads(void)` has no preconditions.
+        let threads = || unsafe { get() };
+        let configured = i32::try_from(lib.threads_for_big_calls()).expect("a few threads");
+        // Other tests may run LAPACK calls concurrently: then this one keeps
+        // one thread too.
+        let alone = lib.run(1e12, true, threads);
+        assert!(
+            alone == configured || alone == 1,
+            "{alone} threads, configured {configured}"
+        );
+        assert_eq!(threads(), 1, "back to one thread after the call");
+        {
+            let _another_call = THREAD_GATE.read().expect("the gate");
+            assert_eq!(lib.run(1e12, true, threads), 1);
+        }
+        assert_eq!(threads(), 1);
     }
 }
