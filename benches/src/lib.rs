@@ -2,8 +2,7 @@
 //! handlers, and generated StableHLO programs.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
 use cyxla_host::Sandbox;
 use cyxla_host::session::{self, NativeSpec};
@@ -66,23 +65,7 @@ pub fn bundled_guests() -> PathBuf {
     if std::env::var_os(cyxla_host::GUESTS_ENV).is_some() {
         return Sandbox::default_guests_dir();
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("benches/ is inside the workspace")
-        .to_owned();
-    let script = root.join("guests/build.sh");
-    let out = Command::new("bash")
-        .arg(&script)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    assert!(
-        out.status.success(),
-        "{} failed ({}): run scripts/setup.sh to install Rust's wasm32 target\n{}",
-        script.display(),
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    root.join(cyxla_host::BUNDLED_GUESTS)
+    cyxla_tests::bundled_guests().to_owned()
 }
 
 /// A program `f32[16] -> f32[16]` that chains `calls` custom calls to

@@ -6,52 +6,10 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 
-use cyxla_tests::{Manifest, Plugin, ProgramEntry, dtype_from_descr, programs_dir, read_npy};
-
-const REGENERATE: &str = ".venv/bin/python tests/gen_guest_programs.py";
-
-fn manifest() -> &'static Manifest {
-    static MANIFEST: OnceLock<Manifest> = OnceLock::new();
-    MANIFEST.get_or_init(|| {
-        let path = programs_dir().join("guests/manifest.json");
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-            panic!(
-                "cannot read {}: {e}: regenerate with {REGENERATE}",
-                path.display()
-            )
-        });
-        serde_json::from_str(&text).unwrap_or_else(|e| {
-            panic!(
-                "{} is malformed: {e}: regenerate with {REGENERATE}",
-                path.display()
-            )
-        })
-    })
-}
-
-/// `guests/out`, after `guests/build.sh` (once per process).
-fn bundled_guests() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let root = cyxla_tests::workspace_root();
-        let script = root.join("guests/build.sh");
-        let out = Command::new("bash")
-            .arg(&script)
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-        assert!(
-            out.status.success(),
-            "{} failed ({}): install Rust's wasm32 target with scripts/setup.sh\n{}{}",
-            script.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        root.join("guests/out")
-    })
-}
+use cyxla_tests::{
+    Plugin, ProgramEntry, bundled_guests, dtype_from_descr, guest_manifest as manifest, read_npy,
+};
 
 fn bundled(file: &str) -> PathBuf {
     bundled_guests().join(file)

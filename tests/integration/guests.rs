@@ -14,7 +14,10 @@ use std::process::Command;
 use std::sync::{Arc, OnceLock};
 
 use cyxla_host::{AllowList, Limits, Registered, Sandbox};
-use cyxla_tests::{Manifest, Plugin, ProgramEntry, programs_dir, read_npy, venv_python};
+use cyxla_tests::{
+    Plugin, ProgramEntry, bundled_guests, guest_manifest as manifest, programs_dir, read_npy,
+    venv_python,
+};
 use plugin_glue::client::{Buffer, Client, Executable};
 use plugin_glue::{DType, Error, ErrorCode};
 
@@ -45,49 +48,6 @@ const EPS: f32 = 1e-5;
 /// `tests/programs/guests/`.
 fn guest_programs_dir() -> PathBuf {
     programs_dir().join("guests")
-}
-
-/// `tests/programs/guests/manifest.json` (file names in it are relative to
-/// `tests/programs/`, so [`ProgramEntry`]'s paths work).
-fn manifest() -> &'static Manifest {
-    static MANIFEST: OnceLock<Manifest> = OnceLock::new();
-    MANIFEST.get_or_init(|| {
-        let path = guest_programs_dir().join("manifest.json");
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-            panic!(
-                "cannot read {}: {e}: regenerate with {REGENERATE}",
-                path.display()
-            )
-        });
-        serde_json::from_str(&text).unwrap_or_else(|e| {
-            panic!(
-                "{} is malformed: {e}: regenerate with {REGENERATE}",
-                path.display()
-            )
-        })
-    })
-}
-
-/// `guests/out`, after `guests/build.sh` (once per process).
-fn bundled_guests() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let root = cyxla_tests::workspace_root();
-        let script = root.join("guests/build.sh");
-        let out = Command::new("bash")
-            .arg(&script)
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-        assert!(
-            out.status.success(),
-            "{} failed ({}): install Rust's wasm32 target with scripts/setup.sh\n{}{}",
-            script.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        root.join("guests/out")
-    })
 }
 
 /// One plugin with the bundled guests registered, and a client on it.

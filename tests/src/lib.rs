@@ -28,6 +28,7 @@
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use plugin_glue::DType;
 use serde::Deserialize;
@@ -475,18 +476,71 @@ pub struct ExpectedError {
 /// If it is missing or malformed (regenerate with
 /// `.venv/bin/python tests/gen_programs.py`).
 pub fn manifest() -> Manifest {
-    let path = programs_dir().join("manifest.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+    load_manifest(
+        &programs_dir().join("manifest.json"),
+        ".venv/bin/python tests/gen_programs.py",
+    )
+}
+
+/// `tests/programs/guests/manifest.json`, the guest programs of
+/// `tests/gen_guest_programs.py` (file names in it are relative to
+/// `tests/programs/`, so [`ProgramEntry`]'s paths work); read once per
+/// process.
+///
+/// # Panics
+///
+/// If it is missing or malformed (regenerate with
+/// `.venv/bin/python tests/gen_guest_programs.py`).
+pub fn guest_manifest() -> &'static Manifest {
+    static MANIFEST: OnceLock<Manifest> = OnceLock::new();
+    MANIFEST.get_or_init(|| {
+        load_manifest(
+            &programs_dir().join("guests/manifest.json"),
+            ".venv/bin/python tests/gen_guest_programs.py",
+        )
+    })
+}
+
+/// The manifest at `path`; a panic names the file and `regenerate`.
+fn load_manifest(path: &Path, regenerate: &str) -> Manifest {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
         panic!(
-            "cannot read {}: {e}: regenerate with .venv/bin/python tests/gen_programs.py",
+            "cannot read {}: {e}: regenerate with {regenerate}",
             path.display()
         )
     });
     serde_json::from_str(&text).unwrap_or_else(|e| {
         panic!(
-            "{} is malformed: {e}: regenerate with .venv/bin/python tests/gen_programs.py",
+            "{} is malformed: {e}: regenerate with {regenerate}",
             path.display()
         )
+    })
+}
+
+/// `guests/out`, after running `guests/build.sh` (once per process).
+///
+/// # Panics
+///
+/// If the script fails, with its output and how to install the wasm32
+/// target.
+pub fn bundled_guests() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let root = workspace_root();
+        let script = root.join("guests/build.sh");
+        let out = std::process::Command::new("bash")
+            .arg(&script)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+        assert!(
+            out.status.success(),
+            "{} failed ({}): install Rust's wasm32 target with scripts/setup.sh\n{}{}",
+            script.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        root.join("guests/out")
     })
 }
 

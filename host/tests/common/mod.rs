@@ -209,19 +209,5 @@ pub fn load_error(bytes: &[u8]) -> String {
 
 /// `guests/out`, after running `guests/build.sh`.
 pub fn bundled_guests() -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_owned();
-    let script = root.join("guests/build.sh");
-    let status = std::process::Command::new("bash")
-        .arg(&script)
-        .status()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    assert!(
-        status.success(),
-        "{} failed ({status}): install the Rust wasm32 target with scripts/setup.sh",
-        script.display()
-    );
-    root.join("guests/out")
+    cyxla_tests::bundled_guests().to_owned()
 }
