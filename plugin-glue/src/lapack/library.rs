@@ -90,7 +90,7 @@
 //! be set safely once other threads run, so a process that embeds
 //! plugin-glue without calling it keeps OpenBLAS's own choice;
 //! [`LapackLibrary::core_name`] tells which kernels run, and loading logs
-//! (at `info`) a generic choice on a CPU with AVX2. Real `?syevd` up to
+//! (at `info`) a generic choice, naming the better kernels. Real `?syevd` up to
 //! order 25 does not reach OpenBLAS at all (`small_eigh`).
 
 use std::sync::{OnceLock, RwLock, TryLockError};
@@ -316,10 +316,10 @@ fn load() -> Result<LapackLibrary, LoadError> {
             core = ?lib.core_name,
             "loaded LAPACK"
         );
-        if lib.core_name.as_deref() == Some("Prescott") && cpu_has_avx2() {
+        if let (Some("Prescott"), Some(better)) = (lib.core_name.as_deref(), kernels_for_cpu()) {
             tracing::info!(
                 "{}: OpenBLAS does not recognise this CPU and runs its generic SSE3 kernels; \
-                 OPENBLAS_CORETYPE=Haswell (AVX2) or SkylakeX (AVX-512) selects faster ones",
+                 OPENBLAS_CORETYPE={better} selects faster ones (choose_openblas_kernels)",
                 lib.name
             );
         }
@@ -425,19 +425,6 @@ fn default_threads() -> usize {
     std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(MAX_DEFAULT_THREADS)
-}
-
-/// Whether the CPU has AVX2 (so that a generic OpenBLAS kernel choice is
-/// worth reporting).
-fn cpu_has_avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
 }
 
 #[cfg(test)]
