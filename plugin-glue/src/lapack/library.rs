@@ -49,6 +49,25 @@
 //!   none waits for another to finish;
 //! * everything else runs single-threaded.
 //!
+//! Why a single `?syevd` is not split over our own threads instead (f64,
+//! n=512, same VM). Its three steps gain little from a second OpenBLAS
+//! thread: `dsytrd` 7.0 → 6.1 ms, `dstedc` 10.2 → 9.7 ms, `dormtr` 7.6 →
+//! 7.0 ms. Splitting the work ourselves — the two halves of the
+//! divide-and-conquer tree in two threads (`dstedc` each, merged by
+//! `dlaed1`) and `dormtr` over two column blocks — ran no faster in
+//! practice, for two reasons measured on this VM:
+//! * a thread woken on an idle core often starts late: two single-threaded
+//!   512³ `dgemm` calls in two threads took 3.7 ms together, but 7.1 ms
+//!   (one after the other) right after an OpenBLAS call on two threads,
+//!   whose idle worker keeps spinning (`sched_yield`) for about 2²⁸ cycles;
+//!   the parallel halves of the split were as often serialised;
+//! * a helper thread kept spinning to avoid that slows the working core:
+//!   `dsytrd` took 12 ms next to a `spin_loop` helper and 8.0 ms next to a
+//!   yielding one (7.0 alone), `dlaed1` 5.3 instead of 4.3 ms.
+//!
+//! The best split call took about 21 ms against 22.9 ms for `dsyevd` on
+//! two OpenBLAS threads, its median no better; it is not used.
+//!
 //! Batches go to rayon's pool when their estimated cost exceeds 2·10⁵ flops
 //! (jaxlib's threshold for its thread pool); through the plugin,
 //! `lu_factor` of 512 matrices of 32×32 (f64) took 4.1 ms median with one
