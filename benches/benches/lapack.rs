@@ -208,6 +208,15 @@ fn check(program: &Program, dir: &Path, entry: &Value) {
     }
 }
 
+/// Whether `OPENBLAS_CORETYPE` in our environment is cyxla-host's choice
+/// (`choose_openblas_kernels` set it), not the user's.
+fn we_chose_kernels() -> bool {
+    matches!(
+        plugin_glue::lapack::kernel_choice(),
+        Some(KernelChoice::Chose(_))
+    )
+}
+
 /// `benches/time_jax_lapack.py`, running and ready.
 struct Jax {
     child: Child,
@@ -220,7 +229,7 @@ impl Jax {
     fn start(dir: &Path) -> Jax {
         let script = workspace_root().join("benches/time_jax_lapack.py");
         let mut command = Command::new(cyxla_tests::venv_python());
-        if let Some(KernelChoice::Chose(_)) = plugin_glue::lapack::kernel_choice() {
+        if we_chose_kernels() {
             // Our choice is ours: JAX's OpenBLAS keeps its own.
             command.env_remove(plugin_glue::lapack::library::CORETYPE_ENV);
         }
@@ -323,10 +332,7 @@ fn compare(programs: &[Program], jax: &mut Jax) {
     if let Some(choice) = plugin_glue::lapack::kernel_choice() {
         println!("  kernels named by cyxla-host: {choice}");
     }
-    let chosen = matches!(
-        plugin_glue::lapack::kernel_choice(),
-        Some(KernelChoice::Chose(_))
-    );
+    let chosen = we_chose_kernels();
     let openblas_env: Vec<String> = std::env::vars()
         .filter(|(k, _)| k.starts_with("OPENBLAS_") || k.starts_with("CYXLA_LAPACK"))
         .filter(|(k, _)| !(chosen && k == plugin_glue::lapack::library::CORETYPE_ENV))
