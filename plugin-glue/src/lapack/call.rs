@@ -351,6 +351,9 @@ impl<'a> Operand<'a> {
 pub(crate) struct Ctx<'a> {
     pub lib: &'a LapackLibrary,
     pub target: &'a str,
+    /// What one flop of the target's element type costs relative to an f64
+    /// flop (`Scalar::FLOP_COST`); [`Ctx::for_each`] scales estimates by it.
+    pub flop_cost: f64,
 }
 
 impl Ctx<'_> {
@@ -367,7 +370,8 @@ impl Ctx<'_> {
     /// Runs `body(workspace, b)` for every batch element `b < batch`, in
     /// parallel over rayon's pool when the batch is worth it, each worker
     /// with its own workspace from `init`; `flops` is the estimated cost of
-    /// one element. OpenBLAS threads follow [`LapackLibrary::run`].
+    /// one element, in flops of the target's element type (scaled here by
+    /// [`Ctx::flop_cost`]). OpenBLAS threads follow [`LapackLibrary::run`].
     pub fn for_each<W>(
         &self,
         batch: usize,
@@ -375,6 +379,7 @@ impl Ctx<'_> {
         init: impl Fn() -> W + Sync + Send,
         body: impl Fn(&mut W, usize) + Sync + Send,
     ) {
+        let flops = flops * self.flop_cost;
         let total = flops * batch as f64;
         self.lib.run(total, batch == 1, || {
             for_each_batch(batch, flops, init, body)

@@ -176,7 +176,7 @@ pub(crate) fn gees<T: Gees>(
         Batched::new(out.sdim, 1, batch),
         Batched::new(out.info, 1, batch),
     );
-    let flops = T::FLOP_COST * (25.0 * (nn * n) as f64);
+    let flops = 25.0 * (nn * n) as f64;
     let init = || {
         (
             vec![T::default(); lwork],

@@ -114,7 +114,7 @@ pub(crate) fn geev_real<T: RealLapack>(
         Batched::new(out.vl, nn, batch),
         Batched::new(out.vr, nn, batch),
     );
-    let flops = T::FLOP_COST * (25.0 * (nn * n) as f64);
+    let flops = 25.0 * (nn * n) as f64;
     let init = || {
         (
             vec![T::default(); lwork],
@@ -232,7 +232,7 @@ pub(crate) fn geev_complex<T: ComplexLapack>(
         Batched::new(out.vl, nn, batch),
         Batched::new(out.vr, nn, batch),
     );
-    let flops = T::FLOP_COST * (100.0 * (nn * n) as f64);
+    let flops = 100.0 * (nn * n) as f64;
     let init = || {
         (
             vec![T::default(); lwork],

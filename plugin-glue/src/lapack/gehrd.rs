@@ -58,7 +58,7 @@ pub(crate) fn gehrd<T: Scalar>(
         Batched::new(tau, n - 1, batch),
         Batched::new(info, 1, batch),
     );
-    let flops = T::FLOP_COST * (10.0 / 3.0 * (n * n * n) as f64);
+    let flops = 10.0 / 3.0 * (n * n * n) as f64;
     ctx.for_each(
         batch,
         flops,

@@ -42,7 +42,7 @@ pub(crate) fn geqp3<T: Scalar>(
         Batched::new(jpvt, n, batch),
         Batched::new(tau, k, batch),
     );
-    let flops = T::FLOP_COST * (4.0 * (m * n * k) as f64);
+    let flops = 4.0 * (m * n * k) as f64;
     let init = || {
         (
             vec![T::default(); lwork],

@@ -26,7 +26,7 @@ pub(crate) fn geqrf<T: Scalar>(
     let lwork = workspace(|w: &mut T| unsafe { T::geqrf(l, mi, ni, q.t(0), mi, q.t(1), w, -1) });
     let lworki = ctx.int("lwork", lwork)?;
     let (ab, tb) = (Batched::new(a, m * n, batch), Batched::new(tau, k, batch));
-    let flops = T::FLOP_COST * (2.0 * (m * n * k) as f64);
+    let flops = 2.0 * (m * n * k) as f64;
     ctx.for_each(
         batch,
         flops,

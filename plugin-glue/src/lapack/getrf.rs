@@ -29,7 +29,7 @@ pub(crate) fn getrf<T: Scalar>(
         Batched::new(ipiv, k, batch),
         Batched::new(info, 1, batch),
     );
-    let flops = T::FLOP_COST * ((m * n * k) as f64);
+    let flops = (m * n * k) as f64;
     let rust_kernel = m.max(n) <= small::MAX_DIM;
     // One matrix: the Rust LU when small, else LAPACK.
     let one = |a: &mut [T], p: &mut [i32]| -> i32 {

@@ -42,7 +42,7 @@ pub(crate) fn gtsv<T: Scalar>(
         Batched::new(out.b, n * nrhs, batch),
         Batched::new(out.info, 1, batch),
     );
-    let flops = T::FLOP_COST * (8.0 * (n * (nrhs + 1)) as f64);
+    let flops = 8.0 * (n * (nrhs + 1)) as f64;
     ctx.for_each(
         batch,
         flops,

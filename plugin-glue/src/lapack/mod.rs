@@ -89,6 +89,7 @@ pub use library::{
 
 use call::{Call, Ctx};
 use num_complex::Complex;
+use scalar::Scalar;
 
 type C32 = Complex<f32>;
 type C64 = Complex<f64>;
@@ -100,7 +101,9 @@ type PlainRun = fn(&Call<'_>) -> Result<(), HandlerError>;
 
 #[derive(Clone, Copy)]
 enum Run {
-    Lapack(LapackRun),
+    /// A LAPACK handler and what one flop of its element type costs
+    /// relative to an f64 flop (`Scalar::FLOP_COST`).
+    Lapack(LapackRun, f64),
     Plain(PlainRun),
 }
 
@@ -128,17 +131,18 @@ impl NativeTarget {
     /// Whether the target calls LAPACK (all but the perturbed tridiagonal
     /// solve and the sparse product).
     pub fn needs_lapack(&self) -> bool {
-        matches!(self.run, Run::Lapack(_))
+        matches!(self.run, Run::Lapack(..))
     }
 
     fn invoke(&self, call: &Call<'_>) -> Result<(), HandlerError> {
         match self.run {
-            Run::Lapack(run) => {
+            Run::Lapack(run, flop_cost) => {
                 let lib = library::library_for(self.name)?;
                 run(
                     &Ctx {
                         lib,
                         target: self.name,
+                        flop_cost,
                     },
                     call,
                 )
@@ -158,19 +162,43 @@ impl Handler for NativeTarget {
 macro_rules! four {
     ($family:ident, $s:literal, $d:literal, $c:literal, $z:literal) => {
         [
-            ($s, Run::Lapack($family::run::<f32>)),
-            ($d, Run::Lapack($family::run::<f64>)),
-            ($c, Run::Lapack($family::run::<C32>)),
-            ($z, Run::Lapack($family::run::<C64>)),
+            (
+                $s,
+                Run::Lapack($family::run::<f32>, <f32 as Scalar>::FLOP_COST),
+            ),
+            (
+                $d,
+                Run::Lapack($family::run::<f64>, <f64 as Scalar>::FLOP_COST),
+            ),
+            (
+                $c,
+                Run::Lapack($family::run::<C32>, <C32 as Scalar>::FLOP_COST),
+            ),
+            (
+                $z,
+                Run::Lapack($family::run::<C64>, <C64 as Scalar>::FLOP_COST),
+            ),
         ]
     };
     ($family:ident, real $real:ident, complex $complex:ident,
      $s:literal, $d:literal, $c:literal, $z:literal) => {
         [
-            ($s, Run::Lapack($family::$real::<f32>)),
-            ($d, Run::Lapack($family::$real::<f64>)),
-            ($c, Run::Lapack($family::$complex::<C32>)),
-            ($z, Run::Lapack($family::$complex::<C64>)),
+            (
+                $s,
+                Run::Lapack($family::$real::<f32>, <f32 as Scalar>::FLOP_COST),
+            ),
+            (
+                $d,
+                Run::Lapack($family::$real::<f64>, <f64 as Scalar>::FLOP_COST),
+            ),
+            (
+                $c,
+                Run::Lapack($family::$complex::<C32>, <C32 as Scalar>::FLOP_COST),
+            ),
+            (
+                $z,
+                Run::Lapack($family::$complex::<C64>, <C64 as Scalar>::FLOP_COST),
+            ),
         ]
     };
 }

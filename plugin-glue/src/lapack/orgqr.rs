@@ -28,7 +28,7 @@ pub(crate) fn orgqr<T: Scalar>(
         workspace(|w: &mut T| unsafe { T::orgqr(l, mi, ni, ti, q.t(0), mi, q.t(5), w, -1) });
     let lworki = ctx.int("lwork", lwork)?;
     let ab = Batched::new(a, m * n, batch);
-    let flops = T::FLOP_COST * (4.0 * (m * n * t) as f64);
+    let flops = 4.0 * (m * n * t) as f64;
     ctx.for_each(
         batch,
         flops,

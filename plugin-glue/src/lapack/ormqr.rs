@@ -68,7 +68,7 @@ pub(crate) fn ormqr<T: Scalar>(
     });
     let lworki = ctx.int("lwork", lwork)?;
     let cb = Batched::new(c, p * q, batch);
-    let flops = T::FLOP_COST * (4.0 * (p * q * t) as f64);
+    let flops = 4.0 * (p * q * t) as f64;
     let init = || {
         (
             vec![T::default(); lwork],

@@ -47,7 +47,7 @@ pub(crate) fn sytrd<T: Scalar>(
         Batched::new(out.e, m1, batch),
         Batched::new(out.tau, m1, batch),
     );
-    let flops = T::FLOP_COST * (4.0 / 3.0 * (n * n * n) as f64);
+    let flops = 4.0 / 3.0 * (n * n * n) as f64;
     ctx.for_each(
         batch,
         flops,

@@ -29,7 +29,7 @@ pub(crate) fn trsm<T: Scalar>(
     let batch = x.len() / (m * n);
     let (mi, ni, pi) = (ctx.int("m", m)?, ctx.int("n", n)?, ctx.int("p", p)?);
     let xb = Batched::new(x, m * n, batch);
-    let flops = T::FLOP_COST * ((p * p) as f64 * if side == b'L' { n } else { m } as f64);
+    let flops = (p * p) as f64 * if side == b'L' { n } else { m } as f64;
     let rhs = if side == b'L' { n } else { m };
     let rust_kernel = p <= small::MAX_DIM && rhs <= small::MAX_RHS;
     ctx.for_each(

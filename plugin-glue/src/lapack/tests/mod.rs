@@ -16,8 +16,14 @@ fn lib() -> &'static LapackLibrary {
     library().unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// A context counting flops as f64 ones, whatever the dtype: these tests
+/// check results, not the thresholds for threads.
 fn ctx(target: &'static str) -> Ctx<'static> {
-    Ctx { lib: lib(), target }
+    Ctx {
+        lib: lib(),
+        target,
+        flop_cost: 1.0,
+    }
 }
 
 /// A host buffer with its dims.
@@ -289,6 +295,26 @@ fn sixty_two_distinct_targets() {
             .count(),
         2
     );
+}
+
+#[test]
+fn flop_costs_follow_the_dtype_letter() {
+    let mut lapack = 0;
+    for (name, run) in table() {
+        if let Run::Lapack(_, cost) = run {
+            let letter = name.strip_prefix("lapack_").and_then(|n| n.chars().next());
+            let want = match letter {
+                Some('s') => 0.5,
+                Some('d') => 1.0,
+                Some('c') => 2.0,
+                Some('z') => 4.0,
+                other => panic!("{name}: unexpected dtype letter {other:?}"),
+            };
+            assert_eq!(cost, want, "{name}");
+            lapack += 1;
+        }
+    }
+    assert_eq!(lapack, 60);
 }
 
 #[test]
