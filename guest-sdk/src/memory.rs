@@ -52,6 +52,7 @@ impl<'a> Memory<'a> {
     /// Pointer to guest range `addr..addr + len`, checked to be inside memory,
     /// not null (unless empty) and aligned to `align`. `what` names the range
     /// in errors.
+    #[inline]
     fn range(
         &self,
         addr: u32,
@@ -60,33 +61,50 @@ impl<'a> Memory<'a> {
         what: &dyn core::fmt::Display,
     ) -> Result<*mut u8> {
         let start = addr as usize;
-        if start.checked_add(len).is_none_or(|end| end > self.len) {
-            return Err(Error::internal(alloc::format!(
-                "{what}: guest range {start:#x}+{len} is outside guest memory ({} bytes)",
-                self.len
-            )));
-        }
-        if addr == 0 {
-            return Err(Error::internal(alloc::format!(
-                "{what}: null guest address"
-            )));
-        }
+        let inside = start.checked_add(len).is_some_and(|end| end <= self.len);
         let ptr = if self.base.is_null() {
             core::ptr::with_exposed_provenance_mut::<u8>(start)
         } else {
-            // The range is inside base..base+len (checked above).
+            // Inside base..base+len when `inside` (otherwise never used).
             self.base.wrapping_add(start)
         };
-        if !(ptr as usize).is_multiple_of(align) {
-            return Err(Error::internal(alloc::format!(
-                "{what}: guest address {start:#x} is not aligned to {align} bytes"
-            )));
+        if inside && addr != 0 && (ptr as usize).is_multiple_of(align) {
+            Ok(ptr)
+        } else {
+            Err(self.range_error(addr, len, align, what))
         }
-        Ok(ptr)
+    }
+
+    /// The error [`Memory::range`] reports for a range it refuses: out of
+    /// memory first, then null, then misaligned. Kept out of line so that
+    /// the checks on every read stay a few instructions.
+    #[cold]
+    #[inline(never)]
+    fn range_error(
+        &self,
+        addr: u32,
+        len: usize,
+        align: usize,
+        what: &dyn core::fmt::Display,
+    ) -> Error {
+        let start = addr as usize;
+        if start.checked_add(len).is_none_or(|end| end > self.len) {
+            Error::internal(alloc::format!(
+                "{what}: guest range {start:#x}+{len} is outside guest memory ({} bytes)",
+                self.len
+            ))
+        } else if addr == 0 {
+            Error::internal(alloc::format!("{what}: null guest address"))
+        } else {
+            Error::internal(alloc::format!(
+                "{what}: guest address {start:#x} is not aligned to {align} bytes"
+            ))
+        }
     }
 
     /// Checks that `addr..addr + len` could be viewed as elements aligned to
     /// `align` (see [`Memory::slice`]) without creating a reference.
+    #[inline]
     pub(crate) fn check(
         &self,
         addr: u32,
@@ -101,6 +119,7 @@ impl<'a> Memory<'a> {
     }
 
     /// Reads a little-endian `u32` at `addr`.
+    #[inline]
     pub(crate) fn u32(&self, addr: u32, what: &dyn core::fmt::Display) -> Result<u32> {
         let p = self.range(addr, 4, 1, what)?;
         // SAFETY: range() checked that the 4 bytes are inside memory, which is
@@ -109,6 +128,7 @@ impl<'a> Memory<'a> {
     }
 
     /// Reads a little-endian `i64` at `addr`.
+    #[inline]
     pub(crate) fn i64(&self, addr: u32, what: &dyn core::fmt::Display) -> Result<i64> {
         let p = self.range(addr, 8, 1, what)?;
         // SAFETY: as in u32(): 8 in-bounds bytes, unaligned read.
@@ -116,15 +136,15 @@ impl<'a> Memory<'a> {
     }
 
     /// Address arithmetic on guest addresses, failing instead of wrapping.
+    #[inline]
     pub(crate) fn offset(addr: u32, by: u64, what: &dyn core::fmt::Display) -> Result<u32> {
-        u64::from(addr)
+        match u64::from(addr)
             .checked_add(by)
             .and_then(|a| u32::try_from(a).ok())
-            .ok_or_else(|| {
-                Error::internal(alloc::format!(
-                    "{what}: guest address {addr:#x}+{by} overflows"
-                ))
-            })
+        {
+            Some(a) => Ok(a),
+            None => Err(offset_error(addr, by, what)),
+        }
     }
 
     /// `count` elements of `T` at `addr`, shared.
@@ -217,6 +237,15 @@ impl<'a> Memory<'a> {
         unsafe { p.cast::<u32>().write_unaligned(value) };
         Ok(())
     }
+}
+
+/// The error of [`Memory::offset`], out of line as [`Memory::range_error`].
+#[cold]
+#[inline(never)]
+fn offset_error(addr: u32, by: u64, what: &dyn core::fmt::Display) -> Error {
+    Error::internal(alloc::format!(
+        "{what}: guest address {addr:#x}+{by} overflows"
+    ))
 }
 
 #[cfg(test)]
