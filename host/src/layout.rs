@@ -118,6 +118,8 @@ pub(crate) struct CallLayout {
     depth: usize,
 }
 
+#[cold]
+#[inline(never)]
 fn too_big(what: &str) -> HandlerError {
     HandlerError::new(
         ErrorCode::ResourceExhausted,
@@ -125,14 +127,20 @@ fn too_big(what: &str) -> HandlerError {
     )
 }
 
+#[inline]
 fn to_u32(value: usize, what: &str) -> Result<u32, HandlerError> {
-    u32::try_from(value).map_err(|_| too_big(what))
+    match u32::try_from(value) {
+        Ok(v) => Ok(v),
+        Err(_) => Err(too_big(what)),
+    }
 }
 
+#[inline]
 fn align_up(value: u32, align: u32) -> Result<u32, HandlerError> {
-    value
-        .checked_next_multiple_of(align)
-        .ok_or_else(|| too_big("alignment"))
+    match value.checked_next_multiple_of(align) {
+        Some(v) => Ok(v),
+        None => Err(too_big("alignment")),
+    }
 }
 
 impl CallLayout {
@@ -279,6 +287,7 @@ impl CallLayout {
     }
 
     /// Guest address of header offset `offset`.
+    #[inline]
     fn addr(&self, offset: u32) -> Result<u32, HandlerError> {
         self.base
             .checked_add(offset)
@@ -286,6 +295,7 @@ impl CallLayout {
     }
 
     /// Appends `len` zero bytes at `align`; returns their offset.
+    #[inline]
     fn reserve(&mut self, len: u32, align: u32) -> Result<u32, HandlerError> {
         let start = align_up(to_u32(self.header.len(), "header")?, align)?;
         let end = start.checked_add(len).ok_or_else(|| too_big("header"))?;
@@ -297,6 +307,7 @@ impl CallLayout {
         Ok(start)
     }
 
+    #[inline]
     fn reserve_array(&mut self, n: usize) -> Result<u32, HandlerError> {
         let len = to_u32(n, "array")?
             .checked_mul(4)
@@ -304,15 +315,18 @@ impl CallLayout {
         self.reserve(len, 4)
     }
 
+    #[inline]
     fn put_bytes(&mut self, offset: u32, bytes: &[u8]) {
         let start = offset as usize;
         self.header[start..start + bytes.len()].copy_from_slice(bytes);
     }
 
+    #[inline]
     fn put_u32(&mut self, offset: u32, value: u32) {
         self.put_bytes(offset, &value.to_le_bytes());
     }
 
+    #[inline]
     fn put_i64(&mut self, offset: u32, value: i64) {
         self.put_bytes(offset, &value.to_le_bytes());
     }
