@@ -53,7 +53,16 @@ pub struct CallFrame<'a> {
     ret_types: u32,
     rets: u32,
     attrs: Attrs<'a>,
-    taken: Vec<Cell<bool>>,
+    /// Per buffer, operands then results: its decoding, once it succeeded,
+    /// and (results only) whether it was handed out.
+    slots: Vec<Slot<'a>>,
+}
+
+/// What a [`CallFrame`] remembers of one buffer.
+#[derive(Default)]
+struct Slot<'a> {
+    decoded: Cell<Option<RawBuffer<'a>>>,
+    taken: Cell<bool>,
 }
 
 impl core::fmt::Debug for CallFrame<'_> {
@@ -141,7 +150,7 @@ impl<'a> CallFrame<'a> {
             ret_types: mem.u32(at(layout::RETS + abi::rets::TYPES)?, &what)?,
             rets: mem.u32(at(layout::RETS + abi::rets::RETS)?, &what)?,
             attrs: Attrs::decode(mem, at(layout::ATTRS)?)?,
-            taken: (0..num_rets).map(|_| Cell::new(false)).collect(),
+            slots: (0..num_args + num_rets).map(|_| Slot::default()).collect(),
         };
         mem.check(frame.arg_types, num_args * 4, 1, &"argument types")?;
         mem.check(frame.args, num_args * 4, 1, &"arguments")?;
@@ -189,6 +198,9 @@ impl<'a> CallFrame<'a> {
         }
     }
 
+    /// Operand or result `which`, decoded and checked on first use and
+    /// remembered for the rest of the call (`check_exclusive` looks at every
+    /// buffer each time a result is taken).
     fn raw(&self, which: Which) -> Result<RawBuffer<'a>> {
         let (i, n, types, ptrs, want, kind) = match which {
             Which::Arg(i) => (
@@ -213,6 +225,13 @@ impl<'a> CallFrame<'a> {
                 "{which} requested, but the call has {n} {kind}(s)"
             )));
         }
+        let slot = match which {
+            Which::Arg(i) => &self.slots[i],
+            Which::Ret(i) => &self.slots[self.num_args + i],
+        };
+        if let Some(raw) = slot.decoded.get() {
+            return Ok(raw);
+        }
         let ty = self
             .mem
             .u32(Memory::offset(types, 4 * i as u64, &which)?, &which)?;
@@ -224,7 +243,9 @@ impl<'a> CallFrame<'a> {
         let addr = self
             .mem
             .u32(Memory::offset(ptrs, 4 * i as u64, &which)?, &which)?;
-        RawBuffer::decode(self.mem, addr, which)
+        let raw = RawBuffer::decode(self.mem, addr, which)?;
+        slot.decoded.set(Some(raw));
+        Ok(raw)
     }
 
     /// Operand `i`, any dtype.
@@ -256,13 +277,14 @@ impl<'a> CallFrame<'a> {
     pub fn any_ret(&self, i: usize) -> Result<AnyResultBuffer<'a>> {
         let which = Which::Ret(i);
         let raw = self.raw(which)?;
-        if self.taken[i].get() {
+        let slot = &self.slots[self.num_args + i];
+        if slot.taken.get() {
             return Err(Error::invalid_argument(alloc::format!(
                 "{which} was already taken"
             )));
         }
         self.check_exclusive(&raw)?;
-        self.taken[i].set(true);
+        slot.taken.set(true);
         Ok(AnyResultBuffer::new_exclusive(raw))
     }
 
