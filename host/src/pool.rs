@@ -17,7 +17,13 @@ use crate::guest::Guest;
 use crate::instance::Instance;
 
 struct State {
-    idle: Vec<Instance>,
+    /// Instances ready for a call, boxed: a call moves a pointer in and out,
+    /// not the whole instance.
+    #[expect(
+        clippy::vec_box,
+        reason = "an instance is hundreds of bytes; taking and returning one is every call's path"
+    )]
+    idle: Vec<Box<Instance>>,
     /// Instances alive: idle, leased, or being made.
     live: usize,
     /// Callers waiting for an instance to come back. Returning one wakes a
@@ -88,7 +94,7 @@ impl Pool {
                 return match Instance::new(&self.guest) {
                     Ok(instance) => Ok(Lease {
                         pool: self,
-                        instance: Some(instance),
+                        instance: Some(Box::new(instance)),
                         discard: false,
                     }),
                     Err(error) => {
@@ -124,7 +130,7 @@ impl Pool {
         }
     }
 
-    fn put(&self, instance: Instance) {
+    fn put(&self, instance: Box<Instance>) {
         let mut state = self.lock();
         state.idle.push(instance);
         // A waiter counts itself under the lock before it waits, so none
@@ -155,7 +161,7 @@ impl Pool {
 /// An instance taken from a [`Pool`] for one call.
 pub(crate) struct Lease<'p> {
     pool: &'p Pool,
-    instance: Option<Instance>,
+    instance: Option<Box<Instance>>,
     discard: bool,
 }
 
