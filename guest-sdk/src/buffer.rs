@@ -44,24 +44,32 @@ pub(crate) struct RawBuffer<'a> {
 impl<'a> RawBuffer<'a> {
     /// Decodes and checks the `XLA_FFI_Buffer` at guest address `addr`.
     pub(crate) fn decode(mem: Memory<'a>, addr: u32, which: Which) -> Result<RawBuffer<'a>> {
+        use crate::error::{ErrorCode::*, cold};
         let at = |off: u32| Memory::offset(addr, u64::from(off), &which);
         let struct_size = mem.u32(addr, &which)?;
         if struct_size < layout::STRUCT_SIZE {
-            return Err(Error::internal(alloc::format!(
-                "{which}: XLA_FFI_Buffer struct_size is {struct_size}, expected {}",
-                layout::STRUCT_SIZE
-            )));
+            return Err(cold(
+                Internal,
+                format_args!(
+                    "{which}: XLA_FFI_Buffer struct_size is {struct_size}, expected {}",
+                    layout::STRUCT_SIZE
+                ),
+            ));
         }
         let raw_dtype = mem.u32(at(layout::DTYPE)?, &which)?;
-        let dtype = DataType::from_raw(raw_dtype).ok_or_else(|| {
-            Error::invalid_argument(alloc::format!("{which}: unknown dtype {raw_dtype}"))
-        })?;
+        let Some(dtype) = DataType::from_raw(raw_dtype) else {
+            return Err(cold(
+                InvalidArgument,
+                format_args!("{which}: unknown dtype {raw_dtype}"),
+            ));
+        };
         let data = mem.u32(at(layout::DATA)?, &which)?;
         let rank = mem.i64(at(layout::RANK)?, &which)?;
         if !(0..=MAX_RANK).contains(&rank) {
-            return Err(Error::internal(alloc::format!(
-                "{which}: rank {rank} is out of range"
-            )));
+            return Err(cold(
+                Internal,
+                format_args!("{which}: rank {rank} is out of range"),
+            ));
         }
         let dims_addr = mem.u32(at(layout::DIMS)?, &which)?;
         let what = DimsOf(which);
@@ -69,21 +77,29 @@ impl<'a> RawBuffer<'a> {
         let dims: &'a [i64] = unsafe { mem.slice(dims_addr, rank as usize, &what) }?;
         let mut elements: usize = 1;
         for (axis, &d) in dims.iter().enumerate() {
-            let d = usize::try_from(d).map_err(|_| {
-                Error::invalid_argument(alloc::format!("{which}: dimension {axis} is {d}"))
-            })?;
-            elements = elements.checked_mul(d).ok_or_else(|| {
-                Error::invalid_argument(alloc::format!(
-                    "{which}: element count of {dims:?} overflows"
-                ))
-            })?;
+            let Ok(d) = usize::try_from(d) else {
+                return Err(cold(
+                    InvalidArgument,
+                    format_args!("{which}: dimension {axis} is {d}"),
+                ));
+            };
+            let Some(product) = elements.checked_mul(d) else {
+                return Err(cold(
+                    InvalidArgument,
+                    format_args!("{which}: element count of {dims:?} overflows"),
+                ));
+            };
+            elements = product;
         }
-        let byte_len = dtype
+        let Some(byte_len) = dtype
             .byte_size(elements as u64)
             .and_then(|b| usize::try_from(b).ok())
-            .ok_or_else(|| {
-                Error::invalid_argument(alloc::format!("{which}: byte size of {dims:?} overflows"))
-            })?;
+        else {
+            return Err(cold(
+                InvalidArgument,
+                format_args!("{which}: byte size of {dims:?} overflows"),
+            ));
+        };
         mem.check(data, byte_len, 1, &which)?;
         Ok(RawBuffer {
             mem,

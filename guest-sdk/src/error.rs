@@ -169,6 +169,15 @@ impl Error {
     }
 }
 
+/// Builds an error from `format_args!` out of line: the frame decoding runs
+/// on every call, and formatting code inlined into it costs even when no
+/// error occurs.
+#[cold]
+#[inline(never)]
+pub(crate) fn cold(code: ErrorCode, message: fmt::Arguments<'_>) -> Error {
+    Error::new(code, alloc::fmt::format(message))
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.code, self.message)

@@ -221,9 +221,10 @@ impl<'a> CallFrame<'a> {
             ),
         };
         if i >= n {
-            return Err(Error::invalid_argument(alloc::format!(
-                "{which} requested, but the call has {n} {kind}(s)"
-            )));
+            return Err(crate::error::cold(
+                crate::error::ErrorCode::InvalidArgument,
+                format_args!("{which} requested, but the call has {n} {kind}(s)"),
+            ));
         }
         let slot = match which {
             Which::Arg(i) => &self.slots[i],
@@ -236,9 +237,10 @@ impl<'a> CallFrame<'a> {
             .mem
             .u32(Memory::offset(types, 4 * i as u64, &which)?, &which)?;
         if ty != want {
-            return Err(Error::internal(alloc::format!(
-                "{which} has type {ty}, expected a buffer ({want})"
-            )));
+            return Err(crate::error::cold(
+                crate::error::ErrorCode::Internal,
+                format_args!("{which} has type {ty}, expected a buffer ({want})"),
+            ));
         }
         let addr = self
             .mem
