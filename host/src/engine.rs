@@ -3,13 +3,23 @@
 
 use std::sync::{Arc, Mutex};
 
-use wasmtime::{Config, Linker, OptLevel};
+use wasmtime::{Config, Linker, OptLevel, ProfilingStrategy};
 
 use crate::deadline::{Interrupt, Ticker};
 use crate::error::{Error, Result, wasmtime_message};
 use crate::imports;
 use crate::limits::Limits;
 use crate::state::HostState;
+
+/// Environment variable that makes the engine write a perf map
+/// (`/tmp/perf-<pid>.map`) naming the compiled guest functions, so that
+/// `perf record` / `perf report` show where guest code spends its time.
+/// Any value but empty or `0` turns it on.
+pub const PERF_MAP_ENV: &str = "CYXLA_PERF_MAP";
+
+fn perf_map_requested() -> bool {
+    std::env::var_os(PERF_MAP_ENV).is_some_and(|v| !v.is_empty() && v != "0")
+}
 
 /// The shared wasm engine, with the [`Limits`] it enforces.
 ///
@@ -38,7 +48,8 @@ struct Inner {
 impl Engine {
     /// Builds the engine: Cranelift at `speed`, deadlines by
     /// [`Limits::interrupt`] (epoch checks compiled in only for `epoch`), the wasm stack capped at [`Limits::stack_bytes`], parallel
-    /// compilation, 32-bit memories only, no shared memories (threads).
+    /// compilation, 32-bit memories only, no shared memories (threads), and
+    /// a perf map of guest code when [`PERF_MAP_ENV`] asks for one.
     ///
     /// Each linear memory reserves 4 GiB + 32 MiB guard of *virtual* address
     /// space (wasmtime's default on 64-bit hosts) so that generated code needs
@@ -62,6 +73,9 @@ impl Engine {
             .parallel_compilation(true)
             .wasm_threads(false)
             .wasm_memory64(false);
+        if perf_map_requested() {
+            config.profiler(ProfilingStrategy::PerfMap);
+        }
         let wasm = wasmtime::Engine::new(&config).map_err(|e| Error::Engine {
             message: wasmtime_message(&e),
         })?;

@@ -74,7 +74,7 @@ mod wasi;
 
 pub use call::{HostAttr, HostBuffer, HostCall};
 pub use dispatch::GuestHandler;
-pub use engine::Engine;
+pub use engine::{Engine, PERF_MAP_ENV};
 pub use error::{Error, Result};
 pub use guest::{Guest, Rejected, Target};
 pub use guests::{Conflict, Guests};

@@ -5,7 +5,7 @@
 //! guest errors and traps, and `--devices 4`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use cyxla_tests::{
     Plugin, ProgramEntry, bundled_guests, dtype_from_descr, guest_manifest as manifest, read_npy,
@@ -17,14 +17,14 @@ fn bundled(file: &str) -> PathBuf {
 
 /// `cyxla-host --plugin P --guests DIR --allow T... run PROGRAM -i X...
 /// EXTRA...` (no LAPACK targets: they play no part here).
-fn run(
+fn command(
     plugin: Plugin,
     guests: &Path,
     allow: &[&str],
     program: &Path,
     entry: &ProgramEntry,
     extra: &[&str],
-) -> Output {
+) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cyxla-host"));
     cmd.env_remove("CYXLA_PJRT_PLUGIN")
         .env_remove("CYXLA_GUESTS")
@@ -41,7 +41,13 @@ fn run(
     for t in &entry.inputs {
         cmd.arg("-i").arg(t.path().expect("inputs have files"));
     }
-    cmd.args(extra).output().expect("cyxla-host runs")
+    cmd.args(extra);
+    cmd
+}
+
+/// Runs `cmd` to completion.
+fn output(mut cmd: Command) -> Output {
+    cmd.output().expect("cyxla-host runs")
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -76,14 +82,14 @@ fn check_program(plugin: Plugin, name: &str, bytecode: bool) {
     let what = format!("{name} on {} ({})", plugin.label(), program.display());
     let dir = tempfile::tempdir().unwrap();
     let out_dir = dir.path().display().to_string();
-    let out = run(
+    let out = output(command(
         plugin,
         bundled_guests(),
         &targets(entry),
         &program,
         entry,
         &["--output-dir", &out_dir],
-    );
+    ));
     match &entry.expect_error {
         None => {
             assert_exit(&out, 0, &what);
@@ -141,17 +147,49 @@ fn guest_programs_run_on_the_other_plugins() {
 }
 
 #[test]
+fn a_perf_map_names_the_guest_functions_when_asked_for() {
+    let entry = manifest().program("rms_norm_3x5");
+    let mut cmd = command(
+        Plugin::P115,
+        bundled_guests(),
+        &["rms_norm"],
+        &entry.mlir_path(),
+        entry,
+        &[],
+    );
+    let child = cmd
+        .env(cyxla_host::PERF_MAP_ENV, "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cyxla-host starts");
+    let map = PathBuf::from(format!("/tmp/perf-{}.map", child.id()));
+    let out = child.wait_with_output().expect("cyxla-host runs");
+    let text = std::fs::read_to_string(&map);
+    let _ = std::fs::remove_file(&map);
+    assert_exit(&out, 0, "rms_norm_3x5 with a perf map");
+    let text = text.unwrap_or_else(|e| panic!("{}: {e}", map.display()));
+    for name in ["rms_norm_handler", "cyxla_guest_sdk"] {
+        assert!(
+            text.lines().any(|l| l.contains(name)),
+            "{} names no function containing {name}:\n{text}",
+            map.display()
+        );
+    }
+}
+
+#[test]
 fn guest_error_and_trap_exit_1_naming_target_and_guest_file() {
     for plugin in Plugin::ALL {
         let entry = manifest().program("fail");
-        let out = run(
+        let out = output(command(
             plugin,
             bundled_guests(),
             &["fail"],
             &entry.mlirbc_path(),
             entry,
             &[],
-        );
+        ));
         assert_exit(&out, 1, "fail");
         let err = text(&out.stderr);
         assert!(
@@ -163,14 +201,14 @@ fn guest_error_and_trap_exit_1_naming_target_and_guest_file() {
         );
 
         let entry = manifest().program("trap");
-        let out = run(
+        let out = output(command(
             plugin,
             bundled_guests(),
             &["trap"],
             &entry.mlirbc_path(),
             entry,
             &[],
-        );
+        ));
         assert_exit(&out, 1, "trap");
         let err = text(&out.stderr);
         assert!(
@@ -188,14 +226,14 @@ fn an_unallowed_target_gets_xlas_message_and_the_allow_hint() {
     let entry = manifest().program("rms_norm_then_scale");
     let guests = bundled_guests();
     for plugin in Plugin::ALL {
-        let out = run(
+        let out = output(command(
             plugin,
             guests,
             &["rms_norm"],
             &entry.mlirbc_path(),
             entry,
             &[],
-        );
+        ));
         assert_exit(&out, 1, "scale_any not allowed");
         let err = text(&out.stderr);
         assert!(
@@ -229,14 +267,14 @@ fn a_duplicate_target_is_an_error_naming_both_files() {
     );
     copy_into(dir.path(), &bundled("scale_any.wasm"), "scale_any.wasm");
     let entry = manifest().program("rms_norm_3x5");
-    let out = run(
+    let out = output(command(
         Plugin::P115,
         dir.path(),
         &["rms_norm"],
         &entry.mlirbc_path(),
         entry,
         &[],
-    );
+    ));
     assert_exit(&out, 2, "duplicate target");
     let err = text(&out.stderr);
     let expected = format!(
@@ -248,14 +286,14 @@ fn a_duplicate_target_is_an_error_naming_both_files() {
 
     // A target no other guest declares still serves.
     let entry = manifest().program("scale_any_f32_3x4");
-    let out = run(
+    let out = output(command(
         Plugin::P115,
         dir.path(),
         &["scale_any"],
         &entry.mlirbc_path(),
         entry,
         &["--json"],
-    );
+    ));
     assert_exit(&out, 0, "scale_any next to the duplicate");
 }
 
@@ -271,14 +309,14 @@ fn a_malformed_wasm_is_reported_and_the_other_guests_keep_serving() {
 
     let entry = manifest().program("rms_norm_then_scale");
     let out_dir = tempfile::tempdir().unwrap();
-    let out = run(
+    let out = output(command(
         Plugin::P115,
         dir.path(),
         &["rms_norm", "scale_any"],
         &entry.mlirbc_path(),
         entry,
         &["--output-dir", &out_dir.path().display().to_string()],
-    );
+    ));
     assert_exit(&out, 0, "two guests next to malformed ones");
     let (dims, descr, bytes) = read_npy(&out_dir.path().join("out0.npy"));
     entry
@@ -325,7 +363,7 @@ fn four_devices_each_run_the_guest_and_each_result_is_checked() {
     let entry = manifest().program("rms_norm_2x3x16");
     for plugin in Plugin::ALL {
         let dir = tempfile::tempdir().unwrap();
-        let out = run(
+        let out = output(command(
             plugin,
             bundled_guests(),
             &["rms_norm"],
@@ -337,7 +375,7 @@ fn four_devices_each_run_the_guest_and_each_result_is_checked() {
                 "--output-dir",
                 &dir.path().display().to_string(),
             ],
-        );
+        ));
         assert_exit(&out, 0, "--devices 4");
         for device in 0..4 {
             let file = if device == 0 {
