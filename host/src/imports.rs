@@ -446,55 +446,47 @@ fn state_get(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i
     Ok(0)
 }
 
-fn run_id_get(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
+fn run_id_get(caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
     use abi::run_id_get_args as a;
-    let imp = import(abi::IMPORT_RUN_ID_GET);
-    let (_, size_ok) = read_args::<{ a::SIZE as usize }>(&mut caller, imp, args)?;
-    if let Err(message) = size_ok {
-        return caller
-            .data_mut()
-            .error(ErrorCode::InvalidArgument, message, imp.c_name);
-    }
-    let run_id = match caller.data().call.as_ref().map(|c| c.run_id.clone()) {
-        Some(Ok(run_id)) => run_id,
-        Some(Err(error)) => {
-            let message = format!("`{}`: {}", imp.c_name, error.message);
-            return caller.data_mut().error(error.code, message, imp.c_name);
-        }
-        None => {
-            let message = format!("`{}`: called outside a custom call", imp.c_name);
-            return caller
-                .data_mut()
-                .error(ErrorCode::FailedPrecondition, message, imp.c_name);
-        }
-    };
-    let out = args.cast_unsigned().saturating_add(a::RUN_ID);
-    write_bytes(
-        &mut caller,
-        imp.c_name,
-        "the run_id field",
-        out,
-        &run_id.to_le_bytes(),
-    )?;
-    Ok(0)
+    call_info_get::<{ a::SIZE as usize }, 8>(
+        caller,
+        args,
+        import(abi::IMPORT_RUN_ID_GET),
+        (a::RUN_ID, "the run_id field"),
+        |info| info.run_id.clone().map(i64::to_le_bytes),
+    )
 }
 
-fn device_ordinal_get(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
+fn device_ordinal_get(caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
     use abi::device_ordinal_get_args as a;
-    let imp = import(abi::IMPORT_DEVICE_ORDINAL_GET);
-    let (_, size_ok) = read_args::<{ a::SIZE as usize }>(&mut caller, imp, args)?;
+    call_info_get::<{ a::SIZE as usize }, 4>(
+        caller,
+        args,
+        import(abi::IMPORT_DEVICE_ORDINAL_GET),
+        (a::DEVICE_ORDINAL, "the device_ordinal field"),
+        |info| info.device_ordinal.clone().map(i32::to_le_bytes),
+    )
+}
+
+/// Answers an import that reports a fact of the running call (`SIZE` bytes
+/// of arguments): `value` of the call's [`CallInfo`](crate::state::CallInfo),
+/// written at `args + field.0` (named `field.1` in errors). Outside a call,
+/// or if XLA could not say, the guest gets an error handle.
+fn call_info_get<const SIZE: usize, const N: usize>(
+    mut caller: Caller<'_, HostState>,
+    args: i32,
+    imp: &'static Import,
+    field: (u32, &str),
+    value: impl FnOnce(&crate::state::CallInfo) -> Result<[u8; N], plugin_glue::HandlerError>,
+) -> wasmtime::Result<i32> {
+    let (_, size_ok) = read_args::<SIZE>(&mut caller, imp, args)?;
     if let Err(message) = size_ok {
         return caller
             .data_mut()
             .error(ErrorCode::InvalidArgument, message, imp.c_name);
     }
-    let ordinal = match caller
-        .data()
-        .call
-        .as_ref()
-        .map(|c| c.device_ordinal.clone())
-    {
-        Some(Ok(ordinal)) => ordinal,
+    let bytes = match caller.data().call.as_ref().map(value) {
+        Some(Ok(bytes)) => bytes,
         Some(Err(error)) => {
             let message = format!("`{}`: {}", imp.c_name, error.message);
             return caller.data_mut().error(error.code, message, imp.c_name);
@@ -506,14 +498,9 @@ fn device_ordinal_get(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime:
                 .error(ErrorCode::FailedPrecondition, message, imp.c_name);
         }
     };
-    let out = args.cast_unsigned().saturating_add(a::DEVICE_ORDINAL);
-    write_bytes(
-        &mut caller,
-        imp.c_name,
-        "the device_ordinal field",
-        out,
-        &ordinal.to_le_bytes(),
-    )?;
+    let (offset, what) = field;
+    let out = args.cast_unsigned().saturating_add(offset);
+    write_bytes(&mut caller, imp.c_name, what, out, &bytes)?;
     Ok(0)
 }
 
