@@ -16,7 +16,6 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -713,32 +712,6 @@ fn a_guest_looping_in_wasi_calls_meets_its_deadline() {
         assert!(took < Duration::from_millis(400), "{interrupt:?}: {took:?}");
         run_double(&handler(&sandbox, "w_double"));
     }
-}
-
-/// Captures what `tracing` logs at INFO and above while `f` runs on this
-/// thread.
-fn captured_logs(f: impl FnOnce()) -> String {
-    #[derive(Clone, Default)]
-    struct Sink(Arc<Mutex<Vec<u8>>>);
-    impl std::io::Write for Sink {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let sink = Sink::default();
-    let writer = sink.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::INFO)
-        .finish();
-    tracing::subscriber::with_default(subscriber, f);
-    let bytes = sink.0.lock().unwrap().clone();
-    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 #[test]

@@ -553,32 +553,6 @@ const WASI_HANDLERS: &str = r#"
     (i32.const 0))
 "#;
 
-/// Captures what `tracing` logs while `f` runs on this thread.
-fn captured_logs(f: impl FnOnce()) -> String {
-    use std::sync::Mutex;
-    #[derive(Clone, Default)]
-    struct Sink(Arc<Mutex<Vec<u8>>>);
-    impl std::io::Write for Sink {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let sink = Sink::default();
-    let writer = sink.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::INFO)
-        .finish();
-    tracing::subscriber::with_default(subscriber, f);
-    let bytes = sink.0.lock().unwrap().clone();
-    String::from_utf8(bytes).unwrap()
-}
-
 fn wasi_sandbox(prefix: &str, limits: cyxla_host::Limits) -> (tempfile::TempDir, Sandbox) {
     let hello = format!("{prefix}hello");
     let clock = format!("{prefix}clock");
