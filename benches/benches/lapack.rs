@@ -84,20 +84,7 @@ fn workspace_root() -> PathBuf {
 
 /// Runs the generator into `dir` and returns its manifest.
 fn generate(dir: &Path) -> Value {
-    let script = workspace_root().join("benches/gen_lapack_bench_programs.py");
-    let out = Command::new(cyxla_tests::venv_python())
-        .arg(&script)
-        .arg("--out")
-        .arg(dir)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    assert!(
-        out.status.success(),
-        "{} failed ({}): is the venv complete? run scripts/setup.sh\n{}",
-        script.display(),
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    cyxla_tests::run_generator("benches/gen_lapack_bench_programs.py", dir);
     let path = dir.join("manifest.json");
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));

@@ -32,7 +32,7 @@ use cyxla_host::cli::run::{self, Failure, RunArgs};
 use cyxla_host::npy::HostArray;
 use cyxla_host::session::{self, NativeSpec};
 use cyxla_host::{AllowList, Engine, Guest, Limits, Sandbox};
-use cyxla_tests::{Plugin as PluginKind, read_npy, venv_python, workspace_root};
+use cyxla_tests::{Plugin as PluginKind, read_npy, workspace_root};
 use plugin_glue::error::Error as GlueError;
 use plugin_glue::plugin::Plugin;
 use serde::Deserialize;
@@ -529,14 +529,7 @@ fn error_paths_reach_the_client_with_code_and_message() {
 #[test]
 fn generator_reproduces_programs() {
     let out = tempfile::tempdir().expect("temporary directory");
-    run_ok(
-        Command::new(venv_python())
-            .arg(workspace_root().join("tests/gen_cpp_programs.py"))
-            .arg("--out")
-            .arg(out.path())
-            .current_dir(workspace_root()),
-        "run scripts/setup.sh for the venv",
-    );
+    cyxla_tests::run_generator("tests/gen_cpp_programs.py", out.path());
     let files = |dir: &Path| -> BTreeMap<String, Vec<u8>> {
         std::fs::read_dir(dir)
             .unwrap_or_else(|e| panic!("list {}: {e}", dir.display()))

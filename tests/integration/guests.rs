@@ -10,13 +10,11 @@
 //! each plugin image for the life of the process.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Arc, OnceLock};
 
 use cyxla_host::{AllowList, Limits, Registered, Sandbox};
 use cyxla_tests::{
     Plugin, ProgramEntry, bundled_guests, guest_manifest as manifest, programs_dir, read_npy,
-    venv_python,
 };
 use plugin_glue::client::{Buffer, Client, Executable};
 use plugin_glue::{DType, Error, ErrorCode};
@@ -303,21 +301,7 @@ fn files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
 #[test]
 fn generator_reproduces_committed_programs() {
     let out = tempfile::tempdir().expect("temporary directory");
-    let root = cyxla_tests::workspace_root();
-    let output = Command::new(venv_python())
-        .arg(root.join("tests/gen_guest_programs.py"))
-        .arg("--out")
-        .arg(out.path())
-        .current_dir(&root)
-        .output()
-        .expect("run tests/gen_guest_programs.py");
-    assert!(
-        output.status.success(),
-        "tests/gen_guest_programs.py failed ({}): run scripts/setup.sh if the venv is missing\n{}{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    cyxla_tests::run_generator("tests/gen_guest_programs.py", out.path());
     let generated = files(out.path());
     let committed = files(&guest_programs_dir());
     let differing: Vec<&String> = generated

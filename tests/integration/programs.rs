@@ -5,11 +5,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::c_void;
 use std::path::Path;
-use std::process::Command;
 
 use cyxla_tests::{
     TEST_HANDLERS, dtype_from_descr, manifest, programs_dir, read_npy, test_handlers_lib,
-    venv_python, workspace_root,
 };
 
 const REGENERATE: &str = ".venv/bin/python tests/gen_programs.py";
@@ -34,20 +32,7 @@ fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 #[test]
 fn generator_reproduces_committed_programs() {
     let out = tempfile::tempdir().expect("temporary directory");
-    let output = Command::new(venv_python())
-        .arg(workspace_root().join("tests/gen_programs.py"))
-        .arg("--out")
-        .arg(out.path())
-        .current_dir(workspace_root())
-        .output()
-        .expect("run tests/gen_programs.py");
-    assert!(
-        output.status.success(),
-        "tests/gen_programs.py failed ({}):\n{}{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    cyxla_tests::run_generator("tests/gen_programs.py", out.path());
 
     let generated = files(out.path());
     let committed = files(&programs_dir());

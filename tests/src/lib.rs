@@ -28,6 +28,7 @@
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::OnceLock;
 
 use plugin_glue::DType;
@@ -62,6 +63,32 @@ pub fn venv_python() -> PathBuf {
         python.display()
     );
     python
+}
+
+/// Runs the program generator `script` (a path relative to the workspace
+/// root, e.g. `tests/gen_programs.py`) with the venv's Python, writing into
+/// `out` (`--out OUT`), from the workspace root.
+///
+/// # Panics
+///
+/// If it cannot start or fails: the message has its output and says how to
+/// set up the venv.
+pub fn run_generator(script: &str, out: &Path) {
+    let root = workspace_root();
+    let output = Command::new(venv_python())
+        .arg(root.join(script))
+        .arg("--out")
+        .arg(out)
+        .current_dir(&root)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {script}: {e}"));
+    assert!(
+        output.status.success(),
+        "{script} failed ({}): run scripts/setup.sh if the venv is incomplete\n{}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 /// The XLA CPU PJRT plugins the project runs on (`reference/xla-ffi-abi.md` §0).
