@@ -257,6 +257,57 @@ fn list_names_the_lapack_library_and_its_kernels() {
     );
 }
 
+/// The OpenBLAS that scipy's wheel bundles (`scipy.libs/libscipy_openblas-*.so`
+/// in the venv `scripts/setup.sh` makes: jax depends on scipy). It exports
+/// every name with a `scipy_` prefix (`scipy_dgetrf_`).
+fn scipy_openblas() -> PathBuf {
+    let libs = cyxla_tests::workspace_root().join(".venv/lib");
+    let found = std::fs::read_dir(&libs)
+        .unwrap_or_else(|e| panic!("{}: {e}; run scripts/setup.sh", libs.display()))
+        .filter_map(|python| {
+            let dir = python.ok()?.path().join("site-packages/scipy.libs");
+            std::fs::read_dir(dir).ok()
+        })
+        .flatten()
+        .filter_map(|f| f.ok().map(|f| f.path()))
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("libscipy_openblas-") && n.ends_with(".so"))
+        });
+    found.unwrap_or_else(|| {
+        panic!(
+            "no scipy.libs/libscipy_openblas-*.so under {}: run scripts/setup.sh (jax installs scipy)",
+            libs.display()
+        )
+    })
+}
+
+/// `CYXLA_LAPACK` may name an OpenBLAS whose symbols carry the `scipy_`
+/// prefix: `list` names it, and getrf/trsm, syevd and gesdd programs give
+/// JAX's results on it.
+#[test]
+fn cyxla_lapack_may_name_scipys_prefixed_openblas() {
+    let lib = scipy_openblas();
+    let lib = lib.to_str().expect("a UTF-8 path");
+    let out = Command::new(env!("CARGO_BIN_EXE_cyxla-host"))
+        .env("CYXLA_LAPACK", lib)
+        .arg("list")
+        .output()
+        .expect("cyxla-host runs");
+    assert_exit(&out, 0, "cyxla-host list");
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains(&format!("native LAPACK: 62 targets on {lib} (OpenBLAS ")),
+        "{stdout}"
+    );
+    for name in ["getrf_solve_d", "getrf_inv_s", "eigvalsh_d", "svdvals_s"] {
+        let (out, entry, dir) = run_lapack_program(name, &[], Some(lib));
+        assert_exit(&out, 0, name);
+        check_outputs(&entry, dir.path());
+    }
+}
+
 #[test]
 fn no_lapack_fails_with_xla_message_and_a_hint_naming_the_flag() {
     let (out, _, _dir) = run_lapack_program("getrf_solve_d", &["--no-lapack"], None);

@@ -18,7 +18,10 @@
 //!   `SORT = 'N'` because LAPACK never calls it then.
 //!
 //! Nothing here is linked: [`LapackSymbols::load`] resolves every symbol from
-//! a [`libloading::Library`] and keeps the library alive beside the pointers.
+//! a [`libloading::Library`] and keeps the library alive beside the pointers,
+//! under the library's name prefix ([`SYMBOL_PREFIXES`]: none, or `scipy_`
+//! for the OpenBLAS that numpy and scipy wheels bundle, which has the same
+//! gfortran LP64 interface).
 #![expect(
     non_camel_case_types,
     reason = "raw Fortran routine types keep their LAPACK names"
@@ -392,14 +395,35 @@ unsafe fn symbol<T: Copy>(library: &Library, name: &str) -> Result<T, (String, l
     unsafe { library.get::<T>(name).map(|s| *s) }.map_err(|e| (name.to_owned(), e))
 }
 
+/// Prefixes that OpenBLAS builds put before every exported name: none
+/// (Debian's and OpenBLAS's default), and `scipy_` (the `scipy-openblas32`
+/// wheel that numpy and scipy bundle, e.g. `scipy_dgetrf_`,
+/// `scipy_openblas_set_num_threads`).
+pub const SYMBOL_PREFIXES: [&str; 2] = ["", "scipy_"];
+
+/// The prefix of `library`'s names: the first of [`SYMBOL_PREFIXES`] under
+/// which it exports `dgetrf_` (none if it exports none: the load then fails
+/// naming the unprefixed routine).
+fn symbol_prefix(library: &Library) -> &'static str {
+    SYMBOL_PREFIXES
+        .into_iter()
+        .find(|prefix| {
+            // SAFETY: only looked up, never called; the type is the
+            // routine's.
+            unsafe { symbol::<getrf_t<f64>>(library, &format!("{prefix}dgetrf_")) }.is_ok()
+        })
+        .unwrap_or("")
+}
+
 macro_rules! load_routines {
-    ($lib:expr, $p:literal, { $($field:ident = $name:literal),* $(,)? }) => {
+    ($lib:expr, $prefix:expr, $p:literal, { $($field:ident = $name:literal),* $(,)? }) => {
         // SAFETY: each field's type is the Fortran interface of the routine
-        // named `$p$name_` (see the type aliases above); the library outlives
-        // the pointers because it is stored in the same `LapackSymbols`.
+        // named `$prefix$p$name_` (see the type aliases above); the library
+        // outlives the pointers because it is stored in the same
+        // `LapackSymbols`.
         unsafe {
             Ok::<_, (String, libloading::Error)>(($(
-                symbol(&$lib, concat!($p, $name, "_"))?,
+                symbol(&$lib, &format!("{}{}", $prefix, concat!($p, $name, "_")))?,
             )*))
         }
     };
@@ -418,10 +442,11 @@ impl LapackSymbols {
     /// LP64 interface described in the module docs (any OpenBLAS or
     /// reference LAPACK built with gfortran without `-fdefault-integer-8`).
     pub unsafe fn load(library: Library) -> Result<LapackSymbols, (String, libloading::Error)> {
+        let prefix = symbol_prefix(&library);
         macro_rules! real {
             ($p:literal) => {{
                 let (trsm, getrf, potrf, geqrf, geqp3, orgqr, ormqr, syevd, gesdd, gesvd, geev, gees, gehrd, sytrd, gtsv) =
-                    load_routines!(library, $p, {
+                    load_routines!(library, prefix, $p, {
                         trsm = "trsm", getrf = "getrf", potrf = "potrf", geqrf = "geqrf",
                         geqp3 = "geqp3", orgqr = "orgqr", ormqr = "ormqr", syevd = "syevd",
                         gesdd = "gesdd", gesvd = "gesvd", geev = "geev", gees = "gees",
@@ -433,7 +458,7 @@ impl LapackSymbols {
         macro_rules! complex {
             ($p:literal) => {{
                 let (trsm, getrf, potrf, geqrf, geqp3, ungqr, unmqr, heevd, gesdd, gesvd, geev, gees, gehrd, hetrd, gtsv) =
-                    load_routines!(library, $p, {
+                    load_routines!(library, prefix, $p, {
                         trsm = "trsm", getrf = "getrf", potrf = "potrf", geqrf = "geqrf",
                         geqp3 = "geqp3", ungqr = "ungqr", unmqr = "unmqr", heevd = "heevd",
                         gesdd = "gesdd", gesvd = "gesvd", geev = "geev", gees = "gees",
@@ -455,10 +480,23 @@ impl LapackSymbols {
             openblas_get_corename,
         ) = unsafe {
             (
-                symbol::<openblas_set_num_threads_t>(&library, "openblas_set_num_threads").ok(),
-                symbol::<openblas_get_num_threads_t>(&library, "openblas_get_num_threads").ok(),
-                symbol::<openblas_get_config_t>(&library, "openblas_get_config").ok(),
-                symbol::<openblas_get_corename_t>(&library, "openblas_get_corename").ok(),
+                symbol::<openblas_set_num_threads_t>(
+                    &library,
+                    &format!("{prefix}openblas_set_num_threads"),
+                )
+                .ok(),
+                symbol::<openblas_get_num_threads_t>(
+                    &library,
+                    &format!("{prefix}openblas_get_num_threads"),
+                )
+                .ok(),
+                symbol::<openblas_get_config_t>(&library, &format!("{prefix}openblas_get_config"))
+                    .ok(),
+                symbol::<openblas_get_corename_t>(
+                    &library,
+                    &format!("{prefix}openblas_get_corename"),
+                )
+                .ok(),
             )
         };
         Ok(LapackSymbols {
