@@ -32,7 +32,7 @@ use cyxla_host::cli::run::{self, Failure, RunArgs};
 use cyxla_host::npy::HostArray;
 use cyxla_host::session::{self, NativeSpec};
 use cyxla_host::{AllowList, Engine, Guest, Limits, Sandbox};
-use cyxla_tests::{Plugin as PluginKind, read_npy, workspace_root};
+use cyxla_tests::{Plugin as PluginKind, describe, read_npy, run_ok, workspace_root};
 use plugin_glue::error::Error as GlueError;
 use plugin_glue::plugin::Plugin;
 use serde::Deserialize;
@@ -108,28 +108,6 @@ fn module_file(source: &str, native: bool) -> String {
 /// incremental).
 fn scratch_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("cpp_sdk")
-}
-
-fn describe(output: &Output) -> String {
-    format!(
-        "status {}\nstdout:\n{}\nstderr:\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
-/// Runs `command`; panics with its output (and `hint`) unless it succeeds.
-fn run_ok(command: &mut Command, hint: &str) -> Output {
-    let output = command
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}; {hint}"));
-    assert!(
-        output.status.success(),
-        "{command:?} failed; {hint}\n{}",
-        describe(&output)
-    );
-    output
 }
 
 /// `guests/cpp/build.sh [--native] --out DIR` for every kernel.

@@ -28,7 +28,7 @@
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use plugin_glue::DType;
@@ -75,20 +75,37 @@ pub fn venv_python() -> PathBuf {
 /// set up the venv.
 pub fn run_generator(script: &str, out: &Path) {
     let root = workspace_root();
-    let output = Command::new(venv_python())
-        .arg(root.join(script))
-        .arg("--out")
-        .arg(out)
-        .current_dir(&root)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {script}: {e}"));
-    assert!(
-        output.status.success(),
-        "{script} failed ({}): run scripts/setup.sh if the venv is incomplete\n{}{}",
+    run_ok(
+        Command::new(venv_python())
+            .arg(root.join(script))
+            .arg("--out")
+            .arg(out)
+            .current_dir(&root),
+        "run scripts/setup.sh if the venv is incomplete",
+    );
+}
+
+/// A command's exit status and output, for failure messages.
+pub fn describe(output: &Output) -> String {
+    format!(
+        "status {}\nstdout:\n{}\nstderr:\n{}",
         output.status,
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Runs `command`; panics with its output (and `hint`) unless it succeeds.
+pub fn run_ok(command: &mut Command, hint: &str) -> Output {
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}; {hint}"));
+    assert!(
+        output.status.success(),
+        "{command:?} failed; {hint}\n{}",
+        describe(&output)
     );
+    output
 }
 
 /// The XLA CPU PJRT plugins the project runs on (`reference/xla-ffi-abi.md` §0).
@@ -554,18 +571,9 @@ pub fn bundled_guests() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let root = workspace_root();
-        let script = root.join("guests/build.sh");
-        let out = std::process::Command::new("bash")
-            .arg(&script)
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-        assert!(
-            out.status.success(),
-            "{} failed ({}): install Rust's wasm32 target with scripts/setup.sh\n{}{}",
-            script.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+        run_ok(
+            Command::new("bash").arg(root.join("guests/build.sh")),
+            "install Rust's wasm32 target with scripts/setup.sh",
         );
         root.join("guests/out")
     })
