@@ -4,13 +4,14 @@
 //! # Which library
 //!
 //! `CYXLA_LAPACK=<path or soname>` names the library; nothing else is tried
-//! then. It may be an OpenBLAS that exports its names with the `scipy_`
-//! prefix (the `scipy-openblas32` build that numpy and scipy wheels bundle,
-//! `scipy.libs/libscipy_openblas-*.so`): the prefix is recognised. Measured
-//! in C on the 2-core VM, n=512, two threads, its 0.3.30 ran `dsyevd` in
-//! 22.4 ms and `ssyevd` in 14.3–15.0 ms against 24.2–24.4 and 15.4–16.1 ms
-//! for Debian's 0.3.21 (single-threaded they are level). Without it: `libopenblas.so.0` (Debian's `libopenblas0`), then
+//! then. Without it: `libopenblas.so.0` (Debian's `libopenblas0`), then
 //! `liblapack.so.3` (whatever the `liblapack.so.3` alternative points to).
+//! The library may export its names with the `scipy_` prefix (the
+//! `scipy-openblas32` OpenBLAS that numpy and scipy wheels bundle,
+//! `scipy.libs/libscipy_openblas-*.so`): the prefix is recognised. Called
+//! directly on the 2-core VM, n=512, two threads, its 0.3.30 ran `dsyevd` in
+//! 22.4 ms and `ssyevd` in 14.3–15.0 ms against 24.2–24.4 and 15.4–16.1 ms
+//! for Debian's 0.3.21 (single-threaded they are level).
 //! Nothing is linked at build time, and registration never loads the library:
 //! when none loads, each LAPACK target's call fails with `FAILED_PRECONDITION`
 //! and an installation hint, and every other target keeps working.
