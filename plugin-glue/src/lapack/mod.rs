@@ -161,24 +161,7 @@ impl Handler for NativeTarget {
 
 macro_rules! four {
     ($family:ident, $s:literal, $d:literal, $c:literal, $z:literal) => {
-        [
-            (
-                $s,
-                Run::Lapack($family::run::<f32>, <f32 as Scalar>::FLOP_COST),
-            ),
-            (
-                $d,
-                Run::Lapack($family::run::<f64>, <f64 as Scalar>::FLOP_COST),
-            ),
-            (
-                $c,
-                Run::Lapack($family::run::<C32>, <C32 as Scalar>::FLOP_COST),
-            ),
-            (
-                $z,
-                Run::Lapack($family::run::<C64>, <C64 as Scalar>::FLOP_COST),
-            ),
-        ]
+        four!($family, real run, complex run, $s, $d, $c, $z)
     };
     ($family:ident, real $real:ident, complex $complex:ident,
      $s:literal, $d:literal, $c:literal, $z:literal) => {
