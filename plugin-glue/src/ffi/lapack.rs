@@ -279,12 +279,40 @@ pub type gehrd_t<T> = unsafe extern "C" fn(I, I, I, *mut T, I, *mut T, *mut T, I
 /// `?SYTRD` / `?HETRD(UPLO, N, A, LDA, D, E, TAU, WORK, LWORK, INFO)`.
 pub type sytrd_t<T, R> =
     unsafe extern "C" fn(Ch, I, *mut T, I, *mut R, *mut R, *mut T, *mut T, I, IMut, Len);
+/// Real `?STEDC(COMPZ, N, D, E, Z, LDZ, WORK, LWORK, IWORK, LIWORK, INFO)`.
+pub type stedc_real_t<T> =
+    unsafe extern "C" fn(Ch, I, *mut T, *mut T, *mut T, I, *mut T, I, IMut, I, IMut, Len);
+/// Real `?LAED1(N, D, Q, LDQ, INDXQ, RHO, CUTPNT, WORK, IWORK, INFO)`.
+pub type laed1_t<T> =
+    unsafe extern "C" fn(I, *mut T, *mut T, I, IMut, *const T, I, *mut T, IMut, IMut);
+/// `?ORMTR(SIDE, UPLO, TRANS, M, N, A, LDA, TAU, C, LDC, WORK, LWORK, INFO)`.
+pub type ormtr_t<T> = unsafe extern "C" fn(
+    Ch,
+    Ch,
+    Ch,
+    I,
+    I,
+    *const T,
+    I,
+    *const T,
+    *mut T,
+    I,
+    *mut T,
+    I,
+    IMut,
+    Len,
+    Len,
+    Len,
+);
 /// `?GTSV(N, NRHS, DL, D, DU, B, LDB, INFO)`.
 pub type gtsv_t<T> = unsafe extern "C" fn(I, I, *mut T, *mut T, *mut T, *mut T, I, IMut);
 /// `void openblas_set_num_threads(int)` (OpenBLAS extension, optional).
 pub type openblas_set_num_threads_t = unsafe extern "C" fn(i32);
 /// `int openblas_get_num_threads(void)` (OpenBLAS extension, optional).
 pub type openblas_get_num_threads_t = unsafe extern "C" fn() -> i32;
+/// `int blas_thread_shutdown_(void)` (OpenBLAS's server, optional): ends its
+/// worker threads; the next threaded call starts them again.
+pub type blas_thread_shutdown_t = unsafe extern "C" fn() -> i32;
 /// `char* openblas_get_config(void)` (OpenBLAS extension, optional).
 pub type openblas_get_config_t = unsafe extern "C" fn() -> *const c_char;
 /// `char* openblas_get_corename(void)` (OpenBLAS extension, optional).
@@ -323,6 +351,12 @@ pub struct RealRoutines<T> {
     pub sytrd: sytrd_t<T, T>,
     /// `?gtsv_`
     pub gtsv: gtsv_t<T>,
+    /// `?stedc_`
+    pub stedc: stedc_real_t<T>,
+    /// `?ormtr_`
+    pub ormtr: ormtr_t<T>,
+    /// `?laed1_`
+    pub laed1: laed1_t<T>,
 }
 
 /// The routines of one complex type (`c` or `z`); `R` is its real part.
@@ -374,6 +408,9 @@ pub struct LapackSymbols {
     pub openblas_set_num_threads: Option<openblas_set_num_threads_t>,
     /// `openblas_get_num_threads`, when the library is OpenBLAS.
     pub openblas_get_num_threads: Option<openblas_get_num_threads_t>,
+    /// `blas_thread_shutdown_`, when the library is OpenBLAS with its own
+    /// thread server (never prefixed).
+    pub blas_thread_shutdown: Option<blas_thread_shutdown_t>,
     /// `openblas_get_config`, when the library is OpenBLAS.
     pub openblas_get_config: Option<openblas_get_config_t>,
     /// `openblas_get_corename`, when the library is OpenBLAS.
@@ -445,14 +482,15 @@ impl LapackSymbols {
         let prefix = symbol_prefix(&library);
         macro_rules! real {
             ($p:literal) => {{
-                let (trsm, getrf, potrf, geqrf, geqp3, orgqr, ormqr, syevd, gesdd, gesvd, geev, gees, gehrd, sytrd, gtsv) =
+                let (trsm, getrf, potrf, geqrf, geqp3, orgqr, ormqr, syevd, gesdd, gesvd, geev, gees, gehrd, sytrd, gtsv, stedc, ormtr, laed1) =
                     load_routines!(library, prefix, $p, {
                         trsm = "trsm", getrf = "getrf", potrf = "potrf", geqrf = "geqrf",
                         geqp3 = "geqp3", orgqr = "orgqr", ormqr = "ormqr", syevd = "syevd",
                         gesdd = "gesdd", gesvd = "gesvd", geev = "geev", gees = "gees",
-                        gehrd = "gehrd", sytrd = "sytrd", gtsv = "gtsv",
+                        gehrd = "gehrd", sytrd = "sytrd", gtsv = "gtsv", stedc = "stedc",
+                        ormtr = "ormtr", laed1 = "laed1",
                     })?;
-                RealRoutines { trsm, getrf, potrf, geqrf, geqp3, orgqr, ormqr, syevd, gesdd, gesvd, geev, gees, gehrd, sytrd, gtsv }
+                RealRoutines { trsm, getrf, potrf, geqrf, geqp3, orgqr, ormqr, syevd, gesdd, gesvd, geev, gees, gehrd, sytrd, gtsv, stedc, ormtr, laed1 }
             }};
         }
         macro_rules! complex {
@@ -506,6 +544,11 @@ impl LapackSymbols {
             z,
             openblas_set_num_threads,
             openblas_get_num_threads,
+            // SAFETY: OpenBLAS's `int blas_thread_shutdown_(void)`.
+            blas_thread_shutdown: unsafe {
+                symbol::<blas_thread_shutdown_t>(&library, "blas_thread_shutdown_")
+            }
+            .ok(),
             openblas_get_config,
             openblas_get_corename,
             _library: library,

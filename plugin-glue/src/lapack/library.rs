@@ -55,24 +55,26 @@
 //!   none waits for another to finish;
 //! * everything else runs single-threaded.
 //!
-//! Why a single `?syevd` is not split over our own threads instead (f64,
-//! n=512, same VM). Its three steps gain little from a second OpenBLAS
-//! thread: `dsytrd` 7.0 → 6.1 ms, `dstedc` 10.2 → 9.7 ms, `dormtr` 7.6 →
-//! 7.0 ms. Splitting the work ourselves — the two halves of the
+//! A single large real `?syevd` is split over threads of our own instead
+//! (`syevd::split`). Its three steps gain little from a second OpenBLAS
+//! thread (f64, n=512, same VM): `dsytrd` 7.0 → 6.1 ms, `dstedc` 10.2 →
+//! 9.7 ms, `dormtr` 7.6 → 7.0 ms. Split ourselves — the two halves of the
 //! divide-and-conquer tree in two threads (`dstedc` each, merged by
-//! `dlaed1`) and `dormtr` over two column blocks — ran no faster in
-//! practice, for two reasons measured on this VM:
-//! * a thread woken on an idle core often starts late: two single-threaded
+//! `dlaed1`) and `dormtr` over two column blocks — they take 2.8 + 5.7 and
+//! 4.8 ms in the bench. Two things on this VM decide whether a split pays:
+//! * OpenBLAS's idle worker keeps spinning (`sched_yield`) for about 2²⁸
+//!   cycles after a threaded call and holds a core: two single-threaded
 //!   512³ `dgemm` calls in two threads took 3.7 ms together, but 7.1 ms
-//!   (one after the other) right after an OpenBLAS call on two threads,
-//!   whose idle worker keeps spinning (`sched_yield`) for about 2²⁸ cycles;
-//!   the parallel halves of the split were as often serialised;
-//! * a helper thread kept spinning to avoid that slows the working core:
-//!   `dsytrd` took 12 ms next to a `spin_loop` helper and 8.0 ms next to a
-//!   yielding one (7.0 alone), `dlaed1` 5.3 instead of 4.3 ms.
-//!
-//! The best split call took about 21 ms against 22.9 ms for `dsyevd` on
-//! two OpenBLAS threads, its median no better; it is not used.
+//!   right after an OpenBLAS call on two threads. The split ends the
+//!   workers (`blas_thread_shutdown_`) before its own threads start.
+//! * a new thread is often queued behind its busy creator rather than put
+//!   on the idle core (after a quiet spell the guest scheduler sees the
+//!   idle vCPU as preempted), and then runs only once the creator has
+//!   finished its own half. Each helper thread therefore takes the
+//!   creator's CPU out of its own affinity set, and the creator waits
+//!   until its helpers run. Without the two, the split `dormtr` took 5.7
+//!   instead of 3.4 ms in the bench's interleaved rounds, and the whole
+//!   call was slower than `dsyevd` (1.12× JAX instead of 1.01×).
 //!
 //! Batches go to rayon's pool when their estimated cost exceeds 2·10⁵ flops
 //! (jaxlib's threshold for its thread pool); through the plugin,
@@ -118,7 +120,7 @@
 //! (at `info`) a generic choice, naming the better kernels. Real `?syevd` up to
 //! order 25 does not reach OpenBLAS at all (`small_eigh`).
 
-use std::sync::{OnceLock, RwLock, TryLockError};
+use std::sync::{OnceLock, RwLock, RwLockWriteGuard, TryLockError};
 
 use libloading::Library;
 
@@ -190,22 +192,73 @@ impl LapackLibrary {
     /// one matrix (`single`) or several, under the thread policy above.
     pub(crate) fn run<R>(&self, flops: f64, single: bool, f: impl FnOnce() -> R) -> R {
         let threads = openblas_threads(self.threads_for_big_calls, flops, single);
-        if threads > 1 {
-            let exclusive = match THREAD_GATE.try_write() {
-                Ok(guard) => Some(guard),
-                Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
-                // Another LAPACK call is running: stay on one thread.
-                Err(TryLockError::WouldBlock) => None,
-            };
-            if let Some(_exclusive) = exclusive {
-                self.set_threads(threads);
-                // Back to one thread even if `f` panics.
-                let _reset = ResetThreads(self);
-                return f();
-            }
+        if threads > 1
+            && let Some(exclusive) = self.exclusive()
+        {
+            exclusive.set_openblas_threads(threads);
+            // Back to one thread when `exclusive` drops, even if `f` panics.
+            return f();
         }
+        // One thread: another call may hold the threads, or none is worth it.
         let _shared = THREAD_GATE.read().unwrap_or_else(|e| e.into_inner());
         f()
+    }
+
+    /// The right to choose OpenBLAS's thread count for as long as the
+    /// returned value lives, for a single large call that splits work over
+    /// threads of its own and so sets OpenBLAS's count step by step
+    /// ([`Exclusive::set_openblas_threads`]). `None` when big calls may use
+    /// only one thread or another LAPACK call is running (the call then runs
+    /// as any other, on one thread); as in [`LapackLibrary::run`], nobody
+    /// waits.
+    pub(crate) fn exclusive(&self) -> Option<Exclusive<'_>> {
+        if self.threads_for_big_calls < 2 {
+            return None;
+        }
+        let gate = match THREAD_GATE.try_write() {
+            Ok(guard) => guard,
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(TryLockError::WouldBlock) => return None,
+        };
+        Some(Exclusive {
+            reset: ResetThreads(self),
+            _gate: gate,
+        })
+    }
+}
+
+/// A call's exclusive right to OpenBLAS's thread count
+/// ([`LapackLibrary::exclusive`]); OpenBLAS is back on one thread when it is
+/// dropped.
+pub(crate) struct Exclusive<'a> {
+    // Field order matters: the thread count is reset before the gate opens.
+    reset: ResetThreads<'a>,
+    _gate: RwLockWriteGuard<'static, ()>,
+}
+
+impl Exclusive<'_> {
+    /// Threads the call may use, OpenBLAS's or its own (at least 2).
+    pub(crate) fn threads(&self) -> usize {
+        self.reset.0.threads_for_big_calls
+    }
+
+    /// Sets OpenBLAS's thread count, at most [`Exclusive::threads`].
+    pub(crate) fn set_openblas_threads(&self, n: usize) {
+        self.reset.0.set_threads(n.clamp(1, self.threads()));
+    }
+
+    /// Puts OpenBLAS on one thread and ends its idle workers, which would
+    /// otherwise keep spinning on the cores the call's own threads need
+    /// next (module docs). The next threaded call starts them again.
+    pub(crate) fn end_openblas_workers(&self) {
+        let lib = self.reset.0;
+        lib.set_threads(1);
+        if let Some(shutdown) = lib.symbols.blas_thread_shutdown {
+            // SAFETY: no other LAPACK call runs while the gate is held for
+            // writing, so no OpenBLAS work is queued on the workers being
+            // joined; OpenBLAS starts its server again on demand.
+            unsafe { shutdown() };
+        }
     }
 }
 

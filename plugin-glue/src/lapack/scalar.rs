@@ -89,6 +89,19 @@ pub(crate) trait Scalar:
         None
     }
 
+    /// [`split::syevd`](crate::lapack::syevd::split::syevd) for the real
+    /// types; `Ok(None)` (call `?heevd`) for the complex ones.
+    fn syevd_split(
+        ctx: &crate::lapack::call::Ctx<'_>,
+        uplo: u8,
+        n: usize,
+        a: &mut [Self],
+        w: &mut [Self::Real],
+    ) -> Result<Option<i32>, crate::handler::HandlerError> {
+        let _ = (ctx, uplo, n, a, w);
+        Ok(None)
+    }
+
     /// [`small::getrf_group`](crate::lapack::small::getrf_group) for the
     /// real types (`true` when done); `false` (nothing done: factor one at a
     /// time) for the complex ones.
@@ -488,6 +501,67 @@ pub(crate) trait RealLapack: RealScalar {
         wi: *mut Self,
         vs: *mut Self,
         ldvs: lapack_int,
+        work: *mut Self,
+        lwork: lapack_int,
+    ) -> lapack_int;
+    /// `?stedc` (`compz` 'I': eigenvectors of the tridiagonal matrix into
+    /// `z`); returns INFO.
+    ///
+    /// # Safety
+    ///
+    /// As LAPACK requires for these dims, `lwork` and `liwork` (−1 = query).
+    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+    unsafe fn stedc(
+        l: &LapackSymbols,
+        compz: u8,
+        n: lapack_int,
+        d: *mut Self,
+        e: *mut Self,
+        z: *mut Self,
+        ldz: lapack_int,
+        work: *mut Self,
+        lwork: lapack_int,
+        iwork: *mut lapack_int,
+        liwork: lapack_int,
+    ) -> lapack_int;
+    /// `?laed1`: the eigensystem of a block-diagonal tridiagonal matrix
+    /// plus a rank-one term, from the eigensystems of its two blocks;
+    /// returns INFO.
+    ///
+    /// # Safety
+    ///
+    /// As LAPACK requires: `d` holds n, `q` is n×n (`ldq`), `indxq` n,
+    /// `work` 4n + n², `iwork` 4n.
+    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+    unsafe fn laed1(
+        l: &LapackSymbols,
+        n: lapack_int,
+        d: *mut Self,
+        q: *mut Self,
+        ldq: lapack_int,
+        indxq: *mut lapack_int,
+        rho: Self,
+        cutpnt: lapack_int,
+        work: *mut Self,
+        iwork: *mut lapack_int,
+    ) -> lapack_int;
+    /// `?ormtr` with `SIDE = 'L'`, `TRANS = 'N'`: `c` := Q·`c` for the Q of
+    /// `?sytrd`; returns INFO.
+    ///
+    /// # Safety
+    ///
+    /// As LAPACK requires for these dims and `lwork` (−1 = query).
+    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+    unsafe fn ormtr(
+        l: &LapackSymbols,
+        uplo: u8,
+        m: lapack_int,
+        n: lapack_int,
+        a: *const Self,
+        lda: lapack_int,
+        tau: *const Self,
+        c: *mut Self,
+        ldc: lapack_int,
         work: *mut Self,
         lwork: lapack_int,
     ) -> lapack_int;

@@ -7,11 +7,14 @@ use crate::lapack::call::{Batched, Call, Ctx, QueryArrays};
 use crate::lapack::scalar::{RealScalar, Scalar};
 use crate::lapack::small_eigh;
 
+pub(crate) mod split;
+
 /// For each `n×n` block of `a` (the `uplo` triangle is read), writes the
 /// eigenvalues in ascending order to `w` (n per element) and, with
 /// `jobz = 'V'`, the orthonormal eigenvectors over `a`. Real matrices of
 /// order up to 25 with eigenvectors run LAPACK's own algorithm for that case
-/// ported to Rust ([`small_eigh`]), the others LAPACK.
+/// ported to Rust ([`small_eigh`]); a single large real one runs `?syevd`'s
+/// steps with the last two split over threads ([`split`]); the others LAPACK.
 pub(crate) fn syevd<T: Scalar>(
     ctx: &Ctx<'_>,
     jobz: u8,
@@ -47,6 +50,13 @@ pub(crate) fn syevd<T: Scalar>(
                 i[0] = T::syevd_small(uplo, n, a, w, work).unwrap_or(-1);
             },
         );
+        return Ok(());
+    }
+    if batch == 1
+        && jobz == b'V'
+        && let Some(i) = T::syevd_split(ctx, uplo, n, a, w)?
+    {
+        info[0] = i;
         return Ok(());
     }
     let mut q = QueryArrays::<T>::new();

@@ -212,6 +212,15 @@ macro_rules! real_scalar {
             ) -> Option<i32> {
                 Some(crate::lapack::small_eigh::syevd(uplo, n, a, w, work))
             }
+            fn syevd_split(
+                ctx: &crate::lapack::call::Ctx<'_>,
+                uplo: u8,
+                n: usize,
+                a: &mut [$t],
+                w: &mut [$t],
+            ) -> Result<Option<i32>, crate::handler::HandlerError> {
+                crate::lapack::syevd::split::syevd(ctx, uplo, n, a, w)
+            }
             fn getrf_small_group(
                 n: usize,
                 a: &mut [$t],
@@ -406,6 +415,96 @@ macro_rules! real_scalar {
         }
 
         impl RealLapack for $t {
+            unsafe fn stedc(
+                l: &LapackSymbols,
+                compz: u8,
+                n: lapack_int,
+                d: *mut $t,
+                e: *mut $t,
+                z: *mut $t,
+                ldz: lapack_int,
+                work: *mut $t,
+                lwork: lapack_int,
+                iwork: *mut lapack_int,
+                liwork: lapack_int,
+            ) -> lapack_int {
+                let mut info = 0;
+                // SAFETY: the caller guarantees the arrays.
+                unsafe {
+                    (l.$r.stedc)(
+                        ch(&compz),
+                        &n,
+                        d,
+                        e,
+                        z,
+                        &ldz,
+                        work,
+                        &lwork,
+                        iwork,
+                        &liwork,
+                        &mut info,
+                        1,
+                    )
+                };
+                info
+            }
+            unsafe fn laed1(
+                l: &LapackSymbols,
+                n: lapack_int,
+                d: *mut $t,
+                q: *mut $t,
+                ldq: lapack_int,
+                indxq: *mut lapack_int,
+                rho: $t,
+                cutpnt: lapack_int,
+                work: *mut $t,
+                iwork: *mut lapack_int,
+            ) -> lapack_int {
+                let mut info = 0;
+                // SAFETY: the caller guarantees the arrays; the scalars are
+                // locals that outlive the call.
+                unsafe {
+                    (l.$r.laed1)(&n, d, q, &ldq, indxq, &rho, &cutpnt, work, iwork, &mut info)
+                };
+                info
+            }
+            unsafe fn ormtr(
+                l: &LapackSymbols,
+                uplo: u8,
+                m: lapack_int,
+                n: lapack_int,
+                a: *const $t,
+                lda: lapack_int,
+                tau: *const $t,
+                c: *mut $t,
+                ldc: lapack_int,
+                work: *mut $t,
+                lwork: lapack_int,
+            ) -> lapack_int {
+                let mut info = 0;
+                // SAFETY: the caller guarantees the arrays.
+                unsafe {
+                    (l.$r.ormtr)(
+                        ch(&b'L'),
+                        ch(&uplo),
+                        ch(&b'N'),
+                        &m,
+                        &n,
+                        a,
+                        &lda,
+                        tau,
+                        c,
+                        &ldc,
+                        work,
+                        &lwork,
+                        &mut info,
+                        1,
+                        1,
+                        1,
+                    )
+                };
+                info
+            }
             unsafe fn geev(
                 l: &LapackSymbols,
                 jobvl: u8,

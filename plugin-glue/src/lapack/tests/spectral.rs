@@ -1,6 +1,7 @@
 //! syevd/heevd, gesdd, gesvd, geev, gees, gehrd and sytrd/hetrd.
 
 use super::*;
+use crate::lapack::scalar::RealLapack;
 
 // ------------------------------------------------------------------ syevd
 
@@ -52,6 +53,115 @@ fn syevd_reconstructs<S: T>(p: &str) {
     }
 }
 all_dtypes!(syevd_av_equals_v_lambda, syevd_reconstructs);
+
+/// `?syevd` itself, unsplit: eigenvalues (ascending) and INFO.
+fn plain_syevd<S: T + RealLapack>(uplo: u8, n: usize, a: &mut [S]) -> (Vec<S>, i32) {
+    let l = lib().symbols();
+    let ni = n as i32;
+    let mut w = vec![S::ZERO; n];
+    let (mut q, mut qi, mut r) = (S::ZERO, 0, S::ZERO);
+    // SAFETY: a workspace query, then the call with the sizes it asked for;
+    // `a` is n×n, `w` holds n.
+    let info = unsafe {
+        S::syevd(
+            l,
+            b'V',
+            uplo,
+            ni,
+            a.as_mut_ptr(),
+            ni,
+            w.as_mut_ptr(),
+            &mut q,
+            -1,
+            &mut r,
+            1,
+            &mut qi,
+            -1,
+        );
+        let mut work = vec![S::ZERO; q.work_size()];
+        let mut iwork = vec![0; qi as usize];
+        S::syevd(
+            l,
+            b'V',
+            uplo,
+            ni,
+            a.as_mut_ptr(),
+            ni,
+            w.as_mut_ptr(),
+            work.as_mut_ptr(),
+            work.len() as i32,
+            &mut r,
+            1,
+            iwork.as_mut_ptr(),
+            qi,
+        )
+    };
+    (w, info)
+}
+
+/// The split path ([`syevd::split`]) on single matrices at its two
+/// thresholds (the larger one also puts OpenBLAS threads on the first two
+/// steps): the eigenvalues of plain `?syevd`, and eigenvector columns sampled
+/// from every thread's block of columns with A·v = λv and Vᵀv = e.
+fn split_syevd_matches_syevd<S: T + RealLapack>(p: &str) {
+    let ctx = ctx("syevd");
+    assert!(
+        ctx.lib.threads_for_big_calls() >= 2,
+        "the split runs on two or more threads: run on a machine with two cores or more, or set CYXLA_LAPACK_THREADS=2"
+    );
+    for (n, uplo) in [
+        (syevd::split::MIN_N, b'U'),
+        (syevd::split::MIN_N_OPENBLAS_THREADS, b'L'),
+    ] {
+        let a0 = hermitian::<S>(n, 70 + n as u64);
+        let (expected, info) = plain_syevd(uplo, n, &mut a0.d.clone());
+        assert_eq!(info, 0, "{p}syevd n={n}");
+        let mut w = vec![S::ZERO; n];
+        let mut v = a0.d.clone();
+        // Other tests' LAPACK calls may hold the threads for a while.
+        let start = std::time::Instant::now();
+        let info = loop {
+            if let Some(info) = syevd::split::syevd(&ctx, uplo, n, &mut v, &mut w).unwrap() {
+                break info;
+            }
+            assert!(
+                start.elapsed().as_secs() < 60,
+                "{p}syevd n={n}: the split never got the threads"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        assert_eq!(info, 0, "{p}syevd n={n} split");
+        let what = format!("{p}syevd n={n} uplo {} split", uplo as char);
+        assert_close(
+            &Mat::from(n, 1, &w),
+            &Mat::from(n, 1, &expected),
+            &format!("{what}: w"),
+        );
+        let v = Mat::from(n, n, &v);
+        let vt = v.adjoint();
+        for j in (0..n).step_by(n / 16).chain([n - 1]) {
+            let column = Mat::from(n, 1, &v.d[j * n..(j + 1) * n]);
+            assert_close(
+                &a0.mul(&column),
+                &column.scale_cols(|_| w[j]),
+                &format!("{what}: A·v = λv, column {j}"),
+            );
+            let mut e = vec![S::ZERO; n];
+            e[j] = S::ONE;
+            assert_close(
+                &vt.mul(&column),
+                &Mat::from(n, 1, &e),
+                &format!("{what}: Vᵀv = e, column {j}"),
+            );
+        }
+    }
+}
+
+#[test]
+fn split_syevd_matches_plain_syevd() {
+    split_syevd_matches_syevd::<f32>("s");
+    split_syevd_matches_syevd::<f64>("d");
+}
 
 // ------------------------------------------------------------------- SVD
 
