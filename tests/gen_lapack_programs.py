@@ -350,15 +350,19 @@ def large_programs(rng: Rng) -> list[Program]:
     out = []
     for p in "sd":
         dt = DTYPES[p]
-        for uplo, n in (("L", 200), ("U", 193)):
+        # 200 and 193 run syevd whole; 352 and 512 run plugin-glue's split
+        # syevd (lapack::syevd::split) when no other LAPACK call holds the
+        # threads, 512 with dsytrd on OpenBLAS threads.
+        for uplo, n in (("L", 200), ("U", 193), ("U", 352), ("L", 512)):
             def eigh_invariants(scale, uplo=uplo, n=n, dt=dt):
                 g = jax.random.uniform(jax.random.key(n), (n, n), dtype=dt, minval=-1, maxval=1)
                 a = scale * (g + g.T) / 2
                 w, v = jnp.linalg.eigh(a, UPLO=uplo)
                 return (w, jnp.max(jnp.abs(a @ v - v * w)),
                         jnp.max(jnp.abs(v.T @ v - jnp.eye(n, dtype=dt))))
+            size = "" if n < 300 else f"_{n}"
             out.append(Program(
-                f"eigh_large_{uplo.lower()}_{p}", eigh_invariants, [np.asarray(1.0, dt)],
+                f"eigh_large{size}_{uplo.lower()}_{p}", eigh_invariants, [np.asarray(1.0, dt)],
                 ["close", "close", "close"],
                 f"eigh UPLO={uplo} of one {n}x{n} matrix, by its invariants", tol=TOL[p] * 5))
     return out
