@@ -73,6 +73,7 @@ mod gtsv;
 pub mod library;
 mod orgqr;
 mod ormqr;
+mod own_threads;
 mod potrf;
 mod scalar;
 mod small;

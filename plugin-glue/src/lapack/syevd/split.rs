@@ -35,10 +35,9 @@
 //! that fails (INFO ≠ 0) runs `?stedc` whole instead, so INFO means what
 //! it means for `?syevd`.
 
-use std::sync::Barrier;
-
 use crate::handler::HandlerError;
 use crate::lapack::call::Ctx;
+use crate::lapack::own_threads::{Job, run_together};
 use crate::lapack::scalar::{RealLapack, RealScalar};
 
 /// Smallest order that is split: from here on the split beat `?syevd` on
@@ -200,7 +199,7 @@ fn split_eigensystem<T: RealLapack>(
     let mut infos = [Ok(0), Ok(0)];
     let [i1, i2] = &mut infos;
     run_together(vec![
-        Box::new(move || *i1 = h1.solve(ctx, n)) as Box<dyn FnOnce() + Send + '_>,
+        Box::new(move || *i1 = h1.solve(ctx, n)) as Job<'_>,
         Box::new(move || *i2 = h2.solve(ctx, n)),
     ]);
     for info in infos {
@@ -375,66 +374,11 @@ fn apply_q<T: RealLapack>(
                         lworki,
                     )
                 };
-            }) as Box<dyn FnOnce() + Send + '_>
+            }) as Job<'_>
         })
         .collect();
     run_together(jobs);
     Ok(())
-}
-
-/// Runs `jobs` at once, the first on the calling thread and each other on
-/// a thread of its own, and returns when all are done. Each new thread
-/// first moves off the caller's CPU and all wait until every one has
-/// started: otherwise a new thread was often queued behind the busy caller
-/// and ran only once the caller had finished its own part (module docs).
-fn run_together<'a>(mut jobs: Vec<Box<dyn FnOnce() + Send + 'a>>) {
-    if jobs.len() < 2 {
-        jobs.into_iter().for_each(|job| job());
-        return;
-    }
-    let first = jobs.remove(0);
-    let started = Barrier::new(jobs.len() + 1);
-    let started = &started;
-    // SAFETY: `sched_getcpu` has no preconditions (−1 on failure).
-    let caller_cpu = unsafe { libc::sched_getcpu() };
-    std::thread::scope(|s| {
-        for job in jobs {
-            s.spawn(move || {
-                leave_cpu(caller_cpu);
-                started.wait();
-                job();
-            });
-        }
-        started.wait();
-        first();
-    });
-}
-
-/// Takes CPU `cpu` out of the calling thread's allowed set, if that leaves
-/// one (best effort: a failing call changes nothing). Only the short-lived
-/// threads of [`run_together`] call it.
-fn leave_cpu(cpu: i32) {
-    let Ok(cpu) = usize::try_from(cpu) else {
-        return;
-    };
-    let size = std::mem::size_of::<libc::cpu_set_t>();
-    // SAFETY: `cpu_set_t` is plain bits, valid all-zero; with pid 0 both
-    // calls act on the calling thread and access only `set`, of `size`
-    // bytes; `CPU_*` index inside the set (`cpu` is checked against
-    // `CPU_SETSIZE`).
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if cpu >= libc::CPU_SETSIZE as usize
-            || libc::sched_getaffinity(0, size, &mut set) != 0
-            || !libc::CPU_ISSET(cpu, &set)
-        {
-            return;
-        }
-        libc::CPU_CLR(cpu, &mut set);
-        if libc::CPU_COUNT(&set) > 0 {
-            libc::sched_setaffinity(0, size, &set);
-        }
-    }
 }
 
 /// Whether `?syevd` would scale the matrix before reducing it (its largest
