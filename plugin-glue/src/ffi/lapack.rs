@@ -282,6 +282,48 @@ pub type sytrd_t<T, R> =
 /// Real `?STEDC(COMPZ, N, D, E, Z, LDZ, WORK, LWORK, IWORK, LIWORK, INFO)`.
 pub type stedc_real_t<T> =
     unsafe extern "C" fn(Ch, I, *mut T, *mut T, *mut T, I, *mut T, I, IMut, I, IMut, Len);
+/// Real `?GEBRD(M, N, A, LDA, D, E, TAUQ, TAUP, WORK, LWORK, INFO)`.
+pub type gebrd_real_t<T> =
+    unsafe extern "C" fn(I, I, *mut T, I, *mut T, *mut T, *mut T, *mut T, *mut T, I, IMut);
+/// Real `?BDSDC(UPLO, COMPQ, N, D, E, U, LDU, VT, LDVT, Q, IQ, WORK, IWORK, INFO)`.
+pub type bdsdc_t<T> = unsafe extern "C" fn(
+    Ch,
+    Ch,
+    I,
+    *mut T,
+    *mut T,
+    *mut T,
+    I,
+    *mut T,
+    I,
+    *mut T,
+    IMut,
+    *mut T,
+    IMut,
+    IMut,
+    Len,
+    Len,
+);
+/// `?ORMBR(VECT, SIDE, TRANS, M, N, K, A, LDA, TAU, C, LDC, WORK, LWORK, INFO)`.
+pub type ormbr_t<T> = unsafe extern "C" fn(
+    Ch,
+    Ch,
+    Ch,
+    I,
+    I,
+    I,
+    *const T,
+    I,
+    *const T,
+    *mut T,
+    I,
+    *mut T,
+    I,
+    IMut,
+    Len,
+    Len,
+    Len,
+);
 /// Real `?LAED1(N, D, Q, LDQ, INDXQ, RHO, CUTPNT, WORK, IWORK, INFO)`.
 pub type laed1_t<T> =
     unsafe extern "C" fn(I, *mut T, *mut T, I, IMut, *const T, I, *mut T, IMut, IMut);
@@ -357,6 +399,12 @@ pub struct RealRoutines<T> {
     pub ormtr: ormtr_t<T>,
     /// `?laed1_`
     pub laed1: laed1_t<T>,
+    /// `?gebrd_`
+    pub gebrd: gebrd_real_t<T>,
+    /// `?bdsdc_`
+    pub bdsdc: bdsdc_t<T>,
+    /// `?ormbr_`
+    pub ormbr: ormbr_t<T>,
 }
 
 /// The routines of one complex type (`c` or `z`); `R` is its real part.
@@ -482,15 +530,19 @@ impl LapackSymbols {
         let prefix = symbol_prefix(&library);
         macro_rules! real {
             ($p:literal) => {{
-                let (trsm, getrf, potrf, geqrf, geqp3, orgqr, ormqr, syevd, gesdd, gesvd, geev, gees, gehrd, sytrd, gtsv, stedc, ormtr, laed1) =
+                let (trsm, getrf, potrf, geqrf, geqp3, orgqr, ormqr, syevd, gesdd, gesvd, geev, gees, gehrd, sytrd, gtsv, stedc, ormtr, laed1, gebrd, bdsdc, ormbr) =
                     load_routines!(library, prefix, $p, {
                         trsm = "trsm", getrf = "getrf", potrf = "potrf", geqrf = "geqrf",
                         geqp3 = "geqp3", orgqr = "orgqr", ormqr = "ormqr", syevd = "syevd",
                         gesdd = "gesdd", gesvd = "gesvd", geev = "geev", gees = "gees",
                         gehrd = "gehrd", sytrd = "sytrd", gtsv = "gtsv", stedc = "stedc",
-                        ormtr = "ormtr", laed1 = "laed1",
+                        ormtr = "ormtr", laed1 = "laed1", gebrd = "gebrd", bdsdc = "bdsdc",
+                        ormbr = "ormbr",
                     })?;
-                RealRoutines { trsm, getrf, potrf, geqrf, geqp3, orgqr, ormqr, syevd, gesdd, gesvd, geev, gees, gehrd, sytrd, gtsv, stedc, ormtr, laed1 }
+                RealRoutines {
+                    trsm, getrf, potrf, geqrf, geqp3, orgqr, ormqr, syevd, gesdd, gesvd, geev, gees,
+                    gehrd, sytrd, gtsv, stedc, ormtr, laed1, gebrd, bdsdc, ormbr,
+                }
             }};
         }
         macro_rules! complex {

@@ -6,6 +6,8 @@ use crate::handler::{ErrorCode, HandlerError};
 use crate::lapack::call::{Batched, Call, Ctx, Operand, QueryArrays, workspace};
 use crate::lapack::scalar::{Elem, RealScalar, Scalar};
 
+pub(crate) mod split;
+
 /// Outputs of one SVD call (gesdd or gesvd), all batch-major.
 pub(crate) struct SvdOut<'a, T: Scalar> {
     /// Destroyed input (`m×n` per element).
@@ -63,6 +65,14 @@ pub(crate) fn gesdd<T: Scalar>(
         return Ok(());
     }
     let batch = out.info.len();
+    if batch == 1
+        && m == n
+        && matches!(mode, b'A' | b'S')
+        && let Some(info) = T::gesdd_split(ctx, n, out.a, out.s, out.u, out.vt)?
+    {
+        out.info[0] = info;
+        return Ok(());
+    }
     if mode == b'N' {
         out.u.fill(T::default());
         out.vt.fill(T::default());

@@ -25,6 +25,11 @@
 //! targets fail without it, whatever the size, so behaviour does not depend
 //! on the shapes.
 //!
+//! A single large real matrix goes the other way for `?syevd` and square
+//! `?gesdd`: their steps are called one by one and the ones OpenBLAS's
+//! threads share poorly run on threads of our own (`syevd::split`,
+//! `gesdd::split`), with LAPACK's results up to rounding.
+//!
 //! The LAPACK library is loaded at run time on the first call (see
 //! [`library()`], and [`mod@library`] for which library and how OpenBLAS
 //! threads are handled). When none can be loaded, registration still

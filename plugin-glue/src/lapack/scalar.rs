@@ -102,6 +102,20 @@ pub(crate) trait Scalar:
         Ok(None)
     }
 
+    /// [`split::gesdd`](crate::lapack::gesdd::split::gesdd) for the real
+    /// types; `Ok(None)` (call `?gesdd`) for the complex ones.
+    fn gesdd_split(
+        ctx: &crate::lapack::call::Ctx<'_>,
+        n: usize,
+        a: &mut [Self],
+        s: &mut [Self::Real],
+        u: &mut [Self],
+        vt: &mut [Self],
+    ) -> Result<Option<i32>, crate::handler::HandlerError> {
+        let _ = (ctx, n, a, s, u, vt);
+        Ok(None)
+    }
+
     /// [`small::getrf_group`](crate::lapack::small::getrf_group) for the
     /// real types (`true` when done); `false` (nothing done: factor one at a
     /// time) for the complex ones.
@@ -544,6 +558,69 @@ pub(crate) trait RealLapack: RealScalar {
         cutpnt: lapack_int,
         work: *mut Self,
         iwork: *mut lapack_int,
+    ) -> lapack_int;
+    /// `?gebrd`: reduces the m×n `a` to bidiagonal form QᵀAP; returns
+    /// INFO.
+    ///
+    /// # Safety
+    ///
+    /// As LAPACK requires for these dims and `lwork` (−1 = query).
+    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+    unsafe fn gebrd(
+        l: &LapackSymbols,
+        m: lapack_int,
+        n: lapack_int,
+        a: *mut Self,
+        lda: lapack_int,
+        d: *mut Self,
+        e: *mut Self,
+        tauq: *mut Self,
+        taup: *mut Self,
+        work: *mut Self,
+        lwork: lapack_int,
+    ) -> lapack_int;
+    /// `?bdsdc` with `UPLO = 'U'`, `COMPQ = 'I'`: the SVD of an upper
+    /// bidiagonal matrix, singular vectors into `u` and `vt`; returns INFO.
+    ///
+    /// # Safety
+    ///
+    /// As LAPACK requires: `d` holds n, `e` n − 1, `u` and `vt` are n×n,
+    /// `work` 3n² + 4n, `iwork` 8n.
+    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+    unsafe fn bdsdc(
+        l: &LapackSymbols,
+        n: lapack_int,
+        d: *mut Self,
+        e: *mut Self,
+        u: *mut Self,
+        ldu: lapack_int,
+        vt: *mut Self,
+        ldvt: lapack_int,
+        work: *mut Self,
+        iwork: *mut lapack_int,
+    ) -> lapack_int;
+    /// `?ormbr`: applies the Q (`vect` 'Q') or P (`vect` 'P') of `?gebrd`
+    /// to `c` from `side`, transposed with `trans` 'T'; returns INFO.
+    ///
+    /// # Safety
+    ///
+    /// As LAPACK requires for these dims and `lwork` (−1 = query).
+    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+    unsafe fn ormbr(
+        l: &LapackSymbols,
+        vect: u8,
+        side: u8,
+        trans: u8,
+        m: lapack_int,
+        n: lapack_int,
+        k: lapack_int,
+        a: *const Self,
+        lda: lapack_int,
+        tau: *const Self,
+        c: *mut Self,
+        ldc: lapack_int,
+        work: *mut Self,
+        lwork: lapack_int,
     ) -> lapack_int;
     /// `?ormtr` with `SIDE = 'L'`, `TRANS = 'N'`: `c` := Q·`c` for the Q of
     /// `?sytrd`; returns INFO.

@@ -221,6 +221,16 @@ macro_rules! real_scalar {
             ) -> Result<Option<i32>, crate::handler::HandlerError> {
                 crate::lapack::syevd::split::syevd(ctx, uplo, n, a, w)
             }
+            fn gesdd_split(
+                ctx: &crate::lapack::call::Ctx<'_>,
+                n: usize,
+                a: &mut [$t],
+                s: &mut [$t],
+                u: &mut [$t],
+                vt: &mut [$t],
+            ) -> Result<Option<i32>, crate::handler::HandlerError> {
+                crate::lapack::gesdd::split::gesdd(ctx, n, a, s, u, vt)
+            }
             fn getrf_small_group(
                 n: usize,
                 a: &mut [$t],
@@ -465,6 +475,104 @@ macro_rules! real_scalar {
                 // locals that outlive the call.
                 unsafe {
                     (l.$r.laed1)(&n, d, q, &ldq, indxq, &rho, &cutpnt, work, iwork, &mut info)
+                };
+                info
+            }
+            unsafe fn gebrd(
+                l: &LapackSymbols,
+                m: lapack_int,
+                n: lapack_int,
+                a: *mut $t,
+                lda: lapack_int,
+                d: *mut $t,
+                e: *mut $t,
+                tauq: *mut $t,
+                taup: *mut $t,
+                work: *mut $t,
+                lwork: lapack_int,
+            ) -> lapack_int {
+                let mut info = 0;
+                // SAFETY: the caller guarantees the arrays.
+                unsafe { (l.$r.gebrd)(&m, &n, a, &lda, d, e, tauq, taup, work, &lwork, &mut info) };
+                info
+            }
+            unsafe fn bdsdc(
+                l: &LapackSymbols,
+                n: lapack_int,
+                d: *mut $t,
+                e: *mut $t,
+                u: *mut $t,
+                ldu: lapack_int,
+                vt: *mut $t,
+                ldvt: lapack_int,
+                work: *mut $t,
+                iwork: *mut lapack_int,
+            ) -> lapack_int {
+                let mut info = 0;
+                // Not referenced with COMPQ = 'I'.
+                let (mut q, mut iq) = (<$t>::default(), 0);
+                // SAFETY: the caller guarantees the arrays; `q` and `iq` are
+                // never read with COMPQ = 'I'.
+                unsafe {
+                    (l.$r.bdsdc)(
+                        ch(&b'U'),
+                        ch(&b'I'),
+                        &n,
+                        d,
+                        e,
+                        u,
+                        &ldu,
+                        vt,
+                        &ldvt,
+                        &mut q,
+                        &mut iq,
+                        work,
+                        iwork,
+                        &mut info,
+                        1,
+                        1,
+                    )
+                };
+                info
+            }
+            unsafe fn ormbr(
+                l: &LapackSymbols,
+                vect: u8,
+                side: u8,
+                trans: u8,
+                m: lapack_int,
+                n: lapack_int,
+                k: lapack_int,
+                a: *const $t,
+                lda: lapack_int,
+                tau: *const $t,
+                c: *mut $t,
+                ldc: lapack_int,
+                work: *mut $t,
+                lwork: lapack_int,
+            ) -> lapack_int {
+                let mut info = 0;
+                // SAFETY: the caller guarantees the arrays.
+                unsafe {
+                    (l.$r.ormbr)(
+                        ch(&vect),
+                        ch(&side),
+                        ch(&trans),
+                        &m,
+                        &n,
+                        &k,
+                        a,
+                        &lda,
+                        tau,
+                        c,
+                        &ldc,
+                        work,
+                        &lwork,
+                        &mut info,
+                        1,
+                        1,
+                        1,
+                    )
                 };
                 info
             }

@@ -118,18 +118,9 @@ fn split_syevd_matches_syevd<S: T + RealLapack>(p: &str) {
         assert_eq!(info, 0, "{p}syevd n={n}");
         let mut w = vec![S::ZERO; n];
         let mut v = a0.d.clone();
-        // Other tests' LAPACK calls may hold the threads for a while.
-        let start = std::time::Instant::now();
-        let info = loop {
-            if let Some(info) = syevd::split::syevd(&ctx, uplo, n, &mut v, &mut w).unwrap() {
-                break info;
-            }
-            assert!(
-                start.elapsed().as_secs() < 60,
-                "{p}syevd n={n}: the split never got the threads"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        };
+        let info = retry_split(&format!("{p}syevd n={n}"), || {
+            syevd::split::syevd(&ctx, uplo, n, &mut v, &mut w).unwrap()
+        });
         assert_eq!(info, 0, "{p}syevd n={n} split");
         let what = format!("{p}syevd n={n} uplo {} split", uplo as char);
         assert_close(
@@ -161,6 +152,131 @@ fn split_syevd_matches_syevd<S: T + RealLapack>(p: &str) {
 fn split_syevd_matches_plain_syevd() {
     split_syevd_matches_syevd::<f32>("s");
     split_syevd_matches_syevd::<f64>("d");
+}
+
+/// Runs `split` until it gets the threads (other tests' LAPACK calls may
+/// hold them for a while), failing after a minute.
+fn retry_split<R>(what: &str, mut split: impl FnMut() -> Option<R>) -> R {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(r) = split() {
+            return r;
+        }
+        assert!(
+            start.elapsed().as_secs() < 60,
+            "{what}: the split never got the threads"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// `?gesdd` itself ('S'), unsplit: singular values and INFO.
+fn plain_gesdd<S: T + RealLapack>(n: usize, a: &mut [S]) -> (Vec<S>, i32) {
+    let l = lib().symbols();
+    let ni = n as i32;
+    let (mut s, mut u, mut vt) = (vec![S::ZERO; n], vec![S::ZERO; n * n], vec![S::ZERO; n * n]);
+    let mut iwork = vec![0; 8 * n];
+    let (mut q, mut r) = (S::ZERO, S::ZERO);
+    // SAFETY: a workspace query, then the call with the size it asked for;
+    // every array is n×n or n long as `?gesdd` 'S' needs.
+    let info = unsafe {
+        let args = (
+            a.as_mut_ptr(),
+            s.as_mut_ptr(),
+            u.as_mut_ptr(),
+            vt.as_mut_ptr(),
+        );
+        S::gesdd(
+            l,
+            b'S',
+            ni,
+            ni,
+            args.0,
+            ni,
+            args.1,
+            args.2,
+            ni,
+            args.3,
+            ni,
+            &mut q,
+            -1,
+            &mut r,
+            iwork.as_mut_ptr(),
+        );
+        let mut work = vec![S::ZERO; q.work_size()];
+        S::gesdd(
+            l,
+            b'S',
+            ni,
+            ni,
+            args.0,
+            ni,
+            args.1,
+            args.2,
+            ni,
+            args.3,
+            ni,
+            work.as_mut_ptr(),
+            work.len() as i32,
+            &mut r,
+            iwork.as_mut_ptr(),
+        )
+    };
+    (s, info)
+}
+
+/// The split SVD ([`gesdd::split`]) of single square matrices, without and
+/// with OpenBLAS threads for its first steps: the singular values of plain
+/// `?gesdd`, and sampled columns of V with A·v = σu, Uᵀu = e and Vᵀv = e.
+fn split_gesdd_matches_gesdd<S: T + RealLapack>(p: &str) {
+    let ctx = ctx("gesdd");
+    assert!(
+        ctx.lib.threads_for_big_calls() >= 2,
+        "the split runs on two or more threads: run on a machine with two cores or more, or set CYXLA_LAPACK_THREADS=2"
+    );
+    // The test context counts every flop as an f64 one: 416 reaches
+    // BIG_CALL_FLOPS (OpenBLAS threads for ?gebrd and ?bdsdc), 320 not.
+    for n in [gesdd::split::MIN_N, 416] {
+        let a0 = Mat::from(n, n, &random::<S>(n * n, 90 + n as u64));
+        let (expected, info) = plain_gesdd(n, &mut a0.d.clone());
+        assert_eq!(info, 0, "{p}gesdd n={n}");
+        let (mut s, mut u, mut vt) = (vec![S::ZERO; n], vec![S::ZERO; n * n], vec![S::ZERO; n * n]);
+        let mut a = a0.d.clone();
+        let what = format!("{p}gesdd n={n} split");
+        let info = retry_split(&what, || {
+            gesdd::split::gesdd(&ctx, n, &mut a, &mut s, &mut u, &mut vt).unwrap()
+        });
+        assert_eq!(info, 0, "{what}");
+        assert_close(
+            &Mat::from(n, 1, &s),
+            &Mat::from(n, 1, &expected),
+            &format!("{what}: s"),
+        );
+        let (u, v) = (Mat::from(n, n, &u), Mat::from(n, n, &vt).adjoint());
+        let (ut, vt) = (u.adjoint(), v.adjoint());
+        for j in (0..n).step_by(n / 16).chain([n - 1]) {
+            let (uj, vj) = (
+                Mat::from(n, 1, &u.d[j * n..(j + 1) * n]),
+                Mat::from(n, 1, &v.d[j * n..(j + 1) * n]),
+            );
+            assert_close(
+                &a0.mul(&vj),
+                &uj.scale_cols(|_| s[j]),
+                &format!("{what}: A·v = σu, column {j}"),
+            );
+            let mut e = vec![S::ZERO; n];
+            e[j] = S::ONE;
+            let e = Mat::from(n, 1, &e);
+            assert_close(&ut.mul(&uj), &e, &format!("{what}: Uᵀu = e, column {j}"));
+            assert_close(&vt.mul(&vj), &e, &format!("{what}: Vᵀv = e, column {j}"));
+        }
+    }
+}
+
+#[test]
+fn split_gesdd_matches_plain_gesdd() {
+    split_gesdd_matches_gesdd::<f32>("s");
+    split_gesdd_matches_gesdd::<f64>("d");
 }
 
 // ------------------------------------------------------------------- SVD
