@@ -341,11 +341,12 @@ def integer_csr_programs(rng: Rng) -> list[Program]:
 
 def large_programs(rng: Rng) -> list[Program]:
     """Single real matrices of order well above the ones the Rust kernels
-    serve, so eigh runs LAPACK's own syevd (sytrd, stedc, ormtr). The matrix
-    is made in the program (uniform bits from a fixed key, the same on any
-    XLA), so the files stay small; the eigenvectors are checked through
-    invariants computed in the program: max |A V - V diag(w)| and
-    max |V^T V - I|, zero up to rounding, whatever the ties and signs."""
+    serve, so eigh runs LAPACK's own syevd (sytrd, stedc, ormtr) and svd
+    gesdd. The matrix is made in the program (uniform bits from a fixed key,
+    the same on any XLA), so the files stay small; the vectors are checked
+    through invariants computed in the program (max |A V - V diag(w)|,
+    max |V^T V - I|, ...), zero up to rounding, whatever the ties and
+    signs."""
     del rng  # the programs draw their own matrices
     out = []
     for p in "sd":
@@ -365,6 +366,22 @@ def large_programs(rng: Rng) -> list[Program]:
                 f"eigh_large{size}_{uplo.lower()}_{p}", eigh_invariants, [np.asarray(1.0, dt)],
                 ["close", "close", "close"],
                 f"eigh UPLO={uplo} of one {n}x{n} matrix, by its invariants", tol=TOL[p] * 5))
+        # Square SVDs of the size plugin-glue's split gesdd (lapack::gesdd::
+        # split) takes, in both modes: max |A V - U diag(s)|, max |U^T U - I|
+        # and max |V^T V - I|.
+        for full, n in ((True, 352), (False, 512)):
+            def svd_invariants(scale, full=full, n=n, dt=dt):
+                a = scale * jax.random.uniform(jax.random.key(n + 1), (n, n), dtype=dt,
+                                               minval=-1, maxval=1)
+                u, s, vt = jnp.linalg.svd(a, full_matrices=full)
+                eye = jnp.eye(n, dtype=dt)
+                return (s, jnp.max(jnp.abs(a @ vt.T - u * s)),
+                        jnp.max(jnp.abs(u.T @ u - eye)), jnp.max(jnp.abs(vt @ vt.T - eye)))
+            out.append(Program(
+                f"svd_large_{n}_{'a' if full else 's'}_{p}", svd_invariants, [np.asarray(1.0, dt)],
+                ["close"] * 4,
+                f"svd (full_matrices={full}) of one {n}x{n} matrix, by its invariants",
+                tol=TOL[p] * 5))
     return out
 
 
