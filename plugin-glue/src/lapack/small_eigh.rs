@@ -811,7 +811,7 @@ pub(crate) fn syevd<T: RealScalar>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::lapack::scalar::Scalar;
 
@@ -840,8 +840,9 @@ mod tests {
         a
     }
 
-    /// LAPACK's ?syevd('V') on a copy of `a`.
-    fn reference<T: RealScalar>(uplo: u8, n: usize, a: &[T]) -> (Vec<T>, Vec<T>, i32) {
+    /// LAPACK's ?syevd('V') on a copy of `a`: eigenvectors, eigenvalues,
+    /// INFO.
+    pub(crate) fn reference<T: RealScalar>(uplo: u8, n: usize, a: &[T]) -> (Vec<T>, Vec<T>, i32) {
         let mut a = a.to_vec();
         let mut w = vec![T::ZERO; n];
         let lwork = 1 + 6 * n + 2 * n * n;

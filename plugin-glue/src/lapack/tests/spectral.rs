@@ -54,49 +54,31 @@ fn syevd_reconstructs<S: T>(p: &str) {
 }
 all_dtypes!(syevd_av_equals_v_lambda, syevd_reconstructs);
 
-/// `?syevd` itself, unsplit: eigenvalues (ascending) and INFO.
-fn plain_syevd<S: T + RealLapack>(uplo: u8, n: usize, a: &mut [S]) -> (Vec<S>, i32) {
-    let l = lib().symbols();
-    let ni = n as i32;
-    let mut w = vec![S::ZERO; n];
-    let (mut q, mut qi, mut r) = (S::ZERO, 0, S::ZERO);
-    // SAFETY: a workspace query, then the call with the sizes it asked for;
-    // `a` is n×n, `w` holds n.
-    let info = unsafe {
-        S::syevd(
-            l,
-            b'V',
-            uplo,
-            ni,
-            a.as_mut_ptr(),
-            ni,
-            w.as_mut_ptr(),
-            &mut q,
-            -1,
-            &mut r,
-            1,
-            &mut qi,
-            -1,
-        );
-        let mut work = vec![S::ZERO; q.work_size()];
-        let mut iwork = vec![0; qi as usize];
-        S::syevd(
-            l,
-            b'V',
-            uplo,
-            ni,
-            a.as_mut_ptr(),
-            ni,
-            w.as_mut_ptr(),
-            work.as_mut_ptr(),
-            work.len() as i32,
-            &mut r,
-            1,
-            iwork.as_mut_ptr(),
-            qi,
-        )
-    };
-    (w, info)
+/// The test context for the split paths, which need two threads or more.
+fn split_ctx(target: &'static str) -> Ctx<'static> {
+    let ctx = ctx(target);
+    assert!(
+        ctx.lib.threads_for_big_calls() >= 2,
+        "the split runs on two or more threads: run on a machine with two cores or more, or set CYXLA_LAPACK_THREADS=2"
+    );
+    ctx
+}
+
+/// Columns 0, n/16, 2n/16, ... and n − 1: some from every thread's block.
+fn sampled_columns(n: usize) -> impl Iterator<Item = usize> {
+    (0..n).step_by(n / 16).chain([n - 1])
+}
+
+/// Column `j` of `m`.
+fn column<S: T>(m: &Mat<S>, j: usize) -> Mat<S> {
+    Mat::from(m.m, 1, &m.d[j * m.m..(j + 1) * m.m])
+}
+
+/// The unit vector e_j of length n.
+fn unit<S: T>(n: usize, j: usize) -> Mat<S> {
+    let mut e = vec![S::default(); n];
+    e[j] = one();
+    Mat::from(n, 1, &e)
 }
 
 /// The split path ([`syevd::split`]) on single matrices at its two
@@ -104,17 +86,13 @@ fn plain_syevd<S: T + RealLapack>(uplo: u8, n: usize, a: &mut [S]) -> (Vec<S>, i
 /// steps): the eigenvalues of plain `?syevd`, and eigenvector columns sampled
 /// from every thread's block of columns with A·v = λv and Vᵀv = e.
 fn split_syevd_matches_syevd<S: T + RealLapack>(p: &str) {
-    let ctx = ctx("syevd");
-    assert!(
-        ctx.lib.threads_for_big_calls() >= 2,
-        "the split runs on two or more threads: run on a machine with two cores or more, or set CYXLA_LAPACK_THREADS=2"
-    );
+    let ctx = split_ctx("syevd");
     for (n, uplo) in [
         (syevd::split::MIN_N, b'U'),
         (syevd::split::MIN_N_OPENBLAS_THREADS, b'L'),
     ] {
         let a0 = hermitian::<S>(n, 70 + n as u64);
-        let (expected, info) = plain_syevd(uplo, n, &mut a0.d.clone());
+        let (_, expected, info) = small_eigh::tests::reference(uplo, n, &a0.d);
         assert_eq!(info, 0, "{p}syevd n={n}");
         let mut w = vec![S::ZERO; n];
         let mut v = a0.d.clone();
@@ -130,18 +108,17 @@ fn split_syevd_matches_syevd<S: T + RealLapack>(p: &str) {
         );
         let v = Mat::from(n, n, &v);
         let vt = v.adjoint();
-        for j in (0..n).step_by(n / 16).chain([n - 1]) {
-            let column = Mat::from(n, 1, &v.d[j * n..(j + 1) * n]);
+        for j in sampled_columns(n) {
+            let vj = column(&v, j);
+            let av = a0.mul(&vj);
             assert_close(
-                &a0.mul(&column),
-                &column.scale_cols(|_| w[j]),
+                &av,
+                &vj.scale_cols(|_| w[j]),
                 &format!("{what}: A·v = λv, column {j}"),
             );
-            let mut e = vec![S::ZERO; n];
-            e[j] = S::ONE;
             assert_close(
-                &vt.mul(&column),
-                &Mat::from(n, 1, &e),
+                &vt.mul(&vj),
+                &unit(n, j),
                 &format!("{what}: Vᵀv = e, column {j}"),
             );
         }
@@ -229,11 +206,7 @@ fn plain_gesdd<S: T + RealLapack>(n: usize, a: &mut [S]) -> (Vec<S>, i32) {
 /// with OpenBLAS threads for its first steps: the singular values of plain
 /// `?gesdd`, and sampled columns of V with A·v = σu, Uᵀu = e and Vᵀv = e.
 fn split_gesdd_matches_gesdd<S: T + RealLapack>(p: &str) {
-    let ctx = ctx("gesdd");
-    assert!(
-        ctx.lib.threads_for_big_calls() >= 2,
-        "the split runs on two or more threads: run on a machine with two cores or more, or set CYXLA_LAPACK_THREADS=2"
-    );
+    let ctx = split_ctx("gesdd");
     // The test context counts every flop as an f64 one: 416 reaches
     // BIG_CALL_FLOPS (OpenBLAS threads for ?gebrd and ?bdsdc), 320 not.
     for n in [gesdd::split::MIN_N, 416] {
@@ -254,21 +227,24 @@ fn split_gesdd_matches_gesdd<S: T + RealLapack>(p: &str) {
         );
         let (u, v) = (Mat::from(n, n, &u), Mat::from(n, n, &vt).adjoint());
         let (ut, vt) = (u.adjoint(), v.adjoint());
-        for j in (0..n).step_by(n / 16).chain([n - 1]) {
-            let (uj, vj) = (
-                Mat::from(n, 1, &u.d[j * n..(j + 1) * n]),
-                Mat::from(n, 1, &v.d[j * n..(j + 1) * n]),
-            );
+        for j in sampled_columns(n) {
+            let (uj, vj) = (column(&u, j), column(&v, j));
+            let av = a0.mul(&vj);
             assert_close(
-                &a0.mul(&vj),
+                &av,
                 &uj.scale_cols(|_| s[j]),
                 &format!("{what}: A·v = σu, column {j}"),
             );
-            let mut e = vec![S::ZERO; n];
-            e[j] = S::ONE;
-            let e = Mat::from(n, 1, &e);
-            assert_close(&ut.mul(&uj), &e, &format!("{what}: Uᵀu = e, column {j}"));
-            assert_close(&vt.mul(&vj), &e, &format!("{what}: Vᵀv = e, column {j}"));
+            assert_close(
+                &ut.mul(&uj),
+                &unit(n, j),
+                &format!("{what}: Uᵀu = e, column {j}"),
+            );
+            assert_close(
+                &vt.mul(&vj),
+                &unit(n, j),
+                &format!("{what}: Vᵀv = e, column {j}"),
+            );
         }
     }
 }
