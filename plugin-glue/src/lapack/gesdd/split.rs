@@ -23,6 +23,7 @@ use crate::lapack::call::Ctx;
 use crate::lapack::library::BIG_CALL_FLOPS;
 use crate::lapack::own_threads::{Job, run_together};
 use crate::lapack::scalar::{RealLapack, RealScalar};
+use crate::lapack::syevd::split::norm_within;
 
 /// Smallest order that is split.
 pub(crate) const MIN_N: usize = 320;
@@ -204,16 +205,7 @@ fn ormbr_job<'a, T: RealLapack>(
 fn needs_scaling<T: RealScalar>(a: &[T]) -> bool {
     let two = T::ONE + T::ONE;
     let smlnum = T::MIN_POSITIVE.sqrt() / T::EPSILON;
-    let (low, high) = (smlnum * two, T::ONE / smlnum / two);
-    let mut anrm = T::ZERO;
-    for &x in a {
-        let x = x.abs();
-        if x.is_nan() || x > high {
-            return true;
-        }
-        anrm = anrm.max(x);
-    }
-    anrm > T::ZERO && anrm < low
+    !norm_within(a, smlnum * two, T::ONE / smlnum / two)
 }
 
 #[cfg(test)]

@@ -388,24 +388,37 @@ fn apply_q<T: RealLapack>(
 fn needs_scaling<T: RealScalar>(uplo: u8, n: usize, a: &[T]) -> bool {
     let smlnum = T::MIN_POSITIVE / T::EPSILON;
     let two = T::ONE + T::ONE;
-    let rmin = smlnum.sqrt() * two;
-    let rmax = (T::ONE / smlnum).sqrt() / two;
-    let mut anrm = T::ZERO;
-    for (j, column) in a.chunks_exact(n).enumerate() {
-        let triangle = if uplo == b'L' {
+    let triangle = a.chunks_exact(n).enumerate().flat_map(|(j, column)| {
+        if uplo == b'L' {
             &column[j..]
         } else {
             &column[..=j]
-        };
-        for &x in triangle {
-            let x = x.abs();
-            if x.is_nan() || x > rmax {
-                return true;
-            }
-            anrm = anrm.max(x);
         }
+    });
+    !norm_within(
+        triangle,
+        smlnum.sqrt() * two,
+        (T::ONE / smlnum).sqrt() / two,
+    )
+}
+
+/// Whether the largest magnitude among `values` is 0 or in `[low, high]`
+/// (false as soon as one is NaN or above `high`): the test LAPACK's drivers
+/// make before they scale a matrix.
+pub(crate) fn norm_within<'a, T: RealScalar>(
+    values: impl IntoIterator<Item = &'a T>,
+    low: T,
+    high: T,
+) -> bool {
+    let mut norm = T::ZERO;
+    for x in values {
+        let x = x.abs();
+        if x.is_nan() || x > high {
+            return false;
+        }
+        norm = norm.max(x);
     }
-    anrm > T::ZERO && anrm < rmin
+    norm == T::ZERO || norm >= low
 }
 
 #[cfg(test)]
