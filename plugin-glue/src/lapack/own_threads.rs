@@ -11,37 +11,59 @@
 //! finished its own part, so [`run_together`] moves each new thread off
 //! the creator's CPU and waits until all have started.
 
-use std::sync::Barrier;
+use std::sync::{Condvar, Mutex};
 
 /// A job for [`run_together`].
 pub(crate) type Job<'a> = Box<dyn FnOnce() + Send + 'a>;
 
 /// Runs `jobs` at once, the first on the calling thread and each other on
 /// a thread of its own, and returns when all are done. Each new thread
-/// first moves off the caller's CPU, and every job waits until all threads
-/// have started (module docs). A panicking job panics the caller once all
-/// are done.
-pub(crate) fn run_together(mut jobs: Vec<Job<'_>>) {
-    if jobs.len() < 2 {
-        jobs.into_iter().for_each(|job| job());
+/// first moves off the caller's CPU, and the caller starts its own job only
+/// once every new thread runs (module docs). A job whose thread cannot be
+/// spawned runs on the caller after its own. A panicking job panics the
+/// caller once all are done.
+pub(crate) fn run_together<'a>(jobs: Vec<Job<'a>>) {
+    let mut jobs = jobs.into_iter();
+    let Some(first) = jobs.next() else {
+        return;
+    };
+    let rest: Vec<Mutex<Option<Job<'a>>>> = jobs.map(|job| Mutex::new(Some(job))).collect();
+    if rest.is_empty() {
+        first();
         return;
     }
-    let first = jobs.remove(0);
-    let started = Barrier::new(jobs.len() + 1);
-    let started = &started;
+    let (running, started) = (Mutex::new(0usize), Condvar::new());
     // SAFETY: `sched_getcpu` has no preconditions (−1 on failure).
     let caller_cpu = unsafe { libc::sched_getcpu() };
     std::thread::scope(|s| {
-        for job in jobs {
-            s.spawn(move || {
+        let mut spawned = 0;
+        for slot in &rest {
+            let (running, started) = (&running, &started);
+            let thread = std::thread::Builder::new().spawn_scoped(s, move || {
                 leave_cpu(caller_cpu);
-                started.wait();
-                job();
+                let job = take(slot);
+                *running.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+                started.notify_one();
+                if let Some(job) = job {
+                    job();
+                }
             });
+            spawned += usize::from(thread.is_ok());
         }
-        started.wait();
+        let mut count = running.lock().unwrap_or_else(|e| e.into_inner());
+        while *count < spawned {
+            count = started.wait(count).unwrap_or_else(|e| e.into_inner());
+        }
+        drop(count);
         first();
+        // What is left had no thread.
+        rest.iter().filter_map(take).for_each(|job| job());
     });
+}
+
+/// The job in `slot`, if nobody has taken it yet.
+fn take<'a>(slot: &Mutex<Option<Job<'a>>>) -> Option<Job<'a>> {
+    slot.lock().unwrap_or_else(|e| e.into_inner()).take()
 }
 
 /// Takes CPU `cpu` out of the calling thread's allowed set, if that leaves
