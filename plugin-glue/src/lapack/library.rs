@@ -253,6 +253,11 @@ impl Exclusive<'_> {
     /// Puts OpenBLAS on one thread and ends its idle workers, which would
     /// otherwise keep spinning on the cores the call's own threads need
     /// next (module docs). The next threaded call starts them again.
+    ///
+    /// Safe as long as every call into this OpenBLAS goes through the gate,
+    /// as plugin-glue's do: a program that also calls the same library
+    /// elsewhere, on OpenBLAS threads, could have work queued on the
+    /// workers this ends.
     pub(crate) fn end_openblas_workers(&self) {
         let lib = self.reset.0;
         lib.set_threads(1);
