@@ -408,6 +408,17 @@ pub(crate) fn for_each_batch<W>(
     }
 }
 
+/// LAPACK's LWORK for `work`: −1 for a workspace query (`work` is then the
+/// cell LAPACK writes the optimal size to), else its length (at most
+/// `i32::MAX`: LAPACK uses no more than LWORK elements).
+pub(crate) fn lwork<T>(work: &[T], query: bool) -> i32 {
+    if query {
+        -1
+    } else {
+        i32::try_from(work.len()).unwrap_or(i32::MAX)
+    }
+}
+
 /// Total estimated flops from which a batch is spread over rayon (jaxlib uses
 /// about 2·10⁵ for its thread pool).
 pub(crate) const PARALLEL_FLOPS: f64 = 2.0e5;

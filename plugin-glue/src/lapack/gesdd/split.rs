@@ -19,7 +19,7 @@
 //! reject: NaN) are left to it.
 
 use crate::handler::HandlerError;
-use crate::lapack::call::Ctx;
+use crate::lapack::call::{Ctx, lwork};
 use crate::lapack::library::BIG_CALL_FLOPS;
 use crate::lapack::own_threads::{Job, run_together};
 use crate::lapack::scalar::{RealLapack, RealScalar};
@@ -58,26 +58,33 @@ pub(crate) fn gesdd<T: RealLapack>(
     let l = ctx.lib.symbols();
     let ni = ctx.int("n", n)?;
     let (mut e, mut tauq, mut taup) = (vec![T::ZERO; n], vec![T::ZERO; n], vec![T::ZERO; n]);
-    let mut query = T::ZERO;
-    // SAFETY: a workspace query (lwork = −1) reads only the dims and writes
-    // the optimal size to `query`.
-    unsafe {
-        T::gebrd(
-            l,
-            ni,
-            ni,
-            a.as_mut_ptr(),
-            ni,
-            s.as_mut_ptr(),
-            e.as_mut_ptr(),
-            tauq.as_mut_ptr(),
-            taup.as_mut_ptr(),
-            &mut query,
-            -1,
-        )
+    // One call for the workspace query and the reduction.
+    let mut gebrd = |work: &mut [T], query: bool| {
+        let lwork = lwork(work, query);
+        // SAFETY: `a` is n×n (lda = n), `s`, `e`, `tauq` and `taup` hold n
+        // elements; `work` holds `lwork` elements, or is the query's cell
+        // with lwork = −1, where only the dims are read and the optimal
+        // size written to it.
+        unsafe {
+            T::gebrd(
+                l,
+                ni,
+                ni,
+                a.as_mut_ptr(),
+                ni,
+                s.as_mut_ptr(),
+                e.as_mut_ptr(),
+                tauq.as_mut_ptr(),
+                taup.as_mut_ptr(),
+                work.as_mut_ptr(),
+                lwork,
+            )
+        }
     };
-    let lwork = query.work_size().max(3 * n * n + 4 * n);
-    let mut work = vec![T::ZERO; lwork];
+    let mut query = [T::ZERO];
+    gebrd(&mut query, true);
+    // Also `?bdsdc`'s workspace.
+    let mut work = vec![T::ZERO; query[0].work_size().max(3 * n * n + 4 * n)];
     let mut iwork = vec![0i32; 8 * n];
     // `?gesdd`'s estimate, as the thread policy counts it.
     let flops = 14.0 * (n * n * n) as f64 * ctx.flop_cost;
@@ -85,23 +92,7 @@ pub(crate) fn gesdd<T: RealLapack>(
     if openblas_threads {
         exclusive.set_openblas_threads(exclusive.threads());
     }
-    // SAFETY: `a` is n×n (lda = n), `s`, `e`, `tauq` and `taup` hold n
-    // elements, `work` at least the size the query asked for.
-    unsafe {
-        T::gebrd(
-            l,
-            ni,
-            ni,
-            a.as_mut_ptr(),
-            ni,
-            s.as_mut_ptr(),
-            e.as_mut_ptr(),
-            tauq.as_mut_ptr(),
-            taup.as_mut_ptr(),
-            work.as_mut_ptr(),
-            ctx.int("lwork", lwork)?,
-        )
-    };
+    gebrd(&mut work, false);
     // As `?gesdd` does before `?bdsdc`.
     u.fill(T::ZERO);
     // SAFETY: `s` and `e` hold B's diagonal and superdiagonal, `u` and `vt`
@@ -151,35 +142,15 @@ fn ormbr_job<'a, T: RealLapack>(
     } else {
         (b'R', b'T')
     };
-    let mut query = T::ZERO;
-    // SAFETY: a workspace query (lwork = −1) reads only the dims and writes
-    // the optimal size to `query`.
-    unsafe {
-        T::ormbr(
-            l,
-            vect,
-            side,
-            trans,
-            ni,
-            ni,
-            ni,
-            a.as_ptr(),
-            ni,
-            tau.as_ptr(),
-            c.as_mut_ptr(),
-            ni,
-            &mut query,
-            -1,
-        )
-    };
-    let lwork = query.work_size().max(1);
-    let lworki = ctx.int("lwork", lwork)?;
-    Ok(Box::new(move || {
-        let mut work = vec![T::ZERO; lwork];
+    // One call for the workspace query and the product.
+    let ormbr = move |c: &mut [T], work: &mut [T], query: bool| {
+        let lwork = lwork(work, query);
         // SAFETY: `a` and `tau` are `?gebrd`'s output for an n×n matrix
-        // (lda = n), `c` is n×n (ldc = n), `work` the size the query asked
-        // for. `?ormbr`'s INFO can only flag a bad argument, which these are
-        // not (`?gesdd` ignores it too).
+        // (lda = n), `c` is n×n (ldc = n); `work` holds at least `lwork`
+        // elements, or is the query's cell with lwork = −1, where only the
+        // dims are read and the optimal size written to it. `?ormbr`'s INFO
+        // can only flag a bad argument, which these are not (`?gesdd`
+        // ignores it too).
         unsafe {
             T::ormbr(
                 l,
@@ -195,10 +166,14 @@ fn ormbr_job<'a, T: RealLapack>(
                 c.as_mut_ptr(),
                 ni,
                 work.as_mut_ptr(),
-                lworki,
+                lwork,
             )
         };
-    }))
+    };
+    let mut query = [T::ZERO];
+    ormbr(c, &mut query, true);
+    let lwork = query[0].work_size().max(1);
+    Ok(Box::new(move || ormbr(c, &mut vec![T::ZERO; lwork], false)))
 }
 
 /// Whether `?gesdd` would scale `a` first (its largest element outside

@@ -36,7 +36,7 @@
 //! it means for `?syevd`.
 
 use crate::handler::HandlerError;
-use crate::lapack::call::Ctx;
+use crate::lapack::call::{Ctx, lwork};
 use crate::lapack::own_threads::{Job, run_together};
 use crate::lapack::scalar::{RealLapack, RealScalar};
 
@@ -75,46 +75,36 @@ pub(crate) fn syevd<T: RealLapack>(
     let l = ctx.lib.symbols();
     let ni = ctx.int("n", n)?;
     let (mut e, mut tau) = (vec![T::ZERO; n], vec![T::ZERO; n]);
-    let mut query = T::ZERO;
-    // SAFETY: a workspace query (lwork = −1) reads only the dims and writes
-    // the optimal size to `query`.
-    unsafe {
-        T::sytrd(
-            l,
-            uplo,
-            ni,
-            a.as_mut_ptr(),
-            ni,
-            w.as_mut_ptr(),
-            e.as_mut_ptr(),
-            tau.as_mut_ptr(),
-            &mut query,
-            -1,
-        )
+    // One call for the workspace query and the reduction.
+    let mut sytrd = |work: &mut [T], query: bool| {
+        let lwork = lwork(work, query);
+        // SAFETY: `a` is n×n with lda = n, `w`, `e` and `tau` hold n
+        // elements (n − 1 of `e` and `tau` are used); `work` holds `lwork`
+        // elements, or is the query's one cell with lwork = −1, where only
+        // the dims are read and the optimal size is written to it.
+        unsafe {
+            T::sytrd(
+                l,
+                uplo,
+                ni,
+                a.as_mut_ptr(),
+                ni,
+                w.as_mut_ptr(),
+                e.as_mut_ptr(),
+                tau.as_mut_ptr(),
+                work.as_mut_ptr(),
+                lwork,
+            )
+        }
     };
-    let lwork = query.work_size().max(1);
-    let mut work = vec![T::ZERO; lwork];
+    let mut query = [T::ZERO];
+    sytrd(&mut query, true);
+    let mut work = vec![T::ZERO; query[0].work_size().max(1)];
     let openblas_threads = n >= MIN_N_OPENBLAS_THREADS;
     if openblas_threads {
         exclusive.set_openblas_threads(exclusive.threads());
     }
-    // SAFETY: `a` is n×n with lda = n, `w`, `e` and `tau` hold n elements
-    // (n − 1 of `e` and `tau` are used), `work` has the size the query
-    // asked for.
-    unsafe {
-        T::sytrd(
-            l,
-            uplo,
-            ni,
-            a.as_mut_ptr(),
-            ni,
-            w.as_mut_ptr(),
-            e.as_mut_ptr(),
-            tau.as_mut_ptr(),
-            work.as_mut_ptr(),
-            ctx.int("lwork", lwork)?,
-        )
-    };
+    sytrd(&mut work, false);
     drop(work);
     if openblas_threads {
         exclusive.end_openblas_workers();
@@ -275,46 +265,34 @@ fn stedc<T: RealLapack>(
     );
     let l = ctx.lib.symbols();
     let (ki, ldzi) = (ctx.int("n", k)?, ctx.int("ldz", ldz)?);
-    let (mut query, mut iquery) = (T::ZERO, 0);
-    // SAFETY: a workspace query (lwork = liwork = −1) reads only the dims
-    // and writes the optimal sizes.
-    unsafe {
-        T::stedc(
-            l,
-            b'I',
-            ki,
-            d.as_mut_ptr(),
-            e.as_mut_ptr(),
-            z.as_mut_ptr(),
-            ldzi,
-            &mut query,
-            -1,
-            &mut iquery,
-            -1,
-        )
+    // One call for the workspace query and the solve.
+    let mut stedc = |work: &mut [T], iwork: &mut [i32], query: bool| {
+        let (lwork, liwork) = (lwork(work, query), lwork(iwork, query));
+        // SAFETY: `d` holds k, `e` k − 1, `z` a k×k block with leading
+        // dimension ldz (checked above); the workspaces hold `lwork` and
+        // `liwork` elements, or are the query's cells with −1, where only
+        // the dims are read and the optimal sizes written to them.
+        unsafe {
+            T::stedc(
+                l,
+                b'I',
+                ki,
+                d.as_mut_ptr(),
+                e.as_mut_ptr(),
+                z.as_mut_ptr(),
+                ldzi,
+                work.as_mut_ptr(),
+                lwork,
+                iwork.as_mut_ptr(),
+                liwork,
+            )
+        }
     };
-    let lwork = query.work_size().max(1);
-    let liwork = usize::try_from(iquery).unwrap_or(0).max(1);
-    let mut work = vec![T::ZERO; lwork];
-    let mut iwork = vec![0i32; liwork];
-    // SAFETY: `d` holds k, `e` k − 1, `z` a k×k block with leading
-    // dimension ldz (checked above), and the workspaces the sizes the query
-    // asked for.
-    Ok(unsafe {
-        T::stedc(
-            l,
-            b'I',
-            ki,
-            d.as_mut_ptr(),
-            e.as_mut_ptr(),
-            z.as_mut_ptr(),
-            ldzi,
-            work.as_mut_ptr(),
-            ctx.int("lwork", lwork)?,
-            iwork.as_mut_ptr(),
-            ctx.int("liwork", liwork)?,
-        )
-    })
+    let (mut query, mut iquery) = ([T::ZERO], [0]);
+    stedc(&mut query, &mut iquery, true);
+    let mut work = vec![T::ZERO; query[0].work_size().max(1)];
+    let mut iwork = vec![0i32; usize::try_from(iquery[0]).unwrap_or(0).max(1)];
+    Ok(stedc(&mut work, &mut iwork, false))
 }
 
 /// `z` := Q·`z` for the Q that `?sytrd` left in `a` and `tau`, over
@@ -331,54 +309,39 @@ fn apply_q<T: RealLapack>(
     let l = ctx.lib.symbols();
     let ni = ctx.int("n", n)?;
     let width = n.div_ceil(parts);
-    let mut query = T::ZERO;
-    // SAFETY: a workspace query (lwork = −1) reads only the dims and writes
-    // the optimal size to `query`.
-    unsafe {
-        T::ormtr(
-            l,
-            uplo,
-            ni,
-            ctx.int("columns", width)?,
-            a.as_ptr(),
-            ni,
-            tau.as_ptr(),
-            z.as_mut_ptr(),
-            ni,
-            &mut query,
-            -1,
-        )
+    // One call for the workspace query and each block of columns.
+    let ormtr = move |c: &mut [T], work: &mut [T], query: bool| {
+        let columns = i32::try_from(c.len() / n).expect("at most n columns");
+        let lwork = lwork(work, query);
+        // SAFETY: `a` and `tau` are `?sytrd`'s output for an n×n matrix
+        // (lda = n); `c` is n×columns with ldc = n; `work` holds at least
+        // `lwork` elements, or is the query's cell with lwork = −1, where
+        // only the dims are read and the optimal size written to it.
+        // `?ormtr`'s INFO can only flag a bad argument, which these are not
+        // (`?syevd` ignores it too).
+        unsafe {
+            T::ormtr(
+                l,
+                uplo,
+                ni,
+                columns,
+                a.as_ptr(),
+                ni,
+                tau.as_ptr(),
+                c.as_mut_ptr(),
+                ni,
+                work.as_mut_ptr(),
+                lwork,
+            )
+        };
     };
-    let lwork = query.work_size().max(1);
-    let lworki = ctx.int("lwork", lwork)?;
+    let mut query = [T::ZERO];
+    // The first block is the widest.
+    ormtr(&mut z[..width * n], &mut query, true);
+    let lwork = query[0].work_size().max(1);
     let jobs = z
         .chunks_mut(width * n)
-        .map(|block| {
-            Box::new(move || {
-                let columns = i32::try_from(block.len() / n).expect("at most n columns");
-                let mut work = vec![T::ZERO; lwork];
-                // SAFETY: `a` and `tau` are `?sytrd`'s output for an n×n
-                // matrix (lda = n); `block` is n×columns with ldc = n, and
-                // columns ≤ width, the width the workspace was queried for.
-                // `?ormtr`'s INFO can only flag a bad argument, which these
-                // are not (`?syevd` ignores it too).
-                unsafe {
-                    T::ormtr(
-                        l,
-                        uplo,
-                        ni,
-                        columns,
-                        a.as_ptr(),
-                        ni,
-                        tau.as_ptr(),
-                        block.as_mut_ptr(),
-                        ni,
-                        work.as_mut_ptr(),
-                        lworki,
-                    )
-                };
-            }) as Job<'_>
-        })
+        .map(|block| Box::new(move || ormtr(block, &mut vec![T::ZERO; lwork], false)) as Job<'_>)
         .collect();
     run_together(jobs);
     Ok(())
