@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use crate::dtype::DType;
 use crate::handler::HandlerError;
 use crate::lapack::library::LapackLibrary;
-use crate::lapack::scalar::Elem;
+use crate::lapack::scalar::{Elem, RealScalar};
 
 /// One buffer: element type, logical dims (program order) and data.
 #[derive(Clone, Copy, Debug)]
@@ -417,6 +417,25 @@ pub(crate) fn lwork<T>(work: &[T], query: bool) -> i32 {
     } else {
         i32::try_from(work.len()).unwrap_or(i32::MAX)
     }
+}
+
+/// Whether the largest magnitude among `values` is 0 or in `[low, high]`
+/// (false as soon as one is NaN or above `high`): the test LAPACK's drivers
+/// make before they scale a matrix.
+pub(crate) fn norm_within<'a, T: RealScalar>(
+    values: impl IntoIterator<Item = &'a T>,
+    low: T,
+    high: T,
+) -> bool {
+    let mut norm = T::ZERO;
+    for x in values {
+        let x = x.abs();
+        if x.is_nan() || x > high {
+            return false;
+        }
+        norm = norm.max(x);
+    }
+    norm == T::ZERO || norm >= low
 }
 
 /// Total estimated flops from which a batch is spread over rayon (jaxlib uses

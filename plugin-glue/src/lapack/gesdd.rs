@@ -50,6 +50,11 @@ fn empty_svd<T: Scalar>(mode: u8, d: SvdDims, out: SvdOut<'_, T>) {
     }
 }
 
+/// Estimated flops of one `?gesdd` of an m×n matrix, in its element type.
+pub(crate) fn flops(m: usize, n: usize) -> f64 {
+    14.0 * (m * n * m.min(n)) as f64
+}
+
 /// `?gesdd` on every element: `mode` 'A' (full u, vt), 'S' (reduced) or 'N'
 /// (singular values only; u and vt are zero-filled).
 pub(crate) fn gesdd<T: Scalar>(
@@ -123,7 +128,7 @@ pub(crate) fn gesdd<T: Scalar>(
         Batched::new(out.u, m * uc, batch),
         Batched::new(out.vt, vr * n, batch),
     );
-    let flops = 14.0 * (m * n * k) as f64;
+    let flops = flops(m, n);
     let init = || {
         (
             vec![T::default(); lwork],

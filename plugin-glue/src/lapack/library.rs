@@ -250,6 +250,14 @@ impl Exclusive<'_> {
         self.reset.0.set_threads(n.clamp(1, self.threads()));
     }
 
+    /// Puts OpenBLAS on the threads the policy above gives a single matrix
+    /// costing about `flops` (in f64 flops); whether that is more than one.
+    pub(crate) fn raise_for(&self, flops: f64) -> bool {
+        let threads = openblas_threads(self.threads(), flops, true);
+        self.set_openblas_threads(threads);
+        threads > 1
+    }
+
     /// Puts OpenBLAS on one thread and ends its idle workers, which would
     /// otherwise keep spinning on the cores the call's own threads need
     /// next (module docs). The next threaded call starts them again.

@@ -8,8 +8,8 @@
 //! blocks too small for OpenBLAS's threads to share, so [`gesdd`] runs them
 //! at once, one thread each, OpenBLAS on one thread
 //! ([`run_together`]). The first two steps stay whole, on OpenBLAS's
-//! threads when the call is large enough for them
-//! ([`BIG_CALL_FLOPS`](crate::lapack::library::BIG_CALL_FLOPS)), whose idle
+//! threads when the thread policy gives a call this large more than one
+//! ([`crate::lapack::library`], "Threads"), whose idle
 //! workers are then ended.
 //!
 //! The results are `?gesdd`'s up to rounding: the same routines on the same
@@ -19,11 +19,9 @@
 //! reject: NaN) are left to it.
 
 use crate::handler::HandlerError;
-use crate::lapack::call::{Ctx, lwork};
-use crate::lapack::library::BIG_CALL_FLOPS;
+use crate::lapack::call::{Ctx, lwork, norm_within};
 use crate::lapack::own_threads::{Job, run_together};
 use crate::lapack::scalar::{RealLapack, RealScalar};
-use crate::lapack::syevd::split::norm_within;
 
 /// Smallest order that is split. LAPACK bench with extra sizes, split vs
 /// `?gesdd` on one OpenBLAS thread, as ratios to JAX's time: n=320 0.84 vs
@@ -86,12 +84,7 @@ pub(crate) fn gesdd<T: RealLapack>(
     // Also `?bdsdc`'s workspace.
     let mut work = vec![T::ZERO; query[0].work_size().max(3 * n * n + 4 * n)];
     let mut iwork = vec![0i32; 8 * n];
-    // `?gesdd`'s estimate, as the thread policy counts it.
-    let flops = 14.0 * (n * n * n) as f64 * ctx.flop_cost;
-    let openblas_threads = flops >= BIG_CALL_FLOPS;
-    if openblas_threads {
-        exclusive.set_openblas_threads(exclusive.threads());
-    }
+    let openblas_threads = exclusive.raise_for(super::flops(n, n) * ctx.flop_cost);
     gebrd(&mut work, false);
     // As `?gesdd` does before `?bdsdc`.
     u.fill(T::ZERO);

@@ -36,7 +36,7 @@
 //! it means for `?syevd`.
 
 use crate::handler::HandlerError;
-use crate::lapack::call::{Ctx, lwork};
+use crate::lapack::call::{Ctx, lwork, norm_within};
 use crate::lapack::own_threads::{Job, run_together};
 use crate::lapack::scalar::{RealLapack, RealScalar};
 
@@ -366,25 +366,6 @@ fn needs_scaling<T: RealScalar>(uplo: u8, n: usize, a: &[T]) -> bool {
         smlnum.sqrt() * two,
         (T::ONE / smlnum).sqrt() / two,
     )
-}
-
-/// Whether the largest magnitude among `values` is 0 or in `[low, high]`
-/// (false as soon as one is NaN or above `high`): the test LAPACK's drivers
-/// make before they scale a matrix.
-pub(crate) fn norm_within<'a, T: RealScalar>(
-    values: impl IntoIterator<Item = &'a T>,
-    low: T,
-    high: T,
-) -> bool {
-    let mut norm = T::ZERO;
-    for x in values {
-        let x = x.abs();
-        if x.is_nan() || x > high {
-            return false;
-        }
-        norm = norm.max(x);
-    }
-    norm == T::ZERO || norm >= low
 }
 
 #[cfg(test)]
