@@ -1,0 +1,175 @@
+"""Paths, environment and subprocess helpers of the Python tests (issue 12).
+
+Imported by conftest.py before any test module, so the environment below is
+set before JAX is imported. Test modules import helpers from here.
+
+Run from the repository root, after ``scripts/setup.sh`` and ``cargo build
+--workspace``:
+
+    .venv/bin/python -m pytest tests/python -q
+
+In-process tests (test_linalg, test_guests, test_native) use JAX with two
+backends: ``cyxla`` (the plugin library, configured by the environment set
+below before JAX is imported) and JAX's own ``cpu`` backend, the reference.
+Everything that needs another configuration (the launcher, bad
+configurations, other processes) runs in a subprocess through the helpers
+here.
+
+Nothing is skipped: a missing library, binary or Python package is an error
+of every test, with the command that fixes it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+from typing import Iterable, Mapping
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+TARGET_DIR = pathlib.Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
+HOST = TARGET_DIR / "debug" / "cyxla-host"
+LIBRARY = TARGET_DIR / "debug" / "libcyxla_pjrt.so"
+VENV_PYTHON = ROOT / ".venv" / "bin" / "python"
+GUESTS = ROOT / "guests" / "out"
+SITE = ROOT / ".venv" / "lib" / "python3.11" / "site-packages"
+# The default real plugin (PJRT 0.115) and the compatibility set.
+REAL_PLUGIN = SITE / "lammps_jax_pjrt_cpu" / "pjrt_c_api_cpu_plugin.so"
+COMPAT_PLUGINS = {
+    "fastatomstruct_xla_cpu": SITE / "fastatomstruct_xla_cpu" / "libpjrt_cpu.so",
+    "xla_cpu_pjrt": SITE / "xla_plugins" / "xla_cpu_pjrt" / "xla_cpu_pjrt.so",
+}
+
+# Generous: a subprocess imports JAX (~2 s), creates a client (compiles every
+# guest) and compiles programs, on a shared 2-core machine.
+SUBPROCESS_TIMEOUT = 240
+
+# The configuration of the in-process cyxla backend: every bundled target,
+# a call timeout short enough that a stuck call fails the test.
+IN_PROCESS_ENV = {
+    "CYXLA_PJRT_LIBRARY": str(LIBRARY),
+    "CYXLA_ALLOW": "*",
+    "CYXLA_LIMITS": "call_timeout=5s",
+    "JAX_PLATFORMS": "cyxla,cpu",
+    "JAX_ENABLE_X64": "1",
+}
+
+# Variables a subprocess must not inherit from this process: they would
+# configure its plugin behind the test's back.
+CONFIG_VARS = (
+    "CYXLA_PJRT_LIBRARY",
+    "CYXLA_PJRT_PLUGIN",
+    "CYXLA_GUESTS",
+    "CYXLA_ALLOW",
+    "CYXLA_LIMITS",
+    "CYXLA_NO_LAPACK",
+    "CYXLA_ALLOW_NATIVE",
+    "CYXLA_DEVICES",
+    "CYXLA_NATIVE",
+    "CYXLA_CONFIG",
+    "JAX_PLATFORMS",
+    "JAX_ENABLE_X64",
+    "XLA_FLAGS",
+)
+
+
+def _missing() -> list[str]:
+    problems = []
+    if not VENV_PYTHON.exists():
+        problems.append(f"{VENV_PYTHON} is missing: run scripts/setup.sh")
+    for path in (HOST, LIBRARY):
+        if not path.exists():
+            problems.append(
+                f"{path} is missing: run `cargo build --workspace` (after scripts/setup.sh)"
+            )
+    if not GUESTS.is_dir() or not any(GUESTS.glob("*.wasm")):
+        problems.append(f"{GUESTS} has no guests: run scripts/setup.sh (guests/build.sh)")
+    try:
+        found = importlib.util.find_spec("jax_plugins.cyxla") is not None
+    except ModuleNotFoundError:  # no jax_plugins package at all
+        found = False
+    if not found:
+        problems.append(
+            "the Python package jax_plugins.cyxla is not installed in this Python "
+            f"({sys.executable}): run scripts/setup.sh"
+        )
+    return problems
+
+
+MISSING = _missing()
+
+# Before JAX is imported anywhere (test modules import it at their top).
+os.environ.update(IN_PROCESS_ENV)
+
+
+# --------------------------------------------------------------------------
+# Subprocesses
+# --------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Result:
+    """What a subprocess did."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    argv: list[str]
+
+    def describe(self) -> str:
+        return (
+            f"command: {self.argv}\nexit code: {self.returncode}\n"
+            f"--- stdout ---\n{self.stdout[-6000:]}\n--- stderr ---\n{self.stderr[-6000:]}"
+        )
+
+
+def clean_env(extra: Mapping[str, str] | None = None, *, drop: Iterable[str] = ()) -> dict[str, str]:
+    """This process's environment without any cyxla/JAX configuration, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if k not in CONFIG_VARS and k not in drop}
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update(extra or {})
+    return env
+
+
+def run(argv: list[str], *, env: Mapping[str, str], timeout: float = SUBPROCESS_TIMEOUT,
+        cwd: pathlib.Path | str | None = None) -> Result:
+    try:
+        p = subprocess.run(
+            [str(a) for a in argv],
+            env=dict(env),
+            cwd=str(cwd or ROOT),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        err = e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
+        pytest.fail(f"timed out after {timeout} s: {argv}\n--- stdout ---\n{out}\n--- stderr ---\n{err}")
+    return Result(p.returncode, p.stdout, p.stderr, [str(a) for a in argv])
+
+
+def run_python(code: str, *, env: Mapping[str, str] | None = None, timeout: float = SUBPROCESS_TIMEOUT) -> Result:
+    """`python -c code` with a clean environment plus `env` (no launcher)."""
+    return run([VENV_PYTHON, "-c", textwrap.dedent(code)], env=clean_env(env), timeout=timeout)
+
+
+def run_launched(code: str, host_args: Iterable[str] = (), *, env: Mapping[str, str] | None = None,
+                 timeout: float = SUBPROCESS_TIMEOUT) -> Result:
+    """`cyxla-host HOST_ARGS -- python -c code` with a clean environment plus `env`."""
+    argv = [HOST, *host_args, "--", VENV_PYTHON, "-c", textwrap.dedent(code)]
+    return run(argv, env=clean_env(env), timeout=timeout)
+
+
+def assert_no_crash(r: Result) -> None:
+    """The process ended by itself: no signal, no abort, no core dump."""
+    assert r.returncode >= 0, f"killed by signal {-r.returncode}\n{r.describe()}"
+    for word in ("Aborted", "core dumped", "Segmentation fault", "panicked at", "Fatal Python error"):
+        assert word not in r.stderr, f"{word!r} in stderr\n{r.describe()}"
