@@ -1,0 +1,139 @@
+"""Native XLA FFI handlers registered by client code (jax.ffi.register_ffi_target)
+and by the operator (--native), on platform cyxla.
+
+A tiny handler `AddOne` (y = x + 1, f32) is compiled with g++ against
+jaxlib's `xla/ffi/api/ffi.h`, exactly as a JAX user would build one.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import pathlib
+import subprocess
+
+import numpy as np
+import pytest
+
+import jax
+
+from support import VENV_PYTHON, assert_no_crash, run_launched
+
+SOURCE = r"""
+#include <cstddef>
+#include "xla/ffi/api/ffi.h"
+
+namespace ffi = xla::ffi;
+
+static ffi::Error AddOneImpl(ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::F32> y) {
+  const float* in = x.typed_data();
+  float* out = y->typed_data();
+  for (size_t i = 0; i < x.element_count(); ++i) out[i] = in[i] + 1.0f;
+  return ffi::Error::Success();
+}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(AddOne, AddOneImpl,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>());
+"""
+
+
+@pytest.fixture(scope="session")
+def add_one_lib(tmp_path_factory) -> pathlib.Path:
+    d = tmp_path_factory.mktemp("native")
+    src, lib = d / "add_one.cc", d / "libadd_one.so"
+    src.write_text(SOURCE)
+    include = jax.ffi.include_dir()
+    p = subprocess.run(
+        ["g++", "-shared", "-fPIC", "-O2", "-std=c++17", f"-I{include}", str(src), "-o", str(lib)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert p.returncode == 0, f"g++ failed:\n{p.stderr}"
+    return lib
+
+
+def add_one(name, x):
+    return jax.ffi.ffi_call(name, jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+
+
+def test_register_native_in_process(cyxla, cpu, add_one_lib):
+    """Registered after the cyxla backend exists; served on cyxla and on JAX's CPU."""
+    lib = ctypes.cdll.LoadLibrary(str(add_one_lib))
+    jax.ffi.register_ffi_target("add_one_native", jax.ffi.pycapsule(lib.AddOne), platform="cpu")
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    f = jax.jit(lambda x: add_one("add_one_native", x) * 2)
+    got = f(jax.device_put(x, cyxla))
+    assert got.devices() == {cyxla}
+    np.testing.assert_array_equal(np.asarray(got), (x + 1) * 2)
+    ref = f(jax.device_put(x, cpu))
+    np.testing.assert_array_equal(np.asarray(ref), (x + 1) * 2)
+
+
+SCRIPT = """
+import ctypes, sys
+import numpy as np
+import jax
+lib = ctypes.cdll.LoadLibrary({lib!r})
+x = np.arange(4, dtype=np.float32)
+def call():
+    return np.asarray(jax.jit(lambda x: jax.ffi.ffi_call("add_one_native", jax.ShapeDtypeStruct(x.shape, x.dtype))(x))(x))
+try:
+    jax.ffi.register_ffi_target("add_one_native", jax.ffi.pycapsule(lib.AddOne), platform="cpu")
+except Exception as e:
+    print("REGISTER-ERROR", type(e).__name__, e)
+else:
+    print("REGISTERED")
+print("BACKEND", jax.default_backend(), jax.devices()[0].platform, jax.devices()[0].client.platform_version[:60])
+try:
+    print("RESULT", call().tolist())
+except Exception as e:
+    print("CALL-ERROR", type(e).__name__, e)
+"""
+
+
+def test_register_native_before_backend_under_launcher(add_one_lib):
+    """Registered before any backend exists (the usual order in a script)."""
+    r = run_launched(SCRIPT.format(lib=str(add_one_lib)))
+    assert_no_crash(r)
+    assert r.returncode == 0, r.describe()
+    assert "REGISTERED" in r.stdout and "RESULT [1.0, 2.0, 3.0, 4.0]" in r.stdout, r.describe()
+
+
+def test_deny_native(add_one_lib):
+    r = run_launched(SCRIPT.format(lib=str(add_one_lib)), ["--deny-native", "--allow", "rms_norm"])
+    assert_no_crash(r)
+    assert r.returncode == 0, r.describe()
+    lines = [line for line in r.stdout.splitlines() if line.startswith("REGISTER-ERROR")]
+    assert lines, f"registration did not raise\n{r.describe()}"
+    assert "add_one_native" in lines[0] and "CYXLA_ALLOW_NATIVE" in lines[0], r.describe()
+    call = [line for line in r.stdout.splitlines() if line.startswith("CALL-ERROR")]
+    assert call, f"the call to the refused target did not fail\n{r.describe()}"
+    assert "add_one_native" in call[0], r.describe()
+    assert "RESULT" not in r.stdout, r.describe()
+
+
+def test_deny_native_by_environment(add_one_lib):
+    """CYXLA_ALLOW_NATIVE=0 without the launcher (plain python, JAX_PLATFORMS=cyxla)."""
+    from support import LIBRARY, run_python
+
+    r = run_python(
+        SCRIPT.format(lib=str(add_one_lib)),
+        env={"CYXLA_PJRT_LIBRARY": str(LIBRARY), "JAX_PLATFORMS": "cyxla", "CYXLA_ALLOW_NATIVE": "0"},
+    )
+    assert_no_crash(r)
+    assert "REGISTER-ERROR" in r.stdout and "CYXLA_ALLOW_NATIVE" in r.stdout, r.describe()
+    assert "CALL-ERROR" in r.stdout, r.describe()
+
+
+def test_operator_native_option(add_one_lib):
+    """--native TARGET=LIBRARY:SYMBOL: the operator's trusted handler, no registration in the script."""
+    code = """
+import numpy as np, jax
+x = np.arange(4, dtype=np.float32)
+y = jax.jit(lambda x: jax.ffi.ffi_call("op_add_one", jax.ShapeDtypeStruct(x.shape, x.dtype))(x))(x)
+print("RESULT", np.asarray(y).tolist())
+"""
+    r = run_launched(code, ["--native", f"op_add_one={add_one_lib}:AddOne", "--deny-native"])
+    assert_no_crash(r)
+    assert r.returncode == 0, r.describe()
+    assert "RESULT [1.0, 2.0, 3.0, 4.0]" in r.stdout, r.describe()
