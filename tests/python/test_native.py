@@ -16,7 +16,7 @@ import pytest
 
 import jax
 
-from support import VENV_PYTHON, assert_no_crash, run_launched
+from support import LIBRARY, assert_no_crash, run_launched, run_python
 
 SOURCE = r"""
 #include <cstddef>
@@ -75,6 +75,8 @@ import numpy as np
 import jax
 lib = ctypes.cdll.LoadLibrary({lib!r})
 x = np.arange(4, dtype=np.float32)
+if {late}:
+    print("DEVICES", len(jax.devices()))  # the backend exists before the registration
 def call():
     return np.asarray(jax.jit(lambda x: jax.ffi.ffi_call("add_one_native", jax.ShapeDtypeStruct(x.shape, x.dtype))(x))(x))
 try:
@@ -83,7 +85,7 @@ except Exception as e:
     print("REGISTER-ERROR", type(e).__name__, e)
 else:
     print("REGISTERED")
-print("BACKEND", jax.default_backend(), jax.devices()[0].platform, jax.devices()[0].client.platform_version[:60])
+print("BACKEND", jax.default_backend(), jax.devices()[0].platform)
 try:
     print("RESULT", call().tolist())
 except Exception as e:
@@ -91,16 +93,19 @@ except Exception as e:
 """
 
 
-def test_register_native_before_backend_under_launcher(add_one_lib):
-    """Registered before any backend exists (the usual order in a script)."""
-    r = run_launched(SCRIPT.format(lib=str(add_one_lib)))
+def script(lib, *, late: bool) -> str:
+    return SCRIPT.format(lib=str(lib), late=late)
+
+
+@pytest.mark.parametrize("late", [False, True], ids=["before-backend", "after-backend"])
+def test_register_native_under_launcher(add_one_lib, late):
+    r = run_launched(script(add_one_lib, late=late))
     assert_no_crash(r)
     assert r.returncode == 0, r.describe()
     assert "REGISTERED" in r.stdout and "RESULT [1.0, 2.0, 3.0, 4.0]" in r.stdout, r.describe()
 
 
-def test_deny_native(add_one_lib):
-    r = run_launched(SCRIPT.format(lib=str(add_one_lib)), ["--deny-native", "--allow", "rms_norm"])
+def assert_refused(r) -> None:
     assert_no_crash(r)
     assert r.returncode == 0, r.describe()
     lines = [line for line in r.stdout.splitlines() if line.startswith("REGISTER-ERROR")]
@@ -112,17 +117,19 @@ def test_deny_native(add_one_lib):
     assert "RESULT" not in r.stdout, r.describe()
 
 
+@pytest.mark.parametrize("late", [False, True], ids=["before-backend", "after-backend"])
+def test_deny_native(add_one_lib, late):
+    """--deny-native: the registration raises, naming the target and the setting.
+
+    before-backend is the usual order in a script (register, then compute).
+    """
+    assert_refused(run_launched(script(add_one_lib, late=late), ["--deny-native", "--allow", "rms_norm"]))
+
+
 def test_deny_native_by_environment(add_one_lib):
     """CYXLA_ALLOW_NATIVE=0 without the launcher (plain python, JAX_PLATFORMS=cyxla)."""
-    from support import LIBRARY, run_python
-
-    r = run_python(
-        SCRIPT.format(lib=str(add_one_lib)),
-        env={"CYXLA_PJRT_LIBRARY": str(LIBRARY), "JAX_PLATFORMS": "cyxla", "CYXLA_ALLOW_NATIVE": "0"},
-    )
-    assert_no_crash(r)
-    assert "REGISTER-ERROR" in r.stdout and "CYXLA_ALLOW_NATIVE" in r.stdout, r.describe()
-    assert "CALL-ERROR" in r.stdout, r.describe()
+    env = {"CYXLA_PJRT_LIBRARY": str(LIBRARY), "JAX_PLATFORMS": "cyxla", "CYXLA_ALLOW_NATIVE": "0"}
+    assert_refused(run_python(script(add_one_lib, late=True), env=env))
 
 
 def test_operator_native_option(add_one_lib):
