@@ -214,6 +214,16 @@ impl Plugin {
         self.api().struct_size
     }
 
+    /// The plugin's whole `PJRT_Api` table as bytes (`struct_size` of them),
+    /// for a library that wraps the plugin and serves a copy of its table.
+    pub fn table_bytes(&self) -> &'static [u8] {
+        let size = self.api().struct_size;
+        // SAFETY: the table is at least `struct_size` bytes (its own header
+        // says so, checked at load to cover the header), lives in the
+        // never-unloaded library and is never mutated (see `Inner`).
+        unsafe { std::slice::from_raw_parts(self.inner.api.cast::<u8>(), size) }
+    }
+
     /// The extensions in the plugin's chain, in chain order.
     pub fn extensions(&self) -> Vec<Extension> {
         self.inner.extensions.iter().map(|(e, _)| *e).collect()
