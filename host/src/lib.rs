@@ -50,6 +50,7 @@
 #![doc(test(attr(deny(warnings))))]
 
 pub mod cli;
+pub mod config;
 pub mod npy;
 pub mod session;
 

@@ -1,0 +1,402 @@
+//! The configuration of a host process that serves a PJRT client: the cyxla
+//! PJRT plugin library reads it when the first client is created, and the
+//! `cyxla-host ... -- COMMAND` launcher writes it for COMMAND.
+//!
+//! It comes from an optional TOML file named by `CYXLA_CONFIG` and from
+//! environment variables, which win over the file:
+//!
+//! | variable | file key | meaning | default |
+//! |---|---|---|---|
+//! | `CYXLA_PJRT_PLUGIN` | `plugin` | the real XLA PJRT plugin (.so) | the one `scripts/setup.sh` installs |
+//! | `CYXLA_GUESTS` | `guests` | the guests folder | the bundled guests |
+//! | `CYXLA_ALLOW` | `allow` | targets to register (`a,b`; `*` for all) | none |
+//! | `CYXLA_LIMITS` | `[limits]` | guest limits (`call_timeout=2s,memory=64MiB`) | README, "Limits" |
+//! | `CYXLA_NO_LAPACK` | `lapack` | `1`: no native LAPACK targets (file: `lapack = false`) | LAPACK on |
+//! | `CYXLA_ALLOW_NATIVE` | `allow_native` | may client code register native handlers | `1` (yes) |
+//! | `CYXLA_DEVICES` | `devices` | CPU devices of each client | the plugin's (4) |
+//! | `CYXLA_NATIVE` | `native` | trusted natives, `T=LIB:SYM` (`;`-separated) | none |
+//!
+//! Every problem is an error that names the variable or the file (with line
+//! and column) and what was expected: nothing is silently ignored.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::limits::{LimitOverrides, Limits};
+use crate::policy::AllowList;
+use crate::sandbox::GUESTS_ENV;
+use crate::session::{NativeSpec, PLUGIN_ENV};
+
+/// Names a TOML configuration file.
+pub const CONFIG_ENV: &str = "CYXLA_CONFIG";
+/// The targets to allow, comma-separated, or `*` for all.
+pub const ALLOW_ENV: &str = "CYXLA_ALLOW";
+/// Guest limits, comma-separated `NAME=VALUE`.
+pub const LIMITS_ENV: &str = "CYXLA_LIMITS";
+/// `1` turns the native LAPACK targets off.
+pub const NO_LAPACK_ENV: &str = "CYXLA_NO_LAPACK";
+/// `0` forbids native handler registrations from client code.
+pub const ALLOW_NATIVE_ENV: &str = "CYXLA_ALLOW_NATIVE";
+/// The number of CPU devices each client gets.
+pub const DEVICES_ENV: &str = "CYXLA_DEVICES";
+/// Trusted native handlers, `TARGET=LIBRARY:SYMBOL` separated by `;`.
+pub const NATIVE_ENV: &str = "CYXLA_NATIVE";
+/// The cyxla PJRT plugin library, for the Python package (`jax_plugins.cyxla`).
+pub const LIBRARY_ENV: &str = "CYXLA_PJRT_LIBRARY";
+
+/// The most devices a configuration may ask for.
+pub const MAX_DEVICES: u32 = 256;
+
+/// Every variable this module reads, for the launcher and for messages.
+pub const VARIABLES: [&str; 9] = [
+    CONFIG_ENV,
+    PLUGIN_ENV,
+    GUESTS_ENV,
+    ALLOW_ENV,
+    LIMITS_ENV,
+    NO_LAPACK_ENV,
+    ALLOW_NATIVE_ENV,
+    DEVICES_ENV,
+    NATIVE_ENV,
+];
+
+/// A host configuration, resolved from the file and the environment.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The real PJRT plugin; `None`: the installed default.
+    pub plugin: Option<PathBuf>,
+    /// The guests folder; `None`: the bundled guests.
+    pub guests: Option<PathBuf>,
+    /// Which guest targets are registered.
+    pub allow: AllowList,
+    /// The limits every guest runs under (a guest's side file still wins).
+    pub limits: Limits,
+    /// Whether the native LAPACK targets are registered.
+    pub lapack: bool,
+    /// Whether client code may register native handlers.
+    pub allow_native: bool,
+    /// CPU devices per client; `None`: the plugin's default.
+    pub devices: Option<u32>,
+    /// Trusted native handlers to register.
+    pub natives: Vec<NativeSpec>,
+}
+
+impl Default for Config {
+    /// Nothing allowed, default limits, LAPACK on, client natives allowed,
+    /// the installed plugin and the bundled guests.
+    fn default() -> Config {
+        Config {
+            plugin: None,
+            guests: None,
+            allow: AllowList::none(),
+            limits: Limits::default(),
+            lapack: true,
+            allow_native: true,
+            devices: None,
+            natives: Vec::new(),
+        }
+    }
+}
+
+/// The configuration file: every key optional, unknown keys rejected.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    plugin: Option<PathBuf>,
+    guests: Option<PathBuf>,
+    allow: Option<Vec<String>>,
+    limits: Option<LimitOverrides>,
+    lapack: Option<bool>,
+    allow_native: Option<bool>,
+    devices: Option<u32>,
+    native: Option<Vec<String>>,
+}
+
+impl Config {
+    /// The configuration of this process: `CYXLA_CONFIG`'s file, then the
+    /// environment variables.
+    ///
+    /// # Errors
+    ///
+    /// A file that cannot be read or parsed, an unknown key, a bad value;
+    /// the message names the file or variable.
+    pub fn from_env() -> Result<Config, String> {
+        Config::from_lookup(&|name| {
+            std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
+        })
+    }
+
+    /// As [`Config::from_env`], with `lookup` standing for the environment.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Config::from_env`].
+    pub fn from_lookup(lookup: &dyn Fn(&str) -> Option<String>) -> Result<Config, String> {
+        let mut config = Config::default();
+        if let Some(path) = lookup(CONFIG_ENV).filter(|p| !p.is_empty()) {
+            config.apply_file(Path::new(&path))?;
+        }
+        config.apply_env(lookup)?;
+        Ok(config)
+    }
+
+    /// Applies the TOML file at `path`; relative paths in it are relative to
+    /// the file's folder.
+    fn apply_file(&mut self, path: &Path) -> Result<(), String> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            format!(
+                "cannot read the configuration file {} ({CONFIG_ENV}): {e}",
+                path.display()
+            )
+        })?;
+        let file: File = toml::from_str(&text).map_err(|e| {
+            let at = e
+                .span()
+                .map(|span| {
+                    let (line, column) = line_column(&text, span.start);
+                    format!(" at line {line}, column {column}")
+                })
+                .unwrap_or_default();
+            format!("configuration file {}{at}: {}", path.display(), e.message())
+        })?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        let relative = |p: PathBuf| if p.is_relative() { base.join(p) } else { p };
+        let in_file = |what: String| format!("configuration file {}: {what}", path.display());
+        if let Some(p) = file.plugin {
+            self.plugin = Some(relative(p));
+        }
+        if let Some(g) = file.guests {
+            self.guests = Some(relative(g));
+        }
+        if let Some(allow) = file.allow {
+            self.allow = parse_allow(allow.iter().map(String::as_str)).map_err(in_file)?;
+        }
+        if let Some(limits) = &file.limits {
+            self.limits.apply(limits).map_err(in_file)?;
+        }
+        if let Some(lapack) = file.lapack {
+            self.lapack = lapack;
+        }
+        if let Some(allow_native) = file.allow_native {
+            self.allow_native = allow_native;
+        }
+        if let Some(devices) = file.devices {
+            self.devices = Some(check_devices(devices).map_err(in_file)?);
+        }
+        if let Some(native) = file.native {
+            self.natives = native
+                .iter()
+                .map(|s| {
+                    s.parse::<NativeSpec>()
+                        .map_err(|e| in_file(format!("native: {e}")))
+                })
+                .collect::<Result<_, _>>()?;
+        }
+        Ok(())
+    }
+
+    fn apply_env(&mut self, lookup: &dyn Fn(&str) -> Option<String>) -> Result<(), String> {
+        let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+        let bad = |name: &str, value: &str, what: &str| format!("{name}={value}: {what}");
+        if let Some(p) = var(PLUGIN_ENV) {
+            self.plugin = Some(PathBuf::from(p));
+        }
+        if let Some(g) = var(GUESTS_ENV) {
+            self.guests = Some(PathBuf::from(g));
+        }
+        if let Some(allow) = var(ALLOW_ENV) {
+            self.allow = parse_allow(allow.split(',')).map_err(|e| bad(ALLOW_ENV, &allow, &e))?;
+        }
+        if let Some(limits) = var(LIMITS_ENV) {
+            for setting in limits.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                let (name, value) = setting.split_once('=').ok_or_else(|| {
+                    bad(
+                        LIMITS_ENV,
+                        &limits,
+                        &format!("`{setting}` is not NAME=VALUE (e.g. call_timeout=2s)"),
+                    )
+                })?;
+                self.limits
+                    .set(name.trim(), value.trim())
+                    .map_err(|e| format!("{LIMITS_ENV}: {}", e.message))?;
+            }
+        }
+        if let Some(v) = var(NO_LAPACK_ENV) {
+            self.lapack = !parse_bool(&v).map_err(|e| bad(NO_LAPACK_ENV, &v, &e))?;
+        }
+        if let Some(v) = var(ALLOW_NATIVE_ENV) {
+            self.allow_native = parse_bool(&v).map_err(|e| bad(ALLOW_NATIVE_ENV, &v, &e))?;
+        }
+        if let Some(v) = var(DEVICES_ENV) {
+            let n = v
+                .trim()
+                .parse::<u32>()
+                .map_err(|_| bad(DEVICES_ENV, &v, "expected a number of devices, e.g. 2"))?;
+            self.devices = Some(check_devices(n).map_err(|e| bad(DEVICES_ENV, &v, &e))?);
+        }
+        if let Some(v) = var(NATIVE_ENV) {
+            self.natives = v
+                .split(';')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|s| {
+                    s.parse::<NativeSpec>()
+                        .map_err(|e| format!("{NATIVE_ENV}: {e}"))
+                })
+                .collect::<Result<_, _>>()?;
+        }
+        Ok(())
+    }
+}
+
+/// An allow-list from names; `*` (or `all`) alone allows every target.
+fn parse_allow<'a>(names: impl Iterator<Item = &'a str>) -> Result<AllowList, String> {
+    let names: Vec<&str> = names.map(str::trim).filter(|n| !n.is_empty()).collect();
+    if names.iter().any(|n| *n == "*" || *n == "all") {
+        if names.len() > 1 {
+            return Err("`*` (all targets) cannot be combined with target names".to_owned());
+        }
+        return Ok(AllowList::all());
+    }
+    if let Some(bad) = names.iter().find(|n| {
+        !n.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-$".contains(c))
+    }) {
+        return Err(format!(
+            "`{bad}` is not a target name (letters, digits, `_`, `.`, `-`, `$`)"
+        ));
+    }
+    Ok(AllowList::targets(names.iter().copied()))
+}
+
+fn parse_bool(value: &str) -> Result<bool, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err("expected 1 or 0 (true/false, yes/no, on/off)".to_owned()),
+    }
+}
+
+fn check_devices(n: u32) -> Result<u32, String> {
+    if (1..=MAX_DEVICES).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!("devices must be 1 to {MAX_DEVICES}, got {n}"))
+    }
+}
+
+/// 1-based line and column of byte offset `at` in `text`.
+fn line_column(text: &str, at: usize) -> (usize, usize) {
+    let before = &text[..at.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    fn load(vars: &[(&str, &str)]) -> Result<Config, String> {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        Config::from_lookup(&|name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn defaults_deny_every_target_and_keep_lapack() {
+        let config = load(&[]).unwrap();
+        assert!(!config.allow.allows("rms_norm"));
+        assert!(config.lapack && config.allow_native);
+        assert_eq!(config.devices, None);
+    }
+
+    #[test]
+    fn environment_settings_are_read() {
+        let config = load(&[
+            (ALLOW_ENV, "rms_norm, scale_any"),
+            (LIMITS_ENV, "call_timeout=2s,memory=64MiB"),
+            (NO_LAPACK_ENV, "1"),
+            (ALLOW_NATIVE_ENV, "0"),
+            (DEVICES_ENV, "2"),
+            (NATIVE_ENV, "t=lib.so:sym; u=./x.so:y"),
+        ])
+        .unwrap();
+        assert!(config.allow.allows("scale_any") && !config.allow.allows("trap"));
+        assert_eq!(
+            config.limits.call_timeout,
+            std::time::Duration::from_secs(2)
+        );
+        assert_eq!(config.limits.memory_bytes, 64 << 20);
+        assert!(!config.lapack && !config.allow_native);
+        assert_eq!(config.devices, Some(2));
+        assert_eq!(config.natives.len(), 2);
+        assert!(load(&[(ALLOW_ENV, "*")]).unwrap().allow.allows_all());
+    }
+
+    #[test]
+    fn bad_values_name_the_variable() {
+        for (vars, want) in [
+            (vec![(LIMITS_ENV, "speed=3")], LIMITS_ENV),
+            (vec![(LIMITS_ENV, "memory")], "not NAME=VALUE"),
+            (vec![(DEVICES_ENV, "0")], "devices must be 1 to"),
+            (vec![(DEVICES_ENV, "two")], DEVICES_ENV),
+            (vec![(ALLOW_NATIVE_ENV, "maybe")], ALLOW_NATIVE_ENV),
+            (vec![(ALLOW_ENV, "*,rms_norm")], "cannot be combined"),
+            (vec![(ALLOW_ENV, "a b")], "is not a target name"),
+            (vec![(NATIVE_ENV, "nonsense")], NATIVE_ENV),
+            (vec![(CONFIG_ENV, "/nonexistent/cyxla.toml")], "cannot read"),
+        ] {
+            let err = load(&vars).unwrap_err();
+            assert!(err.contains(want), "{vars:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn the_file_is_read_and_the_environment_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cyxla.toml");
+        std::fs::write(
+            &path,
+            "guests = \"kernels\"\nallow = [\"rms_norm\"]\nlapack = false\ndevices = 3\n\
+             [limits]\ncall_timeout = \"3s\"\n",
+        )
+        .unwrap();
+        let file = path.to_str().unwrap();
+        let config = load(&[(CONFIG_ENV, file)]).unwrap();
+        assert_eq!(config.guests, Some(dir.path().join("kernels")));
+        assert!(config.allow.allows("rms_norm") && !config.lapack);
+        assert_eq!(config.devices, Some(3));
+        assert_eq!(
+            config.limits.call_timeout,
+            std::time::Duration::from_secs(3)
+        );
+        let config = load(&[(CONFIG_ENV, file), (DEVICES_ENV, "1"), (ALLOW_ENV, "trap")]).unwrap();
+        assert_eq!(config.devices, Some(1));
+        assert!(config.allow.allows("trap") && !config.allow.allows("rms_norm"));
+    }
+
+    #[test]
+    fn file_errors_give_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cyxla.toml");
+        for (text, want) in [
+            ("allow = [\"a\"]\ncolour = 1\n", "line 2, column 1"),
+            ("devices = \"x\"\n", "line 1"),
+            ("[limits]\nspeed = \"1s\"\n", "line 2"),
+            ("allow = [\n", "line"),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let err = load(&[(CONFIG_ENV, path.to_str().unwrap())]).unwrap_err();
+            assert!(
+                err.contains(want) && err.contains("cyxla.toml"),
+                "{text:?}: {err}"
+            );
+        }
+    }
+}
