@@ -8,7 +8,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, anyhow, bail};
 use plugin_glue::ffi::xla_ffi::XLA_FFI_Handler;
 use plugin_glue::plugin::Plugin;
-use plugin_glue::registry;
+use plugin_glue::{lapack, registry};
+
+use crate::config::Config;
+use crate::limits::Limits;
+use crate::policy::AllowList;
+use crate::sandbox::Sandbox;
 
 /// Environment variable naming the PJRT plugin to load.
 pub const PLUGIN_ENV: &str = "CYXLA_PJRT_PLUGIN";
@@ -45,6 +50,159 @@ impl std::str::FromStr for NativeSpec {
             symbol: symbol.to_owned(),
         })
     }
+}
+
+/// What a host process registers: the settings shared by the `cyxla-host`
+/// command line and the cyxla PJRT plugin library.
+#[derive(Clone, Debug, Default)]
+pub struct Setup {
+    /// The real PJRT plugin; `None`: [`find_plugin`]'s default.
+    pub plugin: Option<PathBuf>,
+    /// Trusted native handlers.
+    pub natives: Vec<NativeSpec>,
+    /// The guests folder; `None`: [`Sandbox::default_guests_dir`].
+    pub guests: Option<PathBuf>,
+    /// Which guest targets are registered.
+    pub policy: AllowList,
+    /// Guest limits.
+    pub limits: Limits,
+    /// Whether the native LAPACK targets are registered.
+    pub lapack: bool,
+    /// Whether a target the policy names but no guest serves is an error
+    /// (`true`) or a warning.
+    pub strict: bool,
+}
+
+impl Setup {
+    /// The setup a [`Config`] describes; strict: a named target that no
+    /// guest serves is an error.
+    pub fn from_config(config: &Config) -> Setup {
+        Setup {
+            plugin: config.plugin.clone(),
+            natives: config.natives.clone(),
+            guests: config.guests.clone(),
+            policy: config.allow.clone(),
+            limits: config.limits.clone(),
+            lapack: config.lapack,
+            strict: true,
+        }
+    }
+
+    /// The guests folder this setup uses.
+    pub fn guests_dir(&self) -> PathBuf {
+        self.guests
+            .clone()
+            .unwrap_or_else(Sandbox::default_guests_dir)
+    }
+
+    /// Loads the guests (if there is a folder, or one was asked for) and
+    /// checks the policy against them, without registering anything.
+    ///
+    /// # Errors
+    ///
+    /// The folder is missing although guests were asked for, cannot be
+    /// read, or (strict) a named target is served by no guest.
+    pub fn sandbox(&self) -> Result<Option<Sandbox>> {
+        let dir = self.guests_dir();
+        let explicit = self.guests.is_some()
+            || self.policy.allows_all()
+            || self.policy.named().next().is_some();
+        if !dir.is_dir() {
+            if explicit {
+                bail!(
+                    "guests folder {} does not exist (set {} or --guests to a folder of .wasm \
+                     modules; build the bundled guests with scripts/setup.sh)",
+                    dir.display(),
+                    crate::sandbox::GUESTS_ENV
+                );
+            }
+            return Ok(None);
+        }
+        let sandbox = Sandbox::new(&dir, self.policy.clone(), self.limits.clone())
+            .with_context(|| format!("cannot load the guests in {}", dir.display()))?;
+        for rejected in sandbox.guests().rejected() {
+            tracing::warn!(
+                "guest {} rejected: {}",
+                rejected.path.display(),
+                rejected.error
+            );
+        }
+        let unserved = sandbox.unserved();
+        if self.strict && !unserved.is_empty() {
+            let served: Vec<&str> = sandbox.guests().targets().map(|(t, _)| t).collect();
+            let why: Vec<String> = unserved
+                .iter()
+                .map(|t| {
+                    sandbox
+                        .hint_for_unregistered(t)
+                        .unwrap_or_else(|| format!("no guest serves `{t}`"))
+                })
+                .collect();
+            bail!(
+                "allowed target(s) not served by any guest in {}: {}; the guests there serve: {}",
+                dir.display(),
+                why.join("; "),
+                if served.is_empty() {
+                    "nothing".to_owned()
+                } else {
+                    served.join(", ")
+                }
+            );
+        }
+        for target in unserved {
+            tracing::warn!("--allow {target}: no guest in {} serves it", dir.display());
+        }
+        Ok(Some(sandbox))
+    }
+}
+
+/// A loaded plugin and what serves its targets.
+#[derive(Debug)]
+pub struct Host {
+    /// The real PJRT plugin.
+    pub plugin: Plugin,
+    /// The guests, if a folder was loaded.
+    pub sandbox: Option<Sandbox>,
+}
+
+/// Loads the plugin and registers every handler `setup` asks for: natives,
+/// the LAPACK targets (unless turned off), then the allowed guest targets.
+///
+/// # Errors
+///
+/// Each step's, with what it was doing and which plugin, file or target.
+pub fn start(setup: &Setup) -> Result<Host> {
+    let path = find_plugin(setup.plugin.as_deref())?;
+    let plugin = Plugin::load(&path)
+        .with_context(|| format!("cannot load PJRT plugin {}", path.display()))?;
+    start_with(plugin, setup)
+}
+
+/// [`start`] with an already loaded plugin.
+///
+/// # Errors
+///
+/// As for [`start`].
+pub fn start_with(plugin: Plugin, setup: &Setup) -> Result<Host> {
+    let sandbox = setup.sandbox()?;
+    for spec in &setup.natives {
+        register_native(&plugin, spec)?;
+    }
+    if setup.lapack {
+        for (target, handler) in lapack::targets() {
+            if setup.natives.iter().any(|n| n.target == target) {
+                continue;
+            }
+            registry::register_with_origin(&plugin, target, handler, "native LAPACK".into())
+                .with_context(|| format!("cannot register LAPACK target `{target}`"))?;
+        }
+    }
+    if let Some(sandbox) = &sandbox {
+        sandbox
+            .register_allowed(&plugin)
+            .context("cannot register the allowed guest targets")?;
+    }
+    Ok(Host { plugin, sandbox })
 }
 
 /// Finds the PJRT plugin: `explicit` (from `--plugin` or the

@@ -8,25 +8,34 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
+use cyxla_host::cli::launch::{self, LaunchArgs};
 use cyxla_host::cli::run::{self, Failure, RunArgs};
 use cyxla_host::cli::{check, list};
 use cyxla_host::limits::LimitSetting;
-use cyxla_host::session::{self, NativeSpec};
-use cyxla_host::{AllowList, Limits, Sandbox};
-use plugin_glue::plugin::Plugin;
-use plugin_glue::{lapack, registry};
+use cyxla_host::session::{self, NativeSpec, Setup};
+use cyxla_host::{AllowList, Limits};
+use plugin_glue::lapack;
 
 /// Run XLA custom-call kernels on a PJRT plugin: trusted natives, the
 /// native LAPACK targets, and wasm guests in sandboxes.
+///
+/// `cyxla-host [HOST OPTIONS] -- COMMAND [ARGS]...` runs COMMAND (a Python
+/// script, jupyter, a notebook kernel) with the cyxla PJRT plugin
+/// configured by these options: JAX inside it runs on platform `cyxla`.
 #[derive(Parser, Debug)]
 #[command(name = "cyxla-host", version, about, propagate_version = true)]
+#[command(subcommand_negates_reqs = true)]
 struct Cli {
     #[command(flatten)]
     host: HostArgs,
+    #[command(flatten)]
+    launch: LaunchArgs,
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    /// The command to run with the cyxla PJRT plugin (after `--`)
+    #[arg(last = true, value_name = "COMMAND")]
+    exec: Vec<String>,
 }
 
 /// Options that set up the host, shared by every subcommand.
@@ -57,6 +66,36 @@ struct HostArgs {
 }
 
 impl HostArgs {
+    fn setup(&self) -> Setup {
+        Setup {
+            plugin: self.plugin.clone(),
+            natives: self.natives.clone(),
+            guests: self.guests.clone(),
+            policy: self.policy(),
+            limits: self.limits(),
+            lapack: !self.no_lapack,
+            strict: false,
+        }
+    }
+
+    /// The launcher's view of these options: the environment variables of
+    /// the options given.
+    fn launch_options(&self) -> launch::HostOptions {
+        launch::HostOptions {
+            plugin: self.plugin.clone(),
+            natives: self.natives.clone(),
+            guests: self.guests.clone(),
+            allow: self.allow.clone(),
+            allow_all: self.allow_all,
+            no_lapack: self.no_lapack,
+            limits: self
+                .limits
+                .iter()
+                .map(|l| format!("{}={}", l.name, l.value))
+                .collect(),
+        }
+    }
+
     fn policy(&self) -> AllowList {
         if self.allow_all {
             AllowList::all()
@@ -78,9 +117,7 @@ impl HostArgs {
     }
 
     fn guests_dir(&self) -> PathBuf {
-        self.guests
-            .clone()
-            .unwrap_or_else(Sandbox::default_guests_dir)
+        self.setup().guests_dir()
     }
 }
 
@@ -172,9 +209,31 @@ fn init_logging() {
 }
 
 fn real_main(cli: Cli) -> Result<(), Failure> {
-    match cli.command {
+    let command = match cli.command {
+        Some(command) => {
+            if !cli.exec.is_empty() {
+                return Err(Failure::Setup(anyhow::anyhow!(
+                    "`-- {}` runs a command; it cannot follow a subcommand",
+                    cli.exec.join(" ")
+                )));
+            }
+            command
+        }
+        None if !cli.exec.is_empty() => {
+            return launch::launch(&cli.host.launch_options(), &cli.launch, &cli.exec)
+                .map_err(Failure::Setup);
+        }
+        None => {
+            return Err(Failure::Setup(anyhow::anyhow!(
+                "nothing to do: give a subcommand (run, list, check) or `-- COMMAND` \
+                 (see cyxla-host --help)"
+            )));
+        }
+    };
+    match command {
         Command::Run(cmd) => {
-            let host = start(&cli.host).map_err(Failure::Setup)?;
+            let setup = cli.host.setup();
+            let host = session::start(&setup).map_err(Failure::Setup)?;
             let args = RunArgs {
                 program: cmd.program,
                 inputs: cmd.inputs,
@@ -222,58 +281,4 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
             }
         }
     }
-}
-
-/// The loaded plugin and what serves its targets.
-struct Host {
-    plugin: Plugin,
-    sandbox: Option<Sandbox>,
-}
-
-/// Loads the plugin and registers every handler asked for: natives, the
-/// LAPACK targets (unless --no-lapack), then the allowed guest targets.
-fn start(args: &HostArgs) -> anyhow::Result<Host> {
-    let path = session::find_plugin(args.plugin.as_deref())?;
-    let plugin = Plugin::load(&path)
-        .with_context(|| format!("cannot load PJRT plugin {}", path.display()))?;
-    for spec in &args.natives {
-        session::register_native(&plugin, spec)?;
-    }
-    if !args.no_lapack {
-        for (target, handler) in lapack::targets() {
-            if args.natives.iter().any(|n| n.target == target) {
-                continue;
-            }
-            registry::register_with_origin(&plugin, target, handler, "native LAPACK".into())
-                .with_context(|| format!("cannot register LAPACK target `{target}`"))?;
-        }
-    }
-    let dir = args.guests_dir();
-    let explicit = args.guests.is_some() || !args.allow.is_empty() || args.allow_all;
-    let sandbox = if dir.is_dir() {
-        let sandbox = Sandbox::new(&dir, args.policy(), args.limits())
-            .with_context(|| format!("cannot load the guests in {}", dir.display()))?;
-        for rejected in sandbox.guests().rejected() {
-            tracing::warn!(
-                "guest {} rejected: {}",
-                rejected.path.display(),
-                rejected.error
-            );
-        }
-        for target in sandbox.unserved() {
-            tracing::warn!("--allow {target}: no guest in {} serves it", dir.display());
-        }
-        sandbox
-            .register_allowed(&plugin)
-            .context("cannot register the allowed guest targets")?;
-        Some(sandbox)
-    } else if explicit {
-        anyhow::bail!(
-            "guests folder {} does not exist (build the bundled guests with scripts/setup.sh)",
-            dir.display()
-        );
-    } else {
-        None
-    };
-    Ok(Host { plugin, sandbox })
 }

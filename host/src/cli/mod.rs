@@ -2,5 +2,6 @@
 //! tests and other front ends can call them.
 
 pub mod check;
+pub mod launch;
 pub mod list;
 pub mod run;
