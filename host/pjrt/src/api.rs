@@ -1,0 +1,272 @@
+//! The `PJRT_Api` table this library serves: a copy of the real plugin's,
+//! with the few slots cyxla must own replaced.
+//!
+//! | slot | ours because |
+//! |---|---|
+//! | 0–2 `PJRT_Error_{Destroy,Message,GetCode}` | our errors (configuration, policy) travel beside the real plugin's |
+//! | 3 `PJRT_Plugin_Initialize` | the real plugin was initialised when it was loaded |
+//! | 10 `PJRT_Client_Create` | configure once, report a bad configuration, set the device count |
+//! | `extension_start` | the FFI extension's `register_handler` applies policy |
+//!
+//! If the real plugin cannot be loaded (or the configuration is bad) the
+//! table is a stand-in whose `PJRT_Client_Create` returns the reason.
+
+use std::ffi::c_void;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::OnceLock;
+
+use plugin_glue::ffi::pjrt::{
+    PJRT_API_FUNCTIONS_OFFSET, PJRT_API_MAJOR, PJRT_API_MINOR, PJRT_Api,
+    PJRT_Api_Version_STRUCT_SIZE, PJRT_Client_Create_Args, PJRT_Client_Create_Fn, PJRT_Error,
+    PJRT_Error_Destroy_Fn, PJRT_Error_GetCode_Fn, PJRT_Error_Message_Fn, PJRT_NamedValue,
+    PJRT_Plugin_Attributes_Args, PJRT_Plugin_Initialize_Args, slot,
+};
+
+use crate::errors::{self, INTERNAL, INVALID_ARGUMENT};
+use crate::{ffi_extension, state};
+
+/// The option that sets the CPU plugin's device count.
+const DEVICE_COUNT_OPTION: &str = "cpu_device_count";
+
+/// Slots in the stand-in table (those of PJRT 0.115, the default plugin's).
+const STAND_IN_SLOTS: usize = 138;
+
+/// The real plugin's error functions.
+#[derive(Clone, Copy)]
+pub struct RealErrorFns {
+    /// `PJRT_Error_Destroy`.
+    pub destroy: PJRT_Error_Destroy_Fn,
+    /// `PJRT_Error_Message`.
+    pub message: PJRT_Error_Message_Fn,
+    /// `PJRT_Error_GetCode`.
+    pub get_code: PJRT_Error_GetCode_Fn,
+}
+
+/// The table served, and the real functions that our slots forward to.
+struct Table {
+    /// The table, 8-byte aligned; leaked: clients keep pointers into it.
+    words: &'static [u64],
+    real_errors: Option<RealErrorFns>,
+    real_client_create: Option<PJRT_Client_Create_Fn>,
+}
+
+static TABLE: OnceLock<Table> = OnceLock::new();
+
+/// The table (built on first use). NULL only if building it panicked.
+pub fn get() -> *const PJRT_Api {
+    catch_unwind(|| table().words.as_ptr().cast::<PJRT_Api>()).unwrap_or(std::ptr::null())
+}
+
+fn table() -> &'static Table {
+    TABLE.get_or_init(|| match &state::get().real {
+        Ok(plugin) => wrap(plugin.table_bytes()),
+        Err(_) => stand_in(),
+    })
+}
+
+/// The real plugin's error functions, if a real plugin was loaded.
+pub fn real_error_fns() -> Option<RealErrorFns> {
+    table().real_errors
+}
+
+/// Runs a fallible entry point's body; a panic becomes an INTERNAL error.
+pub fn guard(body: impl FnOnce() -> *mut PJRT_Error) -> *mut PJRT_Error {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(error) => error,
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_owned());
+            errors::new(INTERNAL, format!("cyxla: internal error: {what}"))
+        }
+    }
+}
+
+/// Runs a `void` entry point's body; a panic is logged and swallowed.
+pub fn guard_void(body: impl FnOnce()) {
+    if catch_unwind(AssertUnwindSafe(body)).is_err() {
+        tracing::error!("cyxla: internal error (panic) in a PJRT error function");
+    }
+}
+
+/// A function pointer as a table word.
+fn word(f: *const c_void) -> u64 {
+    f as usize as u64
+}
+
+/// Word index of function slot `index`.
+const fn slot_word(index: usize) -> usize {
+    (PJRT_API_FUNCTIONS_OFFSET + 8 * index) / 8
+}
+
+/// A copy of the real table with our slots in it.
+fn wrap(real: &'static [u8]) -> Table {
+    let mut words = vec![0u64; real.len().div_ceil(8)];
+    for (i, chunk) in real.chunks(8).enumerate() {
+        let mut bytes = [0u8; 8];
+        bytes[..chunk.len()].copy_from_slice(chunk);
+        words[i] = u64::from_ne_bytes(bytes);
+    }
+    let slots = (real.len().saturating_sub(PJRT_API_FUNCTIONS_OFFSET)) / 8;
+    let real_fn = |index: usize| -> usize {
+        if index < slots {
+            words[slot_word(index)] as usize
+        } else {
+            0
+        }
+    };
+    // SAFETY: each word read is the plugin's function pointer in that slot
+    // (non-NULL checked), whose C signature is the one `slot::*` names
+    // (pjrt_c_api.h; the table is append-only, ABI reference §4.1).
+    let real_errors = unsafe {
+        match (real_fn(0), real_fn(1), real_fn(2)) {
+            (0, _, _) | (_, 0, _) | (_, _, 0) => None,
+            (d, m, c) => Some(RealErrorFns {
+                destroy: std::mem::transmute::<usize, PJRT_Error_Destroy_Fn>(d),
+                message: std::mem::transmute::<usize, PJRT_Error_Message_Fn>(m),
+                get_code: std::mem::transmute::<usize, PJRT_Error_GetCode_Fn>(c),
+            }),
+        }
+    };
+    let real_client_create = match real_fn(slot::PJRT_Client_Create.index()) {
+        0 => None,
+        // SAFETY: as above, slot 10 is `PJRT_Client_Create`.
+        f => Some(unsafe { std::mem::transmute::<usize, PJRT_Client_Create_Fn>(f) }),
+    };
+    let mut set = |index: usize, f: *const c_void| {
+        if index < slots {
+            words[slot_word(index)] = word(f);
+        }
+    };
+    set(0, errors::destroy as *const c_void);
+    set(1, errors::message as *const c_void);
+    set(2, errors::get_code as *const c_void);
+    set(3, plugin_initialize as *const c_void);
+    set(
+        slot::PJRT_Client_Create.index(),
+        client_create as *const c_void,
+    );
+    // extension_start, the table's second word.
+    words[1] = ffi_extension::wrap_chain(words[1] as usize as *const c_void) as usize as u64;
+    Table {
+        words: Vec::leak(words),
+        real_errors,
+        real_client_create,
+    }
+}
+
+/// The table served when there is no real plugin: enough for a client to
+/// load it, initialise it and learn why no client can be created.
+fn stand_in() -> Table {
+    let size = PJRT_API_FUNCTIONS_OFFSET + 8 * STAND_IN_SLOTS;
+    let mut words = vec![0u64; size / 8];
+    words[0] = size as u64;
+    words[2] = PJRT_Api_Version_STRUCT_SIZE as u64;
+    // major_version (int, offset 32) and minor_version (int, offset 36).
+    words[4] = u64::from(PJRT_API_MAJOR as u32) | (u64::from(PJRT_API_MINOR as u32) << 32);
+    words[slot_word(0)] = word(errors::destroy as *const c_void);
+    words[slot_word(1)] = word(errors::message as *const c_void);
+    words[slot_word(2)] = word(errors::get_code as *const c_void);
+    words[slot_word(3)] = word(plugin_initialize as *const c_void);
+    words[slot_word(4)] = word(plugin_attributes as *const c_void);
+    words[slot_word(slot::PJRT_Client_Create.index())] = word(client_create as *const c_void);
+    Table {
+        words: Vec::leak(words),
+        real_errors: None,
+        real_client_create: None,
+    }
+}
+
+/// `PJRT_Plugin_Initialize`: the real plugin was initialised when loaded.
+unsafe extern "C" fn plugin_initialize(_args: *mut PJRT_Plugin_Initialize_Args) -> *mut PJRT_Error {
+    std::ptr::null_mut()
+}
+
+/// `PJRT_Plugin_Attributes` of the stand-in: none.
+///
+/// # Safety
+///
+/// `args` must be a valid, writable `PJRT_Plugin_Attributes_Args`.
+unsafe extern "C" fn plugin_attributes(args: *mut PJRT_Plugin_Attributes_Args) -> *mut PJRT_Error {
+    guard(|| {
+        if args.is_null() {
+            return errors::new(INVALID_ARGUMENT, "PJRT_Plugin_Attributes: NULL args");
+        }
+        // SAFETY: non-NULL and valid (caller's contract).
+        unsafe {
+            (*args).attributes = std::ptr::null();
+            (*args).num_attributes = 0;
+        }
+        std::ptr::null_mut()
+    })
+}
+
+/// `PJRT_Client_Create`: configure (once), then the real plugin's, with the
+/// configured device count unless the client sets one.
+///
+/// # Safety
+///
+/// `args` must be a valid `PJRT_Client_Create_Args` (PJRT contract).
+unsafe extern "C" fn client_create(args: *mut PJRT_Client_Create_Args) -> *mut PJRT_Error {
+    guard(|| {
+        if args.is_null() {
+            return errors::new(INVALID_ARGUMENT, "PJRT_Client_Create: NULL args");
+        }
+        let state = state::get();
+        if let Err(message) = state.ready() {
+            return errors::new(INVALID_ARGUMENT, message);
+        }
+        let Some(real) = table().real_client_create else {
+            return errors::new(INTERNAL, "cyxla: the XLA plugin has no PJRT_Client_Create");
+        };
+        let devices = state.config.as_ref().ok().and_then(|c| c.devices);
+        // SAFETY: `args` is valid (caller's contract); its options array has
+        // `num_options` entries (PJRT contract).
+        let options: &[PJRT_NamedValue] = unsafe {
+            let args = &*args;
+            if args.create_options.is_null() || args.num_options == 0 {
+                &[]
+            } else {
+                std::slice::from_raw_parts(args.create_options, args.num_options)
+            }
+        };
+        let Some(devices) = devices.filter(|_| !options.iter().any(names_device_count)) else {
+            // SAFETY: the real plugin's `PJRT_Client_Create`, with the
+            // client's own valid arguments.
+            return unsafe { real(args) };
+        };
+        let mut with_count: Vec<PJRT_NamedValue> = Vec::with_capacity(options.len() + 1);
+        for option in options {
+            // SAFETY: `PJRT_NamedValue` is plain data (integers, pointers, a
+            // union of scalars); a bitwise copy borrows the same strings and
+            // arrays, which outlive this call (the client's).
+            with_count.push(unsafe { std::ptr::read(option) });
+        }
+        with_count.push(PJRT_NamedValue::int64(
+            DEVICE_COUNT_OPTION,
+            i64::from(devices),
+        ));
+        // SAFETY: `args` is valid and writable; the options are swapped for
+        // a copy that lives until after the call and restored afterwards.
+        unsafe {
+            let saved = ((*args).create_options, (*args).num_options);
+            (*args).create_options = with_count.as_ptr();
+            (*args).num_options = with_count.len();
+            let error = real(args);
+            ((*args).create_options, (*args).num_options) = saved;
+            error
+        }
+    })
+}
+
+/// Whether `option` is `cpu_device_count`.
+fn names_device_count(option: &PJRT_NamedValue) -> bool {
+    if option.name.is_null() {
+        return false;
+    }
+    // SAFETY: a client's option names `name_size` bytes at `name`.
+    let name = unsafe { std::slice::from_raw_parts(option.name.cast::<u8>(), option.name_size) };
+    name == DEVICE_COUNT_OPTION.as_bytes()
+}

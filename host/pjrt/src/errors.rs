@@ -1,0 +1,127 @@
+//! `PJRT_Error`s made by this library, beside the real plugin's.
+//!
+//! A client frees every error with the table's `PJRT_Error_Destroy` and reads
+//! it with `PJRT_Error_Message` / `PJRT_Error_GetCode`; those slots are ours
+//! and tell our errors (their addresses are kept in a set) from the real
+//! plugin's, which they forward.
+
+use std::collections::HashSet;
+use std::ffi::c_char;
+use std::sync::{Mutex, PoisonError};
+
+use plugin_glue::ffi::pjrt::{
+    PJRT_Error, PJRT_Error_Code, PJRT_Error_Destroy_Args, PJRT_Error_GetCode_Args,
+    PJRT_Error_Message_Args,
+};
+
+/// PJRT's `PJRT_Error_Code_INVALID_ARGUMENT`.
+pub const INVALID_ARGUMENT: PJRT_Error_Code = 3;
+/// PJRT's `PJRT_Error_Code_PERMISSION_DENIED`.
+pub const PERMISSION_DENIED: PJRT_Error_Code = 7;
+/// PJRT's `PJRT_Error_Code_INTERNAL`.
+pub const INTERNAL: PJRT_Error_Code = 13;
+
+/// One of our errors.
+struct OwnError {
+    code: PJRT_Error_Code,
+    message: String,
+}
+
+/// Addresses of our live errors.
+static LIVE: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
+
+fn live() -> std::sync::MutexGuard<'static, Option<HashSet<usize>>> {
+    // Every update is one insert or remove: a panic cannot leave it torn.
+    LIVE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A new error the client owns, freed by [`destroy`].
+pub fn new(code: PJRT_Error_Code, message: impl Into<String>) -> *mut PJRT_Error {
+    let message = message.into();
+    tracing::debug!(code, "{message}");
+    let error = Box::into_raw(Box::new(OwnError { code, message }));
+    live()
+        .get_or_insert_with(HashSet::new)
+        .insert(error as usize);
+    error.cast()
+}
+
+fn is_own(error: *const PJRT_Error) -> bool {
+    live()
+        .as_ref()
+        .is_some_and(|set| set.contains(&(error as usize)))
+}
+
+/// `PJRT_Error_Destroy`: frees our error, or forwards to the real plugin's.
+///
+/// # Safety
+///
+/// `args` must be a valid `PJRT_Error_Destroy_Args` naming a live error of
+/// this table (PJRT contract).
+pub unsafe extern "C" fn destroy(args: *mut PJRT_Error_Destroy_Args) {
+    crate::api::guard_void(|| {
+        // SAFETY: caller's contract: `args` is valid.
+        let error = unsafe { (*args).error };
+        let own = {
+            let mut set = live();
+            set.as_mut().is_some_and(|s| s.remove(&(error as usize)))
+        };
+        if own {
+            // SAFETY: the address was in the set, so it came from
+            // `Box::into_raw` in `new` and is freed exactly once (removed above).
+            drop(unsafe { Box::from_raw(error.cast::<OwnError>()) });
+        } else if let Some(real) = crate::api::real_error_fns().map(|f| f.destroy) {
+            // SAFETY: not ours, so the real plugin made it; forwarded as given.
+            unsafe { real(args) };
+        }
+    });
+}
+
+/// `PJRT_Error_Message`: our error's message, or the real plugin's.
+///
+/// # Safety
+///
+/// As for [`destroy`], with `PJRT_Error_Message_Args`.
+pub unsafe extern "C" fn message(args: *mut PJRT_Error_Message_Args) {
+    crate::api::guard_void(|| {
+        // SAFETY: caller's contract: `args` is valid.
+        let error = unsafe { (*args).error };
+        if is_own(error) {
+            // SAFETY: ours and live (in the set); the client does not destroy
+            // it while reading it, so the message outlives this call.
+            let own = unsafe { &*error.cast::<OwnError>() };
+            // SAFETY: `args` is valid and writable (caller's contract).
+            unsafe {
+                (*args).message = own.message.as_ptr().cast::<c_char>();
+                (*args).message_size = own.message.len();
+            }
+        } else if let Some(real) = crate::api::real_error_fns().map(|f| f.message) {
+            // SAFETY: the real plugin's error; forwarded as given.
+            unsafe { real(args) };
+        }
+    });
+}
+
+/// `PJRT_Error_GetCode`: our error's code, or the real plugin's.
+///
+/// # Safety
+///
+/// As for [`destroy`], with `PJRT_Error_GetCode_Args`.
+pub unsafe extern "C" fn get_code(args: *mut PJRT_Error_GetCode_Args) -> *mut PJRT_Error {
+    crate::api::guard(|| {
+        // SAFETY: caller's contract: `args` is valid.
+        let error = unsafe { (*args).error };
+        if is_own(error) {
+            // SAFETY: ours and live (in the set).
+            let code = unsafe { &*error.cast::<OwnError>() }.code;
+            // SAFETY: `args` is valid and writable (caller's contract).
+            unsafe { (*args).code = code };
+            std::ptr::null_mut()
+        } else if let Some(real) = crate::api::real_error_fns().map(|f| f.get_code) {
+            // SAFETY: the real plugin's error; forwarded as given.
+            unsafe { real(args) }
+        } else {
+            new(INTERNAL, "cyxla: unknown PJRT error object")
+        }
+    })
+}
