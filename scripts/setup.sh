@@ -50,6 +50,16 @@ if [[ ! -x "$venv/bin/python" ]] || ! cmp -s scripts/requirements.txt "$stamp"; 
   cp scripts/requirements.txt "$stamp"
 fi
 
+# --- The JAX plugin package (platform `cyxla`), from host/python -------------
+pkg_stamp="$venv/.cyxla-jax-plugin"
+pkg_hash=$(cat host/python/pyproject.toml host/python/jax_plugins/cyxla/*.py | sha256sum | cut -d' ' -f1)
+if [[ ! -f "$pkg_stamp" ]] || [[ "$(cat "$pkg_stamp")" != "$pkg_hash" ]]; then
+  say "installing the JAX plugin package (jax_plugins.cyxla) into .venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check --no-deps ./host/python
+  rm -rf host/python/build host/python/*.egg-info
+  echo "$pkg_hash" >"$pkg_stamp"
+fi
+
 # --- Bundled guests ------------------------------------------------------------
 if [[ -x guests/build.sh ]]; then
   guests/build.sh

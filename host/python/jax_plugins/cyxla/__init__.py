@@ -1,0 +1,215 @@
+"""JAX platform ``cyxla``: the cyxla PJRT plugin.
+
+JAX imports this module (``jax_plugins`` namespace) when it sets up its
+backends and calls :func:`initialize`, which registers the plugin library
+(``CYXLA_PJRT_LIBRARY``, or ``libcyxla_pjrt.so`` in this package) as the JAX
+plugin ``cyxla``. Devices on ``cyxla`` are CPU devices of the real XLA CPU
+plugin, so JAX lowers for them as for its own CPU backend: ``jnp.linalg``
+reaches the native LAPACK targets and ``jax.ffi.ffi_call`` the allowed
+guests, sandboxed.
+
+Native handlers that client code registers for the CPU
+(``jax.ffi.register_ffi_target(name, capsule, platform="cpu")``) are passed
+on to the plugin's FFI extension too, where the host's policy applies: they
+work as on JAX's CPU backend, or, where the operator forbids native code
+(``CYXLA_ALLOW_NATIVE=0``), the registration raises and nothing is
+registered.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import pathlib
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+PLATFORM = "cyxla"
+LIBRARY_ENV = "CYXLA_PJRT_LIBRARY"
+LIBRARY_FILE = "libcyxla_pjrt.so"
+
+# PJRT C API facts (pjrt_c_api.h, pjrt_c_api_ffi_extension.h; identical in
+# PJRT 0.81, 0.106 and 0.115).
+_EXTENSION_START = 8
+_SLOT_ERROR_DESTROY = 40
+_SLOT_ERROR_MESSAGE = 48
+_SLOT_ERROR_GETCODE = 56
+_EXTENSION_TYPE_FFI = 5
+_FFI_REGISTER_HANDLER = 40
+_REGISTER_ARGS_STRUCT_SIZE = 52
+_MAX_EXTENSIONS = 64
+
+
+class RegistrationError(RuntimeError):
+    """The cyxla plugin refused a native handler registration."""
+
+
+def library_path() -> str | None:
+    """The plugin library: ``$CYXLA_PJRT_LIBRARY``, else the one in this package."""
+    explicit = os.environ.get(LIBRARY_ENV)
+    if explicit:
+        if not os.path.isfile(explicit):
+            raise RuntimeError(
+                f"{LIBRARY_ENV}={explicit}: no such file; build it with "
+                "`cargo build -p cyxla-pjrt`, or run under `cyxla-host [HOST OPTIONS] -- COMMAND`"
+            )
+        return explicit
+    bundled = pathlib.Path(__file__).with_name(LIBRARY_FILE)
+    return str(bundled) if bundled.is_file() else None
+
+
+def initialize() -> None:
+    """Registers the ``cyxla`` platform with JAX (called by JAX)."""
+    path = library_path()
+    if path is None:
+        wanted = PLATFORM in os.environ.get("JAX_PLATFORMS", "").split(",")
+        message = (
+            f"the cyxla PJRT plugin library is not configured: set {LIBRARY_ENV} to "
+            f"{LIBRARY_FILE}, or run the program under `cyxla-host [HOST OPTIONS] -- COMMAND`"
+        )
+        if wanted:
+            raise RuntimeError(message)
+        logger.debug("%s; platform %s not registered", message, PLATFORM)
+        return
+    from jax._src import xla_bridge
+
+    c_api = xla_bridge.register_plugin(PLATFORM, library_path=path)
+    if c_api is None:
+        raise RuntimeError(f"JAX could not register the cyxla PJRT plugin {path}")
+    _forward_cpu_registrations(_Plugin(c_api))
+
+
+class _ExtensionBase(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("type", ctypes.c_uint32),
+        ("next", ctypes.c_void_p),
+    ]
+
+
+class _RegisterHandlerArgs(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("target_name", ctypes.c_char_p),
+        ("target_name_size", ctypes.c_size_t),
+        ("handler", ctypes.c_void_p),
+        ("platform_name", ctypes.c_char_p),
+        ("platform_name_size", ctypes.c_size_t),
+        ("traits", ctypes.c_uint32),
+    ]
+
+
+class _ErrorArgs(ctypes.Structure):
+    # PJRT_Error_Destroy_Args / _Message_Args / _GetCode_Args share a prefix.
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("extension_start", ctypes.c_void_p),
+        ("error", ctypes.c_void_p),
+        ("message", ctypes.c_void_p),
+        ("message_size", ctypes.c_size_t),
+    ]
+
+
+def _capsule_pointer(capsule: Any) -> int:
+    get_name = ctypes.pythonapi.PyCapsule_GetName
+    get_name.restype = ctypes.c_char_p
+    get_name.argtypes = [ctypes.py_object]
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.restype = ctypes.c_void_p
+    get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    pointer = get_pointer(capsule, get_name(capsule))
+    if not pointer:
+        raise ValueError("the PyCapsule holds a NULL pointer")
+    return pointer
+
+
+def _handler_address(fn: Any) -> int:
+    """The execute handler's address of what JAX registers: a capsule, a dict
+    of stages, or an address."""
+    if isinstance(fn, dict):
+        if "execute" not in fn:
+            raise ValueError(f"no `execute` stage among {sorted(fn)}")
+        fn = fn["execute"]
+    if isinstance(fn, int):
+        return fn
+    return _capsule_pointer(fn)
+
+
+class _Plugin:
+    """The plugin's PJRT_Api table, for the FFI extension's register_handler."""
+
+    def __init__(self, c_api: Any):
+        self.api = _capsule_pointer(c_api)
+        self.register = None
+        ext = ctypes.c_void_p.from_address(self.api + _EXTENSION_START).value
+        for _ in range(_MAX_EXTENSIONS):
+            if not ext:
+                break
+            base = _ExtensionBase.from_address(ext)
+            if base.type == _EXTENSION_TYPE_FFI:
+                address = ctypes.c_void_p.from_address(ext + _FFI_REGISTER_HANDLER).value
+                self.register = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.POINTER(_RegisterHandlerArgs))(
+                    address
+                )
+                break
+            ext = base.next
+
+    def _fn(self, offset: int, restype):
+        address = ctypes.c_void_p.from_address(self.api + offset).value
+        return ctypes.CFUNCTYPE(restype, ctypes.POINTER(_ErrorArgs))(address)
+
+    def _take_error(self, error: int) -> str:
+        args = _ErrorArgs(struct_size=40, error=error)
+        self._fn(_SLOT_ERROR_MESSAGE, None)(ctypes.byref(args))
+        message = ctypes.string_at(args.message, args.message_size).decode("utf-8", "replace")
+        destroy = _ErrorArgs(struct_size=24, error=error)
+        self._fn(_SLOT_ERROR_DESTROY, None)(ctypes.byref(destroy))
+        return message
+
+    def register_handler(self, name: str, fn: Any, traits: int) -> None:
+        if self.register is None:
+            raise RegistrationError(f"cannot register `{name}`: the cyxla plugin has no FFI extension")
+        target = name.encode()
+        platform = b"Host"
+        args = _RegisterHandlerArgs(
+            struct_size=_REGISTER_ARGS_STRUCT_SIZE,
+            target_name=target,
+            target_name_size=len(target),
+            handler=_handler_address(fn),
+            platform_name=platform,
+            platform_name_size=len(platform),
+            traits=int(traits),
+        )
+        error = self.register(ctypes.byref(args))
+        if error:
+            raise RegistrationError(self._take_error(error))
+
+
+def _forward_cpu_registrations(plugin: _Plugin) -> None:
+    """Passes every typed FFI handler registered for the CPU (before and after
+    this call) on to the cyxla plugin as well as to JAX's CPU backend."""
+    from jaxlib import xla_client
+
+    lock = xla_client._custom_callback_lock
+    with lock:
+        previous = xla_client._custom_callback_handler.get("Host")
+        # What JAX's CPU client installs when it is created: registration in
+        # jaxlib's own XLA. Keep doing that for JAX's CPU backend.
+        to_jax = previous or xla_client._xla.register_custom_call_target
+
+        def handler(name, fn, platform, api_version=0, traits=0, *, replay=False):
+            if api_version == 1:
+                try:
+                    plugin.register_handler(name, fn, traits)
+                except (RegistrationError, ValueError) as e:
+                    if not replay:
+                        raise RegistrationError(str(e)) from None
+                    logger.debug("cyxla did not take `%s`: %s", name, e)
+            to_jax(name, fn, platform, api_version, traits)
+
+        xla_client._custom_callback_handler["Host"] = handler
+        pending = xla_client._custom_callback.pop("Host", [])
+    for name, fn, api_version, traits in pending:
+        handler(name, fn, "Host", api_version, traits, replay=True)
