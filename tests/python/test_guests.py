@@ -224,7 +224,8 @@ def test_shard_map_calls_each_device(cyxla_devices):
 
 
 def test_sharded_jit(cyxla_devices):
-    """jit over a sharded array; the guest call is wrapped by shard_map-free auto sharding."""
+    """jit over an array sharded across the cyxla devices, no shard_map: XLA
+    places the guest call (a custom call without a sharding rule) itself."""
     n = len(cyxla_devices)
     mesh = Mesh(np.array(cyxla_devices), ("d",))
     x = normal((n * 3, 16), seed=13)
