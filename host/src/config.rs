@@ -155,7 +155,8 @@ impl Config {
                 .span()
                 .map(|span| {
                     let (line, column) = line_column(&text, span.start);
-                    format!(" at line {line}, column {column}")
+                    let source = text.lines().nth(line - 1).unwrap_or("").trim();
+                    format!(" at line {line}, column {column} (`{source}`)")
                 })
                 .unwrap_or_default();
             format!("configuration file {}{at}: {}", path.display(), e.message())

@@ -3,9 +3,9 @@
 //!
 //! | slot | ours because |
 //! |---|---|
-//! | 0–2 `PJRT_Error_{Destroy,Message,GetCode}` | our errors (configuration, policy) travel beside the real plugin's |
+//! | 0–2 `PJRT_Error_{Destroy,Message,GetCode}`, 132 `PJRT_Error_ForEachPayload` | our errors (configuration, policy) travel beside the real plugin's |
 //! | 3 `PJRT_Plugin_Initialize` | the real plugin was initialised when it was loaded |
-//! | 10 `PJRT_Client_Create` | configure once, report a bad configuration, set the device count |
+//! | 10 `PJRT_Client_Create` | configure once, report a bad configuration, set the device count, drop the multi-process options the CPU plugin rejects |
 //! | `extension_start` | the FFI extension's `register_handler` applies policy |
 //!
 //! If the real plugin cannot be loaded (or the configuration is bad) the
@@ -28,6 +28,10 @@ use crate::{ffi_extension, state};
 /// The option that sets the CPU plugin's device count.
 const DEVICE_COUNT_OPTION: &str = "cpu_device_count";
 
+/// The options a multi-process JAX (jax.distributed) passes to every PJRT
+/// plugin, which the XLA CPU plugins reject ("Unexpected option name").
+const MULTI_PROCESS_OPTIONS: [&str; 3] = ["node_id", "num_nodes", "partition_index"];
+
 /// Slots in the stand-in table (those of PJRT 0.115, the default plugin's).
 const STAND_IN_SLOTS: usize = 138;
 
@@ -40,7 +44,17 @@ pub struct RealErrorFns {
     pub message: PJRT_Error_Message_Fn,
     /// `PJRT_Error_GetCode`.
     pub get_code: PJRT_Error_GetCode_Fn,
+    /// `PJRT_Error_ForEachPayload`, in tables that have it.
+    pub for_each_payload: Option<ForEachPayloadFn>,
 }
+
+/// `PJRT_Error* PJRT_Error_ForEachPayload(PJRT_Error_ForEachPayload_Args*)`.
+pub type ForEachPayloadFn =
+    unsafe extern "C" fn(*mut errors::ForEachPayloadArgs) -> *mut PJRT_Error;
+
+/// Slot of `PJRT_Error_ForEachPayload` (jaxlib calls it for every error when
+/// the table is longer than 1104 bytes).
+const FOR_EACH_PAYLOAD: usize = 132;
 
 /// The table served, and the real functions that our slots forward to.
 struct Table {
@@ -127,6 +141,10 @@ fn wrap(real: &'static [u8]) -> Table {
                 destroy: std::mem::transmute::<usize, PJRT_Error_Destroy_Fn>(d),
                 message: std::mem::transmute::<usize, PJRT_Error_Message_Fn>(m),
                 get_code: std::mem::transmute::<usize, PJRT_Error_GetCode_Fn>(c),
+                for_each_payload: match real_fn(FOR_EACH_PAYLOAD) {
+                    0 => None,
+                    f => Some(std::mem::transmute::<usize, ForEachPayloadFn>(f)),
+                },
             }),
         }
     };
@@ -143,6 +161,7 @@ fn wrap(real: &'static [u8]) -> Table {
     set(0, errors::destroy as *const c_void);
     set(1, errors::message as *const c_void);
     set(2, errors::get_code as *const c_void);
+    set(FOR_EACH_PAYLOAD, errors::for_each_payload as *const c_void);
     set(3, plugin_initialize as *const c_void);
     set(
         slot::PJRT_Client_Create.index(),
@@ -166,9 +185,13 @@ fn stand_in() -> Table {
     words[2] = PJRT_Api_Version_STRUCT_SIZE as u64;
     // major_version (int, offset 32) and minor_version (int, offset 36).
     words[4] = u64::from(PJRT_API_MAJOR as u32) | (u64::from(PJRT_API_MINOR as u32) << 32);
+    for index in 0..STAND_IN_SLOTS {
+        words[slot_word(index)] = word(unavailable as *const c_void);
+    }
     words[slot_word(0)] = word(errors::destroy as *const c_void);
     words[slot_word(1)] = word(errors::message as *const c_void);
     words[slot_word(2)] = word(errors::get_code as *const c_void);
+    words[slot_word(FOR_EACH_PAYLOAD)] = word(errors::for_each_payload as *const c_void);
     words[slot_word(3)] = word(plugin_initialize as *const c_void);
     words[slot_word(4)] = word(plugin_attributes as *const c_void);
     words[slot_word(slot::PJRT_Client_Create.index())] = word(client_create as *const c_void);
@@ -177,6 +200,18 @@ fn stand_in() -> Table {
         real_errors: None,
         real_client_create: None,
     }
+}
+
+/// Every other slot of the stand-in: all PJRT functions but the two error
+/// readers take one args pointer and return a `PJRT_Error*`.
+unsafe extern "C" fn unavailable(_args: *mut c_void) -> *mut PJRT_Error {
+    guard(|| {
+        let reason = match state::get().ready() {
+            Err(message) => message,
+            Ok(_) => "cyxla: no XLA PJRT plugin is loaded".to_owned(),
+        };
+        errors::new(INVALID_ARGUMENT, reason)
+    })
 }
 
 /// `PJRT_Plugin_Initialize`: the real plugin was initialised when loaded.
@@ -232,28 +267,44 @@ unsafe extern "C" fn client_create(args: *mut PJRT_Client_Create_Args) -> *mut P
                 std::slice::from_raw_parts(args.create_options, args.num_options)
             }
         };
-        let Some(devices) = devices.filter(|_| !options.iter().any(names_device_count)) else {
+        let add_count = devices.filter(|_| !options.iter().any(|o| named(o, DEVICE_COUNT_OPTION)));
+        let multi_process = options
+            .iter()
+            .any(|o| MULTI_PROCESS_OPTIONS.iter().any(|name| named(o, name)));
+        if add_count.is_none() && !multi_process {
             // SAFETY: the real plugin's `PJRT_Client_Create`, with the
             // client's own valid arguments.
             return unsafe { real(args) };
-        };
-        let mut with_count: Vec<PJRT_NamedValue> = Vec::with_capacity(options.len() + 1);
+        }
+        if multi_process {
+            tracing::warn!(
+                "the XLA CPU PJRT plugin has no multi-process support: this client serves only \
+                 this process's devices (options {} dropped)",
+                MULTI_PROCESS_OPTIONS.join(", ")
+            );
+        }
+        let mut rewritten: Vec<PJRT_NamedValue> = Vec::with_capacity(options.len() + 1);
         for option in options {
+            if MULTI_PROCESS_OPTIONS.iter().any(|name| named(option, name)) {
+                continue;
+            }
             // SAFETY: `PJRT_NamedValue` is plain data (integers, pointers, a
             // union of scalars); a bitwise copy borrows the same strings and
             // arrays, which outlive this call (the client's).
-            with_count.push(unsafe { std::ptr::read(option) });
+            rewritten.push(unsafe { std::ptr::read(option) });
         }
-        with_count.push(PJRT_NamedValue::int64(
-            DEVICE_COUNT_OPTION,
-            i64::from(devices),
-        ));
+        if let Some(devices) = add_count {
+            rewritten.push(PJRT_NamedValue::int64(
+                DEVICE_COUNT_OPTION,
+                i64::from(devices),
+            ));
+        }
         // SAFETY: `args` is valid and writable; the options are swapped for
         // a copy that lives until after the call and restored afterwards.
         unsafe {
             let saved = ((*args).create_options, (*args).num_options);
-            (*args).create_options = with_count.as_ptr();
-            (*args).num_options = with_count.len();
+            (*args).create_options = rewritten.as_ptr();
+            (*args).num_options = rewritten.len();
             let error = real(args);
             ((*args).create_options, (*args).num_options) = saved;
             error
@@ -261,12 +312,12 @@ unsafe extern "C" fn client_create(args: *mut PJRT_Client_Create_Args) -> *mut P
     })
 }
 
-/// Whether `option` is `cpu_device_count`.
-fn names_device_count(option: &PJRT_NamedValue) -> bool {
+/// Whether `option` is named `name`.
+fn named(option: &PJRT_NamedValue, name: &str) -> bool {
     if option.name.is_null() {
         return false;
     }
     // SAFETY: a client's option names `name_size` bytes at `name`.
-    let name = unsafe { std::slice::from_raw_parts(option.name.cast::<u8>(), option.name_size) };
-    name == DEVICE_COUNT_OPTION.as_bytes()
+    let bytes = unsafe { std::slice::from_raw_parts(option.name.cast::<u8>(), option.name_size) };
+    bytes == name.as_bytes()
 }

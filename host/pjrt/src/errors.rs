@@ -102,6 +102,39 @@ pub unsafe extern "C" fn message(args: *mut PJRT_Error_Message_Args) {
     });
 }
 
+/// Arguments of `PJRT_Error_ForEachPayload` (slot 132, PJRT 0.10x+): the
+/// error, and a callback called with each payload's key and value.
+#[repr(C)]
+pub struct ForEachPayloadArgs {
+    struct_size: usize,
+    extension_start: *mut std::ffi::c_void,
+    error: *const PJRT_Error,
+    callback: *mut std::ffi::c_void,
+    user_arg: *mut std::ffi::c_void,
+}
+
+/// `PJRT_Error_ForEachPayload` (slot 132): our errors have no payloads; the
+/// real plugin's are forwarded. jaxlib calls it on every error from a table
+/// that has the slot.
+///
+/// # Safety
+///
+/// As for [`destroy`], with the arguments above.
+pub unsafe extern "C" fn for_each_payload(args: *mut ForEachPayloadArgs) -> *mut PJRT_Error {
+    crate::api::guard(|| {
+        // SAFETY: caller's contract: `args` is valid.
+        let error = unsafe { (*args).error };
+        if is_own(error) {
+            return std::ptr::null_mut();
+        }
+        match crate::api::real_error_fns().and_then(|f| f.for_each_payload) {
+            // SAFETY: the real plugin's error and function; forwarded as given.
+            Some(real) => unsafe { real(args) },
+            None => std::ptr::null_mut(),
+        }
+    })
+}
+
 /// `PJRT_Error_GetCode`: our error's code, or the real plugin's.
 ///
 /// # Safety

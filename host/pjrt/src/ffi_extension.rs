@@ -8,14 +8,16 @@
 //!   succeeds and changes nothing: cyxla's handler stays (XLA, too, keeps
 //!   the first registration of a name);
 //! - otherwise, if the configuration forbids native code from clients: fails
-//!   with PERMISSION_DENIED naming the target and the setting; nothing is
-//!   registered;
+//!   with PERMISSION_DENIED naming the target and the setting; the client's
+//!   handler is not registered, and calls of the target fail with the same
+//!   message (a registration made before the backend started is only
+//!   logged by the Python package, so the call is where the user sees it);
 //! - otherwise: registered as a foreign handler through cyxla's registry.
 //!
 //! Registrations for other platforms go to the real extension unchanged.
 
 use std::ffi::c_void;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use cyxla_host::config::{ALLOW_NATIVE_ENV, CONFIG_ENV};
 use plugin_glue::ffi::pjrt::{
@@ -24,7 +26,8 @@ use plugin_glue::ffi::pjrt::{
     PJRT_FFI_Register_Handler_Args_STRUCT_SIZE, PJRT_FFI_Register_Handler_Fn,
 };
 use plugin_glue::ffi::xla_ffi::XLA_FFI_Handler;
-use plugin_glue::registry;
+use plugin_glue::frame::CallFrame;
+use plugin_glue::{ErrorCode, Handler, HandlerError, registry};
 
 use crate::api::guard;
 use crate::errors::{self, INVALID_ARGUMENT, PERMISSION_DENIED};
@@ -168,6 +171,12 @@ unsafe extern "C" fn register_handler(
             Err(message) => return errors::new(INVALID_ARGUMENT, message),
         };
         if let Some(existing) = registry::lookup(&host.plugin, target) {
+            if existing.origin == "refused" {
+                return errors::new(
+                    PERMISSION_DENIED,
+                    format!("cyxla: registration of native handler `{target}` refused again"),
+                );
+            }
             tracing::debug!(
                 "client registration of `{target}` kept cyxla's handler ({})",
                 existing.origin
@@ -176,15 +185,22 @@ unsafe extern "C" fn register_handler(
         }
         let allow_native = state.config.as_ref().is_ok_and(|c| c.allow_native);
         if !allow_native {
-            return errors::new(
-                PERMISSION_DENIED,
-                format!(
-                    "cyxla: registration of native handler `{target}` refused: this host does \
-                     not let client code register native handlers ({ALLOW_NATIVE_ENV}=0, \
-                     `cyxla-host --deny-native`, or allow_native = false in {CONFIG_ENV}); \
-                     serve `{target}` from a sandboxed guest instead"
-                ),
+            let message = format!(
+                "cyxla: registration of native handler `{target}` refused: this host does not \
+                 let client code register native handlers ({ALLOW_NATIVE_ENV}=0, \
+                 `cyxla-host --deny-native`, or allow_native = false in {CONFIG_ENV}); serve \
+                 `{target}` from a sandboxed guest instead"
             );
+            // The client's code is not registered; in its place, a handler
+            // that fails every call with the same message, so that a program
+            // compiled later says why `target` does not run.
+            let refused = Arc::new(Refused(message.clone()));
+            if let Err(e) =
+                registry::register_with_origin(&host.plugin, target, refused, "refused".to_owned())
+            {
+                tracing::warn!("cannot register the refusal of `{target}`: {e}");
+            }
+            return errors::new(PERMISSION_DENIED, message);
         }
         // SAFETY: non-NULL, and an `XLA_FFI_Handler` by the caller's
         // contract; function pointers and data pointers have one size here.
@@ -200,6 +216,19 @@ unsafe extern "C" fn register_handler(
             ),
         }
     })
+}
+
+/// Stands in for a native handler that policy refused: every call fails
+/// with the refusal.
+struct Refused(String);
+
+impl Handler for Refused {
+    fn execute(&self, _frame: &CallFrame<'_>) -> Result<(), HandlerError> {
+        Err(HandlerError::new(
+            ErrorCode::PermissionDenied,
+            self.0.clone(),
+        ))
+    }
 }
 
 /// XLA's host platform, named as the FFI extension accepts it (ABI
