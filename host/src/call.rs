@@ -79,6 +79,15 @@ impl HostBuffer {
         )
     }
 
+    /// An `f64` buffer.
+    pub fn f64(dims: &[i64], values: &[f64]) -> HostBuffer {
+        HostBuffer::new(
+            DType::F64,
+            dims,
+            values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        )
+    }
+
     fn expected_len(&self) -> Option<usize> {
         let mut count: u64 = 1;
         for &d in &self.dims {
@@ -110,6 +119,15 @@ impl HostBuffer {
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect()
     }
+
+    /// The data as `f64` values.
+    pub fn to_f64(&self) -> Vec<f64> {
+        self.data
+            .borrow()
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect()
+    }
 }
 
 /// An attribute value of a [`HostCall`].
@@ -125,11 +143,28 @@ pub enum HostAttr {
     Dictionary(Vec<(String, HostAttr)>),
 }
 
+/// One result of a [`HostCall`].
+#[derive(Clone, Debug, PartialEq)]
+enum HostRet {
+    /// A buffer of its own.
+    Own(HostBuffer),
+    /// Operand `.0`'s buffer: the same memory, as XLA gives a result that
+    /// `input_output_aliases` (or donation) aliases with an operand.
+    Alias(usize),
+    /// A buffer of its own that claims to start `offset` bytes into operand
+    /// `operand`'s memory: a partial overlap, which the sandbox refuses.
+    Overlap {
+        operand: usize,
+        offset: usize,
+        buffer: HostBuffer,
+    },
+}
+
 /// A custom call owned by the host: operands, results, attributes.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct HostCall {
     args: Vec<HostBuffer>,
-    rets: Vec<HostBuffer>,
+    rets: Vec<HostRet>,
     attrs: Vec<(String, HostAttr)>,
 }
 
@@ -147,7 +182,55 @@ impl HostCall {
 
     /// Adds a result buffer.
     pub fn ret(mut self, buffer: HostBuffer) -> HostCall {
-        self.rets.push(buffer);
+        self.rets.push(HostRet::Own(buffer));
+        self
+    }
+
+    /// Adds a result aliased with operand `operand`: the same memory (same
+    /// address, dtype and shape), as XLA passes a result that
+    /// `input_output_aliases={operand: result}` or a donated argument ties to
+    /// an operand. The result holds the operand's values when the handler
+    /// starts, and [`HostCall::result`] and [`HostCall::operand`] show the
+    /// same bytes afterwards.
+    ///
+    /// # Panics
+    ///
+    /// If there is no operand `operand` yet.
+    pub fn ret_alias(mut self, operand: usize) -> HostCall {
+        assert!(
+            operand < self.args.len(),
+            "result aliased with operand {operand}, but the call has {} operand(s)",
+            self.args.len()
+        );
+        self.rets.push(HostRet::Alias(operand));
+        self
+    }
+
+    /// Adds a result whose memory claims to start `offset` bytes into
+    /// operand `operand`'s (while `buffer` gives its dtype, shape and
+    /// storage): a partial overlap, which XLA does not produce and the
+    /// sandbox refuses. For tests.
+    ///
+    /// # Panics
+    ///
+    /// If there is no operand `operand` yet.
+    #[doc(hidden)]
+    pub fn ret_overlapping(
+        mut self,
+        operand: usize,
+        offset: usize,
+        buffer: HostBuffer,
+    ) -> HostCall {
+        assert!(
+            operand < self.args.len(),
+            "result overlapping operand {operand}, but the call has {} operand(s)",
+            self.args.len()
+        );
+        self.rets.push(HostRet::Overlap {
+            operand,
+            offset,
+            buffer,
+        });
         self
     }
 
@@ -157,13 +240,21 @@ impl HostCall {
         self
     }
 
-    /// Result `i`.
+    /// Result `i` (for a result aliased with an operand, that operand's
+    /// buffer).
     ///
     /// # Panics
     ///
     /// If there is no result `i`.
     pub fn result(&self, i: usize) -> &HostBuffer {
-        &self.rets[i]
+        self.ret_buffer(&self.rets[i])
+    }
+
+    fn ret_buffer<'s>(&'s self, ret: &'s HostRet) -> &'s HostBuffer {
+        match ret {
+            HostRet::Own(buffer) | HostRet::Overlap { buffer, .. } => buffer,
+            HostRet::Alias(operand) => &self.args[*operand],
+        }
     }
 
     /// Operand `i`.
@@ -181,11 +272,17 @@ fn index_error(what: &str, i: usize, n: usize) -> HandlerError {
 }
 
 fn desc(buffer: &HostBuffer) -> BufferDesc<'_> {
+    let data = buffer.data.borrow();
     BufferDesc {
         dtype: buffer.dtype.to_xla(),
         dims: &buffer.dims,
-        byte_len: buffer.data.borrow().len(),
+        byte_len: data.len(),
+        addr: data.as_ptr().addr(),
     }
+}
+
+fn desc_addr(buffer: &HostBuffer) -> usize {
+    buffer.data.borrow().as_ptr().addr()
 }
 
 impl CallView for HostCall {
@@ -207,10 +304,18 @@ impl CallView for HostCall {
     }
 
     fn ret(&self, i: usize) -> Result<BufferDesc<'_>, HandlerError> {
-        self.rets
+        let ret = self
+            .rets
             .get(i)
-            .map(desc)
-            .ok_or_else(|| index_error("result", i, self.rets.len()))
+            .ok_or_else(|| index_error("result", i, self.rets.len()))?;
+        let mut desc = desc(self.ret_buffer(ret));
+        if let HostRet::Overlap {
+            operand, offset, ..
+        } = ret
+        {
+            desc.addr = desc_addr(&self.args[*operand]).wrapping_add(*offset);
+        }
+        Ok(desc)
     }
 
     fn attrs(&self) -> &[(String, HostAttr)] {
@@ -227,11 +332,11 @@ impl CallView for HostCall {
     }
 
     fn write_ret(&self, i: usize, src: &[u8]) -> Result<(), HandlerError> {
-        let buffer = self
+        let ret = self
             .rets
             .get(i)
             .ok_or_else(|| index_error("result", i, self.rets.len()))?;
-        buffer.data.borrow_mut().copy_from_slice(src);
+        self.ret_buffer(ret).data.borrow_mut().copy_from_slice(src);
         Ok(())
     }
 }
@@ -290,6 +395,7 @@ impl<'a> CallView for CallFrame<'a> {
             dtype: view.dtype().to_xla(),
             dims: view.dims(),
             byte_len: view.byte_len(),
+            addr: view.data_ptr().addr(),
         })
     }
 
@@ -299,6 +405,7 @@ impl<'a> CallView for CallFrame<'a> {
             dtype: view.dtype().to_xla(),
             dims: view.dims(),
             byte_len: view.byte_len(),
+            addr: view.data_ptr().addr(),
         })
     }
 

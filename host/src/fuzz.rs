@@ -208,7 +208,9 @@ fn depth(attrs: &[(String, HostAttr)]) -> usize {
 /// from `data`, then checks the frame a guest would read: struct sizes,
 /// stage, counts, each buffer's type, rank, dims and data pointer, every
 /// attribute's name, type and value, and data regions that are 64-byte
-/// aligned, disjoint, after the header and inside the planned total.
+/// aligned, disjoint, after the header and inside the planned total, except
+/// that a result aliased with an operand (unless empty or a token) has that
+/// operand's region.
 ///
 /// # Panics
 ///
@@ -232,11 +234,32 @@ pub fn call_layout(data: &[u8]) {
         buffers.push(b.clone());
         call = call.arg(b);
     }
+    // Per result, the operand it is aliased with (as XLA's
+    // `input_output_aliases` makes it), if any.
+    let mut aliases = Vec::new();
     for _ in 0..n_rets {
-        let b = input.buffer();
-        buffers.push(b.clone());
-        call = call.ret(b);
+        if n_args > 0 && input.u8().is_multiple_of(3) {
+            let i = usize::from(input.u8()) % n_args;
+            buffers.push(buffers[i].clone());
+            aliases.push(Some(i));
+            call = call.ret_alias(i);
+        } else {
+            let b = input.buffer();
+            buffers.push(b.clone());
+            aliases.push(None);
+            call = call.ret(b);
+        }
     }
+    // Aliases that share a region: tokens and empty buffers alias nothing.
+    let shares = |i: usize| !buffers[i].bytes().is_empty() && buffers[i].dtype() != DType::Token;
+    let shared: Vec<Option<usize>> = aliases
+        .iter()
+        .map(|alias| alias.filter(|&i| shares(i)))
+        .collect();
+    let shared_twice = shared
+        .iter()
+        .enumerate()
+        .any(|(j, a)| a.is_some() && shared[..j].contains(a));
     let attributes = input.attrs(0);
     for (name, value) in &attributes {
         call = call.attr(name, value.clone());
@@ -248,6 +271,14 @@ pub fn call_layout(data: &[u8]) {
         assert!(
             result.is_err(),
             "attributes nested past the limit were accepted"
+        );
+        return;
+    }
+    if shared_twice {
+        // Two results at one operand's address cannot both be copied out.
+        assert!(
+            result.is_err(),
+            "two results aliasing one operand were accepted"
         );
         return;
     }
@@ -313,11 +344,34 @@ pub fn call_layout(data: &[u8]) {
         }
         assert_eq!(region.len as usize, expected.bytes().len());
         assert_eq!(region.offset % DATA_ALIGN, 0);
+        assert_eq!(f.u32(b + buffer::DATA), base + region.offset);
+        if let Some(operand) = slot.checked_sub(n_args).and_then(|j| shared[j]) {
+            // One region for the result and its operand.
+            assert_eq!(
+                region,
+                layout.inputs[operand],
+                "result {} region",
+                slot - n_args
+            );
+            continue;
+        }
         assert!(u64::from(region.offset) >= end, "regions overlap");
         end = u64::from(region.offset) + u64::from(region.len);
         assert!(end <= u64::from(layout.total));
-        assert_eq!(f.u32(b + buffer::DATA), base + region.offset);
     }
+    // Every distinct region is filled once, in order: operands with their
+    // bytes, results that alias nothing with zeros.
+    let fills: Vec<_> = layout.fills.iter().map(|fill| fill.region).collect();
+    let mut own: Vec<_> = layout.inputs.clone();
+    own.extend(
+        layout
+            .outputs
+            .iter()
+            .zip(&shared)
+            .filter(|(_, alias)| alias.is_none())
+            .map(|(region, _)| *region),
+    );
+    assert_eq!(fills, own, "the regions filled before the call");
     f.check_attrs(base + call_frame::ATTRS, &attributes);
 
     // Planning again gives the same bytes (the layout is reused per call).

@@ -10,7 +10,7 @@ use crate::deadline::CodeRanges;
 use crate::engine::Engine;
 use crate::guest::Guest;
 use crate::imports::guest_range;
-use crate::layout::{CallLayout, CallView, DATA_ALIGN, Region};
+use crate::layout::{CallLayout, CallView, DATA_ALIGN, Region, Source};
 use crate::limits::{Limits, bytes_display};
 use crate::state::{CallInfo, GuestFault, HostState};
 
@@ -273,7 +273,8 @@ impl Instance {
     }
 
     /// Copies the header and the inputs into guest memory and zeroes the
-    /// output regions.
+    /// output regions. A result aliased with an operand shares its region,
+    /// which is filled once, with the operand's bytes.
     fn write_frame<C: CallView>(&mut self, call: &C) -> Result<(), CallFailure> {
         let base = self.scratch.offset;
         let data = self.memory.data_mut(&mut self.store);
@@ -297,25 +298,23 @@ impl Instance {
         let header = self.layout.header.len();
         scratch[..header].copy_from_slice(&self.layout.header);
         let mut cursor = header;
-        for (i, region) in self.layout.inputs.iter().enumerate() {
-            let start = region.offset as usize;
+        for fill in &self.layout.fills {
+            let start = fill.region.offset as usize;
             scratch[cursor..start].fill(0);
-            cursor = start + region.len as usize;
-            call.read_arg(i, &mut scratch[start..cursor])
-                .map_err(CallFailure::keep)?;
-        }
-        for region in &self.layout.outputs {
-            let start = region.offset as usize;
-            scratch[cursor..start].fill(0);
-            cursor = start + region.len as usize;
-            scratch[start..cursor].fill(0);
+            cursor = start + fill.region.len as usize;
+            let dst = &mut scratch[start..cursor];
+            match fill.source {
+                Source::Operand(i) => call.read_arg(i, dst).map_err(CallFailure::keep)?,
+                Source::Zeros => dst.fill(0),
+            }
         }
         scratch[cursor..].fill(0);
         self.dirty = self.layout.total;
         Ok(())
     }
 
-    /// Copies each result out of the region the host allocated for it.
+    /// Copies each result out of the region the host allocated for it (for
+    /// a result aliased with an operand, the region they share).
     fn read_results<C: CallView>(&mut self, call: &C) -> Result<(), CallFailure> {
         let data = self.memory.data(&self.store);
         for (i, region) in self.layout.outputs.iter().enumerate() {

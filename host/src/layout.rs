@@ -18,6 +18,15 @@
 //! are copied straight from the native buffers; output regions are zeroed
 //! before the call and copied out after it, from the regions and sizes the
 //! host computed here, never from anything the guest left in the frame.
+//!
+//! Buffers that XLA aliases share one region. A result at exactly an
+//! operand's native address and size (`input_output_aliases`, donation) gets
+//! that operand's region: it holds the operand's bytes when the guest starts
+//! and is copied out once, so in-place handlers behave as they do natively.
+//! Operands at the same address and size share a region too (read-only, so
+//! only the copy is saved). A result that overlaps an operand or another
+//! result without being the same buffer is refused; zero-length buffers and
+//! tokens (whose data pointer aliases other buffers) alias nothing.
 //! Offsets and sizes come from [`cyxla_guest_sdk::abi`] (the wasm32 columns of
 //! the ABI reference); all arithmetic is checked.
 
@@ -42,6 +51,9 @@ pub(crate) struct BufferDesc<'a> {
     pub(crate) dims: &'a [i64],
     /// Bytes of data.
     pub(crate) byte_len: usize,
+    /// Native address of the data: only compared, to find buffers that XLA
+    /// aliases, never dereferenced here. Ignored when `byte_len` is 0.
+    pub(crate) addr: usize,
 }
 
 /// One attribute value, borrowed from the native frame.
@@ -102,20 +114,55 @@ pub(crate) struct Region {
     pub(crate) len: u32,
 }
 
+/// What a data region holds when the guest starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// Operand `.0`'s bytes (and those of every operand or result that
+    /// aliases it).
+    Operand(usize),
+    /// Zeros: a result that aliases no operand.
+    Zeros,
+}
+
+/// One distinct data region and what fills it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Fill {
+    pub(crate) region: Region,
+    pub(crate) source: Source,
+}
+
+/// A buffer's native byte range, for finding aliases.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    start: usize,
+    end: usize,
+    /// Operands first, then results (as in the frame).
+    slot: usize,
+}
+
 /// The encoded frame of one call; reused across calls (no allocation once
 /// the buffers have grown to the largest call seen).
 #[derive(Debug, Default)]
 pub(crate) struct CallLayout {
     /// Header bytes, for guest addresses `[base, base + header.len())`.
     pub(crate) header: Vec<u8>,
-    /// Input regions, one per operand.
+    /// Input regions, one per operand (operands that XLA aliases share one).
     pub(crate) inputs: Vec<Region>,
-    /// Output regions, one per result.
+    /// Output regions, one per result (a result that XLA aliases with an
+    /// operand has that operand's region).
     pub(crate) outputs: Vec<Region>,
+    /// Every distinct data region once, in increasing offset order, with
+    /// what it holds when the guest starts.
+    pub(crate) fills: Vec<Fill>,
     /// Bytes of scratch the whole call needs.
     pub(crate) total: u32,
     base: u32,
     depth: usize,
+    /// Native spans of the buffers that can alias (non-empty, not tokens),
+    /// sorted to find aliases.
+    spans: Vec<Span>,
+    /// Per slot, the slot whose region it uses (itself unless aliased).
+    shared: Vec<usize>,
 }
 
 #[cold]
@@ -167,6 +214,9 @@ impl CallLayout {
         self.header.clear();
         self.inputs.clear();
         self.outputs.clear();
+        self.fills.clear();
+        self.spans.clear();
+        self.shared.clear();
         self.base = base;
         self.depth = 0;
         let n_args = call.num_args();
@@ -248,6 +298,14 @@ impl CallLayout {
                 offset: 0,
                 len: to_u32(desc.byte_len, "buffer size")?,
             };
+            self.shared.push(slot);
+            if desc.byte_len > 0 && desc.dtype != abi::data_type::TOKEN {
+                self.spans.push(Span {
+                    start: desc.addr,
+                    end: desc.addr.saturating_add(desc.byte_len),
+                    slot,
+                });
+            }
             if slot < n_args {
                 self.inputs.push(region);
             } else {
@@ -259,21 +317,39 @@ impl CallLayout {
         let attrs = call.attrs();
         self.encode_attrs(&attrs, call_frame::ATTRS)?;
 
-        // Data regions after the header.
+        self.find_aliases(n_args)?;
+
+        // Data regions after the header; an aliased buffer takes the region
+        // of the (earlier) slot it aliases.
         let mut cursor = align_up(to_u32(self.header.len(), "header")?, DATA_ALIGN)?;
         for slot in 0..n_args + n_rets {
+            let owner = self.shared[slot];
+            let offset = if owner != slot {
+                self.region(owner, n_args).offset
+            } else {
+                let offset = cursor;
+                let len = self.region(slot, n_args).len;
+                cursor = align_up(
+                    cursor.checked_add(len).ok_or_else(|| too_big("data"))?,
+                    DATA_ALIGN,
+                )?;
+                let source = if slot < n_args {
+                    Source::Operand(slot)
+                } else {
+                    Source::Zeros
+                };
+                self.fills.push(Fill {
+                    region: Region { offset, len },
+                    source,
+                });
+                offset
+            };
             let region = if slot < n_args {
                 &mut self.inputs[slot]
             } else {
                 &mut self.outputs[slot - n_args]
             };
-            region.offset = cursor;
-            cursor = align_up(
-                cursor
-                    .checked_add(region.len)
-                    .ok_or_else(|| too_big("data"))?,
-                DATA_ALIGN,
-            )?;
+            region.offset = offset;
             let data_addr = base
                 .checked_add(region.offset)
                 .ok_or_else(|| too_big("data"))?;
@@ -283,6 +359,93 @@ impl CallLayout {
         // The whole region must be addressable.
         base.checked_add(cursor).ok_or_else(|| too_big("scratch"))?;
         self.total = cursor;
+        Ok(())
+    }
+
+    /// The region of `slot` (operands first, then results).
+    fn region(&self, slot: usize, n_args: usize) -> Region {
+        if slot < n_args {
+            self.inputs[slot]
+        } else {
+            self.outputs[slot - n_args]
+        }
+    }
+
+    /// Finds the buffers XLA aliases, from their native spans: buffers with
+    /// the same span share the region of the first of them (an operand if
+    /// any is), so `shared[slot] <= slot`. Refuses two results with the same
+    /// span and a result that overlaps another buffer without having its
+    /// span. Sorting keeps this O(n log n) without allocating in steady
+    /// state.
+    fn find_aliases(&mut self, n_args: usize) -> Result<(), HandlerError> {
+        if self.spans.len() < 2 {
+            return Ok(());
+        }
+        self.spans
+            .sort_unstable_by_key(|span| (span.start, span.end, span.slot));
+        let name = |slot: usize| {
+            if slot < n_args {
+                format!("operand {slot}")
+            } else {
+                format!("result {}", slot - n_args)
+            }
+        };
+        let refuse = |a: &Span, b: &Span, how: &str| {
+            let (a, b) = if a.slot <= b.slot { (a, b) } else { (b, a) };
+            HandlerError::invalid_argument(format!(
+                "{} ({} bytes) and {} ({} bytes) {how}; the sandbox only aliases a result \
+                 with an operand at the same address and of the same size",
+                name(a.slot),
+                a.end - a.start,
+                name(b.slot),
+                b.end - b.start,
+            ))
+        };
+        const SAME: &str = "are the same memory in XLA";
+        const PARTIAL: &str = "overlap in XLA's memory without being the same buffer";
+        // Over the earlier groups of equal spans: the span reaching furthest,
+        // and the result span reaching furthest.
+        let mut furthest: Option<Span> = None;
+        let mut furthest_result: Option<Span> = None;
+        let mut group = 0;
+        while group < self.spans.len() {
+            let first = self.spans[group];
+            let mut end = group + 1;
+            while end < self.spans.len()
+                && (self.spans[end].start, self.spans[end].end) == (first.start, first.end)
+            {
+                end += 1;
+            }
+            let members = &self.spans[group..end];
+            let mut result = None;
+            for span in members {
+                if span.slot >= n_args {
+                    if let Some(other) = result {
+                        return Err(refuse(&other, span, SAME));
+                    }
+                    result = Some(*span);
+                }
+                // `first` has the lowest slot: an operand if any member is.
+                self.shared[span.slot] = first.slot;
+            }
+            if let Some(earlier) = furthest.filter(|f| first.start < f.end)
+                && let Some(mine) = result.or((earlier.slot >= n_args).then_some(first))
+            {
+                return Err(refuse(&earlier, &mine, PARTIAL));
+            }
+            if let Some(earlier) = furthest_result.filter(|f| first.start < f.end) {
+                return Err(refuse(&earlier, &first, PARTIAL));
+            }
+            if furthest.is_none_or(|f| first.end > f.end) {
+                furthest = Some(first);
+            }
+            if let Some(result) = result
+                && furthest_result.is_none_or(|f| result.end > f.end)
+            {
+                furthest_result = Some(result);
+            }
+            group = end;
+        }
         Ok(())
     }
 
@@ -603,6 +766,247 @@ pub(crate) mod tests {
         assert_ne!(r.u32(empty + buffer::DATA), 0);
         assert_eq!(layout.inputs.iter().map(|r| r.len).sum::<u32>(), 0);
         assert_eq!(layout.outputs[0].len, 8);
+    }
+
+    /// A buffer at a native address: `(dtype, byte_len, addr)`.
+    type At = (DType, usize, usize);
+
+    /// A call whose buffers claim native addresses.
+    struct AddrCall {
+        args: Vec<At>,
+        rets: Vec<At>,
+    }
+
+    impl CallView for AddrCall {
+        type Attrs<'s> = &'s [(String, HostAttr)];
+        fn num_args(&self) -> usize {
+            self.args.len()
+        }
+        fn num_rets(&self) -> usize {
+            self.rets.len()
+        }
+        fn arg(&self, i: usize) -> Result<BufferDesc<'_>, HandlerError> {
+            let (dtype, byte_len, addr) = self.args[i];
+            Ok(BufferDesc {
+                dtype: dtype.to_xla(),
+                dims: &[],
+                byte_len,
+                addr,
+            })
+        }
+        fn ret(&self, i: usize) -> Result<BufferDesc<'_>, HandlerError> {
+            let (dtype, byte_len, addr) = self.rets[i];
+            Ok(BufferDesc {
+                dtype: dtype.to_xla(),
+                dims: &[],
+                byte_len,
+                addr,
+            })
+        }
+        fn attrs(&self) -> &[(String, HostAttr)] {
+            &[]
+        }
+        fn read_arg(&self, _: usize, _: &mut [u8]) -> Result<(), HandlerError> {
+            unreachable!("planning reads no data")
+        }
+        fn write_ret(&self, _: usize, _: &[u8]) -> Result<(), HandlerError> {
+            unreachable!("planning writes no data")
+        }
+    }
+
+    fn plan(args: &[At], rets: &[At]) -> CallLayout {
+        try_plan(args, rets).unwrap()
+    }
+
+    fn try_plan(args: &[At], rets: &[At]) -> Result<CallLayout, HandlerError> {
+        let call = AddrCall {
+            args: args.to_vec(),
+            rets: rets.to_vec(),
+        };
+        let mut layout = CallLayout::default();
+        layout.plan(&call, 0x1_0000, 0x10)?;
+        Ok(layout)
+    }
+
+    /// The data pointers the guest sees: operands, then results.
+    fn data_pointers(layout: &CallLayout) -> Vec<u32> {
+        let r = Reader {
+            header: &layout.header,
+            base: layout.base,
+        };
+        let mut out = Vec::new();
+        for (field, n) in [
+            (call_frame::ARGS + args::ARGS, layout.inputs.len()),
+            (call_frame::RETS + rets::RETS, layout.outputs.len()),
+        ] {
+            let ptrs = r.u32(layout.base + field);
+            for i in 0..n as u32 {
+                out.push(r.u32(r.u32(ptrs + 4 * i) + buffer::DATA));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_result_aliased_with_an_operand_shares_its_region() {
+        use DType::F32;
+        // x, w, y = x (XLA's input_output_aliases {0: 0}), z.
+        let layout = plan(
+            &[(F32, 24, 0x1000), (F32, 8, 0x2000)],
+            &[(F32, 24, 0x1000), (F32, 8, 0x3000)],
+        );
+        assert_eq!(layout.outputs[0], layout.inputs[0]);
+        assert_ne!(layout.outputs[1], layout.inputs[1]);
+        let ptrs = data_pointers(&layout);
+        assert_eq!(ptrs[2], ptrs[0], "the guest sees one address");
+        assert_ne!(ptrs[3], ptrs[1]);
+        // Three regions, filled once each, in order: x's bytes, w's, zeros.
+        let fills: Vec<(Region, Source)> =
+            layout.fills.iter().map(|f| (f.region, f.source)).collect();
+        assert_eq!(
+            fills,
+            [
+                (layout.inputs[0], Source::Operand(0)),
+                (layout.inputs[1], Source::Operand(1)),
+                (layout.outputs[1], Source::Zeros),
+            ]
+        );
+        assert!(
+            fills
+                .windows(2)
+                .all(|w| w[0].0.offset + w[0].0.len <= w[1].0.offset)
+        );
+        // Less scratch than without the alias.
+        let unaliased = plan(
+            &[(F32, 24, 0x1000), (F32, 8, 0x2000)],
+            &[(F32, 24, 0x5000), (F32, 8, 0x3000)],
+        );
+        assert_eq!(unaliased.fills.len(), 4);
+        assert!(layout.total < unaliased.total);
+    }
+
+    #[test]
+    fn a_result_may_alias_a_later_operand_and_operands_share_a_region() {
+        use DType::F64;
+        // x, x again (the same buffer passed twice), v; y aliases v.
+        let layout = plan(
+            &[(F64, 16, 0x1000), (F64, 16, 0x1000), (F64, 8, 0x9000)],
+            &[(F64, 8, 0x9000)],
+        );
+        assert_eq!(layout.inputs[1], layout.inputs[0]);
+        assert_eq!(layout.outputs[0], layout.inputs[2]);
+        let sources: Vec<Source> = layout.fills.iter().map(|f| f.source).collect();
+        assert_eq!(sources, [Source::Operand(0), Source::Operand(2)]);
+    }
+
+    #[test]
+    fn tokens_and_empty_buffers_alias_nothing() {
+        use DType::{F32, Token};
+        // A token's data pointer aliases another buffer; an empty result at
+        // an operand's address is not an alias either.
+        let layout = plan(
+            &[(F32, 8, 0x1000), (Token, 0, 0x1000)],
+            &[(Token, 0, 0x1000), (F32, 0, 0x1000), (F32, 8, 0x2000)],
+        );
+        assert_eq!(layout.fills.len(), 5);
+        let sources: Vec<Source> = layout.fills.iter().map(|f| f.source).collect();
+        assert_eq!(
+            sources,
+            [
+                Source::Operand(0),
+                Source::Operand(1),
+                Source::Zeros,
+                Source::Zeros,
+                Source::Zeros
+            ]
+        );
+        assert_eq!(layout.outputs[2].len, 8);
+        assert_ne!(layout.outputs[2].offset, layout.inputs[0].offset);
+    }
+
+    #[test]
+    fn partial_overlaps_are_refused_naming_both_buffers() {
+        use DType::{F32, F64};
+        let cases: [(&[At], &[At], &str); 5] = [
+            // A result inside an operand.
+            (
+                &[(F32, 24, 0x1000)],
+                &[(F32, 8, 0x1008)],
+                "operand 0 (24 bytes) and result 0 (8 bytes) overlap",
+            ),
+            // Same start, different size.
+            (
+                &[(F64, 24, 0x1000)],
+                &[(F64, 16, 0x1000)],
+                "operand 0 (24 bytes) and result 0 (16 bytes) overlap",
+            ),
+            // A result straddling the end of one operand, after an exact
+            // alias of another.
+            (
+                &[(F32, 16, 0x1000), (F32, 16, 0x2000)],
+                &[(F32, 16, 0x1000), (F32, 16, 0x2008)],
+                "operand 1 (16 bytes) and result 1 (16 bytes) overlap",
+            ),
+            // An operand starting inside a result.
+            (
+                &[(F32, 8, 0x2000), (F32, 64, 0x1ff8)],
+                &[(F32, 16, 0x1ff0)],
+                "overlap in XLA's memory without being the same buffer",
+            ),
+            // Two results.
+            (
+                &[],
+                &[(F32, 16, 0x1000), (F32, 16, 0x1008)],
+                "result 0 (16 bytes) and result 1 (16 bytes) overlap",
+            ),
+        ];
+        for (args, rets, expected) in cases {
+            let error = try_plan(args, rets).unwrap_err();
+            assert_eq!(error.code, ErrorCode::InvalidArgument);
+            assert!(
+                error.message.contains(expected)
+                    && error
+                        .message
+                        .ends_with("only aliases a result with an operand at the same address and of the same size"),
+                "{args:?} {rets:?}: {}",
+                error.message
+            );
+        }
+        let error = try_plan(&[], &[(F32, 16, 0x1000), (F32, 16, 0x1000)]).unwrap_err();
+        assert!(
+            error.message.starts_with(
+                "result 0 (16 bytes) and result 1 (16 bytes) are the same memory in XLA"
+            ),
+            "{}",
+            error.message
+        );
+        // Operands may overlap each other partially: read-only, each gets
+        // its own copy.
+        let layout = plan(&[(F32, 16, 0x1000), (F32, 16, 0x1008)], &[]);
+        assert_ne!(layout.inputs[0], layout.inputs[1]);
+        assert_eq!(layout.fills.len(), 2);
+    }
+
+    #[test]
+    fn host_calls_declare_aliases() {
+        let call = HostCall::new()
+            .arg(HostBuffer::f32(&[3], &[1.0, 2.0, 3.0]))
+            .ret_alias(0);
+        let mut layout = CallLayout::default();
+        layout.plan(&call, 0x1_0000, 0x10).unwrap();
+        assert_eq!(layout.outputs[0], layout.inputs[0]);
+        assert_eq!(layout.fills.len(), 1);
+        let call = HostCall::new()
+            .arg(HostBuffer::f32(&[3], &[1.0, 2.0, 3.0]))
+            .ret_overlapping(0, 4, HostBuffer::zeros(DType::F32, &[2]));
+        let error = layout.plan(&call, 0x1_0000, 0x10).unwrap_err();
+        assert!(
+            error
+                .message
+                .starts_with("operand 0 (12 bytes) and result 0 (8 bytes) overlap"),
+            "{}",
+            error.message
+        );
     }
 
     #[test]

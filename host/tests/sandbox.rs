@@ -231,6 +231,150 @@ fn concurrent_calls_use_at_most_the_instance_limit() {
 }
 
 // ---------------------------------------------------------------------------
+// Aliasing: a result that XLA aliases with an operand
+// ---------------------------------------------------------------------------
+
+/// In-place handlers: `set0_f32` writes 42 over element 0 of result 0 and
+/// nothing else; `set_rows_f64` writes -1 over the first element of each row
+/// of result 0 (f64, rank 2); `same_data` fails unless operand 0 and result 0
+/// have the same data pointer (JAX's aliasing example checks this).
+const IN_PLACE: &str = r#"
+  (func (export "set0_f32") (param $f i32) (result i32)
+    (f32.store (call $out (local.get $f)) (f32.const 42))
+    (i32.const 0))
+  (func (export "set_rows_f64") (param $f i32) (result i32)
+    (local $dims i32) (local $rows i32) (local $row_bytes i32) (local $r i32) (local $out i32)
+    (local.set $dims (i32.load offset=24 (i32.load (i32.load offset=68 (local.get $f)))))
+    (local.set $rows (i32.wrap_i64 (i64.load (local.get $dims))))
+    (local.set $row_bytes
+      (i32.shl (i32.wrap_i64 (i64.load offset=8 (local.get $dims))) (i32.const 3)))
+    (local.set $out (call $out (local.get $f)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $r) (local.get $rows)))
+        (f64.store (i32.add (local.get $out) (i32.mul (local.get $r) (local.get $row_bytes)))
+          (f64.const -1))
+        (local.set $r (i32.add (local.get $r) (i32.const 1)))
+        (br $next)))
+    (i32.const 0))
+  (func (export "same_data") (param $f i32) (result i32)
+    (if (i32.eq (call $in (local.get $f)) (call $out (local.get $f)))
+      (then (return (i32.const 0))))
+    (i32.store (i32.const 2048) (i32.const 16))
+    (i32.store (i32.const 2052) (i32.const 0))
+    (i32.store (i32.const 2056) (i32.const 2200))
+    (i32.store (i32.const 2060) (i32.const 3))
+    (call $error_create (i32.const 2048)))
+  (data (i32.const 2200) "operand 0 and result 0 have different data pointers\00")
+"#;
+
+fn in_place_sandbox(prefix: &str) -> (tempfile::TempDir, Sandbox) {
+    let exports = ["set0_f32", "set_rows_f64", "same_data", "double"];
+    let names: Vec<String> = exports.iter().map(|e| format!("{prefix}{e}")).collect();
+    let targets: Vec<(&str, &str)> = names.iter().map(String::as_str).zip(exports).collect();
+    let funcs = format!("{HANDLERS}{IN_PLACE}");
+    sandbox_with(
+        &[("k.wasm", wasm(&guest_wat(&funcs, &targets)))],
+        test_limits(),
+    )
+}
+
+#[test]
+fn an_in_place_update_of_an_aliased_result_keeps_the_operands_values() {
+    let (_dir, sandbox) = in_place_sandbox("ip1_");
+    let h = handler(&sandbox, "ip1_set0_f32");
+    let x = [0.0f32, 2.0, 4.0, 6.0, 8.0, 10.0];
+    // input_output_aliases={0: 0}: the guest finds x in y and changes y[0].
+    let call = HostCall::new().arg(HostBuffer::f32(&[6], &x)).ret_alias(0);
+    h.call_host(&call).unwrap();
+    assert_eq!(call.result(0).to_f32(), [42.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+    assert_eq!(call.operand(0).to_f32(), call.result(0).to_f32());
+    // Without the alias the result starts zeroed, even in the instance that
+    // just held x where a result now lies, and even if XLA's buffer held
+    // garbage.
+    let call = HostCall::new()
+        .arg(HostBuffer::f32(&[6], &x))
+        .ret(HostBuffer::new(DType::F32, &[6], vec![0xff; 24]));
+    h.call_host(&call).unwrap();
+    assert_eq!(call.result(0).to_f32(), [42.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+    assert_eq!(call.operand(0).to_f32(), x, "the operand is left alone");
+    assert_eq!(h.live_instances(), 1);
+}
+
+#[test]
+fn an_aliased_result_is_copied_out_for_f64_with_a_batch_dim() {
+    let (_dir, sandbox) = in_place_sandbox("ip2_");
+    let h = handler(&sandbox, "ip2_set_rows_f64");
+    let x: Vec<f64> = (0..12).map(|i| f64::from(i) * 0.5 + 1e300).collect();
+    let call = HostCall::new()
+        .arg(HostBuffer::f64(&[3, 4], &x))
+        .ret_alias(0);
+    h.call_host(&call).unwrap();
+    let mut expected = x.clone();
+    for row in expected.chunks_mut(4) {
+        row[0] = -1.0;
+    }
+    assert_eq!(call.result(0).to_f64(), expected);
+    // A second operand and an unaliased second result keep their rules.
+    let call = HostCall::new()
+        .arg(HostBuffer::f64(&[3, 4], &x))
+        .arg(HostBuffer::f32(&[2], &[7.0, 8.0]))
+        .ret_alias(0)
+        .ret(HostBuffer::new(DType::F32, &[2], vec![0xff; 8]));
+    h.call_host(&call).unwrap();
+    assert_eq!(call.result(0).to_f64(), expected);
+    assert_eq!(call.result(1).to_f32(), [0.0, 0.0]);
+    assert_eq!(call.operand(1).to_f32(), [7.0, 8.0]);
+}
+
+#[test]
+fn an_aliased_result_reads_and_writes_one_region() {
+    let (_dir, sandbox) = in_place_sandbox("ip3_");
+    // `double` reads x[i] and writes y[i]: in place, y = 2x.
+    let call = HostCall::new()
+        .arg(HostBuffer::f32(&[3], &[1.0, 2.5, -3.0]))
+        .ret_alias(0);
+    handler(&sandbox, "ip3_double").call_host(&call).unwrap();
+    assert_eq!(call.result(0).to_f32(), [2.0, 5.0, -6.0]);
+    // The guest sees one data pointer for both, as a native handler does.
+    let same = handler(&sandbox, "ip3_same_data");
+    let call = HostCall::new()
+        .arg(HostBuffer::f32(&[2], &[1.0, 2.0]))
+        .ret_alias(0);
+    same.call_host(&call).unwrap();
+    let error = expect_error(&same, &vector_call(&[1.0, 2.0]));
+    assert_eq!(
+        error.message,
+        "target `ip3_same_data` (guest k.wasm): operand 0 and result 0 have different data pointers"
+    );
+}
+
+#[test]
+fn a_result_partially_overlapping_an_operand_is_refused() {
+    let (_dir, sandbox) = in_place_sandbox("ip4_");
+    let h = handler(&sandbox, "ip4_set0_f32");
+    let call = HostCall::new()
+        .arg(HostBuffer::f32(&[6], &[1.0; 6]))
+        .ret_overlapping(0, 8, HostBuffer::zeros(DType::F32, &[2]));
+    let error = expect_error(&h, &call);
+    assert_eq!(error.code, ErrorCode::InvalidArgument);
+    assert_eq!(
+        error.message,
+        "target `ip4_set0_f32` (guest k.wasm): operand 0 (24 bytes) and result 0 (8 bytes) \
+         overlap in XLA's memory without being the same buffer; the sandbox only aliases a \
+         result with an operand at the same address and of the same size"
+    );
+    assert_eq!(call.result(0).to_f32(), [0.0, 0.0], "nothing was written");
+    assert_eq!(call.operand(0).to_f32(), [1.0; 6]);
+    // The same target still runs aliased calls.
+    let call = HostCall::new()
+        .arg(HostBuffer::f32(&[2], &[1.0, 2.0]))
+        .ret_alias(0);
+    h.call_host(&call).unwrap();
+    assert_eq!(call.result(0).to_f32(), [42.0, 2.0]);
+}
+
+// ---------------------------------------------------------------------------
 // Loading and validation
 // ---------------------------------------------------------------------------
 
