@@ -206,7 +206,9 @@ impl<'a> AnyBuffer<'a> {
     /// The data is not inside guest memory.
     pub fn bytes(&self) -> Result<&'a [u8]> {
         // SAFETY: bytes have no invalid patterns; inputs are never handed out
-        // mutably and results were checked not to overlap inputs (CallFrame).
+        // mutably: results were checked to overlap no input, except one they
+        // alias exactly, which CallFrame then no longer lets be viewed, and
+        // which cannot have been viewed before (CallFrame::any_ret).
         unsafe {
             self.raw
                 .mem

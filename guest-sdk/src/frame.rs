@@ -21,6 +21,36 @@ const MAX_BUFFERS: i64 = 1 << 16;
 /// ([`CallFrame::ret`], [`CallFrame::any_ret`]), after a check that its
 /// memory overlaps no other buffer, so the mutable slices are exclusive.
 ///
+/// # In-place updates
+///
+/// A result that XLA aliases with an operand (`input_output_aliases={0: 0}`
+/// in `jax.ffi.ffi_call`, or a donated argument) is the operand's memory:
+/// the host gives both one region, holding the operand's values when the
+/// handler starts, as XLA does natively. Operand views are shared slices
+/// for the whole call, so such a result can only be taken while its operand
+/// was never viewed, and the operand can no longer be viewed once the result
+/// was taken. Take the result first and read the operand's values through
+/// it:
+///
+/// ```
+/// use cyxla_guest_sdk::{CallFrame, Result};
+///
+/// /// y aliases x: sets y[0] = 42 and keeps the rest of x.
+/// pub fn set0(frame: &CallFrame<'_>) -> Result<()> {
+///     let mut y = frame.ret::<f32>(0)?; // holds x's values
+///     if let Some(first) = y.first_mut() {
+///         *first = 42.0;
+///     }
+///     // frame.arg::<f32>(0) would now fail: argument 0 is aliased with
+///     // result 0 (in place) and its values are in the result.
+///     Ok(())
+/// }
+/// # let _ = set0;
+/// ```
+///
+/// Only exact aliases (same address and size) are accepted; a result that
+/// partly overlaps another buffer is an error.
+///
 /// # Examples
 ///
 /// ```
@@ -62,7 +92,12 @@ pub struct CallFrame<'a> {
 #[derive(Default)]
 struct Slot<'a> {
     decoded: Cell<Option<RawBuffer<'a>>>,
+    /// Results: handed out.
     taken: Cell<bool>,
+    /// Operands: handed out (shared views may be alive for the whole call).
+    viewed: Cell<bool>,
+    /// Operands: the taken result that aliases this operand's memory.
+    in_place: Cell<Option<usize>>,
 }
 
 impl core::fmt::Debug for CallFrame<'_> {
@@ -254,9 +289,20 @@ impl<'a> CallFrame<'a> {
     ///
     /// # Errors
     ///
-    /// `INVALID_ARGUMENT` if `i` is out of range or the buffer is malformed.
+    /// `INVALID_ARGUMENT` if `i` is out of range, the buffer is malformed, or
+    /// a result aliased with it was taken (``argument 0 is aliased with
+    /// result 0 (in place), which was taken: its values are in result 0``).
     pub fn any_arg(&self, i: usize) -> Result<AnyBuffer<'a>> {
-        self.raw(Which::Arg(i)).map(AnyBuffer::new)
+        let raw = self.raw(Which::Arg(i))?;
+        let slot = &self.slots[i];
+        if let Some(j) = slot.in_place.get() {
+            return Err(Error::invalid_argument(alloc::format!(
+                "argument {i} is aliased with result {j} (in place), which was taken: \
+                 its values are in result {j}"
+            )));
+        }
+        slot.viewed.set(true);
+        Ok(AnyBuffer::new(raw))
     }
 
     /// Operand `i` as a typed buffer.
@@ -269,13 +315,18 @@ impl<'a> CallFrame<'a> {
         self.any_arg(i)?.typed()
     }
 
-    /// Result `i`, any dtype, held exclusively.
+    /// Result `i`, any dtype, held exclusively. A result aliased with an
+    /// operand (same address and size) holds the operand's values; see
+    /// [In-place updates](CallFrame#in-place-updates).
     ///
     /// # Errors
     ///
-    /// `INVALID_ARGUMENT` if `i` is out of range or the result was already
-    /// taken; `INTERNAL` if its memory overlaps another buffer or a dims
-    /// array.
+    /// `INVALID_ARGUMENT` if `i` is out of range, the result was already
+    /// taken, or it is aliased with an operand that was already viewed
+    /// (``result 0 is aliased with argument 0 (in place), which was already
+    /// viewed: take result 0 first and read the argument's values through
+    /// it``); `INTERNAL` if its memory partly overlaps another buffer or
+    /// overlaps a dims array.
     pub fn any_ret(&self, i: usize) -> Result<AnyResultBuffer<'a>> {
         let which = Which::Ret(i);
         let raw = self.raw(which)?;
@@ -300,12 +351,17 @@ impl<'a> CallFrame<'a> {
         self.any_ret(i)?.typed()
     }
 
-    /// Checks that `ret`'s data overlaps no other buffer's data and no dims.
+    /// Checks that `ret`'s data overlaps no other buffer's data and no dims,
+    /// except operands it aliases exactly (same span), which must not have
+    /// been viewed; then marks those operands as updated in place.
     fn check_exclusive(&self, ret: &RawBuffer<'a>) -> Result<()> {
         let mine = ret.span();
         if mine.is_empty() {
             return Ok(());
         }
+        let Which::Ret(j) = ret.which else {
+            return Err(Error::internal("check_exclusive on an operand"));
+        };
         let overlaps =
             |r: &core::ops::Range<u64>| !r.is_empty() && r.start < mine.end && mine.start < r.end;
         let others = (0..self.num_args)
@@ -313,11 +369,30 @@ impl<'a> CallFrame<'a> {
             .chain((0..self.num_rets).map(Which::Ret));
         for which in others {
             let other = self.raw(which)?;
-            if (which != ret.which && overlaps(&other.span())) || overlaps(&other.dims_span()) {
+            let alias = match which {
+                Which::Arg(i) if other.span() == mine => Some(i),
+                _ => None,
+            };
+            if overlaps(&other.dims_span())
+                || (which != ret.which && alias.is_none() && overlaps(&other.span()))
+            {
                 return Err(Error::internal(alloc::format!(
                     "{}: its memory overlaps {which}",
                     ret.which
                 )));
+            }
+            if let Some(i) = alias
+                && self.slots[i].viewed.get()
+            {
+                return Err(Error::invalid_argument(alloc::format!(
+                    "result {j} is aliased with argument {i} (in place), which was already \
+                     viewed: take result {j} first and read the argument's values through it"
+                )));
+            }
+        }
+        for i in 0..self.num_args {
+            if self.raw(Which::Arg(i))?.span() == mine {
+                self.slots[i].in_place.set(Some(j));
             }
         }
         Ok(())

@@ -88,6 +88,8 @@ struct BufferSpec {
     dtype: DataType,
     dims: Vec<i64>,
     bytes: Option<Vec<u8>>,
+    /// Results: the operand whose data this result shares.
+    alias: Option<usize>,
 }
 
 /// Builds a call: operands, result shapes and attributes.
@@ -128,6 +130,7 @@ impl FrameBuilder {
             dtype,
             dims: dims.to_vec(),
             bytes: Some(bytes.to_vec()),
+            alias: None,
         });
         self
     }
@@ -138,6 +141,25 @@ impl FrameBuilder {
             dtype,
             dims: dims.to_vec(),
             bytes: None,
+            alias: None,
+        });
+        self
+    }
+
+    /// Adds a result aliased with operand `operand`: the same dtype, shape
+    /// and data address, holding the operand's values, as the host lays out
+    /// a result that XLA aliases (`input_output_aliases`, donation).
+    ///
+    /// # Panics
+    ///
+    /// There is no operand `operand` yet.
+    pub fn ret_alias(mut self, operand: usize) -> FrameBuilder {
+        let arg = &self.args[operand];
+        self.rets.push(BufferSpec {
+            dtype: arg.dtype,
+            dims: arg.dims.clone(),
+            bytes: None,
+            alias: Some(operand),
         });
         self
     }
@@ -185,12 +207,13 @@ impl FrameBuilder {
         w.u32(frame + frame_layout::CTX, 8);
         w.u32(frame + frame_layout::STAGE, abi::execution_stage::EXECUTE);
         let a = frame + frame_layout::ARGS;
-        w.write_buffers(
+        let args = w.write_buffers(
             a,
             &self.args,
             abi::args::TYPES,
             abi::args::ARGS,
             abi::args::STRUCT_SIZE,
+            &[],
         );
         let r = frame + frame_layout::RETS;
         let rets = w.write_buffers(
@@ -199,6 +222,7 @@ impl FrameBuilder {
             abi::rets::TYPES,
             abi::rets::RETS,
             abi::rets::STRUCT_SIZE,
+            &args,
         );
         w.write_attrs(frame + frame_layout::ATTRS, &self.attrs);
         FrameImage {
@@ -256,7 +280,7 @@ impl Writer {
     }
 
     /// Writes an Args/Rets struct at `at`; returns (data address, byte length)
-    /// of each buffer.
+    /// of each buffer. An aliased result uses its operand's data in `args`.
     fn write_buffers(
         &mut self,
         at: u32,
@@ -264,6 +288,7 @@ impl Writer {
         types_off: u32,
         ptrs_off: u32,
         ss: u32,
+        args: &[(u32, usize)],
     ) -> Vec<(u32, usize)> {
         self.u32(at, ss);
         self.i64(at + abi::args::SIZE_FIELD, bufs.len() as i64);
@@ -275,9 +300,10 @@ impl Writer {
         for (i, b) in bufs.iter().enumerate() {
             let elements: i64 = b.dims.iter().product();
             let len = b.dtype.byte_size(elements as u64).expect("buffer size") as usize;
-            let data = match &b.bytes {
-                Some(bytes) => self.data(bytes),
-                None => self.data(&vec![RESULT_FILL; len]),
+            let data = match (&b.bytes, b.alias) {
+                (_, Some(operand)) => args[operand].0,
+                (Some(bytes), None) => self.data(bytes),
+                (None, None) => self.data(&vec![RESULT_FILL; len]),
             };
             let dims = self.alloc(8 * b.dims.len() as u32, 8);
             for (k, &d) in b.dims.iter().enumerate() {

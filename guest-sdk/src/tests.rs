@@ -135,6 +135,70 @@ fn buffer_addr(mem: &[u8], frame: u32, ret: bool, i: u32) -> u32 {
 }
 
 #[test]
+fn in_place_updates_take_the_result_first() {
+    let build = || {
+        FrameBuilder::new()
+            .arg(&[6], &[0.0f32, 2.0, 4.0, 6.0, 8.0, 10.0])
+            .arg(&[2], &[1.5f64, 2.5])
+            .ret_alias(0)
+            .ret(DataType::F64, &[2])
+            .build()
+    };
+    // The aliased result holds the operand's values; the handler changes
+    // one and the others stay.
+    let mut call = build();
+    call.call(|frame| {
+        let mut y = frame.ret::<f32>(0)?;
+        assert_eq!(&y[..], &[0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+        y[0] = 42.0;
+        // The operand can no longer be viewed: its values are in the result.
+        let e = frame.arg::<f32>(0).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument);
+        assert_eq!(
+            e.message,
+            "argument 0 is aliased with result 0 (in place), which was taken: \
+             its values are in result 0"
+        );
+        assert!(frame.any_arg(0).is_err());
+        // Other buffers keep their rules.
+        let w = frame.arg::<f64>(1)?;
+        let mut z = frame.ret::<f64>(1)?;
+        z.copy_from_slice(&[w[0] * 2.0, w[1] * 2.0]);
+        assert_eq!(
+            frame.ret::<f32>(0).unwrap_err().message,
+            "result 0 was already taken"
+        );
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(call.ret::<f32>(0), [42.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+    assert_eq!(call.ret::<f64>(1), [3.0, 5.0]);
+
+    // Viewing the operand first, even without reading it, rules out taking
+    // the result.
+    let mut call = build();
+    let e = call
+        .call(|frame| {
+            let _x = frame.any_arg(0)?;
+            frame.ret::<f32>(0).map(drop)
+        })
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    assert_eq!(
+        e.message,
+        "result 0 is aliased with argument 0 (in place), which was already viewed: \
+         take result 0 first and read the argument's values through it"
+    );
+    // Viewing another operand does not.
+    build()
+        .call(|frame| {
+            let _w = frame.arg::<f64>(1)?;
+            frame.ret::<f32>(0).map(drop)
+        })
+        .unwrap();
+}
+
+#[test]
 fn malformed_frames_are_errors_not_ub() {
     let build = || {
         FrameBuilder::new()
@@ -158,16 +222,28 @@ fn malformed_frames_are_errors_not_ub() {
         "call frame struct_size is 168, expected 104 (wasm32 XLA_FFI_CallFrame)"
     );
 
-    // Result aliasing the operand.
+    // Result partly overlapping the operand.
     let mut call = build();
     let mem = call.memory_mut();
     let arg = buffer_addr(mem, frame, false, 0);
     let ret = buffer_addr(mem, frame, true, 0);
     let arg_data = get_u32(mem, arg + abi::buffer::DATA);
+    put_u32(mem, ret + abi::buffer::DATA, arg_data + 4);
+    let e = call.call(take_all).unwrap_err();
+    assert_eq!(e.code, ErrorCode::Internal);
+    assert_eq!(e.message, "result 0: its memory overlaps argument 0");
+
+    // Result aliasing the operand exactly, taken after the operand was
+    // viewed (see `in_place_updates_take_the_result_first`).
+    let mut call = build();
+    let mem = call.memory_mut();
     put_u32(mem, ret + abi::buffer::DATA, arg_data);
+    let e = call.call(take_all).unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
     assert_eq!(
-        call.call(take_all).unwrap_err().message,
-        "result 0: its memory overlaps argument 0"
+        e.message,
+        "result 0 is aliased with argument 0 (in place), which was already viewed: \
+         take result 0 first and read the argument's values through it"
     );
 
     // Result data outside memory.
