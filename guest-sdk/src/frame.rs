@@ -48,8 +48,10 @@ const MAX_BUFFERS: i64 = 1 << 16;
 /// # let _ = set0;
 /// ```
 ///
-/// Only exact aliases (same address and size) are accepted; a result that
-/// partly overlaps another buffer is an error.
+/// [`CallFrame::aliased_arg`] says whether a result is aliased, for a
+/// handler that also serves calls without aliasing (and then copies its
+/// operand). Only exact aliases (same address and size) are accepted; a
+/// result that partly overlaps another buffer is an error.
 ///
 /// # Examples
 ///
@@ -349,6 +351,29 @@ impl<'a> CallFrame<'a> {
     /// `T::DTYPE`.
     pub fn ret<T: Element>(&self, i: usize) -> Result<ResultBuffer<'a, T>> {
         self.any_ret(i)?.typed()
+    }
+
+    /// The operand that result `i` aliases (the same address and size: XLA's
+    /// `input_output_aliases` or a donated argument), if any; the first one
+    /// if several operands share that memory. Views and takes nothing, so a
+    /// handler can ask before choosing between updating in place and
+    /// copying its operand.
+    ///
+    /// # Errors
+    ///
+    /// As [`CallFrame::any_ret`] and [`CallFrame::any_arg`] for a malformed
+    /// buffer.
+    pub fn aliased_arg(&self, i: usize) -> Result<Option<usize>> {
+        let mine = self.raw(Which::Ret(i))?.span();
+        if mine.is_empty() {
+            return Ok(None);
+        }
+        for arg in 0..self.num_args {
+            if self.raw(Which::Arg(arg))?.span() == mine {
+                return Ok(Some(arg));
+            }
+        }
+        Ok(None)
     }
 
     /// Checks that `ret`'s data overlaps no other buffer's data and no dims,

@@ -148,6 +148,10 @@ fn in_place_updates_take_the_result_first() {
     // one and the others stay.
     let mut call = build();
     call.call(|frame| {
+        assert_eq!(
+            (frame.aliased_arg(0)?, frame.aliased_arg(1)?),
+            (Some(0), None)
+        );
         let mut y = frame.ret::<f32>(0)?;
         assert_eq!(&y[..], &[0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
         y[0] = 42.0;
