@@ -284,6 +284,7 @@ fn bundled_guests_follow_the_abi() {
     let out = build_guests();
     let expected: &[(&str, &[(&str, &str)])] = &[
         ("echo_attrs", &[("echo_attrs", "echo_attrs")]),
+        ("inplace_set0", &[("inplace_set0", "inplace_set0")]),
         ("noop", &[("frame_info", "frame_info"), ("noop", "noop")]),
         (
             "rms_norm",

@@ -173,3 +173,62 @@ fn echo_attrs_sees_attributes_as_xla_lays_them_out() {
     assert_eq!(m, expected.len() + 1, "{out:?}");
     assert_eq!(&out[1..m], &expected[..]);
 }
+
+fn f64_attr(value: f64) -> HostAttr {
+    HostAttr::Scalar(DType::F64, value.to_le_bytes().to_vec())
+}
+
+#[test]
+fn inplace_set0_updates_an_aliased_result_in_rust_and_cpp() {
+    for target in ["inplace_set0", "inplace_set0_cpp"] {
+        // f32 [2, 3], y aliased with x: the first element of each row.
+        let call = HostCall::new()
+            .arg(HostBuffer::f32(&[2, 3], &[0.0, 2.0, 4.0, 6.0, 8.0, 10.0]))
+            .ret_alias(0)
+            .attr("value", f64_attr(42.0));
+        handler(target).call_host(&call).unwrap();
+        assert_eq!(
+            call.result(0).to_f32(),
+            [42.0, 2.0, 4.0, 42.0, 8.0, 10.0],
+            "{target}"
+        );
+        // f64 with a batch dim.
+        let x: Vec<f64> = (0..12).map(|i| f64::from(i) + 0.25).collect();
+        let call = HostCall::new()
+            .arg(HostBuffer::f64(&[2, 2, 3], &x))
+            .ret_alias(0)
+            .attr("value", f64_attr(-1e300));
+        handler(target).call_host(&call).unwrap();
+        let mut want = x.clone();
+        for row in want.chunks_mut(3) {
+            row[0] = -1e300;
+        }
+        assert_eq!(call.result(0).to_f64(), want, "{target}");
+        // Without aliasing, x is copied first.
+        let call = HostCall::new()
+            .arg(HostBuffer::f64(&[4], &[1.0, 2.0, 3.0, 4.0]))
+            .ret(HostBuffer::new(DType::F64, &[4], vec![0xff; 32]))
+            .attr("value", f64_attr(7.0));
+        handler(target).call_host(&call).unwrap();
+        assert_eq!(call.result(0).to_f64(), [7.0, 2.0, 3.0, 4.0], "{target}");
+    }
+}
+
+#[test]
+fn aliasing_cpp_sees_one_data_pointer_only_when_aliased() {
+    let call = HostCall::new()
+        .arg(HostBuffer::f32(&[3], &[1.0, 2.0, 3.0]))
+        .ret_alias(0);
+    handler("aliasing_cpp").call_host(&call).unwrap();
+    assert_eq!(call.result(0).to_f32(), [1.0, 2.0, 3.0]);
+    let call = HostCall::new()
+        .arg(HostBuffer::f32(&[3], &[1.0, 2.0, 3.0]))
+        .ret(HostBuffer::zeros(DType::F32, &[3]));
+    let error = handler("aliasing_cpp").call_host(&call).unwrap_err();
+    assert_eq!(error.code, ErrorCode::InvalidArgument);
+    assert_eq!(
+        error.message,
+        "target `aliasing_cpp` (guest inplace_set0_cpp.wasm): When aliased, the input and \
+         output buffers should point to the same data."
+    );
+}
