@@ -3,13 +3,15 @@
 // by the tests).
 //
 // Target inplace_set0_cpp:  value: f64;  x: T[...] -> y: T[...]  (T = f32, f64)
-//   y = x with the first element of every row (along the last axis; the one
-//   element of a rank-0 array) set to value (rounded to T). Meant to be
-//   called with y aliased with x (input_output_aliases={0: 0}, or a donated
-//   argument): then only those elements are written and the rest of y keeps
-//   x's values. Without aliasing, x is copied into y first.
-//   y must have x's dtype and element count, else INVALID_ARGUMENT; other
-//   dtypes: UNIMPLEMENTED "inplace_set0_cpp: unsupported dtype".
+//   With y aliased with x (input_output_aliases={0: 0}, or a donated
+//   argument): writes value (rounded to T) over the first element of every
+//   row of y (along the last axis; the one element of a rank-0 array) and
+//   nothing else, so the rest keeps x's values. Called without aliasing,
+//   the other elements of y keep whatever the result buffer held (zeros in
+//   the sandbox, unspecified natively), so that a sandbox that failed to
+//   alias shows. y must have x's dtype and element count, else
+//   INVALID_ARGUMENT; other dtypes: UNIMPLEMENTED
+//   "inplace_set0_cpp: unsupported dtype".
 //
 // Target aliasing_cpp:  x: T[...] -> y: T[...]  (any T)
 //   JAX's aliasing example (examples/ffi, cpu_examples.cc): does nothing but
@@ -17,7 +19,6 @@
 //   declares input_output_aliases={0: 0}; otherwise INVALID_ARGUMENT "When
 //   aliased, the input and output buffers should point to the same data."
 #include <cstddef>
-#include <cstring>
 
 #include "xla/ffi/api/ffi.h"
 
@@ -26,11 +27,8 @@ namespace ffi = xla::ffi;
 namespace {
 
 template <typename T>
-void SetRowStarts(const ffi::AnyBuffer& x, ffi::AnyBuffer& y, double value) {
+void SetRowStarts(ffi::AnyBuffer& y, double value) {
   T* out = y.typed_data<T>();
-  if (x.untyped_data() != y.untyped_data()) {
-    std::memcpy(out, x.untyped_data(), x.size_bytes());
-  }
   const auto dims = y.dimensions();
   const size_t row = dims.size() == 0 ? 1 : static_cast<size_t>(dims.back());
   if (row == 0) return;
@@ -48,10 +46,10 @@ ffi::Error InplaceSet0Impl(double value, ffi::AnyBuffer x,
   }
   switch (x.element_type()) {
     case ffi::F32:
-      SetRowStarts<float>(x, *y, value);
+      SetRowStarts<float>(*y, value);
       break;
     case ffi::F64:
-      SetRowStarts<double>(x, *y, value);
+      SetRowStarts<double>(*y, value);
       break;
     default:
       return ffi::Error(ffi::ErrorCode::kUnimplemented,
