@@ -5,11 +5,12 @@ Run from the workspace root:
 
     .venv/bin/python tests/gen_guest_programs.py [--out DIR]
 
-The programs call the targets of ``guests/rust/*`` (built into
-``guests/out/*.wasm`` by ``guests/build.sh``): ``rms_norm``,
+The programs call the targets of ``guests/rust/*`` and ``guests/cpp/*``
+(built into ``guests/out/*.wasm`` by ``guests/build.sh``): ``rms_norm``,
 ``rms_norm_fwd``/``rms_norm_bwd`` (through ``jax.custom_vjp``, as in JAX's
-FFI tutorial), ``echo_attrs``, ``scale_any``, ``tridiag_solve``, ``fail``
-and ``trap``. The tests ``guests`` (tests/integration/guests.rs, through the
+FFI tutorial), ``echo_attrs``, ``scale_any``, ``tridiag_solve``, the in-place
+``inplace_set0``, ``inplace_set0_cpp`` and ``aliasing_cpp`` (with
+``input_output_aliases`` and ``donate_argnums``), ``fail`` and ``trap``. The tests ``guests`` (tests/integration/guests.rs, through the
 library on the three plugins) and ``cli_guests`` (host/tests/cli_guests.rs,
 through the ``cyxla-host`` binary) run them.
 
@@ -122,6 +123,8 @@ class Program:
     targets: list[str]
     tolerance: dict[str, float] = dataclasses.field(default_factory=lambda: dict(EXACT))
     expect_error: dict[str, Any] | None = None
+    # jax.jit's donate_argnums: these inputs are donated to the program.
+    donate_argnums: tuple[int, ...] = ()
 
 
 def rng_for(name: str) -> np.random.Generator:
@@ -551,6 +554,91 @@ def tridiag_programs() -> list[Program]:
 
 
 # --------------------------------------------------------------------------
+# In-place updates: a result aliased with its operand
+# --------------------------------------------------------------------------
+
+# The value written over the first element of each row (rounded to f32 for
+# f32 arrays, as numpy's cast does).
+SET0_VALUE = 0.1
+
+
+def inplace_set0(target: str, x: jax.Array, *, alias: bool = True) -> jax.Array:
+    aliases = {0: 0} if alias else {}
+    return jax.ffi.ffi_call(
+        target, jax.ShapeDtypeStruct(x.shape, x.dtype), input_output_aliases=aliases
+    )(x, value=np.float64(SET0_VALUE))
+
+
+def np_set0(x: np.ndarray) -> list[np.ndarray]:
+    y = x.copy()
+    y[..., 0] = SET0_VALUE
+    return [y]
+
+
+def inplace_programs() -> list[Program]:
+    progs = []
+    for target, guest in [("inplace_set0", "inplace_set0.wasm (Rust)"),
+                          ("inplace_set0_cpp", "inplace_set0_cpp.wasm (C++)")]:
+        for dtype, shape, donate in [
+            (np.float32, (3, 4), False),
+            (np.float64, (2, 3, 5), False),
+            (np.float64 if target == "inplace_set0" else np.float32, (4, 3), True),
+        ]:
+            dt = np.dtype(dtype)
+            how = "donated" if donate else "aliased"
+            name = f"{target}_{how}_{XLA_DTYPE_NAMES[dt.name]}_{shape_name(shape)}"
+            x = (rng_for(name).standard_normal(shape) * 10).astype(dt)
+            where = (
+                "jax.jit(..., donate_argnums=0) of the call with input_output_aliases={0: 0}"
+                if donate
+                else "input_output_aliases={0: 0}"
+            )
+            progs.append(
+                Program(
+                    name=name,
+                    description=f"{target} (guest {guest}) over {dt.name}{list(shape)} with "
+                    f"{where}: the result is the operand's memory, so writing only the first "
+                    f"element of each row (value={SET0_VALUE}) leaves x's other elements",
+                    fn=lambda x, target=target: inplace_set0(target, x),
+                    inputs=[x],
+                    oracle=np_set0,
+                    targets=[target],
+                    donate_argnums=(0,) if donate else (),
+                )
+            )
+    aliasing_error = "When aliased, the input and output buffers should point to the same data."
+    progs += [
+        Program(
+            name="aliasing_cpp_aliased",
+            description="aliasing_cpp (guest inplace_set0_cpp.wasm, JAX's aliasing example) "
+            "with input_output_aliases={0: 0} over f32[2, 8]: operand and result have one "
+            "data pointer, and y = x",
+            fn=lambda x: jax.ffi.ffi_call(
+                "aliasing_cpp", jax.ShapeDtypeStruct(x.shape, x.dtype), input_output_aliases={0: 0}
+            )(x),
+            inputs=[f32_normal("aliasing_cpp_aliased", (2, 8))],
+            oracle=lambda x: [x],
+            targets=["aliasing_cpp"],
+        ),
+        Program(
+            name="aliasing_cpp_unaliased",
+            description="aliasing_cpp without input_output_aliases: operand and result have "
+            "different data pointers, so the handler's own INVALID_ARGUMENT (as natively)",
+            fn=lambda x: jax.ffi.ffi_call("aliasing_cpp", jax.ShapeDtypeStruct(x.shape, x.dtype))(x),
+            inputs=[f32_normal("aliasing_cpp_unaliased", (2, 8))],
+            oracle=None,
+            targets=["aliasing_cpp"],
+            expect_error=error(
+                "execute",
+                "INVALID_ARGUMENT",
+                message=f"target `aliasing_cpp` (guest inplace_set0_cpp.wasm): {aliasing_error}",
+            ),
+        ),
+    ]
+    return progs
+
+
+# --------------------------------------------------------------------------
 # Two guests in one program; errors and traps
 # --------------------------------------------------------------------------
 
@@ -605,7 +693,14 @@ def other_programs() -> list[Program]:
 
 
 def programs() -> list[Program]:
-    return rms_programs() + echo_programs() + scale_programs() + tridiag_programs() + other_programs()
+    return (
+        rms_programs()
+        + echo_programs()
+        + scale_programs()
+        + tridiag_programs()
+        + inplace_programs()
+        + other_programs()
+    )
 
 
 # --------------------------------------------------------------------------
@@ -627,7 +722,8 @@ def named(p: Program) -> Callable[..., Any]:
 def lower(p: Program) -> export.Exported:
     checks = [export.DisabledSafetyCheck.custom_call(t) for t in p.targets]
     args = [jax.ShapeDtypeStruct(x.shape, x.dtype) for x in p.inputs]
-    return export.export(jax.jit(named(p)), platforms=["cpu"], disabled_checks=checks)(*args)
+    fn = jax.jit(named(p), donate_argnums=p.donate_argnums)
+    return export.export(fn, platforms=["cpu"], disabled_checks=checks)(*args)
 
 
 def tensor_entry(file: str | None, dtype: Any, shape: tuple[int, ...]) -> dict[str, Any]:

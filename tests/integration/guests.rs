@@ -22,13 +22,16 @@ use plugin_glue::{DType, Error, ErrorCode};
 const REGENERATE: &str = ".venv/bin/python tests/gen_guest_programs.py";
 
 /// The targets each plugin's sandbox allows (every target the programs call).
-const ALLOWED: [&str; 8] = [
+const ALLOWED: [&str; 11] = [
     "rms_norm",
     "rms_norm_fwd",
     "rms_norm_bwd",
     "echo_attrs",
     "scale_any",
     "tridiag_solve",
+    "inplace_set0",
+    "inplace_set0_cpp",
+    "aliasing_cpp",
     "fail",
     "trap",
 ];
@@ -419,6 +422,7 @@ fn every_allowed_target_is_registered_with_its_guest() {
                 let file = match t {
                     "rms_norm" | "rms_norm_fwd" | "rms_norm_bwd" => "rms_norm.wasm",
                     "fail" | "trap" => "trap.wasm",
+                    "aliasing_cpp" => "inplace_set0_cpp.wasm",
                     other => return (other, format!("{other}.wasm")),
                 };
                 (t, file.to_owned())
@@ -521,6 +525,49 @@ fn tridiag_solve_matches_a_dense_solve() {
         for name in &names {
             host(plugin).check_program(name);
         }
+    }
+}
+
+#[test]
+fn in_place_updates_through_aliasing_and_donation_match_numpy() {
+    // Rust and C++, f32 and f64, a batch dim, input_output_aliases and
+    // donate_argnums: the handler writes only y[..., 0], the rest is x's.
+    let names = names_starting_with("inplace_set0");
+    assert_eq!(names.len(), 6, "{names:?}");
+    for target in ["inplace_set0_", "inplace_set0_cpp_"] {
+        for how in ["aliased_f32", "aliased_f64", "donated"] {
+            assert!(
+                names
+                    .iter()
+                    .any(|n| n.starts_with(target) && n.contains(how)),
+                "no {target}{how}* program in {names:?}"
+            );
+        }
+    }
+    for name in &names {
+        let text = std::fs::read_to_string(manifest().program(name).mlir_path()).unwrap();
+        assert!(
+            text.contains("output_operand_aliases = [#stablehlo.output_operand_alias<"),
+            "{name}: the call declares no aliasing"
+        );
+        assert_eq!(
+            name.contains("donated"),
+            text.contains("tf.aliasing_output = 0"),
+            "{name}: donation"
+        );
+    }
+    for plugin in Plugin::ALL {
+        for name in &names {
+            host(plugin).check_program(name);
+        }
+    }
+}
+
+#[test]
+fn jax_aliasing_example_sees_one_data_pointer_only_when_aliased() {
+    for plugin in Plugin::ALL {
+        host(plugin).check_program("aliasing_cpp_aliased");
+        host(plugin).check_program("aliasing_cpp_unaliased");
     }
 }
 
