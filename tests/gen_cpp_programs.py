@@ -6,7 +6,8 @@ Run from the workspace root:
     .venv/bin/python tests/gen_cpp_programs.py [--out DIR]
 
 The programs call the C/C++ kernels of ``guests/cpp/`` (rms_norm_cpp*,
-scale_any_cpp) and ``tests/cpp/`` (binding.cc, raw_c_api.c). The test
+scale_any_cpp, inplace_set0_cpp and aliasing_cpp, with
+``input_output_aliases`` and ``donate_argnums``) and ``tests/cpp/`` (binding.cc, raw_c_api.c). The test
 ``cpp_sdk`` (tests/integration/cpp_sdk.rs) runs each program twice in one
 process: with every target served by the kernel built as a wasm guest
 against cyxla's headers, and with the target renamed to ``<target>__native``
@@ -79,6 +80,8 @@ class Program:
     guest_error: tuple[str, str] | None = None
     # run only as a guest (the native build would abort the process)
     guest_only: bool = False
+    # jax.jit's donate_argnums: these inputs are donated to the program
+    donate_argnums: tuple[int, ...] = ()
 
 
 def rng() -> np.random.Generator:
@@ -262,6 +265,86 @@ def scale_programs() -> list[Program]:
             scale_inputs(),
             ["scale_any_cpp"],
             oracle=lambda *xs: [np_scale(x, 2.5) for x in xs],
+        ),
+    ]
+
+
+# --------------------------------------------------------------------------
+# In-place updates through aliasing (guests/cpp/inplace_set0.cc)
+# --------------------------------------------------------------------------
+
+SET0_VALUE = 0.1
+
+
+def inplace_set0(x: jax.Array) -> jax.Array:
+    return jax.ffi.ffi_call(
+        "inplace_set0_cpp", jax.ShapeDtypeStruct(x.shape, x.dtype), input_output_aliases={0: 0}
+    )(x, value=np.float64(SET0_VALUE))
+
+
+def np_set0(x: np.ndarray) -> list[np.ndarray]:
+    y = x.copy()
+    y[..., 0] = SET0_VALUE
+    return [y]
+
+
+def aliasing_call(x: jax.Array, *, alias: bool) -> jax.Array:
+    return jax.ffi.ffi_call(
+        "aliasing_cpp",
+        jax.ShapeDtypeStruct(x.shape, x.dtype),
+        input_output_aliases={0: 0} if alias else {},
+    )(x)
+
+
+def inplace_programs() -> list[Program]:
+    x64 = f32((2, 3, 5), 21).astype(np.float64) * 10
+    return [
+        Program(
+            "inplace_set0_aliased_f32",
+            "inplace_set0_cpp with input_output_aliases={0: 0} over f32[3, 4]: only the "
+            "first element of each row is written, the rest is x's",
+            inplace_set0,
+            [f32((3, 4), 20)],
+            ["inplace_set0_cpp"],
+            oracle=np_set0,
+        ),
+        Program(
+            "inplace_set0_aliased_f64",
+            "inplace_set0_cpp with input_output_aliases={0: 0} over f64[2, 3, 5]",
+            inplace_set0,
+            [x64],
+            ["inplace_set0_cpp"],
+            oracle=np_set0,
+        ),
+        Program(
+            "inplace_set0_donated_f32",
+            "inplace_set0_cpp with input_output_aliases={0: 0} under "
+            "jax.jit(..., donate_argnums=0) over f32[4, 3]",
+            inplace_set0,
+            [f32((4, 3), 22)],
+            ["inplace_set0_cpp"],
+            oracle=np_set0,
+            donate_argnums=(0,),
+        ),
+        Program(
+            "aliasing_aliased",
+            "JAX's aliasing example (aliasing_cpp) with input_output_aliases={0: 0}: one "
+            "data pointer, y = x",
+            lambda x: aliasing_call(x, alias=True),
+            [f32((2, 8), 23)],
+            ["aliasing_cpp"],
+            oracle=lambda x: [x],
+        ),
+        Program(
+            "err_aliasing_unaliased",
+            "JAX's aliasing example (aliasing_cpp) without aliasing: the handler's own error",
+            lambda x: aliasing_call(x, alias=False),
+            [f32((2, 8), 24)],
+            ["aliasing_cpp"],
+            error=(
+                "INVALID_ARGUMENT",
+                "When aliased, the input and output buffers should point to the same data.",
+            ),
         ),
     ]
 
@@ -609,7 +692,13 @@ def error_programs() -> list[Program]:
 
 
 def programs() -> list[Program]:
-    return rms_norm_programs() + scale_programs() + binding_programs() + error_programs()
+    return (
+        rms_norm_programs()
+        + scale_programs()
+        + inplace_programs()
+        + binding_programs()
+        + error_programs()
+    )
 
 
 # --------------------------------------------------------------------------
@@ -633,7 +722,8 @@ def tensor(file: str | None, dtype: Any, shape: tuple[int, ...]) -> dict[str, An
 def write_program(p: Program, out: pathlib.Path) -> dict[str, Any]:
     checks = [export.DisabledSafetyCheck.custom_call(t) for t in p.targets]
     avals = [jax.ShapeDtypeStruct(x.shape, x.dtype) for x in p.inputs]
-    exp = export.export(jax.jit(named(p)), platforms=["cpu"], disabled_checks=checks)(*avals)
+    fn = jax.jit(named(p), donate_argnums=p.donate_argnums)
+    exp = export.export(fn, platforms=["cpu"], disabled_checks=checks)(*avals)
     text = exp.mlir_module()
     for needle in (".py", str(HERE), str(pathlib.Path.home())):
         if needle in text:

@@ -50,6 +50,13 @@ const KERNELS: &[(&str, &[(&str, &str)])] = &[
     ),
     ("guests/cpp/scale_any.cc", &[("scale_any_cpp", "ScaleAny")]),
     (
+        "guests/cpp/inplace_set0.cc",
+        &[
+            ("inplace_set0_cpp", "InplaceSet0"),
+            ("aliasing_cpp", "Aliasing"),
+        ],
+    ),
+    (
         "tests/cpp/binding.cc",
         &[
             ("strict_cpp", "Strict"),
