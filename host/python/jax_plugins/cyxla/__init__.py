@@ -42,8 +42,15 @@ _REGISTER_ARGS_STRUCT_SIZE = 52
 _MAX_EXTENSIONS = 64
 
 
+PERMISSION_DENIED = 7  # PJRT_Error_Code
+
+
 class RegistrationError(RuntimeError):
     """The cyxla plugin refused a native handler registration."""
+
+    def __init__(self, message: str, code: int = 0):
+        super().__init__(message)
+        self.code = code
 
 
 def library_path() -> str | None:
@@ -160,13 +167,17 @@ class _Plugin:
         address = ctypes.c_void_p.from_address(self.api + offset).value
         return ctypes.CFUNCTYPE(restype, ctypes.POINTER(_ErrorArgs))(address)
 
-    def _take_error(self, error: int) -> str:
+    def _take_error(self, error: int) -> RegistrationError:
         args = _ErrorArgs(struct_size=40, error=error)
         self._fn(_SLOT_ERROR_MESSAGE, None)(ctypes.byref(args))
         message = ctypes.string_at(args.message, args.message_size).decode("utf-8", "replace")
+        # PJRT_Error_GetCode_Args: the code (an int) is written at offset 24.
+        code = _ErrorArgs(struct_size=28, error=error)
+        self._fn(_SLOT_ERROR_GETCODE, ctypes.c_void_p)(ctypes.byref(code))
+        code = ctypes.c_int.from_address(ctypes.addressof(code) + 24).value
         destroy = _ErrorArgs(struct_size=24, error=error)
         self._fn(_SLOT_ERROR_DESTROY, None)(ctypes.byref(destroy))
-        return message
+        return RegistrationError(message, code)
 
     def register_handler(self, name: str, fn: Any, traits: int) -> None:
         if self.register is None:
@@ -184,7 +195,7 @@ class _Plugin:
         )
         error = self.register(ctypes.byref(args))
         if error:
-            raise RegistrationError(self._take_error(error))
+            raise self._take_error(error)
 
 
 def _forward_cpu_registrations(plugin: _Plugin) -> None:
@@ -203,12 +214,21 @@ def _forward_cpu_registrations(plugin: _Plugin) -> None:
             if api_version == 1:
                 try:
                     plugin.register_handler(name, fn, traits)
-                except (RegistrationError, ValueError) as e:
+                except RegistrationError as e:
                     if not replay:
-                        raise RegistrationError(str(e)) from None
-                    # Registered before the backend started: too late to
-                    # raise; the target's calls on cyxla fail with this.
-                    logger.warning("%s", e)
+                        raise
+                    if e.code == PERMISSION_DENIED:
+                        # Registered before the backend started: too late to
+                        # raise; the target's calls on cyxla fail with this.
+                        logger.warning("%s", e)
+                    else:
+                        # E.g. a bad configuration, which client creation
+                        # reports next, once.
+                        logger.debug("cyxla did not take `%s`: %s", name, e)
+                except ValueError as e:
+                    if not replay:
+                        raise RegistrationError(f"cannot register `{name}` with cyxla: {e}") from None
+                    logger.debug("cyxla did not take `%s`: %s", name, e)
             to_jax(name, fn, platform, api_version, traits)
 
         xla_client._custom_callback_handler["Host"] = handler
