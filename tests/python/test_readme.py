@@ -1,0 +1,114 @@
+"""The README's section "JAX on cyxla" runs as written: its launcher command,
+its configuration file and its kernel spec (paths of this checkout put in
+for the operator's `/opt/cyxla`)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+
+import nbformat
+from nbclient import NotebookClient
+
+from support import HOST, ROOT, VENV_PYTHON, clean_env
+
+README = (ROOT / "README.md").read_text()
+SECTION = README[README.index("## JAX on cyxla") :]
+SECTION = SECTION[: SECTION.index("\n## ", 1)]
+
+
+def block(lang: str, index: int = 0) -> str:
+    blocks = re.findall(rf"```{lang}\n(.*?)```", SECTION, re.S)
+    assert len(blocks) > index, f"no ```{lang} block #{index} in README's 'JAX on cyxla'"
+    return blocks[index]
+
+
+SCRIPT = """
+import numpy as np
+import jax, jax.numpy as jnp
+x = np.random.default_rng(0).standard_normal((3, 8)).astype(np.float32)
+y = jax.jit(lambda x: jax.ffi.ffi_call("rms_norm", jax.ShapeDtypeStruct(x.shape, x.dtype))(x, eps=np.float32(1e-5)))(x)
+ref = x / np.sqrt(np.mean(x.astype(np.float64) ** 2, axis=-1, keepdims=True) + 1e-5)
+assert np.allclose(np.asarray(y), ref, rtol=1e-5, atol=1e-6)
+z = jax.jit(lambda x: jax.ffi.ffi_call("scale_any", jax.ShapeDtypeStruct(x.shape, x.dtype))(x, factor=3.0))(x)
+assert np.allclose(np.asarray(z), 3 * x)
+print("OK", jax.config.jax_platforms, len(jax.devices()))
+"""
+
+
+def run(argv, env, cwd, timeout=300):
+    return subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def test_the_launcher_command(tmp_path):
+    command = block("sh").strip()
+    assert command == "cyxla-host --allow rms_norm --allow scale_any -- python my_script.py", command
+    (tmp_path / "my_script.py").write_text(SCRIPT)
+    argv = command.split()
+    argv[0] = str(HOST)
+    argv[argv.index("python")] = str(VENV_PYTHON)
+    r = run(argv, clean_env({}), tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "OK cyxla 4" in r.stdout, r.stdout + r.stderr
+
+
+def test_the_configuration_file(tmp_path):
+    (tmp_path / "cyxla.toml").write_text(block("toml"))
+    (tmp_path / "guests").mkdir()
+    (tmp_path / "guests" / "out").symlink_to(ROOT / "guests" / "out")
+    probe = SCRIPT + """
+import ctypes
+try:
+    jax.ffi.register_ffi_target("readme_native", jax.ffi.pycapsule(ctypes.pythonapi.Py_Initialize), platform="cpu")
+except Exception as e:
+    print("REFUSED", e)
+"""
+    (tmp_path / "probe.py").write_text(probe)
+    env = clean_env({"CYXLA_CONFIG": str(tmp_path / "cyxla.toml")})
+    r = run([str(HOST), "--", str(VENV_PYTHON), "probe.py"], env, tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    # devices = 2 and allow_native = false, from the file
+    assert "OK cyxla 2" in r.stdout, r.stdout + r.stderr
+    assert "REFUSED" in r.stdout and "readme_native" in r.stdout, r.stdout + r.stderr
+
+
+def test_the_kernel_spec(tmp_path, monkeypatch):
+    spec = json.loads(block("json"))
+    argv = spec["argv"]
+    assert argv[0].endswith("/cyxla-host") and "--" in argv, argv
+    assert argv[-3:] == ["ipykernel_launcher", "-f", "{connection_file}"], argv
+    argv = [
+        str(HOST) if a.endswith("/cyxla-host") else str(VENV_PYTHON) if a.endswith("/.venv/bin/python") else a
+        for a in argv
+    ]
+    kernels = tmp_path / "jupyter" / "kernels" / "cyxla"
+    kernels.mkdir(parents=True)
+    (kernels / "kernel.json").write_text(json.dumps({**spec, "argv": argv}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    nb = nbformat.v4.new_notebook()
+    guest = "import numpy as np, jax\nx = np.ones((2, 4), np.float32)\n" \
+        "print(np.asarray(jax.jit(lambda x: jax.ffi.ffi_call('rms_norm', jax.ShapeDtypeStruct(x.shape, x.dtype))(x, eps=np.float32(0)))(x)).tolist())"
+    trap = "jax.ffi.ffi_call('trap', jax.ShapeDtypeStruct((4,), np.float32))(x).block_until_ready()"
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in (guest, trap, guest)]
+    client = NotebookClient(nb, kernel_name="cyxla", timeout=180, startup_timeout=120, allow_errors=True)
+    client.execute(env=clean_env({"JUPYTER_PATH": str(tmp_path / "jupyter")}))
+    first, trapped, again = nb.cells
+    out = lambda cell: "".join(o.get("text", "") for o in cell.outputs if o.get("name") == "stdout")
+    assert "[[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0]]" in out(first), first.outputs
+    errors = [o for o in trapped.outputs if o.output_type == "error"]
+    assert errors and "target `trap` (guest trap.wasm)" in errors[0]["evalue"], trapped.outputs
+    assert out(again) == out(first), again.outputs
+
+
+def test_the_demo_script():
+    """examples/jax_on_cyxla.py, as scripts/demo.sh runs it: every check it prints holds."""
+    argv = [str(HOST), "--allow", "rms_norm", "--allow", "rms_norm_fwd", "--allow", "rms_norm_bwd",
+            "--allow", "trap", "--", str(VENV_PYTHON), "examples/jax_on_cyxla.py"]
+    demo = (ROOT / "scripts" / "demo.sh").read_text()
+    assert "--allow rms_norm --allow rms_norm_fwd --allow rms_norm_bwd --allow trap" in demo
+    r = run(argv, clean_env({}), ROOT)
+    assert r.returncode == 0, r.stdout + r.stderr
+    checks = [line for line in r.stdout.splitlines() if line.rstrip().endswith(("True", "False"))]
+    assert len(checks) == 3 and all(line.endswith("True") for line in checks), r.stdout
+    assert "a trapping guest raised" in r.stdout and "target `trap` (guest trap.wasm)" in r.stdout, r.stdout
