@@ -19,6 +19,7 @@
 //! Every problem is an error that names the variable or the file (with line
 //! and column) and what was expected: nothing is silently ignored.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -27,6 +28,11 @@ use crate::limits::{LimitOverrides, Limits};
 use crate::policy::AllowList;
 use crate::sandbox::GUESTS_ENV;
 use crate::session::{NativeSpec, PLUGIN_ENV};
+use crate::tenants::{POLICY_ENV, Policy, TENANT_ENV, Tenant, UnixUser};
+
+/// The policy file that, where it exists, decides for every process on the
+/// machine (`CYXLA_POLICY` may only name it).
+pub const SYSTEM_POLICY: &str = "/etc/cyxla/policy.toml";
 
 /// Names a TOML configuration file.
 pub const CONFIG_ENV: &str = "CYXLA_CONFIG";
@@ -49,7 +55,9 @@ pub const LIBRARY_ENV: &str = "CYXLA_PJRT_LIBRARY";
 pub const MAX_DEVICES: u32 = 256;
 
 /// Every variable this module reads, for the launcher and for messages.
-pub const VARIABLES: [&str; 9] = [
+pub const VARIABLES: [&str; 11] = [
+    POLICY_ENV,
+    TENANT_ENV,
     CONFIG_ENV,
     PLUGIN_ENV,
     GUESTS_ENV,
@@ -66,8 +74,9 @@ pub const VARIABLES: [&str; 9] = [
 pub struct Config {
     /// The real PJRT plugin; `None`: the installed default.
     pub plugin: Option<PathBuf>,
-    /// The guests folder; `None`: the bundled guests.
-    pub guests: Option<PathBuf>,
+    /// The guests folders, earlier ones winning a target; empty: the
+    /// bundled guests.
+    pub guests: Vec<PathBuf>,
     /// Which guest targets are registered.
     pub allow: AllowList,
     /// The limits every guest runs under (a guest's side file still wins).
@@ -80,6 +89,10 @@ pub struct Config {
     pub devices: Option<u32>,
     /// Trusted native handlers to register.
     pub natives: Vec<NativeSpec>,
+    /// Target → sha256 (hex) of the only module that may serve it.
+    pub pins: BTreeMap<String, String>,
+    /// The tenant, when a policy file decides.
+    pub tenant: Option<Tenant>,
 }
 
 impl Default for Config {
@@ -88,13 +101,15 @@ impl Default for Config {
     fn default() -> Config {
         Config {
             plugin: None,
-            guests: None,
+            guests: Vec::new(),
             allow: AllowList::none(),
             limits: Limits::default(),
             lapack: true,
             allow_native: true,
             devices: None,
             natives: Vec::new(),
+            pins: BTreeMap::new(),
+            tenant: None,
         }
     }
 }
@@ -104,7 +119,7 @@ impl Default for Config {
 #[serde(deny_unknown_fields)]
 struct File {
     plugin: Option<PathBuf>,
-    guests: Option<PathBuf>,
+    guests: Option<OneOrMany>,
     allow: Option<Vec<String>>,
     limits: Option<LimitOverrides>,
     lapack: Option<bool>,
@@ -112,6 +127,25 @@ struct File {
     devices: Option<u32>,
     native: Option<Vec<String>>,
 }
+
+/// A path, or a list of them.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(PathBuf),
+    Many(Vec<PathBuf>),
+}
+
+/// The settings a policy file decides, which may not be set beside it.
+const DECIDED_BY_POLICY: [&str; 7] = [
+    CONFIG_ENV,
+    GUESTS_ENV,
+    ALLOW_ENV,
+    LIMITS_ENV,
+    NO_LAPACK_ENV,
+    ALLOW_NATIVE_ENV,
+    NATIVE_ENV,
+];
 
 impl Config {
     /// The configuration of this process: `CYXLA_CONFIG`'s file, then the
@@ -133,11 +167,71 @@ impl Config {
     ///
     /// As for [`Config::from_env`].
     pub fn from_lookup(lookup: &dyn Fn(&str) -> Option<String>) -> Result<Config, String> {
+        let set = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+        let system = Path::new(SYSTEM_POLICY);
+        let policy = match set(POLICY_ENV) {
+            Some(p) if system.is_file() && Path::new(&p) != system => {
+                return Err(format!(
+                    "{POLICY_ENV}={p}: this machine's policy is {SYSTEM_POLICY}, which no other \
+                     file replaces"
+                ));
+            }
+            Some(p) => Some(PathBuf::from(p)),
+            None => system.is_file().then(|| system.to_owned()),
+        };
+        if let Some(path) = policy {
+            return Config::from_policy(&path, lookup);
+        }
         let mut config = Config::default();
         if let Some(path) = lookup(CONFIG_ENV).filter(|p| !p.is_empty()) {
             config.apply_file(Path::new(&path))?;
         }
         config.apply_env(lookup)?;
+        Ok(config)
+    }
+
+    /// The configuration tenant policy `path` gives this process's tenant.
+    fn from_policy(path: &Path, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Config, String> {
+        let set = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+        for var in DECIDED_BY_POLICY {
+            if set(var).is_some() {
+                return Err(format!(
+                    "{var} is set, but the policy {} decides what each tenant gets: unset it (and \
+                     drop the launcher options that set it)",
+                    path.display()
+                ));
+            }
+        }
+        let policy = Policy::load(path)?;
+        let problems = policy.check();
+        if !problems.is_empty() {
+            return Err(problems.join("; "));
+        }
+        let user = UnixUser::current()?;
+        let (name, why) = policy.select(set(TENANT_ENV).as_deref(), &user)?;
+        let tenant = policy.resolve(&name, &why, Some(&user))?;
+        let mut config = Config {
+            plugin: set(PLUGIN_ENV).map(PathBuf::from),
+            guests: tenant.guests.clone(),
+            allow: tenant.allow.clone(),
+            limits: tenant.limits.clone(),
+            lapack: tenant.lapack,
+            allow_native: tenant.allow_native,
+            devices: tenant.devices,
+            natives: Vec::new(),
+            pins: tenant.pins.clone(),
+            tenant: None,
+        };
+        if config.devices.is_none()
+            && let Some(v) = set(DEVICES_ENV)
+        {
+            let n = v
+                .trim()
+                .parse::<u32>()
+                .map_err(|_| format!("{DEVICES_ENV}={v}: expected a number of devices, e.g. 2"))?;
+            config.devices = Some(check_devices(n).map_err(|e| format!("{DEVICES_ENV}={v}: {e}"))?);
+        }
+        config.tenant = Some(tenant);
         Ok(config)
     }
 
@@ -167,8 +261,10 @@ impl Config {
         if let Some(p) = file.plugin {
             self.plugin = Some(relative(p));
         }
-        if let Some(g) = file.guests {
-            self.guests = Some(relative(g));
+        match file.guests {
+            Some(OneOrMany::One(g)) => self.guests = vec![relative(g)],
+            Some(OneOrMany::Many(g)) => self.guests = g.into_iter().map(relative).collect(),
+            None => {}
         }
         if let Some(allow) = file.allow {
             self.allow = parse_allow(allow.iter().map(String::as_str)).map_err(in_file)?;
@@ -204,7 +300,7 @@ impl Config {
             self.plugin = Some(PathBuf::from(p));
         }
         if let Some(g) = var(GUESTS_ENV) {
-            self.guests = Some(PathBuf::from(g));
+            self.guests = std::env::split_paths(&g).collect();
         }
         if let Some(allow) = var(ALLOW_ENV) {
             self.allow = parse_allow(allow.split(',')).map_err(|e| bad(ALLOW_ENV, &allow, &e))?;
@@ -251,24 +347,9 @@ impl Config {
     }
 }
 
-/// An allow-list from names; `*` (or `all`) alone allows every target.
+/// An allow-list from rules: names, glob patterns, or `*` alone for all.
 fn parse_allow<'a>(names: impl Iterator<Item = &'a str>) -> Result<AllowList, String> {
-    let names: Vec<&str> = names.map(str::trim).filter(|n| !n.is_empty()).collect();
-    if names.iter().any(|n| *n == "*" || *n == "all") {
-        if names.len() > 1 {
-            return Err("`*` (all targets) cannot be combined with target names".to_owned());
-        }
-        return Ok(AllowList::all());
-    }
-    if let Some(bad) = names.iter().find(|n| {
-        !n.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_.-$".contains(c))
-    }) {
-        return Err(format!(
-            "`{bad}` is not a target name (letters, digits, `_`, `.`, `-`, `$`)"
-        ));
-    }
-    Ok(AllowList::targets(names.iter().copied()))
+    AllowList::from_rules(names)
 }
 
 fn parse_bool(value: &str) -> Result<bool, String> {
@@ -288,7 +369,7 @@ fn check_devices(n: u32) -> Result<u32, String> {
 }
 
 /// 1-based line and column of byte offset `at` in `text`.
-fn line_column(text: &str, at: usize) -> (usize, usize) {
+pub(crate) fn line_column(text: &str, at: usize) -> (usize, usize) {
     let before = &text[..at.min(text.len())];
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
@@ -370,7 +451,7 @@ mod tests {
         .unwrap();
         let file = path.to_str().unwrap();
         let config = load(&[(CONFIG_ENV, file)]).unwrap();
-        assert_eq!(config.guests, Some(dir.path().join("kernels")));
+        assert_eq!(config.guests, [dir.path().join("kernels")]);
         assert!(config.allow.allows("rms_norm") && !config.lapack);
         assert_eq!(config.devices, Some(3));
         assert_eq!(
