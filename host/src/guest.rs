@@ -599,6 +599,12 @@ fn check_exports(path: &Path, module: &Module, targets: &[Target]) -> Result<(bo
     Ok((has_initialize, has_last_panic))
 }
 
+/// The sha256 of a module's bytes, as lowercase hex (what
+/// [`Guest::sha256_hex`] says of a loaded guest).
+pub(crate) fn sha256_hex_of(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -53,6 +53,7 @@ pub mod cli;
 pub mod config;
 pub mod npy;
 pub mod session;
+pub mod tenants;
 
 mod call;
 mod deadline;

@@ -1,0 +1,723 @@
+//! Tenant policy: one TOML file, owned by the operator, that names tenants
+//! and says what each gets: guests folders, allowed targets (names, globs,
+//! `*`), limits, LAPACK, native registrations from client code, sha256
+//! pins of guest modules, and which Unix users and groups are which tenant.
+//!
+//! ```toml
+//! default_tenant = "guest"          # for users the maps below do not name
+//!
+//! [defaults]                        # every tenant, unless it says otherwise
+//! guests = ["/srv/cyxla/shared"]    # earlier folders win a target
+//! allow = ["rms_norm*"]
+//! allow_native = false
+//! [defaults.limits]
+//! call_timeout = "2s"
+//!
+//! [tenants.research]
+//! guests = ["/srv/cyxla/shared", "~/cyxla"]   # `~`, `$USER`: the user's
+//! allow = ["*"]
+//! pins = { rms_norm = "<sha256 of the module that must serve it>" }
+//! [tenants.guest]
+//!
+//! [users]
+//! alice = "research"
+//! [groups]
+//! students = "guest"
+//! ```
+//!
+//! Which tenant a process is: the one the `[users]` or `[groups]` maps give
+//! its Unix user, which `--tenant` / `CYXLA_TENANT` cannot change; else the
+//! tenant those name; else `default_tenant`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::config::line_column;
+use crate::limits::{LimitOverrides, Limits};
+use crate::policy::AllowList;
+
+/// Names the policy file.
+pub const POLICY_ENV: &str = "CYXLA_POLICY";
+/// Names the tenant (when the policy does not map the user).
+pub const TENANT_ENV: &str = "CYXLA_TENANT";
+
+/// The policy file as written: every key optional, unknown keys rejected.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    default_tenant: Option<Spanned<String>>,
+    #[serde(default)]
+    defaults: Settings,
+    #[serde(default)]
+    tenants: BTreeMap<String, Settings>,
+    #[serde(default)]
+    users: BTreeMap<String, Spanned<String>>,
+    #[serde(default)]
+    groups: BTreeMap<String, Spanned<String>>,
+}
+
+/// What a tenant (or `[defaults]`) says.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Settings {
+    guests: Option<Vec<Spanned<String>>>,
+    allow: Option<Vec<Spanned<String>>>,
+    limits: Option<LimitOverrides>,
+    lapack: Option<bool>,
+    allow_native: Option<bool>,
+    devices: Option<Spanned<u32>>,
+    pins: Option<BTreeMap<String, Spanned<String>>>,
+}
+
+/// A parsed policy file.
+#[derive(Debug)]
+pub struct Policy {
+    path: PathBuf,
+    text: String,
+    file: File,
+}
+
+/// The Unix user a process runs as.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnixUser {
+    /// Login name.
+    pub name: String,
+    /// Home folder.
+    pub home: PathBuf,
+    /// Names of its groups (primary and supplementary).
+    pub groups: Vec<String>,
+}
+
+/// What one tenant gets.
+#[derive(Clone, Debug)]
+pub struct Tenant {
+    /// Its name.
+    pub name: String,
+    /// Why this process is this tenant (e.g. "user alice, [users]").
+    pub selected_by: String,
+    /// Its guests folders, in order: an earlier folder wins a target.
+    pub guests: Vec<PathBuf>,
+    /// Its allowed targets.
+    pub allow: AllowList,
+    /// Its limits.
+    pub limits: Limits,
+    /// Whether the native LAPACK targets are registered.
+    pub lapack: bool,
+    /// Whether client code may register native handlers.
+    pub allow_native: bool,
+    /// CPU devices per client, if the policy says.
+    pub devices: Option<u32>,
+    /// Target → the sha256 (hex) of the only module that may serve it.
+    pub pins: BTreeMap<String, String>,
+}
+
+impl Policy {
+    /// Reads and parses the policy at `path`.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be read, or is not a policy (TOML syntax, unknown
+    /// key, wrong type: the first such error, with line and column).
+    pub fn load(path: &Path) -> Result<Policy, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read the policy {}: {e}", path.display()))?;
+        let file: File = toml::from_str(&text).map_err(|e| {
+            let at = e
+                .span()
+                .map(|span| {
+                    let (line, column) = line_column(&text, span.start);
+                    let source = text.lines().nth(line - 1).unwrap_or("").trim();
+                    format!(":{line}:{column} (`{source}`)")
+                })
+                .unwrap_or_default();
+            format!("policy {}{at}: {}", path.display(), e.message())
+        })?;
+        Ok(Policy {
+            path: path.to_owned(),
+            text,
+            file,
+        })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The tenants it names, sorted.
+    pub fn tenants(&self) -> impl Iterator<Item = &str> {
+        self.file.tenants.keys().map(String::as_str)
+    }
+
+    /// Every problem of a parsed policy, each with line and column where the
+    /// file has them: unknown tenants in the maps, bad allow rules and pins,
+    /// limits out of range; and, for folders that exist, pins that match no
+    /// module there.
+    pub fn check(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        let f = &self.file;
+        let known = |t: &str| f.tenants.contains_key(t);
+        if let Some(t) = &f.default_tenant
+            && !known(t.get_ref())
+        {
+            problems.push(self.at(
+                t.span(),
+                format!("default_tenant `{}` is not a tenant", t.get_ref()),
+            ));
+        }
+        for (kind, map) in [("user", &f.users), ("group", &f.groups)] {
+            for (who, tenant) in map {
+                if !known(tenant.get_ref()) {
+                    problems.push(self.at(
+                        tenant.span(),
+                        format!(
+                            "{kind} `{who}` is mapped to `{}`, which is not a tenant (tenants: {})",
+                            tenant.get_ref(),
+                            self.tenant_list()
+                        ),
+                    ));
+                }
+            }
+        }
+        let mut sections: Vec<(String, &Settings)> = vec![("[defaults]".to_owned(), &f.defaults)];
+        sections.extend(f.tenants.iter().map(|(n, s)| (format!("[tenants.{n}]"), s)));
+        for (section, settings) in &sections {
+            for rule in settings.allow.iter().flatten() {
+                if let Err(e) = AllowList::from_rules([rule.get_ref().as_str()]) {
+                    problems.push(self.at(rule.span(), format!("{section} allow: {e}")));
+                }
+            }
+            if let Some(devices) = &settings.devices
+                && !(1..=crate::config::MAX_DEVICES).contains(devices.get_ref())
+            {
+                problems.push(self.at(
+                    devices.span(),
+                    format!(
+                        "{section} devices must be 1 to {}",
+                        crate::config::MAX_DEVICES
+                    ),
+                ));
+            }
+            for (target, pin) in settings.pins.iter().flatten() {
+                if pin.get_ref().len() != 64
+                    || !pin.get_ref().bytes().all(|b| b.is_ascii_hexdigit())
+                {
+                    problems.push(self.at(
+                        pin.span(),
+                        format!("{section} pin of `{target}` is not a sha256 (64 hex digits)"),
+                    ));
+                }
+            }
+        }
+        for (name, own) in &f.tenants {
+            let mut limits = Limits::default();
+            for (what, o) in [
+                ("[defaults.limits]", &f.defaults.limits),
+                ("limits", &own.limits),
+            ] {
+                if let Some(o) = o
+                    && let Err(e) = limits.apply(o)
+                {
+                    problems.push(format!(
+                        "{}: tenant `{name}`: {what}: {e}",
+                        self.path.display()
+                    ));
+                }
+            }
+        }
+        problems
+    }
+
+    /// Pins that no module in their tenant's folders satisfies (the first
+    /// module, in folder order, declaring a pinned target has another
+    /// sha256), each with line and column. Not part of [`Policy::check`]: a
+    /// running host serves a mismatched pin's target from nothing and says
+    /// so, while `cyxla-host policy check` reports it.
+    pub fn check_pins(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        let f = &self.file;
+        let user = UnixUser::current().ok();
+        for (name, own) in &f.tenants {
+            let guests = self.guests_of(own, user.as_ref());
+            for (target, want) in self.pins_of(own) {
+                if let Some(problem) = pin_problem(name, &guests, &target, &want) {
+                    let span = own
+                        .pins
+                        .as_ref()
+                        .and_then(|p| p.get(&target))
+                        .or_else(|| f.defaults.pins.as_ref().and_then(|p| p.get(&target)))
+                        .map(Spanned::span);
+                    problems.push(match span {
+                        Some(span) => self.at(span, problem),
+                        None => format!("{}: {problem}", self.path.display()),
+                    });
+                }
+            }
+        }
+        problems
+    }
+
+    /// The tenant of a process run by `user`, asking for `requested`
+    /// (`--tenant` / `CYXLA_TENANT`).
+    ///
+    /// # Errors
+    ///
+    /// The user is mapped to another tenant than the one requested, the
+    /// requested tenant does not exist, or nothing names a tenant.
+    pub fn select(
+        &self,
+        requested: Option<&str>,
+        user: &UnixUser,
+    ) -> Result<(String, String), String> {
+        let f = &self.file;
+        let mapped = f
+            .users
+            .get(&user.name)
+            .map(|t| {
+                (
+                    t.get_ref().clone(),
+                    format!("user `{}` in [users]", user.name),
+                )
+            })
+            .or_else(|| {
+                user.groups.iter().find_map(|g| {
+                    f.groups.get(g).map(|t| {
+                        (
+                            t.get_ref().clone(),
+                            format!("group `{g}` of user `{}` in [groups]", user.name),
+                        )
+                    })
+                })
+            });
+        if let Some((tenant, why)) = mapped {
+            if let Some(requested) = requested
+                && requested != tenant
+            {
+                return Err(format!(
+                    "the policy {} makes {why} tenant `{tenant}`: tenant `{requested}` \
+                     ({TENANT_ENV} or --tenant) cannot be selected",
+                    self.path.display()
+                ));
+            }
+            return Ok((tenant, why));
+        }
+        if let Some(requested) = requested {
+            if !f.tenants.contains_key(requested) {
+                return Err(format!(
+                    "tenant `{requested}` ({TENANT_ENV} or --tenant) is not in the policy {} \
+                     (tenants: {})",
+                    self.path.display(),
+                    self.tenant_list()
+                ));
+            }
+            return Ok((requested.to_owned(), format!("{TENANT_ENV} or --tenant")));
+        }
+        if let Some(t) = &f.default_tenant {
+            return Ok((t.get_ref().clone(), "default_tenant".to_owned()));
+        }
+        Err(format!(
+            "no tenant for user `{}`: the policy {} maps neither the user nor its groups and \
+             has no default_tenant; pass --tenant or set {TENANT_ENV} (tenants: {})",
+            user.name,
+            self.path.display(),
+            self.tenant_list()
+        ))
+    }
+
+    /// What tenant `name` gets: its settings over `[defaults]`, paths
+    /// expanded for `user` (`~`, `$USER`) and relative to the policy file.
+    ///
+    /// # Errors
+    ///
+    /// An unknown tenant, a bad allow rule, limits out of range.
+    pub fn resolve(
+        &self,
+        name: &str,
+        selected_by: &str,
+        user: Option<&UnixUser>,
+    ) -> Result<Tenant, String> {
+        let f = &self.file;
+        let own = f.tenants.get(name).ok_or_else(|| {
+            format!(
+                "tenant `{name}` is not in the policy {} (tenants: {})",
+                self.path.display(),
+                self.tenant_list()
+            )
+        })?;
+        let d = &f.defaults;
+        let in_tenant = |e: String| format!("policy {}: tenant `{name}`: {e}", self.path.display());
+        let guests = self.guests_of(own, user);
+        let allow = own.allow.as_ref().or(d.allow.as_ref());
+        let allow =
+            AllowList::from_rules(allow.into_iter().flatten().map(|r| r.get_ref().as_str()))
+                .map_err(in_tenant)?;
+        let mut limits = Limits::default();
+        if let Some(o) = &d.limits {
+            limits
+                .apply(o)
+                .map_err(|e| in_tenant(format!("[defaults.limits]: {e}")))?;
+        }
+        if let Some(o) = &own.limits {
+            limits
+                .apply(o)
+                .map_err(|e| in_tenant(format!("limits: {e}")))?;
+        }
+        let pins = self.pins_of(own);
+        Ok(Tenant {
+            name: name.to_owned(),
+            selected_by: selected_by.to_owned(),
+            guests,
+            allow,
+            limits,
+            lapack: own.lapack.or(d.lapack).unwrap_or(true),
+            allow_native: own.allow_native.or(d.allow_native).unwrap_or(true),
+            devices: own
+                .devices
+                .as_ref()
+                .or(d.devices.as_ref())
+                .map(|d| *d.get_ref()),
+            pins,
+        })
+    }
+
+    /// A tenant's folders (its own list, else the defaults'), expanded.
+    fn guests_of(&self, own: &Settings, user: Option<&UnixUser>) -> Vec<PathBuf> {
+        let base = self.path.parent().unwrap_or(Path::new("."));
+        own.guests
+            .as_ref()
+            .or(self.file.defaults.guests.as_ref())
+            .into_iter()
+            .flatten()
+            .map(|g| expand(g.get_ref(), user, base))
+            .collect()
+    }
+
+    /// A tenant's pins over the defaults', hex in lower case.
+    fn pins_of(&self, own: &Settings) -> BTreeMap<String, String> {
+        let mut pins = BTreeMap::new();
+        for map in [&self.file.defaults.pins, &own.pins].into_iter().flatten() {
+            for (target, pin) in map {
+                pins.insert(target.clone(), pin.get_ref().to_ascii_lowercase());
+            }
+        }
+        pins
+    }
+
+    fn tenant_list(&self) -> String {
+        let names: Vec<&str> = self.tenants().collect();
+        if names.is_empty() {
+            "none".to_owned()
+        } else {
+            names.join(", ")
+        }
+    }
+
+    fn at(&self, span: std::ops::Range<usize>, what: String) -> String {
+        let (line, column) = line_column(&self.text, span.start);
+        format!("{}:{line}:{column}: {what}", self.path.display())
+    }
+}
+
+/// Why `target`'s pin does not hold in tenant `tenant`'s folders (checked
+/// on the modules' bytes: the first module in folder order that declares
+/// it), if it does not.
+pub fn pin_problem(tenant: &str, guests: &[PathBuf], target: &str, want: &str) -> Option<String> {
+    for dir in guests {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "wasm"))
+            .collect();
+        files.sort();
+        for file in files {
+            let Ok(bytes) = std::fs::read(&file) else {
+                continue;
+            };
+            if !declares(&bytes, target) {
+                continue;
+            }
+            let got = crate::guest::sha256_hex_of(&bytes);
+            if got == want {
+                return None;
+            }
+            return Some(format!(
+                "tenant `{tenant}` pins `{target}` to sha256 {}…, but {} serves it with sha256 {}…",
+                &want[..want.len().min(12)],
+                file.display(),
+                &got[..12]
+            ));
+        }
+    }
+    None
+}
+
+/// Whether a module's `cyxla.targets` records declare `target`.
+fn declares(bytes: &[u8], target: &str) -> bool {
+    let record = format!("{}{target} ", cyxla_guest_sdk::abi::RECORD_PREFIX);
+    bytes.windows(record.len()).any(|w| w == record.as_bytes())
+}
+
+/// `~` and `$USER` expanded for `user`; relative paths taken from `base`.
+fn expand(path: &str, user: Option<&UnixUser>, base: &Path) -> PathBuf {
+    let mut text = path.to_owned();
+    if let Some(user) = user {
+        if let Some(rest) = text.strip_prefix("~/") {
+            text = format!("{}/{rest}", user.home.display());
+        } else if text == "~" {
+            text = user.home.display().to_string();
+        }
+        text = text
+            .replace("${USER}", &user.name)
+            .replace("$USER", &user.name);
+    }
+    let p = PathBuf::from(text);
+    if p.is_relative() { base.join(p) } else { p }
+}
+
+impl UnixUser {
+    /// The user this process runs as, with its groups.
+    ///
+    /// # Errors
+    ///
+    /// The user database has no entry for the process's uid.
+    pub fn current() -> Result<UnixUser, String> {
+        // SAFETY: getuid/getgid cannot fail and touch no memory of ours.
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        let (name, home) =
+            passwd_entry(uid).ok_or_else(|| format!("no user database entry for uid {uid}"))?;
+        let mut gids = vec![gid];
+        // SAFETY: with a zero size, getgroups only returns the count.
+        let n = unsafe { libc::getgroups(0, std::ptr::null_mut()) };
+        if let Ok(n) = usize::try_from(n) {
+            let mut more = vec![0 as libc::gid_t; n];
+            // SAFETY: `more` has room for `n` gids, the size passed.
+            let got = unsafe { libc::getgroups(n as libc::c_int, more.as_mut_ptr()) };
+            if let Ok(got) = usize::try_from(got) {
+                more.truncate(got);
+                gids.extend(more);
+            }
+        }
+        let mut groups: BTreeSet<String> = BTreeSet::new();
+        groups.extend(gids.into_iter().filter_map(group_name));
+        Ok(UnixUser {
+            name,
+            home,
+            groups: groups.into_iter().collect(),
+        })
+    }
+}
+
+fn passwd_entry(uid: libc::uid_t) -> Option<(String, PathBuf)> {
+    let mut buffer = vec![0 as libc::c_char; 16 << 10];
+    // SAFETY: an all-zero passwd is a valid value to be overwritten.
+    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut result: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call; `buffer` is the scratch
+    // space whose size is passed; `result` is set to `&entry` or NULL.
+    let rc = unsafe {
+        libc::getpwuid_r(
+            uid,
+            &mut entry,
+            buffer.as_mut_ptr(),
+            buffer.len(),
+            &mut result,
+        )
+    };
+    if rc != 0 || result.is_null() {
+        return None;
+    }
+    // SAFETY: on success the strings point into `buffer`, NUL-terminated.
+    let (name, home) = unsafe {
+        (
+            std::ffi::CStr::from_ptr(entry.pw_name)
+                .to_string_lossy()
+                .into_owned(),
+            std::ffi::CStr::from_ptr(entry.pw_dir)
+                .to_string_lossy()
+                .into_owned(),
+        )
+    };
+    Some((name, PathBuf::from(home)))
+}
+
+fn group_name(gid: libc::gid_t) -> Option<String> {
+    let mut buffer = vec![0 as libc::c_char; 64 << 10];
+    // SAFETY: an all-zero group is a valid value to be overwritten.
+    let mut entry: libc::group = unsafe { std::mem::zeroed() };
+    let mut result: *mut libc::group = std::ptr::null_mut();
+    // SAFETY: as in `passwd_entry`.
+    let rc = unsafe {
+        libc::getgrgid_r(
+            gid,
+            &mut entry,
+            buffer.as_mut_ptr(),
+            buffer.len(),
+            &mut result,
+        )
+    };
+    if rc != 0 || result.is_null() {
+        return None;
+    }
+    // SAFETY: on success `gr_name` points into `buffer`, NUL-terminated.
+    Some(
+        unsafe { std::ffi::CStr::from_ptr(entry.gr_name) }
+            .to_string_lossy()
+            .into_owned(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const POLICY: &str = r#"
+default_tenant = "guest"
+
+[defaults]
+guests = ["shared"]
+allow = ["rms_norm*"]
+allow_native = false
+[defaults.limits]
+call_timeout = "2s"
+
+[tenants.research]
+guests = ["shared", "~/kernels", "/srv/$USER"]
+allow = ["*"]
+lapack = false
+[tenants.research.limits]
+memory = "64MiB"
+
+[tenants.guest]
+
+[users]
+alice = "research"
+
+[groups]
+students = "guest"
+"#;
+
+    fn policy(text: &str) -> (tempfile::TempDir, Result<Policy, String>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("policy.toml");
+        std::fs::write(&path, text).unwrap();
+        let p = Policy::load(&path);
+        (dir, p)
+    }
+
+    fn user(name: &str, groups: &[&str]) -> UnixUser {
+        UnixUser {
+            name: name.to_owned(),
+            home: PathBuf::from(format!("/home/{name}")),
+            groups: groups.iter().map(|g| (*g).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn tenants_get_their_settings_over_the_defaults() {
+        let (dir, p) = policy(POLICY);
+        let p = p.unwrap();
+        assert!(p.check().is_empty(), "{:?}", p.check());
+        let alice = user("alice", &[]);
+        let research = p.resolve("research", "test", Some(&alice)).unwrap();
+        assert_eq!(
+            research.guests,
+            [
+                dir.path().join("shared"),
+                PathBuf::from("/home/alice/kernels"),
+                PathBuf::from("/srv/alice")
+            ]
+        );
+        assert!(research.allow.allows_all() && !research.lapack && !research.allow_native);
+        assert_eq!(research.limits.memory_bytes, 64 << 20);
+        assert_eq!(
+            research.limits.call_timeout,
+            std::time::Duration::from_secs(2)
+        );
+        let guest = p.resolve("guest", "test", Some(&alice)).unwrap();
+        assert!(guest.allow.allows("rms_norm_fwd") && !guest.allow.allows("scale_any"));
+        assert!(guest.lapack);
+    }
+
+    #[test]
+    fn the_user_map_cannot_be_overridden() {
+        let (_dir, p) = policy(POLICY);
+        let p = p.unwrap();
+        assert_eq!(p.select(None, &user("alice", &[])).unwrap().0, "research");
+        assert_eq!(
+            p.select(Some("research"), &user("alice", &[])).unwrap().0,
+            "research"
+        );
+        let err = p.select(Some("guest"), &user("alice", &[])).unwrap_err();
+        assert!(
+            err.contains("user `alice` in [users] tenant `research`")
+                && err.contains("cannot be selected"),
+            "{err}"
+        );
+        let err = p
+            .select(Some("research"), &user("carol", &["students"]))
+            .unwrap_err();
+        assert!(err.contains("group `students`"), "{err}");
+        assert_eq!(
+            p.select(Some("research"), &user("dave", &[])).unwrap().0,
+            "research"
+        );
+        assert_eq!(p.select(None, &user("dave", &[])).unwrap().0, "guest");
+        assert!(
+            p.select(Some("nope"), &user("dave", &[]))
+                .unwrap_err()
+                .contains("not in the policy")
+        );
+    }
+
+    #[test]
+    fn every_problem_is_reported_with_line_and_column() {
+        let text = "default_tenant = \"ghost\"\n[tenants.a]\nallow = [\"ok\", \"bad name\"]\n\
+                    pins = { t = \"abc\" }\n[users]\nbob = \"nobody\"\n";
+        let (_dir, p) = policy(text);
+        let problems = p.unwrap().check();
+        assert_eq!(problems.len(), 4, "{problems:#?}");
+        for (want, at) in [
+            ("default_tenant `ghost`", ":1:18"),
+            ("bad name", ":3:16"),
+            ("pin of `t`", ":4:14"),
+            ("user `bob` is mapped to `nobody`", ":6:7"),
+        ] {
+            assert!(
+                problems.iter().any(|p| p.contains(want) && p.contains(at)),
+                "{want} at {at}: {problems:#?}"
+            );
+        }
+        for (text, want) in [
+            ("colour = 1\n", ":1:1"),
+            ("[tenants.a]\nlimits = { speed = \"1s\" }\n", ":2:"),
+            ("[tenants.a]\nlapack = \"yes\"\n", ":2:10"),
+        ] {
+            let (_dir, p) = policy(text);
+            let err = p.unwrap_err();
+            assert!(
+                err.contains(want) && err.contains("policy.toml"),
+                "{text:?}: {err}"
+            );
+        }
+        let (_dir, p) = policy("[tenants.a.limits]\nmemory = \"1KiB\"\n");
+        let problems = p.unwrap().check();
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.contains("tenant `a`") && p.contains("memory")),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn the_current_user_is_found() {
+        let me = UnixUser::current().unwrap();
+        assert!(!me.name.is_empty() && !me.groups.is_empty(), "{me:?}");
+    }
+}
