@@ -2,7 +2,7 @@
 //! policy asks for registered with it (trusted native handlers from shared
 //! libraries, the native LAPACK targets, sandboxed guests).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -11,6 +11,8 @@ use plugin_glue::plugin::Plugin;
 use plugin_glue::{lapack, registry};
 
 use crate::config::Config;
+use crate::engine::Engine;
+use crate::guests::Guests;
 use crate::limits::Limits;
 use crate::policy::AllowList;
 use crate::sandbox::Sandbox;
@@ -60,10 +62,13 @@ pub struct Setup {
     pub plugin: Option<PathBuf>,
     /// Trusted native handlers.
     pub natives: Vec<NativeSpec>,
-    /// The guests folder; `None`: [`Sandbox::default_guests_dir`].
-    pub guests: Option<PathBuf>,
+    /// The guests folders, in order: an earlier folder wins a target that
+    /// several serve. Empty: [`Sandbox::default_guests_dir`].
+    pub guests: Vec<PathBuf>,
     /// Which guest targets are registered.
     pub policy: AllowList,
+    /// Target → sha256 (hex) of the only module that may serve it.
+    pub pins: BTreeMap<String, String>,
     /// Guest limits.
     pub limits: Limits,
     /// Whether the native LAPACK targets are registered.
@@ -82,77 +87,131 @@ impl Setup {
             natives: config.natives.clone(),
             guests: config.guests.clone(),
             policy: config.allow.clone(),
+            pins: config.pins.clone(),
             limits: config.limits.clone(),
             lapack: config.lapack,
             strict: true,
         }
     }
 
-    /// The guests folder this setup uses.
-    pub fn guests_dir(&self) -> PathBuf {
-        self.guests
-            .clone()
-            .unwrap_or_else(Sandbox::default_guests_dir)
+    /// The guests folders this setup uses.
+    pub fn guests_dirs(&self) -> Vec<PathBuf> {
+        if self.guests.is_empty() {
+            vec![Sandbox::default_guests_dir()]
+        } else {
+            self.guests.clone()
+        }
     }
 
-    /// Loads the guests (if there is a folder, or one was asked for) and
-    /// checks the policy against them, without registering anything.
+    /// Loads the guests of every folder and checks the policy against them,
+    /// without registering anything: one sandbox per folder, each allowing
+    /// what the policy allows less the targets an earlier folder serves and
+    /// the pinned targets whose module there is not the pinned one.
     ///
     /// # Errors
     ///
-    /// The folder is missing although guests were asked for, cannot be
-    /// read, or (strict) a named target is served by no guest.
-    pub fn sandbox(&self) -> Result<Option<Sandbox>> {
-        let dir = self.guests_dir();
-        let explicit = self.guests.is_some()
+    /// A folder is missing although guests were asked for, cannot be read,
+    /// or (strict) a named target is served by no guest.
+    pub fn sandboxes(&self) -> Result<Vec<Sandbox>> {
+        let explicit = !self.guests.is_empty()
             || self.policy.allows_all()
             || self.policy.named().next().is_some();
-        if !dir.is_dir() {
-            if explicit {
-                bail!(
-                    "guests folder {} does not exist (set {} or --guests to a folder of .wasm \
-                     modules; build the bundled guests with scripts/setup.sh)",
-                    dir.display(),
-                    crate::sandbox::GUESTS_ENV
+        let engine = Engine::new(&self.limits).context("cannot build the wasm engine")?;
+        let mut sandboxes = Vec::new();
+        let mut served: BTreeSet<String> = BTreeSet::new();
+        for dir in self.guests_dirs() {
+            if !dir.is_dir() {
+                if explicit {
+                    bail!(
+                        "guests folder {} does not exist (set {} or --guests to a folder of .wasm \
+                         modules; build the bundled guests with scripts/setup.sh)",
+                        dir.display(),
+                        crate::sandbox::GUESTS_ENV
+                    );
+                }
+                continue;
+            }
+            let guests = Guests::load_dir(&engine, &dir)
+                .with_context(|| format!("cannot load the guests in {}", dir.display()))?;
+            for rejected in guests.rejected() {
+                tracing::warn!(
+                    "guest {} rejected: {}",
+                    rejected.path.display(),
+                    rejected.error
                 );
             }
-            return Ok(None);
+            let mut skip: Vec<String> = Vec::new();
+            for (target, guest) in guests.targets() {
+                if served.contains(target) {
+                    tracing::info!(
+                        "{} also serves `{target}`; an earlier guests folder serves it",
+                        guest.path().display()
+                    );
+                    skip.push(target.to_owned());
+                    continue;
+                }
+                if let Some(want) = self.pins.get(target)
+                    && guest.sha256_hex() != *want
+                {
+                    tracing::warn!(
+                        "`{target}` is pinned to sha256 {}…, but {} has sha256 {}…: not served by it",
+                        &want[..want.len().min(12)],
+                        guest.path().display(),
+                        &guest.sha256_hex()[..12]
+                    );
+                    skip.push(target.to_owned());
+                }
+            }
+            let policy = self.policy.except(skip.iter().map(String::as_str));
+            let sandbox = Sandbox::with_guests(guests, policy);
+            served.extend(sandbox.allowed().into_iter().map(|(t, _)| t.to_owned()));
+            sandboxes.push(sandbox);
         }
-        let sandbox = Sandbox::new(&dir, self.policy.clone(), self.limits.clone())
-            .with_context(|| format!("cannot load the guests in {}", dir.display()))?;
-        for rejected in sandbox.guests().rejected() {
-            tracing::warn!(
-                "guest {} rejected: {}",
-                rejected.path.display(),
-                rejected.error
-            );
-        }
-        let unserved = sandbox.unserved();
+        let unserved: Vec<&str> = self
+            .policy
+            .named()
+            .filter(|t| !served.contains(*t))
+            .collect();
         if self.strict && !unserved.is_empty() {
-            let served: Vec<&str> = sandbox.guests().targets().map(|(t, _)| t).collect();
             let why: Vec<String> = unserved
                 .iter()
                 .map(|t| {
-                    sandbox
-                        .hint_for_unregistered(t)
+                    if let Some(pin) = self.pins.get(*t) {
+                        return format!(
+                            "`{t}` is pinned to sha256 {}…, which no module in the folders has",
+                            &pin[..pin.len().min(12)]
+                        );
+                    }
+                    sandboxes
+                        .iter()
+                        .find_map(|s| s.hint_for_unregistered(t))
                         .unwrap_or_else(|| format!("no guest serves `{t}`"))
                 })
                 .collect();
+            let all: Vec<String> = sandboxes
+                .iter()
+                .flat_map(|s| s.guests().targets().map(|(t, _)| t.to_owned()))
+                .collect();
+            let dirs: Vec<String> = self
+                .guests_dirs()
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect();
             bail!(
                 "allowed target(s) not served by any guest in {}: {}; the guests there serve: {}",
-                dir.display(),
+                dirs.join(", "),
                 why.join("; "),
-                if served.is_empty() {
+                if all.is_empty() {
                     "nothing".to_owned()
                 } else {
-                    served.join(", ")
+                    all.join(", ")
                 }
             );
         }
         for target in unserved {
-            tracing::warn!("--allow {target}: no guest in {} serves it", dir.display());
+            tracing::warn!("--allow {target}: no guest serves it");
         }
-        Ok(Some(sandbox))
+        Ok(sandboxes)
     }
 }
 
@@ -161,8 +220,17 @@ impl Setup {
 pub struct Host {
     /// The real PJRT plugin.
     pub plugin: Plugin,
-    /// The guests, if a folder was loaded.
-    pub sandbox: Option<Sandbox>,
+    /// The guests, one sandbox per folder.
+    pub sandboxes: Vec<Sandbox>,
+}
+
+impl Host {
+    /// Why `target` is not registered, if a sandbox can tell.
+    pub fn hint_for_unregistered(&self, target: &str) -> Option<String> {
+        self.sandboxes
+            .iter()
+            .find_map(|s| s.hint_for_unregistered(target))
+    }
 }
 
 /// Loads the plugin and registers every handler `setup` asks for: natives,
@@ -184,7 +252,7 @@ pub fn start(setup: &Setup) -> Result<Host> {
 ///
 /// As for [`start`].
 pub fn start_with(plugin: Plugin, setup: &Setup) -> Result<Host> {
-    let sandbox = setup.sandbox()?;
+    let sandboxes = setup.sandboxes()?;
     for spec in &setup.natives {
         register_native(&plugin, spec)?;
     }
@@ -197,12 +265,15 @@ pub fn start_with(plugin: Plugin, setup: &Setup) -> Result<Host> {
                 .with_context(|| format!("cannot register LAPACK target `{target}`"))?;
         }
     }
-    if let Some(sandbox) = &sandbox {
-        sandbox
-            .register_allowed(&plugin)
-            .context("cannot register the allowed guest targets")?;
+    for sandbox in &sandboxes {
+        sandbox.register_allowed(&plugin).with_context(|| {
+            format!(
+                "cannot register the allowed guest targets of {}",
+                sandbox.guests().dir().display()
+            )
+        })?;
     }
-    Ok(Host { plugin, sandbox })
+    Ok(Host { plugin, sandboxes })
 }
 
 /// Finds the PJRT plugin: `explicit` (from `--plugin` or the

@@ -68,7 +68,10 @@ impl State {
                 let plugin = self.real.as_ref().map_err(Clone::clone)?;
                 let host = session::start_with(plugin.clone(), &Setup::from_config(config))
                     .map_err(|e| format!("cyxla: {e:#}; {HOW_TO_CONFIGURE}"))?;
-                if let Some(sandbox) = &host.sandbox {
+                if let Some(tenant) = &config.tenant {
+                    tracing::info!(tenant = %tenant.name, by = %tenant.selected_by, "cyxla tenant");
+                }
+                for sandbox in &host.sandboxes {
                     tracing::info!(
                         guests = %sandbox.guests().dir().display(),
                         allowed = %sandbox.policy(),

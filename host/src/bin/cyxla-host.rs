@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use cyxla_host::cli::launch::{self, LaunchArgs};
 use cyxla_host::cli::run::{self, Failure, RunArgs};
-use cyxla_host::cli::{check, list};
+use cyxla_host::cli::{check, list, policy};
 use cyxla_host::limits::LimitSetting;
 use cyxla_host::session::{self, NativeSpec, Setup};
 use cyxla_host::{AllowList, Limits};
@@ -70,8 +70,9 @@ impl HostArgs {
         Setup {
             plugin: self.plugin.clone(),
             natives: self.natives.clone(),
-            guests: self.guests.clone(),
+            guests: self.guests.clone().into_iter().collect(),
             policy: self.policy(),
+            pins: Default::default(),
             limits: self.limits(),
             lapack: !self.no_lapack,
             strict: false,
@@ -115,10 +116,6 @@ impl HostArgs {
         }
         limits
     }
-
-    fn guests_dir(&self) -> PathBuf {
-        self.setup().guests_dir()
-    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -131,6 +128,20 @@ enum Command {
     Check {
         /// The .wasm file or folder to check
         path: PathBuf,
+    },
+    /// Tenant policy files: `policy check FILE`
+    Policy {
+        #[command(subcommand)]
+        command: PolicyCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum PolicyCommand {
+    /// Validate a policy file: every problem, with line and column
+    Check {
+        /// The policy file (TOML)
+        file: PathBuf,
     },
 }
 
@@ -249,7 +260,7 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
                          drop the flag"
                     ));
                 }
-                host.sandbox.as_ref()?.hint_for_unregistered(target)
+                host.hint_for_unregistered(target)
             };
             let outputs = run::run(&host.plugin, &args, &hint)?;
             if args.json {
@@ -259,13 +270,50 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
             }
             Ok(())
         }
-        Command::List => {
-            let dir = cli.host.guests_dir();
-            let text = list::list_with_limits(&dir, &cli.host.policy(), &cli.host.limits())
+        Command::List if cli.launch.policy.is_some() => {
+            let (_, config) = launch::configuration(&cli.host.launch_options(), &cli.launch)
                 .map_err(Failure::Setup)?;
-            print!("{text}");
+            let tenant = config
+                .tenant
+                .as_ref()
+                .ok_or_else(|| Failure::Setup(anyhow::anyhow!("--policy gave no tenant")))?;
+            println!("{}", policy::describe(tenant));
+            for dir in &config.guests {
+                println!("\n== {}", dir.display());
+                if !dir.is_dir() {
+                    println!("(no such folder)");
+                    continue;
+                }
+                let text = list::list_with_limits(dir, &config.allow, &config.limits)
+                    .map_err(Failure::Setup)?;
+                print!("{text}");
+            }
+            println!("\n{}", lapack_summary(!config.lapack));
+            Ok(())
+        }
+        Command::List => {
+            for dir in cli.host.setup().guests_dirs() {
+                let text = list::list_with_limits(&dir, &cli.host.policy(), &cli.host.limits())
+                    .map_err(Failure::Setup)?;
+                print!("{text}");
+            }
             println!("\n{}", lapack_summary(cli.host.no_lapack));
             Ok(())
+        }
+        Command::Policy {
+            command: PolicyCommand::Check { file },
+        } => {
+            let report = policy::check(&file);
+            print!("{}", report.text);
+            if report.ok {
+                Ok(())
+            } else {
+                Err(Failure::Program(anyhow::anyhow!(
+                    "{} has {} problem(s)",
+                    file.display(),
+                    report.problems
+                )))
+            }
         }
         Command::Check { path } => {
             let report =

@@ -22,6 +22,7 @@ use crate::config::{
 };
 use crate::sandbox::GUESTS_ENV;
 use crate::session::{self, NativeSpec, PLUGIN_ENV, Setup};
+use crate::tenants::{POLICY_ENV, TENANT_ENV};
 
 /// File name of the cyxla PJRT plugin library, built beside `cyxla-host`.
 pub const LIBRARY_FILE: &str = "libcyxla_pjrt.so";
@@ -35,6 +36,12 @@ pub struct LaunchArgs {
     /// With `-- COMMAND`: a TOML configuration file for the plugin (CYXLA_CONFIG)
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// With `-- COMMAND` or `list`: the operator's tenant policy (CYXLA_POLICY)
+    #[arg(long, value_name = "FILE", global = true)]
+    pub policy: Option<PathBuf>,
+    /// With `-- COMMAND` or `list`: the tenant, where the policy does not map the user (CYXLA_TENANT)
+    #[arg(long, value_name = "NAME", global = true)]
+    pub tenant: Option<String>,
     /// With `-- COMMAND`: CPU devices of each PJRT client
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_DEVICES)))]
     pub devices: Option<u32>,
@@ -74,15 +81,7 @@ pub fn launch(host: &HostOptions, args: &LaunchArgs, command: &[String]) -> Resu
     let (program, rest) = command
         .split_first()
         .ok_or_else(|| anyhow!("no command after `--`"))?;
-    let vars = environment(host, args)?;
-    // Check what the plugin will read in COMMAND's process: this process's
-    // environment with the options on top.
-    let lookup = |name: &str| {
-        vars.get(name)
-            .cloned()
-            .or_else(|| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned()))
-    };
-    let config = Config::from_lookup(&lookup).map_err(|e| anyhow!("bad configuration: {e}"))?;
+    let (vars, config) = configuration(host, args)?;
     let plugin = session::find_plugin(config.plugin.as_deref())?;
     for spec in &config.natives {
         if !spec.library.is_file() {
@@ -93,7 +92,7 @@ pub fn launch(host: &HostOptions, args: &LaunchArgs, command: &[String]) -> Resu
             );
         }
     }
-    Setup::from_config(&config).sandbox()?;
+    Setup::from_config(&config).sandboxes()?;
 
     let mut cmd = std::process::Command::new(program);
     cmd.args(rest).envs(&vars);
@@ -121,12 +120,39 @@ fn exec(mut cmd: std::process::Command, program: &str) -> Result<()> {
     std::process::exit(status.code().unwrap_or(1));
 }
 
+/// The environment variables the options given stand for, and the
+/// configuration the plugin will read in COMMAND's process (this process's
+/// environment with them on top).
+///
+/// # Errors
+///
+/// A bad option or configuration.
+pub fn configuration(
+    host: &HostOptions,
+    args: &LaunchArgs,
+) -> Result<(BTreeMap<&'static str, String>, Config)> {
+    let vars = environment(host, args)?;
+    let lookup = |name: &str| {
+        vars.get(name)
+            .cloned()
+            .or_else(|| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned()))
+    };
+    let config = Config::from_lookup(&lookup).map_err(|e| anyhow!("bad configuration: {e}"))?;
+    Ok((vars, config))
+}
+
 /// The environment variables the options given stand for.
 fn environment(host: &HostOptions, args: &LaunchArgs) -> Result<BTreeMap<&'static str, String>> {
     let mut vars = BTreeMap::new();
     let text = |p: &Path| -> Result<String> { Ok(absolute(p)?.to_string_lossy().into_owned()) };
     if let Some(config) = &args.config {
         vars.insert(CONFIG_ENV, text(config)?);
+    }
+    if let Some(policy) = &args.policy {
+        vars.insert(POLICY_ENV, text(policy)?);
+    }
+    if let Some(tenant) = &args.tenant {
+        vars.insert(TENANT_ENV, tenant.clone());
     }
     if let Some(plugin) = &host.plugin {
         vars.insert(PLUGIN_ENV, text(plugin)?);

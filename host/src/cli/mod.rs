@@ -4,4 +4,5 @@
 pub mod check;
 pub mod launch;
 pub mod list;
+pub mod policy;
 pub mod run;
