@@ -58,9 +58,9 @@ def test_the_configuration_file(tmp_path):
     (tmp_path / "guests").mkdir()
     (tmp_path / "guests" / "out").symlink_to(ROOT / "guests" / "out")
     probe = SCRIPT + """
-import ctypes
+from jaxlib.cpu import _lapack  # a real XLA FFI handler: jaxlib's sgetrf
 try:
-    jax.ffi.register_ffi_target("readme_native", jax.ffi.pycapsule(ctypes.pythonapi.Py_Initialize), platform="cpu")
+    jax.ffi.register_ffi_target("readme_native", _lapack.registrations()["lapack_sgetrf_ffi"], platform="cpu")
 except Exception as e:
     print("REFUSED", e)
 """
@@ -112,3 +112,18 @@ def test_the_demo_script():
     checks = [line for line in r.stdout.splitlines() if line.rstrip().endswith(("True", "False"))]
     assert len(checks) == 3 and all(line.endswith("True") for line in checks), r.stdout
     assert "a trapping guest raised" in r.stdout and "target `trap` (guest trap.wasm)" in r.stdout, r.stdout
+
+
+def test_the_example_policy(tmp_path):
+    """The README's policy parses and checks clean (its folders do not exist
+    here, so its pin has no module to be checked against)."""
+    section = README[README.index("## Operators: tenant policy"):]
+    policy = re.findall(r"```toml\n(.*?)```", section, re.S)[0]
+    (tmp_path / "policy.toml").write_text(policy)
+    r = run([str(HOST), "policy", "check", str(tmp_path / "policy.toml")], clean_env({}), tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "ok, 2 tenant(s): research, student" in r.stdout, r.stdout
+    r = run([str(HOST), "--policy", str(tmp_path / "policy.toml"), "--tenant", "student", "list"],
+            clean_env({}), tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "tenant `student`" in r.stdout and "`rms_norm*`" in r.stdout and "/srv/cyxla/shared" in r.stdout, r.stdout
