@@ -5,7 +5,7 @@
 //! temporary directory) lu_factor, cholesky, svd and eigh of one 512×512
 //! matrix and solve, inv and eigh of 4096 matrices of 8×8, in f32 and f64,
 //! with their inputs and JAX's outputs. This bench compiles each program's
-//! StableHLO on the bare XLA CPU plugin with `plugin_glue::lapack::targets()`
+//! StableHLO on the bare XLA CPU plugin with `cyxla_lapack::targets()`
 //! registered, checks the results against JAX's, and times it (criterion,
 //! our side only). Then it starts `benches/time_jax_lapack.py`, which runs
 //! the very same lowered programs on jaxlib's CPU backend and LAPACK, and
@@ -16,8 +16,8 @@
 //!
 //! Each side runs as its users get it, one device each: JAX on the OpenBLAS
 //! that scipy ships, with that library's own kernel choice; cyxla-host on the
-//! system's (`plugin_glue::lapack::library`), with the kernels the CLI names
-//! (`plugin_glue::lapack::choose_openblas_kernels`). `OPENBLAS_*` variables
+//! system's (`cyxla_lapack::library`), with the kernels the CLI names
+//! (`cyxla_lapack::choose_openblas_kernels`). `OPENBLAS_*` variables
 //! set by the user reach both sides.
 //!
 //! Run: `cargo bench -p cyxla-benches --bench lapack [-- FILTER]` (FILTER:
@@ -31,9 +31,9 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use cyxla_benches::load_default_plugin;
+use cyxla_lapack::KernelChoice;
 use plugin_glue::DType;
 use plugin_glue::client::{Buffer, Client, Executable};
-use plugin_glue::lapack::KernelChoice;
 use serde_json::Value;
 
 /// Interleaved rounds per program (each side measured once per round).
@@ -198,10 +198,7 @@ fn check(program: &Program, dir: &Path, entry: &Value) {
 /// Whether `OPENBLAS_CORETYPE` in our environment is cyxla-host's choice
 /// (`choose_openblas_kernels` set it), not the user's.
 fn we_chose_kernels() -> bool {
-    matches!(
-        plugin_glue::lapack::kernel_choice(),
-        Some(KernelChoice::Chose(_))
-    )
+    matches!(cyxla_lapack::kernel_choice(), Some(KernelChoice::Chose(_)))
 }
 
 /// `benches/time_jax_lapack.py`, running and ready.
@@ -218,7 +215,7 @@ impl Jax {
         let mut command = Command::new(cyxla_tests::venv_python());
         if we_chose_kernels() {
             // Our choice is ours: JAX's OpenBLAS keeps its own.
-            command.env_remove(plugin_glue::lapack::library::CORETYPE_ENV);
+            command.env_remove(cyxla_lapack::library::CORETYPE_ENV);
         }
         let mut child = command
             .arg(&script)
@@ -309,20 +306,20 @@ fn compare(programs: &[Program], jax: &mut Jax) {
         ready["jax"].as_str().unwrap_or("?"),
         ready["openblas"].as_str().unwrap_or("?")
     );
-    let lib = plugin_glue::lapack::library().unwrap_or_else(|e| panic!("{e}"));
+    let lib = cyxla_lapack::library().unwrap_or_else(|e| panic!("{e}"));
     println!(
         "cyxla-host LAPACK: {} ({}), kernels: {}",
         lib.name(),
         lib.config().unwrap_or("not OpenBLAS"),
         lib.core_name().unwrap_or("unknown")
     );
-    if let Some(choice) = plugin_glue::lapack::kernel_choice() {
+    if let Some(choice) = cyxla_lapack::kernel_choice() {
         println!("  kernels named by cyxla-host: {choice}");
     }
     let chosen = we_chose_kernels();
     let openblas_env: Vec<String> = std::env::vars()
         .filter(|(k, _)| k.starts_with("OPENBLAS_") || k.starts_with("CYXLA_LAPACK"))
-        .filter(|(k, _)| !(chosen && k == plugin_glue::lapack::library::CORETYPE_ENV))
+        .filter(|(k, _)| !(chosen && k == cyxla_lapack::library::CORETYPE_ENV))
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
     println!(
@@ -439,12 +436,12 @@ fn main() {
         unsafe { std::env::set_var("TF_CPP_MIN_LOG_LEVEL", "1") };
     }
     // As the CLI does. SAFETY: first thing in main, before any other thread.
-    unsafe { plugin_glue::lapack::choose_openblas_kernels() };
+    unsafe { cyxla_lapack::choose_openblas_kernels() };
     let filter = filter();
     let dir = tempfile::tempdir().expect("a temporary directory");
     let manifest = generate(dir.path());
     let plugin = load_default_plugin();
-    for (name, handler) in plugin_glue::lapack::targets() {
+    for (name, handler) in cyxla_lapack::targets() {
         plugin_glue::registry::register(&plugin, name, handler)
             .unwrap_or_else(|e| panic!("registering {name}: {e}"));
     }

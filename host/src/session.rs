@@ -6,9 +6,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
+use cyxla_lapack as lapack;
 use plugin_glue::ffi::xla_ffi::XLA_FFI_Handler;
 use plugin_glue::plugin::Plugin;
-use plugin_glue::{lapack, registry};
+use plugin_glue::registry;
 
 use crate::config::Config;
 use crate::engine::Engine;

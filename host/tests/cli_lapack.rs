@@ -204,7 +204,7 @@ fn bundled_linalg_example_matches_jax() {
 /// Debian's OpenBLAS 0.3.21 on its generic kernels (what it runs on CPUs it
 /// does not know) returns NaN from `ssytrd` once a `dsytrd` has seen NaN.
 /// The CLI names the kernels of the CPU's features before the library loads
-/// (`plugin_glue::lapack::choose_openblas_kernels`), so an f32 `eigvalsh`
+/// (`cyxla_lapack::choose_openblas_kernels`), so an f32 `eigvalsh`
 /// after an f64 one on a matrix holding NaN gives JAX's finite values.
 #[test]
 fn f32_eigvalsh_after_an_f64_one_on_nan_matches_jax() {

@@ -20,7 +20,6 @@ pub mod error;
 pub mod ffi;
 pub mod frame;
 pub mod handler;
-pub mod lapack;
 pub mod plugin;
 pub mod registry;
 pub mod trampoline;

@@ -39,7 +39,7 @@ impl State {
         // every Python `os.environ[...] = ...` does; glibc's setenv takes
         // its environment lock, and the client is not reading
         // OPENBLAS_CORETYPE (only OpenBLAS does, when we load it later).
-        let kernels = unsafe { plugin_glue::lapack::choose_openblas_kernels() };
+        let kernels = unsafe { cyxla_lapack::choose_openblas_kernels() };
         tracing::debug!(%kernels, "OpenBLAS kernels");
         let config = Config::from_env()
             .map_err(|e| format!("cyxla: bad configuration: {e}; {HOW_TO_CONFIGURE}"));

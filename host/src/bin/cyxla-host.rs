@@ -15,7 +15,7 @@ use cyxla_host::cli::{check, list, policy};
 use cyxla_host::limits::LimitSetting;
 use cyxla_host::session::{self, NativeSpec, Setup};
 use cyxla_host::{AllowList, Limits};
-use plugin_glue::lapack;
+use cyxla_lapack as lapack;
 
 /// Run XLA custom-call kernels on a PJRT plugin: trusted natives, the
 /// native LAPACK targets, and wasm guests in sandboxes.

@@ -1,5 +1,4 @@
 //! Raw C ABI types, one module per C API. Names are the C names.
 
-pub mod lapack;
 pub mod pjrt;
 pub mod xla_ffi;

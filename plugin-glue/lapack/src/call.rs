@@ -1,0 +1,566 @@
+//! A call as the LAPACK handlers see it: buffers (dtype, logical dims, data
+//! pointer) and attributes, independent of where they come from (an XLA
+//! call frame, or a unit test), plus the shape checks, the aliasing step and
+//! the batch loop every family shares.
+
+use std::fmt::Display;
+use std::marker::PhantomData;
+
+use rayon::prelude::*;
+
+use crate::library::LapackLibrary;
+use crate::scalar::{Elem, RealScalar};
+use plugin_glue::dtype::DType;
+use plugin_glue::handler::HandlerError;
+
+/// One buffer: element type, logical dims (program order) and data.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Buf<'a> {
+    /// Element type.
+    pub dtype: DType,
+    /// Logical dims.
+    pub dims: &'a [i64],
+    /// First byte; may be NULL when the buffer has no elements.
+    pub ptr: *mut u8,
+}
+
+/// An attribute value, reduced to what these targets use.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum AttrValue {
+    /// An integer scalar of this dtype.
+    Int(DType, i64),
+    /// A `PRED` scalar.
+    Bool(bool),
+    /// Anything else (floats, arrays, strings, dictionaries): its kind.
+    Other(&'static str),
+}
+
+/// The buffers and attributes of one call of `target`.
+#[derive(Debug)]
+pub(crate) struct Call<'a> {
+    pub target: &'a str,
+    pub args: Vec<Buf<'a>>,
+    pub rets: Vec<Buf<'a>>,
+    pub attrs: Vec<(&'a [u8], AttrValue)>,
+}
+
+/// Which side of the call a buffer is on, for messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Side {
+    Operand,
+    Result,
+}
+
+/// One buffer of a call, with the names that go into error messages.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Operand<'a> {
+    pub buf: Buf<'a>,
+    target: &'a str,
+    side: Side,
+    index: usize,
+    name: &'static str,
+}
+
+impl<'a> Call<'a> {
+    /// `INVALID_ARGUMENT` naming the target.
+    pub fn err(&self, msg: impl Display) -> HandlerError {
+        HandlerError::invalid_argument(format!("{}: {msg}", self.target))
+    }
+
+    /// Checks the number of operands and results.
+    pub fn arity(&self, args: usize, rets: usize) -> Result<(), HandlerError> {
+        if self.args.len() != args || self.rets.len() != rets {
+            return Err(self.err(format_args!(
+                "expected {args} operands and {rets} results, got {} and {}",
+                self.args.len(),
+                self.rets.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Operand `i`, called `name` in messages. Call [`Call::arity`] first.
+    pub fn arg(&self, i: usize, name: &'static str) -> Result<Operand<'a>, HandlerError> {
+        self.buffer(Side::Operand, i, name)
+    }
+
+    /// Result `i`, called `name` in messages. Call [`Call::arity`] first.
+    pub fn ret(&self, i: usize, name: &'static str) -> Result<Operand<'a>, HandlerError> {
+        self.buffer(Side::Result, i, name)
+    }
+
+    fn buffer(
+        &self,
+        side: Side,
+        i: usize,
+        name: &'static str,
+    ) -> Result<Operand<'a>, HandlerError> {
+        let list = if side == Side::Operand {
+            &self.args
+        } else {
+            &self.rets
+        };
+        let buf = *list.get(i).ok_or_else(|| {
+            self.err(format_args!(
+                "{side:?} {i} ({name}) is missing: the call has {}",
+                list.len()
+            ))
+        })?;
+        Ok(Operand {
+            buf,
+            target: self.target,
+            side,
+            index: i,
+            name,
+        })
+    }
+
+    fn attr(&self, name: &str) -> Result<AttrValue, HandlerError> {
+        self.attrs
+            .iter()
+            .find(|(n, _)| *n == name.as_bytes())
+            .map(|(_, v)| *v)
+            .ok_or_else(|| self.err(format_args!("missing attribute `{name}`")))
+    }
+
+    /// A LAPACK character attribute (`U8` or `S8` scalar) that must be one of
+    /// `allowed`.
+    pub fn char_attr(&self, name: &str, allowed: &[u8]) -> Result<u8, HandlerError> {
+        let value = match self.attr(name)? {
+            AttrValue::Int(DType::U8 | DType::S8, v) => v,
+            other => {
+                return Err(self.err(format_args!(
+                    "attribute `{name}` must be a ui8 (or i8) character, got {other:?}"
+                )));
+            }
+        };
+        match u8::try_from(value) {
+            Ok(c) if allowed.contains(&c) => Ok(c),
+            _ => Err(self.err(format_args!(
+                "attribute `{name}` is {value}{}, expected one of {}",
+                u8::try_from(value)
+                    .ok()
+                    .filter(u8::is_ascii_graphic)
+                    .map(|c| format!(" ('{}')", char::from(c)))
+                    .unwrap_or_default(),
+                allowed
+                    .iter()
+                    .map(|c| format!("'{}'", char::from(*c)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
+    }
+
+    /// A boolean attribute (`PRED`, or an integer 0/1).
+    pub fn bool_attr(&self, name: &str) -> Result<bool, HandlerError> {
+        match self.attr(name)? {
+            AttrValue::Bool(b) => Ok(b),
+            AttrValue::Int(_, v @ (0 | 1)) => Ok(v == 1),
+            other => Err(self.err(format_args!(
+                "attribute `{name}` must be a boolean, got {other:?}"
+            ))),
+        }
+    }
+
+    /// An integer attribute.
+    pub fn int_attr(&self, name: &str) -> Result<i64, HandlerError> {
+        match self.attr(name)? {
+            AttrValue::Int(_, v) => Ok(v),
+            other => Err(self.err(format_args!(
+                "attribute `{name}` must be an integer, got {other:?}"
+            ))),
+        }
+    }
+}
+
+impl<'a> Operand<'a> {
+    /// `INVALID_ARGUMENT` naming the target and this buffer.
+    pub fn err(&self, msg: impl Display) -> HandlerError {
+        let side = match self.side {
+            Side::Operand => "operand",
+            Side::Result => "result",
+        };
+        HandlerError::invalid_argument(format!(
+            "{}: {side} {} ({}) {msg}",
+            self.target, self.index, self.name
+        ))
+    }
+
+    /// Logical dims.
+    pub fn dims(&self) -> &'a [i64] {
+        self.buf.dims
+    }
+
+    /// Checks the element type.
+    pub fn dtype(&self, expected: DType) -> Result<(), HandlerError> {
+        if self.buf.dtype != expected {
+            return Err(self.err(format_args!(
+                "has element type {}, expected {}",
+                self.buf.dtype.name(),
+                expected.name()
+            )));
+        }
+        Ok(())
+    }
+
+    fn dim(&self, d: i64) -> Result<usize, HandlerError> {
+        usize::try_from(d).map_err(|_| {
+            self.err(format_args!(
+                "has a negative dimension in {:?}",
+                self.buf.dims
+            ))
+        })
+    }
+
+    /// `(batch dims, rows, cols)` of a batch of matrices (rank ≥ 2).
+    pub fn matrix(&self) -> Result<(&'a [i64], usize, usize), HandlerError> {
+        let d = self.buf.dims;
+        if d.len() < 2 {
+            return Err(self.err(format_args!("must have rank >= 2, got shape {d:?}")));
+        }
+        Ok((
+            &d[..d.len() - 2],
+            self.dim(d[d.len() - 2])?,
+            self.dim(d[d.len() - 1])?,
+        ))
+    }
+
+    /// `(batch dims, length)` of a batch of vectors (rank ≥ 1).
+    pub fn vector(&self) -> Result<(&'a [i64], usize), HandlerError> {
+        let d = self.buf.dims;
+        if d.is_empty() {
+            return Err(self.err("must have rank >= 1, got a scalar"));
+        }
+        Ok((&d[..d.len() - 1], self.dim(d[d.len() - 1])?))
+    }
+
+    /// Checks dtype and exact shape `batch ++ tail`.
+    pub fn expect(&self, dtype: DType, batch: &[i64], tail: &[usize]) -> Result<(), HandlerError> {
+        self.dtype(dtype)?;
+        let d = self.buf.dims;
+        let ok = d.len() == batch.len() + tail.len()
+            && d[..batch.len()] == *batch
+            && d[batch.len()..]
+                .iter()
+                .zip(tail)
+                .all(|(&a, &b)| u64::try_from(a).ok() == u64::try_from(b).ok());
+        if !ok {
+            let mut want: Vec<i64> = batch.to_vec();
+            want.extend(tail.iter().map(|&t| i64::try_from(t).unwrap_or(i64::MAX)));
+            return Err(self.err(format_args!("has shape {d:?}, expected {want:?}")));
+        }
+        Ok(())
+    }
+
+    /// Number of elements, checked against overflow.
+    pub fn elements(&self) -> Result<usize, HandlerError> {
+        self.buf.dims.iter().try_fold(1usize, |acc, &d| {
+            acc.checked_mul(self.dim(d)?)
+                .ok_or_else(|| self.err(format_args!("shape {:?} overflows", self.buf.dims)))
+        })
+    }
+
+    fn raw<T: Elem>(&self) -> Result<(*mut T, usize), HandlerError> {
+        self.dtype(T::DTYPE)?;
+        let len = self.elements()?;
+        if len == 0 {
+            return Ok((std::ptr::NonNull::dangling().as_ptr(), 0));
+        }
+        if self.buf.ptr.is_null() {
+            return Err(self.err(format_args!("has {len} elements but a NULL data pointer")));
+        }
+        if !(self.buf.ptr as usize).is_multiple_of(std::mem::align_of::<T>()) {
+            return Err(self.err("has a misaligned data pointer"));
+        }
+        Ok((self.buf.ptr.cast(), len))
+    }
+
+    /// The buffer as `[T]` (dtype-checked).
+    ///
+    /// # Safety
+    ///
+    /// The buffer must hold `elements()` valid `T`s for `'a`, with no
+    /// mutable reference to them alive while the slice is.
+    pub unsafe fn slice<T: Elem>(&self) -> Result<&'a [T], HandlerError> {
+        let (p, len) = self.raw::<T>()?;
+        // SAFETY: the caller guarantees the memory; `raw` checked dtype,
+        // non-null and alignment, and `p` is dangling only for len 0.
+        Ok(unsafe { std::slice::from_raw_parts(p, len) })
+    }
+
+    /// The buffer as `[T]`, writable (dtype-checked).
+    ///
+    /// # Safety
+    ///
+    /// The buffer must hold `elements()` `T`s for `'a`, exclusively ours
+    /// (a result, and no other view of it alive).
+    pub unsafe fn slice_mut<T: Elem>(&self) -> Result<&'a mut [T], HandlerError> {
+        let (p, len) = self.raw::<T>()?;
+        // SAFETY: as in `slice`, plus exclusivity from the caller.
+        Ok(unsafe { std::slice::from_raw_parts_mut(p, len) })
+    }
+
+    /// The aliasing step of an output-operand alias: checks that `result`
+    /// has this operand's dtype and shape and copies the operand's bytes into
+    /// it when the two pointers differ (as jaxlib does).
+    ///
+    /// # Safety
+    ///
+    /// Both buffers must be valid for `elements()` elements; `result` must
+    /// be ours, with no reference to either buffer alive.
+    pub unsafe fn copy_to<T: Elem>(&self, result: &Operand<'a>) -> Result<(), HandlerError> {
+        result.dtype(self.buf.dtype)?;
+        if result.buf.dims != self.buf.dims {
+            return Err(result.err(format_args!(
+                "aliases {} but has shape {:?}, not {:?}",
+                self.name, result.buf.dims, self.buf.dims
+            )));
+        }
+        let (src, len) = self.raw::<T>()?;
+        let (dst, _) = result.raw::<T>()?;
+        if src != dst && len > 0 {
+            // SAFETY: both regions hold `len` elements (same dtype and shape,
+            // validated pointers); `copy` tolerates overlap.
+            unsafe { std::ptr::copy(src, dst, len) };
+        }
+        Ok(())
+    }
+
+    /// [`Operand::copy_to`], then `result` as a writable slice. With several
+    /// aliases in one call, do every `copy_to` first instead.
+    ///
+    /// # Safety
+    ///
+    /// As [`Operand::copy_to`], and `result` must stay exclusively ours for
+    /// `'a` (the operand is not used again: it may be the same memory).
+    pub unsafe fn alias_into<T: Elem>(
+        &self,
+        result: &Operand<'a>,
+    ) -> Result<&'a mut [T], HandlerError> {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            self.copy_to::<T>(result)?;
+            result.slice_mut()
+        }
+    }
+}
+
+/// Per-call context: the library and the target name for messages.
+#[derive(Clone, Copy)]
+pub(crate) struct Ctx<'a> {
+    pub lib: &'a LapackLibrary,
+    pub target: &'a str,
+    /// What one flop of the target's element type costs relative to an f64
+    /// flop (`Scalar::FLOP_COST`); [`Ctx::for_each`] scales estimates by it.
+    pub flop_cost: f64,
+}
+
+impl Ctx<'_> {
+    /// `v` as a LAPACK integer, or an `INVALID_ARGUMENT` naming `what`.
+    pub fn int(&self, what: &str, v: usize) -> Result<i32, HandlerError> {
+        i32::try_from(v).map_err(|_| {
+            HandlerError::invalid_argument(format!(
+                "{}: {what} = {v} does not fit LAPACK's 32-bit integer",
+                self.target
+            ))
+        })
+    }
+
+    /// Runs `body(workspace, b)` for every batch element `b < batch`, in
+    /// parallel over rayon's pool when the batch is worth it, each worker
+    /// with its own workspace from `init`; `flops` is the estimated cost of
+    /// one element, in flops of the target's element type (scaled here by
+    /// [`Ctx::flop_cost`]). OpenBLAS threads follow [`LapackLibrary::run`].
+    pub fn for_each<W>(
+        &self,
+        batch: usize,
+        flops: f64,
+        init: impl Fn() -> W + Sync + Send,
+        body: impl Fn(&mut W, usize) + Sync + Send,
+    ) {
+        let flops = flops * self.flop_cost;
+        let total = flops * batch as f64;
+        self.lib.run(total, batch == 1, || {
+            for_each_batch(batch, flops, init, body)
+        })
+    }
+}
+
+/// Runs `body(workspace, b)` for every `b < batch`, over rayon's pool when
+/// the estimated total (`flops` per element) is worth it, each worker with
+/// its own workspace from `init`.
+pub(crate) fn for_each_batch<W>(
+    batch: usize,
+    flops: f64,
+    init: impl Fn() -> W + Sync + Send,
+    body: impl Fn(&mut W, usize) + Sync + Send,
+) {
+    let parallel =
+        batch > 1 && flops * batch as f64 >= PARALLEL_FLOPS && rayon::current_num_threads() > 1;
+    if parallel {
+        (0..batch)
+            .into_par_iter()
+            .for_each_init(&init, |w, b| body(w, b));
+    } else {
+        let mut w = init();
+        (0..batch).for_each(|b| body(&mut w, b));
+    }
+}
+
+/// LAPACK's LWORK for `work`: −1 for a workspace query (`work` is then the
+/// cell LAPACK writes the optimal size to), else its length (at most
+/// `i32::MAX`: LAPACK uses no more than LWORK elements).
+pub(crate) fn lwork<T>(work: &[T], query: bool) -> i32 {
+    if query {
+        -1
+    } else {
+        i32::try_from(work.len()).unwrap_or(i32::MAX)
+    }
+}
+
+/// Whether the largest magnitude among `values` is 0 or in `[low, high]`
+/// (false as soon as one is NaN or above `high`): the test LAPACK's drivers
+/// make before they scale a matrix.
+pub(crate) fn norm_within<'a, T: RealScalar>(
+    values: impl IntoIterator<Item = &'a T>,
+    low: T,
+    high: T,
+) -> bool {
+    let mut norm = T::ZERO;
+    for x in values {
+        let x = x.abs();
+        if x.is_nan() || x > high {
+            return false;
+        }
+        norm = norm.max(x);
+    }
+    norm == T::ZERO || norm >= low
+}
+
+/// Total estimated flops from which a batch is spread over rayon (jaxlib uses
+/// about 2·10⁵ for its thread pool).
+pub(crate) const PARALLEL_FLOPS: f64 = 2.0e5;
+
+/// Disjoint per-batch-element pieces of one buffer, handed out by index to
+/// the workers of [`Ctx::for_each`].
+pub(crate) struct Batched<'a, T> {
+    ptr: *mut T,
+    stride: usize,
+    count: usize,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+// SAFETY: a `Batched` is a `&mut [T]` split into pieces; sending or sharing
+// it is sound when `T: Send`, and `get`'s contract keeps pieces disjoint.
+unsafe impl<T: Send> Send for Batched<'_, T> {}
+// SAFETY: as above; shared access only hands out pieces under `get`'s contract.
+unsafe impl<T: Send> Sync for Batched<'_, T> {}
+
+impl<'a, T> Batched<'a, T> {
+    /// Splits `slice` into `count` pieces of `stride` elements.
+    ///
+    /// # Panics
+    ///
+    /// If `slice.len() != stride * count` (a bug in the caller's checks).
+    pub fn new(slice: &'a mut [T], stride: usize, count: usize) -> Self {
+        assert_eq!(
+            Some(slice.len()),
+            stride.checked_mul(count),
+            "batched buffer size"
+        );
+        Batched {
+            ptr: slice.as_mut_ptr(),
+            stride,
+            count,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Piece `b`.
+    ///
+    /// # Safety
+    ///
+    /// No other reference to piece `b` may be alive while the returned one
+    /// is ([`Ctx::for_each`] hands each index to exactly one worker).
+    ///
+    /// # Panics
+    ///
+    /// If `b >= count`.
+    pub unsafe fn get(&self, b: usize) -> &'a mut [T] {
+        assert!(b < self.count, "batch index {b} out of {}", self.count);
+        // SAFETY: `b < count`, so the piece lies inside the original slice;
+        // exclusivity of piece `b` is the caller's contract.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(b * self.stride), self.stride) }
+    }
+
+    /// Pieces `first..first + len`, contiguous (clipped to the batch).
+    ///
+    /// # Safety
+    ///
+    /// No other reference to any of these pieces may be alive while the
+    /// returned one is (each range handed to exactly one worker).
+    ///
+    /// # Panics
+    ///
+    /// If `first >= count`.
+    pub unsafe fn get_range(&self, first: usize, len: usize) -> &'a mut [T] {
+        assert!(
+            first < self.count,
+            "batch index {first} out of {}",
+            self.count
+        );
+        let len = len.min(self.count - first);
+        // SAFETY: pieces first..first+len lie inside the original slice
+        // (clipped above); exclusivity is the caller's contract.
+        unsafe {
+            std::slice::from_raw_parts_mut(self.ptr.add(first * self.stride), len * self.stride)
+        }
+    }
+}
+
+/// Read-only piece `b` of a batch with `stride` elements per element.
+pub(crate) fn piece<T>(s: &[T], stride: usize, b: usize) -> &[T] {
+    &s[b * stride..(b + 1) * stride]
+}
+
+/// Runs a LAPACK workspace query (`query` passes its argument as WORK with
+/// LWORK = −1) and returns the optimal size, at least 1.
+pub(crate) fn workspace<T: crate::scalar::Scalar>(query: impl FnOnce(&mut T) -> i32) -> usize {
+    let mut w = T::default();
+    let _info = query(&mut w);
+    w.work_size().max(1)
+}
+
+/// Stand-ins for the arrays of a workspace query. LAPACK only writes the
+/// first element of WORK, RWORK and IWORK during a query (`cgeev` passes its
+/// RWORK down to `ctrevc3`, which does write `RWORK(1)`), so each pointer
+/// gets a separate small array rather than NULL.
+pub(crate) struct QueryArrays<T: crate::scalar::Scalar> {
+    t: [[T; 2]; 6],
+    r: [[T::Real; 2]; 3],
+    i: [[i32; 2]; 3],
+}
+
+impl<T: crate::scalar::Scalar> QueryArrays<T> {
+    /// Zeroed arrays.
+    pub fn new() -> Self {
+        QueryArrays {
+            t: [[T::default(); 2]; 6],
+            r: [[T::Real::default(); 2]; 3],
+            i: [[0; 2]; 3],
+        }
+    }
+    /// Stand-in `k` (< 6) for an array of `T`.
+    pub fn t(&mut self, k: usize) -> *mut T {
+        self.t[k].as_mut_ptr()
+    }
+    /// Stand-in `k` (< 3) for an array of reals.
+    pub fn r(&mut self, k: usize) -> *mut T::Real {
+        self.r[k].as_mut_ptr()
+    }
+    /// Stand-in `k` (< 3) for an integer array.
+    pub fn i(&mut self, k: usize) -> *mut i32 {
+        self.i[k].as_mut_ptr()
+    }
+}

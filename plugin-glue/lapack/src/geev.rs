@@ -1,0 +1,385 @@
+//! `lapack_?geev_ffi`: eigenvalues and eigenvectors of a general matrix.
+//! Reference §3.11.
+
+use num_complex::Complex;
+
+use crate::call::{Batched, Call, Ctx, Operand, QueryArrays, piece, workspace};
+use crate::scalar::{ComplexLapack, Elem, RealLapack, RealScalar, Scalar};
+use plugin_glue::dtype::DType;
+use plugin_glue::handler::HandlerError;
+
+/// `info` jaxlib reports for an input with NaN or infinite entries, which it
+/// never hands to LAPACK.
+pub(crate) const NON_FINITE_INFO: i32 = -4;
+
+/// Outputs of a real geev call, batch-major.
+pub(crate) struct RealGeevOut<'a, T> {
+    /// Real parts of the eigenvalues (n per element).
+    pub wr: &'a mut [T],
+    /// Imaginary parts (n per element).
+    pub wi: &'a mut [T],
+    /// Left eigenvectors, unpacked to complex (n×n per element).
+    pub vl: &'a mut [Complex<T>],
+    /// Right eigenvectors, unpacked to complex (n×n per element).
+    pub vr: &'a mut [Complex<T>],
+    /// INFO per element.
+    pub info: &'a mut [i32],
+}
+
+/// Expands LAPACK's packed real eigenvectors into complex columns: a real
+/// eigenvalue (wi = 0 or NaN) owns one real column; a conjugate pair owns
+/// columns j (real part) and j+1 (imaginary part).
+pub(crate) fn unpack_eigenvectors<T: RealScalar>(
+    n: usize,
+    wi: &[T],
+    packed: &[T],
+    out: &mut [Complex<T>],
+) {
+    let mut j = 0;
+    while j < n {
+        let col = |c: usize| &packed[c * n..(c + 1) * n];
+        if wi[j] == T::ZERO || wi[j].to_f64().is_nan() || j + 1 == n {
+            for (o, &p) in out[j * n..(j + 1) * n].iter_mut().zip(col(j)) {
+                *o = Complex { re: p, im: T::ZERO };
+            }
+            j += 1;
+        } else {
+            let (re, im) = (col(j), col(j + 1));
+            for i in 0..n {
+                out[j * n + i] = Complex {
+                    re: re[i],
+                    im: im[i],
+                };
+                out[(j + 1) * n + i] = Complex {
+                    re: re[i],
+                    im: -im[i],
+                };
+            }
+            j += 2;
+        }
+    }
+}
+
+/// `?geev` on every real `n×n` element of `a` (left untouched).
+pub(crate) fn geev_real<T: RealLapack>(
+    ctx: &Ctx<'_>,
+    jobvl: u8,
+    jobvr: u8,
+    n: usize,
+    a: &[T],
+    out: RealGeevOut<'_, T>,
+) -> Result<(), HandlerError> {
+    let batch = out.info.len();
+    let zero = Complex {
+        re: T::ZERO,
+        im: T::ZERO,
+    };
+    out.vl.fill(zero);
+    out.vr.fill(zero);
+    if n == 0 {
+        out.info.fill(0);
+        return Ok(());
+    }
+    let ni = ctx.int("n", n)?;
+    let l = ctx.lib.symbols();
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and
+    // writes the first element of the work arrays.
+    let lwork = workspace(|w: &mut T| unsafe {
+        T::geev(
+            l,
+            jobvl,
+            jobvr,
+            ni,
+            q.t(0),
+            ni,
+            q.t(1),
+            q.t(2),
+            q.t(3),
+            ni,
+            q.t(4),
+            ni,
+            w,
+            -1,
+        )
+    });
+    let lworki = ctx.int("lwork", lwork)?;
+    let nn = n * n;
+    let (wrb, wib, ib) = (
+        Batched::new(out.wr, n, batch),
+        Batched::new(out.wi, n, batch),
+        Batched::new(out.info, 1, batch),
+    );
+    let (vlb, vrb) = (
+        Batched::new(out.vl, nn, batch),
+        Batched::new(out.vr, nn, batch),
+    );
+    let flops = 25.0 * (nn * n) as f64;
+    let init = || {
+        (
+            vec![T::default(); lwork],
+            vec![T::ZERO; nn],
+            vec![T::ZERO; nn],
+            vec![T::ZERO; nn],
+        )
+    };
+    ctx.for_each(batch, flops, init, |(work, scratch, pl, pr), b| {
+        // SAFETY: each batch index is handed to one worker only.
+        let (wr, wi, vl, vr, i) =
+            unsafe { (wrb.get(b), wib.get(b), vlb.get(b), vrb.get(b), ib.get(b)) };
+        let input = piece(a, nn, b);
+        if !input.iter().all(|x| x.is_finite()) {
+            wr.fill(T::NAN);
+            wi.fill(T::NAN);
+            i[0] = NON_FINITE_INFO;
+            return;
+        }
+        scratch.copy_from_slice(input);
+        // SAFETY: `scratch` is n×n (lda = n), `wr`/`wi` hold n, `pl`/`pr` are
+        // n×n (ld = n; unreferenced for job 'N'), `work` has lwork.
+        i[0] = unsafe {
+            T::geev(
+                l,
+                jobvl,
+                jobvr,
+                ni,
+                scratch.as_mut_ptr(),
+                ni,
+                wr.as_mut_ptr(),
+                wi.as_mut_ptr(),
+                pl.as_mut_ptr(),
+                ni,
+                pr.as_mut_ptr(),
+                ni,
+                work.as_mut_ptr(),
+                lworki,
+            )
+        };
+        if i[0] == 0 {
+            if jobvl == b'V' {
+                unpack_eigenvectors(n, wi, pl, vl);
+            }
+            if jobvr == b'V' {
+                unpack_eigenvectors(n, wi, pr, vr);
+            }
+        }
+    });
+    Ok(())
+}
+
+/// Outputs of a complex geev call, batch-major.
+pub(crate) struct ComplexGeevOut<'a, T> {
+    /// Eigenvalues (n per element).
+    pub w: &'a mut [T],
+    /// Left eigenvectors (n×n per element).
+    pub vl: &'a mut [T],
+    /// Right eigenvectors (n×n per element).
+    pub vr: &'a mut [T],
+    /// INFO per element.
+    pub info: &'a mut [i32],
+}
+
+/// `?geev` on every complex `n×n` element of `a` (left untouched).
+pub(crate) fn geev_complex<T: ComplexLapack>(
+    ctx: &Ctx<'_>,
+    jobvl: u8,
+    jobvr: u8,
+    n: usize,
+    a: &[T],
+    out: ComplexGeevOut<'_, T>,
+) -> Result<(), HandlerError> {
+    let batch = out.info.len();
+    if jobvl != b'V' || n == 0 {
+        out.vl.fill(T::default());
+    }
+    if jobvr != b'V' || n == 0 {
+        out.vr.fill(T::default());
+    }
+    if n == 0 {
+        out.info.fill(0);
+        return Ok(());
+    }
+    let ni = ctx.int("n", n)?;
+    let l = ctx.lib.symbols();
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and
+    // writes the first element of the work arrays.
+    let lwork = workspace(|w: &mut T| unsafe {
+        T::geev(
+            l,
+            jobvl,
+            jobvr,
+            ni,
+            q.t(0),
+            ni,
+            q.t(1),
+            q.t(2),
+            ni,
+            q.t(3),
+            ni,
+            w,
+            -1,
+            q.r(0),
+        )
+    });
+    let lworki = ctx.int("lwork", lwork)?;
+    let nn = n * n;
+    let (wb, ib) = (
+        Batched::new(out.w, n, batch),
+        Batched::new(out.info, 1, batch),
+    );
+    let (vlb, vrb) = (
+        Batched::new(out.vl, nn, batch),
+        Batched::new(out.vr, nn, batch),
+    );
+    let flops = 100.0 * (nn * n) as f64;
+    let init = || {
+        (
+            vec![T::default(); lwork],
+            vec![<T::Real as RealScalar>::ZERO; 2 * n],
+            vec![T::default(); nn],
+        )
+    };
+    ctx.for_each(batch, flops, init, |(work, rwork, scratch), b| {
+        // SAFETY: each batch index is handed to one worker only.
+        let (w, vl, vr, i) = unsafe { (wb.get(b), vlb.get(b), vrb.get(b), ib.get(b)) };
+        let input = piece(a, nn, b);
+        if !input.iter().all(|x| x.is_finite()) {
+            w.fill(T::from_real(<T::Real as RealScalar>::NAN));
+            i[0] = NON_FINITE_INFO;
+            return;
+        }
+        scratch.copy_from_slice(input);
+        // SAFETY: `scratch` is n×n (lda = n), `w` holds n, `vl`/`vr` are n×n
+        // (ld = n; unreferenced for job 'N'), `work` lwork, `rwork` 2n.
+        i[0] = unsafe {
+            T::geev(
+                l,
+                jobvl,
+                jobvr,
+                ni,
+                scratch.as_mut_ptr(),
+                ni,
+                w.as_mut_ptr(),
+                vl.as_mut_ptr(),
+                ni,
+                vr.as_mut_ptr(),
+                ni,
+                work.as_mut_ptr(),
+                lworki,
+                rwork.as_mut_ptr(),
+            )
+        };
+    });
+    Ok(())
+}
+
+/// Checks operand `a` (square) and the jobs; returns `(batch, n, jobvl, jobvr)`.
+fn common<'a, T: Scalar>(
+    call: &Call<'a>,
+    a: &Operand<'a>,
+) -> Result<(&'a [i64], usize, u8, u8), HandlerError> {
+    a.dtype(T::DTYPE)?;
+    let (batch, m, n) = a.matrix()?;
+    if m != n {
+        return Err(a.err(format_args!("must be square, got {m}×{n}")));
+    }
+    Ok((
+        batch,
+        n,
+        call.char_attr("compute_left", b"VN")?,
+        call.char_attr("compute_right", b"VN")?,
+    ))
+}
+
+/// The real handler: operand `a`; results `wr`, `wi`, `vl`, `vr` (complex),
+/// `info`; attributes `compute_left`, `compute_right`.
+pub(crate) fn run_real<T: RealLapack>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError>
+where
+    Complex<T>: Elem,
+{
+    call.arity(1, 5)?;
+    let a = call.arg(0, "a")?;
+    let (batch, n, jobvl, jobvr) = common::<T>(call, &a)?;
+    let (wr, wi, vl, vr, info) = (
+        call.ret(0, "wr")?,
+        call.ret(1, "wi")?,
+        call.ret(2, "vl")?,
+        call.ret(3, "vr")?,
+        call.ret(4, "info")?,
+    );
+    wr.expect(T::DTYPE, batch, &[n])?;
+    wi.expect(T::DTYPE, batch, &[n])?;
+    vl.expect(<Complex<T> as Elem>::DTYPE, batch, &[n, n])?;
+    vr.expect(<Complex<T> as Elem>::DTYPE, batch, &[n, n])?;
+    info.expect(DType::S32, batch, &[])?;
+    // SAFETY: `a` is a read-only operand that XLA does not alias with any
+    // result (geev declares no alias); the results are ours and distinct.
+    let (a, out) = unsafe {
+        (
+            a.slice::<T>()?,
+            RealGeevOut {
+                wr: wr.slice_mut()?,
+                wi: wi.slice_mut()?,
+                vl: vl.slice_mut()?,
+                vr: vr.slice_mut()?,
+                info: info.slice_mut()?,
+            },
+        )
+    };
+    geev_real(ctx, jobvl, jobvr, n, a, out)
+}
+
+/// The complex handler: operand `a`; results `w`, `vl`, `vr`, `info`.
+pub(crate) fn run_complex<T: ComplexLapack>(
+    ctx: &Ctx<'_>,
+    call: &Call<'_>,
+) -> Result<(), HandlerError> {
+    call.arity(1, 4)?;
+    let a = call.arg(0, "a")?;
+    let (batch, n, jobvl, jobvr) = common::<T>(call, &a)?;
+    let (w, vl, vr, info) = (
+        call.ret(0, "w")?,
+        call.ret(1, "vl")?,
+        call.ret(2, "vr")?,
+        call.ret(3, "info")?,
+    );
+    w.expect(T::DTYPE, batch, &[n])?;
+    vl.expect(T::DTYPE, batch, &[n, n])?;
+    vr.expect(T::DTYPE, batch, &[n, n])?;
+    info.expect(DType::S32, batch, &[])?;
+    // SAFETY: as in `run_real`.
+    let (a, out) = unsafe {
+        (
+            a.slice::<T>()?,
+            ComplexGeevOut {
+                w: w.slice_mut()?,
+                vl: vl.slice_mut()?,
+                vr: vr.slice_mut()?,
+                info: info.slice_mut()?,
+            },
+        )
+    };
+    geev_complex(ctx, jobvl, jobvr, n, a, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use num_complex::Complex;
+
+    use super::unpack_eigenvectors;
+
+    #[test]
+    fn conjugate_pairs_unpack_into_two_columns() {
+        // Columns: real eigenvector [1, 2], then a pair (re [3, 4], im [5, 6]).
+        let n = 3;
+        let packed = [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 0.0];
+        let wi = [0.0, 1.5, -1.5];
+        let mut out = [Complex::new(0.0, 0.0); 9];
+        unpack_eigenvectors(n, &wi, &packed, &mut out);
+        assert_eq!(out[0], Complex::new(1.0, 0.0));
+        assert_eq!(out[3], Complex::new(3.0, 5.0));
+        assert_eq!(out[6], Complex::new(3.0, -5.0));
+        assert_eq!(out[7], Complex::new(4.0, -6.0));
+    }
+}

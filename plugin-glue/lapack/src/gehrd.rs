@@ -1,0 +1,137 @@
+//! `lapack_?gehrd_ffi`: Hessenberg reduction. Reference §3.13.
+
+use crate::call::{Batched, Call, Ctx, QueryArrays, workspace};
+use crate::scalar::Scalar;
+use plugin_glue::dtype::DType;
+use plugin_glue::handler::HandlerError;
+
+/// LAPACK's argument checks on ILO and IHI: `Some(info)` when they are
+/// illegal (−2 for ilo, −3 for ihi), checked before LAPACK is called so that
+/// its error handler never prints.
+fn check_range(n: usize, ilo: i64, ihi: i64) -> Option<i32> {
+    let n = i64::try_from(n).unwrap_or(i64::MAX);
+    if ilo < 1 || ilo > n.max(1) {
+        Some(-2)
+    } else if ihi < ilo.min(n) || ihi > n {
+        Some(-3)
+    } else {
+        None
+    }
+}
+
+/// Reduces each `n×n` block of `a` to upper Hessenberg form in place; writes
+/// `tau` (n−1 per element) and `info`. `ilo`/`ihi` are LAPACK's 1-based
+/// ILO/IHI.
+pub(crate) fn gehrd<T: Scalar>(
+    ctx: &Ctx<'_>,
+    n: usize,
+    ilo: i64,
+    ihi: i64,
+    a: &mut [T],
+    tau: &mut [T],
+    info: &mut [i32],
+) -> Result<(), HandlerError> {
+    let batch = info.len();
+    if let Some(bad) = check_range(n, ilo, ihi) {
+        tau.fill(T::default());
+        info.fill(bad);
+        return Ok(());
+    }
+    if n == 0 {
+        info.fill(0);
+        return Ok(());
+    }
+    let (ni, iloi, ihii) = (
+        ctx.int("n", n)?,
+        ctx.int("low", ilo as usize)?,
+        ctx.int("high", ihi as usize)?,
+    );
+    let l = ctx.lib.symbols();
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and
+    // writes the first element of the work arrays.
+    let lwork =
+        workspace(|w: &mut T| unsafe { T::gehrd(l, ni, iloi, ihii, q.t(0), ni, q.t(1), w, -1) });
+    let lworki = ctx.int("lwork", lwork)?;
+    let (ab, tb, ib) = (
+        Batched::new(a, n * n, batch),
+        Batched::new(tau, n - 1, batch),
+        Batched::new(info, 1, batch),
+    );
+    let flops = 10.0 / 3.0 * (n * n * n) as f64;
+    ctx.for_each(
+        batch,
+        flops,
+        || vec![T::default(); lwork],
+        |work, b| {
+            // SAFETY: each batch index is handed to one worker only.
+            let (a, t, i) = unsafe { (ab.get(b), tb.get(b), ib.get(b)) };
+            let mut dummy = [T::default()];
+            let tp = if t.is_empty() {
+                dummy.as_mut_ptr()
+            } else {
+                t.as_mut_ptr()
+            };
+            // SAFETY: `a` is n×n (lda = n), `tau` holds n−1 (a dummy when n = 1,
+            // where LAPACK writes nothing), `work` has lwork.
+            i[0] = unsafe {
+                T::gehrd(
+                    l,
+                    ni,
+                    iloi,
+                    ihii,
+                    a.as_mut_ptr(),
+                    ni,
+                    tp,
+                    work.as_mut_ptr(),
+                    lworki,
+                )
+            };
+        },
+    );
+    Ok(())
+}
+
+/// The handler: operand `a`; results `a_out` (alias ← a), `tau`, `info`;
+/// attributes `low`, `high` (1-based ILO/IHI).
+pub(crate) fn run<T: Scalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+    call.arity(1, 3)?;
+    let (a, a_out, tau, info) = (
+        call.arg(0, "a")?,
+        call.ret(0, "a_out")?,
+        call.ret(1, "tau")?,
+        call.ret(2, "info")?,
+    );
+    a.dtype(T::DTYPE)?;
+    let (batch, m, n) = a.matrix()?;
+    if m != n || n == 0 {
+        return Err(a.err(format_args!("must be square with n >= 1, got {m}×{n}")));
+    }
+    let (ilo, ihi) = (call.int_attr("low")?, call.int_attr("high")?);
+    tau.expect(T::DTYPE, batch, &[n - 1])?;
+    info.expect(DType::S32, batch, &[])?;
+    // SAFETY: results are ours; the operand is not used after the alias step.
+    let (a, tau, info) = unsafe {
+        (
+            a.alias_into::<T>(&a_out)?,
+            tau.slice_mut()?,
+            info.slice_mut()?,
+        )
+    };
+    gehrd(ctx, n, ilo, ihi, a, tau, info)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_range;
+
+    #[test]
+    fn ilo_ihi_follow_lapack_checks() {
+        assert_eq!(check_range(4, 1, 4), None);
+        assert_eq!(check_range(4, 0, 4), Some(-2));
+        assert_eq!(check_range(4, 5, 4), Some(-2));
+        assert_eq!(check_range(4, 3, 2), Some(-3));
+        assert_eq!(check_range(4, 1, 5), Some(-3));
+        assert_eq!(check_range(0, 1, 0), None);
+    }
+}

@@ -1,0 +1,133 @@
+//! `lapack_?geqp3_ffi`: QR with column pivoting. Reference §3.5.
+
+use crate::call::{Batched, Call, Ctx, QueryArrays, workspace};
+use crate::scalar::{RealScalar, Scalar};
+use plugin_glue::dtype::DType;
+use plugin_glue::handler::HandlerError;
+
+/// Factors each `m×n` block of `a` in place with column pivoting. `jpvt`
+/// holds LAPACK's input (0 = free column) and receives the 1-based
+/// permutation; `tau` receives `min(m,n)` scalars per element.
+pub(crate) fn geqp3<T: Scalar>(
+    ctx: &Ctx<'_>,
+    m: usize,
+    n: usize,
+    a: &mut [T],
+    jpvt: &mut [i32],
+    tau: &mut [T],
+) -> Result<(), HandlerError> {
+    if n == 0 {
+        return Ok(());
+    }
+    if m == 0 {
+        // LAPACK needs lda >= 1; with no rows the only effect is on jpvt:
+        // fixed columns (jpvt != 0) move to the front, in order.
+        jpvt.chunks_mut(n).for_each(order_fixed_columns);
+        return Ok(());
+    }
+    let k = m.min(n);
+    let batch = a.len() / (m * n);
+    let (mi, ni) = (ctx.int("m", m)?, ctx.int("n", n)?);
+    let l = ctx.lib.symbols();
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and
+    // writes the first element of the work arrays.
+    let lwork = workspace(|w: &mut T| unsafe {
+        T::geqp3(l, mi, ni, q.t(0), mi, q.i(0), q.t(1), w, -1, q.r(0))
+    });
+    let lworki = ctx.int("lwork", lwork)?;
+    let rwork = if T::IS_COMPLEX { 2 * n } else { 0 };
+    let (ab, jb, tb) = (
+        Batched::new(a, m * n, batch),
+        Batched::new(jpvt, n, batch),
+        Batched::new(tau, k, batch),
+    );
+    let flops = 4.0 * (m * n * k) as f64;
+    let init = || {
+        (
+            vec![T::default(); lwork],
+            vec![<T::Real as RealScalar>::ZERO; rwork.max(1)],
+        )
+    };
+    ctx.for_each(batch, flops, init, |(work, rwork), b| {
+        // SAFETY: each batch index is handed to one worker only.
+        let (a, j, t) = unsafe { (ab.get(b), jb.get(b), tb.get(b)) };
+        // SAFETY: `a` is m×n with lda = m, `j` holds n, `t` min(m,n),
+        // `work` lwork, `rwork` 2n reals for complex types.
+        unsafe {
+            T::geqp3(
+                l,
+                mi,
+                ni,
+                a.as_mut_ptr(),
+                mi,
+                j.as_mut_ptr(),
+                t.as_mut_ptr(),
+                work.as_mut_ptr(),
+                lworki,
+                rwork.as_mut_ptr(),
+            )
+        };
+    });
+    Ok(())
+}
+
+/// What `?geqp3` does to JPVT before factoring (LAPACK's "move initial
+/// columns up front"), which is all it does when the matrix has no rows.
+fn order_fixed_columns(jpvt: &mut [i32]) {
+    let mut nfxd = 0;
+    for j in 0..jpvt.len() {
+        let one_based = i32::try_from(j + 1).unwrap_or(i32::MAX);
+        if jpvt[j] != 0 {
+            if j != nfxd {
+                jpvt[j] = jpvt[nfxd];
+                jpvt[nfxd] = one_based;
+            } else {
+                jpvt[j] = one_based;
+            }
+            nfxd += 1;
+        } else {
+            jpvt[j] = one_based;
+        }
+    }
+}
+
+/// The handler: operands `a`, `jpvt`; results `a_out` (alias ← a),
+/// `jpvt_out` (alias ← jpvt), `tau`.
+pub(crate) fn run<T: Scalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+    call.arity(2, 3)?;
+    let (a, jpvt) = (call.arg(0, "a")?, call.arg(1, "jpvt")?);
+    let (a_out, jpvt_out, tau) = (
+        call.ret(0, "a_out")?,
+        call.ret(1, "jpvt_out")?,
+        call.ret(2, "tau")?,
+    );
+    a.dtype(T::DTYPE)?;
+    let (batch, m, n) = a.matrix()?;
+    jpvt.expect(DType::S32, batch, &[n])?;
+    tau.expect(T::DTYPE, batch, &[m.min(n)])?;
+    // SAFETY: results are ours; the operands are not used after the alias step.
+    let (a, jpvt, tau) = unsafe {
+        (
+            a.alias_into::<T>(&a_out)?,
+            jpvt.alias_into::<i32>(&jpvt_out)?,
+            tau.slice_mut()?,
+        )
+    };
+    geqp3(ctx, m, n, a, jpvt, tau)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::order_fixed_columns;
+
+    #[test]
+    fn fixed_columns_move_to_the_front() {
+        let mut free = [0, 0, 0];
+        order_fixed_columns(&mut free);
+        assert_eq!(free, [1, 2, 3]);
+        let mut fixed = [0, 1, 0, 1];
+        order_fixed_columns(&mut fixed);
+        assert_eq!(fixed, [2, 4, 3, 1]);
+    }
+}

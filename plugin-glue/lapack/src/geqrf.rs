@@ -1,0 +1,69 @@
+//! `lapack_?geqrf_ffi`: Householder QR. Reference §3.4.
+
+use crate::call::{Batched, Call, Ctx, QueryArrays, workspace};
+use crate::scalar::Scalar;
+use plugin_glue::handler::HandlerError;
+
+/// Factors each `m×n` block of `a` in place and writes `tau` (`min(m,n)` per
+/// element). There is no `info` output; LAPACK's is discarded as in jaxlib.
+pub(crate) fn geqrf<T: Scalar>(
+    ctx: &Ctx<'_>,
+    m: usize,
+    n: usize,
+    a: &mut [T],
+    tau: &mut [T],
+) -> Result<(), HandlerError> {
+    let k = m.min(n);
+    if k == 0 {
+        return Ok(());
+    }
+    let batch = a.len() / (m * n);
+    let (mi, ni) = (ctx.int("m", m)?, ctx.int("n", n)?);
+    let l = ctx.lib.symbols();
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and
+    // writes the first element of the work arrays.
+    let lwork = workspace(|w: &mut T| unsafe { T::geqrf(l, mi, ni, q.t(0), mi, q.t(1), w, -1) });
+    let lworki = ctx.int("lwork", lwork)?;
+    let (ab, tb) = (Batched::new(a, m * n, batch), Batched::new(tau, k, batch));
+    let flops = 2.0 * (m * n * k) as f64;
+    ctx.for_each(
+        batch,
+        flops,
+        || vec![T::default(); lwork],
+        |work, b| {
+            // SAFETY: each batch index is handed to one worker only.
+            let (a, t) = unsafe { (ab.get(b), tb.get(b)) };
+            // SAFETY: `a` is m×n with lda = m, `t` holds min(m,n), `work` lwork.
+            unsafe {
+                T::geqrf(
+                    l,
+                    mi,
+                    ni,
+                    a.as_mut_ptr(),
+                    mi,
+                    t.as_mut_ptr(),
+                    work.as_mut_ptr(),
+                    lworki,
+                )
+            };
+        },
+    );
+    Ok(())
+}
+
+/// The handler: operand `a`; results `a_out` (alias ← a), `tau`.
+pub(crate) fn run<T: Scalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+    call.arity(1, 2)?;
+    let (a, a_out, tau) = (
+        call.arg(0, "a")?,
+        call.ret(0, "a_out")?,
+        call.ret(1, "tau")?,
+    );
+    a.dtype(T::DTYPE)?;
+    let (batch, m, n) = a.matrix()?;
+    tau.expect(T::DTYPE, batch, &[m.min(n)])?;
+    // SAFETY: results are ours; the operand is not used after the alias step.
+    let (a, tau) = unsafe { (a.alias_into::<T>(&a_out)?, tau.slice_mut()?) };
+    geqrf(ctx, m, n, a, tau)
+}

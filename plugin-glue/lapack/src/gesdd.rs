@@ -1,0 +1,252 @@
+//! `lapack_?gesdd_ffi`: singular value decomposition, divide and conquer.
+//! Reference §3.9.
+
+use crate::call::{Batched, Call, Ctx, Operand, QueryArrays, workspace};
+use crate::scalar::{Elem, RealScalar, Scalar};
+use plugin_glue::dtype::DType;
+use plugin_glue::handler::{ErrorCode, HandlerError};
+
+pub(crate) mod split;
+
+/// Outputs of one SVD call (gesdd or gesvd), all batch-major.
+pub(crate) struct SvdOut<'a, T: Scalar> {
+    /// Destroyed input (`m×n` per element).
+    pub a: &'a mut [T],
+    /// Singular values, descending (`k` per element).
+    pub s: &'a mut [T::Real],
+    /// Left singular vectors (`m×uc` per element).
+    pub u: &'a mut [T],
+    /// Right singular vectors, conjugate-transposed (`vr×n` per element).
+    pub vt: &'a mut [T],
+    /// LAPACK's INFO per element.
+    pub info: &'a mut [i32],
+}
+
+/// Shapes of one SVD call.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SvdDims {
+    /// Rows.
+    pub m: usize,
+    /// Columns.
+    pub n: usize,
+    /// Columns of u.
+    pub uc: usize,
+    /// Rows of vt.
+    pub vr: usize,
+}
+
+/// Fills the outputs when the matrices are empty (JAX never emits that
+/// call): no singular values, u and vt are identities (zeros in mode 'N').
+fn empty_svd<T: Scalar>(mode: u8, d: SvdDims, out: SvdOut<'_, T>) {
+    out.info.fill(0);
+    for (buf, rows, cols) in [(out.u, d.m, d.uc), (out.vt, d.vr, d.n)] {
+        buf.fill(T::default());
+        if mode != b'N' && rows * cols > 0 {
+            for mat in buf.chunks_mut(rows * cols) {
+                (0..rows.min(cols))
+                    .for_each(|i| mat[i + i * rows] = T::from_real(<T::Real as RealScalar>::ONE));
+            }
+        }
+    }
+}
+
+/// Estimated flops of one `?gesdd` of an m×n matrix, in its element type.
+pub(crate) fn flops(m: usize, n: usize) -> f64 {
+    14.0 * (m * n * m.min(n)) as f64
+}
+
+/// `?gesdd` on every element: `mode` 'A' (full u, vt), 'S' (reduced) or 'N'
+/// (singular values only; u and vt are zero-filled).
+pub(crate) fn gesdd<T: Scalar>(
+    ctx: &Ctx<'_>,
+    mode: u8,
+    d: SvdDims,
+    out: SvdOut<'_, T>,
+) -> Result<(), HandlerError> {
+    let SvdDims { m, n, uc, vr } = d;
+    let k = m.min(n);
+    if k == 0 {
+        empty_svd(mode, d, out);
+        return Ok(());
+    }
+    let batch = out.info.len();
+    if batch == 1
+        && m == n
+        && matches!(mode, b'A' | b'S')
+        && let Some(info) = T::gesdd_split(ctx, n, out.a, out.s, out.u, out.vt)?
+    {
+        out.info[0] = info;
+        return Ok(());
+    }
+    if mode == b'N' {
+        out.u.fill(T::default());
+        out.vt.fill(T::default());
+    }
+    let (mi, ni, ldu, ldvt) = (
+        ctx.int("m", m)?,
+        ctx.int("n", n)?,
+        ctx.int("m", m)?,
+        ctx.int("vt rows", vr.max(1))?,
+    );
+    let l = ctx.lib.symbols();
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and
+    // writes the first element of the work arrays.
+    let lwork = workspace(|w: &mut T| unsafe {
+        T::gesdd(
+            l,
+            mode,
+            mi,
+            ni,
+            q.t(0),
+            mi,
+            q.r(0),
+            q.t(1),
+            ldu,
+            q.t(2),
+            ldvt,
+            w,
+            -1,
+            q.r(1),
+            q.i(0),
+        )
+    });
+    let lworki = ctx.int("lwork", lwork)?;
+    let lrwork = if !T::IS_COMPLEX {
+        1
+    } else if mode == b'N' {
+        7 * k
+    } else {
+        (5 * k * k + 5 * k).max(2 * m.max(n) * k + 2 * k * k + k)
+    };
+    let (ab, sb, ib) = (
+        Batched::new(out.a, m * n, batch),
+        Batched::new(out.s, k, batch),
+        Batched::new(out.info, 1, batch),
+    );
+    let (ub, vb) = (
+        Batched::new(out.u, m * uc, batch),
+        Batched::new(out.vt, vr * n, batch),
+    );
+    let flops = flops(m, n);
+    let init = || {
+        (
+            vec![T::default(); lwork],
+            vec![<T::Real as RealScalar>::ZERO; lrwork],
+            vec![0i32; 8 * k],
+        )
+    };
+    ctx.for_each(batch, flops, init, |(work, rwork, iwork), b| {
+        // SAFETY: each batch index is handed to one worker only.
+        let (a, s, u, vt, i) = unsafe { (ab.get(b), sb.get(b), ub.get(b), vb.get(b), ib.get(b)) };
+        // u/vt may be empty only in mode 'N', where LAPACK never touches them.
+        let (mut du, mut dvt) = ([T::default()], [T::default()]);
+        let up = if u.is_empty() {
+            du.as_mut_ptr()
+        } else {
+            u.as_mut_ptr()
+        };
+        let vtp = if vt.is_empty() {
+            dvt.as_mut_ptr()
+        } else {
+            vt.as_mut_ptr()
+        };
+        // SAFETY: `a` is m×n (lda = m), `s` holds k reals, `u` is m×uc
+        // (ldu = m) and `vt` vr×n (ldvt = vr) as the mode requires (checked
+        // by the handler), and the workspaces have the sizes LAPACK needs.
+        i[0] = unsafe {
+            T::gesdd(
+                l,
+                mode,
+                mi,
+                ni,
+                a.as_mut_ptr(),
+                mi,
+                s.as_mut_ptr(),
+                up,
+                ldu,
+                vtp,
+                ldvt,
+                work.as_mut_ptr(),
+                lworki,
+                rwork.as_mut_ptr(),
+                iwork.as_mut_ptr(),
+            )
+        };
+    });
+    Ok(())
+}
+
+/// Validates an SVD call (gesdd and gesvd share it) and returns its mode,
+/// dims and output slices.
+pub(crate) fn svd_call<'a, T: Scalar>(
+    call: &Call<'a>,
+) -> Result<(u8, SvdDims, SvdOut<'a, T>), HandlerError> {
+    call.arity(1, 5)?;
+    let a = call.arg(0, "a")?;
+    let (a_out, s, u, vt, info) = (
+        call.ret(0, "a_out")?,
+        call.ret(1, "s")?,
+        call.ret(2, "u")?,
+        call.ret(3, "vt")?,
+        call.ret(4, "info")?,
+    );
+    a.dtype(T::DTYPE)?;
+    let (batch, m, n) = a.matrix()?;
+    let k = m.min(n);
+    let mode = call.char_attr("mode", b"ASNO")?;
+    if mode == b'O' {
+        return Err(HandlerError::new(
+            ErrorCode::Unimplemented,
+            format!(
+                "{}: mode 'O' (overwrite a with u or vt) is not implemented, as in jaxlib",
+                call.target
+            ),
+        ));
+    }
+    s.expect(<T::Real as Elem>::DTYPE, batch, &[k])?;
+    info.expect(DType::S32, batch, &[])?;
+    let (uc, vr) = match mode {
+        b'A' => (m, n),
+        b'S' => (k, k),
+        // 'N': u and vt are still there, shaped by full_matrices.
+        _ => (
+            u.dims()
+                .last()
+                .map_or(0, |&c| usize::try_from(c).unwrap_or(0)),
+            vt.dims()
+                .iter()
+                .rev()
+                .nth(1)
+                .map_or(0, |&r| usize::try_from(r).unwrap_or(0)),
+        ),
+    };
+    let shape_ok =
+        |o: &Operand<'_>, full: [usize; 2], reduced: [usize; 2]| -> Result<(), HandlerError> {
+            if mode == b'N' && o.expect(T::DTYPE, batch, &reduced).is_ok() {
+                return Ok(());
+            }
+            o.expect(T::DTYPE, batch, &if mode == b'S' { reduced } else { full })
+        };
+    shape_ok(&u, [m, m], [m, k])?;
+    shape_ok(&vt, [n, n], [k, n])?;
+    // SAFETY: results are ours and distinct; the operand is not used after
+    // the alias step.
+    let out = unsafe {
+        SvdOut {
+            a: a.alias_into::<T>(&a_out)?,
+            s: s.slice_mut()?,
+            u: u.slice_mut()?,
+            vt: vt.slice_mut()?,
+            info: info.slice_mut()?,
+        }
+    };
+    Ok((mode, SvdDims { m, n, uc, vr }, out))
+}
+
+/// The handler: operand `a`; results `a_out` (alias ← a), `s`, `u`, `vt`,
+/// `info`; attribute `mode`.
+pub(crate) fn run<T: Scalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+    let (mode, dims, out) = svd_call::<T>(call)?;
+    gesdd(ctx, mode, dims, out)
+}

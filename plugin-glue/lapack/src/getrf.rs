@@ -1,0 +1,112 @@
+//! `lapack_?getrf_ffi`: LU factorisation with partial pivoting. Reference §3.2.
+
+use crate::call::{Batched, Call, Ctx};
+use crate::scalar::Scalar;
+use crate::small;
+use plugin_glue::dtype::DType;
+use plugin_glue::handler::HandlerError;
+
+/// Factors each `m×n` block of `a` in place; writes 1-based pivots (`k =
+/// min(m,n)` per element) and `info` (one per element). Small real matrices
+/// use the Rust LU of [`small`], the others LAPACK.
+pub(crate) fn getrf<T: Scalar>(
+    ctx: &Ctx<'_>,
+    m: usize,
+    n: usize,
+    a: &mut [T],
+    ipiv: &mut [i32],
+    info: &mut [i32],
+) -> Result<(), HandlerError> {
+    let batch = info.len();
+    let k = m.min(n);
+    if k == 0 {
+        info.fill(0);
+        return Ok(());
+    }
+    let (mi, ni) = (ctx.int("m", m)?, ctx.int("n", n)?);
+    let (ab, pb, ib) = (
+        Batched::new(a, m * n, batch),
+        Batched::new(ipiv, k, batch),
+        Batched::new(info, 1, batch),
+    );
+    let flops = (m * n * k) as f64;
+    let rust_kernel = m.max(n) <= small::MAX_DIM;
+    // One matrix: the Rust LU when small, else LAPACK.
+    let one = |a: &mut [T], p: &mut [i32]| -> i32 {
+        if let Some(info) = rust_kernel.then(|| T::getrf_small(m, n, a, p)).flatten() {
+            return info;
+        }
+        // SAFETY: `a` is m×n with lda = m, `p` holds min(m,n) pivots.
+        unsafe {
+            T::getrf(
+                ctx.lib.symbols(),
+                mi,
+                ni,
+                a.as_mut_ptr(),
+                mi,
+                p.as_mut_ptr(),
+            )
+        }
+    };
+    if T::RUST_KERNELS && m == n && n <= small::FIXED_MAX && batch > 1 {
+        // Tiny square matrices: factored small::LANES at a time.
+        let lanes = small::LANES;
+        ctx.for_each(
+            batch.div_ceil(lanes),
+            flops * lanes as f64,
+            || (),
+            |(), g| {
+                // SAFETY: each group index is handed to one worker only, and
+                // groups are disjoint ranges of batch elements.
+                let (a, p, i) = unsafe {
+                    (
+                        ab.get_range(g * lanes, lanes),
+                        pb.get_range(g * lanes, lanes),
+                        ib.get_range(g * lanes, lanes),
+                    )
+                };
+                if !T::getrf_small_group(n, a, p, i) {
+                    for ((a, p), i) in a.chunks_exact_mut(n * n).zip(p.chunks_exact_mut(n)).zip(i) {
+                        *i = one(a, p);
+                    }
+                }
+            },
+        );
+        return Ok(());
+    }
+    ctx.for_each(
+        batch,
+        flops,
+        || (),
+        |(), b| {
+            // SAFETY: each batch index is handed to one worker only.
+            let (a, p, i) = unsafe { (ab.get(b), pb.get(b), ib.get(b)) };
+            i[0] = one(a, p);
+        },
+    );
+    Ok(())
+}
+
+/// The handler: operand `a`; results `lu` (alias ← a), `ipiv`, `info`.
+pub(crate) fn run<T: Scalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+    call.arity(1, 3)?;
+    let (a, lu, ipiv, info) = (
+        call.arg(0, "a")?,
+        call.ret(0, "lu")?,
+        call.ret(1, "ipiv")?,
+        call.ret(2, "info")?,
+    );
+    a.dtype(T::DTYPE)?;
+    let (batch, m, n) = a.matrix()?;
+    ipiv.expect(DType::S32, batch, &[m.min(n)])?;
+    info.expect(DType::S32, batch, &[])?;
+    // SAFETY: results are ours; the operand is not used after the alias step.
+    let (lu, ipiv, info) = unsafe {
+        (
+            a.alias_into::<T>(&lu)?,
+            ipiv.slice_mut()?,
+            info.slice_mut()?,
+        )
+    };
+    getrf(ctx, m, n, lu, ipiv, info)
+}

@@ -1,0 +1,120 @@
+//! `lapack_?gtsv_ffi`: general tridiagonal solve. Reference §3.15.
+
+use crate::call::{Batched, Call, Ctx};
+use crate::scalar::Scalar;
+use plugin_glue::dtype::DType;
+use plugin_glue::handler::HandlerError;
+
+/// Outputs of a gtsv call (all in place), batch-major.
+pub(crate) struct GtsvOut<'a, T> {
+    /// Sub-diagonal, `dl[0]` ignored (n per element).
+    pub dl: &'a mut [T],
+    /// Diagonal (n per element).
+    pub d: &'a mut [T],
+    /// Super-diagonal, `du[n-1]` ignored (n per element).
+    pub du: &'a mut [T],
+    /// Right-hand sides in, solution out (n×nrhs per element).
+    pub b: &'a mut [T],
+    /// INFO per element.
+    pub info: &'a mut [i32],
+}
+
+/// `?gtsv` on every element, in place.
+pub(crate) fn gtsv<T: Scalar>(
+    ctx: &Ctx<'_>,
+    n: usize,
+    nrhs: usize,
+    out: GtsvOut<'_, T>,
+) -> Result<(), HandlerError> {
+    let batch = out.info.len();
+    if n == 0 {
+        out.info.fill(0);
+        return Ok(());
+    }
+    let (ni, nrhsi) = (ctx.int("n", n)?, ctx.int("nrhs", nrhs)?);
+    let l = ctx.lib.symbols();
+    let (dlb, db, dub) = (
+        Batched::new(out.dl, n, batch),
+        Batched::new(out.d, n, batch),
+        Batched::new(out.du, n, batch),
+    );
+    let (bb, ib) = (
+        Batched::new(out.b, n * nrhs, batch),
+        Batched::new(out.info, 1, batch),
+    );
+    let flops = 8.0 * (n * (nrhs + 1)) as f64;
+    ctx.for_each(
+        batch,
+        flops,
+        || (),
+        |(), b| {
+            // SAFETY: each batch index is handed to one worker only.
+            let (dl, d, du, x, i) =
+                unsafe { (dlb.get(b), db.get(b), dub.get(b), bb.get(b), ib.get(b)) };
+            let mut dummy = [T::default()];
+            let xp = if x.is_empty() {
+                dummy.as_mut_ptr()
+            } else {
+                x.as_mut_ptr()
+            };
+            // SAFETY: `dl[1..]` and `du[..n-1]` hold the n−1 off-diagonals, `d`
+            // n, and `x` is n×nrhs with ldb = n (a dummy when nrhs = 0, where
+            // LAPACK reads no right-hand side).
+            i[0] = unsafe {
+                T::gtsv(
+                    l,
+                    ni,
+                    nrhsi,
+                    dl.as_mut_ptr().add(1),
+                    d.as_mut_ptr(),
+                    du.as_mut_ptr(),
+                    xp,
+                    ni,
+                )
+            };
+        },
+    );
+    Ok(())
+}
+
+/// The handler: operands `dl`, `d`, `du`, `b`; results `dl_out`, `d_out`,
+/// `du_out`, `b_out` (aliases ← operands 0–3), `info`.
+pub(crate) fn run<T: Scalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+    call.arity(4, 5)?;
+    let (dl, d, du, b) = (
+        call.arg(0, "dl")?,
+        call.arg(1, "d")?,
+        call.arg(2, "du")?,
+        call.arg(3, "b")?,
+    );
+    let (dl_out, d_out, du_out, b_out, info) = (
+        call.ret(0, "dl_out")?,
+        call.ret(1, "d_out")?,
+        call.ret(2, "du_out")?,
+        call.ret(3, "b_out")?,
+        call.ret(4, "info")?,
+    );
+    b.dtype(T::DTYPE)?;
+    let (batch, n, nrhs) = b.matrix()?;
+    for v in [&dl, &d, &du] {
+        v.expect(T::DTYPE, batch, &[n])?;
+    }
+    info.expect(DType::S32, batch, &[])?;
+    // SAFETY: results are ours and distinct. Every copy happens before any
+    // result slice exists, because two operands may share one buffer (e.g.
+    // the same array passed as dl and du) that is also one of the results.
+    let out = unsafe {
+        dl.copy_to::<T>(&dl_out)?;
+        d.copy_to::<T>(&d_out)?;
+        du.copy_to::<T>(&du_out)?;
+        b.copy_to::<T>(&b_out)?;
+        GtsvOut {
+            dl: dl_out.slice_mut::<T>()?,
+            d: d_out.slice_mut::<T>()?,
+            du: du_out.slice_mut::<T>()?,
+            b: b_out.slice_mut::<T>()?,
+            info: info.slice_mut()?,
+        }
+    };
+    gtsv(ctx, n, nrhs, out)
+}

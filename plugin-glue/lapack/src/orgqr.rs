@@ -1,0 +1,81 @@
+//! `lapack_?orgqr_ffi` / `lapack_?ungqr_ffi`: form Q from Householder
+//! reflectors. Reference §3.6.
+
+use crate::call::{Batched, Call, Ctx, QueryArrays, piece, workspace};
+use crate::scalar::Scalar;
+use plugin_glue::handler::HandlerError;
+
+/// Overwrites each `m×n` block of `a` (reflectors, `m >= n`) with the first
+/// n columns of Q = H(1)…H(t), where `t` = `tau.len() / batch`.
+pub(crate) fn orgqr<T: Scalar>(
+    ctx: &Ctx<'_>,
+    m: usize,
+    n: usize,
+    t: usize,
+    a: &mut [T],
+    tau: &[T],
+) -> Result<(), HandlerError> {
+    if n == 0 {
+        return Ok(());
+    }
+    let batch = a.len() / (m * n);
+    let (mi, ni, ti) = (ctx.int("m", m)?, ctx.int("n", n)?, ctx.int("k", t)?);
+    let l = ctx.lib.symbols();
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and
+    // writes the first element of the work arrays.
+    let lwork =
+        workspace(|w: &mut T| unsafe { T::orgqr(l, mi, ni, ti, q.t(0), mi, q.t(5), w, -1) });
+    let lworki = ctx.int("lwork", lwork)?;
+    let ab = Batched::new(a, m * n, batch);
+    let flops = 4.0 * (m * n * t) as f64;
+    ctx.for_each(
+        batch,
+        flops,
+        || vec![T::default(); lwork],
+        |work, b| {
+            // SAFETY: each batch index is handed to one worker only.
+            let a = unsafe { ab.get(b) };
+            let tau = piece(tau, t, b);
+            // SAFETY: `a` is m×n with lda = m, `tau` holds t <= n, `work` lwork.
+            unsafe {
+                T::orgqr(
+                    l,
+                    mi,
+                    ni,
+                    ti,
+                    a.as_mut_ptr(),
+                    mi,
+                    tau.as_ptr(),
+                    work.as_mut_ptr(),
+                    lworki,
+                )
+            };
+        },
+    );
+    Ok(())
+}
+
+/// The handler: operands `a`, `tau`; result `q` (alias ← a).
+pub(crate) fn run<T: Scalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+    call.arity(2, 1)?;
+    let (a, tau, q) = (call.arg(0, "a")?, call.arg(1, "tau")?, call.ret(0, "q")?);
+    a.dtype(T::DTYPE)?;
+    let (batch, m, n) = a.matrix()?;
+    if m < n {
+        return Err(a.err(format_args!(
+            "must have at least as many rows as columns, got {m}×{n}"
+        )));
+    }
+    let (_, t) = tau.vector()?;
+    tau.expect(T::DTYPE, batch, &[t])?;
+    if t > n {
+        return Err(tau.err(format_args!(
+            "has {t} reflectors, more than the {n} columns of a"
+        )));
+    }
+    // SAFETY: `tau` is a read-only operand that XLA does not alias with the
+    // result; `q` is our result and `a` is not used after the alias step.
+    let (tau, q) = unsafe { (tau.slice::<T>()?, a.alias_into::<T>(&q)?) };
+    orgqr(ctx, m, n, t, q, tau)
+}

@@ -1,0 +1,145 @@
+//! `lapack_?ormqr_ffi` / `lapack_?unmqr_ffi`: apply Q from Householder
+//! reflectors to a matrix. Reference §3.7.
+
+use crate::call::{Batched, Call, Ctx, QueryArrays, piece, workspace};
+use crate::scalar::Scalar;
+use plugin_glue::handler::HandlerError;
+
+/// Shapes of one ormqr call.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct OrmqrDims {
+    /// Rows of the reflector matrix `a` (the order of Q).
+    pub m: usize,
+    /// Columns of `a`.
+    pub r: usize,
+    /// Number of reflectors (tau's length).
+    pub t: usize,
+    /// Rows of `c`.
+    pub p: usize,
+    /// Columns of `c`.
+    pub q: usize,
+}
+
+/// Overwrites each `p×q` block of `c` with `Q·C`, `Qᴴ·C` (`left`) or `C·Q`,
+/// `C·Qᴴ`, Q given by the reflectors in `a` (`m×r`, read-only: LAPACK's
+/// temporary writes go to a private copy) and `tau`.
+pub(crate) fn ormqr<T: Scalar>(
+    ctx: &Ctx<'_>,
+    left: bool,
+    transpose: bool,
+    d: OrmqrDims,
+    a: &[T],
+    tau: &[T],
+    c: &mut [T],
+) -> Result<(), HandlerError> {
+    let OrmqrDims { m, r, t, p, q } = d;
+    if p == 0 || q == 0 {
+        return Ok(());
+    }
+    let batch = c.len() / (p * q);
+    let side = if left { b'L' } else { b'R' };
+    let trans = if transpose { T::ADJOINT } else { b'N' };
+    let (mi, ti, pi, qi) = (
+        ctx.int("m", m)?,
+        ctx.int("k", t)?,
+        ctx.int("p", p)?,
+        ctx.int("q", q)?,
+    );
+    let lda = mi.max(1);
+    let l = ctx.lib.symbols();
+    let mut qa = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims.
+    let lwork = workspace(|w: &mut T| unsafe {
+        T::ormqr(
+            l,
+            side,
+            trans,
+            pi,
+            qi,
+            ti,
+            qa.t(0),
+            lda,
+            qa.t(1),
+            qa.t(2),
+            pi,
+            w,
+            -1,
+        )
+    });
+    let lworki = ctx.int("lwork", lwork)?;
+    let cb = Batched::new(c, p * q, batch);
+    let flops = 4.0 * (p * q * t) as f64;
+    let init = || {
+        (
+            vec![T::default(); lwork],
+            vec![T::default(); (m * r).max(1)],
+        )
+    };
+    ctx.for_each(batch, flops, init, |(work, scratch), b| {
+        // SAFETY: each batch index is handed to one worker only.
+        let c = unsafe { cb.get(b) };
+        scratch[..m * r].copy_from_slice(piece(a, m * r, b));
+        let tau = piece(tau, t, b);
+        // SAFETY: `scratch` holds the m×r reflectors with lda = max(1, m)
+        // (r >= t columns), `tau` t scalars, `c` is p×q with ldc = p, and
+        // `work` lwork; the dims were checked against LAPACK's rules.
+        unsafe {
+            T::ormqr(
+                l,
+                side,
+                trans,
+                pi,
+                qi,
+                ti,
+                scratch.as_mut_ptr(),
+                lda,
+                tau.as_ptr(),
+                c.as_mut_ptr(),
+                pi,
+                work.as_mut_ptr(),
+                lworki,
+            )
+        };
+    });
+    Ok(())
+}
+
+/// The handler: operands `a`, `tau`, `c`; result `c_out` (alias ← c);
+/// attributes `left`, `transpose` (booleans).
+pub(crate) fn run<T: Scalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+    call.arity(3, 1)?;
+    let (a, tau, c, c_out) = (
+        call.arg(0, "a")?,
+        call.arg(1, "tau")?,
+        call.arg(2, "c")?,
+        call.ret(0, "c_out")?,
+    );
+    let left = call.bool_attr("left")?;
+    let transpose = call.bool_attr("transpose")?;
+    c.dtype(T::DTYPE)?;
+    let (batch, p, q) = c.matrix()?;
+    let (_, m, r) = a.matrix()?;
+    a.expect(T::DTYPE, batch, &[m, r])?;
+    let (_, t) = tau.vector()?;
+    tau.expect(T::DTYPE, batch, &[t])?;
+    let nq = if left { p } else { q };
+    if nq != m {
+        return Err(a.err(format_args!(
+            "has {m} rows but Q must be {nq}×{nq} to multiply c ({p}×{q}) from the {}",
+            if left { "left" } else { "right" }
+        )));
+    }
+    if t > m || t > r {
+        return Err(tau.err(format_args!("has {t} reflectors, but a is {m}×{r}")));
+    }
+    // SAFETY: `a` and `tau` are read-only operands that XLA does not alias
+    // with the result; `c_out` is ours and `c` is not used after the alias.
+    let (a, tau, c) = unsafe {
+        (
+            a.slice::<T>()?,
+            tau.slice::<T>()?,
+            c.alias_into::<T>(&c_out)?,
+        )
+    };
+    ormqr(ctx, left, transpose, OrmqrDims { m, r, t, p, q }, a, tau, c)
+}

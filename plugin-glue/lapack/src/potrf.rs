@@ -1,0 +1,53 @@
+//! `lapack_?potrf_ffi`: Cholesky factorisation. Reference §3.3.
+
+use crate::call::{Batched, Call, Ctx};
+use crate::scalar::Scalar;
+use plugin_glue::dtype::DType;
+use plugin_glue::handler::HandlerError;
+
+/// Factors each `n×n` block of `a` in place (only the `uplo` triangle is
+/// read and written); writes `info` per element.
+pub(crate) fn potrf<T: Scalar>(
+    ctx: &Ctx<'_>,
+    uplo: u8,
+    n: usize,
+    a: &mut [T],
+    info: &mut [i32],
+) -> Result<(), HandlerError> {
+    let batch = info.len();
+    if n == 0 {
+        info.fill(0);
+        return Ok(());
+    }
+    let ni = ctx.int("n", n)?;
+    let (ab, ib) = (Batched::new(a, n * n, batch), Batched::new(info, 1, batch));
+    let flops = (n * n * n) as f64 / 3.0;
+    ctx.for_each(
+        batch,
+        flops,
+        || (),
+        |(), b| {
+            // SAFETY: each batch index is handed to one worker only.
+            let (a, i) = unsafe { (ab.get(b), ib.get(b)) };
+            // SAFETY: `a` is n×n with lda = n.
+            i[0] = unsafe { T::potrf(ctx.lib.symbols(), uplo, ni, a.as_mut_ptr(), ni) };
+        },
+    );
+    Ok(())
+}
+
+/// The handler: operand `a`; results `l` (alias ← a), `info`; attribute `uplo`.
+pub(crate) fn run<T: Scalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+    call.arity(1, 2)?;
+    let (a, l, info) = (call.arg(0, "a")?, call.ret(0, "l")?, call.ret(1, "info")?);
+    a.dtype(T::DTYPE)?;
+    let (batch, m, n) = a.matrix()?;
+    if m != n {
+        return Err(a.err(format_args!("must be square, got {m}×{n}")));
+    }
+    let uplo = call.char_attr("uplo", b"LU")?;
+    info.expect(DType::S32, batch, &[])?;
+    // SAFETY: results are ours; the operand is not used after the alias step.
+    let (l, info) = unsafe { (a.alias_into::<T>(&l)?, info.slice_mut()?) };
+    potrf(ctx, uplo, n, l, info)
+}

@@ -1,0 +1,151 @@
+//! `lapack_?syevd_ffi` / `lapack_?heevd_ffi`: Hermitian eigendecomposition
+//! (divide and conquer). Reference §3.8.
+
+use crate::call::{Batched, Call, Ctx, QueryArrays};
+use crate::scalar::{RealScalar, Scalar};
+use crate::small_eigh;
+use plugin_glue::dtype::DType;
+use plugin_glue::handler::HandlerError;
+
+pub(crate) mod split;
+
+/// For each `n×n` block of `a` (the `uplo` triangle is read), writes the
+/// eigenvalues in ascending order to `w` (n per element) and, with
+/// `jobz = 'V'`, the orthonormal eigenvectors over `a`. Real matrices of
+/// order up to 25 with eigenvectors run LAPACK's own algorithm for that case
+/// ported to Rust ([`small_eigh`]); a single large real one runs `?syevd`'s
+/// steps with the last two split over threads ([`split`]); the others LAPACK.
+pub(crate) fn syevd<T: Scalar>(
+    ctx: &Ctx<'_>,
+    jobz: u8,
+    uplo: u8,
+    n: usize,
+    a: &mut [T],
+    w: &mut [T::Real],
+    info: &mut [i32],
+) -> Result<(), HandlerError> {
+    let batch = info.len();
+    if n == 0 {
+        info.fill(0);
+        return Ok(());
+    }
+    let ni = ctx.int("n", n)?;
+    let l = ctx.lib.symbols();
+    let flops = 9.0 * (n * n * n) as f64;
+    if T::RUST_KERNELS && jobz == b'V' && n <= small_eigh::MAX_N {
+        let (ab, wb, ib) = (
+            Batched::new(a, n * n, batch),
+            Batched::new(w, n, batch),
+            Batched::new(info, 1, batch),
+        );
+        ctx.for_each(
+            batch,
+            flops,
+            || small_eigh::Work::new(n),
+            |work, b| {
+                // SAFETY: each batch index is handed to one worker only.
+                let (a, w, i) = unsafe { (ab.get(b), wb.get(b), ib.get(b)) };
+                // Real types always have the Rust kernel; -1 would be
+                // reported as a bad argument if one ever did not.
+                i[0] = T::syevd_small(uplo, n, a, w, work).unwrap_or(-1);
+            },
+        );
+        return Ok(());
+    }
+    if batch == 1
+        && jobz == b'V'
+        && let Some(i) = T::syevd_split(ctx, uplo, n, a, w)?
+    {
+        info[0] = i;
+        return Ok(());
+    }
+    let mut q = QueryArrays::<T>::new();
+    let (mut qw, mut qrw, mut qiw) = (T::default(), <T::Real as RealScalar>::ZERO, 0i32);
+    // SAFETY: a workspace query (lwork = lrwork = liwork = -1) reads only
+    // the dims and writes the three optimal sizes.
+    unsafe {
+        T::syevd(
+            l,
+            jobz,
+            uplo,
+            ni,
+            q.t(0),
+            ni,
+            q.r(0),
+            &mut qw,
+            -1,
+            &mut qrw,
+            -1,
+            &mut qiw,
+            -1,
+        )
+    };
+    let lwork = qw.work_size().max(1);
+    let lrwork = qrw.real_work_size().max(1);
+    let liwork = usize::try_from(qiw).unwrap_or(0).max(1);
+    let (lworki, lrworki, liworki) = (
+        ctx.int("lwork", lwork)?,
+        ctx.int("lrwork", lrwork)?,
+        ctx.int("liwork", liwork)?,
+    );
+    let (ab, wb, ib) = (
+        Batched::new(a, n * n, batch),
+        Batched::new(w, n, batch),
+        Batched::new(info, 1, batch),
+    );
+    let init = || {
+        (
+            vec![T::default(); lwork],
+            vec![<T::Real as RealScalar>::ZERO; if T::IS_COMPLEX { lrwork } else { 1 }],
+            vec![0i32; liwork],
+        )
+    };
+    ctx.for_each(batch, flops, init, |(work, rwork, iwork), b| {
+        // SAFETY: each batch index is handed to one worker only.
+        let (a, w, i) = unsafe { (ab.get(b), wb.get(b), ib.get(b)) };
+        // SAFETY: `a` is n×n with lda = n, `w` holds n reals, and the three
+        // workspaces have the sizes the query asked for.
+        i[0] = unsafe {
+            T::syevd(
+                l,
+                jobz,
+                uplo,
+                ni,
+                a.as_mut_ptr(),
+                ni,
+                w.as_mut_ptr(),
+                work.as_mut_ptr(),
+                lworki,
+                rwork.as_mut_ptr(),
+                if T::IS_COMPLEX { lrworki } else { 1 },
+                iwork.as_mut_ptr(),
+                liworki,
+            )
+        };
+    });
+    Ok(())
+}
+
+/// The handler: operand `a`; results `v` (alias ← a), `w`, `info`;
+/// attributes `uplo`, `mode`.
+pub(crate) fn run<T: Scalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+    call.arity(1, 3)?;
+    let (a, v, w, info) = (
+        call.arg(0, "a")?,
+        call.ret(0, "v")?,
+        call.ret(1, "w")?,
+        call.ret(2, "info")?,
+    );
+    a.dtype(T::DTYPE)?;
+    let (batch, m, n) = a.matrix()?;
+    if m != n {
+        return Err(a.err(format_args!("must be square, got {m}×{n}")));
+    }
+    let uplo = call.char_attr("uplo", b"LU")?;
+    let jobz = call.char_attr("mode", b"VN")?;
+    w.expect(<T::Real as crate::scalar::Elem>::DTYPE, batch, &[n])?;
+    info.expect(DType::S32, batch, &[])?;
+    // SAFETY: results are ours; the operand is not used after the alias step.
+    let (v, w, info) = unsafe { (a.alias_into::<T>(&v)?, w.slice_mut()?, info.slice_mut()?) };
+    syevd(ctx, jobz, uplo, n, v, w, info)
+}

@@ -1,0 +1,449 @@
+//! One large real symmetric matrix with eigenvectors, split over threads of
+//! our own where OpenBLAS's threads do not help.
+//!
+//! `?syevd` runs three steps: `?sytrd` (reduce A to a tridiagonal T =
+//! QᵀAQ), `?stedc` (the eigensystem T = ZΛZᵀ, divide and conquer) and
+//! `?ormtr` (the eigenvectors of A, Q·Z). [`syevd`] runs the same steps
+//! itself and splits the last two over threads of its own, OpenBLAS on one
+//! thread:
+//!
+//! * **`?stedc`, top split.** T is split as LAPACK's divide and conquer
+//!   does (`?laed0`): the two halves, less the rank-one term that couples
+//!   them, are solved at once by `?stedc` in two threads, and `?laed1`
+//!   merges them. `?stedc`'s own threads share its tree poorly: f64, n=512,
+//!   9.5 ms on two OpenBLAS threads, 10.2 on one, 3.1 + 5.3 ms split.
+//! * **`?ormtr` by column blocks.** Q·[Z₁ Z₂] = [Q·Z₁ Q·Z₂]: each thread
+//!   applies Q to its own columns. `?ormtr` applies Q in blocks of 32
+//!   reflectors, calls too small for OpenBLAS's threads to share: 7.0 ms on
+//!   two OpenBLAS threads, 7.5 on one, 3.9 split in two.
+//!
+//! `?sytrd` stays whole, on OpenBLAS's threads from
+//! [`MIN_N_OPENBLAS_THREADS`] on (f64, n=512: 6.1 vs 7.0 ms); its idle
+//! workers are then ended, as they would spin on the cores the next steps
+//! need. Each new thread leaves the caller's CPU and is waited for before
+//! the work starts: otherwise it was often queued behind the busy caller
+//! and ran only once the caller had finished its own part (module docs of
+//! [`crate::library`]).
+//!
+//! In the LAPACK bench (2-core VM, Debian's OpenBLAS 0.3.21 with `SkylakeX`
+//! kernels, n=512), `jnp.linalg.eigh` went from 1.04–1.09× (f32) and
+//! 0.99–1.07× (f64) of JAX's time with `?syevd` whole to 0.89× and 0.92×
+//! split; the handler's steps took, f64: `dsytrd`
+//! 6.2 ms, the split `dstedc` 9.3 (halves 2.8, merge 5.7), `dormtr` 4.8.
+//! The results are those of `?syevd` up to rounding: the same routines on
+//! the same data, eigenvalues in the same ascending order. A half or merge
+//! that fails (INFO ≠ 0) runs `?stedc` whole instead, so INFO means what
+//! it means for `?syevd`.
+
+use crate::call::{Ctx, lwork, norm_within};
+use crate::own_threads::{Job, run_together};
+use crate::scalar::{RealLapack, RealScalar};
+use plugin_glue::handler::HandlerError;
+
+/// Smallest order that is split. LAPACK bench with extra sizes, split vs
+/// `?syevd` on one thread (what it runs below [`MIN_N_OPENBLAS_THREADS`]),
+/// as ratios to JAX's time: n=320 0.79 vs 0.99 (f32), 0.89 vs 1.03 (f64);
+/// n=384 0.89 vs 1.00, 0.92 vs 1.02; n=448 0.90 vs 1.03, 0.91 vs 1.13.
+/// At n=256, unsplit, 0.87–0.98.
+pub(crate) const MIN_N: usize = 320;
+
+/// Smallest order whose `?sytrd` runs on OpenBLAS's threads.
+pub(crate) const MIN_N_OPENBLAS_THREADS: usize = 480;
+
+/// Least number of columns worth a thread of its own in `?ormtr`.
+const MIN_COLUMNS_PER_THREAD: usize = 64;
+
+/// `?syevd` with `JOBZ = 'V'` on one `n×n` matrix `a` (column-major, the
+/// `uplo` triangle read), split as the module docs say: eigenvalues into `w`,
+/// eigenvectors over `a`, INFO returned. `None` when the call is not split
+/// (too small, OpenBLAS threads disabled, another LAPACK call holding the
+/// threads, or a matrix `?syevd` would scale first, NaN and ±∞ included):
+/// nothing has been touched then, and the caller runs `?syevd`.
+pub(crate) fn syevd<T: RealLapack>(
+    ctx: &Ctx<'_>,
+    uplo: u8,
+    n: usize,
+    a: &mut [T],
+    w: &mut [T],
+) -> Result<Option<i32>, HandlerError> {
+    if n < MIN_N || needs_scaling(uplo, n, a) {
+        return Ok(None);
+    }
+    let Some(exclusive) = ctx.lib.exclusive() else {
+        return Ok(None);
+    };
+    let l = ctx.lib.symbols();
+    let ni = ctx.int("n", n)?;
+    let (mut e, mut tau) = (vec![T::ZERO; n], vec![T::ZERO; n]);
+    // One call for the workspace query and the reduction.
+    let mut sytrd = |work: &mut [T], query: bool| {
+        let lwork = lwork(work, query);
+        // SAFETY: `a` is n×n with lda = n, `w`, `e` and `tau` hold n
+        // elements (n − 1 of `e` and `tau` are used); `work` holds `lwork`
+        // elements, or is the query's one cell with lwork = −1, where only
+        // the dims are read and the optimal size is written to it.
+        unsafe {
+            T::sytrd(
+                l,
+                uplo,
+                ni,
+                a.as_mut_ptr(),
+                ni,
+                w.as_mut_ptr(),
+                e.as_mut_ptr(),
+                tau.as_mut_ptr(),
+                work.as_mut_ptr(),
+                lwork,
+            )
+        }
+    };
+    let mut query = [T::ZERO];
+    sytrd(&mut query, true);
+    let mut work = vec![T::ZERO; query[0].work_size().max(1)];
+    let openblas_threads = n >= MIN_N_OPENBLAS_THREADS;
+    if openblas_threads {
+        exclusive.set_openblas_threads(exclusive.threads());
+    }
+    sytrd(&mut work, false);
+    drop(work);
+    if openblas_threads {
+        exclusive.end_openblas_workers();
+    }
+    let mut z = vec![T::ZERO; n * n];
+    let (info, order) = tridiagonal_eigensystem(ctx, n, w, &mut e, &mut z)?;
+    // As in `?syevd`, Q is applied and the result copied whatever INFO says.
+    let parts = exclusive.threads().min(n / MIN_COLUMNS_PER_THREAD).max(1);
+    apply_q(ctx, uplo, n, a, &tau, &mut z, parts)?;
+    match order {
+        None => a.copy_from_slice(&z),
+        Some(order) => {
+            for (column, &from) in a.chunks_exact_mut(n).zip(&order) {
+                column.copy_from_slice(&z[from * n..(from + 1) * n]);
+            }
+        }
+    }
+    Ok(Some(info))
+}
+
+/// The eigensystem of the symmetric tridiagonal matrix with diagonal `d`
+/// and off-diagonal `e[..n − 1]` (both overwritten): eigenvalues into `d`
+/// in ascending order, eigenvectors into the n×n `z`, whose column
+/// `order[j]` belongs to `d[j]` (`None`: column j). Split in two halves
+/// merged by `?laed1` (module docs); `?stedc` whole if a step fails.
+fn tridiagonal_eigensystem<T: RealLapack>(
+    ctx: &Ctx<'_>,
+    n: usize,
+    d: &mut [T],
+    e: &mut [T],
+    z: &mut [T],
+) -> Result<(i32, Option<Vec<usize>>), HandlerError> {
+    let (d0, e0) = (d.to_vec(), e.to_vec());
+    let norm = d
+        .iter()
+        .chain(&e[..n - 1])
+        .fold(T::ZERO, |m, x| m.max(x.abs()));
+    if norm > T::ZERO
+        && let Some(order) = split_eigensystem(ctx, n, norm, d, e, z)?
+    {
+        return Ok((0, Some(order)));
+    }
+    d.copy_from_slice(&d0);
+    e.copy_from_slice(&e0);
+    let info = stedc(ctx, n, n, d, e, z)?;
+    Ok((info, None))
+}
+
+/// [`tridiagonal_eigensystem`] split at n/2, the matrix scaled to a largest
+/// element of 1 first, as `?stedc` does. `None` if a half or the merge
+/// failed.
+fn split_eigensystem<T: RealLapack>(
+    ctx: &Ctx<'_>,
+    n: usize,
+    norm: T,
+    d: &mut [T],
+    e: &mut [T],
+    z: &mut [T],
+) -> Result<Option<Vec<usize>>, HandlerError> {
+    let scale = T::ONE / norm;
+    d.iter_mut()
+        .chain(&mut e[..n - 1])
+        .for_each(|x| *x = *x * scale);
+    // T = diag(T₁, T₂) + ρ·v·vᵀ with v = e_m + sign(ρ)·e_{m+1} (`?laed0`).
+    let m = n / 2;
+    let rho = e[m - 1];
+    d[m - 1] = d[m - 1] - rho.abs();
+    d[m] = d[m] - rho.abs();
+    // Each half's eigenvectors go to its diagonal block of z (ldz = n).
+    let (d1, d2) = d.split_at_mut(m);
+    let (e1, e2) = e.split_at_mut(m);
+    let (z1, z2) = z.split_at_mut(m * n + m);
+    let (h1, h2) = (
+        Half {
+            d: d1,
+            e: e1,
+            z: z1,
+        },
+        Half {
+            d: d2,
+            e: e2,
+            z: z2,
+        },
+    );
+    let mut infos = [Ok(0), Ok(0)];
+    let [i1, i2] = &mut infos;
+    run_together(vec![
+        Box::new(move || *i1 = h1.solve(ctx, n)) as Job<'_>,
+        Box::new(move || *i2 = h2.solve(ctx, n)),
+    ]);
+    for info in infos {
+        if info? != 0 {
+            return Ok(None);
+        }
+    }
+    let ni = ctx.int("n", n)?;
+    let mut indxq: Vec<i32> = (1..=m).chain(1..=n - m).map(|i| i as i32).collect();
+    let mut work = vec![T::ZERO; 4 * n + n * n];
+    let mut iwork = vec![0i32; 4 * n];
+    // SAFETY: `d` holds n eigenvalues, `z` the n×n block-diagonal
+    // eigenvectors (ldq = n), `indxq` the n-element permutation sorting each
+    // half (both ascending, from `?stedc`), `work` and `iwork` the sizes
+    // `?laed1` documents; m = cutpnt is in 1..n.
+    let info = unsafe {
+        T::laed1(
+            ctx.lib.symbols(),
+            ni,
+            d.as_mut_ptr(),
+            z.as_mut_ptr(),
+            ni,
+            indxq.as_mut_ptr(),
+            rho,
+            ctx.int("cutpnt", m)?,
+            work.as_mut_ptr(),
+            iwork.as_mut_ptr(),
+        )
+    };
+    if info != 0 {
+        return Ok(None);
+    }
+    // `indxq` now sorts the eigenvalues (1-based).
+    let order: Vec<usize> = indxq.iter().map(|&i| i as usize - 1).collect();
+    let sorted: Vec<T> = order.iter().map(|&i| d[i] * norm).collect();
+    d.copy_from_slice(&sorted);
+    Ok(Some(order))
+}
+
+/// One half of a split tridiagonal matrix: its diagonal and off-diagonal
+/// (the last element of `e` unused), and `z` starting at its diagonal block
+/// of the n×n eigenvector matrix.
+struct Half<'a, T> {
+    d: &'a mut [T],
+    e: &'a mut [T],
+    z: &'a mut [T],
+}
+
+impl<T: RealLapack> Half<'_, T> {
+    /// `?stedc` on this half, eigenvectors into its block (ldz = `ldz`).
+    fn solve(self, ctx: &Ctx<'_>, ldz: usize) -> Result<i32, HandlerError> {
+        let k = self.d.len();
+        stedc(ctx, k, ldz, self.d, self.e, self.z)
+    }
+}
+
+/// `?stedc` with `COMPZ = 'I'` on the `k×k` tridiagonal matrix (`d`, `e`),
+/// eigenvectors into `z` with leading dimension `ldz`; returns INFO.
+fn stedc<T: RealLapack>(
+    ctx: &Ctx<'_>,
+    k: usize,
+    ldz: usize,
+    d: &mut [T],
+    e: &mut [T],
+    z: &mut [T],
+) -> Result<i32, HandlerError> {
+    assert!(
+        d.len() >= k && e.len() >= k.saturating_sub(1) && z.len() >= (k.max(1) - 1) * ldz + k,
+        "stedc sizes"
+    );
+    let l = ctx.lib.symbols();
+    let (ki, ldzi) = (ctx.int("n", k)?, ctx.int("ldz", ldz)?);
+    // One call for the workspace query and the solve.
+    let mut stedc = |work: &mut [T], iwork: &mut [i32], query: bool| {
+        let (lwork, liwork) = (lwork(work, query), lwork(iwork, query));
+        // SAFETY: `d` holds k, `e` k − 1, `z` a k×k block with leading
+        // dimension ldz (checked above); the workspaces hold `lwork` and
+        // `liwork` elements, or are the query's cells with −1, where only
+        // the dims are read and the optimal sizes written to them.
+        unsafe {
+            T::stedc(
+                l,
+                b'I',
+                ki,
+                d.as_mut_ptr(),
+                e.as_mut_ptr(),
+                z.as_mut_ptr(),
+                ldzi,
+                work.as_mut_ptr(),
+                lwork,
+                iwork.as_mut_ptr(),
+                liwork,
+            )
+        }
+    };
+    let (mut query, mut iquery) = ([T::ZERO], [0]);
+    stedc(&mut query, &mut iquery, true);
+    let mut work = vec![T::ZERO; query[0].work_size().max(1)];
+    let mut iwork = vec![0i32; usize::try_from(iquery[0]).unwrap_or(0).max(1)];
+    Ok(stedc(&mut work, &mut iwork, false))
+}
+
+/// `z` := Q·`z` for the Q that `?sytrd` left in `a` and `tau`, over
+/// `parts` column blocks of `z` at once.
+fn apply_q<T: RealLapack>(
+    ctx: &Ctx<'_>,
+    uplo: u8,
+    n: usize,
+    a: &[T],
+    tau: &[T],
+    z: &mut [T],
+    parts: usize,
+) -> Result<(), HandlerError> {
+    let l = ctx.lib.symbols();
+    let ni = ctx.int("n", n)?;
+    let width = n.div_ceil(parts);
+    // One call for the workspace query and each block of columns.
+    let ormtr = move |c: &mut [T], work: &mut [T], query: bool| {
+        let columns = i32::try_from(c.len() / n).expect("at most n columns");
+        let lwork = lwork(work, query);
+        // SAFETY: `a` and `tau` are `?sytrd`'s output for an n×n matrix
+        // (lda = n); `c` is n×columns with ldc = n; `work` holds at least
+        // `lwork` elements, or is the query's cell with lwork = −1, where
+        // only the dims are read and the optimal size written to it.
+        // `?ormtr`'s INFO can only flag a bad argument, which these are not
+        // (`?syevd` ignores it too).
+        unsafe {
+            T::ormtr(
+                l,
+                uplo,
+                ni,
+                columns,
+                a.as_ptr(),
+                ni,
+                tau.as_ptr(),
+                c.as_mut_ptr(),
+                ni,
+                work.as_mut_ptr(),
+                lwork,
+            )
+        };
+    };
+    let mut query = [T::ZERO];
+    // The first block is the widest.
+    ormtr(&mut z[..width * n], &mut query, true);
+    let lwork = query[0].work_size().max(1);
+    let jobs = z
+        .chunks_mut(width * n)
+        .map(|block| Box::new(move || ormtr(block, &mut vec![T::ZERO; lwork], false)) as Job<'_>)
+        .collect();
+    run_together(jobs);
+    Ok(())
+}
+
+/// Whether `?syevd` would scale the matrix before reducing it (its largest
+/// element outside [√smlnum, √(1/smlnum)], smlnum = safmin/eps), or the
+/// matrix holds NaN or ±∞: such calls are left to `?syevd`. The bounds are
+/// taken a factor 2 inside LAPACK's, so borderline norms go to `?syevd` too.
+fn needs_scaling<T: RealScalar>(uplo: u8, n: usize, a: &[T]) -> bool {
+    let smlnum = T::MIN_POSITIVE / T::EPSILON;
+    let two = T::ONE + T::ONE;
+    let triangle = a.chunks_exact(n).enumerate().flat_map(|(j, column)| {
+        if uplo == b'L' {
+            &column[j..]
+        } else {
+            &column[..=j]
+        }
+    });
+    !norm_within(
+        triangle,
+        smlnum.sqrt() * two,
+        (T::ONE / smlnum).sqrt() / two,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{needs_scaling, stedc, tridiagonal_eigensystem};
+    use crate::call::Ctx;
+    use crate::library;
+
+    /// The split eigensystem of tridiagonal matrices (one with a zero
+    /// coupling at the split, one of odd order) against `?stedc` whole: the
+    /// same eigenvalues, and T·z = λz, zᵀz = 1 for every column.
+    #[test]
+    fn the_split_tridiagonal_eigensystem_is_stedcs() {
+        let ctx = Ctx {
+            lib: library().unwrap_or_else(|e| panic!("{e}")),
+            target: "test",
+            flop_cost: 1.0,
+        };
+        for (n, zero_coupling) in [(400, false), (401, false), (400, true)] {
+            let mut state = n as u64;
+            let mut next = || {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+                (state >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+            };
+            let d0: Vec<f64> = (0..n).map(|_| next()).collect();
+            let mut e0: Vec<f64> = (0..n).map(|_| next()).collect();
+            if zero_coupling {
+                e0[n / 2 - 1] = 0.0;
+            }
+            let (mut d, mut e, mut z) = (d0.clone(), e0.clone(), vec![0.0; n * n]);
+            let (info, order) = tridiagonal_eigensystem(&ctx, n, &mut d, &mut e, &mut z).unwrap();
+            assert_eq!(info, 0);
+            let order = order.expect("the split ran");
+            let (mut w, mut e1, mut z1) = (d0.clone(), e0.clone(), vec![0.0; n * n]);
+            assert_eq!(stedc(&ctx, n, n, &mut w, &mut e1, &mut z1).unwrap(), 0);
+            for j in 0..n {
+                assert!(
+                    (d[j] - w[j]).abs() < 1e-13,
+                    "n={n}: λ{j} {} vs {}",
+                    d[j],
+                    w[j]
+                );
+                let v = &z[order[j] * n..(order[j] + 1) * n];
+                let norm: f64 = v.iter().map(|x| x * x).sum();
+                assert!((norm - 1.0).abs() < 1e-13, "n={n}: |v{j}|² = {norm}");
+                for i in 0..n {
+                    let mut tv = d0[i] * v[i];
+                    if i > 0 {
+                        tv += e0[i - 1] * v[i - 1];
+                    }
+                    if i + 1 < n {
+                        tv += e0[i] * v[i + 1];
+                    }
+                    assert!(
+                        (tv - d[j] * v[i]).abs() < 1e-13,
+                        "n={n}: (Tv - λv)[{i}] for λ{j}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn only_matrices_syevd_would_scale_or_non_finite_ones_are_left_to_it() {
+        let plain: Vec<f64> = (0..9).map(|i| f64::from(i) - 4.0).collect();
+        for uplo in [b'L', b'U'] {
+            assert!(!needs_scaling(uplo, 3, &plain));
+            assert!(!needs_scaling(uplo, 3, &[0.0; 9]), "zero is not scaled");
+            let tiny: Vec<f64> = plain.iter().map(|x| x * 1e-200).collect();
+            assert!(needs_scaling(uplo, 3, &tiny), "norm 4e-200");
+            assert!(needs_scaling(uplo, 3, &[1e-30f32; 9]), "f32 norm 1e-30");
+            assert!(!needs_scaling(uplo, 3, &[1e-10f32; 9]), "f32 norm 1e-10");
+        }
+        for bad in [f64::NAN, f64::INFINITY, -f64::INFINITY, 1e200] {
+            let mut a = plain.clone();
+            a[2] = bad; // row 2, column 0: read with 'L' only
+            assert!(needs_scaling(b'L', 3, &a), "{bad:e} in the lower triangle");
+            assert!(!needs_scaling(b'U', 3, &a), "{bad:e} outside the upper one");
+        }
+    }
+}

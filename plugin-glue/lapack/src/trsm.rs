@@ -1,0 +1,85 @@
+//! `lapack_?trsm_ffi`: triangular solve with many right-hand sides (BLAS
+//! `?trsm`, alpha = 1). Reference §3.1.
+
+use crate::call::{Batched, Call, Ctx, piece};
+use crate::scalar::Scalar;
+use crate::small;
+use plugin_glue::handler::HandlerError;
+
+/// Solves `op(A)·X = B` (`side = 'L'`) or `X·op(A) = B` (`side = 'R'`) for
+/// each batch element, in place in `x` (which holds B on entry). `a` holds
+/// the `p×p` triangular matrices (p = m or n), `x` the `m×n` blocks. Small
+/// real triangles use the Rust solve of [`small`], the others BLAS.
+#[expect(clippy::too_many_arguments, reason = "mirrors the BLAS routine")]
+pub(crate) fn trsm<T: Scalar>(
+    ctx: &Ctx<'_>,
+    side: u8,
+    uplo: u8,
+    trans: u8,
+    diag: u8,
+    m: usize,
+    n: usize,
+    a: &[T],
+    x: &mut [T],
+) -> Result<(), HandlerError> {
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    let p = if side == b'L' { m } else { n };
+    let batch = x.len() / (m * n);
+    let (mi, ni, pi) = (ctx.int("m", m)?, ctx.int("n", n)?, ctx.int("p", p)?);
+    let xb = Batched::new(x, m * n, batch);
+    let flops = (p * p) as f64 * if side == b'L' { n } else { m } as f64;
+    let rhs = if side == b'L' { n } else { m };
+    let rust_kernel = p <= small::MAX_DIM && rhs <= small::MAX_RHS;
+    ctx.for_each(
+        batch,
+        flops,
+        || (),
+        |(), b| {
+            let ab = piece(a, p * p, b);
+            // SAFETY: each batch index is handed to one worker only.
+            let xb = unsafe { xb.get(b) };
+            if rust_kernel && T::trsm_small(side, uplo, trans, diag, m, n, ab, xb) {
+                return;
+            }
+            // SAFETY: `ab` is a p×p matrix with lda = p and `xb` an m×n matrix
+            // with ldb = m, the sizes ?trsm reads and writes for these arguments.
+            unsafe {
+                T::trsm(
+                    ctx.lib.symbols(),
+                    side,
+                    uplo,
+                    trans,
+                    diag,
+                    mi,
+                    ni,
+                    ab.as_ptr(),
+                    pi,
+                    xb.as_mut_ptr(),
+                    mi,
+                )
+            };
+        },
+    );
+    Ok(())
+}
+
+/// The handler: operands `a`, `b`; result `x` (alias ← b); attributes
+/// `side`, `uplo`, `trans_x`, `diag`.
+pub(crate) fn run<T: Scalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+    call.arity(2, 1)?;
+    let (a, b, x) = (call.arg(0, "a")?, call.arg(1, "b")?, call.ret(0, "x")?);
+    b.dtype(T::DTYPE)?;
+    let (batch, m, n) = b.matrix()?;
+    let side = call.char_attr("side", b"LR")?;
+    let uplo = call.char_attr("uplo", b"LU")?;
+    let trans = call.char_attr("trans_x", b"NTC")?;
+    let diag = call.char_attr("diag", b"NU")?;
+    let p = if side == b'L' { m } else { n };
+    a.expect(T::DTYPE, batch, &[p, p])?;
+    // SAFETY: `a` is a read-only operand that XLA does not alias with the
+    // result; `x` is our result and `b` is not used after the alias step.
+    let (a, x) = unsafe { (a.slice::<T>()?, b.alias_into::<T>(&x)?) };
+    trsm(ctx, side, uplo, trans, diag, m, n, a, x)
+}
