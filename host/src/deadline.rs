@@ -19,6 +19,14 @@
 //! a busy one does not wake a thread for every call. Everything outside this module only calls
 //! [`Ticker::enter`] around guest code and asks the guard whether it
 //! [`Active::interrupted`] the guest.
+//!
+//! Neither mechanism stops host code. So [`Ticker::enter`] also records the
+//! deadline of the guest code running on this thread, and host code asks
+//! [`overdue`]: every instance checks it on each entry to and return from a
+//! host function (a store call hook, WASI included), and host functions that
+//! can work long (`random_get`, `poll_oneoff`, output streams) check it as
+//! they go, so that a guest looping in host calls, or asking one host call
+//! for a lot of work, stops within its deadline plus one bounded step.
 
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 mod signal;
@@ -49,18 +57,38 @@ mod signal {
     pub(crate) fn arm(_timeout: Duration, _code: &CodeRanges) -> Armed {
         Armed
     }
-
-    pub(crate) fn overdue() -> bool {
-        false
-    }
 }
 
-pub(crate) use signal::{CodeRanges, overdue};
+pub(crate) use signal::CodeRanges;
 
+use std::cell::Cell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::thread::{self, JoinHandle};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+thread_local! {
+    /// The deadline of the guest code running on this thread (the earliest,
+    /// if calls nest), for host code to check.
+    static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// Whether the guest code running on this thread is past its deadline.
+/// Host functions check this: neither interrupt mechanism stops host code.
+pub(crate) fn overdue() -> bool {
+    DEADLINE
+        .with(Cell::get)
+        .is_some_and(|at| Instant::now() >= at)
+}
+
+/// The trap a host function returns when the guest that called it is past
+/// its deadline (reported as DEADLINE_EXCEEDED).
+pub(crate) fn check() -> wasmtime::Result<()> {
+    if overdue() {
+        return Err(wasmtime::Trap::Interrupt.into());
+    }
+    Ok(())
+}
 
 /// How guest code past its deadline is stopped.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
@@ -280,6 +308,15 @@ impl Ticker {
             Interrupt::Signal => Some(signal::arm(timeout, code)),
             Interrupt::Auto | Interrupt::Unchecked => None,
         };
+        let outer = DEADLINE.with(Cell::get);
+        if self.mode != Interrupt::Unchecked {
+            let at = Instant::now().checked_add(timeout);
+            let earliest = match (outer, at) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            DEADLINE.with(|d| d.set(earliest));
+        }
         if self.shared.active.fetch_add(1, Ordering::SeqCst) == 0
             && self.shared.parked.load(Ordering::SeqCst)
             && let Some(thread) = &self.thread
@@ -289,6 +326,7 @@ impl Ticker {
         Active {
             ticker: self,
             armed,
+            outer,
         }
     }
 }
@@ -309,6 +347,8 @@ impl Drop for Ticker {
 pub(crate) struct Active<'a> {
     ticker: &'a Ticker,
     armed: Option<signal::Armed>,
+    /// This thread's deadline before [`Ticker::enter`], restored on drop.
+    outer: Option<Instant>,
 }
 
 impl Active<'_> {
@@ -322,6 +362,7 @@ impl Active<'_> {
 
 impl Drop for Active<'_> {
     fn drop(&mut self) {
+        DEADLINE.with(|d| d.set(self.outer));
         self.ticker.shared.active.fetch_sub(1, Ordering::AcqRel);
     }
 }

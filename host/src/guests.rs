@@ -65,10 +65,30 @@ impl Guests {
             }
         }
         files.sort();
-        let loaded: Vec<std::result::Result<Guest, Box<Rejected>>> = files
-            .par_iter()
-            .map(|path| Guest::load_detailed(engine, path))
-            .collect();
+        // Trial instantiations run guest code: the loader threads get native
+        // stack for the largest wasm stack the limits allow.
+        let load = || -> Vec<std::result::Result<Guest, Box<Rejected>>> {
+            files
+                .par_iter()
+                .map(|path| Guest::load_detailed(engine, path))
+                .collect()
+        };
+        let loaded = match rayon::ThreadPoolBuilder::new()
+            .thread_name(|i| format!("cyxla-load-{i}"))
+            .stack_size(crate::stack::THREAD_STACK)
+            .build()
+        {
+            Ok(pool) => pool.install(load),
+            // No threads to spare: load here (instantiation moves to a
+            // helper thread if this one has too little stack).
+            Err(e) => {
+                tracing::debug!("no loader thread pool ({e}); loading on this thread");
+                files
+                    .iter()
+                    .map(|path| Guest::load_detailed(engine, path))
+                    .collect()
+            }
+        };
         let mut guests = Vec::new();
         let mut rejected = Vec::new();
         for result in loaded {

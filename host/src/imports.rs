@@ -33,7 +33,7 @@ pub(crate) fn guest_range(size: usize, addr: u32, len: usize) -> Option<std::ops
     (end <= size).then_some(start..end)
 }
 
-fn guest_memory(
+pub(crate) fn guest_memory(
     caller: &mut Caller<'_, HostState>,
     function: &'static str,
 ) -> wasmtime::Result<Memory> {
@@ -526,6 +526,13 @@ const UNSUPPORTED: [&str; 9] = [
 pub(crate) fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<Linker<HostState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |state: &mut HostState| &mut state.wasi)?;
+    // Two WASI functions whose work the guest sizes are the sandbox's own:
+    // `poll_oneoff` never sleeps, `random_get` fills in bounded chunks
+    // (see `crate::wasi`).
+    linker.allow_shadowing(true);
+    linker.func_wrap(abi::WASI_MODULE, "poll_oneoff", crate::wasi::poll_oneoff)?;
+    linker.func_wrap(abi::WASI_MODULE, "random_get", crate::wasi::random_get)?;
+    linker.allow_shadowing(false);
     let m = abi::IMPORT_MODULE;
     linker.func_wrap(m, abi::IMPORT_ERROR_CREATE, error_create)?;
     linker.func_wrap(m, abi::IMPORT_ERROR_GET_MESSAGE, error_get_message)?;

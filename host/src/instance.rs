@@ -4,14 +4,15 @@
 
 use cyxla_guest_sdk::abi;
 use plugin_glue::{ErrorCode, HandlerError};
-use wasmtime::{Memory, Store, Trap, TypedFunc, WasmBacktrace};
+use wasmtime::{CallHook, Memory, Store, Trap, TypedFunc, WasmBacktrace};
 
-use crate::deadline::CodeRanges;
+use crate::deadline::{self, CodeRanges};
 use crate::engine::Engine;
 use crate::guest::Guest;
 use crate::imports::guest_range;
 use crate::layout::{CallLayout, CallView, DATA_ALIGN, Region, Source};
 use crate::limits::{Limits, bytes_display};
+use crate::stack;
 use crate::state::{CallInfo, GuestFault, HostState};
 
 /// Scratch allocated when an instance is made (grown on demand).
@@ -77,14 +78,43 @@ impl Instance {
     /// under the instantiation deadline, checks `cyxla_abi_version()` and
     /// `cyxla_api()`, and allocates the first scratch region.
     ///
+    /// Runs on this thread if it has the native stack the guest's `stack`
+    /// limit needs ([`crate::stack`]), else on a helper thread that has it.
+    ///
     /// # Errors
     ///
     /// A message saying what failed.
     pub(crate) fn new(guest: &Guest) -> Result<Instance, NewError> {
+        if stack::has_room(guest.limits().stack_bytes) {
+            return Instance::new_here(guest);
+        }
+        std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .name("cyxla-instantiate".into())
+                .stack_size(stack::THREAD_STACK)
+                .spawn_scoped(scope, || Instance::new_here(guest))
+                .map_err(|e| {
+                    NewError::Failed(format!("cannot start a thread to instantiate on: {e}"))
+                })?
+                .join()
+                .unwrap_or_else(|_| {
+                    Err(NewError::Failed("the instantiation thread panicked".into()))
+                })
+        })
+    }
+
+    /// [`Instance::new`] on this thread.
+    fn new_here(guest: &Guest) -> Result<Instance, NewError> {
         let engine = guest.engine.clone();
         let limits = guest.limits().clone();
         let mut store = Store::new(engine.wasm(), HostState::new(&limits));
         store.limiter(|state| &mut state.limiter);
+        // Neither interrupt mechanism stops host code: every entry to and
+        // return from a host function (WASI included) checks the deadline.
+        store.call_hook(|_, hook| match hook {
+            CallHook::CallingHost | CallHook::ReturningFromHost => deadline::check(),
+            CallHook::CallingWasm | CallHook::ReturningFromWasm => Ok(()),
+        });
         let active = engine.ticker().enter(
             &mut store,
             limits.instantiate_timeout,
@@ -206,6 +236,9 @@ impl Instance {
         // Borrowed, not cloned, where it is called: cloning a `TypedFunc`
         // clones its registered type (an atomic count and a lock-free
         // registry lookup), measurable at this call rate.
+        if !stack::has_room(self.limits.stack_bytes) {
+            return Err(CallFailure::keep(stack_refusal(self.limits.stack_bytes)));
+        }
         if target >= self.handlers.len() {
             return Err(CallFailure::keep(HandlerError::internal(format!(
                 "no handler export number {target}"
@@ -444,6 +477,22 @@ impl Instance {
         let len = window.iter().position(|&b| b == 0).unwrap_or(window.len());
         Some(String::from_utf8_lossy(&window[..len]).into_owned())
     }
+}
+
+/// The error for a call on a thread without native stack room for the
+/// guest's wasm stack limit.
+fn stack_refusal(stack_bytes: usize) -> HandlerError {
+    let show = |n: usize| bytes_display(u64::try_from(n).unwrap_or(u64::MAX));
+    let left = stack::remaining().unwrap_or(0);
+    HandlerError::new(
+        ErrorCode::ResourceExhausted,
+        format!(
+            "not run: this thread has {} KiB of native stack left, less than the wasm stack limit ({}, `stack`) plus {} for host code; lower the `stack` limit or call from a thread with a larger stack",
+            left >> 10,
+            show(stack_bytes),
+            show(stack::HOST_MARGIN)
+        ),
+    )
 }
 
 /// Logs what the guest wrote to stdout and stderr.

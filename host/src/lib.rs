@@ -71,6 +71,7 @@ pub mod limits;
 pub mod policy;
 mod pool;
 mod sandbox;
+mod stack;
 mod state;
 mod wasi;
 

@@ -83,7 +83,8 @@ pub struct Limits {
 
 /// Largest wasm stack a guest may be given: 4 MiB. Guest code runs on the
 /// native stack of the thread that calls it (XLA's threads, 8 MiB by
-/// default on Linux), and the wasm stack limit must leave room below it.
+/// default on Linux), and the wasm stack limit must leave room below it:
+/// a call on a thread without that room is refused (see `crate::stack`).
 pub const MAX_STACK_BYTES: u64 = 4 << 20;
 
 /// Default linear memory limit: 256 MiB.

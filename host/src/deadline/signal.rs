@@ -24,6 +24,13 @@
 //!    host as for any trap. The host sees that the slot fired and reports a
 //!    deadline instead of `unreachable`.
 //!
+//! 5. Anywhere else, if the thread is in a builtin that guest code called
+//!    (`memory.fill`, `memory.copy` and the like run in wasmtime's Rust code,
+//!    where a guest can spend seconds per instruction), the handler instead
+//!    makes the builtin's trampoline return to that `ud2` (see
+//!    [`hijack_builtin_return`]): the guest traps as it would at the
+//!    instruction after the call, once the builtin has finished.
+//!
 //! Every wasm function body is a place where wasmtime can already trap (any
 //! load or store can), and an instance that trapped is discarded, so
 //! abandoning guest code at any instruction of a body is sound. [`install`]
@@ -42,6 +49,8 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Default)]
 pub(crate) struct CodeRanges {
     ranges: Vec<(usize, usize)>,
+    /// The module's whole text (bodies and trampolines).
+    text: (usize, usize),
 }
 
 impl CodeRanges {
@@ -53,7 +62,14 @@ impl CodeRanges {
             .map(|f| (base + f.offset, base + f.offset + f.len))
             .collect();
         ranges.sort_unstable();
-        CodeRanges { ranges }
+        let text = (base, base + module.text().len());
+        CodeRanges { ranges, text }
+    }
+
+    /// Whether `pc` lies in the module's text but in none of its bodies (a
+    /// trampoline). Async-signal-safe.
+    fn in_trampoline(&self, pc: usize) -> bool {
+        pc >= self.text.0 && pc < self.text.1 && !self.contains(pc)
     }
 
     /// Whether `pc` lies in one of the bodies. Async-signal-safe: reads
@@ -83,6 +99,8 @@ struct Slot {
     dead: AtomicBool,
     /// Last generation handed out (owner thread only).
     last: AtomicU64,
+    /// The top (highest address) of the thread's stack; 0 if unknown.
+    stack_top: usize,
 }
 
 /// Removes the slot from the watchdog's list when its thread exits.
@@ -147,6 +165,7 @@ fn new_slot() -> Arc<Slot> {
         sending: AtomicBool::new(false),
         dead: AtomicBool::new(false),
         last: AtomicU64::new(0),
+        stack_top: crate::stack::bounds().map_or(0, |(_, top)| top),
     });
     CURRENT.with(|c| c.set(Arc::as_ptr(&slot)));
     if let Some(installed) = installed() {
@@ -288,10 +307,81 @@ extern "C" fn on_signal(
     let pc = gregs[libc::REG_RIP as usize] as usize;
     // SAFETY: `ranges` belongs to the guest of the armed call, which keeps
     // it alive until the call is disarmed (after the guest code returned).
-    if unsafe { &*ranges }.contains(pc) {
+    let ranges = unsafe { &*ranges };
+    if ranges.contains(pc) {
         gregs[libc::REG_RIP as usize] = installed.trap_pc as libc::greg_t;
         slot.fired.store(generation, Ordering::Release);
+        return;
     }
+    if slot.fired.load(Ordering::Acquire) == generation {
+        return;
+    }
+    let sp = gregs[libc::REG_RSP as usize] as usize;
+    // SAFETY: `sp` is this thread's interrupted stack pointer and
+    // `slot.stack_top` the top of this thread's stack (see
+    // `hijack_builtin_return`).
+    if unsafe { hijack_builtin_return(sp, slot.stack_top, ranges, installed.trap_pc) } {
+        slot.fired.store(generation, Ordering::Release);
+    }
+}
+
+/// Bytes above the interrupted stack pointer searched for a builtin
+/// trampoline's frame (the builtins' own frames are small).
+const HIJACK_SCAN: usize = 32 << 10;
+
+/// Finds, above `sp`, the frame of a trampoline into a wasmtime builtin
+/// that guest code in `ranges` called, and replaces its return address with
+/// `trap_pc`; returns whether it did.
+///
+/// Guest code calls builtins (`memory.fill`, `memory.copy`, `memory.grow`,
+/// ...) with a direct `call rel32` to a trampoline in the module's own text
+/// (outside every function body). The trampoline keeps a frame-pointer
+/// frame: its saved frame pointer (the guest frame's, above it on the
+/// stack) and, just above that, the return address into the function body.
+/// A word pair `[fp, ret]` is taken as that frame only if `fp` points
+/// further up this thread's stack, `ret` lies in a body of the timed guest,
+/// and the five bytes before `ret` are a `call rel32` whose target is a
+/// trampoline of the same module: only such a call puts that value on the
+/// stack, and the frames above `sp` are live. When the builtin returns
+/// normally, the trampoline restores the guest's frame pointer and returns
+/// to the `ud2`: the state is the guest's own just after the call, where
+/// trapping is sound (the builtin finished; the instance is discarded).
+///
+/// # Safety
+///
+/// `sp` must be the interrupted stack pointer of the calling thread and
+/// `top` the top of its stack (or 0: nothing is done); `ranges` must be
+/// the code of a module still loaded. Async-signal-safe: reads of this
+/// thread's live stack and of guest code, one aligned store.
+unsafe fn hijack_builtin_return(
+    sp: usize,
+    top: usize,
+    ranges: &CodeRanges,
+    trap_pc: usize,
+) -> bool {
+    if top == 0 || sp >= top || !sp.is_multiple_of(8) {
+        return false;
+    }
+    let end = top.min(sp.saturating_add(HIJACK_SCAN)).saturating_sub(16);
+    let mut at = sp;
+    while at <= end {
+        // SAFETY: `[sp, top)` is this thread's live stack, mapped; `at` is
+        // 8-aligned and `at + 16 <= top`.
+        let (fp, ret) = unsafe { (*(at as *const usize), *((at + 8) as *const usize)) };
+        if fp > at && fp < top && ranges.contains(ret) && ranges.contains(ret.wrapping_sub(5)) && {
+            // SAFETY: `ret - 5 .. ret` lies inside a function body of a
+            // loaded module (checked just above): mapped code.
+            let call = unsafe { std::slice::from_raw_parts((ret - 5) as *const u8, 5) };
+            let rel = i32::from_le_bytes([call[1], call[2], call[3], call[4]]);
+            call[0] == 0xe8 && ranges.in_trampoline(ret.wrapping_add_signed(rel as isize))
+        } {
+            // SAFETY: the slot is this thread's live stack (see above).
+            unsafe { *((at + 8) as *mut usize) = trap_pc };
+            return true;
+        }
+        at += 8;
+    }
+    false
 }
 
 fn watch(watchdog: &'static Watchdog, signal: libc::c_int) {
@@ -358,21 +448,6 @@ fn watch(watchdog: &'static Watchdog, signal: libc::c_int) {
         }
         thread::park_timeout(sleep);
     }
-}
-
-/// Whether the call armed on this thread is past its deadline (the
-/// watchdog asked for it to be stopped). Host functions check this so that
-/// a guest that spends its time in host calls stops there, not only when a
-/// signal happens to land in its own code.
-pub(crate) fn overdue() -> bool {
-    let slot = CURRENT.with(Cell::get);
-    if slot.is_null() {
-        return false;
-    }
-    // SAFETY: `CURRENT` points at this thread's live slot (see `on_signal`).
-    let slot = unsafe { &*slot };
-    let generation = slot.generation.load(Ordering::Acquire);
-    generation != 0 && slot.kill.load(Ordering::Acquire) == generation
 }
 
 /// A call armed with a deadline on this thread (see [`arm`]).
@@ -499,7 +574,10 @@ mod tests {
     fn ranges_contain_their_bodies_only() {
         let ranges = CodeRanges {
             ranges: vec![(10, 20), (30, 31)],
+            text: (0, 40),
         };
+        assert!(ranges.in_trampoline(25) && !ranges.in_trampoline(15));
+        assert!(!ranges.in_trampoline(40));
         assert!(!ranges.contains(9));
         assert!(ranges.contains(10) && ranges.contains(19));
         assert!(!ranges.contains(20) && !ranges.contains(29));

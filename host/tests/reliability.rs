@@ -1,0 +1,454 @@
+//! Reliability (issue 16): each class of hostile guest found in the second
+//! round, with variations (sizes, host calls, kinds of thread). Times are
+//! checked with generous bounds: a 1 s deadline must end before 3 s.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use cyxla_host::limits::Interrupt;
+use cyxla_host::{AllowList, HostCall, Limits, Sandbox};
+use plugin_glue::ErrorCode;
+
+/// Imports the hostile guests below use.
+const IMPORTS: &str = r#"
+  (import "wasi_snapshot_preview1" "random_get" (func $random_get (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "args_sizes_get" (func $args_sizes_get (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "clock_time_get" (func $clock_time_get (param i32 i64 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "poll_oneoff" (func $poll_oneoff (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "sched_yield" (func $sched_yield (result i32)))
+  (import "cyxla" "type_register" (func $type_register (param i32) (result i32)))
+"#;
+
+/// A guest: `IMPORTS`, the common handlers, `funcs`, and `targets`.
+fn guest(funcs: &str, targets: &[(&str, &str)]) -> Vec<u8> {
+    let wat = guest_wat(&format!("{HANDLERS} {funcs}"), targets);
+    wasm(&wat.replacen("(module", &format!("(module {IMPORTS}"), 1))
+}
+
+/// Runs `f` on a new thread with a native stack of `bytes`.
+fn on_thread<T: Send>(bytes: usize, f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .stack_size(bytes)
+            .spawn_scoped(scope, f)
+            .unwrap()
+            .join()
+            .unwrap()
+    })
+}
+
+// ---------------------------------------------------------------------------
+// 1. Native stack: every thread that runs guest code has room for the
+//    largest wasm stack the limits allow, or the call is refused
+// ---------------------------------------------------------------------------
+
+/// `$deep(n)` recurses `n` frames deep.
+const DEEP: &str = r#"
+  (func $deep (param $n i32) (result i32)
+    (if (result i32) (i32.eqz (local.get $n))
+      (then (i32.const 0))
+      (else (i32.add (call $deep (i32.sub (local.get $n) (i32.const 1))) (local.get $n)))))
+"#;
+
+/// Frames of `$deep` that need more than 1 MiB of wasm stack and less than
+/// 4 MiB (checked by `a_deep_start_function_fits_4_mib_not_1_mib`).
+const DEPTH: u32 = 50_000;
+
+fn limits_with_stack(stack: &str) -> Limits {
+    let mut limits = test_limits();
+    limits.set("stack", stack).unwrap();
+    limits.instantiate_timeout = Duration::from_secs(10);
+    limits.call_timeout = Duration::from_secs(10);
+    limits
+}
+
+#[test]
+fn endless_recursion_in_a_start_function_is_a_rejection_in_the_loader_pool() {
+    let wat = format!("{DEEP} (func $down (drop (call $recurse (i32.const 0)))) (start $down)");
+    for stack in ["2MiB", "3MiB", "4MiB"] {
+        let (_dir, sandbox) = sandbox_with(
+            &[
+                ("deep.wasm", guest(&wat, &[("d_double", "double")])),
+                ("ok.wasm", guest("", &[("ok_double", "double")])),
+            ],
+            limits_with_stack(stack),
+        );
+        let [rejected] = sandbox.guests().rejected() else {
+            panic!("{:?}", sandbox.guests().rejected());
+        };
+        let message = rejected.error.to_string();
+        assert!(
+            message
+                .contains("instantiation trapped: call stack exhausted (the wasm stack limit is"),
+            "{stack}: {message}"
+        );
+        on_thread(16 << 20, || run_double(&handler(&sandbox, "ok_double")));
+    }
+}
+
+#[test]
+fn a_deep_start_function_fits_4_mib_not_1_mib() {
+    let wat = format!("{DEEP} (func $down (drop (call $deep (i32.const {DEPTH})))) (start $down)");
+    let bytes = guest(&wat, &[("d_double", "double")]);
+    let (_dir, small) = sandbox_with(&[("deep.wasm", bytes.clone())], limits_with_stack("1MiB"));
+    assert_eq!(
+        small.guests().rejected().len(),
+        1,
+        "{DEPTH} frames fit 1 MiB"
+    );
+    let (_dir, big) = sandbox_with(&[("deep.wasm", bytes)], limits_with_stack("4MiB"));
+    assert!(
+        big.guests().rejected().is_empty(),
+        "{:?}",
+        big.guests().rejected()
+    );
+}
+
+#[test]
+fn instantiation_on_a_small_calling_thread_moves_to_a_thread_with_room() {
+    // The start function needs more than 1 MiB of native stack; the first
+    // call instantiates on the calling thread, which has 1 MiB.
+    let wat = format!("{DEEP} (func $down (drop (call $deep (i32.const {DEPTH})))) (start $down)");
+    let (_dir, sandbox) = sandbox_with(
+        &[("deep.wasm", guest(&wat, &[("d_double", "double")]))],
+        limits_with_stack("4MiB"),
+    );
+    let h = handler(&sandbox, "d_double");
+    let error = on_thread(1 << 20, || expect_error(&h, &vector_call(&[1.0])));
+    // Instantiated elsewhere; the call itself is refused, not crashed.
+    assert_eq!(
+        error.code,
+        ErrorCode::ResourceExhausted,
+        "{}",
+        error.message
+    );
+    assert!(
+        error
+            .message
+            .contains("native stack left, less than the wasm stack limit (4 MiB, `stack`)"),
+        "{}",
+        error.message
+    );
+    assert_eq!(h.live_instances(), 1, "the instance was made");
+    on_thread(16 << 20, || run_double(&h));
+}
+
+#[test]
+fn a_call_on_a_thread_without_room_is_refused_and_one_with_room_traps_cleanly() {
+    for stack in ["2MiB", "4MiB"] {
+        let (_dir, sandbox) = sandbox_with(
+            &[(
+                "r.wasm",
+                guest("", &[("r_recurse", "recurse"), ("r_double", "double")]),
+            )],
+            limits_with_stack(stack),
+        );
+        let (recurse, double) = (
+            handler(&sandbox, "r_recurse"),
+            handler(&sandbox, "r_double"),
+        );
+        // Rust's default thread stack (rayon's too): 2 MiB.
+        let error = on_thread(2 << 20, || expect_error(&recurse, &vector_call(&[1.0])));
+        assert_eq!(
+            error.code,
+            ErrorCode::ResourceExhausted,
+            "{}",
+            error.message
+        );
+        assert!(error.message.contains("`stack`"), "{}", error.message);
+        let error = on_thread(16 << 20, move || {
+            expect_error(&recurse, &vector_call(&[1.0]))
+        });
+        assert_eq!(
+            error.code,
+            ErrorCode::ResourceExhausted,
+            "{}",
+            error.message
+        );
+        assert!(
+            error.message.contains(&format!(
+                "trapped: call stack exhausted (the wasm stack limit is {} MiB)",
+                &stack[..1]
+            )),
+            "{}",
+            error.message
+        );
+        on_thread(16 << 20, || run_double(&double));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// 2. No sleeping: poll_oneoff clock subscriptions fire at once
+// ---------------------------------------------------------------------------
+
+/// `sleep(subs, n, flags)`: `n` clock subscriptions of 60 s (absolute if
+/// `flags` is 1) at guest address 4096 (8-aligned), events at 4608; writes
+/// into its s32[4] result poll_oneoff's errno, the events it reported, the
+/// type and userdata of the last event.
+const SLEEPERS: &str = r#"
+  (func $sleep (param $f i32) (param $n i32) (param $flags i32)
+    (local $i i32) (local $out i32)
+    (memory.fill (i32.const 4096) (i32.const 0) (i32.const 1024))
+    (loop $sub
+      (i64.store (i32.add (i32.const 4096) (i32.mul (local.get $i) (i32.const 48)))
+                 (i64.extend_i32_u (i32.add (local.get $i) (i32.const 7))))
+      (i64.store offset=24 (i32.add (i32.const 4096) (i32.mul (local.get $i) (i32.const 48)))
+                 (i64.const 60000000000))
+      (i32.store16 offset=40 (i32.add (i32.const 4096) (i32.mul (local.get $i) (i32.const 48)))
+                 (local.get $flags))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $sub (i32.lt_u (local.get $i) (local.get $n))))
+    (local.set $out (call $out (local.get $f)))
+    (i32.store (local.get $out)
+      (call $poll_oneoff (i32.const 4096) (i32.const 4608) (local.get $n) (i32.const 4900)))
+    (i32.store offset=4 (local.get $out) (i32.load (i32.const 4900)))
+    (i32.store offset=8 (local.get $out)
+      (i32.load8_u offset=10 (i32.add (i32.const 4608) (i32.mul (i32.sub (local.get $n) (i32.const 1)) (i32.const 32)))))
+    (i32.store offset=12 (local.get $out)
+      (i32.load (i32.add (i32.const 4608) (i32.mul (i32.sub (local.get $n) (i32.const 1)) (i32.const 32))))))
+  (func (export "sleep_relative") (param $f i32) (result i32)
+    (call $sleep (local.get $f) (i32.const 1) (i32.const 0)) (i32.const 0))
+  (func (export "sleep_absolute") (param $f i32) (result i32)
+    (call $sleep (local.get $f) (i32.const 1) (i32.const 1)) (i32.const 0))
+  (func (export "sleep_two") (param $f i32) (result i32)
+    (call $sleep (local.get $f) (i32.const 2) (i32.const 0)) (i32.const 0))
+  (func (export "sleep_forever") (param $f i32) (result i32)
+    (loop $l (call $sleep (local.get $f) (i32.const 2) (i32.const 1)) (br $l))
+    (i32.const 0))
+"#;
+
+#[test]
+fn sleeping_returns_at_once_relative_absolute_or_two_clocks() {
+    for interrupt in [Interrupt::Epoch, Interrupt::Auto] {
+        let mut limits = test_limits();
+        limits.interrupt = interrupt;
+        limits.call_timeout = Duration::from_secs(1);
+        let (_dir, sandbox) = sandbox_with(
+            &[(
+                "s.wasm",
+                guest(
+                    SLEEPERS,
+                    &[
+                        ("s_relative", "sleep_relative"),
+                        ("s_absolute", "sleep_absolute"),
+                        ("s_two", "sleep_two"),
+                        ("s_forever", "sleep_forever"),
+                        ("s_double", "double"),
+                    ],
+                ),
+            )],
+            limits,
+        );
+        for (target, events, userdata) in
+            [("s_relative", 1, 7), ("s_absolute", 1, 7), ("s_two", 2, 8)]
+        {
+            let call =
+                HostCall::new().ret(cyxla_host::HostBuffer::zeros(plugin_glue::DType::S32, &[4]));
+            let started = Instant::now();
+            handler(&sandbox, target).call_host(&call).unwrap();
+            let took = started.elapsed();
+            let words: Vec<i32> = call
+                .result(0)
+                .bytes()
+                .chunks_exact(4)
+                .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+                .collect();
+            // errno 0, every subscription reported, a clock event (type 0).
+            assert_eq!(words, [0, events, 0, userdata], "{interrupt:?} {target}");
+            assert!(
+                took < Duration::from_millis(500),
+                "{interrupt:?} {target}: slept {took:?}"
+            );
+        }
+        let started = Instant::now();
+        let error = expect_error(&handler(&sandbox, "s_forever"), &vector_call(&[1.0]));
+        let took = started.elapsed();
+        assert_eq!(error.code, ErrorCode::DeadlineExceeded, "{}", error.message);
+        assert!(took < Duration::from_secs(3), "{interrupt:?}: {took:?}");
+        run_double(&handler(&sandbox, "s_double"));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// 3. Instantiation deadlines hold when the start function or `_initialize`
+//    loops on host calls
+// ---------------------------------------------------------------------------
+
+/// Loop bodies, one host call each.
+const HOST_CALLS: [(&str, &str); 7] = [
+    (
+        "random_get",
+        "(drop (call $random_get (i32.const 4096) (i32.const 16)))",
+    ),
+    (
+        "args_sizes_get",
+        "(drop (call $args_sizes_get (i32.const 4096) (i32.const 4100)))",
+    ),
+    (
+        "clock_time_get",
+        "(drop (call $clock_time_get (i32.const 1) (i64.const 0) (i32.const 4096)))",
+    ),
+    (
+        "fd_write",
+        "(i32.store (i32.const 4104) (i32.const 2100)) (i32.store (i32.const 4108) (i32.const 1))
+         (drop (call $fd_write (i32.const 1) (i32.const 4104) (i32.const 1) (i32.const 4112)))",
+    ),
+    (
+        "poll_oneoff",
+        "(i64.store (i32.const 4224) (i64.const 60000000000))
+         (drop (call $poll_oneoff (i32.const 4200) (i32.const 4400) (i32.const 1) (i32.const 4500)))",
+    ),
+    ("sched_yield", "(drop (call $sched_yield))"),
+    (
+        "type_register",
+        "(i32.store (i32.const 2048) (i32.const 20)) (i32.store (i32.const 2056) (i32.const 2100))
+         (i32.store (i32.const 2060) (i32.const 3)) (i32.store (i32.const 2064) (i32.const 2240))
+         (drop (call $type_register (i32.const 2048)))",
+    ),
+];
+
+#[test]
+fn a_start_function_or_initialize_looping_on_host_calls_is_rejected_in_time() {
+    for interrupt in [Interrupt::Epoch, Interrupt::Auto] {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, body) in HOST_CALLS {
+            let start = format!("(func $s (loop $l {body} (br $l))) (start $s)");
+            write(
+                dir.path(),
+                &format!("start_{name}.wasm"),
+                &guest(&start, &[(&format!("s_{name}"), "double")]),
+            );
+            let init = format!("(func (export \"_initialize\") (loop $l {body} (br $l)))");
+            write(
+                dir.path(),
+                &format!("init_{name}.wasm"),
+                &guest(&init, &[(&format!("i_{name}"), "double")]),
+            );
+        }
+        write(
+            dir.path(),
+            "ok.wasm",
+            &guest("", &[("ok_double", "double")]),
+        );
+        let mut limits = test_limits();
+        limits.interrupt = interrupt;
+        limits.instantiate_timeout = Duration::from_secs(1);
+        let started = Instant::now();
+        let sandbox = Sandbox::new(dir.path(), AllowList::all(), limits).unwrap();
+        let took = started.elapsed();
+        let rejected = sandbox.guests().rejected();
+        assert_eq!(rejected.len(), 2 * HOST_CALLS.len(), "{rejected:?}");
+        for r in rejected {
+            let message = r.error.to_string();
+            assert!(
+                message.contains("exceeded its deadline (1s)"),
+                "{interrupt:?}: {message}"
+            );
+        }
+        // 14 modules of 1 s each on at least one loader thread.
+        assert!(
+            took < Duration::from_secs(3 * 2 * HOST_CALLS.len() as u64),
+            "{interrupt:?}: {took:?}"
+        );
+        run_double(&handler(&sandbox, "ok_double"));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// 4. Deadlines cover time spent in host code
+// ---------------------------------------------------------------------------
+
+/// Handlers that spend their time in host code, forever. Memory is grown
+/// to 264 MiB first.
+const HOST_WORK: &str = r#"
+  (func $big
+    (if (i32.lt_u (memory.size) (i32.const 4224))
+      (then (drop (memory.grow (i32.sub (i32.const 4224) (memory.size)))))))
+  (func (export "random_64m") (param i32) (result i32)
+    (call $big)
+    (loop $l (drop (call $random_get (i32.const 65536) (i32.const 67108864))) (br $l))
+    (i32.const 0))
+  (func (export "write_4m") (param i32) (result i32)
+    (call $big)
+    (i32.store (i32.const 4104) (i32.const 65536)) (i32.store (i32.const 4108) (i32.const 4194304))
+    (loop $l (drop (call $fd_write (i32.const 1) (i32.const 4104) (i32.const 1) (i32.const 4112))) (br $l))
+    (i32.const 0))
+  (func (export "fill_256m") (param i32) (result i32)
+    (call $big)
+    (loop $l (memory.fill (i32.const 65536) (i32.const 7) (i32.const 268435456)) (br $l))
+    (i32.const 0))
+  (func (export "copy_128m") (param i32) (result i32)
+    (call $big)
+    (loop $l (memory.copy (i32.const 65536) (i32.const 134283264) (i32.const 134217728)) (br $l))
+    (i32.const 0))
+  (func (export "poll_4k") (param i32) (result i32)
+    (call $big)
+    (loop $l (drop (call $poll_oneoff (i32.const 65536) (i32.const 1048576) (i32.const 4096) (i32.const 4500))) (br $l))
+    (i32.const 0))
+  (func (export "type_register_loop") (param i32) (result i32)
+    (i32.store (i32.const 2048) (i32.const 20)) (i32.store (i32.const 2056) (i32.const 2100))
+    (i32.store (i32.const 2060) (i32.const 3)) (i32.store (i32.const 2064) (i32.const 2240))
+    (loop $l (drop (call $type_register (i32.const 2048))) (br $l))
+    (i32.const 0))
+"#;
+
+const HOST_WORK_TARGETS: [&str; 6] = [
+    "random_64m",
+    "write_4m",
+    "fill_256m",
+    "copy_128m",
+    "poll_4k",
+    "type_register_loop",
+];
+
+#[test]
+fn a_1s_deadline_ends_every_class_of_host_work_before_3s() {
+    let mut mechanisms = vec![Interrupt::Epoch];
+    if cfg!(all(target_arch = "x86_64", target_os = "linux")) {
+        mechanisms.push(Interrupt::Signal);
+    }
+    for interrupt in mechanisms {
+        let mut limits = test_limits();
+        limits.interrupt = interrupt;
+        limits.call_timeout = Duration::from_secs(1);
+        limits.memory_bytes = 300 << 20;
+        let targets: Vec<(String, &str)> = HOST_WORK_TARGETS
+            .iter()
+            .map(|e| (format!("h_{e}"), *e))
+            .chain([("h_double".to_owned(), "double")])
+            .collect();
+        let targets: Vec<(&str, &str)> = targets.iter().map(|(t, e)| (t.as_str(), *e)).collect();
+        let (_dir, sandbox) = sandbox_with(&[("h.wasm", guest(HOST_WORK, &targets))], limits);
+        for export in HOST_WORK_TARGETS {
+            let target = format!("h_{export}");
+            let started = Instant::now();
+            let error = expect_error(&handler(&sandbox, &target), &vector_call(&[1.0]));
+            let took = started.elapsed();
+            eprintln!(
+                "{interrupt:?} {export}: stopped after {took:?} (overshoot {:?})",
+                took.saturating_sub(Duration::from_secs(1))
+            );
+            assert_eq!(
+                error.code,
+                ErrorCode::DeadlineExceeded,
+                "{target}: {}",
+                error.message
+            );
+            assert!(
+                error.message.starts_with(&format!(
+                    "target `{target}` (guest h.wasm): exceeded its deadline (1s)"
+                )),
+                "{}",
+                error.message
+            );
+            assert!(
+                took < Duration::from_secs(3),
+                "{interrupt:?} {export}: {took:?}"
+            );
+            run_double(&handler(&sandbox, "h_double"));
+        }
+    }
+}
