@@ -60,6 +60,8 @@ pub struct Guest {
     sha256: [u8; 32],
     size: u64,
     targets: Vec<Target>,
+    /// Target name -> index in `targets`.
+    target_index: std::collections::HashMap<String, usize>,
     imports: Vec<(String, String)>,
     pub(crate) pre: InstancePre<HostState>,
     pub(crate) has_initialize: bool,
@@ -203,7 +205,7 @@ impl Guest {
 
     /// The index of `target` in [`Guest::targets`], if it declares it.
     pub fn target_index(&self, target: &str) -> Option<usize> {
-        self.targets.iter().position(|t| t.name == target)
+        self.target_index.get(target).copied()
     }
 
     /// Its imports, as `(module, name)`.
@@ -368,6 +370,16 @@ fn check_and_compile(
             ),
         ));
     }
+    if u64::try_from(records.len()).unwrap_or(u64::MAX) > limits.targets {
+        return Err(Error::OverLimit {
+            path: path.to_owned(),
+            message: format!(
+                "it declares {} targets, over the limit of {} (targets)",
+                records.len(),
+                limits.targets
+            ),
+        });
+    }
     let targets: Vec<Target> = records
         .iter()
         .map(|(target, export)| Target {
@@ -402,6 +414,11 @@ fn check_and_compile(
         file_name,
         sha256: Sha256::digest(bytes).into(),
         size: u64::try_from(bytes.len()).unwrap_or(u64::MAX),
+        target_index: targets
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.clone(), i))
+            .collect(),
         targets,
         imports,
         pre,

@@ -29,7 +29,7 @@ pub use crate::deadline::Interrupt;
 /// What one guest may consume.
 ///
 /// Limits apply per module before compilation (module size, function count,
-/// function size), per instance (memory, tables, stack), per guest
+/// function size, targets), per instance (memory, tables, stack), per guest
 /// (instances) or per call (wall time, captured output).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -56,6 +56,8 @@ pub struct Limits {
     pub functions: u64,
     /// Largest body of one function, in bytes (checked before compiling).
     pub function_bytes: u64,
+    /// Most targets one module may declare (checked before compiling).
+    pub targets: u64,
     /// Most wasm stack one call may use, in bytes. Engine-wide in wasmtime:
     /// a guest whose side file sets another value gets an engine of its own.
     pub stack_bytes: usize,
@@ -106,6 +108,7 @@ impl Default for Limits {
     /// | `module_size` | `module_bytes` | 64 MiB |
     /// | `functions` | `functions` | 100 000 |
     /// | `function_size` | `function_bytes` | 1 MiB |
+    /// | `targets` | `targets` | 1000 |
     /// | `log_bytes` | `log_bytes_per_call` | 64 KiB |
     /// | `error_message` | `error_message_bytes` | 64 KiB |
     /// | `error_handles` | `error_handles` | 1024 |
@@ -123,6 +126,7 @@ impl Default for Limits {
             module_bytes: 64 << 20,
             functions: 100_000,
             function_bytes: 1 << 20,
+            targets: 1000,
             stack_bytes: 512 << 10,
             log_bytes_per_call: 64 << 10,
             error_message_bytes: 64 << 10,
@@ -231,6 +235,9 @@ impl Limits {
         }
         if let Some(v) = o.function_size {
             next.function_bytes = in_range("function_size", v.0, 1, 64 << 20, bytes_display)?;
+        }
+        if let Some(v) = o.targets {
+            next.targets = in_range("targets", v.0, 1, 100_000, |n| n.to_string())?;
         }
         if let Some(v) = o.log_bytes {
             next.log_bytes_per_call = size("log_bytes", v.0, 0, 64 << 20)?;
@@ -430,6 +437,8 @@ pub struct LimitOverrides {
     pub functions: Option<Count>,
     /// [`Limits::function_bytes`].
     pub function_size: Option<ByteSize>,
+    /// [`Limits::targets`].
+    pub targets: Option<Count>,
     /// [`Limits::log_bytes_per_call`].
     pub log_bytes: Option<ByteSize>,
     /// [`Limits::error_message_bytes`].

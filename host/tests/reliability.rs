@@ -452,3 +452,55 @@ fn a_1s_deadline_ends_every_class_of_host_work_before_3s() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// 5. Loading is linear in the number of targets, which has a limit
+// ---------------------------------------------------------------------------
+
+/// A module declaring `n` targets `t<i>`, each handled by export `e<i>`
+/// (all the same function).
+fn many_targets(n: usize) -> Vec<u8> {
+    let exports: String = (0..n)
+        .map(|i| format!("(export \"e{i}\" (func $d))"))
+        .collect();
+    let records: String = (0..n)
+        .map(|i| format!("cyxla-target v1 t{i} e{i}\\0a"))
+        .collect();
+    let wat = format!(
+        "(module {PRELUDE} (func $d (param i32) (result i32) (i32.const 0)) {exports} (@custom \"cyxla.targets\" \"{records}\"))"
+    );
+    wasm(&wat)
+}
+
+#[test]
+fn targets_per_module_have_a_limit_and_load_in_linear_time() {
+    let error = load_error(&many_targets(1001));
+    assert!(
+        error.contains("it declares 1001 targets, over the limit of 1000 (targets)"),
+        "{error}"
+    );
+    let mut limits = test_limits();
+    limits.set("targets", "100000").unwrap();
+    limits.instantiate_timeout = Duration::from_secs(60);
+    let engine = cyxla_host::Engine::new(&limits).unwrap();
+    let mut took = Vec::new();
+    for n in [25_000, 100_000] {
+        let bytes = many_targets(n);
+        let started = Instant::now();
+        let guest =
+            cyxla_host::Guest::from_bytes(&engine, std::path::Path::new("many.wasm"), &bytes)
+                .unwrap();
+        took.push(started.elapsed());
+        assert_eq!(guest.targets().len(), n);
+        assert_eq!(guest.target_index(&format!("t{}", n - 1)), Some(n - 1));
+    }
+    eprintln!(
+        "load of 25 000 targets: {:?}, of 100 000: {:?}",
+        took[0], took[1]
+    );
+    // Four times the targets: linear is 4x, quadratic 16x; allow 8x.
+    assert!(
+        took[1] < took[0] * 8 + Duration::from_millis(200),
+        "{took:?}"
+    );
+}

@@ -241,17 +241,23 @@ fn checked_name(bytes: &[u8]) -> Option<&str> {
 /// ```
 pub fn parse_targets(section: &[u8]) -> Result<alloc::vec::Vec<(&str, &str)>, TargetsError> {
     let mut out: alloc::vec::Vec<(&str, &str)> = alloc::vec::Vec::new();
+    // Target -> its export: linear in the number of records (a module may
+    // declare many).
+    let mut seen: alloc::collections::BTreeMap<&str, &str> = alloc::collections::BTreeMap::new();
     for record in target_records(section) {
         let record = record?;
-        match out.iter().find(|(t, _)| *t == record.target) {
-            Some((_, e)) if *e == record.export => {}
+        match seen.get(record.target) {
+            Some(e) if *e == record.export => {}
             Some(_) => {
                 return Err(TargetsError::ConflictingExports {
                     offset: record.offset,
                     target: record.target.into(),
                 });
             }
-            None => out.push((record.target, record.export)),
+            None => {
+                seen.insert(record.target, record.export);
+                out.push((record.target, record.export));
+            }
         }
     }
     Ok(out)
