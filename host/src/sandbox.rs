@@ -132,39 +132,83 @@ impl Sandbox {
         GuestHandler::new(Arc::clone(&self.pools[index]), target)
     }
 
-    /// Registers every allowed, served target with `plugin`.
+    /// Registers every allowed, served target with `plugin`, guest by
+    /// guest.
+    ///
+    /// Targets allowed only by `--allow-all` never fail the others: a guest
+    /// whose targets do not all fit the free handler slots
+    /// ([`registry::CAPACITY`]) is refused whole, and a target the plugin
+    /// glue refuses (one already registered, e.g. a native LAPACK target)
+    /// is skipped; each is logged with its reason. A target the allow-list
+    /// names explicitly is registered or its error returned.
     ///
     /// # Errors
     ///
     /// [`Error::DuplicateTarget`] (before registering anything) if a target
     /// the allow-list names explicitly is declared by several guests;
-    /// [`Error::Register`] if plugin-glue refuses a registration (those
-    /// before it stay registered).
+    /// [`Error::Register`] if plugin-glue refuses an explicitly allowed
+    /// target (those before it stay registered).
     pub fn register_allowed(&self, plugin: &Plugin) -> Result<Vec<Registered>> {
         for target in self.policy.named() {
             if let Some(conflict) = self.guests.conflict(target) {
                 return Err(conflict.to_error());
             }
         }
+        let named: std::collections::HashSet<&str> = self.policy.named().collect();
+        let mut by_guest: std::collections::BTreeMap<usize, Vec<&str>> =
+            std::collections::BTreeMap::new();
+        for (target, _) in self.allowed() {
+            if let Some(index) = self.guests.serving_index(target) {
+                by_guest.entry(index).or_default().push(target);
+            }
+        }
         let mut registered = Vec::new();
-        for (target, guest) in self.allowed() {
-            let Some(handler) = self.handler(target) else {
-                continue;
+        for (index, targets) in by_guest {
+            let guest = &self.guests.guests()[index];
+            let free = registry::CAPACITY.saturating_sub(registry::registered().len());
+            let targets: Vec<&str> = if targets.len() > free {
+                tracing::warn!(
+                    guest = %guest.path().display(),
+                    "guest not registered: its {} allowed targets do not fit the {free} free handler slots (of {}); allow fewer of its targets by name",
+                    targets.len(),
+                    registry::CAPACITY
+                );
+                // Explicitly allowed ones still get their own error.
+                targets.into_iter().filter(|t| named.contains(t)).collect()
+            } else {
+                targets
             };
-            let origin = format!("guest {}", guest.file_name());
-            registry::register_with_origin(plugin, target, Arc::new(handler), origin).map_err(
-                |source| Error::Register {
+            for target in targets {
+                let Some(handler) = self.handler(target) else {
+                    continue;
+                };
+                let origin = format!("guest {}", guest.file_name());
+                match registry::register_with_origin(plugin, target, Arc::new(handler), origin) {
+                    Ok(()) => {}
+                    Err(source) if !named.contains(target) => {
+                        tracing::warn!(
+                            target = %target,
+                            guest = %guest.path().display(),
+                            "target not registered (allowed by --allow-all): {source}"
+                        );
+                        continue;
+                    }
+                    Err(source) => {
+                        return Err(Error::Register {
+                            target: target.to_owned(),
+                            guest: guest.path().to_owned(),
+                            source,
+                        });
+                    }
+                }
+                tracing::info!(target = %target, guest = %guest.path().display(), "registered sandboxed target");
+                registered.push(Registered {
                     target: target.to_owned(),
                     guest: guest.path().to_owned(),
-                    source,
-                },
-            )?;
-            tracing::info!(target = %target, guest = %guest.path().display(), "registered sandboxed target");
-            registered.push(Registered {
-                target: target.to_owned(),
-                guest: guest.path().to_owned(),
-            });
+                });
+            }
         }
+        registered.sort_by(|a, b| a.target.cmp(&b.target));
         Ok(registered)
     }
 
