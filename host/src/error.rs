@@ -178,6 +178,53 @@ impl std::error::Error for Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// A wasmtime error with its whole chain, on one line.
+/// `text` cut to at most `max` bytes (on a character boundary), ending
+/// with how much was cut: everything derived from guest bytes that reaches
+/// a log or an error goes through here.
+pub(crate) fn bounded(mut text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let cut = text.len();
+    let mut end = max.saturating_sub(40).min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    text.push_str(&format!("… ({} bytes cut)", cut - end));
+    text
+}
+
+impl Error {
+    /// This error with every message it carries cut to `max` bytes
+    /// ([`bounded`]).
+    pub(crate) fn bounded(self, max: usize) -> Error {
+        match self {
+            Error::OverLimit { path, message } => Error::OverLimit {
+                path,
+                message: bounded(message, max),
+            },
+            Error::NotWasm { path, reason } => Error::NotWasm {
+                path,
+                reason: bounded(reason, max),
+            },
+            Error::InvalidModule { path, message } => Error::InvalidModule {
+                path,
+                message: bounded(message, max),
+            },
+            Error::Abi { path, reason } => Error::Abi {
+                path,
+                reason: bounded(reason, max),
+            },
+            Error::Instantiate { path, message } => Error::Instantiate {
+                path,
+                message: bounded(message, max),
+            },
+            other => other,
+        }
+    }
+}
+
 pub(crate) fn wasmtime_message(error: &wasmtime::Error) -> String {
     format!("{error:#}")
 }

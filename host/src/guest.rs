@@ -163,11 +163,14 @@ impl Guest {
         limits_file: Option<PathBuf>,
     ) -> std::result::Result<Guest, Box<Rejected>> {
         let mut declared = Vec::new();
+        let max = limits.error_message_bytes;
         let result = check_and_compile(engine, path, bytes, &mut declared, limits, limits_file);
+        // Reasons quote the module (import names, wasmtime's messages, trap
+        // backtraces): bounded like any guest-made message.
         result.map_err(|error| {
             Box::new(Rejected {
                 path: path.to_owned(),
-                error,
+                error: error.bounded(max),
                 declared,
             })
         })

@@ -8,6 +8,7 @@ use wasmtime::{CallHook, Memory, Store, Trap, TypedFunc, WasmBacktrace};
 
 use crate::deadline::{self, CodeRanges};
 use crate::engine::Engine;
+use crate::error::bounded;
 use crate::guest::Guest;
 use crate::imports::guest_range;
 use crate::layout::{CallLayout, CallView, DATA_ALIGN, Region, Source};
@@ -19,6 +20,8 @@ use crate::state::{CallInfo, GuestFault, HostState};
 const INITIAL_SCRATCH: u32 = 64 << 10;
 /// Most wasm frames named in an error message.
 const BACKTRACE_FRAMES: usize = 4;
+/// Longest function name (demangled) shown for one frame, in bytes.
+const FRAME_NAME_BYTES: usize = 256;
 
 /// Why an instance could not be made.
 #[derive(Debug)]
@@ -591,10 +594,7 @@ pub(crate) fn describe(
             .iter()
             .take(BACKTRACE_FRAMES)
             .map(|frame| match frame.func_name() {
-                Some(name) => match rustc_demangle::try_demangle(name) {
-                    Ok(demangled) => format!("{demangled:#}"),
-                    Err(_) => name.to_owned(),
-                },
+                Some(name) => bounded_name(name),
                 None => format!("func[{}]", frame.func_index()),
             })
             .collect();
@@ -607,5 +607,41 @@ pub(crate) fn describe(
             text.push(')');
         }
     }
-    (code, text)
+    (code, bounded(text, limits.error_message_bytes))
+}
+
+/// A function name from the guest's name section, demangled, cut to
+/// [`FRAME_NAME_BYTES`]. Demangling can expand a short symbol enormously
+/// (back-references), so it is written through a bounded writer that stops
+/// the formatter once the name is long enough.
+fn bounded_name(name: &str) -> String {
+    use std::fmt::Write;
+
+    /// Keeps the first `FRAME_NAME_BYTES` and then fails the formatter.
+    struct Capped(String);
+    impl Write for Capped {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            let room = FRAME_NAME_BYTES.saturating_sub(self.0.len());
+            if s.len() <= room {
+                self.0.push_str(s);
+                return Ok(());
+            }
+            let mut end = room;
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            self.0.push_str(&s[..end]);
+            Err(std::fmt::Error)
+        }
+    }
+    let mut out = Capped(String::new());
+    let complete = match rustc_demangle::try_demangle(name) {
+        Ok(demangled) => write!(out, "{demangled:#}").is_ok(),
+        Err(_) => out.write_str(name).is_ok(),
+    };
+    if complete {
+        out.0
+    } else {
+        format!("{}…", out.0)
+    }
 }

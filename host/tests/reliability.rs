@@ -586,3 +586,69 @@ fn allow_all_refuses_what_cannot_register_and_serves_the_rest() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("lapack_sgetrf_ffi"), "{stderr}");
 }
+
+// ---------------------------------------------------------------------------
+// 7. Messages derived from guest bytes are bounded
+// ---------------------------------------------------------------------------
+
+#[test]
+fn trap_backtraces_with_huge_names_stay_within_the_message_limit() {
+    // Four frames named by 100 000-byte names (the name section).
+    let name = "n".repeat(100_000);
+    let wat = format!(
+        "(func ${name}1 (param i32) (result i32) (call ${name}2 (local.get 0)))
+         (func ${name}2 (param i32) (result i32) (call ${name}3 (local.get 0)))
+         (func ${name}3 (param i32) (result i32) (call ${name}4 (local.get 0)))
+         (func ${name}4 (param i32) (result i32) (unreachable))
+         (export \"deep_trap\" (func ${name}1))"
+    );
+    for limit in ["16 KiB", "64 KiB"] {
+        let mut limits = test_limits();
+        limits.set("error_message", limit).unwrap();
+        let max = limits.error_message_bytes;
+        let (_dir, sandbox) = sandbox_with(
+            &[("names.wasm", guest(&wat, &[("n_trap", "deep_trap")]))],
+            limits,
+        );
+        let error = expect_error(&handler(&sandbox, "n_trap"), &vector_call(&[1.0]));
+        assert!(
+            error
+                .message
+                .contains("trapped: wasm `unreachable` instruction executed (in nnnn"),
+            "{}",
+            &error.message[..200]
+        );
+        // The target/guest prefix comes on top of the guest-derived text.
+        assert!(
+            error.message.len() < max + 200,
+            "{limit}: {} bytes",
+            error.message.len()
+        );
+    }
+}
+
+#[test]
+fn rejection_reasons_quoting_the_module_are_bounded() {
+    let name = "i".repeat(90_000);
+    let wat = guest_wat(HANDLERS, &[("e_double", "double")]).replacen(
+        "(module",
+        &format!("(module (import \"evil\" \"{name}\" (func))"),
+        1,
+    );
+    let message = load_error(&wasm(&wat));
+    assert!(
+        message.contains("is rejected: it imports `evil`.`iiii"),
+        "{}",
+        &message[..message.len().min(200)]
+    );
+    assert!(
+        message.contains("bytes cut)"),
+        "{}",
+        &message[..message.len().min(200)]
+    );
+    assert!(
+        message.len() < test_limits().error_message_bytes + 200,
+        "{}",
+        message.len()
+    );
+}
