@@ -48,8 +48,9 @@ struct Inner {
 impl Engine {
     /// Builds the engine: Cranelift at `speed`, deadlines by
     /// [`Limits::interrupt`] (epoch checks compiled in only for `epoch`), the wasm stack capped at [`Limits::stack_bytes`], parallel
-    /// compilation, 32-bit memories only, no shared memories (threads), and
-    /// a perf map of guest code when [`PERF_MAP_ENV`] asks for one.
+    /// compilation, 32-bit memories only, no shared memories (threads), no
+    /// GC, function references, exceptions, stack switching, tail calls,
+    /// multiple memories, custom page sizes or wide arithmetic, and a perf map of guest code when [`PERF_MAP_ENV`] asks for one.
     ///
     /// Each linear memory reserves 4 GiB + 32 MiB guard of *virtual* address
     /// space (wasmtime's default on 64-bit hosts) so that generated code needs
@@ -71,8 +72,23 @@ impl Engine {
             // (unused here: every call is synchronous).
             .async_stack_size(limits.stack_bytes.max(1 << 20) + (1 << 20))
             .parallel_compilation(true)
+            // Only the proposals guests need (what clang and rustc emit for
+            // wasm32: SIMD, relaxed SIMD, bulk memory, multi-value,
+            // reference types); everything that would give a guest memory
+            // outside its linear memory (GC heaps, exception and
+            // continuation objects), more memories or new control flow is
+            // off, and a module using it is rejected at validation.
             .wasm_threads(false)
-            .wasm_memory64(false);
+            .wasm_memory64(false)
+            .wasm_gc(false)
+            .wasm_function_references(false)
+            .wasm_exceptions(false)
+            .wasm_stack_switching(false)
+            .wasm_tail_call(false)
+            .wasm_multi_memory(false)
+            .wasm_custom_page_sizes(false)
+            .wasm_wide_arithmetic(false)
+            .wasm_component_model(false);
         if perf_map_requested() {
             config.profiler(ProfilingStrategy::PerfMap);
         }

@@ -652,3 +652,42 @@ fn rejection_reasons_quoting_the_module_are_bounded() {
         message.len()
     );
 }
+
+// ---------------------------------------------------------------------------
+// 8. Wasm proposals the sandbox does not need are off
+// ---------------------------------------------------------------------------
+
+#[test]
+fn modules_using_a_disabled_proposal_are_rejected_with_the_reason() {
+    let cases = [
+        (
+            "gc",
+            "(type $s (struct (field i32))) (func $g (drop (struct.new $s (i32.const 1))))",
+        ),
+        (
+            "function references",
+            "(type $t (func)) (func $r (param (ref $t)))",
+        ),
+        ("exceptions", "(tag $e) (func $x (throw $e))"),
+        ("tail calls", "(func $a (return_call $a))"),
+        ("multi-memory", "(memory $second 1)"),
+        ("stack switching", "(type $f (func)) (type $c (cont $f))"),
+    ];
+    for (proposal, body) in cases {
+        let message = load_error(&guest(body, &[("p_double", "double")]));
+        assert!(
+            message.contains("is not valid WebAssembly")
+                && [
+                    "not enabled",
+                    "support",
+                    "required",
+                    "multiple memories",
+                    "disabled"
+                ]
+                .iter()
+                .any(|why| message.contains(why)),
+            "{proposal}: {message}"
+        );
+        eprintln!("{proposal}: {message}");
+    }
+}
