@@ -1,10 +1,16 @@
 //! [`GuestHandler`]: the [`plugin_glue::Handler`] that runs one target in
 //! its guest's sandbox.
+//!
+//! The guest behind a handler can change while the handler stays registered
+//! with XLA (hot reload, [`crate::Sandbox::reload`]): a handler holds what
+//! serves it now behind an atomic pointer, and each call takes that pointer
+//! once, so a call finishes on the version it started with.
 
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use plugin_glue::frame::CallFrame;
-use plugin_glue::{Handler, HandlerError};
+use plugin_glue::{ErrorCode, Handler, HandlerError};
 
 use crate::call::HostCall;
 use crate::guest::Guest;
@@ -18,43 +24,98 @@ use crate::state::CallInfo;
 /// the guest's own error code, DEADLINE_EXCEEDED for a deadline,
 /// RESOURCE_EXHAUSTED for a limit and INTERNAL for a trap.
 ///
+/// Clones share one slot: swapping the guest behind one clone swaps it for
+/// all (the one registered with XLA included).
+///
 /// # Thread safety
 ///
 /// `Send + Sync`: concurrent calls take separate instances from the guest's
 /// pool (shared by every target of that guest).
+#[derive(Clone)]
 pub struct GuestHandler {
+    slot: Arc<Slot>,
+}
+
+struct Slot {
     target: String,
-    index: usize,
-    pool: Arc<Pool>,
-    prefix: String,
+    serving: ArcSwap<Serving>,
+}
+
+/// What serves a target now.
+pub(crate) enum Serving {
+    /// A guest, through its pool.
+    Guest {
+        pool: Arc<Pool>,
+        /// The target's index among the guest's targets.
+        index: usize,
+        /// `target `t` (guest x.wasm): `, for errors.
+        prefix: String,
+    },
+    /// Nothing any more, and why (e.g. the module was removed).
+    Gone(String),
+}
+
+impl Serving {
+    fn guest(pool: Arc<Pool>, target: &str) -> Option<Serving> {
+        let index = pool.guest().target_index(target)?;
+        let prefix = format!("target `{target}` (guest {}): ", pool.guest().file_name());
+        Some(Serving::Guest {
+            pool,
+            index,
+            prefix,
+        })
+    }
 }
 
 impl GuestHandler {
     /// A handler for `target` (which the pool's guest declares).
     pub(crate) fn new(pool: Arc<Pool>, target: &str) -> Option<GuestHandler> {
-        let index = pool.guest().target_index(target)?;
-        let prefix = format!("target `{target}` (guest {}): ", pool.guest().file_name());
+        let serving = Serving::guest(pool, target)?;
         Some(GuestHandler {
-            target: target.to_owned(),
-            index,
-            pool,
-            prefix,
+            slot: Arc::new(Slot {
+                target: target.to_owned(),
+                serving: ArcSwap::from_pointee(serving),
+            }),
         })
+    }
+
+    /// Serves the target from `pool` from the next call on. Returns false
+    /// (and changes nothing) if the pool's guest does not declare it.
+    pub(crate) fn serve(&self, pool: Arc<Pool>) -> bool {
+        match Serving::guest(pool, &self.slot.target) {
+            Some(serving) => {
+                self.slot.serving.store(Arc::new(serving));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Stops serving the target: from the next call on, calls fail with
+    /// `why` (calls already running finish).
+    pub(crate) fn retire(&self, why: String) {
+        self.slot.serving.store(Arc::new(Serving::Gone(why)));
     }
 
     /// The target name.
     pub fn target(&self) -> &str {
-        &self.target
+        &self.slot.target
     }
 
-    /// The guest serving it.
-    pub fn guest(&self) -> &Arc<Guest> {
-        self.pool.guest()
+    /// The guest serving it now, if any.
+    pub fn guest(&self) -> Option<Arc<Guest>> {
+        match &**self.slot.serving.load() {
+            Serving::Guest { pool, .. } => Some(Arc::clone(pool.guest())),
+            Serving::Gone(_) => None,
+        }
     }
 
-    /// Instances of the guest alive now (idle or busy).
+    /// Instances of the serving guest alive now (idle or busy).
     pub fn live_instances(&self) -> usize {
-        self.pool.live()
+        match &**self.slot.serving.load() {
+            Serving::Guest { pool, .. } => pool.live(),
+            Serving::Gone(_) => 0,
+        }
     }
 
     /// Runs the target on a host-owned call (no XLA involved); results are
@@ -72,29 +133,46 @@ impl GuestHandler {
     }
 
     fn run<C: CallView>(&self, call: &C, info: CallInfo) -> Result<(), HandlerError> {
-        let guest = self.pool.guest().file_name();
-        let span =
-            tracing::debug_span!("custom_call", target = %self.target, guest, stage = "execute");
+        // One load per call: the call keeps this version to its end.
+        let serving = self.slot.serving.load();
+        let (pool, index, prefix) = match &**serving {
+            Serving::Guest {
+                pool,
+                index,
+                prefix,
+            } => (pool, *index, prefix.as_str()),
+            Serving::Gone(why) => {
+                return Err(HandlerError::new(
+                    ErrorCode::Unavailable,
+                    format!("target `{}`: {why}", self.slot.target),
+                ));
+            }
+        };
+        let prefixed =
+            |e: HandlerError| HandlerError::new(e.code, format!("{prefix}{}", e.message));
+        let guest = pool.guest().file_name();
+        let span = tracing::debug_span!(
+            "custom_call",
+            target = %self.slot.target,
+            guest,
+            stage = "execute"
+        );
         let _entered = span.enter();
-        let mut lease = self.pool.take().map_err(|e| self.prefixed(e))?;
+        let mut lease = pool.take().map_err(prefixed)?;
         match lease
             .instance()
-            .call(self.index, call, info, guest, &self.target)
+            .call(index, call, info, guest, &self.slot.target)
         {
             Ok(()) => Ok(()),
             Err(failure) => {
                 if failure.discard {
                     lease.discard();
                 }
-                let error = self.prefixed(failure.error);
+                let error = prefixed(failure.error);
                 tracing::debug!(code = %error.code, "{}", error.message);
                 Err(error)
             }
         }
-    }
-
-    fn prefixed(&self, error: HandlerError) -> HandlerError {
-        HandlerError::new(error.code, format!("{}{}", self.prefix, error.message))
     }
 }
 
@@ -111,8 +189,8 @@ impl Handler for GuestHandler {
 impl std::fmt::Debug for GuestHandler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GuestHandler")
-            .field("target", &self.target)
-            .field("guest", &self.pool.guest().path())
+            .field("target", &self.slot.target)
+            .field("guest", &self.guest().map(|g| g.path().to_owned()))
             .finish_non_exhaustive()
     }
 }

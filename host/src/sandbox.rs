@@ -1,8 +1,9 @@
 //! [`Sandbox`]: the guests folder, the policy, and registration of the
 //! allowed targets with a PJRT plugin.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use plugin_glue::plugin::Plugin;
 use plugin_glue::registry;
@@ -50,9 +51,14 @@ pub struct Registered {
 /// # }
 /// ```
 pub struct Sandbox {
-    guests: Guests,
-    policy: AllowList,
+    pub(crate) guests: Guests,
+    pub(crate) policy: AllowList,
     pools: Vec<Arc<Pool>>,
+    /// Target → sha256 (hex) of the only module that may serve it.
+    pub(crate) pins: BTreeMap<String, String>,
+    /// The handler of each target handed out or registered: one slot per
+    /// target, which hot reload points at a new guest.
+    pub(crate) handlers: Mutex<BTreeMap<String, GuestHandler>>,
 }
 
 impl Sandbox {
@@ -79,6 +85,8 @@ impl Sandbox {
             guests,
             policy,
             pools,
+            pins: BTreeMap::new(),
+            handlers: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -123,13 +131,32 @@ impl Sandbox {
             .collect()
     }
 
-    /// The handler of `target`, if it is allowed and served.
+    /// This sandbox, with targets pinned to modules: a pinned target is
+    /// served only by the module with that sha256 (hex), now and on reload.
+    pub fn with_pins(mut self, pins: BTreeMap<String, String>) -> Sandbox {
+        self.pins = pins;
+        self
+    }
+
+    /// The handler of `target`, if it is allowed and served: the same slot
+    /// every time (the one registered with XLA, once registered).
     pub fn handler(&self, target: &str) -> Option<GuestHandler> {
+        let mut handlers = self.lock_handlers();
+        if let Some(handler) = handlers.get(target) {
+            return Some(handler.clone());
+        }
         if !self.policy.allows(target) {
             return None;
         }
         let index = self.guests.serving_index(target)?;
-        GuestHandler::new(Arc::clone(&self.pools[index]), target)
+        let handler = GuestHandler::new(Arc::clone(&self.pools[index]), target)?;
+        handlers.insert(target.to_owned(), handler.clone());
+        Some(handler)
+    }
+
+    pub(crate) fn lock_handlers(&self) -> MutexGuard<'_, BTreeMap<String, GuestHandler>> {
+        // Each update is one insert: a panic cannot leave the map torn.
+        self.handlers.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Registers every allowed, served target with `plugin`, guest by
