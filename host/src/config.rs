@@ -15,6 +15,7 @@
 //! | `CYXLA_ALLOW_NATIVE` | `allow_native` | may client code register native handlers | `1` (yes) |
 //! | `CYXLA_DEVICES` | `devices` | CPU devices of each client | the plugin's (4) |
 //! | `CYXLA_NATIVE` | `native` | trusted natives, `T=LIB:SYM` (`;`-separated) | none |
+//! | `CYXLA_RELOAD` | `reload` | `0`: changed guests are not reloaded | `1` |
 //!
 //! Every problem is an error that names the variable or the file (with line
 //! and column) and what was expected: nothing is silently ignored.
@@ -48,6 +49,8 @@ pub const ALLOW_NATIVE_ENV: &str = "CYXLA_ALLOW_NATIVE";
 pub const DEVICES_ENV: &str = "CYXLA_DEVICES";
 /// Trusted native handlers, `TARGET=LIBRARY:SYMBOL` separated by `;`.
 pub const NATIVE_ENV: &str = "CYXLA_NATIVE";
+/// `0` turns hot reload of changed guests off.
+pub const RELOAD_ENV: &str = "CYXLA_RELOAD";
 /// The cyxla PJRT plugin library, for the Python package (`jax_plugins.cyxla`).
 pub const LIBRARY_ENV: &str = "CYXLA_PJRT_LIBRARY";
 
@@ -55,7 +58,8 @@ pub const LIBRARY_ENV: &str = "CYXLA_PJRT_LIBRARY";
 pub const MAX_DEVICES: u32 = 256;
 
 /// Every variable this module reads, for the launcher and for messages.
-pub const VARIABLES: [&str; 11] = [
+pub const VARIABLES: [&str; 12] = [
+    RELOAD_ENV,
     POLICY_ENV,
     TENANT_ENV,
     CONFIG_ENV,
@@ -93,6 +97,8 @@ pub struct Config {
     pub pins: BTreeMap<String, String>,
     /// The tenant, when a policy file decides.
     pub tenant: Option<Tenant>,
+    /// Whether changed guests are reloaded while the process runs.
+    pub reload: bool,
 }
 
 impl Default for Config {
@@ -110,6 +116,7 @@ impl Default for Config {
             natives: Vec::new(),
             pins: BTreeMap::new(),
             tenant: None,
+            reload: true,
         }
     }
 }
@@ -126,6 +133,7 @@ struct File {
     allow_native: Option<bool>,
     devices: Option<u32>,
     native: Option<Vec<String>>,
+    reload: Option<bool>,
 }
 
 /// A path, or a list of them.
@@ -221,6 +229,7 @@ impl Config {
             natives: Vec::new(),
             pins: tenant.pins.clone(),
             tenant: None,
+            reload: true,
         };
         if config.devices.is_none()
             && let Some(v) = set(DEVICES_ENV)
@@ -275,6 +284,9 @@ impl Config {
         if let Some(lapack) = file.lapack {
             self.lapack = lapack;
         }
+        if let Some(reload) = file.reload {
+            self.reload = reload;
+        }
         if let Some(allow_native) = file.allow_native {
             self.allow_native = allow_native;
         }
@@ -321,6 +333,9 @@ impl Config {
         }
         if let Some(v) = var(NO_LAPACK_ENV) {
             self.lapack = !parse_bool(&v).map_err(|e| bad(NO_LAPACK_ENV, &v, &e))?;
+        }
+        if let Some(v) = var(RELOAD_ENV) {
+            self.reload = parse_bool(&v).map_err(|e| bad(RELOAD_ENV, &v, &e))?;
         }
         if let Some(v) = var(ALLOW_NATIVE_ENV) {
             self.allow_native = parse_bool(&v).map_err(|e| bad(ALLOW_NATIVE_ENV, &v, &e))?;

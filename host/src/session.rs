@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
 use cyxla_lapack as lapack;
@@ -16,6 +17,7 @@ use crate::engine::Engine;
 use crate::guests::Guests;
 use crate::limits::Limits;
 use crate::policy::AllowList;
+use crate::reload::Watcher;
 use crate::sandbox::Sandbox;
 
 /// Environment variable naming the PJRT plugin to load.
@@ -77,6 +79,8 @@ pub struct Setup {
     /// Whether a target the policy names but no guest serves is an error
     /// (`true`) or a warning.
     pub strict: bool,
+    /// Whether changed guests are reloaded while the process runs.
+    pub watch: bool,
 }
 
 impl Setup {
@@ -92,6 +96,7 @@ impl Setup {
             limits: config.limits.clone(),
             lapack: config.lapack,
             strict: true,
+            watch: config.reload,
         }
     }
 
@@ -113,7 +118,7 @@ impl Setup {
     ///
     /// A folder is missing although guests were asked for, cannot be read,
     /// or (strict) a named target is served by no guest.
-    pub fn sandboxes(&self) -> Result<Vec<Sandbox>> {
+    pub fn sandboxes(&self) -> Result<Vec<Arc<Sandbox>>> {
         let explicit = !self.guests.is_empty()
             || self.policy.allows_all()
             || self.policy.named().next().is_some();
@@ -164,9 +169,9 @@ impl Setup {
                 }
             }
             let policy = self.policy.except(skip.iter().map(String::as_str));
-            let sandbox = Sandbox::with_guests(guests, policy);
+            let sandbox = Sandbox::with_guests(guests, policy).with_pins(self.pins.clone());
             served.extend(sandbox.allowed().into_iter().map(|(t, _)| t.to_owned()));
-            sandboxes.push(sandbox);
+            sandboxes.push(Arc::new(sandbox));
         }
         let unserved: Vec<&str> = self
             .policy
@@ -222,7 +227,9 @@ pub struct Host {
     /// The real PJRT plugin.
     pub plugin: Plugin,
     /// The guests, one sandbox per folder.
-    pub sandboxes: Vec<Sandbox>,
+    pub sandboxes: Vec<Arc<Sandbox>>,
+    /// The folder watchers, when changed guests are reloaded.
+    pub watchers: Vec<Watcher>,
 }
 
 impl Host {
@@ -274,7 +281,23 @@ pub fn start_with(plugin: Plugin, setup: &Setup) -> Result<Host> {
             )
         })?;
     }
-    Ok(Host { plugin, sandboxes })
+    let mut watchers = Vec::new();
+    if setup.watch {
+        for sandbox in &sandboxes {
+            match sandbox.watch(plugin.clone()) {
+                Ok(watcher) => watchers.push(watcher),
+                Err(e) => tracing::warn!(
+                    "{} is not watched, changed guests will not be reloaded: {e}",
+                    sandbox.guests().dir().display()
+                ),
+            }
+        }
+    }
+    Ok(Host {
+        plugin,
+        sandboxes,
+        watchers,
+    })
 }
 
 /// Finds the PJRT plugin: `explicit` (from `--plugin` or the

@@ -76,6 +76,7 @@ impl HostArgs {
             limits: self.limits(),
             lapack: !self.no_lapack,
             strict: false,
+            watch: false,
         }
     }
 
