@@ -17,6 +17,7 @@ use crate::guest::Guest;
 use crate::layout::CallView;
 use crate::pool::Pool;
 use crate::state::CallInfo;
+use crate::stats::{CallMeasure, Ending, TargetStats};
 
 /// Runs one custom-call target in its guest.
 ///
@@ -39,6 +40,8 @@ pub struct GuestHandler {
 struct Slot {
     target: String,
     serving: ArcSwap<Serving>,
+    /// The target's counters, kept across reloads.
+    stats: Arc<TargetStats>,
 }
 
 /// What serves a target now.
@@ -75,6 +78,7 @@ impl GuestHandler {
             slot: Arc::new(Slot {
                 target: target.to_owned(),
                 serving: ArcSwap::from_pointee(serving),
+                stats: TargetStats::register(target),
             }),
         })
     }
@@ -110,6 +114,11 @@ impl GuestHandler {
         }
     }
 
+    /// The target's statistics so far (through this handler's slot).
+    pub fn stats(&self) -> crate::stats::Snapshot {
+        self.slot.stats.snapshot(&self.slot.target)
+    }
+
     /// Instances of the serving guest alive now (idle or busy).
     pub fn live_instances(&self) -> usize {
         match &**self.slot.serving.load() {
@@ -142,12 +151,16 @@ impl GuestHandler {
                 prefix,
             } => (pool, *index, prefix.as_str()),
             Serving::Gone(why) => {
+                self.slot
+                    .stats
+                    .record(Ending::Other, &CallMeasure::default());
                 return Err(HandlerError::new(
                     ErrorCode::Unavailable,
                     format!("target `{}`: {why}", self.slot.target),
                 ));
             }
         };
+        let stats = &self.slot.stats;
         let prefixed =
             |e: HandlerError| HandlerError::new(e.code, format!("{prefix}{}", e.message));
         let guest = pool.guest().file_name();
@@ -158,11 +171,28 @@ impl GuestHandler {
             stage = "execute"
         );
         let _entered = span.enter();
-        let mut lease = pool.take().map_err(prefixed)?;
-        match lease
+        let mut lease = match pool.take() {
+            Ok(lease) => lease,
+            Err(e) => {
+                stats.record(
+                    Ending::of_failure(e.code, false, false),
+                    &CallMeasure::default(),
+                );
+                return Err(prefixed(e));
+            }
+        };
+        if lease.fresh() {
+            stats.instances_created(1);
+        }
+        let outcome = lease
             .instance()
-            .call(index, call, info, guest, &self.slot.target)
-        {
+            .call(index, call, info, guest, &self.slot.target);
+        let ending = match &outcome {
+            Ok(()) => Ending::Ok,
+            Err(failure) => failure.ending(),
+        };
+        stats.record(ending, &lease.instance().measure);
+        match outcome {
             Ok(()) => Ok(()),
             Err(failure) => {
                 if failure.discard {

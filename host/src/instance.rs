@@ -2,6 +2,8 @@
 //! the API table address, a scratch region in guest memory and the reused
 //! call layout. [`Instance::call`] runs one custom call through it.
 
+use std::time::Instant;
+
 use cyxla_guest_sdk::abi;
 use plugin_glue::{ErrorCode, HandlerError};
 use wasmtime::{CallHook, Memory, Store, Trap, TypedFunc, WasmBacktrace};
@@ -15,6 +17,7 @@ use crate::layout::{CallLayout, CallView, DATA_ALIGN, Region, Source};
 use crate::limits::{Limits, bytes_display};
 use crate::stack;
 use crate::state::{CallInfo, GuestFault, HostState};
+use crate::stats::{self, CallMeasure, Ending};
 
 /// Scratch allocated when an instance is made (grown on demand).
 const INITIAL_SCRATCH: u32 = 64 << 10;
@@ -47,6 +50,8 @@ impl NewError {
 pub(crate) struct CallFailure {
     pub(crate) error: HandlerError,
     pub(crate) discard: bool,
+    /// The guest returned this error itself (not a trap or the host).
+    pub(crate) from_guest: bool,
 }
 
 impl CallFailure {
@@ -55,7 +60,13 @@ impl CallFailure {
         CallFailure {
             error,
             discard: false,
+            from_guest: false,
         }
+    }
+
+    /// How the call ended, for the statistics.
+    pub(crate) fn ending(&self) -> Ending {
+        Ending::of_failure(self.error.code, self.from_guest, self.discard)
     }
 }
 
@@ -74,6 +85,8 @@ pub(crate) struct Instance {
     code: std::sync::Arc<CodeRanges>,
     /// Bytes at the start of the scratch region that earlier calls wrote.
     dirty: u32,
+    /// What the last call measured (times only while timing is on).
+    pub(crate) measure: CallMeasure,
 }
 
 impl Instance {
@@ -214,6 +227,7 @@ impl Instance {
             limits,
             code: std::sync::Arc::clone(&guest.code),
             dirty: 0,
+            measure: CallMeasure::default(),
         };
         instance
             .grow_scratch(INITIAL_SCRATCH)
@@ -260,7 +274,13 @@ impl Instance {
                 .plan(call, self.scratch.offset, self.api)
                 .map_err(CallFailure::keep)?;
         }
+        self.measure = CallMeasure::default();
+        let timing = stats::timing();
+        let started = timing.then(Instant::now);
         self.write_frame(call)?;
+        let copied_in = timing.then(Instant::now);
+        self.measure.bytes_in = self.layout.inputs.iter().map(|r| u64::from(r.len)).sum();
+        self.measure.bytes_out = 0;
 
         {
             let state = self.store.data_mut();
@@ -279,21 +299,37 @@ impl Instance {
                 self.handlers[target].call(&mut self.store, self.layout.frame_addr().cast_signed());
             (result, active.interrupted())
         };
+        let returned = timing.then(Instant::now);
         drain_logs(&self.store, guest, target_name);
 
         let outcome = match result {
-            Ok(0) => self.read_results(call),
+            Ok(0) => {
+                let read = self.read_results(call);
+                if read.is_ok() {
+                    self.measure.bytes_out =
+                        self.layout.outputs.iter().map(|r| u64::from(r.len)).sum();
+                }
+                read
+            }
             Ok(handle) => match self.store.data_mut().errors.take(handle) {
-                Some(error) => Err(CallFailure::keep(error.to_handler_error(""))),
+                Some(error) => Err(CallFailure {
+                    from_guest: true,
+                    ..CallFailure::keep(error.to_handler_error(""))
+                }),
                 None => Err(CallFailure {
                     error: HandlerError::internal(format!(
                         "the guest returned a forged error handle ({handle:#x}): the host never issued it, or it was destroyed"
                     )),
                     discard: true,
+                    from_guest: false,
                 }),
             },
             Err(error) => Err(self.trapped(&error, interrupted)),
         };
+        if let (Some(started), Some(copied_in), Some(returned)) = (started, copied_in, returned) {
+            self.measure.guest = returned - copied_in;
+            self.measure.copy = (copied_in - started) + returned.elapsed();
+        }
         let state = self.store.data_mut();
         state.call = None;
         state.errors.clear();
@@ -322,6 +358,7 @@ impl Instance {
                     "the scratch region at {base:#x} ({extent} bytes) is outside guest memory ({size} bytes)"
                 )),
                 discard: true,
+                from_guest: false,
             });
         };
         // Every byte that earlier calls wrote (up to `dirty`) is rewritten
@@ -360,6 +397,7 @@ impl Instance {
                 guest_range(data.len(), addr, region.len as usize).ok_or_else(|| CallFailure {
                     error: HandlerError::internal(format!("result {i} is outside guest memory")),
                     discard: true,
+                    from_guest: false,
                 })?;
             call.write_ret(i, &data[range]).map_err(CallFailure::keep)?;
         }
@@ -415,6 +453,7 @@ impl Instance {
                     abi::EXPORT_ALLOC
                 )),
                 discard: true,
+                from_guest: false,
             });
         }
         self.scratch = Region {
@@ -456,6 +495,7 @@ impl Instance {
         CallFailure {
             error: HandlerError::new(code, text),
             discard: true,
+            from_guest: false,
         }
     }
 

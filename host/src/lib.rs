@@ -74,6 +74,7 @@ mod reload;
 mod sandbox;
 mod stack;
 mod state;
+pub mod stats;
 mod wasi;
 
 pub use call::{HostAttr, HostBuffer, HostCall};

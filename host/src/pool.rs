@@ -86,6 +86,7 @@ impl Pool {
                     pool: self,
                     instance: Some(instance),
                     discard: false,
+                    fresh: false,
                 });
             }
             if state.live < self.max {
@@ -96,6 +97,7 @@ impl Pool {
                         pool: self,
                         instance: Some(Box::new(instance)),
                         discard: false,
+                        fresh: true,
                     }),
                     Err(error) => {
                         self.forget_one();
@@ -163,9 +165,16 @@ pub(crate) struct Lease<'p> {
     pool: &'p Pool,
     instance: Option<Box<Instance>>,
     discard: bool,
+    /// The instance was made for this call.
+    fresh: bool,
 }
 
 impl Lease<'_> {
+    /// Whether the instance was made for this call.
+    pub(crate) fn fresh(&self) -> bool {
+        self.fresh
+    }
+
     /// The instance.
     pub(crate) fn instance(&mut self) -> &mut Instance {
         // Only `Drop` takes the instance out.

@@ -1,0 +1,93 @@
+//! Per-target statistics, counted exactly after a known sequence of calls,
+//! errors, traps, deadlines and limits.
+
+mod common;
+
+use common::{
+    expect_error, full_guest, handler, run_double, sandbox_with, test_limits, vector_call,
+};
+use plugin_glue::ErrorCode;
+
+#[test]
+fn counts_are_exact_after_a_known_sequence() {
+    cyxla_host::stats::enable_timing();
+    let (_dir, sandbox) = sandbox_with(&[("s.wasm", full_guest("st_"))], test_limits());
+    let [double, fail, trap, spin, grow, oob] = [
+        "st_double",
+        "st_fail",
+        "st_trap",
+        "st_spin",
+        "st_grow",
+        "st_oob",
+    ]
+    .map(|t| handler(&sandbox, t));
+
+    for _ in 0..3 {
+        run_double(&double); // three f32 in, three out
+    }
+    for _ in 0..2 {
+        expect_error(&fail, &vector_call(&[1.0]));
+    }
+    let trapped = expect_error(&trap, &vector_call(&[1.0]));
+    assert_eq!(trapped.code, ErrorCode::Internal, "{}", trapped.message);
+    let late = expect_error(&spin, &vector_call(&[1.0]));
+    assert_eq!(late.code, ErrorCode::DeadlineExceeded, "{}", late.message);
+    run_double(&double);
+    let refused = expect_error(&grow, &vector_call(&[1.0]));
+    assert_eq!(
+        refused.code,
+        ErrorCode::ResourceExhausted,
+        "{}",
+        refused.message
+    );
+
+    let d = double.stats();
+    assert_eq!(
+        (d.calls, d.guest_errors, d.traps, d.deadlines, d.limits),
+        (4, 0, 0, 0, 0)
+    );
+    assert_eq!((d.bytes_in, d.bytes_out), (48, 48));
+    // The first call made the instance; the one after the deadline made the
+    // next (a trapped or interrupted instance is discarded).
+    assert_eq!(d.instances, 2);
+    assert!(d.guest_ns > 0 && d.copy_ns > 0, "{d:?}");
+    let f = fail.stats();
+    assert_eq!(
+        (f.calls, f.guest_errors, f.traps, f.instances, f.bytes_out),
+        (2, 2, 0, 0, 0)
+    );
+    assert_eq!(f.bytes_in, 8);
+    let t = trap.stats();
+    assert_eq!(
+        (t.calls, t.traps, t.guest_errors, t.instances),
+        (1, 1, 0, 0)
+    );
+    let s = spin.stats();
+    assert_eq!((s.calls, s.deadlines, s.traps, s.instances), (1, 1, 0, 1));
+    let g = grow.stats();
+    assert_eq!((g.calls, g.limits, g.traps, g.instances), (1, 1, 0, 0));
+    // Untouched: nothing counted.
+    assert_eq!(oob.stats().calls, 0);
+
+    let all = cyxla_host::stats::snapshot();
+    let row = all
+        .iter()
+        .find(|r| r.target == "st_double")
+        .expect("st_double is listed");
+    assert_eq!(row.calls, 4);
+    let table = cyxla_host::stats::table(&all);
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("st_fail") && l.contains(" 2 ")),
+        "{table}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&cyxla_host::stats::json(&all)).unwrap();
+    assert!(
+        json["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["target"] == "st_trap" && t["traps"] == 1)
+    );
+}
