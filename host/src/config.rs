@@ -16,6 +16,7 @@
 //! | `CYXLA_DEVICES` | `devices` | CPU devices of each client | the plugin's (4) |
 //! | `CYXLA_NATIVE` | `native` | trusted natives, `T=LIB:SYM` (`;`-separated) | none |
 //! | `CYXLA_RELOAD` | `reload` | `0`: changed guests are not reloaded | `1` |
+//! | `CYXLA_STATS` | | a JSON file of per-target statistics, kept current | none |
 //!
 //! Every problem is an error that names the variable or the file (with line
 //! and column) and what was expected: nothing is silently ignored.
@@ -51,6 +52,8 @@ pub const DEVICES_ENV: &str = "CYXLA_DEVICES";
 pub const NATIVE_ENV: &str = "CYXLA_NATIVE";
 /// `0` turns hot reload of changed guests off.
 pub const RELOAD_ENV: &str = "CYXLA_RELOAD";
+/// A JSON file the plugin keeps per-target statistics in.
+pub const STATS_ENV: &str = "CYXLA_STATS";
 /// The cyxla PJRT plugin library, for the Python package (`jax_plugins.cyxla`).
 pub const LIBRARY_ENV: &str = "CYXLA_PJRT_LIBRARY";
 
@@ -58,7 +61,8 @@ pub const LIBRARY_ENV: &str = "CYXLA_PJRT_LIBRARY";
 pub const MAX_DEVICES: u32 = 256;
 
 /// Every variable this module reads, for the launcher and for messages.
-pub const VARIABLES: [&str; 12] = [
+pub const VARIABLES: [&str; 13] = [
+    STATS_ENV,
     RELOAD_ENV,
     POLICY_ENV,
     TENANT_ENV,
@@ -99,6 +103,8 @@ pub struct Config {
     pub tenant: Option<Tenant>,
     /// Whether changed guests are reloaded while the process runs.
     pub reload: bool,
+    /// Where per-target statistics are written (JSON), if anywhere.
+    pub stats: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -117,6 +123,7 @@ impl Default for Config {
             pins: BTreeMap::new(),
             tenant: None,
             reload: true,
+            stats: None,
         }
     }
 }
@@ -230,6 +237,7 @@ impl Config {
             pins: tenant.pins.clone(),
             tenant: None,
             reload: true,
+            stats: None,
         };
         if config.devices.is_none()
             && let Some(v) = set(DEVICES_ENV)
@@ -333,6 +341,9 @@ impl Config {
         }
         if let Some(v) = var(NO_LAPACK_ENV) {
             self.lapack = !parse_bool(&v).map_err(|e| bad(NO_LAPACK_ENV, &v, &e))?;
+        }
+        if let Some(v) = var(STATS_ENV) {
+            self.stats = Some(PathBuf::from(v));
         }
         if let Some(v) = var(RELOAD_ENV) {
             self.reload = parse_bool(&v).map_err(|e| bad(RELOAD_ENV, &v, &e))?;

@@ -24,6 +24,7 @@ mod api;
 mod errors;
 mod ffi_extension;
 mod state;
+mod stats_writer;
 
 use plugin_glue::ffi::pjrt::PJRT_Api;
 

@@ -68,6 +68,7 @@ impl State {
                 let plugin = self.real.as_ref().map_err(Clone::clone)?;
                 let host = session::start_with(plugin.clone(), &Setup::from_config(config))
                     .map_err(|e| format!("cyxla: {e:#}; {HOW_TO_CONFIGURE}"))?;
+                crate::stats_writer::start(config.stats.clone());
                 if let Some(tenant) = &config.tenant {
                     tracing::info!(tenant = %tenant.name, by = %tenant.selected_by, "cyxla tenant");
                 }

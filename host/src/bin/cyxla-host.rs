@@ -14,7 +14,7 @@ use cyxla_host::cli::run::{self, Failure, RunArgs};
 use cyxla_host::cli::{check, list, policy};
 use cyxla_host::limits::LimitSetting;
 use cyxla_host::session::{self, NativeSpec, Setup};
-use cyxla_host::{AllowList, Limits};
+use cyxla_host::{AllowList, Limits, stats};
 use cyxla_lapack as lapack;
 
 /// Run XLA custom-call kernels on a PJRT plugin: trusted natives, the
@@ -162,6 +162,10 @@ struct RunCmd {
     /// Run replicated over this many devices, the same inputs on each
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
     devices: u16,
+    /// Print per-target statistics (calls, errors by kind, time in the
+    /// guest and copying, bytes, instances) to stderr at the end
+    #[arg(long)]
+    stats: bool,
 }
 
 fn main() -> ExitCode {
@@ -244,6 +248,10 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
     };
     match command {
         Command::Run(cmd) => {
+            if cmd.stats {
+                stats::enable_timing();
+            }
+            let show_stats = cmd.stats;
             let setup = cli.host.setup();
             let host = session::start(&setup).map_err(Failure::Setup)?;
             let args = RunArgs {
@@ -263,7 +271,11 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
                 }
                 host.hint_for_unregistered(target)
             };
-            let outputs = run::run(&host.plugin, &args, &hint)?;
+            let outputs = run::run(&host.plugin, &args, &hint);
+            if show_stats {
+                eprint!("{}", stats::table(&stats::snapshot()));
+            }
+            let outputs = outputs?;
             if args.json {
                 print!("{}", run::format_json(&args.program, &outputs));
             } else {

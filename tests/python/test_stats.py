@@ -1,0 +1,63 @@
+"""Per-target statistics: `cyxla-host run --stats` prints a table; the
+plugin keeps a JSON file (CYXLA_STATS) an operator can scrape, written at
+exit too, and logs the table at exit. Counts are exact after a known
+sequence of calls, guest errors and traps."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from support import HOST, ROOT, VENV_PYTHON, clean_env
+
+PROGRAMS = ROOT / "tests" / "programs" / "guests"
+
+SCRIPT = """
+import numpy as np, jax
+x = np.ones((2, 8), np.float32)
+f = jax.jit(lambda x: jax.ffi.ffi_call("rms_norm", jax.ShapeDtypeStruct(x.shape, x.dtype))(x, eps=np.float32(1e-5)))
+for _ in range(3):
+    f(x).block_until_ready()
+for code in (5, 9):
+    try:
+        jax.ffi.ffi_call("fail", jax.ShapeDtypeStruct((1,), np.float32))(x, code=code).block_until_ready()
+    except Exception as e:
+        print("FAILED", str(e).split(":")[0])
+try:
+    jax.ffi.ffi_call("trap", jax.ShapeDtypeStruct((1,), np.float32))(x).block_until_ready()
+except Exception as e:
+    print("TRAPPED")
+"""
+
+
+def test_run_prints_a_table_with_stats():
+    r = subprocess.run(
+        [str(HOST), "--allow", "rms_norm", "--allow", "scale_any", "run",
+         str(PROGRAMS / "rms_norm_then_scale.mlirbc"), "--input", str(PROGRAMS / "rms_norm_then_scale.in0.npy"),
+         "--stats"],
+        env=clean_env({}), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = {line.split()[0]: line.split() for line in r.stderr.splitlines() if line.split()}
+    assert rows["target"][1:3] == ["calls", "g.err"], r.stderr
+    for target in ("rms_norm", "scale_any"):
+        assert rows[target][1] == "1" and rows[target][2] == "0", r.stderr
+        assert float(rows[target][7]) > 0, r.stderr  # time in the guest, ms
+        assert int(rows[target][9]) == 4 * 8 * 4 and int(rows[target][10]) == 4 * 8 * 4, r.stderr
+
+
+def test_the_plugin_keeps_a_json_file_and_logs_at_exit(tmp_path):
+    stats = tmp_path / "stats.json"
+    r = subprocess.run(
+        [str(HOST), "--allow", "rms_norm", "--allow", "fail", "--allow", "trap", "--",
+         str(VENV_PYTHON), "-c", SCRIPT],
+        env=clean_env({"CYXLA_STATS": str(stats), "CYXLA_LOG": "cyxla_pjrt=info"}),
+        capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    assert r.stdout.count("FAILED ") == 2 and "TRAPPED" in r.stdout, r.stdout
+    doc = {t["target"]: t for t in json.loads(stats.read_text())["targets"]}
+    rms, fail, trap = doc["rms_norm"], doc["fail"], doc["trap"]
+    assert (rms["calls"], rms["guest_errors"], rms["traps"]) == (3, 0, 0), rms
+    assert rms["bytes_in"] == 3 * 64 and rms["bytes_out"] == 3 * 64 and rms["guest_ns"] > 0, rms
+    assert (fail["calls"], fail["guest_errors"]) == (2, 2), fail
+    assert (trap["calls"], trap["traps"], trap["guest_errors"]) == (1, 1, 0), trap
+    assert "cyxla per-target statistics" in r.stderr, r.stderr[-3000:]
