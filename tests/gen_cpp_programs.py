@@ -7,7 +7,7 @@ Run from the workspace root:
 
 The programs call the C/C++ kernels of ``guests/cpp/`` (rms_norm_cpp*,
 scale_any_cpp, inplace_set0_cpp and aliasing_cpp, with
-``input_output_aliases`` and ``donate_argnums``) and ``tests/cpp/`` (binding.cc, raw_c_api.c). The test
+``input_output_aliases`` and ``donate_argnums``) and ``tests/cpp/`` (binding.cc, raw_c_api.c, statics.cc). The test
 ``cpp_sdk`` (tests/integration/cpp_sdk.rs) runs each program twice in one
 process: with every target served by the kernel built as a wasm guest
 against cyxla's headers, and with the target renamed to ``<target>__native``
@@ -691,11 +691,56 @@ def error_programs() -> list[Program]:
     ]
 
 
+# --------------------------------------------------------------------------
+# Statics under std::mutex / std::call_once / std::unordered_map
+# (tests/cpp/statics.cc)
+# --------------------------------------------------------------------------
+
+
+def counter(x: jax.Array, index: int) -> tuple[jax.Array, jax.Array]:
+    return jax.ffi.ffi_call(
+        "counter_cpp",
+        (jax.ShapeDtypeStruct(x.shape, x.dtype), jax.ShapeDtypeStruct((), np.int32)),
+    )(x, index=np.int64(index))
+
+
+def counter_chain(x: jax.Array):
+    # Each call consumes the previous one's y, so the calls run in order
+    # (on one instance of the guest's pool, which reuses its idle instance).
+    y1, c1 = counter(x, 7)
+    y2, c2 = counter(y1, 7)
+    y3, c3 = counter(y2, 3)
+    return y3, c1, c2, c3
+
+
+def statics_programs() -> list[Program]:
+    x = f32((6,), 41)
+    return [
+        Program(
+            "statics_counter",
+            "counter_cpp (std::mutex, std::lock_guard, std::call_once, "
+            "std::unordered_map statics) called three times in sequence with "
+            "index 7, 7, 3: counts 1, 2, 1 and y = x + 4, natively and in a "
+            "fresh guest instance",
+            counter_chain,
+            [x],
+            ["counter_cpp"],
+            oracle=lambda x: [
+                x + np.float32(1) + np.float32(2) + np.float32(1),
+                np.array(1, np.int32),
+                np.array(2, np.int32),
+                np.array(1, np.int32),
+            ],
+        ),
+    ]
+
+
 def programs() -> list[Program]:
     return (
         rms_norm_programs()
         + scale_programs()
         + inplace_programs()
+        + statics_programs()
         + binding_programs()
         + error_programs()
     )

@@ -79,6 +79,7 @@ const KERNELS: &[(&str, &[(&str, &str)])] = &[
             ("raw_threads_c", "RawThreads"),
         ],
     ),
+    ("tests/cpp/statics.cc", &[("counter_cpp", "Counter")]),
 ];
 
 /// The documented one-line build command (guest-sdk/README.md), run from
@@ -653,9 +654,12 @@ fn cmake_toolchain_builds_guests() {
     let cmake_path = |p: &Path| p.display().to_string().replace('\\', "/");
     let lists = format!(
         "cmake_minimum_required(VERSION 3.20)\nproject(cyxla_cmake_test C CXX)\n\
-         cyxla_add_guest(rms_norm_cpp \"{}\")\ncyxla_add_guest(raw_c_api_c \"{}\")\n",
+         cyxla_add_guest(rms_norm_cpp \"{}\")\ncyxla_add_guest(raw_c_api_c \"{}\")\n\
+         cyxla_add_guest(statics_cpp \"{}\")\n",
         cmake_path(&root.join("guests/cpp/rms_norm.cc")),
         cmake_path(&root.join("tests/cpp/raw_c_api.c")),
+        // <mutex> through guest-sdk/include/mutex (single-threaded std::mutex).
+        cmake_path(&root.join("tests/cpp/statics.cc")),
     );
     std::fs::write(project.path().join("CMakeLists.txt"), lists).expect("write CMakeLists.txt");
     let build = project.path().join("build");
@@ -682,6 +686,7 @@ fn cmake_toolchain_builds_guests() {
             "raw_c_api_c.wasm",
             &["raw_fail_c", "raw_device_c", "raw_threads_c"][..],
         ),
+        ("statics_cpp.wasm", &["counter_cpp"][..]),
     ] {
         let guest = Guest::load(&engine, &build.join(file))
             .unwrap_or_else(|e| panic!("load the CMake-built {file}: {e}"));
