@@ -89,8 +89,8 @@ pub enum Error {
         target: String,
         /// The guest file that serves it.
         guest: PathBuf,
-        /// plugin-glue's error.
-        source: plugin_glue::Error,
+        /// plugin-glue's error (boxed: it is large and rare).
+        source: Box<plugin_glue::Error>,
     },
     /// The wasmtime engine could not be built.
     Engine {
@@ -150,13 +150,10 @@ impl fmt::Display for Error {
                 }
                 f.write_str("); none of them serves it")
             }
-            Error::Register {
-                target,
-                guest,
-                source,
-            } => write!(
+            // The cause is `source()`, not repeated here.
+            Error::Register { target, guest, .. } => write!(
                 f,
-                "cannot register target `{target}` (guest {}): {source}",
+                "cannot register target `{target}` (guest {})",
                 guest.display()
             ),
             Error::Engine { message } => write!(f, "cannot build the wasm engine: {message}"),
@@ -167,8 +164,10 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Io { source, .. } => Some(source),
-            Error::Register { source, .. } => Some(source),
+            // The OS error is part of the message (rejection lists print
+            // `{}` alone); not a source too, or `{:#}` would print it twice.
+            Error::Io { .. } => None,
+            Error::Register { source, .. } => Some(&**source),
             _ => None,
         }
     }

@@ -367,7 +367,10 @@ fn check_and_compile(
         return Err(abi_error(
             path,
             format!(
-                "it declares no targets (no `{}` records in a `{}` custom section)",
+                "it declares no targets (no `{}` records in a `{}` custom section); declare \
+                 each with `CYXLA_TARGET(target, Handler);` (C/C++, from `cyxla/target.h`, \
+                 included by `xla/ffi/api/ffi.h`) or `target!(\"target\", export, handler);` \
+                 (Rust, `cyxla_guest_sdk::target!`)",
                 abi::RECORD_PREFIX.trim_end(),
                 abi::TARGETS_SECTION
             ),

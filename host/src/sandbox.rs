@@ -224,7 +224,7 @@ impl Sandbox {
                         return Err(Error::Register {
                             target: target.to_owned(),
                             guest: guest.path().to_owned(),
-                            source,
+                            source: Box::new(source),
                         });
                     }
                 }

@@ -349,11 +349,21 @@ pub fn workspace_roots() -> Vec<PathBuf> {
 /// The library cannot be loaded, has no such symbol, or XLA refuses the
 /// registration; each names the library, symbol and target.
 pub fn register_native(plugin: &Plugin, spec: &NativeSpec) -> Result<()> {
+    let path = native_library_path(&spec.library);
     // SAFETY: loading a library runs its initialisers. `--native` is the
     // operator's explicit statement that this library is trusted native code.
-    let library = unsafe { libloading::Library::new(&spec.library) }.with_context(|| {
+    let library = unsafe { libloading::Library::new(&path) }.with_context(|| {
+        let searched = if has_slash(&spec.library) {
+            String::new()
+        } else {
+            format!(
+                " (no such file in the current directory, so the dynamic loader searched its \
+                 path for it; name a file with a slash, e.g. ./{})",
+                spec.library.display()
+            )
+        };
         format!(
-            "cannot load native handler library {}",
+            "cannot load native handler library {}{searched}",
             spec.library.display()
         )
     })?;
@@ -377,6 +387,23 @@ pub fn register_native(plugin: &Plugin, spec: &NativeSpec) -> Result<()> {
     registry::register_foreign(plugin, &spec.target, handler, origin)
         .with_context(|| format!("cannot register native target `{}`", spec.target))?;
     Ok(())
+}
+
+/// Whether `path` names a file by a path (with a slash) rather than a bare
+/// name the dynamic loader would look up on its search path.
+fn has_slash(path: &Path) -> bool {
+    path.as_os_str().as_encoded_bytes().contains(&b'/')
+}
+
+/// The path to hand `dlopen` for `--native`'s LIBRARY: a bare name that is
+/// a file in the current directory means that file (`dlopen("libx.so")`
+/// would search the loader's path and miss it); anything else as given.
+fn native_library_path(library: &Path) -> PathBuf {
+    if !has_slash(library) && library.is_file() {
+        Path::new(".").join(library)
+    } else {
+        library.to_owned()
+    }
 }
 
 /// The target named by XLA's `No FFI handler registered for <target>`

@@ -515,6 +515,12 @@ fn a_module_without_targets_is_rejected() {
     let wat = format!("(module {PRELUDE} {HANDLERS})");
     let error = load_error(&wasm(&wat));
     assert!(error.contains("it declares no targets"), "{error}");
+    // Issue 15: the message says how to declare one, in both languages.
+    assert!(
+        error.contains("`CYXLA_TARGET(target, Handler);` (C/C++")
+            && error.contains("`target!(\"target\", export, handler);` (Rust"),
+        "{error}"
+    );
     let bad = guest_wat(HANDLERS, &[]).replace(
         "(@custom \"cyxla.targets\" \"\")",
         "(@custom \"cyxla.targets\" \"cyxla-target v2 t double\\0a\")",

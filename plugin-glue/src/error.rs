@@ -56,8 +56,16 @@ pub enum Error {
     },
     /// XLA dropped a handler registration (its metadata probe failed).
     RegistrationDropped { target: String, reason: String },
-    /// A target was registered twice with different handlers.
-    DuplicateTarget { target: String },
+    /// A target was registered twice with different handlers. XLA keeps
+    /// one handler per target name, so the first registration stays.
+    DuplicateTarget {
+        target: String,
+        /// Where the registered handler comes from (e.g. `native
+        /// ./libx.so:Handler`): it keeps serving the target.
+        first: String,
+        /// Where the refused handler comes from (e.g. `guest x.wasm`).
+        second: String,
+    },
     /// No room for more trampolines.
     TooManyTargets { limit: usize },
     /// Generating a trampoline failed.
@@ -122,9 +130,15 @@ impl fmt::Display for Error {
                 f,
                 "XLA dropped the registration of target `{target}`: {reason}"
             ),
-            Error::DuplicateTarget { target } => {
-                write!(f, "target `{target}` is already registered")
-            }
+            Error::DuplicateTarget {
+                target,
+                first,
+                second,
+            } => write!(
+                f,
+                "target `{target}` is already registered by {first}, which keeps serving it \
+                 (XLA keeps the first handler of a name); {second} cannot serve it too"
+            ),
             Error::TooManyTargets { limit } => {
                 write!(f, "too many targets: at most {limit} can be registered")
             }

@@ -563,6 +563,8 @@ fn register_kind(plugin: &Plugin, target: &str, kind: Kind, origin: String) -> R
         }
         return Err(Error::DuplicateTarget {
             target: target.to_owned(),
+            first: slot.origin.clone(),
+            second: origin,
         });
     }
     let (index, entry) = allocate(&mut state, target, plugin.path().to_owned(), kind, origin)?;

@@ -501,8 +501,14 @@ fn registering_a_target_twice() {
     registry::register(&plugin, target, first.clone()).unwrap();
     registry::register(&Which::P115.load(), target, first).unwrap();
     // Another handler: XLA would keep the first, so it is refused.
-    match registry::register(&plugin, target, Arc::new(Scale)) {
-        Err(Error::DuplicateTarget { target: t }) => assert_eq!(t, target),
+    match registry::register_with_origin(&plugin, target, Arc::new(Scale), "the second".into()) {
+        Err(e @ Error::DuplicateTarget { .. }) => assert_eq!(
+            e.to_string(),
+            format!(
+                "target `{target}` is already registered by native handler, which keeps serving \
+                 it (XLA keeps the first handler of a name); the second cannot serve it too"
+            )
+        ),
         other => panic!("expected DuplicateTarget, got {other:?}"),
     }
     assert_eq!(

@@ -647,6 +647,40 @@ fn one_line_command_builds_a_guest() {
     assert!(!guest.uses_wasi(), "imports {:?}", guest.imports());
 }
 
+/// Issue 15: forgetting the runtime file fails to link with a symbol name
+/// that says what to do.
+#[test]
+fn forgetting_the_runtime_names_it_in_the_link_error() {
+    let out = tempfile::tempdir().expect("temporary directory");
+    let wasm = out.path().join("rms_norm.wasm");
+    let kernel = workspace_root().join("guests/cpp/rms_norm.cc");
+    // The one-line command without `guest-sdk/c/cyxla_runtime.cc`, and with
+    // -DNDEBUG (no assertions: the CYXLA_TARGET entry alone refers to it).
+    let args: Vec<String> = ONE_LINE_COMMAND
+        .split_whitespace()
+        .filter(|a| *a != "guest-sdk/c/cyxla_runtime.cc")
+        .map(|a| match a {
+            "kernel.cc" => kernel.display().to_string(),
+            "kernel.wasm" => wasm.display().to_string(),
+            other => other.to_owned(),
+        })
+        .chain(["-DNDEBUG".to_owned()])
+        .collect();
+    let output = Command::new(&args[0])
+        .args(&args[1..])
+        .current_dir(workspace_root())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}; {SETUP_HINT}", args[0]));
+    assert!(!output.status.success(), "linked without the runtime");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(
+            "undefined symbol: cyxla_panic__link_guest_sdk_c_cyxla_runtime_cc_or_use_the_cmake_toolchain"
+        ),
+        "the link error does not name the runtime:\n{stderr}"
+    );
+}
+
 #[test]
 fn cmake_toolchain_builds_guests() {
     let root = workspace_root();

@@ -42,10 +42,19 @@ void cyxla_free(void* ptr, size_t size, size_t align);
  *  cyxla_panic(), or NULL. The host reads it after a trap to name the cause. */
 const char* cyxla_last_panic(void);
 
+/** @brief The link-time name of cyxla_panic. Every CYXLA_TARGET entry point
+ *  refers to it, so a guest linked without the runtime fails with
+ *  `undefined symbol: cyxla_panic__link_guest_sdk_c_cyxla_runtime_cc_or_use_the_cmake_toolchain`:
+ *  add `guest-sdk/c/cyxla_runtime.cc` (C: `cyxla_runtime.c`) to the link, or
+ *  build with `guest-sdk/cmake/wasm32-cyxla.cmake` and `cyxla_add_guest`. */
+#define CYXLA_PANIC_SYMBOL_ \
+  "cyxla_panic__link_guest_sdk_c_cyxla_runtime_cc_or_use_the_cmake_toolchain"
+
 /** @brief Records `message` (a string that must stay valid, e.g. a literal)
  *  for cyxla_last_panic() and traps. The host fails the current call with
  *  the message and discards the instance. */
-__attribute__((noreturn)) void cyxla_panic(const char* message);
+__attribute__((noreturn)) void cyxla_panic(const char* message)
+    __asm__(CYXLA_PANIC_SYMBOL_);
 
 #ifdef __cplusplus
 } /* extern "C" */

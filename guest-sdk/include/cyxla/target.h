@@ -23,6 +23,7 @@
  *  @brief CYXLA_TARGET: declare a target and export its handler. */
 
 #include "cyxla/abi.h"
+#include "cyxla/runtime.h"
 #include "xla/ffi/api/c_api.h"
 
 /** @brief Declares that this guest serves custom-call target `target` (an
@@ -67,10 +68,13 @@
           "\\n\"\n"                                                          \
           ".text\n");
 
+/* The entry refers to the runtime (cyxla_panic), so that a guest linked
+ * without it fails to link naming what to do (see cyxla/runtime.h). */
 #define CYXLA_TARGET_ENTRY_(export_ident, handler)                           \
   CYXLA_EXTERN_C_ __attribute__((export_name(#export_ident)))                \
   XLA_FFI_Error* cyxla_target_entry_##export_ident(                          \
       XLA_FFI_CallFrame* call_frame) {                                       \
+    if (call_frame == 0) cyxla_panic(#export_ident ": null call frame");     \
     return (handler)(call_frame);                                            \
   }
 
