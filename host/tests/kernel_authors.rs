@@ -6,7 +6,7 @@
 //! bundled guests, rustup's wasm32 target, clang-19 for wasm32, cmake and
 //! the venv's JAX (`scripts/setup.sh`); a missing one fails with a hint.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use cyxla_tests::{Plugin, test_handlers_lib, workspace_root};
@@ -104,5 +104,172 @@ fn issue15_native_library_without_a_slash_is_the_file_in_the_current_directory()
         err.contains("libnowhere.so (no such file in the current directory")
             && err.contains("e.g. ./libnowhere.so"),
         "{err}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// `cyxla-host new`
+// ---------------------------------------------------------------------------
+
+const RUST_HINT: &str =
+    "install the pinned Rust toolchain with its wasm32 target with scripts/setup.sh";
+const CPP_HINT: &str = "install clang-19, lld-19, wasi-libc, libc++-19-dev-wasm32 and cmake with \
+     scripts/setup.sh";
+
+/// Runs `cmd` in `dir`, failing with its output and `hint` unless it succeeds.
+#[track_caller]
+fn run_in(dir: &Path, cmd: &mut Command, hint: &str) -> String {
+    let out = cmd
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}; {hint}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}); {hint}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+/// `cyxla-host new NAME --LANG DIR`, then `check` and the launcher on what
+/// the project builds into `guests/`.
+fn scaffold(name: &str, language: &str) -> (tempfile::TempDir, PathBuf) {
+    let scratch = tempfile::tempdir().expect("temporary directory");
+    let dir = scratch.path().join(name);
+    let out = bin()
+        .args(["new", name, language])
+        .arg(&dir)
+        .output()
+        .expect("cyxla-host runs");
+    assert_exit(&out, 0, "cyxla-host new");
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("call_from_jax.py") && stdout.contains(&format!("--allow {name}")),
+        "{stdout}"
+    );
+    (scratch, dir)
+}
+
+/// `check` accepts `guests/NAME.wasm` with target NAME, and the launcher
+/// runs `call_from_jax.py` with it.
+fn check_and_call(dir: &Path, name: &str) {
+    let wasm = dir.join("guests").join(format!("{name}.wasm"));
+    let out = bin()
+        .arg("check")
+        .arg(&wasm)
+        .output()
+        .expect("cyxla-host runs");
+    assert_exit(&out, 0, "cyxla-host check on the scaffold's module");
+    assert!(
+        text(&out.stdout).contains(&format!("target   {name} (export `{name}`)")),
+        "{}",
+        text(&out.stdout)
+    );
+    let python = workspace_root().join(".venv/bin/python");
+    let out = bin()
+        .current_dir(dir)
+        .args(["--plugin"])
+        .arg(Plugin::P115.path())
+        .args(["--guests", "guests", "--allow", name, "--"])
+        .arg(&python)
+        .arg("call_from_jax.py")
+        .output()
+        .expect("cyxla-host runs");
+    assert_exit(&out, 0, "call_from_jax.py under the launcher");
+    assert_eq!(
+        text(&out.stdout).trim(),
+        "cyxla [0.0, 2.5, 5.0, 7.5]",
+        "stderr:\n{}",
+        text(&out.stderr)
+    );
+}
+
+fn cargo() -> Command {
+    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    // The scaffold is a project of its own: nothing of this build leaks in.
+    cmd.env_remove("CARGO_TARGET_DIR")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS");
+    cmd
+}
+
+#[test]
+fn issue15_new_rust_guest_builds_passes_check_and_runs_from_jax() {
+    let name = "scaffold_rs";
+    let (_scratch, dir) = scaffold(name, "--rust");
+    let tests = run_in(&dir, cargo().arg("test"), RUST_HINT);
+    assert!(tests.contains("test result: ok. 2 passed"), "{tests}");
+    run_in(
+        &dir,
+        cargo().args(["build", "--target", "wasm32-unknown-unknown", "--release"]),
+        RUST_HINT,
+    );
+    std::fs::create_dir_all(dir.join("guests")).expect("guests folder");
+    std::fs::copy(
+        dir.join(format!("target/wasm32-unknown-unknown/release/{name}.wasm")),
+        dir.join(format!("guests/{name}.wasm")),
+    )
+    .expect("copy the module");
+    check_and_call(&dir, name);
+}
+
+#[test]
+fn issue15_new_cpp_guest_builds_passes_check_and_runs_from_jax() {
+    let name = "scaffold_cc";
+    let (_scratch, dir) = scaffold(name, "--cpp");
+    let test_bin = format!("{name}_test");
+    run_in(
+        &dir,
+        Command::new("clang++-19").args([
+            "-std=c++17",
+            &format!("{name}_test.cc"),
+            "-o",
+            &test_bin,
+        ]),
+        CPP_HINT,
+    );
+    let ran = run_in(&dir, &mut Command::new(dir.join(&test_bin)), CPP_HINT);
+    assert_eq!(ran.trim(), format!("{name}_test: ok"));
+    run_in(
+        &dir,
+        Command::new("cmake").args(["-S", ".", "-B", "build"]),
+        CPP_HINT,
+    );
+    run_in(
+        &dir,
+        Command::new("cmake").args(["--build", "build"]),
+        CPP_HINT,
+    );
+    std::fs::create_dir_all(dir.join("guests")).expect("guests folder");
+    std::fs::copy(
+        dir.join(format!("build/{name}.wasm")),
+        dir.join(format!("guests/{name}.wasm")),
+    )
+    .expect("copy the module");
+    check_and_call(&dir, name);
+}
+
+#[test]
+fn issue15_new_refuses_bad_names_and_says_why() {
+    let scratch = tempfile::tempdir().expect("temporary directory");
+    let out = bin()
+        .args(["new", "my-kernel", "--rust"])
+        .arg(scratch.path().join("k"))
+        .output()
+        .expect("cyxla-host runs");
+    assert_exit(&out, 2, "a target name with a dash");
+    assert!(
+        text(&out.stderr).contains("`my-kernel` cannot name a scaffolded target"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = bin().args(["new", "k"]).output().expect("cyxla-host runs");
+    assert_exit(&out, 2, "no language");
+    assert!(
+        text(&out.stderr).contains("--rust"),
+        "{}",
+        text(&out.stderr)
     );
 }

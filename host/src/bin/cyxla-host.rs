@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use cyxla_host::cli::launch::{self, LaunchArgs};
+use cyxla_host::cli::new::{self as scaffold, Language, NewArgs};
 use cyxla_host::cli::run::{self, Failure, RunArgs};
 use cyxla_host::cli::{check, list, policy};
 use cyxla_host::limits::LimitSetting;
@@ -135,6 +136,9 @@ enum Command {
         #[command(subcommand)]
         command: PolicyCommand,
     },
+    /// Scaffold a guest project (Rust or C++) with one target, a native
+    /// unit test and call_from_jax.py
+    New(NewCmd),
 }
 
 #[derive(Subcommand, Debug)]
@@ -144,6 +148,24 @@ enum PolicyCommand {
         /// The policy file (TOML)
         file: PathBuf,
     },
+}
+
+#[derive(Args, Debug)]
+#[command(group = clap::ArgGroup::new("language").required(true).args(["rust", "cpp"]))]
+struct NewCmd {
+    /// The target name (also the crate or module name): [A-Za-z_][A-Za-z0-9_]*
+    name: String,
+    /// The project directory [default: ./NAME]
+    dir: Option<PathBuf>,
+    /// A Rust guest (cyxla-guest-sdk crate)
+    #[arg(long)]
+    rust: bool,
+    /// A C++ guest (xla/ffi/api/ffi.h, CMake toolchain)
+    #[arg(long)]
+    cpp: bool,
+    /// The guest SDK [default: guest-sdk of the checkout this cyxla-host was built in]
+    #[arg(long, value_name = "PATH")]
+    sdk: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -241,7 +263,7 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
         }
         None => {
             return Err(Failure::Setup(anyhow::anyhow!(
-                "nothing to do: give a subcommand (run, list, check) or `-- COMMAND` \
+                "nothing to do: give a subcommand (run, list, check, new) or `-- COMMAND` \
                  (see cyxla-host --help)"
             )));
         }
@@ -327,6 +349,28 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
                     report.problems
                 )))
             }
+        }
+        Command::New(cmd) => {
+            let args = NewArgs {
+                dir: cmd.dir.unwrap_or_else(|| PathBuf::from(&cmd.name)),
+                name: cmd.name,
+                language: if cmd.rust {
+                    Language::Rust
+                } else {
+                    Language::Cpp
+                },
+                sdk: cmd.sdk,
+            };
+            let made = scaffold::new(&args).map_err(Failure::Setup)?;
+            println!("created {}:", made.dir.display());
+            for file in &made.files {
+                println!("  {}", file.display());
+            }
+            println!("next:");
+            for line in made.next_steps.lines() {
+                println!("  {line}");
+            }
+            Ok(())
         }
         Command::Check { path } => {
             let report =

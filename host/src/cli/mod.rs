@@ -4,5 +4,6 @@
 pub mod check;
 pub mod launch;
 pub mod list;
+pub mod new;
 pub mod policy;
 pub mod run;

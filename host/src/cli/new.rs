@@ -1,0 +1,495 @@
+//! `cyxla-host new NAME --rust|--cpp [DIR]`: scaffold a guest project that
+//! builds as it is, with one target `NAME` (`y = x * factor` over an f32
+//! array), a native unit test and `call_from_jax.py`, which calls the target
+//! from JAX on platform `cyxla` under the launcher.
+//!
+//! The project refers to the guest SDK by absolute path: `--sdk PATH`, else
+//! the `guest-sdk` of the checkout the running `cyxla-host` was built in
+//! (`<root>/target/<profile>/cyxla-host` → `<root>/guest-sdk`).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result, bail};
+
+use crate::session;
+
+/// The language of a scaffolded guest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Language {
+    /// A `no_std` Rust `cdylib` on the `cyxla-guest-sdk` crate.
+    Rust,
+    /// A C++ handler on `xla/ffi/api/ffi.h`, built with the CMake toolchain.
+    Cpp,
+}
+
+/// What [`new`] creates.
+#[derive(Clone, Debug)]
+pub struct NewArgs {
+    /// The target name (also the crate, module and file names).
+    pub name: String,
+    /// Rust or C++.
+    pub language: Language,
+    /// The project directory (must not exist, or be empty).
+    pub dir: PathBuf,
+    /// The guest SDK; `None`: found from the executable.
+    pub sdk: Option<PathBuf>,
+}
+
+/// The scaffolded project: its directory and the commands to go on.
+#[derive(Clone, Debug)]
+pub struct Scaffold {
+    /// The project directory.
+    pub dir: PathBuf,
+    /// The files written, relative to `dir`.
+    pub files: Vec<PathBuf>,
+    /// What to run next (for the user), one command a line.
+    pub next_steps: String,
+}
+
+/// Writes the project.
+///
+/// # Errors
+///
+/// A name that is not an identifier, a directory that exists and is not
+/// empty, an SDK that cannot be found, or a file that cannot be written;
+/// each says what was wrong.
+pub fn new(args: &NewArgs) -> Result<Scaffold> {
+    check_name(&args.name)?;
+    let sdk = match &args.sdk {
+        Some(sdk) => checked_sdk(sdk)?,
+        None => find_sdk()?,
+    };
+    if args.dir.exists() {
+        let mut entries = std::fs::read_dir(&args.dir)
+            .with_context(|| format!("cannot read {}", args.dir.display()))?;
+        if entries.next().is_some() {
+            bail!(
+                "{} already exists and is not empty: name a new directory",
+                args.dir.display()
+            );
+        }
+    }
+    let dir = std::path::absolute(&args.dir)
+        .with_context(|| format!("bad path {}", args.dir.display()))?;
+    let files = match args.language {
+        Language::Rust => rust_files(&args.name, &sdk),
+        Language::Cpp => cpp_files(&args.name, &sdk),
+    };
+    let mut written = Vec::new();
+    for (rel, text) in files {
+        let path = dir.join(&rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        written.push(PathBuf::from(rel));
+    }
+    let next_steps = next_steps(&args.name, args.language, &dir);
+    Ok(Scaffold {
+        dir,
+        files: written,
+        next_steps,
+    })
+}
+
+/// A target name the scaffold can use everywhere: a C and Rust identifier.
+fn check_name(name: &str) -> Result<()> {
+    let mut chars = name.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    if !first_ok || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_') || name.len() > 64 {
+        bail!(
+            "`{name}` cannot name a scaffolded target: use 1 to 64 of [A-Za-z0-9_], not starting \
+             with a digit (it is the target, crate and file name; other target names work with \
+             `target!`/`CYXLA_TARGET_EXPORT` by hand)"
+        );
+    }
+    if matches!(
+        name,
+        "self" | "super" | "crate" | "fn" | "mod" | "type" | "use" | "struct" | "enum" | "impl"
+    ) {
+        bail!("`{name}` is a Rust keyword: pick another target name");
+    }
+    Ok(())
+}
+
+fn checked_sdk(sdk: &Path) -> Result<PathBuf> {
+    let sdk = std::path::absolute(sdk).with_context(|| format!("bad path {}", sdk.display()))?;
+    if !sdk.join("Cargo.toml").is_file() || !sdk.join("include/xla/ffi/api/ffi.h").is_file() {
+        bail!(
+            "{} is not the cyxla guest SDK (no Cargo.toml and include/xla/ffi/api/ffi.h): \
+             pass --sdk <cyxla checkout>/guest-sdk",
+            sdk.display()
+        );
+    }
+    Ok(sdk)
+}
+
+/// The `guest-sdk` of the checkout this binary belongs to.
+fn find_sdk() -> Result<PathBuf> {
+    let roots = session::workspace_roots();
+    for root in &roots {
+        if let Ok(sdk) = checked_sdk(&root.join("guest-sdk")) {
+            return Ok(sdk);
+        }
+    }
+    bail!(
+        "cannot find the cyxla guest SDK above the cyxla-host executable (looked for guest-sdk \
+         in {}): pass --sdk <cyxla checkout>/guest-sdk",
+        roots
+            .iter()
+            .map(|r| r.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// A path for a TOML or CMake string (both take `/` on every platform).
+fn quoted(path: &Path) -> String {
+    path.display()
+        .to_string()
+        .replace('\\', "/")
+        .replace('"', "\\\"")
+}
+
+fn next_steps(name: &str, language: Language, dir: &Path) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "cd {}", dir.display());
+    match language {
+        Language::Rust => {
+            let _ = writeln!(
+                s,
+                "cargo test                                       # the native unit test"
+            );
+            let _ = writeln!(s, "cargo build --target wasm32-unknown-unknown --release");
+            let _ = writeln!(
+                s,
+                "mkdir -p guests && cp target/wasm32-unknown-unknown/release/{name}.wasm guests/"
+            );
+        }
+        Language::Cpp => {
+            let _ = writeln!(
+                s,
+                "clang++-19 -std=c++17 {name}_test.cc -o {name}_test && ./{name}_test   # the native unit test"
+            );
+            let _ = writeln!(s, "cmake -S . -B build && cmake --build build");
+            let _ = writeln!(s, "mkdir -p guests && cp build/{name}.wasm guests/");
+        }
+    }
+    let _ = writeln!(s, "cyxla-host check guests/{name}.wasm");
+    let _ = writeln!(
+        s,
+        "cyxla-host --guests guests --allow {name} -- python call_from_jax.py"
+    );
+    s
+}
+
+fn python_snippet(name: &str) -> String {
+    format!(
+        r#""""Calls the cyxla guest target `{name}` from JAX, on platform cyxla.
+
+Build the guest (see README.md), then run this under the launcher:
+
+    cyxla-host --guests guests --allow {name} -- python call_from_jax.py
+
+The launcher configures the cyxla PJRT plugin and picks the platform; the
+code below is plain JAX.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def {name}(x, factor):
+    # y = x * factor, computed by the sandboxed guest.
+    return jax.ffi.ffi_call("{name}", jax.ShapeDtypeStruct(x.shape, x.dtype))(
+        x, factor=np.float32(factor)
+    )
+
+
+x = jnp.arange(4, dtype=jnp.float32)
+y = jax.jit({name}, static_argnums=1)(x, 2.5)
+print(jax.config.jax_platforms, np.asarray(y).tolist())
+"#
+    )
+}
+
+fn rust_files(name: &str, sdk: &Path) -> Vec<(String, String)> {
+    let sdk = quoted(sdk);
+    let cargo = format!(
+        r#"[package]
+name = "{name}"
+version = "0.1.0"
+edition = "2024"
+publish = false
+
+[lib]
+crate-type = ["cdylib"]
+
+[dependencies]
+cyxla-guest-sdk = {{ path = "{sdk}" }}
+
+[dev-dependencies]
+# `testing`: build call frames in a buffer and run the handler natively.
+cyxla-guest-sdk = {{ path = "{sdk}", features = ["testing"] }}
+
+[profile.release]
+opt-level = 3
+lto = true
+panic = "abort"
+
+[profile.dev]
+panic = "abort"
+
+# A project of its own, even inside another Cargo workspace.
+[workspace]
+"#
+    );
+    let config = r#"# wasm32 guests may use SIMD (wasmtime supports it).
+[target.wasm32-unknown-unknown]
+rustflags = ["-C", "target-feature=+simd128"]
+"#
+    .to_owned();
+    let lib = format!(
+        r#"//! Guest `{name}`: custom-call target `{name}`, `y = x * factor` for
+//! `x: f32[...]` and attribute `factor: f32`.
+#![cfg_attr(target_arch = "wasm32", no_std)]
+
+extern crate alloc;
+
+use cyxla_guest_sdk::{{CallFrame, Error, Result, target}};
+
+target!("{name}", {name}, {name}_handler);
+
+/// `y = x * factor`: one operand, one result of the same shape.
+pub fn {name}_handler(frame: &CallFrame<'_>) -> Result<()> {{
+    frame.expect_arity(1, 1)?;
+    let factor: f32 = frame.attr("factor")?;
+    let x = frame.arg::<f32>(0)?;
+    let mut y = frame.ret::<f32>(0)?;
+    if y.dims() != x.dims() {{
+        return Err(Error::invalid_argument(alloc::format!(
+            "y has shape {{:?}}, expected x's {{:?}}",
+            y.dims(),
+            x.dims()
+        )));
+    }}
+    for (y, x) in y.iter_mut().zip(x.iter()) {{
+        *y = x * factor;
+    }}
+    Ok(())
+}}
+
+#[cfg(test)]
+mod tests {{
+    use super::*;
+    use cyxla_guest_sdk::DataType;
+    use cyxla_guest_sdk::testing::FrameBuilder;
+
+    #[test]
+    fn scales_by_factor() {{
+        let mut call = FrameBuilder::new()
+            .arg(&[3], &[1.0f32, -2.0, 0.5])
+            .ret(DataType::F32, &[3])
+            .attr("factor", 2.0f32)
+            .build();
+        call.call({name}_handler).unwrap();
+        assert_eq!(call.ret::<f32>(0), [2.0, -4.0, 1.0]);
+    }}
+
+    #[test]
+    fn refuses_a_result_of_another_shape() {{
+        let mut call = FrameBuilder::new()
+            .arg(&[3], &[1.0f32, -2.0, 0.5])
+            .ret(DataType::F32, &[2])
+            .attr("factor", 2.0f32)
+            .build();
+        let error = call.call({name}_handler).unwrap_err();
+        assert_eq!(error.message, "y has shape [2], expected x's [3]");
+    }}
+}}
+"#
+    );
+    let readme = format!(
+        r#"# {name}: a cyxla guest in Rust
+
+Target `{name}`: `y = x * factor` (`x: f32[...]`, attribute `factor: f32`),
+in `src/lib.rs`. Guest SDK: `{sdk}` (`cargo doc -p cyxla-guest-sdk --open`).
+
+```sh
+{steps}```
+"#,
+        steps = next_steps(name, Language::Rust, Path::new("."))
+            .lines()
+            .skip(1)
+            .fold(String::new(), |acc, l| acc + l + "\n"),
+    );
+    vec![
+        ("Cargo.toml".to_owned(), cargo),
+        (".cargo/config.toml".to_owned(), config),
+        ("src/lib.rs".to_owned(), lib),
+        ("call_from_jax.py".to_owned(), python_snippet(name)),
+        ("README.md".to_owned(), readme),
+        (".gitignore".to_owned(), "/target\n/guests\n".to_owned()),
+    ]
+}
+
+fn cpp_files(name: &str, sdk: &Path) -> Vec<(String, String)> {
+    let sdk = quoted(sdk);
+    let kernel_h = format!(
+        r#"// The computation of target `{name}`, free of XLA types: the handler in
+// {name}.cc calls it, and {name}_test.cc tests it natively.
+#pragma once
+
+#include <cstddef>
+
+namespace {name}_kernel {{
+
+// y[i] = x[i] * factor for i < n.
+inline void Scale(const float* x, float* y, std::size_t n, float factor) {{
+  for (std::size_t i = 0; i < n; ++i) y[i] = x[i] * factor;
+}}
+
+}}  // namespace {name}_kernel
+"#
+    );
+    let kernel_cc = format!(
+        r#"// Guest `{name}`: custom-call target `{name}`, y = x * factor for
+// x: f32[...] and attribute factor: f32. An ordinary XLA FFI handler; the
+// CYXLA_TARGET line at the end makes it a cyxla guest.
+#include "xla/ffi/api/ffi.h"
+#include "{name}_kernel.h"
+
+namespace ffi = xla::ffi;
+
+static ffi::Error {name}_impl(float factor, ffi::Buffer<ffi::F32> x,
+                              ffi::ResultBuffer<ffi::F32> y) {{
+  auto xd = x.dimensions();
+  auto yd = y->dimensions();
+  if (xd.size() != yd.size()) {{
+    return ffi::Error::InvalidArgument("y must have the shape of x");
+  }}
+  for (size_t i = 0; i < xd.size(); ++i) {{
+    if (xd[i] != yd[i]) {{
+      return ffi::Error::InvalidArgument("y must have the shape of x");
+    }}
+  }}
+  {name}_kernel::Scale(x.typed_data(), y->typed_data(), x.element_count(), factor);
+  return ffi::Error::Success();
+}}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL({name}_handler, {name}_impl,
+                              ffi::Ffi::Bind()
+                                  .Attr<float>("factor")
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>());
+
+CYXLA_TARGET({name}, {name}_handler);
+"#
+    );
+    let test_cc = format!(
+        r#"// Native unit test of {name}'s computation:
+//   clang++-19 -std=c++17 {name}_test.cc -o {name}_test && ./{name}_test
+#include <cstdio>
+
+#include "{name}_kernel.h"
+
+int main() {{
+  const float x[3] = {{1.0f, -2.0f, 0.5f}};
+  const float want[3] = {{2.0f, -4.0f, 1.0f}};
+  float y[3] = {{0, 0, 0}};
+  {name}_kernel::Scale(x, y, 3, 2.0f);
+  for (int i = 0; i < 3; ++i) {{
+    if (y[i] != want[i]) {{
+      std::fprintf(stderr, "y[%d] = %g, expected %g\n", i, y[i], want[i]);
+      return 1;
+    }}
+  }}
+  std::puts("{name}_test: ok");
+  return 0;
+}}
+"#
+    );
+    let cmake = format!(
+        r#"# Builds build/{name}.wasm with the cyxla guest SDK's toolchain:
+#   cmake -S . -B build && cmake --build build
+cmake_minimum_required(VERSION 3.20)
+if(NOT CMAKE_TOOLCHAIN_FILE)
+  set(CMAKE_TOOLCHAIN_FILE "{sdk}/cmake/wasm32-cyxla.cmake")
+endif()
+project({name} C CXX)
+
+cyxla_add_guest({name} {name}.cc)
+"#
+    );
+    let readme = format!(
+        r#"# {name}: a cyxla guest in C++
+
+Target `{name}`: `y = x * factor` (`x: f32[...]`, attribute `factor: f32`):
+the handler in `{name}.cc`, its computation in `{name}_kernel.h`. Guest
+SDK: `{sdk}` (see its README.md).
+
+```sh
+{steps}```
+"#,
+        steps = next_steps(name, Language::Cpp, Path::new("."))
+            .lines()
+            .skip(1)
+            .fold(String::new(), |acc, l| acc + l + "\n"),
+    );
+    vec![
+        (format!("{name}_kernel.h"), kernel_h),
+        (format!("{name}.cc"), kernel_cc),
+        (format!("{name}_test.cc"), test_cc),
+        ("CMakeLists.txt".to_owned(), cmake),
+        ("call_from_jax.py".to_owned(), python_snippet(name)),
+        ("README.md".to_owned(), readme),
+        (
+            ".gitignore".to_owned(),
+            format!("/build\n/guests\n/{name}_test\n"),
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_must_be_identifiers() {
+        for good in ["my_kernel", "_x", "K2"] {
+            check_name(good).unwrap();
+        }
+        for bad in ["", "2k", "my-kernel", "a.b", "fn"] {
+            let e = check_name(bad).unwrap_err().to_string();
+            assert!(e.contains(&format!("`{bad}`")), "{e}");
+        }
+    }
+
+    #[test]
+    fn refuses_a_directory_with_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("x"), "").unwrap();
+        let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("../guest-sdk");
+        let e = new(&NewArgs {
+            name: "k".into(),
+            language: Language::Rust,
+            dir: dir.path().to_owned(),
+            sdk: Some(sdk),
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("already exists and is not empty"), "{e}");
+    }
+
+    #[test]
+    fn refuses_a_directory_that_is_not_the_sdk() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = checked_sdk(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("is not the cyxla guest SDK"), "{e}");
+    }
+}
