@@ -76,15 +76,26 @@
 //! cyxla-host check <guests folder>/my_kernel.wasm
 //! ```
 //!
-//! and call it from JAX as any FFI target (`cyxla-host --allow my_rms_norm -- python ...`):
+//! and call it from JAX as any FFI target, under the launcher, which runs
+//! the script with JAX on platform `cyxla`:
+//!
+//! ```text
+//! cyxla-host --guests <guests folder> --allow my_rms_norm -- python my_script.py
+//! ```
+//!
+//! where `my_script.py` calls
 //!
 //! ```text
 //! y = jax.ffi.ffi_call("my_rms_norm", jax.ShapeDtypeStruct(x.shape, x.dtype))(x, eps=np.float32(1e-5))
 //! ```
 //!
+//! `cyxla-host new my_kernel --rust` writes such a project, ready to build
+//! (guest-sdk/README.md, "From nothing to a running guest", is the guide).
+//!
 //! `#![cfg_attr(target_arch = "wasm32", no_std)]` keeps the guest `no_std`
 //! on wasm32 while native builds (unit tests, clippy) link `std`. `core` has
-//! no `f32::sqrt`: use [`math`] (one wasm instruction with `simd128`). For
+//! no `f32::sqrt`, `exp`, `ln`, ...: use [`math`] (`sqrt` is one wasm
+//! instruction with `simd128`, the others come from `libm`). For
 //! SIMD add `-C target-feature=+simd128` to the wasm32 rustflags in
 //! `.cargo/config.toml`, as `guests/.cargo/config.toml` does.
 //!
@@ -101,7 +112,11 @@
 //! # Features
 //!
 //! * `allocator` (default): on wasm32, dlmalloc as the global allocator.
-//! * `panic-handler` (default): on wasm32, the recording, trapping panic handler.
+//! * `panic-handler` (default): on wasm32, the recording, trapping panic
+//!   handler. A guest that links `std` (no `no_std`) must turn it off, or
+//!   rustc fails with `error[E0152]: duplicate lang item in crate
+//!   cyxla_guest_sdk: panic_impl`: depend on the SDK with
+//!   `default-features = false, features = ["allocator"]`.
 //! * `testing`: the `testing` module, to run handlers natively on frames
 //!   built in a buffer (see the bundled guests' unit tests).
 //!
@@ -141,3 +156,9 @@ pub use macros::Handler;
 
 #[cfg(test)]
 mod tests;
+
+/// The code blocks of `guest-sdk/README.md` (the kernel author's guide):
+/// its Rust blocks run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

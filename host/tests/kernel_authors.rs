@@ -273,3 +273,187 @@ fn issue15_new_refuses_bad_names_and_says_why() {
         text(&out.stderr)
     );
 }
+
+// ---------------------------------------------------------------------------
+// The kernel author's guide (guest-sdk/README.md): every block is compiled
+// or run. Rust blocks are doctests of cyxla-guest-sdk (`ReadmeDoctests`);
+// C++ blocks are compiled for wasm32 here; a block preceded by
+// `<!-- file: PATH -->` is written to PATH in a scratch folder; shell
+// blocks run there, in order, with `cyxla-host` and the venv's `python` on
+// PATH and `guest-sdk` and `.venv` linked to this checkout's.
+// ---------------------------------------------------------------------------
+
+/// One fenced block of the guide.
+#[derive(Debug)]
+struct Block {
+    line: usize,
+    lang: String,
+    file: Option<String>,
+    code: String,
+}
+
+fn guide_blocks(text: &str) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    let mut lines = text.lines().enumerate().peekable();
+    let mut marker: Option<String> = None;
+    while let Some((i, line)) = lines.next() {
+        let trimmed = line.trim();
+        if let Some(rest) = trimmed.strip_prefix("<!-- file: ") {
+            marker = Some(rest.trim_end_matches("-->").trim().to_owned());
+            continue;
+        }
+        if let Some(lang) = trimmed.strip_prefix("```") {
+            let mut code = String::new();
+            for (_, body) in lines.by_ref() {
+                if body.trim() == "```" {
+                    break;
+                }
+                code.push_str(body);
+                code.push('\n');
+            }
+            blocks.push(Block {
+                line: i + 1,
+                lang: lang.trim().to_owned(),
+                file: marker.take(),
+                code,
+            });
+            continue;
+        }
+        if !trimmed.is_empty() {
+            marker = None;
+        }
+    }
+    blocks
+}
+
+#[test]
+fn guide_every_block_is_compiled_or_run() {
+    let root = workspace_root();
+    let readme = std::fs::read_to_string(root.join("guest-sdk/README.md"))
+        .expect("read guest-sdk/README.md");
+    let lib = std::fs::read_to_string(root.join("guest-sdk/src/lib.rs")).expect("read lib.rs");
+    assert!(
+        lib.contains("#[doc = include_str!(\"../README.md\")]"),
+        "guest-sdk/src/lib.rs must run the guide's Rust blocks as doctests"
+    );
+    let blocks = guide_blocks(&readme);
+    let scratch = tempfile::tempdir().expect("temporary directory");
+    let dir = scratch.path();
+    std::os::unix::fs::symlink(root.join("guest-sdk"), dir.join("guest-sdk")).expect("link");
+    std::os::unix::fs::symlink(root.join(".venv"), dir.join(".venv")).expect("link");
+
+    let (mut rust, mut cpp, mut sh, mut files) = (0, 0, 0, 0);
+    for block in &blocks {
+        if let Some(file) = &block.file {
+            let path = dir.join(file);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("create folders");
+            let code = block
+                .code
+                .replace("/path/to/cyxla", &root.display().to_string());
+            std::fs::write(&path, code).expect("write the block's file");
+            files += 1;
+        }
+        match block.lang.as_str() {
+            "rust" => rust += 1,
+            "cpp" => {
+                let source = dir.join(format!("block_{}.cc", block.line));
+                std::fs::write(&source, &block.code).expect("write the block");
+                run_in(
+                    dir,
+                    Command::new("clang++-19")
+                        .args(["--target=wasm32-wasi", "-std=c++17", "-O2", "-msimd128"])
+                        .args(["-fno-exceptions", "-fno-rtti", "-Wall", "-Werror", "-c"])
+                        .arg("-Iguest-sdk/include")
+                        .arg(&source)
+                        .arg("-o")
+                        .arg(dir.join(format!("block_{}.o", block.line))),
+                    &format!("guest-sdk/README.md line {}: {CPP_HINT}", block.line),
+                );
+                cpp += 1;
+            }
+            "sh" => sh += 1,
+            other => assert!(
+                block.file.is_some(),
+                "guest-sdk/README.md line {}: a ```{other} block that is neither compiled nor \
+                 run (give it a `<!-- file: PATH -->` line that a shell block uses)",
+                block.line
+            ),
+        }
+    }
+    // Shell blocks last, in order: they use the files above.
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_cyxla-host"))
+        .parent()
+        .expect("bin dir")
+        .to_owned();
+    let path = std::env::join_paths([bin_dir, root.join(".venv/bin")].into_iter().chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .expect("PATH");
+    for block in blocks.iter().filter(|b| b.lang == "sh") {
+        let mut cmd = Command::new("bash");
+        cmd.args(["-euo", "pipefail", "-c", &block.code])
+            .env("PATH", &path)
+            .env_remove("CARGO_TARGET_DIR")
+            .env_remove("RUSTFLAGS")
+            .env_remove("CARGO_ENCODED_RUSTFLAGS")
+            .env_remove("CYXLA_GUESTS")
+            .env_remove("CYXLA_PJRT_PLUGIN");
+        let out = run_in(
+            dir,
+            &mut cmd,
+            &format!(
+                "guest-sdk/README.md line {}: the shell block failed; {RUST_HINT}; {CPP_HINT}",
+                block.line
+            ),
+        );
+        if block.code.contains("python call_from_jax.py") {
+            assert!(
+                out.contains("cyxla [0.0, 2.5, 5.0, 7.5]"),
+                "line {}: {out}",
+                block.line
+            );
+        }
+        if block.code.contains("python call_my_norm.py") {
+            assert!(
+                out.contains("my_norm ok on cyxla"),
+                "line {}: {out}",
+                block.line
+            );
+        }
+    }
+    // The root README's "Writing kernels" shows the same path: run it too.
+    let top = std::fs::read_to_string(root.join("README.md")).expect("read README.md");
+    let section = &top[top
+        .find("## Writing kernels")
+        .expect("README: Writing kernels")..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
+    let readme_scratch = tempfile::tempdir().expect("temporary directory");
+    let readme_sh: Vec<Block> = guide_blocks(section)
+        .into_iter()
+        .filter(|b| b.lang == "sh")
+        .collect();
+    assert_eq!(
+        readme_sh.len(),
+        1,
+        "README's Writing kernels: one shell block"
+    );
+    for block in &readme_sh {
+        let out = run_in(
+            readme_scratch.path(),
+            Command::new("bash")
+                .args(["-euo", "pipefail", "-c", &block.code])
+                .env("PATH", &path)
+                .env_remove("CARGO_TARGET_DIR")
+                .env_remove("RUSTFLAGS")
+                .env_remove("CARGO_ENCODED_RUSTFLAGS")
+                .env_remove("CYXLA_GUESTS")
+                .env_remove("CYXLA_PJRT_PLUGIN"),
+            &format!("README.md, Writing kernels: {RUST_HINT}"),
+        );
+        assert!(out.contains("cyxla [0.0, 2.5, 5.0, 7.5]"), "{out}");
+    }
+    assert!(rust >= 7, "only {rust} Rust blocks");
+    assert!(cpp >= 5, "only {cpp} C++ blocks");
+    assert!(sh >= 8, "only {sh} shell blocks");
+    assert!(files >= 7, "only {files} file blocks");
+}
