@@ -113,10 +113,12 @@
 //!
 //! * `allocator` (default): on wasm32, dlmalloc as the global allocator.
 //! * `panic-handler` (default): on wasm32, the recording, trapping panic
-//!   handler. A guest that links `std` (no `no_std`) must turn it off, or
-//!   rustc fails with `error[E0152]: duplicate lang item in crate
-//!   cyxla_guest_sdk: panic_impl`: depend on the SDK with
-//!   `default-features = false, features = ["allocator"]`.
+//!   handler. A guest that links `std` (no `no_std`) must turn it off:
+//!   depend on the SDK with `default-features = false, features =
+//!   ["allocator"]`. Otherwise rustc fails with `error[E0152]: duplicate
+//!   lang item in crate
+//!   cyxla_guest_sdk_panic_handler_a_guest_with_std_needs_the_sdk_with_default_features_false_features_allocator`:
+//!   the handler's crate is named to say so.
 //! * `testing`: the `testing` module, to run handlers natively on frames
 //!   built in a buffer (see the bundled guests' unit tests).
 //!
@@ -127,6 +129,11 @@
 #![doc(test(attr(deny(warnings))))]
 
 extern crate alloc;
+
+// The panic handler lives in a crate of its own, named to say what a guest
+// that links `std` must do (see the `panic-handler` feature).
+#[cfg(all(target_arch = "wasm32", feature = "panic-handler"))]
+extern crate cyxla_guest_sdk_panic_handler_a_guest_with_std_needs_the_sdk_with_default_features_false_features_allocator as _;
 
 pub mod abi;
 mod attrs;

@@ -74,9 +74,11 @@ pub extern "C" fn cyxla_last_panic() -> u32 {
     }
 }
 
-#[cfg(all(feature = "panic-handler", not(test)))]
-#[panic_handler]
-fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
+/// Called by the panic handler (crate `cyxla-guest-sdk-panic-handler`,
+/// feature `panic-handler`): records the message. The handler then traps.
+#[cfg(feature = "panic-handler")]
+#[unsafe(no_mangle)]
+pub fn __cyxla_guest_sdk_record_panic(info: &core::panic::PanicInfo<'_>) {
     match info.location() {
         Some(l) => record(format_args!(
             "panicked at {}:{}:{}: {}",
@@ -87,5 +89,4 @@ fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
         )),
         None => record(format_args!("panicked: {}", info.message())),
     }
-    core::arch::wasm32::unreachable()
 }

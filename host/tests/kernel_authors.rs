@@ -457,3 +457,47 @@ fn guide_every_block_is_compiled_or_run() {
     assert!(sh >= 8, "only {sh} shell blocks");
     assert!(files >= 7, "only {files} file blocks");
 }
+
+#[test]
+fn issue15_a_std_guest_with_the_sdk_panic_handler_is_told_what_to_do() {
+    let scratch = tempfile::tempdir().expect("temporary directory");
+    let dir = scratch.path();
+    let sdk = workspace_root().join("guest-sdk");
+    std::fs::create_dir_all(dir.join("src")).expect("create src");
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"std_guest\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
+             [lib]\ncrate-type = [\"cdylib\"]\n\n[dependencies]\n\
+             cyxla-guest-sdk = {{ path = \"{}\" }}\n\n[workspace]\n",
+            sdk.display()
+        ),
+    )
+    .expect("write Cargo.toml");
+    // No `no_std`: the guest links std, and the SDK's default features
+    // bring the SDK's panic handler too.
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        "use cyxla_guest_sdk::{CallFrame, Result, target};\n\
+         pub fn h(_frame: &CallFrame<'_>) -> Result<()> { Ok(()) }\n\
+         target!(\"std_guest\", std_guest, h);\n",
+    )
+    .expect("write lib.rs");
+    let out = cargo()
+        .args(["build", "--target", "wasm32-unknown-unknown"])
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run cargo: {e}; {RUST_HINT}"));
+    let stderr = text(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "a std guest built with the SDK's panic handler"
+    );
+    assert!(
+        stderr.contains(
+            "duplicate lang item in crate `cyxla_guest_sdk_panic_handler_a_guest_with_std_needs\
+             _the_sdk_with_default_features_false_features_allocator`"
+        ),
+        "the error does not say what to do ({RUST_HINT} if the wasm32 target is missing):\n{stderr}"
+    );
+}
