@@ -80,6 +80,7 @@ const KERNELS: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     ("tests/cpp/statics.cc", &[("counter_cpp", "Counter")]),
+    ("tests/cpp/relock.cc", &[("relock_cpp", "Relock")]),
 ];
 
 /// The documented one-line build command (guest-sdk/README.md), run from
@@ -428,6 +429,57 @@ fn same_source_gives_bit_identical_results_native_and_sandboxed() {
         against_numpy >= 10,
         "only {against_numpy} outputs had a numpy oracle"
     );
+}
+
+/// Issue 15: locking a `std::mutex` the guest already holds (natively a
+/// deadlock) traps with cyxla/mutex.h's message, which reaches the client;
+/// the next call works. Guest only: the native build would hang.
+#[test]
+fn relocking_a_std_mutex_traps_with_its_message() {
+    let m = manifest();
+    let counter = m
+        .programs
+        .iter()
+        .find(|p| p.name == "statics_counter")
+        .expect("the statics_counter program");
+    let text = std::fs::read_to_string(programs_dir().join(&counter.mlir)).expect("read");
+    let relock = ProgramEntry {
+        name: "relock".into(),
+        description: String::new(),
+        mlir: String::new(),
+        targets: vec!["relock_cpp".into()],
+        inputs: Vec::new(),
+        outputs: Vec::new(),
+        error: None,
+        guest_error: None,
+        guest_only: true,
+    };
+    let path = setup().programs_out.join("relock.guest.mlir");
+    std::fs::write(&path, text.replace("@counter_cpp(", "@relock_cpp(")).expect("write");
+    let args = RunArgs {
+        program: path,
+        inputs: counter
+            .inputs
+            .iter()
+            .map(|t| programs_dir().join(t.file.as_ref().expect("inputs have files")))
+            .collect(),
+        output_dir: None,
+        json: false,
+        devices: 1,
+    };
+    for _ in 0..2 {
+        let error = match run::run(&setup().plugin, &args, &|_| None) {
+            Ok(_) => panic!("relock_cpp did not fail"),
+            Err(e) => format!("{:#}", e.error()),
+        };
+        let want = format!(
+            "{}the guest panicked: std::mutex::lock: the mutex is already locked by this thread \
+             (a deadlock; a cyxla guest runs on one thread)",
+            guest_prefix(&relock)
+        );
+        assert!(error.contains("INTERNAL"), "{error}");
+        assert!(error.contains(&want), "{error}\nwant: {want}");
+    }
 }
 
 #[test]
