@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use wasmtime::{Config, Linker, OptLevel, ProfilingStrategy};
 
+use crate::cache::ModuleCache;
 use crate::deadline::{Interrupt, Ticker};
 use crate::error::{Error, Result, wasmtime_message};
 use crate::imports;
@@ -43,6 +44,8 @@ struct Inner {
     /// Engines for guests whose side file sets another wasm stack size
     /// (wasmtime fixes it per engine), by stack size.
     variants: Mutex<Vec<Engine>>,
+    /// The compile cache guests are compiled through, once set.
+    cache: std::sync::OnceLock<ModuleCache>,
 }
 
 impl Engine {
@@ -108,6 +111,7 @@ impl Engine {
                 ticker,
                 limits: limits.clone(),
                 variants: Mutex::new(Vec::new()),
+                cache: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -142,8 +146,26 @@ impl Engine {
         let mut variant_limits = self.inner.limits.clone();
         variant_limits.stack_bytes = limits.stack_bytes;
         let engine = Engine::new(&variant_limits)?;
+        if let Some(cache) = self.inner.cache.get() {
+            engine.use_cache(cache.clone());
+        }
         variants.push(engine.clone());
         Ok(engine)
+    }
+
+    /// Compiles guests through `cache` from now on (this engine and the
+    /// variants it makes); a second call changes nothing.
+    pub fn use_cache(&self, cache: ModuleCache) {
+        let _ = self.inner.cache.set(cache);
+    }
+
+    /// The module of `bytes`: from the compile cache when there is one and
+    /// it holds a verified entry, else compiled.
+    pub(crate) fn compile(&self, bytes: &[u8]) -> wasmtime::Result<wasmtime::Module> {
+        match self.inner.cache.get() {
+            Some(cache) => cache.module(&self.inner.wasm, bytes),
+            None => wasmtime::Module::from_binary(&self.inner.wasm, bytes),
+        }
     }
 
     /// The deadline mechanism guests of this engine run under (`Auto`

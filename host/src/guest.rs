@@ -395,7 +395,7 @@ fn check_and_compile(
         .collect();
     declared.extend(targets.iter().map(|t| t.name.clone()));
 
-    let module = Module::from_binary(engine.wasm(), bytes).map_err(|e| Error::InvalidModule {
+    let module = engine.compile(bytes).map_err(|e| Error::InvalidModule {
         path: path.to_owned(),
         message: wasmtime_message(&e),
     })?;

@@ -103,6 +103,12 @@ impl Guests {
         Ok(Guests::from_guests(dir, engine, guests, rejected))
     }
 
+    /// A collection of guests loaded one by one (e.g. with
+    /// [`Guest::load`]), as if from `dir`.
+    pub fn from_loaded(dir: &Path, engine: &Engine, guests: Vec<Arc<Guest>>) -> Guests {
+        Guests::from_guests(dir, engine, guests, Vec::new())
+    }
+
     /// Builds the target index over already loaded guests.
     pub(crate) fn from_guests(
         dir: &Path,

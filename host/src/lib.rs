@@ -55,6 +55,7 @@ pub mod npy;
 pub mod session;
 pub mod tenants;
 
+pub mod cache;
 mod call;
 mod deadline;
 mod dispatch;
