@@ -17,6 +17,7 @@
 //! | `CYXLA_NATIVE` | `native` | trusted natives, `T=LIB:SYM` (`;`-separated) | none |
 //! | `CYXLA_RELOAD` | `reload` | `0`: changed guests are not reloaded | `1` |
 //! | `CYXLA_STATS` | | a JSON file of per-target statistics, kept current | none |
+//! | `CYXLA_CACHE` | | `0`: no compile cache (folder: `CYXLA_CACHE_DIR`) | on |
 //!
 //! Every problem is an error that names the variable or the file (with line
 //! and column) and what was expected: nothing is silently ignored.
@@ -26,6 +27,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::cache::ModuleCache;
 use crate::limits::{LimitOverrides, Limits};
 use crate::policy::AllowList;
 use crate::sandbox::GUESTS_ENV;
@@ -54,6 +56,8 @@ pub const NATIVE_ENV: &str = "CYXLA_NATIVE";
 pub const RELOAD_ENV: &str = "CYXLA_RELOAD";
 /// A JSON file the plugin keeps per-target statistics in.
 pub const STATS_ENV: &str = "CYXLA_STATS";
+/// `0` turns the compile cache off.
+pub const CACHE_ENV: &str = "CYXLA_CACHE";
 /// The cyxla PJRT plugin library, for the Python package (`jax_plugins.cyxla`).
 pub const LIBRARY_ENV: &str = "CYXLA_PJRT_LIBRARY";
 
@@ -61,7 +65,8 @@ pub const LIBRARY_ENV: &str = "CYXLA_PJRT_LIBRARY";
 pub const MAX_DEVICES: u32 = 256;
 
 /// Every variable this module reads, for the launcher and for messages.
-pub const VARIABLES: [&str; 13] = [
+pub const VARIABLES: [&str; 14] = [
+    CACHE_ENV,
     STATS_ENV,
     RELOAD_ENV,
     POLICY_ENV,
@@ -105,6 +110,8 @@ pub struct Config {
     pub reload: bool,
     /// Where per-target statistics are written (JSON), if anywhere.
     pub stats: Option<PathBuf>,
+    /// The compile cache folder; `None`: no cache.
+    pub cache: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -124,6 +131,7 @@ impl Default for Config {
             tenant: None,
             reload: true,
             stats: None,
+            cache: ModuleCache::default_dir(),
         }
     }
 }
@@ -238,6 +246,7 @@ impl Config {
             tenant: None,
             reload: true,
             stats: None,
+            cache: ModuleCache::default_dir(),
         };
         if config.devices.is_none()
             && let Some(v) = set(DEVICES_ENV)
@@ -341,6 +350,11 @@ impl Config {
         }
         if let Some(v) = var(NO_LAPACK_ENV) {
             self.lapack = !parse_bool(&v).map_err(|e| bad(NO_LAPACK_ENV, &v, &e))?;
+        }
+        if let Some(v) = var(CACHE_ENV)
+            && !parse_bool(&v).map_err(|e| bad(CACHE_ENV, &v, &e))?
+        {
+            self.cache = None;
         }
         if let Some(v) = var(STATS_ENV) {
             self.stats = Some(PathBuf::from(v));

@@ -12,6 +12,7 @@ use plugin_glue::ffi::xla_ffi::XLA_FFI_Handler;
 use plugin_glue::plugin::Plugin;
 use plugin_glue::registry;
 
+use crate::cache::ModuleCache;
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::guests::Guests;
@@ -81,6 +82,8 @@ pub struct Setup {
     pub strict: bool,
     /// Whether changed guests are reloaded while the process runs.
     pub watch: bool,
+    /// The compile cache folder; `None`: guests are compiled at every start.
+    pub cache: Option<PathBuf>,
 }
 
 impl Setup {
@@ -97,6 +100,7 @@ impl Setup {
             lapack: config.lapack,
             strict: true,
             watch: config.reload,
+            cache: config.cache.clone(),
         }
     }
 
@@ -123,6 +127,12 @@ impl Setup {
             || self.policy.allows_all()
             || self.policy.named().next().is_some();
         let engine = Engine::new(&self.limits).context("cannot build the wasm engine")?;
+        if let Some(dir) = &self.cache {
+            match ModuleCache::open(dir) {
+                Ok(cache) => engine.use_cache(cache),
+                Err(e) => tracing::warn!("{e}: guests are compiled without it"),
+            }
+        }
         let mut sandboxes = Vec::new();
         let mut served: BTreeSet<String> = BTreeSet::new();
         for dir in self.guests_dirs() {

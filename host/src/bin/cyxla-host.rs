@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+use cyxla_host::cache::ModuleCache;
 use cyxla_host::cli::launch::{self, LaunchArgs};
 use cyxla_host::cli::new::{self as scaffold, Language, NewArgs};
 use cyxla_host::cli::run::{self, Failure, RunArgs};
@@ -64,6 +65,10 @@ struct HostArgs {
     /// call_timeout=2s; a guest's x.limits.toml overrides these (README, "Limits")
     #[arg(long = "limit", global = true, value_name = "NAME=VALUE")]
     limits: Vec<LimitSetting>,
+    /// Compile every guest, without the compile cache ($CYXLA_CACHE_DIR,
+    /// else ~/.cache/cyxla)
+    #[arg(long, global = true)]
+    no_cache: bool,
 }
 
 impl HostArgs {
@@ -78,6 +83,11 @@ impl HostArgs {
             lapack: !self.no_lapack,
             strict: false,
             watch: false,
+            cache: if self.no_cache {
+                None
+            } else {
+                ModuleCache::default_dir()
+            },
         }
     }
 
