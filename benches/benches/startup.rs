@@ -1,0 +1,88 @@
+//! Start-up with 10 guests: load, validate and compile (cold: no compile
+//! cache) against load, validate and take the compiled code from the
+//! compile cache (warm). Goal P7: warm start at most 20 ms.
+//!
+//! `cargo bench -p cyxla-benches --bench startup`
+//!
+//! Both variants run interleaved, in rounds, over the same ten modules
+//! (bundled guests) in a folder of their own; the table gives medians.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group};
+use cyxla_host::AllowList;
+use cyxla_host::session::Setup;
+
+const ROUNDS: usize = 7;
+const GUESTS: usize = 10;
+
+fn setup(folder: PathBuf, cache: Option<PathBuf>) -> Setup {
+    Setup {
+        guests: vec![folder],
+        policy: AllowList::all(),
+        cache,
+        ..Setup::default()
+    }
+}
+
+fn start(setup: &Setup) -> Duration {
+    let t = Instant::now();
+    let sandboxes = setup.sandboxes().expect("load the guests");
+    let took = t.elapsed();
+    let loaded: usize = sandboxes.iter().map(|s| s.guests().guests().len()).sum();
+    assert_eq!(loaded, GUESTS, "every guest loads");
+    took
+}
+
+fn bench(_c: &mut Criterion) {
+    let tmp = tempfile::tempdir().expect("a temp dir");
+    let folder = tmp.path().join("guests");
+    std::fs::create_dir(&folder).expect("guests folder");
+    let mut modules: Vec<PathBuf> = std::fs::read_dir(cyxla_benches::bundled_guests())
+        .expect("the bundled guests (scripts/setup.sh builds them)")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wasm"))
+        .collect();
+    modules.sort();
+    assert!(
+        modules.len() >= GUESTS,
+        "{} bundled guests, need {GUESTS}",
+        modules.len()
+    );
+    for m in &modules[..GUESTS] {
+        std::fs::copy(m, folder.join(m.file_name().unwrap())).expect("copy a guest");
+    }
+    let cache = tmp.path().join("cache");
+    let cold = setup(folder.clone(), None);
+    let warm = setup(folder, Some(cache.clone()));
+    start(&warm); // fills the cache
+    let entries = std::fs::read_dir(&cache).expect("the cache").count();
+    assert_eq!(entries, 2 * GUESTS, "an artifact and its digest per guest");
+    let mut times = [Vec::new(), Vec::new()];
+    for _ in 0..ROUNDS {
+        times[0].push(start(&cold));
+        times[1].push(start(&warm));
+    }
+    let [c, w] = times.map(|mut t| {
+        t.sort();
+        t[ROUNDS / 2].as_secs_f64() * 1e3
+    });
+    println!(
+        "\nstart with {GUESTS} guests (load, validate, compile or take from the cache), median of {ROUNDS} interleaved rounds:"
+    );
+    println!("  cold (no cache)  {c:>9.1} ms");
+    println!(
+        "  warm (cache)     {w:>9.1} ms   {:.1}x faster; goal P7 <= 20 ms: {}",
+        c / w,
+        if w <= 20.0 { "met" } else { "NOT met" }
+    );
+}
+
+criterion_group!(benches, bench);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
