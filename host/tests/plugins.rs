@@ -1,0 +1,54 @@
+//! Guests end to end on each plugin of the compatibility set: P115
+//! (lammps-jax-pjrt-cpu 0.11.2, XLA FFI 0.4, the default), P106
+//! (fastatomstruct-xla-cpu, XLA FFI 0.3) and P81 (xla-cpu-pjrt, XLA FFI 0.2).
+//! Each registers its targets under a prefix of its own, so all three share
+//! one process.
+
+mod common;
+
+macro_rules! plugin_tests {
+    ($name:ident, $path:expr, $prefix:literal) => {
+        mod $name {
+            use std::sync::OnceLock;
+
+            use crate::common::e2e;
+
+            static HARNESS: OnceLock<e2e::Harness> = OnceLock::new();
+
+            fn harness() -> &'static e2e::Harness {
+                e2e::harness(&HARNESS, $path, $prefix)
+            }
+
+            #[test]
+            fn guests_run_end_to_end() {
+                e2e::check_all(harness());
+            }
+
+            #[test]
+            fn concurrent_executions_share_the_pool() {
+                e2e::check_concurrent(harness());
+            }
+
+            #[test]
+            fn a_bundled_rust_guest_runs_in_xla() {
+                e2e::check_bundled_rms_norm(harness());
+            }
+        }
+    };
+}
+
+plugin_tests!(
+    p115,
+    ".venv/lib/python3.11/site-packages/lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so",
+    "p115_"
+);
+plugin_tests!(
+    p106,
+    ".venv/lib/python3.11/site-packages/fastatomstruct_xla_cpu/libpjrt_cpu.so",
+    "p106_"
+);
+plugin_tests!(
+    p81,
+    ".venv/lib/python3.11/site-packages/xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so",
+    "p81_"
+);
