@@ -2,6 +2,9 @@
 //! bytecode) on the three real PJRT plugins, native handlers from a shared
 //! library, and every bad input a user can hand it.
 
+mod common;
+
+use common::{assert_exit, text};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -27,21 +30,6 @@ fn run(plugin: Plugin, program: &Path, args: &[&str]) -> Output {
 
 fn native(target: &str) -> String {
     format!("{target}={}:{target}", test_handlers_lib().display())
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-#[track_caller]
-fn assert_exit(out: &Output, code: i32, what: &str) {
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "{what}: expected exit {code}\nstdout:\n{}\nstderr:\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
 }
 
 fn inputs_of(name: &str) -> Vec<String> {

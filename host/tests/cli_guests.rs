@@ -4,6 +4,9 @@
 //! `--guests DIR` with a duplicate target or a malformed module in it,
 //! guest errors and traps, and `--devices 4`.
 
+mod common;
+
+use common::{assert_exit, text};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -48,21 +51,6 @@ fn command(
 /// Runs `cmd` to completion.
 fn output(mut cmd: Command) -> Output {
     cmd.output().expect("cyxla-host runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-#[track_caller]
-fn assert_exit(out: &Output, code: i32, what: &str) {
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "{what}: expected exit {code}\nstdout:\n{}\nstderr:\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
 }
 
 fn targets(entry: &ProgramEntry) -> Vec<&str> {

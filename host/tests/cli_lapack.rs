@@ -8,6 +8,9 @@
 //! `tests/programs/lapack/` (`tests/gen_lapack_programs.py`) and the demo's
 //! `examples/linalg.mlir` (`examples/gen_examples.py`).
 
+mod common;
+
+use common::{assert_exit, text};
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -67,21 +70,6 @@ fn run(
     }
     cmd.arg("--output-dir").arg(out_dir);
     cmd.output().expect("cyxla-host runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-#[track_caller]
-fn assert_exit(out: &Output, code: i32, what: &str) {
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "{what}: expected exit {code}\nstdout:\n{}\nstderr:\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
 }
 
 /// Float values of `.npy` data bytes (f32 or f64).

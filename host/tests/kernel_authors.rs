@@ -6,6 +6,9 @@
 //! bundled guests, rustup's wasm32 target, clang-19 for wasm32, cmake and
 //! the venv's JAX (`scripts/setup.sh`); a missing one fails with a hint.
 
+mod common;
+
+use common::{assert_exit, text};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -16,21 +19,6 @@ fn bin() -> Command {
     cmd.env_remove("CYXLA_PJRT_PLUGIN")
         .env_remove("CYXLA_GUESTS");
     cmd
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-#[track_caller]
-fn assert_exit(out: &Output, code: i32, what: &str) {
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "{what}: expected exit {code}\nstdout:\n{}\nstderr:\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
 }
 
 /// The program without custom calls (registration happens before it runs).

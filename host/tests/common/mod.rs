@@ -239,3 +239,24 @@ pub fn captured_logs(f: impl FnOnce()) -> String {
     let bytes = sink.0.lock().unwrap().clone();
     String::from_utf8_lossy(&bytes).into_owned()
 }
+
+// ---------------------------------------------------------------------------
+// Runs of the cyxla-host binary
+// ---------------------------------------------------------------------------
+
+/// A process's output as text.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Fails unless `out` exited with `code`, showing its stdout and stderr.
+#[track_caller]
+pub fn assert_exit(out: &std::process::Output, code: i32, what: &str) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{what}: expected exit {code}\nstdout:\n{}\nstderr:\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
