@@ -270,17 +270,8 @@ impl Config {
                 path.display()
             )
         })?;
-        let file: File = toml::from_str(&text).map_err(|e| {
-            let at = e
-                .span()
-                .map(|span| {
-                    let (line, column) = line_column(&text, span.start);
-                    let source = text.lines().nth(line - 1).unwrap_or("").trim();
-                    format!(" at line {line}, column {column} (`{source}`)")
-                })
-                .unwrap_or_default();
-            format!("configuration file {}{at}: {}", path.display(), e.message())
-        })?;
+        let file: File = toml::from_str(&text)
+            .map_err(|e| format!("configuration file {}", toml_error(path, &text, &e)))?;
         let base = path.parent().unwrap_or(Path::new("."));
         let relative = |p: PathBuf| if p.is_relative() { base.join(p) } else { p };
         let in_file = |what: String| format!("configuration file {}: {what}", path.display());
@@ -406,6 +397,19 @@ fn check_devices(n: u32) -> Result<u32, String> {
     } else {
         Err(format!("devices must be 1 to {MAX_DEVICES}, got {n}"))
     }
+}
+
+/// A TOML error as `FILE at line L, column C (`the line`): what`.
+pub(crate) fn toml_error(path: &Path, text: &str, e: &toml::de::Error) -> String {
+    let at = e
+        .span()
+        .map(|span| {
+            let (line, column) = line_column(text, span.start);
+            let source = text.lines().nth(line - 1).unwrap_or("").trim();
+            format!(" at line {line}, column {column} (`{source}`)")
+        })
+        .unwrap_or_default();
+    format!("{}{at}: {}", path.display(), e.message())
 }
 
 /// 1-based line and column of byte offset `at` in `text`.

@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::config::line_column;
+use crate::config::{line_column, toml_error};
 use crate::limits::{LimitOverrides, Limits};
 use crate::policy::AllowList;
 
@@ -124,17 +124,8 @@ impl Policy {
     pub fn load(path: &Path) -> Result<Policy, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read the policy {}: {e}", path.display()))?;
-        let file: File = toml::from_str(&text).map_err(|e| {
-            let at = e
-                .span()
-                .map(|span| {
-                    let (line, column) = line_column(&text, span.start);
-                    let source = text.lines().nth(line - 1).unwrap_or("").trim();
-                    format!(":{line}:{column} (`{source}`)")
-                })
-                .unwrap_or_default();
-            format!("policy {}{at}: {}", path.display(), e.message())
-        })?;
+        let file: File =
+            toml::from_str(&text).map_err(|e| format!("policy {}", toml_error(path, &text, &e)))?;
         Ok(Policy {
             path: path.to_owned(),
             text,
@@ -694,9 +685,9 @@ students = "guest"
             );
         }
         for (text, want) in [
-            ("colour = 1\n", ":1:1"),
-            ("[tenants.a]\nlimits = { speed = \"1s\" }\n", ":2:"),
-            ("[tenants.a]\nlapack = \"yes\"\n", ":2:10"),
+            ("colour = 1\n", "line 1, column 1"),
+            ("[tenants.a]\nlimits = { speed = \"1s\" }\n", "line 2"),
+            ("[tenants.a]\nlapack = \"yes\"\n", "line 2, column 10"),
         ] {
             let (_dir, p) = policy(text);
             let err = p.unwrap_err();

@@ -202,7 +202,7 @@ def test_policy_check_reports_every_problem(site):
     unknown = root / "unknown.toml"
     unknown.write_text("[tenants.a]\ncolour = 1\n")
     r = subprocess.run([str(HOST), "policy", "check", str(unknown)], capture_output=True, text=True, timeout=60)
-    assert r.returncode == 1 and "unknown.toml:2:1" in r.stdout and "colour" in r.stdout, r.stdout
+    assert r.returncode == 1 and "unknown.toml at line 2, column 1" in r.stdout and "colour" in r.stdout, r.stdout
     r = subprocess.run([str(HOST), "policy", "check", str(root / "policy.toml")],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "ok, 2 tenant(s): a, b" in r.stdout, r.stdout + r.stderr
