@@ -286,6 +286,7 @@ impl Instance {
             let state = self.store.data_mut();
             state.call = Some(info);
             state.limiter.refused_memory = None;
+            state.limiter.refused_budget = None;
             state.limiter.refused_table = None;
         }
         let (result, interrupted) = {
@@ -614,7 +615,15 @@ pub(crate) fn describe(
             format!("failed: {}", error.root_cause()),
         )
     };
-    if let Some(bytes) = state.limiter.refused_memory {
+    if let Some((budget, held)) = state.limiter.refused_budget {
+        code = ErrorCode::ResourceExhausted;
+        text.push_str(&format!(
+            " after its memory was refused growth to {}: the guests of this process hold {} of their memory_budget of {}",
+            bytes_display(state.limiter.refused_memory.map_or(0, |b| b as u64)),
+            bytes_display(held),
+            bytes_display(budget)
+        ));
+    } else if let Some(bytes) = state.limiter.refused_memory {
         code = ErrorCode::ResourceExhausted;
         text.push_str(&format!(
             " after its memory was refused growth to {} (limit {})",

@@ -72,6 +72,10 @@ pub struct Limits {
     /// Period of the deadline timer (engine-wide: a flag, not a side-file
     /// setting).
     pub tick: Duration,
+    /// Linear memory of every guest instance in the process together
+    /// (process-wide: a flag or the tenant's policy, not a side-file
+    /// setting). A growth past it is refused as one past `memory` is.
+    pub memory_budget_bytes: u64,
     /// How guest code past its deadline is stopped (engine-wide).
     pub interrupt: Interrupt,
     /// Give every call a fresh instance: nothing a guest keeps in its
@@ -99,6 +103,7 @@ impl Default for Limits {
     /// | name | field | default |
     /// |---|---|---|
     /// | `memory` | `memory_bytes` | 256 MiB |
+    /// | `memory_budget` | `memory_budget_bytes` | 4 GiB (all instances of all guests in the process) |
     /// | `table_elements` | `table_elements` | 100 000 |
     /// | `stack` | `stack_bytes` | 512 KiB |
     /// | `instances` | `instances_per_guest` | 8 |
@@ -118,6 +123,7 @@ impl Default for Limits {
     fn default() -> Limits {
         Limits {
             memory_bytes: DEFAULT_MEMORY_BYTES,
+            memory_budget_bytes: 4 << 30,
             table_elements: 100_000,
             instances_per_guest: 8,
             call_timeout: Duration::from_secs(10),
@@ -209,6 +215,10 @@ impl Limits {
         if let Some(v) = o.memory {
             next.memory_bytes = in_range("memory", v.0, 64 << 10, 4 << 30, bytes_display)?;
         }
+        if let Some(v) = o.memory_budget {
+            next.memory_budget_bytes =
+                in_range("memory_budget", v.0, 64 << 10, 1 << 40, bytes_display)?;
+        }
         if let Some(v) = o.table_elements {
             next.table_elements = count("table_elements", v.0, 0, 10_000_000)?;
         }
@@ -297,11 +307,12 @@ impl Limits {
         for (name, set) in [
             ("tick", overrides.tick.is_some()),
             ("interrupt", overrides.interrupt.is_some()),
+            ("memory_budget", overrides.memory_budget.is_some()),
         ] {
             if set {
                 return Err(LimitError {
                     message: format!(
-                        "limits file {} is invalid: `{name}` is engine-wide; set it with --limit {name}=...",
+                        "limits file {} is invalid: `{name}` is process-wide; set it with --limit {name}=...",
                         path.display()
                     ),
                     source: Some(path),
@@ -419,6 +430,8 @@ impl From<LimitError> for String {
 pub struct LimitOverrides {
     /// [`Limits::memory_bytes`].
     pub memory: Option<ByteSize>,
+    /// [`Limits::memory_budget_bytes`] (flags and policy only: process-wide).
+    pub memory_budget: Option<ByteSize>,
     /// [`Limits::table_elements`].
     pub table_elements: Option<Count>,
     /// [`Limits::stack_bytes`].

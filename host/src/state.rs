@@ -6,6 +6,8 @@
 use std::fmt;
 
 use plugin_glue::{ErrorCode, HandlerError};
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use wasmtime::{Memory, ResourceLimiter, TypedFunc};
 use wasmtime_wasi::p1::WasiP1Ctx;
 
@@ -139,12 +141,29 @@ impl ErrorTable {
 /// failure it causes later can name the limit.
 pub(crate) struct GuestLimiter {
     memory_bytes: usize,
+    /// The process-wide budget of guest linear memory.
+    budget: u64,
+    /// Bytes of linear memory this instance holds, counted in [`RESERVED`].
+    reserved: u64,
+    /// The budget and what all instances held, when a growth was refused
+    /// for the budget.
+    pub(crate) refused_budget: Option<(u64, u64)>,
     table_elements: usize,
     /// Size in bytes of the last refused memory growth.
     pub(crate) refused_memory: Option<usize>,
     /// Size in elements of the last refused table growth.
     pub(crate) refused_table: Option<usize>,
 }
+
+impl Drop for GuestLimiter {
+    /// The instance is gone: its memory leaves the budget.
+    fn drop(&mut self) {
+        RESERVED.fetch_sub(self.reserved, Ordering::Relaxed);
+    }
+}
+
+/// Linear memory held by every guest instance of the process.
+static RESERVED: AtomicU64 = AtomicU64::new(0);
 
 impl ResourceLimiter for GuestLimiter {
     fn memory_growing(
@@ -157,6 +176,26 @@ impl ResourceLimiter for GuestLimiter {
             self.refused_memory = Some(desired);
             return Ok(false);
         }
+        let desired = desired as u64;
+        let extra = desired.saturating_sub(self.reserved);
+        let mut held = RESERVED.load(Ordering::Relaxed);
+        loop {
+            if held.saturating_add(extra) > self.budget {
+                self.refused_memory = Some(desired as usize);
+                self.refused_budget = Some((self.budget, held));
+                return Ok(false);
+            }
+            match RESERVED.compare_exchange_weak(
+                held,
+                held + extra,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(now) => held = now,
+            }
+        }
+        self.reserved = self.reserved.max(desired);
         Ok(true)
     }
 
@@ -222,6 +261,9 @@ impl HostState {
         HostState {
             limiter: GuestLimiter {
                 memory_bytes: usize::try_from(limits.memory_bytes).unwrap_or(usize::MAX),
+                budget: limits.memory_budget_bytes,
+                reserved: 0,
+                refused_budget: None,
                 table_elements: limits.table_elements,
                 refused_memory: None,
                 refused_table: None,
