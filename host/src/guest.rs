@@ -325,6 +325,24 @@ fn scan_sections(path: &Path, bytes: &[u8], limits: &Limits) -> Result<Vec<u8>> 
                         bytes_display(limits.function_bytes)
                     )));
                 }
+                let mut locals: u64 = 0;
+                let reader = body.get_locals_reader().map_err(|e| Error::InvalidModule {
+                    path: path.to_owned(),
+                    message: e.to_string(),
+                })?;
+                for group in reader {
+                    let (count, _) = group.map_err(|e| Error::InvalidModule {
+                        path: path.to_owned(),
+                        message: e.to_string(),
+                    })?;
+                    locals = locals.saturating_add(u64::from(count));
+                    if locals > limits.locals {
+                        return Err(over(format!(
+                            "its function number {function} (among those it defines) declares more than {} locals, over the limit (locals): compiling it could take unbounded time and memory",
+                            limits.locals
+                        )));
+                    }
+                }
                 function += 1;
             }
             _ => {}

@@ -56,6 +56,9 @@ pub struct Limits {
     pub functions: u64,
     /// Largest body of one function, in bytes (checked before compiling).
     pub function_bytes: u64,
+    /// Locals one function may declare (checked before compiling: the
+    /// compiler's time and memory grow faster than the number of locals).
+    pub locals: u64,
     /// Most targets one module may declare (checked before compiling).
     pub targets: u64,
     /// Most wasm stack one call may use, in bytes. Engine-wide in wasmtime:
@@ -113,6 +116,7 @@ impl Default for Limits {
     /// | `module_size` | `module_bytes` | 64 MiB |
     /// | `functions` | `functions` | 100 000 |
     /// | `function_size` | `function_bytes` | 1 MiB |
+    /// | `locals` | `locals` | 10 000 |
     /// | `targets` | `targets` | 1000 |
     /// | `log_bytes` | `log_bytes_per_call` | 64 KiB |
     /// | `error_message` | `error_message_bytes` | 64 KiB |
@@ -132,6 +136,7 @@ impl Default for Limits {
             module_bytes: 64 << 20,
             functions: 100_000,
             function_bytes: 1 << 20,
+            locals: 10_000,
             targets: 1000,
             stack_bytes: 512 << 10,
             log_bytes_per_call: 64 << 10,
@@ -245,6 +250,9 @@ impl Limits {
         }
         if let Some(v) = o.function_size {
             next.function_bytes = in_range("function_size", v.0, 1, 64 << 20, bytes_display)?;
+        }
+        if let Some(v) = o.locals {
+            next.locals = in_range("locals", v.0, 1, 1_000_000, |n| n.to_string())?;
         }
         if let Some(v) = o.targets {
             next.targets = in_range("targets", v.0, 1, 100_000, |n| n.to_string())?;
@@ -450,6 +458,8 @@ pub struct LimitOverrides {
     pub functions: Option<Count>,
     /// [`Limits::function_bytes`].
     pub function_size: Option<ByteSize>,
+    /// [`Limits::locals`].
+    pub locals: Option<Count>,
     /// [`Limits::targets`].
     pub targets: Option<Count>,
     /// [`Limits::log_bytes_per_call`].

@@ -691,3 +691,60 @@ fn modules_using_a_disabled_proposal_are_rejected_with_the_reason() {
         eprintln!("{proposal}: {message}");
     }
 }
+
+/// A guest whose `locals` handler declares `n` i32 locals and reads every
+/// one of them in a loop (the shape that makes compilers blow up).
+fn many_locals(n: usize) -> Vec<u8> {
+    let decls = " i32".repeat(n);
+    let reads: String = (0..n).map(|i| format!("(local.get {})\n", i + 1)).collect();
+    let adds = "(i32.add)\n".repeat(n);
+    let funcs = format!(
+        r#"(func (export "locals") (param $f i32) (result i32) (local{decls})
+             (loop $l
+               (i32.const 0)
+               {reads}
+               {adds}
+               (br_if $l (i32.eqz))
+             )
+             (i32.const 0))"#
+    );
+    guest(&funcs, &[("locals", "locals")])
+}
+
+#[test]
+fn functions_with_too_many_locals_are_refused_before_compiling() {
+    let limits = Limits::default();
+    assert_eq!(limits.locals, 10_000);
+    for n in [10_001, 50_000] {
+        let start = Instant::now();
+        let err = load_error(&many_locals(n));
+        assert!(
+            err.contains("locals, over the limit (locals)"),
+            "{n}: {err}"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{n}: refused before compiling"
+        );
+    }
+    // At the limit it compiles, in bounded time.
+    let start = Instant::now();
+    let (_dir, sandbox) = sandbox_with(&[("l.wasm", many_locals(10_000))], limits);
+    assert!(
+        sandbox.guests().rejected().is_empty(),
+        "{:?}",
+        sandbox.guests().rejected()
+    );
+    let took = start.elapsed();
+    eprintln!("a function of 10 000 locals read in a loop compiles in {took:?}");
+    assert!(took < Duration::from_secs(120), "{took:?}");
+    // `--limit locals=N` (or a side file) sets another limit.
+    let mut low = Limits::default();
+    low.set("locals", "100").unwrap();
+    let engine = cyxla_host::Engine::new(&low).unwrap();
+    let err =
+        cyxla_host::Guest::from_bytes(&engine, std::path::Path::new("l.wasm"), &many_locals(101))
+            .unwrap_err()
+            .to_string();
+    assert!(err.contains("more than 100 locals"), "{err}");
+}
