@@ -31,7 +31,8 @@ impl Variant {
 /// If there is none: the message says how to install it.
 pub fn load_default_plugin() -> Plugin {
     let path = session::find_plugin(None).unwrap_or_else(|e| panic!("{e:#}"));
-    Plugin::load(&path).unwrap_or_else(|e| panic!("cannot load {}: {e}", path.display()))
+    // SAFETY: the default XLA CPU plugin that scripts/setup.sh installs.
+    unsafe { Plugin::load(&path) }.unwrap_or_else(|e| panic!("cannot load {}: {e}", path.display()))
 }
 
 /// The shared library of native C++ test handlers, built by the cyxla-tests
@@ -52,7 +53,9 @@ pub fn register_test_native(plugin: &Plugin, target: &str) {
         library: test_handlers_lib(),
         symbol: target.to_owned(),
     };
-    session::register_native(plugin, &spec).unwrap_or_else(|e| panic!("{e:#}"));
+    // SAFETY: the test handlers library is built from tests/native by the
+    // tests crate; each symbol is an XLA FFI handler of the same name.
+    unsafe { session::register_native(plugin, &spec) }.unwrap_or_else(|e| panic!("{e:#}"));
 }
 
 /// The guests folder: `$CYXLA_GUESTS` if set, else the bundled guests

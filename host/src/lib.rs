@@ -39,7 +39,8 @@
 //! handler.call_host(&call)?;
 //! assert_eq!(call.result(0).to_f32(), [3.0, 6.0]);
 //!
-//! let plugin = plugin_glue::plugin::Plugin::load(Path::new("pjrt_c_api_cpu_plugin.so"))?;
+//! // SAFETY: the XLA CPU plugin is a PJRT plugin.
+//! let plugin = unsafe { plugin_glue::plugin::Plugin::load(Path::new("pjrt_c_api_cpu_plugin.so")) }?;
 //! for registered in sandbox.register_allowed(&plugin)? {
 //!     println!("{} is served by {}", registered.target, registered.guest.display());
 //! }

@@ -43,7 +43,8 @@ pub struct Registered {
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let sandbox = Sandbox::new(Path::new("guests/out"), AllowList::targets(["rms_norm"]), Limits::default())?;
-/// let plugin = Plugin::load(Path::new("pjrt_c_api_cpu_plugin.so"))?;
+/// // SAFETY: the XLA CPU plugin is a PJRT plugin.
+/// let plugin = unsafe { Plugin::load(Path::new("pjrt_c_api_cpu_plugin.so")) }?;
 /// for registered in sandbox.register_allowed(&plugin)? {
 ///     println!("{} -> {}", registered.target, registered.guest.display());
 /// }

@@ -257,11 +257,19 @@ impl Host {
 /// # Errors
 ///
 /// Each step's, with what it was doing and which plugin, file or target.
-pub fn start(setup: &Setup) -> Result<Host> {
+///
+/// # Safety
+///
+/// The plugin `setup` names (or the installed one) must be a PJRT plugin,
+/// and its trusted natives XLA FFI handlers: both are native code this
+/// process runs (see [`Plugin::load`] and [`register_native`]).
+pub unsafe fn start(setup: &Setup) -> Result<Host> {
     let path = find_plugin(setup.plugin.as_deref())?;
-    let plugin = Plugin::load(&path)
+    // SAFETY: the caller vouches for the plugin (this function's contract).
+    let plugin = unsafe { Plugin::load(&path) }
         .with_context(|| format!("cannot load PJRT plugin {}", path.display()))?;
-    start_with(plugin, setup)
+    // SAFETY: the caller vouches for the natives (this function's contract).
+    unsafe { start_with(plugin, setup) }
 }
 
 /// [`start`] with an already loaded plugin.
@@ -269,10 +277,16 @@ pub fn start(setup: &Setup) -> Result<Host> {
 /// # Errors
 ///
 /// As for [`start`].
-pub fn start_with(plugin: Plugin, setup: &Setup) -> Result<Host> {
+///
+/// # Safety
+///
+/// The trusted natives of `setup` must be XLA FFI handlers (see
+/// [`register_native`]).
+pub unsafe fn start_with(plugin: Plugin, setup: &Setup) -> Result<Host> {
     let sandboxes = setup.sandboxes()?;
     for spec in &setup.natives {
-        register_native(&plugin, spec)?;
+        // SAFETY: the caller vouches for the natives (this function's contract).
+        unsafe { register_native(&plugin, spec) }?;
     }
     if setup.lapack {
         for (target, handler) in lapack::targets() {
@@ -358,10 +372,17 @@ pub fn workspace_roots() -> Vec<PathBuf> {
 ///
 /// The library cannot be loaded, has no such symbol, or XLA refuses the
 /// registration; each names the library, symbol and target.
-pub fn register_native(plugin: &Plugin, spec: &NativeSpec) -> Result<()> {
+///
+/// # Safety
+///
+/// `spec.library` is loaded (its initialisers run) and `spec.symbol` is
+/// registered with XLA as an `XLA_FFI_Handler`, which XLA then calls from
+/// any thread: the caller vouches that the library is trusted native code
+/// and the symbol such a handler (what `--native` states).
+pub unsafe fn register_native(plugin: &Plugin, spec: &NativeSpec) -> Result<()> {
     let path = native_library_path(&spec.library);
-    // SAFETY: loading a library runs its initialisers. `--native` is the
-    // operator's explicit statement that this library is trusted native code.
+    // SAFETY: loading a library runs its initialisers; the caller vouches
+    // that it is trusted native code (this function's contract).
     let library = unsafe { libloading::Library::new(&path) }.with_context(|| {
         let searched = if has_slash(&spec.library) {
             String::new()
@@ -379,9 +400,9 @@ pub fn register_native(plugin: &Plugin, spec: &NativeSpec) -> Result<()> {
     })?;
     // The handler must outlive every executable: keep the library forever.
     let library: &'static libloading::Library = Box::leak(Box::new(library));
-    // SAFETY: the symbol is declared by the operator to be an XLA FFI
-    // handler (`XLA_FFI_Error* (XLA_FFI_CallFrame*)`); the library is never
-    // unloaded, so the pointer stays valid.
+    // SAFETY: the caller vouches that the symbol is an XLA FFI handler
+    // (`XLA_FFI_Error* (XLA_FFI_CallFrame*)`, this function's contract); the
+    // library is never unloaded, so the pointer stays valid.
     let handler: XLA_FFI_Handler = unsafe {
         *library
             .get::<XLA_FFI_Handler>(spec.symbol.as_bytes())

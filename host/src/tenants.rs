@@ -96,7 +96,7 @@ pub struct UnixUser {
 pub struct Tenant {
     /// Its name.
     pub name: String,
-    /// Why this process is this tenant (e.g. "user alice, [users]").
+    /// Why this process is this tenant (e.g. "user `alice` in `[users]`").
     pub selected_by: String,
     /// Its guests folders, in order: an earlier folder wins a target.
     pub guests: Vec<PathBuf>,

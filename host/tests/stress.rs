@@ -50,7 +50,8 @@ fn rss() -> u64 {
 
 #[test]
 fn four_devices_run_a_hundred_thousand_sandboxed_calls() {
-    let plugin = Plugin::load(&plugin_path(PLUGIN)).expect("load the PJRT plugin");
+    // SAFETY: the default XLA CPU plugin that scripts/setup.sh installs.
+    let plugin = unsafe { Plugin::load(&plugin_path(PLUGIN)) }.expect("load the PJRT plugin");
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("k.wasm"), full_guest("stress_")).unwrap();
     let sandbox = Sandbox::new(

@@ -19,7 +19,8 @@
 //! use plugin_glue::plugin::Plugin;
 //! use plugin_glue::DType;
 //!
-//! let plugin = Plugin::load(".venv/lib/python3.11/site-packages/lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so".as_ref())?;
+//! // SAFETY: the default XLA CPU plugin is a PJRT plugin.
+//! let plugin = unsafe { Plugin::load(".venv/lib/python3.11/site-packages/lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so".as_ref()) }?;
 //! let client = Client::new(&plugin, Some(1))?;
 //! let exe = client.compile(br#"module @m {
 //!   func.func public @main(%x: tensor<2xf32>) -> tensor<2xf32> {

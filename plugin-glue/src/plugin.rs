@@ -121,16 +121,25 @@ impl Plugin {
     ///
     /// ```no_run
     /// use plugin_glue::plugin::Plugin;
-    /// let plugin = Plugin::load(".venv/lib/python3.11/site-packages/lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so".as_ref())?;
+    /// // SAFETY: the default XLA CPU plugin is a PJRT plugin.
+    /// let plugin = unsafe { Plugin::load(".venv/lib/python3.11/site-packages/lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so".as_ref()) }?;
     /// assert_eq!(plugin.api_version().0, 0);
     /// # Ok::<(), plugin_glue::Error>(())
     /// ```
-    pub fn load(path: &Path) -> Result<Plugin> {
-        let library = open_library(path)?;
+    ///
+    /// # Safety
+    ///
+    /// `path` must be a PJRT plugin: loading it runs its initialisers, and
+    /// the functions of the table its `GetPjrtApi` returns are called as
+    /// `pjrt_c_api.h` declares them. Nothing here can check that a library
+    /// exporting `GetPjrtApi` keeps that contract; the caller vouches for it
+    /// (as for libloading's `Library::new`).
+    pub unsafe fn load(path: &Path) -> Result<Plugin> {
+        // SAFETY: the caller vouches that `path` is a PJRT plugin.
+        let library = unsafe { open_library(path) }?;
         // SAFETY: `GetPjrtApi` has this signature in every PJRT plugin
-        // (pjrt_c_api.h: `const PJRT_Api* GetPjrtApi()`); a library that
-        // exports the name with another type is not a PJRT plugin, which the
-        // caller vouches for by asking to load it.
+        // (pjrt_c_api.h: `const PJRT_Api* GetPjrtApi()`), and the caller
+        // vouches that this library is one (this function's contract).
         let get_api =
             unsafe { library.get::<GetPjrtApiFn>(GET_PJRT_API.as_bytes()) }.map_err(|source| {
                 Error::NotAPlugin {
@@ -468,13 +477,16 @@ impl Plugin {
     }
 }
 
-fn open_library(path: &Path) -> Result<libloading::Library> {
+/// # Safety
+///
+/// Loading a library runs its initialisers: `path` must be one the caller
+/// vouches for (see [`Plugin::load`]).
+unsafe fn open_library(path: &Path) -> Result<libloading::Library> {
     #[cfg(unix)]
     {
         use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
-        // SAFETY: loading a library runs its initialisers; the caller asked
-        // for this file to be loaded as a PJRT plugin and vouches for it
-        // (libloading's `Library::new` contract).
+        // SAFETY: loading a library runs its initialisers; the caller
+        // vouches for the file (this function's contract).
         unsafe { Library::open(Some(path), RTLD_NOW | RTLD_LOCAL) }
             .map(libloading::Library::from)
             .map_err(|source| Error::LoadLibrary {

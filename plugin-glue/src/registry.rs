@@ -164,7 +164,8 @@ impl fmt::Display for RegisteredTarget {
 ///     }
 /// }
 ///
-/// let plugin = Plugin::load("pjrt_c_api_cpu_plugin.so".as_ref())?;
+/// // SAFETY: the XLA CPU plugin is a PJRT plugin.
+/// let plugin = unsafe { Plugin::load("pjrt_c_api_cpu_plugin.so".as_ref()) }?;
 /// registry::register(&plugin, "my_noop", Arc::new(Noop))?;
 /// # Ok::<(), plugin_glue::Error>(())
 /// ```

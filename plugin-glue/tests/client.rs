@@ -37,7 +37,8 @@ fn load(which: Which) -> Plugin {
         "PJRT plugin {which:?} not found at {}: run scripts/setup.sh",
         path.display()
     );
-    Plugin::load(&path).unwrap_or_else(|e| panic!("loading {which:?}: {e}"))
+    // SAFETY: one of the XLA CPU plugins that scripts/setup.sh installs.
+    unsafe { Plugin::load(&path) }.unwrap_or_else(|e| panic!("loading {which:?}: {e}"))
 }
 
 fn client(which: Which, devices: usize) -> Client {

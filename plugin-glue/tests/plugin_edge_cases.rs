@@ -55,7 +55,9 @@ fn load_mode(mode: &str) -> (Result<Plugin, Error>, MutexGuard<'static, ()>) {
     // the environment or loads a library, and no other thread of this test
     // process reads the environment meanwhile.
     unsafe { std::env::set_var(MODE_VAR, mode) };
-    let result = Plugin::load(&fake_plugin_path());
+    // SAFETY: the fake plugin built from plugin-glue/fake-plugin keeps the
+    // PJRT contract for every function it offers.
+    let result = unsafe { Plugin::load(&fake_plugin_path()) };
     (result, guard)
 }
 
@@ -344,7 +346,8 @@ fn plain_file_is_not_a_library() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("not-a-plugin.so");
     std::fs::write(&path, b"this is text, not ELF").unwrap();
-    let err = Plugin::load(&path).unwrap_err();
+    // SAFETY: a library the test wrote to be refused before anything of it runs.
+    let err = unsafe { Plugin::load(&path) }.unwrap_err();
     match &err {
         Error::LoadLibrary { path: p, .. } => assert_eq!(p, &path),
         other => panic!("expected LoadLibrary, got {other:?}"),
@@ -355,14 +358,17 @@ fn plain_file_is_not_a_library() {
 #[test]
 fn missing_file_is_a_load_error() {
     let _guard = MODE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
-    let err = Plugin::load(Path::new("/nonexistent/cyxla/plugin.so")).unwrap_err();
+    // SAFETY: no such file: nothing is loaded.
+    let err = unsafe { Plugin::load(Path::new("/nonexistent/cyxla/plugin.so")) }.unwrap_err();
     assert!(matches!(err, Error::LoadLibrary { .. }), "{err:?}");
 }
 
 #[test]
 fn a_real_library_without_get_pjrt_api_is_not_a_plugin() {
     let _guard = MODE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
-    let err = Plugin::load(Path::new("libm.so.6")).unwrap_err();
+    // SAFETY: libm's initialisers are the C library's; it has no GetPjrtApi,
+    // so none of it is called as a plugin.
+    let err = unsafe { Plugin::load(Path::new("libm.so.6")) }.unwrap_err();
     match &err {
         Error::NotAPlugin { path, .. } => assert_eq!(path, Path::new("libm.so.6")),
         other => panic!("expected NotAPlugin, got {other:?}"),

@@ -61,7 +61,8 @@ impl Which {
 
     fn load(self) -> Plugin {
         let path = plugin_path(self);
-        Plugin::load(&path).unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
+        // SAFETY: the default XLA CPU plugin that scripts/setup.sh installs.
+        unsafe { Plugin::load(&path) }.unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
     }
 }
 

@@ -154,7 +154,8 @@ fn setup() -> &'static Setup {
         build_kernels(&native_dir, true);
 
         let plugin_path = PluginKind::P115.path();
-        let plugin = Plugin::load(&plugin_path)
+        // SAFETY: the default XLA CPU plugin that scripts/setup.sh installs.
+        let plugin = unsafe { Plugin::load(&plugin_path) }
             .unwrap_or_else(|e| panic!("cannot load {}: {e}", plugin_path.display()));
 
         let targets: Vec<&str> = KERNELS
@@ -189,7 +190,9 @@ fn setup() -> &'static Setup {
                     library: library.clone(),
                     symbol: (*symbol).to_owned(),
                 };
-                session::register_native(&plugin, &spec)
+                // SAFETY: the native build of the same C++ source: each
+                // symbol is an XLA FFI handler.
+                unsafe { session::register_native(&plugin, &spec) }
                     .unwrap_or_else(|e| panic!("register {spec:?}: {e:#}"));
             }
         }

@@ -66,8 +66,12 @@ impl State {
             .get_or_init(|| {
                 let config = self.config.as_ref().map_err(Clone::clone)?;
                 let plugin = self.real.as_ref().map_err(Clone::clone)?;
-                let host = session::start_with(plugin.clone(), &Setup::from_config(config))
-                    .map_err(|e| format!("cyxla: {e:#}; {HOW_TO_CONFIGURE}"))?;
+                // SAFETY: the trusted natives are the operator's
+                // (CYXLA_NATIVE / the configuration file): their statement
+                // that each is an XLA FFI handler.
+                let host =
+                    unsafe { session::start_with(plugin.clone(), &Setup::from_config(config)) }
+                        .map_err(|e| format!("cyxla: {e:#}; {HOW_TO_CONFIGURE}"))?;
                 crate::stats_writer::start(config.stats.clone());
                 if let Some(tenant) = &config.tenant {
                     tracing::info!(tenant = %tenant.name, by = %tenant.selected_by, "cyxla tenant");
@@ -89,7 +93,9 @@ impl State {
 fn load_plugin(config: &Config) -> Result<Plugin, String> {
     let path = session::find_plugin(config.plugin.as_deref())
         .map_err(|e| format!("cyxla: {e:#}; {HOW_TO_CONFIGURE}"))?;
-    Plugin::load(&path).map_err(|e| {
+    // SAFETY: the operator names the real XLA plugin (CYXLA_PJRT_PLUGIN, or
+    // the installed one): their statement that it is a PJRT plugin.
+    unsafe { Plugin::load(&path) }.map_err(|e| {
         format!(
             "cyxla: cannot load the XLA PJRT plugin {}: {e}; {HOW_TO_CONFIGURE}",
             path.display()

@@ -285,7 +285,10 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
             }
             let show_stats = cmd.stats;
             let setup = cli.host.setup();
-            let host = session::start(&setup).map_err(Failure::Setup)?;
+            // SAFETY: the operator names the plugin (--plugin, or the
+            // installed one) and the trusted natives (--native): this is
+            // their statement that both are native code to run.
+            let host = unsafe { session::start(&setup) }.map_err(Failure::Setup)?;
             let args = RunArgs {
                 program: cmd.program,
                 inputs: cmd.inputs,

@@ -51,7 +51,8 @@ pub fn harness(
     prefix: &'static str,
 ) -> &'static Harness {
     cell.get_or_init(|| {
-        let plugin = Plugin::load(&plugin_path(relative)).expect("load the PJRT plugin");
+        // SAFETY: one of the XLA CPU plugins that scripts/setup.sh installs.
+        let plugin = unsafe { Plugin::load(&plugin_path(relative)) }.expect("load the PJRT plugin");
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("k.wasm"), full_guest(prefix)).unwrap();
         let allowed = AllowList::targets(ALLOWED.iter().map(|t| format!("{prefix}{t}")));

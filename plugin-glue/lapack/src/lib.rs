@@ -51,7 +51,8 @@
 //!
 //! // SAFETY: first thing in main, before any other thread exists.
 //! unsafe { cyxla_lapack::choose_openblas_kernels() };
-//! let plugin = Plugin::load(std::path::Path::new("pjrt_c_api_cpu_plugin.so"))?;
+//! // SAFETY: the XLA CPU plugin is a PJRT plugin.
+//! let plugin = unsafe { Plugin::load(std::path::Path::new("pjrt_c_api_cpu_plugin.so")) }?;
 //! for (name, handler) in cyxla_lapack::targets() {
 //!     plugin_glue::registry::register(&plugin, name, handler)?;
 //! }

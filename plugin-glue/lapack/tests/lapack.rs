@@ -56,7 +56,9 @@ fn client() -> &'static Client {
                 path.display()
             ));
         }
-        let plugin = Plugin::load(&path).map_err(|e| format!("loading {}: {e}", path.display()))?;
+        // SAFETY: the default XLA CPU plugin that scripts/setup.sh installs.
+        let plugin = unsafe { Plugin::load(&path) }
+            .map_err(|e| format!("loading {}: {e}", path.display()))?;
         for (name, handler) in cyxla_lapack::targets() {
             plugin_glue::registry::register(&plugin, name, handler)
                 .map_err(|e| format!("registering {name}: {e}"))?;
