@@ -312,15 +312,15 @@ impl Limits {
             message: format!("limits file {} is invalid: {message}", path.display()),
             source: Some(path.clone()),
         })?;
-        for (name, set) in [
-            ("tick", overrides.tick.is_some()),
-            ("interrupt", overrides.interrupt.is_some()),
-            ("memory_budget", overrides.memory_budget.is_some()),
+        for (name, set, scope) in [
+            ("tick", overrides.tick.is_some(), "engine-wide"),
+            ("interrupt", overrides.interrupt.is_some(), "engine-wide"),
+            ("memory_budget", overrides.memory_budget.is_some(), "process-wide"),
         ] {
             if set {
                 return Err(LimitError {
                     message: format!(
-                        "limits file {} is invalid: `{name}` is process-wide; set it with --limit {name}=...",
+                        "limits file {} is invalid: `{name}` is {scope}; set it with --limit {name}=...",
                         path.display()
                     ),
                     source: Some(path),
