@@ -315,7 +315,11 @@ impl Limits {
         for (name, set, scope) in [
             ("tick", overrides.tick.is_some(), "engine-wide"),
             ("interrupt", overrides.interrupt.is_some(), "engine-wide"),
-            ("memory_budget", overrides.memory_budget.is_some(), "process-wide"),
+            (
+                "memory_budget",
+                overrides.memory_budget.is_some(),
+                "process-wide",
+            ),
         ] {
             if set {
                 return Err(LimitError {
