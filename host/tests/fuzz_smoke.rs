@@ -118,3 +118,39 @@ fn limit_flags_over_random_text() {
         fuzz::limit_flag(&rng.bytes(32));
     }
 }
+
+#[test]
+fn guest_modules_bundled_malformed_and_looping() {
+    // Every bundled guest: loaded, each (i32) -> i32 export called with a
+    // frame it does not expect; errors name the guest.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../guests/out");
+    let mut modules = 0;
+    for entry in std::fs::read_dir(&dir).expect("guests/out (scripts/setup.sh builds it)") {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "wasm") {
+            fuzz::guest_module(&std::fs::read(&path).unwrap());
+            modules += 1;
+        }
+    }
+    assert!(modules >= 9, "{modules} bundled guests");
+    // Not wasm, truncated wasm, and random bytes after the magic.
+    let mut rng = Rng(0x0c1a_55e5_0000_0004);
+    fuzz::guest_module(b"");
+    fuzz::guest_module(b"\0asm\x01\0\0\0");
+    for _ in 0..iterations() / 10 {
+        let mut bytes = b"\0asm\x01\0\0\0".to_vec();
+        bytes.extend(rng.bytes(256));
+        fuzz::guest_module(&bytes);
+    }
+    // A guest that loops in its handler: stopped by the 100 ms deadline.
+    let looping = wat::parse_str(
+        r#"(module
+             (memory (export "memory") 1)
+             (func (export "cyxla_abi_version") (result i32) (i32.const 1))
+             (func (export "cyxla_api") (result i32) (i32.const 1024))
+             (func (export "cyxla_alloc") (param i32 i32) (result i32) (i32.const 4096))
+             (func (export "handler") (param i32) (result i32) (loop $l (br $l)) (i32.const 0)))"#,
+    )
+    .unwrap();
+    fuzz::guest_module(&looping);
+}
