@@ -32,7 +32,7 @@ use plugin_glue::registry;
 use crate::dispatch::GuestHandler;
 use crate::guest::Guest;
 use crate::pool::Pool;
-use crate::sandbox::Sandbox;
+use crate::sandbox::{Sandbox, pin_holds};
 
 /// How long a folder must be quiet before changed files are read.
 pub const SETTLE: Duration = Duration::from_millis(150);
@@ -102,15 +102,7 @@ impl Sandbox {
             if !self.policy.allows(target) {
                 continue;
             }
-            if let Some(pin) = self.pins.get(target)
-                && guest.sha256_hex() != *pin
-            {
-                tracing::warn!(
-                    "`{target}` is pinned to sha256 {}…, but {} now has sha256 {}…: not served by it",
-                    &pin[..pin.len().min(12)],
-                    path.display(),
-                    &guest.sha256_hex()[..12]
-                );
+            if !pin_holds(&self.pins, target, &guest) {
                 continue;
             }
             match handlers.get(target) {

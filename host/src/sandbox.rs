@@ -290,6 +290,25 @@ impl std::fmt::Debug for Sandbox {
     }
 }
 
+/// Whether `guest` may serve `target` under `pins` (a pinned target only
+/// from the module with that sha256); logs the refusal.
+pub(crate) fn pin_holds(pins: &BTreeMap<String, String>, target: &str, guest: &Guest) -> bool {
+    let Some(pin) = pins.get(target) else {
+        return true;
+    };
+    let got = guest.sha256_hex();
+    if got == *pin {
+        return true;
+    }
+    tracing::warn!(
+        "`{target}` is pinned to sha256 {}…, but {} has sha256 {}…: not served by it",
+        &pin[..pin.len().min(12)],
+        guest.path().display(),
+        &got[..12]
+    );
+    false
+}
+
 /// The workspace root this crate was built in.
 pub(crate) fn workspace_root() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -19,7 +19,7 @@ use crate::guests::Guests;
 use crate::limits::Limits;
 use crate::policy::AllowList;
 use crate::reload::Watcher;
-use crate::sandbox::Sandbox;
+use crate::sandbox::{Sandbox, pin_holds};
 
 /// Environment variable naming the PJRT plugin to load.
 pub const PLUGIN_ENV: &str = "CYXLA_PJRT_PLUGIN";
@@ -166,15 +166,7 @@ impl Setup {
                     skip.push(target.to_owned());
                     continue;
                 }
-                if let Some(want) = self.pins.get(target)
-                    && guest.sha256_hex() != *want
-                {
-                    tracing::warn!(
-                        "`{target}` is pinned to sha256 {}…, but {} has sha256 {}…: not served by it",
-                        &want[..want.len().min(12)],
-                        guest.path().display(),
-                        &guest.sha256_hex()[..12]
-                    );
+                if !pin_holds(&self.pins, target, guest) {
                     skip.push(target.to_owned());
                 }
             }
