@@ -251,11 +251,7 @@ impl Config {
         if config.devices.is_none()
             && let Some(v) = set(DEVICES_ENV)
         {
-            let n = v
-                .trim()
-                .parse::<u32>()
-                .map_err(|_| format!("{DEVICES_ENV}={v}: expected a number of devices, e.g. 2"))?;
-            config.devices = Some(check_devices(n).map_err(|e| format!("{DEVICES_ENV}={v}: {e}"))?);
+            config.devices = Some(devices_from_env(&v)?);
         }
         config.tenant = Some(tenant);
         Ok(config)
@@ -357,11 +353,7 @@ impl Config {
             self.allow_native = parse_bool(&v).map_err(|e| bad(ALLOW_NATIVE_ENV, &v, &e))?;
         }
         if let Some(v) = var(DEVICES_ENV) {
-            let n = v
-                .trim()
-                .parse::<u32>()
-                .map_err(|_| bad(DEVICES_ENV, &v, "expected a number of devices, e.g. 2"))?;
-            self.devices = Some(check_devices(n).map_err(|e| bad(DEVICES_ENV, &v, &e))?);
+            self.devices = Some(devices_from_env(&v)?);
         }
         if let Some(v) = var(NATIVE_ENV) {
             self.natives = v
@@ -389,6 +381,15 @@ fn parse_bool(value: &str) -> Result<bool, String> {
         "0" | "false" | "no" | "off" => Ok(false),
         _ => Err("expected 1 or 0 (true/false, yes/no, on/off)".to_owned()),
     }
+}
+
+/// `CYXLA_DEVICES`'s value, checked.
+fn devices_from_env(v: &str) -> Result<u32, String> {
+    let n = v
+        .trim()
+        .parse::<u32>()
+        .map_err(|_| format!("{DEVICES_ENV}={v}: expected a number of devices, e.g. 2"))?;
+    check_devices(n).map_err(|e| format!("{DEVICES_ENV}={v}: {e}"))
 }
 
 fn check_devices(n: u32) -> Result<u32, String> {
