@@ -134,11 +134,7 @@ impl GuestHandler {
     ///
     /// As from XLA: the guest's error, a trap, a deadline or a limit, named.
     pub fn call_host(&self, call: &HostCall) -> Result<(), HandlerError> {
-        let info = CallInfo {
-            device_ordinal: Ok(0),
-            run_id: Ok(0),
-        };
-        self.run(call, info)
+        self.run(call, CallInfo::Host)
     }
 
     fn run<C: CallView>(&self, call: &C, info: CallInfo) -> Result<(), HandlerError> {
@@ -208,11 +204,7 @@ impl GuestHandler {
 
 impl Handler for GuestHandler {
     fn execute(&self, frame: &CallFrame<'_>) -> Result<(), HandlerError> {
-        let info = CallInfo {
-            device_ordinal: frame.device_ordinal(),
-            run_id: frame.run_id(),
-        };
-        self.run(frame, info)
+        self.run(frame, CallInfo::Xla(frame.context()))
     }
 }
 

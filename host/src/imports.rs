@@ -453,7 +453,7 @@ fn run_id_get(caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32>
         args,
         import(abi::IMPORT_RUN_ID_GET),
         (a::RUN_ID, "the run_id field"),
-        |info| info.run_id.clone().map(i64::to_le_bytes),
+        |info| info.run_id().map(i64::to_le_bytes),
     )
 }
 
@@ -464,7 +464,7 @@ fn device_ordinal_get(caller: Caller<'_, HostState>, args: i32) -> wasmtime::Res
         args,
         import(abi::IMPORT_DEVICE_ORDINAL_GET),
         (a::DEVICE_ORDINAL, "the device_ordinal field"),
-        |info| info.device_ordinal.clone().map(i32::to_le_bytes),
+        |info| info.device_ordinal().map(i32::to_le_bytes),
     )
 }
 

@@ -5,6 +5,7 @@
 
 use std::fmt;
 
+use plugin_glue::frame::CallContext;
 use plugin_glue::{ErrorCode, HandlerError};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -226,11 +227,37 @@ impl ResourceLimiter for GuestLimiter {
 }
 
 /// What the host functions need to know about the native call in progress.
-pub(crate) struct CallInfo {
-    /// `XLA_FFI_DeviceOrdinal_Get` on the native frame.
-    pub(crate) device_ordinal: Result<i32, HandlerError>,
-    /// `XLA_FFI_RunId_Get` on the native frame.
-    pub(crate) run_id: Result<i64, HandlerError>,
+///
+/// XLA is asked for the device ordinal and run id only when the guest asks
+/// (most guests never do), not on every call.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum CallInfo {
+    /// A host-owned call (no XLA): device 0, run 0.
+    Host,
+    /// XLA's call in progress.
+    Xla(CallContext),
+}
+
+impl CallInfo {
+    /// `XLA_FFI_DeviceOrdinal_Get` on the native call (0 for a host call).
+    pub(crate) fn device_ordinal(&self) -> Result<i32, HandlerError> {
+        match self {
+            CallInfo::Host => Ok(0),
+            // SAFETY: a `CallInfo` lives in `HostState::call` only while its
+            // call runs: `Instance::call` stores it before guest code runs
+            // and clears it before returning to XLA.
+            CallInfo::Xla(context) => unsafe { context.device_ordinal() },
+        }
+    }
+
+    /// `XLA_FFI_RunId_Get` on the native call (0 for a host call).
+    pub(crate) fn run_id(&self) -> Result<i64, HandlerError> {
+        match self {
+            CallInfo::Host => Ok(0),
+            // SAFETY: as for `device_ordinal`.
+            CallInfo::Xla(context) => unsafe { context.run_id() },
+        }
+    }
 }
 
 /// The state of one guest instance (the `T` of its `Store<T>`).

@@ -11,8 +11,10 @@
 //!                                                   Scalar | ArrayView<'a> | String(&'a [u8]) | Dictionary(Attrs<'a>)
 //! ```
 //!
-//! Nothing here allocates unless an error is reported, so the views are
-//! cheap enough for the per-call hot path.
+//! Each buffer is validated once, in `from_raw`, and its view kept in the
+//! frame. Nothing here allocates unless an error is reported or a call has
+//! more than eight operands and results, so the views are cheap enough for
+//! the per-call hot path.
 //!
 //! Layouts and values follow `reference/xla-ffi-abi.md` §1–3 (x86_64).
 
@@ -21,10 +23,12 @@ mod buffer;
 #[cfg(test)]
 pub(crate) mod testing;
 
-use std::ffi::{CStr, c_void};
+use std::ffi::CStr;
 use std::fmt;
 use std::mem::{align_of, offset_of, size_of};
 use std::ptr;
+
+use smallvec::SmallVec;
 
 pub use attrs::{ArrayView, Attr, Attrs, Scalar};
 use buffer::Role;
@@ -298,17 +302,128 @@ impl fmt::Debug for ApiTable {
 /// used from worker threads for the duration of the call.
 pub struct CallFrame<'a> {
     raw: &'a XLA_FFI_CallFrame,
-    args: &'a [*mut c_void],
-    rets: &'a [*mut c_void],
+    /// The validated buffers, operands then results: checked once, in
+    /// [`CallFrame::from_raw`], and handed out from here (inline up to
+    /// [`INLINE_BUFFERS`], so a common call allocates nothing).
+    buffers: SmallVec<[BufferView<'a>; INLINE_BUFFERS]>,
+    num_args: usize,
     attrs: Attrs<'a>,
+}
+
+/// Buffers (operands and results together) a frame holds without
+/// allocating.
+const INLINE_BUFFERS: usize = 8;
+
+/// The runtime side of a call in progress (`frame->api` and `frame->ctx`):
+/// what [`CallContext::device_ordinal`] and [`CallContext::run_id`] ask
+/// XLA. Copied out of a [`CallFrame`] so that a handler can ask only when
+/// its code needs the answer; it has no lifetime, so the caller vouches that
+/// the call is still in progress.
+#[derive(Clone, Copy, Debug)]
+pub struct CallContext {
+    api: *const XLA_FFI_Api,
+    ctx: *mut XLA_FFI_ExecutionContext,
+}
+
+// SAFETY: two addresses; XLA's functions behind them may be called from any
+// thread during the call (`unsafe` methods, whose callers vouch for that).
+unsafe impl Send for CallContext {}
+// SAFETY: as for Send.
+unsafe impl Sync for CallContext {}
+
+impl CallContext {
+    /// `XLA_FFI_DeviceOrdinal_Get`: the device ordinal the call runs on.
+    ///
+    /// # Errors
+    ///
+    /// As for [`CallFrame::device_ordinal`].
+    ///
+    /// # Safety
+    ///
+    /// The call this context was taken from must still be in progress (its
+    /// handler has not returned).
+    pub unsafe fn device_ordinal(&self) -> Result<i32, HandlerError> {
+        const FUNCTION: &str = "XLA_FFI_DeviceOrdinal_Get";
+        // SAFETY: forwarded caller contract.
+        let (api, ctx) = unsafe { self.api_and_ctx(FUNCTION) }?;
+        let Some(get) = api_slot!(&api, XLA_FFI_DeviceOrdinal_Get) else {
+            return Err(unavailable(FUNCTION));
+        };
+        let mut args = XLA_FFI_DeviceOrdinal_Get_Args {
+            struct_size: XLA_FFI_DeviceOrdinal_Get_Args_STRUCT_SIZE,
+            extension_start: ptr::null_mut(),
+            ctx,
+            device_ordinal: 0,
+        };
+        // SAFETY: runtime function, valid args struct, the live ctx.
+        let error = unsafe { get(&mut args) };
+        if !error.is_null() {
+            // SAFETY: a fresh error from this runtime, owned by us.
+            return Err(unsafe { api.runtime_error(FUNCTION, error) });
+        }
+        Ok(args.device_ordinal)
+    }
+
+    /// `XLA_FFI_RunId_Get`: the run id of this execution.
+    ///
+    /// # Errors
+    ///
+    /// As for [`CallFrame::device_ordinal`].
+    ///
+    /// # Safety
+    ///
+    /// As for [`CallContext::device_ordinal`].
+    pub unsafe fn run_id(&self) -> Result<i64, HandlerError> {
+        const FUNCTION: &str = "XLA_FFI_RunId_Get";
+        // SAFETY: forwarded caller contract.
+        let (api, ctx) = unsafe { self.api_and_ctx(FUNCTION) }?;
+        let Some(get) = api_slot!(&api, XLA_FFI_RunId_Get) else {
+            return Err(unavailable(FUNCTION));
+        };
+        let mut args = XLA_FFI_RunId_Get_Args {
+            struct_size: XLA_FFI_RunId_Get_Args_STRUCT_SIZE,
+            extension_start: ptr::null_mut(),
+            ctx,
+            run_id: 0,
+        };
+        // SAFETY: runtime function, valid args struct, the live ctx.
+        let error = unsafe { get(&mut args) };
+        if !error.is_null() {
+            // SAFETY: a fresh error from this runtime, owned by us.
+            return Err(unsafe { api.runtime_error(FUNCTION, error) });
+        }
+        Ok(args.run_id)
+    }
+
+    /// # Safety
+    ///
+    /// As for [`CallContext::device_ordinal`].
+    unsafe fn api_and_ctx(
+        &self,
+        function: &str,
+    ) -> Result<(ApiTable, *mut XLA_FFI_ExecutionContext), HandlerError> {
+        // SAFETY: `frame->api` is the runtime's table, alive for the process
+        // while the call is in progress (caller contract).
+        let Some(api) = (unsafe { ApiTable::new(self.api) }) else {
+            return Err(HandlerError::internal(format!(
+                "cannot call {function}: the call frame has no XLA_FFI_Api"
+            )));
+        };
+        if self.ctx.is_null() {
+            return Err(HandlerError::internal(format!(
+                "cannot call {function}: the call frame has no execution context"
+            )));
+        }
+        Ok((api, self.ctx))
+    }
 }
 
 impl fmt::Debug for CallFrame<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CallFrame")
             .field("stage", &self.raw.stage)
-            .field("num_args", &self.args.len())
-            .field("num_rets", &self.rets.len())
+            .field("num_args", &self.num_args())
+            .field("num_rets", &self.num_rets())
             .field("attrs", &self.attrs)
             .finish()
     }
@@ -398,29 +513,30 @@ impl<'a> CallFrame<'a> {
                 )));
             }
         }
+        let mut buffers = SmallVec::with_capacity(num_args + num_rets);
         for (i, &b) in args.iter().enumerate() {
             // SAFETY: each entry points at an XLA_FFI_Buffer valid for 'a
-            // (caller contract); the result is discarded (validation only).
-            unsafe { BufferView::from_raw(b, Role::Argument, i) }?;
+            // (caller contract).
+            buffers.push(unsafe { BufferView::from_raw(b, Role::Argument, i) }?);
         }
         for (i, &b) in rets.iter().enumerate() {
             // SAFETY: as above.
-            unsafe { BufferView::from_raw(b, Role::Result, i) }?;
+            buffers.push(unsafe { BufferView::from_raw(b, Role::Result, i) }?);
         }
 
         // SAFETY: the inline attrs are part of the frame (valid for 'a).
         let attrs = unsafe { Attrs::from_raw(&raw.attrs, None) }?;
         Ok(CallFrame {
             raw,
-            args,
-            rets,
+            buffers,
+            num_args,
             attrs,
         })
     }
 
     /// Number of arguments (operands of the custom call).
     pub fn num_args(&self) -> usize {
-        self.args.len()
+        self.num_args
     }
 
     /// Argument `i`.
@@ -429,19 +545,18 @@ impl<'a> CallFrame<'a> {
     ///
     /// `INVALID_ARGUMENT` if `i` is out of range (naming `i` and the count).
     pub fn arg(&self, i: usize) -> Result<BufferView<'a>, HandlerError> {
-        let Some(&b) = self.args.get(i) else {
-            return Err(HandlerError::invalid_argument(format!(
+        match self.buffers[..self.num_args].get(i) {
+            Some(&view) => Ok(view),
+            None => Err(HandlerError::invalid_argument(format!(
                 "argument index {i} is out of range: the call has {} arguments",
-                self.args.len()
-            )));
-        };
-        // SAFETY: validated in `from_raw`; the buffer stays valid for 'a.
-        unsafe { BufferView::from_raw(b, Role::Argument, i) }
+                self.num_args
+            ))),
+        }
     }
 
     /// Number of results.
     pub fn num_rets(&self) -> usize {
-        self.rets.len()
+        self.buffers.len() - self.num_args
     }
 
     /// Result `i`.
@@ -450,14 +565,13 @@ impl<'a> CallFrame<'a> {
     ///
     /// `INVALID_ARGUMENT` if `i` is out of range (naming `i` and the count).
     pub fn ret(&self, i: usize) -> Result<BufferView<'a>, HandlerError> {
-        let Some(&b) = self.rets.get(i) else {
-            return Err(HandlerError::invalid_argument(format!(
+        match self.buffers[self.num_args..].get(i) {
+            Some(&view) => Ok(view),
+            None => Err(HandlerError::invalid_argument(format!(
                 "result index {i} is out of range: the call has {} results",
-                self.rets.len()
-            )));
-        };
-        // SAFETY: validated in `from_raw`; the buffer stays valid for 'a.
-        unsafe { BufferView::from_raw(b, Role::Result, i) }
+                self.num_rets()
+            ))),
+        }
     }
 
     /// The attributes of this call site (sorted by name).
@@ -478,24 +592,8 @@ impl<'a> CallFrame<'a> {
     /// runtime lacks the function, or it returned an error (its message is
     /// included).
     pub fn device_ordinal(&self) -> Result<i32, HandlerError> {
-        const FUNCTION: &str = "XLA_FFI_DeviceOrdinal_Get";
-        let (api, ctx) = self.api_and_ctx(FUNCTION)?;
-        let Some(get) = api_slot!(&api, XLA_FFI_DeviceOrdinal_Get) else {
-            return Err(unavailable(FUNCTION));
-        };
-        let mut args = XLA_FFI_DeviceOrdinal_Get_Args {
-            struct_size: XLA_FFI_DeviceOrdinal_Get_Args_STRUCT_SIZE,
-            extension_start: ptr::null_mut(),
-            ctx,
-            device_ordinal: 0,
-        };
-        // SAFETY: runtime function, valid args struct, the frame's live ctx.
-        let error = unsafe { get(&mut args) };
-        if !error.is_null() {
-            // SAFETY: a fresh error from this runtime, owned by us.
-            return Err(unsafe { api.runtime_error(FUNCTION, error) });
-        }
-        Ok(args.device_ordinal)
+        // SAFETY: the frame's call is in progress for 'a, and `self` is.
+        unsafe { self.context().device_ordinal() }
     }
 
     /// The run id of this execution (`XLA_FFI_RunId_Get`).
@@ -504,48 +602,22 @@ impl<'a> CallFrame<'a> {
     ///
     /// As for [`CallFrame::device_ordinal`].
     pub fn run_id(&self) -> Result<i64, HandlerError> {
-        const FUNCTION: &str = "XLA_FFI_RunId_Get";
-        let (api, ctx) = self.api_and_ctx(FUNCTION)?;
-        let Some(get) = api_slot!(&api, XLA_FFI_RunId_Get) else {
-            return Err(unavailable(FUNCTION));
-        };
-        let mut args = XLA_FFI_RunId_Get_Args {
-            struct_size: XLA_FFI_RunId_Get_Args_STRUCT_SIZE,
-            extension_start: ptr::null_mut(),
-            ctx,
-            run_id: 0,
-        };
-        // SAFETY: runtime function, valid args struct, the frame's live ctx.
-        let error = unsafe { get(&mut args) };
-        if !error.is_null() {
-            // SAFETY: a fresh error from this runtime, owned by us.
-            return Err(unsafe { api.runtime_error(FUNCTION, error) });
+        // SAFETY: as for `device_ordinal`.
+        unsafe { self.context().run_id() }
+    }
+
+    /// The call's runtime context, to ask for the device ordinal or run id
+    /// later in the call, only if they are needed.
+    pub fn context(&self) -> CallContext {
+        CallContext {
+            api: self.raw.api,
+            ctx: self.raw.ctx,
         }
-        Ok(args.run_id)
     }
 
     /// The raw frame.
     pub fn raw(&self) -> &'a XLA_FFI_CallFrame {
         self.raw
-    }
-
-    fn api_and_ctx(
-        &self,
-        function: &str,
-    ) -> Result<(ApiTable, *mut XLA_FFI_ExecutionContext), HandlerError> {
-        // SAFETY: `frame->api` is the runtime's table, alive for the process
-        // (from_raw's caller contract covers the frame's pointers).
-        let Some(api) = (unsafe { ApiTable::new(self.raw.api) }) else {
-            return Err(HandlerError::internal(format!(
-                "cannot call {function}: the call frame has no XLA_FFI_Api"
-            )));
-        };
-        if self.raw.ctx.is_null() {
-            return Err(HandlerError::internal(format!(
-                "cannot call {function}: the call frame has no execution context"
-            )));
-        }
-        Ok((api, self.raw.ctx))
     }
 }
 
