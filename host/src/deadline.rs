@@ -300,17 +300,21 @@ impl Ticker {
         ticks: u64,
         code: &'a CodeRanges,
     ) -> Active<'a> {
+        // One clock read serves the signal deadline and the host-call one.
+        let at = match self.mode {
+            Interrupt::Unchecked => None,
+            _ => Instant::now().checked_add(timeout),
+        };
         let armed = match self.mode {
             Interrupt::Epoch => {
                 store.set_epoch_deadline(ticks.saturating_add(self.shared.pending_ticks()));
                 None
             }
-            Interrupt::Signal => Some(signal::arm(timeout, code)),
+            Interrupt::Signal => Some(signal::arm(at, code)),
             Interrupt::Auto | Interrupt::Unchecked => None,
         };
         let outer = DEADLINE.with(Cell::get);
         if self.mode != Interrupt::Unchecked {
-            let at = Instant::now().checked_add(timeout);
             let earliest = match (outer, at) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),

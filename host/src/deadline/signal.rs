@@ -456,10 +456,11 @@ pub(crate) struct Armed {
     generation: u64,
 }
 
-/// Arms this thread's slot for a call of guest code in `ranges`, with
-/// `timeout`. Nested arming (a host function running guest code inside an
-/// armed call) keeps the outer deadline.
-pub(crate) fn arm(timeout: Duration, ranges: &CodeRanges) -> Armed {
+/// Arms this thread's slot for a call of guest code in `ranges`, to stop
+/// at `deadline` (`None`: never, the timeout overflowed). Nested arming (a
+/// host function running guest code inside an armed call) keeps the outer
+/// deadline.
+pub(crate) fn arm(deadline: Option<Instant>, ranges: &CodeRanges) -> Armed {
     let Some(installed) = installed() else {
         return Armed {
             slot: None,
@@ -475,9 +476,7 @@ pub(crate) fn arm(timeout: Duration, ranges: &CodeRanges) -> Armed {
     }
     let generation = slot.last.load(Ordering::Relaxed) + 1;
     slot.last.store(generation, Ordering::Relaxed);
-    let deadline = Instant::now()
-        .checked_add(timeout)
-        .map_or(u64::MAX, nanos_since_start);
+    let deadline = deadline.map_or(u64::MAX, nanos_since_start);
     slot.deadline.store(deadline, Ordering::Release);
     slot.ranges
         .store(ptr::from_ref(ranges).cast_mut(), Ordering::Release);
@@ -544,7 +543,7 @@ fn self_test() -> Result<(), String> {
                     .get_typed_func::<i64, ()>(&mut store, "spin")
                     .map_err(|e| format!("{e:#}"))?;
                 let started = Instant::now();
-                let armed = arm(Duration::from_millis(5), &ranges);
+                let armed = arm(Instant::now().checked_add(Duration::from_millis(5)), &ranges);
                 let result = spin.call(&mut store, 1 << 33);
                 let interrupted = armed.interrupted();
                 drop(armed);
