@@ -163,6 +163,28 @@ pub(crate) struct CallLayout {
     spans: Vec<Span>,
     /// Per slot, the slot whose region it uses (itself unless aliased).
     shared: Vec<usize>,
+    /// What the header was last planned for, while it is valid.
+    shape: Option<Shape>,
+}
+
+/// The shape of the call a [`CallLayout`] was planned for: everything the
+/// header depends on except the attributes (which are encoded again on
+/// every call, at the end of the header).
+#[derive(Debug, Default)]
+struct Shape {
+    base: u32,
+    api: u32,
+    n_args: usize,
+    /// Per slot: dtype, byte length, rank.
+    slots: Vec<(u32, usize, usize)>,
+    /// Every slot's dims, one after another.
+    dims: Vec<i64>,
+    /// Per slot, the slot whose region it uses.
+    shared: Vec<usize>,
+    /// Header length before the attributes.
+    attrs_at: usize,
+    /// Offset of the first data region.
+    data_at: u32,
 }
 
 #[cold]
@@ -211,6 +233,73 @@ impl CallLayout {
         base: u32,
         api: u32,
     ) -> Result<(), HandlerError> {
+        match self.replan(call, base, api) {
+            Ok(true) => Ok(()),
+            Ok(false) => self.plan_anew(call, base, api),
+            Err(e) => {
+                self.shape = None;
+                Err(e)
+            }
+        }
+    }
+
+    /// The per-call fast path: if `call` has the shape the header was
+    /// planned for (same base and API table, same operand and result
+    /// dtypes, dims and sizes, the same buffers aliased), keeps the header
+    /// up to the attributes and every data region, and encodes only the
+    /// attributes again. Returns false (having changed nothing that
+    /// [`CallLayout::plan_anew`] does not redo) if the shape differs.
+    fn replan<C: CallView>(&mut self, call: &C, base: u32, api: u32) -> Result<bool, HandlerError> {
+        let Some(shape) = self.shape.take() else {
+            return Ok(false);
+        };
+        let n_args = call.num_args();
+        let n_slots = n_args + call.num_rets();
+        if (shape.base, shape.api, shape.n_args, shape.slots.len()) != (base, api, n_args, n_slots)
+        {
+            return Ok(false);
+        }
+        self.spans.clear();
+        let mut dims_at = 0;
+        for (slot, &(dtype, byte_len, rank)) in shape.slots.iter().enumerate() {
+            let desc = if slot < n_args {
+                call.arg(slot)?
+            } else {
+                call.ret(slot - n_args)?
+            };
+            if (desc.dtype, desc.byte_len, desc.dims.len()) != (dtype, byte_len, rank)
+                || shape.dims[dims_at..dims_at + rank] != *desc.dims
+            {
+                return Ok(false);
+            }
+            dims_at += rank;
+            self.push_span(&desc, slot);
+        }
+        for (slot, owner) in self.shared.iter_mut().enumerate() {
+            *owner = slot;
+        }
+        self.find_aliases(n_args)?;
+        if self.shared != shape.shared {
+            return Ok(false);
+        }
+        self.header.truncate(shape.attrs_at);
+        self.depth = 0;
+        self.encode_attrs(&call.attrs(), call_frame::ATTRS)?;
+        if align_up(to_u32(self.header.len(), "header")?, DATA_ALIGN)? != shape.data_at {
+            return Ok(false);
+        }
+        self.shape = Some(shape);
+        Ok(true)
+    }
+
+    /// Plans the whole header and every region (see [`CallLayout::plan`]).
+    fn plan_anew<C: CallView>(
+        &mut self,
+        call: &C,
+        base: u32,
+        api: u32,
+    ) -> Result<(), HandlerError> {
+        self.shape = None;
         self.header.clear();
         self.inputs.clear();
         self.outputs.clear();
@@ -299,13 +388,7 @@ impl CallLayout {
                 len: to_u32(desc.byte_len, "buffer size")?,
             };
             self.shared.push(slot);
-            if desc.byte_len > 0 && desc.dtype != abi::data_type::TOKEN {
-                self.spans.push(Span {
-                    start: desc.addr,
-                    end: desc.addr.saturating_add(desc.byte_len),
-                    slot,
-                });
-            }
+            self.push_span(&desc, slot);
             if slot < n_args {
                 self.inputs.push(region);
             } else {
@@ -313,7 +396,8 @@ impl CallLayout {
             }
         }
 
-        // Attributes, inline in the frame.
+        // Attributes, inline in the frame, last in the header.
+        let attrs_at = self.header.len();
         let attrs = call.attrs();
         self.encode_attrs(&attrs, call_frame::ATTRS)?;
 
@@ -321,7 +405,8 @@ impl CallLayout {
 
         // Data regions after the header; an aliased buffer takes the region
         // of the (earlier) slot it aliases.
-        let mut cursor = align_up(to_u32(self.header.len(), "header")?, DATA_ALIGN)?;
+        let data_at = align_up(to_u32(self.header.len(), "header")?, DATA_ALIGN)?;
+        let mut cursor = data_at;
         for slot in 0..n_args + n_rets {
             let owner = self.shared[slot];
             let offset = if owner != slot {
@@ -359,7 +444,53 @@ impl CallLayout {
         // The whole region must be addressable.
         base.checked_add(cursor).ok_or_else(|| too_big("scratch"))?;
         self.total = cursor;
+        self.remember_shape(call, base, api, attrs_at, data_at)
+    }
+
+    /// Remembers what the header was planned for, for
+    /// [`CallLayout::replan`].
+    fn remember_shape<C: CallView>(
+        &mut self,
+        call: &C,
+        base: u32,
+        api: u32,
+        attrs_at: usize,
+        data_at: u32,
+    ) -> Result<(), HandlerError> {
+        let mut shape = Shape {
+            base,
+            api,
+            n_args: call.num_args(),
+            attrs_at,
+            data_at,
+            ..Shape::default()
+        };
+        for slot in 0..call.num_args() + call.num_rets() {
+            let desc = if slot < shape.n_args {
+                call.arg(slot)?
+            } else {
+                call.ret(slot - shape.n_args)?
+            };
+            shape
+                .slots
+                .push((desc.dtype, desc.byte_len, desc.dims.len()));
+            shape.dims.extend_from_slice(desc.dims);
+        }
+        shape.shared.clone_from(&self.shared);
+        self.shape = Some(shape);
         Ok(())
+    }
+
+    /// Notes `desc`'s native span for finding aliases, unless it cannot
+    /// alias anything (empty, or a token).
+    fn push_span(&mut self, desc: &BufferDesc<'_>, slot: usize) {
+        if desc.byte_len > 0 && desc.dtype != abi::data_type::TOKEN {
+            self.spans.push(Span {
+                start: desc.addr,
+                end: desc.addr.saturating_add(desc.byte_len),
+                slot,
+            });
+        }
     }
 
     /// The region of `slot` (operands first, then results).
@@ -613,6 +744,53 @@ pub(crate) mod tests {
             let ptr = self.u32(addr + byte_span::PTR);
             let len = self.u32(addr + byte_span::LEN) as usize;
             &self.header[self.at(ptr)..self.at(ptr) + len]
+        }
+    }
+
+    /// A layout planned call after call (which keeps the header while the
+    /// shape holds and encodes only the attributes again) equals a layout
+    /// planned afresh for each call: same header bytes, regions and fills.
+    #[test]
+    fn planning_again_equals_planning_afresh() {
+        let buffers = |call: HostCall, dims: &[i64]| {
+            let n = dims.iter().product::<i64>() as usize;
+            call.arg(HostBuffer::new(DType::F32, dims, vec![0; 4 * n]))
+                .ret(HostBuffer::new(DType::F32, dims, vec![0; 4 * n]))
+        };
+        let scalar = |v: f32| HostAttr::Scalar(DType::F32, v.to_le_bytes().to_vec());
+        let string = |s: &str| HostAttr::String(s.as_bytes().to_vec());
+        let calls = [
+            buffers(HostCall::new(), &[2, 3]).attr("eps", scalar(1e-6)),
+            buffers(HostCall::new(), &[2, 3]).attr("eps", scalar(1e-6)),
+            buffers(HostCall::new(), &[2, 3]).attr("eps", scalar(0.5)),
+            buffers(HostCall::new(), &[2, 3])
+                .attr("eps", scalar(0.5))
+                .attr(
+                    "mode",
+                    string("a much longer attribute than before, past one region"),
+                ),
+            buffers(HostCall::new(), &[3, 2]).attr("eps", scalar(0.5)),
+            buffers(HostCall::new(), &[3, 2]),
+            buffers(HostCall::new(), &[3, 2]),
+            buffers(HostCall::new(), &[3, 2]).arg(HostBuffer::new(DType::S32, &[1], vec![0; 4])),
+            HostCall::new()
+                .arg(HostBuffer::new(DType::F32, &[3, 2], vec![0; 24]))
+                .ret_alias(0),
+            buffers(HostCall::new(), &[3, 2]),
+            buffers(HostCall::new(), &[2, 3]).attr("eps", scalar(1e-6)),
+        ];
+        let mut again = CallLayout::default();
+        for (i, call) in calls.iter().enumerate() {
+            for base in [0x1_0000, 0x1_0000, 0x2_0000] {
+                let mut fresh = CallLayout::default();
+                fresh.plan(call, base, 0x400).unwrap();
+                again.plan(call, base, 0x400).unwrap();
+                assert_eq!(again.header, fresh.header, "call {i} at {base:#x}: header");
+                assert_eq!(again.inputs, fresh.inputs, "call {i}: inputs");
+                assert_eq!(again.outputs, fresh.outputs, "call {i}: outputs");
+                assert_eq!(again.fills, fresh.fills, "call {i}: fills");
+                assert_eq!(again.total, fresh.total, "call {i}: total");
+            }
         }
     }
 
