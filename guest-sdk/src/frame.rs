@@ -87,7 +87,42 @@ pub struct CallFrame<'a> {
     attrs: Attrs<'a>,
     /// Per buffer, operands then results: its decoding, once it succeeded,
     /// and (results only) whether it was handed out.
-    slots: Vec<Slot<'a>>,
+    slots: Slots<'a>,
+}
+
+/// Buffers whose [`Slot`]s a frame keeps without allocating.
+const INLINE_SLOTS: usize = 4;
+
+/// The [`Slot`]s of a frame: inline for the usual few buffers, so that
+/// decoding a frame allocates nothing on the per-call path.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "the inline variant is the point: a frame lives on the stack for one call"
+)]
+enum Slots<'a> {
+    Inline([Slot<'a>; INLINE_SLOTS], usize),
+    Heap(Vec<Slot<'a>>),
+}
+
+impl<'a> Slots<'a> {
+    fn new(n: usize) -> Slots<'a> {
+        if n <= INLINE_SLOTS {
+            Slots::Inline(Default::default(), n)
+        } else {
+            Slots::Heap((0..n).map(|_| Slot::default()).collect())
+        }
+    }
+}
+
+impl<'a> core::ops::Deref for Slots<'a> {
+    type Target = [Slot<'a>];
+
+    fn deref(&self) -> &[Slot<'a>] {
+        match self {
+            Slots::Inline(slots, n) => &slots[..*n],
+            Slots::Heap(slots) => slots,
+        }
+    }
 }
 
 /// What a [`CallFrame`] remembers of one buffer.
@@ -187,7 +222,7 @@ impl<'a> CallFrame<'a> {
             ret_types: mem.u32(at(layout::RETS + abi::rets::TYPES)?, &what)?,
             rets: mem.u32(at(layout::RETS + abi::rets::RETS)?, &what)?,
             attrs: Attrs::decode(mem, at(layout::ATTRS)?)?,
-            slots: (0..num_args + num_rets).map(|_| Slot::default()).collect(),
+            slots: Slots::new(num_args + num_rets),
         };
         mem.check(frame.arg_types, num_args * 4, 1, &"argument types")?;
         mem.check(frame.args, num_args * 4, 1, &"arguments")?;
