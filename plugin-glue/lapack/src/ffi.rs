@@ -22,9 +22,14 @@
 //! under the library's name prefix ([`SYMBOL_PREFIXES`]: none, or `scipy_`
 //! for the OpenBLAS that numpy and scipy wheels bundle, which has the same
 //! gfortran LP64 interface).
+//!
+//! Each routine's parameters are written once, in the table of
+//! [`lapack_routines!`], from which the function-pointer types here
+//! ([`RealRoutines`], [`ComplexRoutines`]) and the `Scalar` methods that
+//! call them are generated.
 #![expect(
     non_camel_case_types,
-    reason = "raw Fortran routine types keep their LAPACK names"
+    reason = "raw C and Fortran types keep their C names"
 )]
 
 use std::ffi::c_char;
@@ -50,304 +55,6 @@ type IMut = *mut lapack_int;
 type Ch = *const c_char;
 type Len = fortran_charlen;
 
-/// `?TRSM(SIDE, UPLO, TRANSA, DIAG, M, N, ALPHA, A, LDA, B, LDB)`.
-pub type trsm_t<T> = unsafe extern "C" fn(
-    Ch,
-    Ch,
-    Ch,
-    Ch,
-    I,
-    I,
-    *const T,
-    *const T,
-    I,
-    *mut T,
-    I,
-    Len,
-    Len,
-    Len,
-    Len,
-);
-/// `?GETRF(M, N, A, LDA, IPIV, INFO)`.
-pub type getrf_t<T> = unsafe extern "C" fn(I, I, *mut T, I, IMut, IMut);
-/// `?POTRF(UPLO, N, A, LDA, INFO)`.
-pub type potrf_t<T> = unsafe extern "C" fn(Ch, I, *mut T, I, IMut, Len);
-/// `?GEQRF(M, N, A, LDA, TAU, WORK, LWORK, INFO)`.
-pub type geqrf_t<T> = unsafe extern "C" fn(I, I, *mut T, I, *mut T, *mut T, I, IMut);
-/// Real `?GEQP3(M, N, A, LDA, JPVT, TAU, WORK, LWORK, INFO)`.
-pub type geqp3_real_t<T> = unsafe extern "C" fn(I, I, *mut T, I, IMut, *mut T, *mut T, I, IMut);
-/// Complex `?GEQP3(M, N, A, LDA, JPVT, TAU, WORK, LWORK, RWORK, INFO)`.
-pub type geqp3_complex_t<T, R> =
-    unsafe extern "C" fn(I, I, *mut T, I, IMut, *mut T, *mut T, I, *mut R, IMut);
-/// `?ORGQR` / `?UNGQR(M, N, K, A, LDA, TAU, WORK, LWORK, INFO)`.
-pub type orgqr_t<T> = unsafe extern "C" fn(I, I, I, *mut T, I, *const T, *mut T, I, IMut);
-/// `?ORMQR` / `?UNMQR(SIDE, TRANS, M, N, K, A, LDA, TAU, C, LDC, WORK, LWORK, INFO)`.
-pub type ormqr_t<T> = unsafe extern "C" fn(
-    Ch,
-    Ch,
-    I,
-    I,
-    I,
-    *mut T,
-    I,
-    *const T,
-    *mut T,
-    I,
-    *mut T,
-    I,
-    IMut,
-    Len,
-    Len,
-);
-/// `?SYEVD(JOBZ, UPLO, N, A, LDA, W, WORK, LWORK, IWORK, LIWORK, INFO)`.
-pub type syevd_t<T> =
-    unsafe extern "C" fn(Ch, Ch, I, *mut T, I, *mut T, *mut T, I, IMut, I, IMut, Len, Len);
-/// `?HEEVD(JOBZ, UPLO, N, A, LDA, W, WORK, LWORK, RWORK, LRWORK, IWORK, LIWORK, INFO)`.
-pub type heevd_t<T, R> = unsafe extern "C" fn(
-    Ch,
-    Ch,
-    I,
-    *mut T,
-    I,
-    *mut R,
-    *mut T,
-    I,
-    *mut R,
-    I,
-    IMut,
-    I,
-    IMut,
-    Len,
-    Len,
-);
-/// Real `?GESDD(JOBZ, M, N, A, LDA, S, U, LDU, VT, LDVT, WORK, LWORK, IWORK, INFO)`.
-pub type gesdd_real_t<T> = unsafe extern "C" fn(
-    Ch,
-    I,
-    I,
-    *mut T,
-    I,
-    *mut T,
-    *mut T,
-    I,
-    *mut T,
-    I,
-    *mut T,
-    I,
-    IMut,
-    IMut,
-    Len,
-);
-/// Complex `?GESDD(JOBZ, M, N, A, LDA, S, U, LDU, VT, LDVT, WORK, LWORK, RWORK, IWORK, INFO)`.
-pub type gesdd_complex_t<T, R> = unsafe extern "C" fn(
-    Ch,
-    I,
-    I,
-    *mut T,
-    I,
-    *mut R,
-    *mut T,
-    I,
-    *mut T,
-    I,
-    *mut T,
-    I,
-    *mut R,
-    IMut,
-    IMut,
-    Len,
-);
-/// Real `?GESVD(JOBU, JOBVT, M, N, A, LDA, S, U, LDU, VT, LDVT, WORK, LWORK, INFO)`.
-pub type gesvd_real_t<T> = unsafe extern "C" fn(
-    Ch,
-    Ch,
-    I,
-    I,
-    *mut T,
-    I,
-    *mut T,
-    *mut T,
-    I,
-    *mut T,
-    I,
-    *mut T,
-    I,
-    IMut,
-    Len,
-    Len,
-);
-/// Complex `?GESVD(JOBU, JOBVT, M, N, A, LDA, S, U, LDU, VT, LDVT, WORK, LWORK, RWORK, INFO)`.
-pub type gesvd_complex_t<T, R> = unsafe extern "C" fn(
-    Ch,
-    Ch,
-    I,
-    I,
-    *mut T,
-    I,
-    *mut R,
-    *mut T,
-    I,
-    *mut T,
-    I,
-    *mut T,
-    I,
-    *mut R,
-    IMut,
-    Len,
-    Len,
-);
-/// Real `?GEEV(JOBVL, JOBVR, N, A, LDA, WR, WI, VL, LDVL, VR, LDVR, WORK, LWORK, INFO)`.
-pub type geev_real_t<T> = unsafe extern "C" fn(
-    Ch,
-    Ch,
-    I,
-    *mut T,
-    I,
-    *mut T,
-    *mut T,
-    *mut T,
-    I,
-    *mut T,
-    I,
-    *mut T,
-    I,
-    IMut,
-    Len,
-    Len,
-);
-/// Complex `?GEEV(JOBVL, JOBVR, N, A, LDA, W, VL, LDVL, VR, LDVR, WORK, LWORK, RWORK, INFO)`.
-pub type geev_complex_t<T, R> = unsafe extern "C" fn(
-    Ch,
-    Ch,
-    I,
-    *mut T,
-    I,
-    *mut T,
-    *mut T,
-    I,
-    *mut T,
-    I,
-    *mut T,
-    I,
-    *mut R,
-    IMut,
-    Len,
-    Len,
-);
-/// Real `?GEES(JOBVS, SORT, SELECT, N, A, LDA, SDIM, WR, WI, VS, LDVS, WORK, LWORK, BWORK, INFO)`.
-pub type gees_real_t<T> = unsafe extern "C" fn(
-    Ch,
-    Ch,
-    lapack_select,
-    I,
-    *mut T,
-    I,
-    IMut,
-    *mut T,
-    *mut T,
-    *mut T,
-    I,
-    *mut T,
-    I,
-    IMut,
-    IMut,
-    Len,
-    Len,
-);
-/// Complex `?GEES(JOBVS, SORT, SELECT, N, A, LDA, SDIM, W, VS, LDVS, WORK, LWORK, RWORK, BWORK, INFO)`.
-pub type gees_complex_t<T, R> = unsafe extern "C" fn(
-    Ch,
-    Ch,
-    lapack_select,
-    I,
-    *mut T,
-    I,
-    IMut,
-    *mut T,
-    *mut T,
-    I,
-    *mut T,
-    I,
-    *mut R,
-    IMut,
-    IMut,
-    Len,
-    Len,
-);
-/// `?GEHRD(N, ILO, IHI, A, LDA, TAU, WORK, LWORK, INFO)`.
-pub type gehrd_t<T> = unsafe extern "C" fn(I, I, I, *mut T, I, *mut T, *mut T, I, IMut);
-/// `?SYTRD` / `?HETRD(UPLO, N, A, LDA, D, E, TAU, WORK, LWORK, INFO)`.
-pub type sytrd_t<T, R> =
-    unsafe extern "C" fn(Ch, I, *mut T, I, *mut R, *mut R, *mut T, *mut T, I, IMut, Len);
-/// Real `?STEDC(COMPZ, N, D, E, Z, LDZ, WORK, LWORK, IWORK, LIWORK, INFO)`.
-pub type stedc_real_t<T> =
-    unsafe extern "C" fn(Ch, I, *mut T, *mut T, *mut T, I, *mut T, I, IMut, I, IMut, Len);
-/// Real `?GEBRD(M, N, A, LDA, D, E, TAUQ, TAUP, WORK, LWORK, INFO)`.
-pub type gebrd_real_t<T> =
-    unsafe extern "C" fn(I, I, *mut T, I, *mut T, *mut T, *mut T, *mut T, *mut T, I, IMut);
-/// Real `?BDSDC(UPLO, COMPQ, N, D, E, U, LDU, VT, LDVT, Q, IQ, WORK, IWORK, INFO)`.
-pub type bdsdc_t<T> = unsafe extern "C" fn(
-    Ch,
-    Ch,
-    I,
-    *mut T,
-    *mut T,
-    *mut T,
-    I,
-    *mut T,
-    I,
-    *mut T,
-    IMut,
-    *mut T,
-    IMut,
-    IMut,
-    Len,
-    Len,
-);
-/// `?ORMBR(VECT, SIDE, TRANS, M, N, K, A, LDA, TAU, C, LDC, WORK, LWORK, INFO)`.
-pub type ormbr_t<T> = unsafe extern "C" fn(
-    Ch,
-    Ch,
-    Ch,
-    I,
-    I,
-    I,
-    *const T,
-    I,
-    *const T,
-    *mut T,
-    I,
-    *mut T,
-    I,
-    IMut,
-    Len,
-    Len,
-    Len,
-);
-/// Real `?LAED1(N, D, Q, LDQ, INDXQ, RHO, CUTPNT, WORK, IWORK, INFO)`.
-pub type laed1_t<T> =
-    unsafe extern "C" fn(I, *mut T, *mut T, I, IMut, *const T, I, *mut T, IMut, IMut);
-/// `?ORMTR(SIDE, UPLO, TRANS, M, N, A, LDA, TAU, C, LDC, WORK, LWORK, INFO)`.
-pub type ormtr_t<T> = unsafe extern "C" fn(
-    Ch,
-    Ch,
-    Ch,
-    I,
-    I,
-    *const T,
-    I,
-    *const T,
-    *mut T,
-    I,
-    *mut T,
-    I,
-    IMut,
-    Len,
-    Len,
-    Len,
-);
-/// `?GTSV(N, NRHS, DL, D, DU, B, LDB, INFO)`.
-pub type gtsv_t<T> = unsafe extern "C" fn(I, I, *mut T, *mut T, *mut T, *mut T, I, IMut);
 /// `void openblas_set_num_threads(int)` (OpenBLAS extension, optional).
 pub type openblas_set_num_threads_t = unsafe extern "C" fn(i32);
 /// `int openblas_get_num_threads(void)` (OpenBLAS extension, optional).
@@ -360,87 +67,485 @@ pub type openblas_get_config_t = unsafe extern "C" fn() -> *const c_char;
 /// `char* openblas_get_corename(void)` (OpenBLAS extension, optional).
 pub type openblas_get_corename_t = unsafe extern "C" fn() -> *const c_char;
 
-/// The routines of one real type (`s` or `d`).
-#[derive(Clone, Copy)]
-pub struct RealRoutines<T> {
-    /// `?trsm_`
-    pub trsm: trsm_t<T>,
-    /// `?getrf_`
-    pub getrf: getrf_t<T>,
-    /// `?potrf_`
-    pub potrf: potrf_t<T>,
-    /// `?geqrf_`
-    pub geqrf: geqrf_t<T>,
-    /// `?geqp3_`
-    pub geqp3: geqp3_real_t<T>,
-    /// `?orgqr_`
-    pub orgqr: orgqr_t<T>,
-    /// `?ormqr_`
-    pub ormqr: ormqr_t<T>,
-    /// `?syevd_`
-    pub syevd: syevd_t<T>,
-    /// `?gesdd_`
-    pub gesdd: gesdd_real_t<T>,
-    /// `?gesvd_`
-    pub gesvd: gesvd_real_t<T>,
-    /// `?geev_`
-    pub geev: geev_real_t<T>,
-    /// `?gees_`
-    pub gees: gees_real_t<T>,
-    /// `?gehrd_`
-    pub gehrd: gehrd_t<T>,
-    /// `?sytrd_`
-    pub sytrd: sytrd_t<T, T>,
-    /// `?gtsv_`
-    pub gtsv: gtsv_t<T>,
-    /// `?stedc_`
-    pub stedc: stedc_real_t<T>,
-    /// `?ormtr_`
-    pub ormtr: ormtr_t<T>,
-    /// `?laed1_`
-    pub laed1: laed1_t<T>,
-    /// `?gebrd_`
-    pub gebrd: gebrd_real_t<T>,
-    /// `?bdsdc_`
-    pub bdsdc: bdsdc_t<T>,
-    /// `?ormbr_`
-    pub ormbr: ormbr_t<T>,
+/// The LAPACK and BLAS routines cyxla calls, each written once: its
+/// Fortran parameters in order, and for each one how it is passed.
+///
+/// `lapack_routines!(MODE)` feeds this table to [`bind_routines!`], which
+/// writes from it, for the mode asked:
+///
+/// * `struct real`, `struct complex`: [`RealRoutines`] and
+///   [`ComplexRoutines`], the function-pointer types and their loader;
+/// * `decl common`, `decl only real`, `decl only complex`: the methods of
+///   `Scalar`, `RealLapack` and `ComplexLapack` (docs from the table);
+/// * `impl common real s`, `impl only complex z`, …: their implementations
+///   for one symbol set of [`LapackSymbols`].
+///
+/// An entry is `common NAME [REAL, COMPLEX]` (the real and complex routine
+/// names, e.g. `[syevd, heevd]`), `real NAME [ROUTINE]` or
+/// `complex NAME [ROUTINE]`, then the parameters. A parameter is one of:
+///
+/// | in the table | method parameter | Fortran argument |
+/// | --- | --- | --- |
+/// | `x: char` | `x: u8` | `CHARACTER` (pointer, plus a hidden length 1) |
+/// | `x: int` | `x: lapack_int` | `INTEGER` (pointer to a copy) |
+/// | `x: val` | `x: Self` | a scalar of the type (pointer to a copy) |
+/// | `x: mat` / `x: cmat` | `*mut Self` / `*const Self` | array of the type |
+/// | `x: reals` | `*mut Self::Real` | `REAL` / `DOUBLE PRECISION` array |
+/// | `x: ints` | `*mut lapack_int` | `INTEGER` array |
+/// | `x: cx reals`, `x: cx int` | as without `cx` | complex routines only: the real ones take no such argument and ignore the method's |
+/// | `x = char C` | none | the character `C` (or the parameter `C`) |
+/// | `x = one` | none | the scalar 1 |
+/// | `x = none` | none | a NULL `SELECT` function (`SORT = 'N'`) |
+/// | `x = null` | none | a NULL `LOGICAL` array (`BWORK` with `SORT = 'N'`) |
+/// | `x = scratch mat`, `x = scratch int` | none | an unreferenced element |
+/// | `info` | none | `INFO`, which the method returns |
+macro_rules! lapack_routines {
+    ($($mode:tt)+) => {
+        $crate::ffi::bind_routines!(@entries [$($mode)+] []
+            /// `?trsm` with `alpha = 1`.
+            ///
+            /// # Safety
+            ///
+            /// The pointers and leading dimensions must describe valid matrices of
+            /// the sizes `?trsm` reads and writes for these arguments.
+            common trsm [trsm, trsm] (side: char, uplo: char, trans: char, diag: char,
+                m: int, n: int, alpha = one, a: cmat, lda: int, b: mat, ldb: int,);
+            /// `?getrf`; returns INFO.
+            ///
+            /// # Safety
+            ///
+            /// As LAPACK requires: `a` holds `lda·n` elements, `ipiv` `min(m,n)`.
+            common getrf [getrf, getrf] (m: int, n: int, a: mat, lda: int, ipiv: ints, info,);
+            /// `?potrf`; returns INFO.
+            ///
+            /// # Safety
+            ///
+            /// As LAPACK requires: `a` holds `lda·n` elements.
+            common potrf [potrf, potrf] (uplo: char, n: int, a: mat, lda: int, info,);
+            /// `?geqrf`; returns INFO.
+            ///
+            /// # Safety
+            ///
+            /// As LAPACK requires for these dims and `lwork` (−1 = query).
+            common geqrf [geqrf, geqrf] (m: int, n: int, a: mat, lda: int, tau: mat,
+                work: mat, lwork: int, info,);
+            /// `?geqp3` (`rwork`, 2n reals, is ignored for real types); returns INFO.
+            ///
+            /// # Safety
+            ///
+            /// As LAPACK requires for these dims and `lwork` (−1 = query).
+            common geqp3 [geqp3, geqp3] (m: int, n: int, a: mat, lda: int, jpvt: ints,
+                tau: mat, work: mat, lwork: int, rwork: cx reals, info,);
+            /// `?orgqr` / `?ungqr`; returns INFO.
+            ///
+            /// # Safety
+            ///
+            /// As LAPACK requires for these dims and `lwork` (−1 = query).
+            common orgqr [orgqr, ungqr] (m: int, n: int, k: int, a: mat, lda: int,
+                tau: cmat, work: mat, lwork: int, info,);
+            /// `?ormqr` / `?unmqr`; returns INFO.
+            ///
+            /// # Safety
+            ///
+            /// As LAPACK requires for these dims and `lwork` (−1 = query). `a` is
+            /// written to temporarily and restored.
+            common ormqr [ormqr, unmqr] (side: char, trans: char, m: int, n: int, k: int,
+                a: mat, lda: int, tau: cmat, c: mat, ldc: int, work: mat, lwork: int, info,);
+            /// `?syevd` / `?heevd` (`rwork` ignored for real types); returns INFO.
+            ///
+            /// # Safety
+            ///
+            /// As LAPACK requires for these dims and workspace sizes (−1 = query).
+            common syevd [syevd, heevd] (jobz: char, uplo: char, n: int, a: mat, lda: int,
+                w: reals, work: mat, lwork: int, rwork: cx reals, lrwork: cx int,
+                iwork: ints, liwork: int, info,);
+            /// `?gesdd` (`rwork` ignored for real types); returns INFO.
+            ///
+            /// # Safety
+            ///
+            /// As LAPACK requires for these dims and workspace sizes (−1 = query).
+            common gesdd [gesdd, gesdd] (jobz: char, m: int, n: int, a: mat, lda: int,
+                s: reals, u: mat, ldu: int, vt: mat, ldvt: int, work: mat, lwork: int,
+                rwork: cx reals, iwork: ints, info,);
+            /// `?gesvd` with `jobu = jobvt = job` (`rwork` ignored for real types);
+            /// returns INFO.
+            ///
+            /// # Safety
+            ///
+            /// As LAPACK requires for these dims and workspace sizes (−1 = query).
+            common gesvd [gesvd, gesvd] (job: char, jobvt = char job, m: int, n: int,
+                a: mat, lda: int, s: reals, u: mat, ldu: int, vt: mat, ldvt: int,
+                work: mat, lwork: int, rwork: cx reals, info,);
+            /// `?geev`; returns INFO.
+            ///
+            /// # Safety
+            ///
+            /// As LAPACK requires for these dims and `lwork` (−1 = query).
+            real geev [geev] (jobvl: char, jobvr: char, n: int, a: mat, lda: int,
+                wr: mat, wi: mat, vl: mat, ldvl: int, vr: mat, ldvr: int, work: mat,
+                lwork: int, info,);
+            /// `?geev`; `rwork` holds 2n reals. Returns INFO.
+            ///
+            /// # Safety
+            ///
+            /// As LAPACK requires for these dims and `lwork` (−1 = query).
+            complex geev [geev] (jobvl: char, jobvr: char, n: int, a: mat, lda: int,
+                w: mat, vl: mat, ldvl: int, vr: mat, ldvr: int, work: mat, lwork: int,
+                rwork: reals, info,);
+            /// `?gees` with `SORT = 'N'`; returns INFO.
+            ///
+            /// # Safety
+            ///
+            /// As LAPACK requires for these dims and `lwork` (−1 = query).
+            real gees [gees] (jobvs: char, sort = char b'N', select = none, n: int,
+                a: mat, lda: int, sdim: ints, wr: mat, wi: mat, vs: mat, ldvs: int,
+                work: mat, lwork: int, bwork = null, info,);
+            /// `?gees` with `SORT = 'N'`; `rwork` holds n reals. Returns INFO.
+            ///
+            /// # Safety
+            ///
+            /// As LAPACK requires for these dims and `lwork` (−1 = query).
+            complex gees [gees] (jobvs: char, sort = char b'N', select = none, n: int,
+                a: mat, lda: int, sdim: ints, w: mat, vs: mat, ldvs: int, work: mat,
+                lwork: int, rwork: reals, bwork = null, info,);
+            /// `?gehrd`; returns INFO.
+            ///
+            /// # Safety
+            ///
+            /// As LAPACK requires for these dims and `lwork` (−1 = query).
+            common gehrd [gehrd, gehrd] (n: int, ilo: int, ihi: int, a: mat, lda: int,
+                tau: mat, work: mat, lwork: int, info,);
+            /// `?sytrd` / `?hetrd`; returns INFO.
+            ///
+            /// # Safety
+            ///
+            /// As LAPACK requires for these dims and `lwork` (−1 = query).
+            common sytrd [sytrd, hetrd] (uplo: char, n: int, a: mat, lda: int, d: reals,
+                e: reals, tau: mat, work: mat, lwork: int, info,);
+            /// `?gtsv`; returns INFO.
+            ///
+            /// # Safety
+            ///
+            /// As LAPACK requires: `dl`, `du` hold n−1 elements, `d` n, `b` `ldb·nrhs`.
+            common gtsv [gtsv, gtsv] (n: int, nrhs: int, dl: mat, d: mat, du: mat, b: mat,
+                ldb: int, info,);
+            /// `?stedc` (`compz` 'I': eigenvectors of the tridiagonal matrix into
+            /// `z`); returns INFO.
+            ///
+            /// # Safety
+            ///
+            /// As LAPACK requires for these dims, `lwork` and `liwork` (−1 = query).
+            real stedc [stedc] (compz: char, n: int, d: mat, e: mat, z: mat, ldz: int,
+                work: mat, lwork: int, iwork: ints, liwork: int, info,);
+            /// `?ormtr` with `SIDE = 'L'`, `TRANS = 'N'`: `c` := Q·`c` for the Q of
+            /// `?sytrd`; returns INFO.
+            ///
+            /// # Safety
+            ///
+            /// As LAPACK requires for these dims and `lwork` (−1 = query).
+            real ormtr [ormtr] (side = char b'L', uplo: char, trans = char b'N', m: int,
+                n: int, a: cmat, lda: int, tau: cmat, c: mat, ldc: int, work: mat,
+                lwork: int, info,);
+            /// `?laed1`: the eigensystem of a block-diagonal tridiagonal matrix
+            /// plus a rank-one term, from the eigensystems of its two blocks;
+            /// returns INFO.
+            ///
+            /// # Safety
+            ///
+            /// As LAPACK requires: `d` holds n, `q` is n×n (`ldq`), `indxq` n,
+            /// `work` 4n + n², `iwork` 4n.
+            real laed1 [laed1] (n: int, d: mat, q: mat, ldq: int, indxq: ints, rho: val,
+                cutpnt: int, work: mat, iwork: ints, info,);
+            /// `?gebrd`: reduces the m×n `a` to bidiagonal form QᵀAP; returns
+            /// INFO.
+            ///
+            /// # Safety
+            ///
+            /// As LAPACK requires for these dims and `lwork` (−1 = query).
+            real gebrd [gebrd] (m: int, n: int, a: mat, lda: int, d: mat, e: mat,
+                tauq: mat, taup: mat, work: mat, lwork: int, info,);
+            /// `?bdsdc` with `UPLO = 'U'`, `COMPQ = 'I'`: the SVD of an upper
+            /// bidiagonal matrix, singular vectors into `u` and `vt`; returns INFO.
+            ///
+            /// # Safety
+            ///
+            /// As LAPACK requires: `d` holds n, `e` n − 1, `u` and `vt` are n×n,
+            /// `work` 3n² + 4n, `iwork` 8n.
+            real bdsdc [bdsdc] (uplo = char b'U', compq = char b'I', n: int, d: mat,
+                e: mat, u: mat, ldu: int, vt: mat, ldvt: int, q = scratch mat,
+                iq = scratch int, work: mat, iwork: ints, info,);
+            /// `?ormbr`: applies the Q (`vect` 'Q') or P (`vect` 'P') of `?gebrd`
+            /// to `c` from `side`, transposed with `trans` 'T'; returns INFO.
+            ///
+            /// # Safety
+            ///
+            /// As LAPACK requires for these dims and `lwork` (−1 = query).
+            real ormbr [ormbr] (vect: char, side: char, trans: char, m: int, n: int,
+                k: int, a: cmat, lda: int, tau: cmat, c: mat, ldc: int, work: mat,
+                lwork: int, info,);
+        );
+    };
+}
+pub(crate) use lapack_routines;
+
+/// Writes what [`lapack_routines!`] describes; see there.
+macro_rules! bind_routines {
+    // ---- Picking the table's entries for a mode, under the routine's name.
+    (@entries $mode:tt [$($acc:tt)*]) => {
+        $crate::ffi::bind_routines!(@emit $mode $($acc)*);
+    };
+    (@entries $mode:tt $acc:tt $(#[$doc:meta])* $tag:ident $method:ident [$($sym:ident),+]
+        ($($p:tt)*); $($rest:tt)*) => {
+        $crate::ffi::bind_routines!(@take $mode $tag [$($sym),+] $acc
+            [[$(#[$doc])*] $method ($($p)*)] $($rest)*);
+    };
+    (@take [struct real] common [$s:ident, $c:ident] [$($acc:tt)*] [$($e:tt)*] $($rest:tt)*) => {
+        $crate::ffi::bind_routines!(@entries [struct real] [$($acc)* {$s $($e)*}] $($rest)*);
+    };
+    (@take [struct real] real [$s:ident] [$($acc:tt)*] [$($e:tt)*] $($rest:tt)*) => {
+        $crate::ffi::bind_routines!(@entries [struct real] [$($acc)* {$s $($e)*}] $($rest)*);
+    };
+    (@take [struct complex] common [$s:ident, $c:ident] [$($acc:tt)*] [$($e:tt)*] $($rest:tt)*) => {
+        $crate::ffi::bind_routines!(@entries [struct complex] [$($acc)* {$c $($e)*}] $($rest)*);
+    };
+    (@take [struct complex] complex [$c:ident] [$($acc:tt)*] [$($e:tt)*] $($rest:tt)*) => {
+        $crate::ffi::bind_routines!(@entries [struct complex] [$($acc)* {$c $($e)*}] $($rest)*);
+    };
+    (@take [decl common] common [$s:ident, $c:ident] [$($acc:tt)*] [$($e:tt)*] $($rest:tt)*) => {
+        $crate::ffi::bind_routines!(@entries [decl common] [$($acc)* {$s $($e)*}] $($rest)*);
+    };
+    (@take [decl only real] real [$s:ident] [$($acc:tt)*] [$($e:tt)*] $($rest:tt)*) => {
+        $crate::ffi::bind_routines!(@entries [decl only real] [$($acc)* {$s $($e)*}] $($rest)*);
+    };
+    (@take [decl only complex] complex [$c:ident] [$($acc:tt)*] [$($e:tt)*] $($rest:tt)*) => {
+        $crate::ffi::bind_routines!(@entries [decl only complex] [$($acc)* {$c $($e)*}] $($rest)*);
+    };
+    (@take [impl common real $set:ident] common [$s:ident, $c:ident] [$($acc:tt)*] [$($e:tt)*]
+        $($rest:tt)*) => {
+        $crate::ffi::bind_routines!(@entries [impl common real $set] [$($acc)* {$s $($e)*}]
+            $($rest)*);
+    };
+    (@take [impl common complex $set:ident] common [$s:ident, $c:ident] [$($acc:tt)*]
+        [$($e:tt)*] $($rest:tt)*) => {
+        $crate::ffi::bind_routines!(@entries [impl common complex $set] [$($acc)* {$c $($e)*}]
+            $($rest)*);
+    };
+    (@take [impl only real $set:ident] real [$s:ident] [$($acc:tt)*] [$($e:tt)*] $($rest:tt)*) => {
+        $crate::ffi::bind_routines!(@entries [impl only real $set] [$($acc)* {$s $($e)*}]
+            $($rest)*);
+    };
+    (@take [impl only complex $set:ident] complex [$c:ident] [$($acc:tt)*] [$($e:tt)*]
+        $($rest:tt)*) => {
+        $crate::ffi::bind_routines!(@entries [impl only complex $set] [$($acc)* {$c $($e)*}]
+            $($rest)*);
+    };
+    (@take $mode:tt $tag:ident $syms:tt $acc:tt $e:tt $($rest:tt)*) => {
+        $crate::ffi::bind_routines!(@entries $mode $acc $($rest)*);
+    };
+
+    // ---- What each mode writes from its entries.
+    (@emit [struct real] $({$sym:ident $docs:tt $method:ident ($($p:tt)*)})*) => {
+        /// The routines of one real type (`s` or `d`).
+        pub struct RealRoutines<T> {
+            $(
+                #[doc = concat!("`?", stringify!($sym), "_`")]
+                pub $sym: $crate::ffi::bind_routines!(@p [fn_type] real [] [] [] [] [] [] [] $($p)*),
+            )*
+        }
+        $crate::ffi::bind_routines!(@load RealRoutines<T> $($sym)*);
+    };
+    (@emit [struct complex] $({$sym:ident $docs:tt $method:ident ($($p:tt)*)})*) => {
+        /// The routines of one complex type (`c` or `z`); `R` is its real part.
+        pub struct ComplexRoutines<T, R> {
+            $(
+                #[doc = concat!("`?", stringify!($sym), "_`")]
+                pub $sym: $crate::ffi::bind_routines!(@p [fn_type] complex [] [] [] [] [] [] [] $($p)*),
+            )*
+        }
+        $crate::ffi::bind_routines!(@load ComplexRoutines<T, R> $($sym)*);
+    };
+    (@load $name:ident<$($g:ident),+> $($sym:ident)*) => {
+        // Written out: `derive` cannot see through the fields' type macros.
+        impl<$($g),+> Clone for $name<$($g),+> {
+            fn clone(&self) -> Self {
+                *self
+            }
+        }
+        impl<$($g),+> Copy for $name<$($g),+> {}
+        impl<$($g),+> $name<$($g),+> {
+            /// Resolves every routine as `{prefix}{p}{routine}_` (`p` is `s`,
+            /// `d`, `c` or `z`), in the table's order.
+            ///
+            /// # Safety
+            ///
+            /// As [`LapackSymbols::load`], for the element types `p` names;
+            /// the pointers must not outlive `library`.
+            unsafe fn load(
+                library: &Library,
+                prefix: &str,
+                p: &str,
+            ) -> Result<Self, (String, libloading::Error)> {
+                // SAFETY: each field's type is the Fortran interface of the
+                // routine of its name (the table), for the element type of `p`
+                // (the caller's promise); the caller keeps `library` alive.
+                unsafe {
+                    Ok(Self {
+                        $($sym: symbol(library, &format!("{prefix}{p}{}_", stringify!($sym)))?,)*
+                    })
+                }
+            }
+        }
+    };
+    (@emit [decl $($group:ident)+] $({$sym:ident [$(#[$doc:meta])*] $method:ident ($($p:tt)*)})*) => {
+        $($crate::ffi::bind_routines!(@p [decl [$(#[$doc])*] $method] complex
+            [] [] [] [] [] [] [] $($p)*);)*
+    };
+    (@emit [impl $group:ident $variant:ident $set:ident]
+        $({$sym:ident $docs:tt $method:ident ($($p:tt)*)})*) => {
+        $($crate::ffi::bind_routines!(@p [impl $set $method $sym] $variant
+            [] [] [] [] [] [] [] $($p)*);)*
+    };
+
+    // ---- One routine's parameters, munched into: method parameters,
+    // Fortran argument types, call arguments, hidden length types and
+    // values, method parameters the routine ignores, INFO.
+    (@p [fn_type] $v:ident $d:tt [$($f:tt)*] $a:tt [$($lt:tt)*] $la:tt $u:tt $r:tt) => {
+        unsafe extern "C" fn($($f)* $($lt)*)
+    };
+    (@p [decl [$(#[$doc:meta])*] $method:ident] $v:ident [$($d:tt)*] $f:tt $a:tt $lt:tt $la:tt
+        $u:tt []) => {
+        $(#[$doc])*
+        unsafe fn $method(l: &$crate::ffi::LapackSymbols, $($d)*);
+    };
+    (@p [decl [$(#[$doc:meta])*] $method:ident] $v:ident [$($d:tt)*] $f:tt $a:tt $lt:tt $la:tt
+        $u:tt [$info:ident]) => {
+        $(#[$doc])*
+        unsafe fn $method(l: &$crate::ffi::LapackSymbols, $($d)*) -> $crate::ffi::lapack_int;
+    };
+    (@p [impl $set:ident $method:ident $sym:ident] $v:ident [$($d:tt)*] $f:tt [$($a:tt)*] $lt:tt
+        [$($la:tt)*] [$($u:ident)*] []) => {
+        unsafe fn $method(l: &$crate::ffi::LapackSymbols, $($d)*) {
+            $(let _ = $u;)*
+            // SAFETY: the caller guarantees the arrays, as the method's
+            // `# Safety` asks; scalars and characters are locals or constants
+            // that outlive the call.
+            unsafe { (l.$set.$sym)($($a)* $($la)*) }
+        }
+    };
+    (@p [impl $set:ident $method:ident $sym:ident] $v:ident [$($d:tt)*] $f:tt [$($a:tt)*] $lt:tt
+        [$($la:tt)*] [$($u:ident)*] [$info:ident]) => {
+        unsafe fn $method(l: &$crate::ffi::LapackSymbols, $($d)*) -> $crate::ffi::lapack_int {
+            $(let _ = $u;)*
+            let mut $info = 0;
+            // SAFETY: the caller guarantees the arrays, as the method's
+            // `# Safety` asks; scalars, characters and INFO are locals or
+            // constants that outlive the call; what the routine does not
+            // reference with these options (`?gees`' SELECT and BWORK with
+            // SORT = 'N', `?bdsdc`'s Q and IQ with COMPQ = 'I') is NULL or a
+            // scratch element.
+            unsafe { (l.$set.$sym)($($a)* $($la)*) };
+            $info
+        }
+    };
+    (@p $o:tt $v:ident [$($d:tt)*] [$($f:tt)*] [$($a:tt)*] [$($lt:tt)*] [$($la:tt)*] $u:tt $r:tt
+        $n:ident: char, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@p $o $v [$($d)* $n: u8,] [$($f)* Ch,]
+            [$($a)* $crate::ffi::ch(&$n),] [$($lt)* Len,] [$($la)* 1,] $u $r $($rest)*}
+    };
+    (@p $o:tt $v:ident [$($d:tt)*] [$($f:tt)*] [$($a:tt)*] $lt:tt $la:tt $u:tt $r:tt
+        $n:ident: int, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@p $o $v [$($d)* $n: $crate::ffi::lapack_int,] [$($f)* I,]
+            [$($a)* &$n,] $lt $la $u $r $($rest)*}
+    };
+    (@p $o:tt $v:ident [$($d:tt)*] [$($f:tt)*] [$($a:tt)*] $lt:tt $la:tt $u:tt $r:tt
+        $n:ident: val, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@p $o $v [$($d)* $n: Self,] [$($f)* *const T,]
+            [$($a)* &$n,] $lt $la $u $r $($rest)*}
+    };
+    (@p $o:tt $v:ident [$($d:tt)*] [$($f:tt)*] [$($a:tt)*] $lt:tt $la:tt $u:tt $r:tt
+        $n:ident: mat, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@p $o $v [$($d)* $n: *mut Self,] [$($f)* *mut T,]
+            [$($a)* $n,] $lt $la $u $r $($rest)*}
+    };
+    (@p $o:tt $v:ident [$($d:tt)*] [$($f:tt)*] [$($a:tt)*] $lt:tt $la:tt $u:tt $r:tt
+        $n:ident: cmat, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@p $o $v [$($d)* $n: *const Self,] [$($f)* *const T,]
+            [$($a)* $n,] $lt $la $u $r $($rest)*}
+    };
+    (@p $o:tt real [$($d:tt)*] [$($f:tt)*] [$($a:tt)*] $lt:tt $la:tt $u:tt $r:tt
+        $n:ident: reals, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@p $o real [$($d)* $n: *mut Self::Real,] [$($f)* *mut T,]
+            [$($a)* $n,] $lt $la $u $r $($rest)*}
+    };
+    (@p $o:tt complex [$($d:tt)*] [$($f:tt)*] [$($a:tt)*] $lt:tt $la:tt $u:tt $r:tt
+        $n:ident: reals, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@p $o complex [$($d)* $n: *mut Self::Real,] [$($f)* *mut R,]
+            [$($a)* $n,] $lt $la $u $r $($rest)*}
+    };
+    (@p $o:tt $v:ident [$($d:tt)*] [$($f:tt)*] [$($a:tt)*] $lt:tt $la:tt $u:tt $r:tt
+        $n:ident: ints, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@p $o $v [$($d)* $n: *mut $crate::ffi::lapack_int,]
+            [$($f)* IMut,] [$($a)* $n,] $lt $la $u $r $($rest)*}
+    };
+    (@p $o:tt real [$($d:tt)*] $f:tt $a:tt $lt:tt $la:tt [$($u:tt)*] $r:tt
+        $n:ident: cx reals, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@p $o real [$($d)* $n: *mut Self::Real,] $f $a $lt $la
+            [$($u)* $n] $r $($rest)*}
+    };
+    (@p $o:tt real [$($d:tt)*] $f:tt $a:tt $lt:tt $la:tt [$($u:tt)*] $r:tt
+        $n:ident: cx int, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@p $o real [$($d)* $n: $crate::ffi::lapack_int,] $f $a $lt
+            $la [$($u)* $n] $r $($rest)*}
+    };
+    (@p $o:tt complex $d:tt $f:tt $a:tt $lt:tt $la:tt $u:tt $r:tt
+        $n:ident: cx $kind:ident, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@p $o complex $d $f $a $lt $la $u $r $n: $kind, $($rest)*}
+    };
+    (@p $o:tt $v:ident $d:tt [$($f:tt)*] [$($a:tt)*] [$($lt:tt)*] [$($la:tt)*] $u:tt $r:tt
+        $n:ident = char $c:tt, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@p $o $v $d [$($f)* Ch,] [$($a)* $crate::ffi::ch(&$c),]
+            [$($lt)* Len,] [$($la)* 1,] $u $r $($rest)*}
+    };
+    (@p $o:tt $v:ident $d:tt [$($f:tt)*] [$($a:tt)*] $lt:tt $la:tt $u:tt $r:tt
+        $n:ident = one, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@p $o $v $d [$($f)* *const T,]
+            [$($a)* &Self::from_real(1.0),] $lt $la $u $r $($rest)*}
+    };
+    (@p $o:tt $v:ident $d:tt [$($f:tt)*] [$($a:tt)*] $lt:tt $la:tt $u:tt $r:tt
+        $n:ident = none, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@p $o $v $d [$($f)* lapack_select,] [$($a)* None,]
+            $lt $la $u $r $($rest)*}
+    };
+    (@p $o:tt $v:ident $d:tt [$($f:tt)*] [$($a:tt)*] $lt:tt $la:tt $u:tt $r:tt
+        $n:ident = null, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@p $o $v $d [$($f)* IMut,]
+            [$($a)* ::std::ptr::null_mut(),] $lt $la $u $r $($rest)*}
+    };
+    (@p $o:tt $v:ident $d:tt [$($f:tt)*] [$($a:tt)*] $lt:tt $la:tt $u:tt $r:tt
+        $n:ident = scratch mat, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@p $o $v $d [$($f)* *mut T,]
+            [$($a)* &mut Self::default(),] $lt $la $u $r $($rest)*}
+    };
+    (@p $o:tt $v:ident $d:tt [$($f:tt)*] [$($a:tt)*] $lt:tt $la:tt $u:tt $r:tt
+        $n:ident = scratch int, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@p $o $v $d [$($f)* IMut,] [$($a)* &mut 0,]
+            $lt $la $u $r $($rest)*}
+    };
+    (@p $o:tt $v:ident $d:tt [$($f:tt)*] [$($a:tt)*] $lt:tt $la:tt $u:tt []
+        $info:ident, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@p $o $v $d [$($f)* IMut,] [$($a)* &mut $info,]
+            $lt $la $u [$info] $($rest)*}
+    };
+}
+pub(crate) use bind_routines;
+
+/// Pointer to a character argument.
+pub(crate) fn ch(c: &u8) -> *const c_char {
+    (c as *const u8).cast()
 }
 
-/// The routines of one complex type (`c` or `z`); `R` is its real part.
-#[derive(Clone, Copy)]
-pub struct ComplexRoutines<T, R> {
-    /// `?trsm_`
-    pub trsm: trsm_t<T>,
-    /// `?getrf_`
-    pub getrf: getrf_t<T>,
-    /// `?potrf_`
-    pub potrf: potrf_t<T>,
-    /// `?geqrf_`
-    pub geqrf: geqrf_t<T>,
-    /// `?geqp3_`
-    pub geqp3: geqp3_complex_t<T, R>,
-    /// `?ungqr_`
-    pub ungqr: orgqr_t<T>,
-    /// `?unmqr_`
-    pub unmqr: ormqr_t<T>,
-    /// `?heevd_`
-    pub heevd: heevd_t<T, R>,
-    /// `?gesdd_`
-    pub gesdd: gesdd_complex_t<T, R>,
-    /// `?gesvd_`
-    pub gesvd: gesvd_complex_t<T, R>,
-    /// `?geev_`
-    pub geev: geev_complex_t<T, R>,
-    /// `?gees_`
-    pub gees: gees_complex_t<T, R>,
-    /// `?gehrd_`
-    pub gehrd: gehrd_t<T>,
-    /// `?hetrd_`
-    pub hetrd: sytrd_t<T, R>,
-    /// `?gtsv_`
-    pub gtsv: gtsv_t<T>,
-}
+lapack_routines!(struct real);
+lapack_routines!(struct complex);
 
 /// Every symbol cyxla uses, resolved from one library that stays loaded.
 pub struct LapackSymbols {
@@ -493,25 +598,11 @@ fn symbol_prefix(library: &Library) -> &'static str {
     SYMBOL_PREFIXES
         .into_iter()
         .find(|prefix| {
-            // SAFETY: only looked up, never called; the type is the
-            // routine's.
-            unsafe { symbol::<getrf_t<f64>>(library, &format!("{prefix}dgetrf_")) }.is_ok()
+            // SAFETY: only looked up, never called.
+            unsafe { symbol::<unsafe extern "C" fn()>(library, &format!("{prefix}dgetrf_")) }
+                .is_ok()
         })
         .unwrap_or("")
-}
-
-macro_rules! load_routines {
-    ($lib:expr, $prefix:expr, $p:literal, { $($field:ident = $name:literal),* $(,)? }) => {
-        // SAFETY: each field's type is the Fortran interface of the routine
-        // named `$prefix$p$name_` (see the type aliases above); the library
-        // outlives the pointers because it is stored in the same
-        // `LapackSymbols`.
-        unsafe {
-            Ok::<_, (String, libloading::Error)>(($(
-                symbol(&$lib, &format!("{}{}", $prefix, concat!($p, $name, "_")))?,
-            )*))
-        }
-    };
 }
 
 impl LapackSymbols {
@@ -528,39 +619,17 @@ impl LapackSymbols {
     /// reference LAPACK built with gfortran without `-fdefault-integer-8`).
     pub unsafe fn load(library: Library) -> Result<LapackSymbols, (String, libloading::Error)> {
         let prefix = symbol_prefix(&library);
-        macro_rules! real {
-            ($p:literal) => {{
-                let (trsm, getrf, potrf, geqrf, geqp3, orgqr, ormqr, syevd, gesdd, gesvd, geev, gees, gehrd, sytrd, gtsv, stedc, ormtr, laed1, gebrd, bdsdc, ormbr) =
-                    load_routines!(library, prefix, $p, {
-                        trsm = "trsm", getrf = "getrf", potrf = "potrf", geqrf = "geqrf",
-                        geqp3 = "geqp3", orgqr = "orgqr", ormqr = "ormqr", syevd = "syevd",
-                        gesdd = "gesdd", gesvd = "gesvd", geev = "geev", gees = "gees",
-                        gehrd = "gehrd", sytrd = "sytrd", gtsv = "gtsv", stedc = "stedc",
-                        ormtr = "ormtr", laed1 = "laed1", gebrd = "gebrd", bdsdc = "bdsdc",
-                        ormbr = "ormbr",
-                    })?;
-                RealRoutines {
-                    trsm, getrf, potrf, geqrf, geqp3, orgqr, ormqr, syevd, gesdd, gesvd, geev, gees,
-                    gehrd, sytrd, gtsv, stedc, ormtr, laed1, gebrd, bdsdc, ormbr,
-                }
-            }};
-        }
-        macro_rules! complex {
-            ($p:literal) => {{
-                let (trsm, getrf, potrf, geqrf, geqp3, ungqr, unmqr, heevd, gesdd, gesvd, geev, gees, gehrd, hetrd, gtsv) =
-                    load_routines!(library, prefix, $p, {
-                        trsm = "trsm", getrf = "getrf", potrf = "potrf", geqrf = "geqrf",
-                        geqp3 = "geqp3", ungqr = "ungqr", unmqr = "unmqr", heevd = "heevd",
-                        gesdd = "gesdd", gesvd = "gesvd", geev = "geev", gees = "gees",
-                        gehrd = "gehrd", hetrd = "hetrd", gtsv = "gtsv",
-                    })?;
-                ComplexRoutines { trsm, getrf, potrf, geqrf, geqp3, ungqr, unmqr, heevd, gesdd, gesvd, geev, gees, gehrd, hetrd, gtsv }
-            }};
-        }
-        let s = real!("s");
-        let d = real!("d");
-        let c = complex!("c");
-        let z = complex!("z");
+        // SAFETY: the caller's promise covers every routine of the table;
+        // the library outlives the pointers because it is stored in the same
+        // `LapackSymbols`.
+        let (s, d, c, z) = unsafe {
+            (
+                RealRoutines::load(&library, prefix, "s")?,
+                RealRoutines::load(&library, prefix, "d")?,
+                ComplexRoutines::load(&library, prefix, "c")?,
+                ComplexRoutines::load(&library, prefix, "z")?,
+            )
+        };
         // SAFETY: these are OpenBLAS's C extensions with the declared
         // prototypes (`cblas.h`); absent from other LAPACKs, hence optional.
         let (
@@ -607,3 +676,4 @@ impl LapackSymbols {
         })
     }
 }
+

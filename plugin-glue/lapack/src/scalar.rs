@@ -1,7 +1,8 @@
 //! The four LAPACK element types (`s`, `d`, `c`, `z`) behind one trait.
 //!
 //! [`Scalar`] gives the kernels a dtype-independent view of the routines in
-//! [`LapackSymbols`]: one method per routine, taking raw pointers exactly as
+//! [`LapackSymbols`](crate::ffi::LapackSymbols), generated from the table of
+//! [`lapack_routines!`](crate::ffi::lapack_routines): one method per routine, taking raw pointers exactly as
 //! LAPACK does and returning `INFO`. Real and complex routines differ only
 //! by their `RWORK` arrays, which the real versions ignore. `?geev` and
 //! `?gees` return different outputs for real and complex types and live on
@@ -12,7 +13,6 @@ use std::ops::{Add, Div, Mul, Neg, Sub};
 
 use num_complex::Complex;
 
-use crate::ffi::{LapackSymbols, lapack_int};
 use plugin_glue::dtype::DType;
 
 /// An element type with a fixed XLA dtype, so a buffer can be viewed as
@@ -28,6 +28,10 @@ macro_rules! elem {
 elem!(i32 => S32, i64 => S64, f32 => F32, f64 => F64, Complex<f32> => C64, Complex<f64> => C128);
 
 /// One of LAPACK's four element types.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "each method mirrors its LAPACK routine"
+)]
 pub(crate) trait Scalar:
     Elem
     + Default
@@ -142,242 +146,7 @@ pub(crate) trait Scalar:
         false
     }
 
-    /// `?trsm` with `alpha = 1`.
-    ///
-    /// # Safety
-    ///
-    /// The pointers and leading dimensions must describe valid matrices of
-    /// the sizes `?trsm` reads and writes for these arguments.
-    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-    unsafe fn trsm(
-        l: &LapackSymbols,
-        side: u8,
-        uplo: u8,
-        trans: u8,
-        diag: u8,
-        m: lapack_int,
-        n: lapack_int,
-        a: *const Self,
-        lda: lapack_int,
-        b: *mut Self,
-        ldb: lapack_int,
-    );
-    /// `?getrf`; returns INFO.
-    ///
-    /// # Safety
-    ///
-    /// As LAPACK requires: `a` holds `lda·n` elements, `ipiv` `min(m,n)`.
-    unsafe fn getrf(
-        l: &LapackSymbols,
-        m: lapack_int,
-        n: lapack_int,
-        a: *mut Self,
-        lda: lapack_int,
-        ipiv: *mut lapack_int,
-    ) -> lapack_int;
-    /// `?potrf`; returns INFO.
-    ///
-    /// # Safety
-    ///
-    /// As LAPACK requires: `a` holds `lda·n` elements.
-    unsafe fn potrf(
-        l: &LapackSymbols,
-        uplo: u8,
-        n: lapack_int,
-        a: *mut Self,
-        lda: lapack_int,
-    ) -> lapack_int;
-    /// `?geqrf`; returns INFO.
-    ///
-    /// # Safety
-    ///
-    /// As LAPACK requires for these dims and `lwork` (−1 = query).
-    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-    unsafe fn geqrf(
-        l: &LapackSymbols,
-        m: lapack_int,
-        n: lapack_int,
-        a: *mut Self,
-        lda: lapack_int,
-        tau: *mut Self,
-        work: *mut Self,
-        lwork: lapack_int,
-    ) -> lapack_int;
-    /// `?geqp3` (`rwork`, 2n reals, is ignored for real types); returns INFO.
-    ///
-    /// # Safety
-    ///
-    /// As LAPACK requires for these dims and `lwork` (−1 = query).
-    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-    unsafe fn geqp3(
-        l: &LapackSymbols,
-        m: lapack_int,
-        n: lapack_int,
-        a: *mut Self,
-        lda: lapack_int,
-        jpvt: *mut lapack_int,
-        tau: *mut Self,
-        work: *mut Self,
-        lwork: lapack_int,
-        rwork: *mut Self::Real,
-    ) -> lapack_int;
-    /// `?orgqr` / `?ungqr`; returns INFO.
-    ///
-    /// # Safety
-    ///
-    /// As LAPACK requires for these dims and `lwork` (−1 = query).
-    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-    unsafe fn orgqr(
-        l: &LapackSymbols,
-        m: lapack_int,
-        n: lapack_int,
-        k: lapack_int,
-        a: *mut Self,
-        lda: lapack_int,
-        tau: *const Self,
-        work: *mut Self,
-        lwork: lapack_int,
-    ) -> lapack_int;
-    /// `?ormqr` / `?unmqr`; returns INFO.
-    ///
-    /// # Safety
-    ///
-    /// As LAPACK requires for these dims and `lwork` (−1 = query). `a` is
-    /// written to temporarily and restored.
-    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-    unsafe fn ormqr(
-        l: &LapackSymbols,
-        side: u8,
-        trans: u8,
-        m: lapack_int,
-        n: lapack_int,
-        k: lapack_int,
-        a: *mut Self,
-        lda: lapack_int,
-        tau: *const Self,
-        c: *mut Self,
-        ldc: lapack_int,
-        work: *mut Self,
-        lwork: lapack_int,
-    ) -> lapack_int;
-    /// `?syevd` / `?heevd` (`rwork` ignored for real types); returns INFO.
-    ///
-    /// # Safety
-    ///
-    /// As LAPACK requires for these dims and workspace sizes (−1 = query).
-    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-    unsafe fn syevd(
-        l: &LapackSymbols,
-        jobz: u8,
-        uplo: u8,
-        n: lapack_int,
-        a: *mut Self,
-        lda: lapack_int,
-        w: *mut Self::Real,
-        work: *mut Self,
-        lwork: lapack_int,
-        rwork: *mut Self::Real,
-        lrwork: lapack_int,
-        iwork: *mut lapack_int,
-        liwork: lapack_int,
-    ) -> lapack_int;
-    /// `?gesdd` (`rwork` ignored for real types); returns INFO.
-    ///
-    /// # Safety
-    ///
-    /// As LAPACK requires for these dims and workspace sizes (−1 = query).
-    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-    unsafe fn gesdd(
-        l: &LapackSymbols,
-        jobz: u8,
-        m: lapack_int,
-        n: lapack_int,
-        a: *mut Self,
-        lda: lapack_int,
-        s: *mut Self::Real,
-        u: *mut Self,
-        ldu: lapack_int,
-        vt: *mut Self,
-        ldvt: lapack_int,
-        work: *mut Self,
-        lwork: lapack_int,
-        rwork: *mut Self::Real,
-        iwork: *mut lapack_int,
-    ) -> lapack_int;
-    /// `?gesvd` with `jobu = jobvt = job` (`rwork` ignored for real types);
-    /// returns INFO.
-    ///
-    /// # Safety
-    ///
-    /// As LAPACK requires for these dims and workspace sizes (−1 = query).
-    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-    unsafe fn gesvd(
-        l: &LapackSymbols,
-        job: u8,
-        m: lapack_int,
-        n: lapack_int,
-        a: *mut Self,
-        lda: lapack_int,
-        s: *mut Self::Real,
-        u: *mut Self,
-        ldu: lapack_int,
-        vt: *mut Self,
-        ldvt: lapack_int,
-        work: *mut Self,
-        lwork: lapack_int,
-        rwork: *mut Self::Real,
-    ) -> lapack_int;
-    /// `?gehrd`; returns INFO.
-    ///
-    /// # Safety
-    ///
-    /// As LAPACK requires for these dims and `lwork` (−1 = query).
-    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-    unsafe fn gehrd(
-        l: &LapackSymbols,
-        n: lapack_int,
-        ilo: lapack_int,
-        ihi: lapack_int,
-        a: *mut Self,
-        lda: lapack_int,
-        tau: *mut Self,
-        work: *mut Self,
-        lwork: lapack_int,
-    ) -> lapack_int;
-    /// `?sytrd` / `?hetrd`; returns INFO.
-    ///
-    /// # Safety
-    ///
-    /// As LAPACK requires for these dims and `lwork` (−1 = query).
-    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-    unsafe fn sytrd(
-        l: &LapackSymbols,
-        uplo: u8,
-        n: lapack_int,
-        a: *mut Self,
-        lda: lapack_int,
-        d: *mut Self::Real,
-        e: *mut Self::Real,
-        tau: *mut Self,
-        work: *mut Self,
-        lwork: lapack_int,
-    ) -> lapack_int;
-    /// `?gtsv`; returns INFO.
-    ///
-    /// # Safety
-    ///
-    /// As LAPACK requires: `dl`, `du` hold n−1 elements, `d` n, `b` `ldb·nrhs`.
-    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-    unsafe fn gtsv(
-        l: &LapackSymbols,
-        n: lapack_int,
-        nrhs: lapack_int,
-        dl: *mut Self,
-        d: *mut Self,
-        du: *mut Self,
-        b: *mut Self,
-        ldb: lapack_int,
-    ) -> lapack_int;
+    crate::ffi::lapack_routines!(decl common);
 }
 
 /// `f32` or `f64`.
@@ -474,220 +243,24 @@ fn work_size_f64(w: f64) -> usize {
     }
 }
 
-/// `?geev` and `?gees` of the real types (`wr` and `wi` outputs).
+/// The routines only the real types have: `?geev` and `?gees` with `wr`
+/// and `wi` outputs, and the steps of `?syevd` and `?gesdd` that
+/// `syevd::split` and `gesdd::split` call one by one.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "each method mirrors its LAPACK routine"
+)]
 pub(crate) trait RealLapack: RealScalar {
-    /// `?geev`; returns INFO.
-    ///
-    /// # Safety
-    ///
-    /// As LAPACK requires for these dims and `lwork` (−1 = query).
-    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-    unsafe fn geev(
-        l: &LapackSymbols,
-        jobvl: u8,
-        jobvr: u8,
-        n: lapack_int,
-        a: *mut Self,
-        lda: lapack_int,
-        wr: *mut Self,
-        wi: *mut Self,
-        vl: *mut Self,
-        ldvl: lapack_int,
-        vr: *mut Self,
-        ldvr: lapack_int,
-        work: *mut Self,
-        lwork: lapack_int,
-    ) -> lapack_int;
-    /// `?gees` with `SORT = 'N'`; returns INFO.
-    ///
-    /// # Safety
-    ///
-    /// As LAPACK requires for these dims and `lwork` (−1 = query).
-    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-    unsafe fn gees(
-        l: &LapackSymbols,
-        jobvs: u8,
-        n: lapack_int,
-        a: *mut Self,
-        lda: lapack_int,
-        sdim: *mut lapack_int,
-        wr: *mut Self,
-        wi: *mut Self,
-        vs: *mut Self,
-        ldvs: lapack_int,
-        work: *mut Self,
-        lwork: lapack_int,
-    ) -> lapack_int;
-    /// `?stedc` (`compz` 'I': eigenvectors of the tridiagonal matrix into
-    /// `z`); returns INFO.
-    ///
-    /// # Safety
-    ///
-    /// As LAPACK requires for these dims, `lwork` and `liwork` (−1 = query).
-    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-    unsafe fn stedc(
-        l: &LapackSymbols,
-        compz: u8,
-        n: lapack_int,
-        d: *mut Self,
-        e: *mut Self,
-        z: *mut Self,
-        ldz: lapack_int,
-        work: *mut Self,
-        lwork: lapack_int,
-        iwork: *mut lapack_int,
-        liwork: lapack_int,
-    ) -> lapack_int;
-    /// `?laed1`: the eigensystem of a block-diagonal tridiagonal matrix
-    /// plus a rank-one term, from the eigensystems of its two blocks;
-    /// returns INFO.
-    ///
-    /// # Safety
-    ///
-    /// As LAPACK requires: `d` holds n, `q` is n×n (`ldq`), `indxq` n,
-    /// `work` 4n + n², `iwork` 4n.
-    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-    unsafe fn laed1(
-        l: &LapackSymbols,
-        n: lapack_int,
-        d: *mut Self,
-        q: *mut Self,
-        ldq: lapack_int,
-        indxq: *mut lapack_int,
-        rho: Self,
-        cutpnt: lapack_int,
-        work: *mut Self,
-        iwork: *mut lapack_int,
-    ) -> lapack_int;
-    /// `?gebrd`: reduces the m×n `a` to bidiagonal form QᵀAP; returns
-    /// INFO.
-    ///
-    /// # Safety
-    ///
-    /// As LAPACK requires for these dims and `lwork` (−1 = query).
-    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-    unsafe fn gebrd(
-        l: &LapackSymbols,
-        m: lapack_int,
-        n: lapack_int,
-        a: *mut Self,
-        lda: lapack_int,
-        d: *mut Self,
-        e: *mut Self,
-        tauq: *mut Self,
-        taup: *mut Self,
-        work: *mut Self,
-        lwork: lapack_int,
-    ) -> lapack_int;
-    /// `?bdsdc` with `UPLO = 'U'`, `COMPQ = 'I'`: the SVD of an upper
-    /// bidiagonal matrix, singular vectors into `u` and `vt`; returns INFO.
-    ///
-    /// # Safety
-    ///
-    /// As LAPACK requires: `d` holds n, `e` n − 1, `u` and `vt` are n×n,
-    /// `work` 3n² + 4n, `iwork` 8n.
-    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-    unsafe fn bdsdc(
-        l: &LapackSymbols,
-        n: lapack_int,
-        d: *mut Self,
-        e: *mut Self,
-        u: *mut Self,
-        ldu: lapack_int,
-        vt: *mut Self,
-        ldvt: lapack_int,
-        work: *mut Self,
-        iwork: *mut lapack_int,
-    ) -> lapack_int;
-    /// `?ormbr`: applies the Q (`vect` 'Q') or P (`vect` 'P') of `?gebrd`
-    /// to `c` from `side`, transposed with `trans` 'T'; returns INFO.
-    ///
-    /// # Safety
-    ///
-    /// As LAPACK requires for these dims and `lwork` (−1 = query).
-    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-    unsafe fn ormbr(
-        l: &LapackSymbols,
-        vect: u8,
-        side: u8,
-        trans: u8,
-        m: lapack_int,
-        n: lapack_int,
-        k: lapack_int,
-        a: *const Self,
-        lda: lapack_int,
-        tau: *const Self,
-        c: *mut Self,
-        ldc: lapack_int,
-        work: *mut Self,
-        lwork: lapack_int,
-    ) -> lapack_int;
-    /// `?ormtr` with `SIDE = 'L'`, `TRANS = 'N'`: `c` := Q·`c` for the Q of
-    /// `?sytrd`; returns INFO.
-    ///
-    /// # Safety
-    ///
-    /// As LAPACK requires for these dims and `lwork` (−1 = query).
-    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-    unsafe fn ormtr(
-        l: &LapackSymbols,
-        uplo: u8,
-        m: lapack_int,
-        n: lapack_int,
-        a: *const Self,
-        lda: lapack_int,
-        tau: *const Self,
-        c: *mut Self,
-        ldc: lapack_int,
-        work: *mut Self,
-        lwork: lapack_int,
-    ) -> lapack_int;
+    crate::ffi::lapack_routines!(decl only real);
 }
 
 /// `?geev` and `?gees` of the complex types (`w` output, `rwork`).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "each method mirrors its LAPACK routine"
+)]
 pub(crate) trait ComplexLapack: Scalar {
-    /// `?geev`; `rwork` holds 2n reals. Returns INFO.
-    ///
-    /// # Safety
-    ///
-    /// As LAPACK requires for these dims and `lwork` (−1 = query).
-    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-    unsafe fn geev(
-        l: &LapackSymbols,
-        jobvl: u8,
-        jobvr: u8,
-        n: lapack_int,
-        a: *mut Self,
-        lda: lapack_int,
-        w: *mut Self,
-        vl: *mut Self,
-        ldvl: lapack_int,
-        vr: *mut Self,
-        ldvr: lapack_int,
-        work: *mut Self,
-        lwork: lapack_int,
-        rwork: *mut Self::Real,
-    ) -> lapack_int;
-    /// `?gees` with `SORT = 'N'`; `rwork` holds n reals. Returns INFO.
-    ///
-    /// # Safety
-    ///
-    /// As LAPACK requires for these dims and `lwork` (−1 = query).
-    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-    unsafe fn gees(
-        l: &LapackSymbols,
-        jobvs: u8,
-        n: lapack_int,
-        a: *mut Self,
-        lda: lapack_int,
-        sdim: *mut lapack_int,
-        w: *mut Self,
-        vs: *mut Self,
-        ldvs: lapack_int,
-        work: *mut Self,
-        lwork: lapack_int,
-        rwork: *mut Self::Real,
-    ) -> lapack_int;
+    crate::ffi::lapack_routines!(decl only complex);
 }
 
 mod routines;
