@@ -676,4 +676,3 @@ impl LapackSymbols {
         })
     }
 }
-

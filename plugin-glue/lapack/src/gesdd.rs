@@ -2,6 +2,7 @@
 //! Reference §3.9.
 
 use crate::call::{Batched, Call, Ctx, Operand, QueryArrays, workspace};
+use crate::fast_path::FastPath;
 use crate::scalar::{Elem, RealScalar, Scalar};
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::{ErrorCode, HandlerError};
@@ -57,7 +58,7 @@ pub(crate) fn flops(m: usize, n: usize) -> f64 {
 
 /// `?gesdd` on every element: `mode` 'A' (full u, vt), 'S' (reduced) or 'N'
 /// (singular values only; u and vt are zero-filled).
-pub(crate) fn gesdd<T: Scalar>(
+pub(crate) fn gesdd<T: FastPath>(
     ctx: &Ctx<'_>,
     mode: u8,
     d: SvdDims,
@@ -246,7 +247,7 @@ pub(crate) fn svd_call<'a, T: Scalar>(
 
 /// The handler: operand `a`; results `a_out` (alias ← a), `s`, `u`, `vt`,
 /// `info`; attribute `mode`.
-pub(crate) fn run<T: Scalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+pub(crate) fn run<T: FastPath>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
     let (mode, dims, out) = svd_call::<T>(call)?;
     gesdd(ctx, mode, dims, out)
 }

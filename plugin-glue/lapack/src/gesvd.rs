@@ -2,13 +2,14 @@
 //! Reference §3.10 (operands, results and checks as gesdd, §3.9).
 
 use crate::call::{Batched, Call, Ctx, QueryArrays, workspace};
+use crate::fast_path::FastPath;
 use crate::gesdd::{SvdDims, SvdOut, svd_call};
-use crate::scalar::{RealScalar, Scalar};
+use crate::scalar::RealScalar;
 use plugin_glue::handler::HandlerError;
 
 /// `?gesvd` (jobu = jobvt = `mode`) on every element; `mode` 'N' zero-fills
 /// u and vt.
-pub(crate) fn gesvd<T: Scalar>(
+pub(crate) fn gesvd<T: FastPath>(
     ctx: &Ctx<'_>,
     mode: u8,
     d: SvdDims,
@@ -109,7 +110,7 @@ pub(crate) fn gesvd<T: Scalar>(
 }
 
 /// The handler: as gesdd.
-pub(crate) fn run<T: Scalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+pub(crate) fn run<T: FastPath>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
     let (mode, dims, out) = svd_call::<T>(call)?;
     gesvd(ctx, mode, dims, out)
 }

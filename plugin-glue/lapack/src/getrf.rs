@@ -1,7 +1,7 @@
 //! `lapack_?getrf_ffi`: LU factorisation with partial pivoting. Reference §3.2.
 
 use crate::call::{Batched, Call, Ctx};
-use crate::scalar::Scalar;
+use crate::fast_path::FastPath;
 use crate::small;
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
@@ -9,7 +9,7 @@ use plugin_glue::handler::HandlerError;
 /// Factors each `m×n` block of `a` in place; writes 1-based pivots (`k =
 /// min(m,n)` per element) and `info` (one per element). Small real matrices
 /// use the Rust LU of [`small`], the others LAPACK.
-pub(crate) fn getrf<T: Scalar>(
+pub(crate) fn getrf<T: FastPath>(
     ctx: &Ctx<'_>,
     m: usize,
     n: usize,
@@ -88,7 +88,7 @@ pub(crate) fn getrf<T: Scalar>(
 }
 
 /// The handler: operand `a`; results `lu` (alias ← a), `ipiv`, `info`.
-pub(crate) fn run<T: Scalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+pub(crate) fn run<T: FastPath>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
     call.arity(1, 3)?;
     let (a, lu, ipiv, info) = (
         call.arg(0, "a")?,

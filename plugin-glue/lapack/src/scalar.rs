@@ -49,9 +49,6 @@ pub(crate) trait Scalar:
     const IS_COMPLEX: bool;
     /// The `TRANS` character that selects Qᵀ (real) or Qᴴ (complex).
     const ADJOINT: u8;
-    /// Whether the Rust kernels for small matrices (`small`, `small_eigh`)
-    /// serve this type (the real types).
-    const RUST_KERNELS: bool = false;
     /// What one flop of this type costs relative to an f64 flop, for the
     /// estimates that decide on threads: single precision runs about twice
     /// as fast, and a complex flop is about four real ones.
@@ -71,79 +68,6 @@ pub(crate) trait Scalar:
     /// The value LAPACK writes as a workspace size, as an element count.
     fn work_size(self) -> usize {
         self.re().real_work_size()
-    }
-
-    /// [`small::getrf`](crate::small::getrf) for the real types;
-    /// `None` (call LAPACK) for the complex ones.
-    fn getrf_small(m: usize, n: usize, a: &mut [Self], ipiv: &mut [i32]) -> Option<i32> {
-        let _ = (m, n, a, ipiv);
-        None
-    }
-
-    /// [`small_eigh::syevd`](crate::small_eigh::syevd) for the real
-    /// types; `None` (call LAPACK) for the complex ones.
-    fn syevd_small(
-        uplo: u8,
-        n: usize,
-        a: &mut [Self],
-        w: &mut [Self::Real],
-        work: &mut crate::small_eigh::Work<Self::Real>,
-    ) -> Option<i32> {
-        let _ = (uplo, n, a, w, work);
-        None
-    }
-
-    /// [`split::syevd`](crate::syevd::split::syevd) for the real
-    /// types; `Ok(None)` (call `?heevd`) for the complex ones.
-    fn syevd_split(
-        ctx: &crate::call::Ctx<'_>,
-        uplo: u8,
-        n: usize,
-        a: &mut [Self],
-        w: &mut [Self::Real],
-    ) -> Result<Option<i32>, plugin_glue::handler::HandlerError> {
-        let _ = (ctx, uplo, n, a, w);
-        Ok(None)
-    }
-
-    /// [`split::gesdd`](crate::gesdd::split::gesdd) for the real
-    /// types; `Ok(None)` (call `?gesdd`) for the complex ones.
-    fn gesdd_split(
-        ctx: &crate::call::Ctx<'_>,
-        n: usize,
-        a: &mut [Self],
-        s: &mut [Self::Real],
-        u: &mut [Self],
-        vt: &mut [Self],
-    ) -> Result<Option<i32>, plugin_glue::handler::HandlerError> {
-        let _ = (ctx, n, a, s, u, vt);
-        Ok(None)
-    }
-
-    /// [`small::getrf_group`](crate::small::getrf_group) for the
-    /// real types (`true` when done); `false` (nothing done: factor one at a
-    /// time) for the complex ones.
-    fn getrf_small_group(n: usize, a: &mut [Self], ipiv: &mut [i32], info: &mut [i32]) -> bool {
-        let _ = (n, a, ipiv, info);
-        false
-    }
-
-    /// [`small::trsm`](crate::small::trsm) for the real types
-    /// (returns `true`); `false` (nothing done: call LAPACK) for the complex
-    /// ones.
-    #[expect(clippy::too_many_arguments, reason = "mirrors the BLAS routine")]
-    fn trsm_small(
-        side: u8,
-        uplo: u8,
-        trans: u8,
-        diag: u8,
-        m: usize,
-        n: usize,
-        a: &[Self],
-        b: &mut [Self],
-    ) -> bool {
-        let _ = (side, uplo, trans, diag, m, n, a, b);
-        false
     }
 
     crate::ffi::lapack_routines!(decl common);

@@ -2,7 +2,8 @@
 //! (divide and conquer). Reference §3.8.
 
 use crate::call::{Batched, Call, Ctx, QueryArrays};
-use crate::scalar::{RealScalar, Scalar};
+use crate::fast_path::FastPath;
+use crate::scalar::RealScalar;
 use crate::small_eigh;
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
@@ -15,7 +16,7 @@ pub(crate) mod split;
 /// order up to 25 with eigenvectors run LAPACK's own algorithm for that case
 /// ported to Rust ([`small_eigh`]); a single large real one runs `?syevd`'s
 /// steps with the last two split over threads ([`split`]); the others LAPACK.
-pub(crate) fn syevd<T: Scalar>(
+pub(crate) fn syevd<T: FastPath>(
     ctx: &Ctx<'_>,
     jobz: u8,
     uplo: u8,
@@ -128,7 +129,7 @@ pub(crate) fn syevd<T: Scalar>(
 
 /// The handler: operand `a`; results `v` (alias ← a), `w`, `info`;
 /// attributes `uplo`, `mode`.
-pub(crate) fn run<T: Scalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+pub(crate) fn run<T: FastPath>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
     call.arity(1, 3)?;
     let (a, v, w, info) = (
         call.arg(0, "a")?,

@@ -2,7 +2,7 @@
 //! `?trsm`, alpha = 1). Reference §3.1.
 
 use crate::call::{Batched, Call, Ctx, piece};
-use crate::scalar::Scalar;
+use crate::fast_path::FastPath;
 use crate::small;
 use plugin_glue::handler::HandlerError;
 
@@ -11,7 +11,7 @@ use plugin_glue::handler::HandlerError;
 /// the `p×p` triangular matrices (p = m or n), `x` the `m×n` blocks. Small
 /// real triangles use the Rust solve of [`small`], the others BLAS.
 #[expect(clippy::too_many_arguments, reason = "mirrors the BLAS routine")]
-pub(crate) fn trsm<T: Scalar>(
+pub(crate) fn trsm<T: FastPath>(
     ctx: &Ctx<'_>,
     side: u8,
     uplo: u8,
@@ -67,7 +67,7 @@ pub(crate) fn trsm<T: Scalar>(
 
 /// The handler: operands `a`, `b`; result `x` (alias ← b); attributes
 /// `side`, `uplo`, `trans_x`, `diag`.
-pub(crate) fn run<T: Scalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+pub(crate) fn run<T: FastPath>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
     call.arity(2, 1)?;
     let (a, b, x) = (call.arg(0, "a")?, call.arg(1, "b")?, call.ret(0, "x")?);
     b.dtype(T::DTYPE)?;

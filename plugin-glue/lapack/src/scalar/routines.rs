@@ -15,7 +15,6 @@ macro_rules! real_scalar {
             type Real = $t;
             const IS_COMPLEX: bool = false;
             const ADJOINT: u8 = b'T';
-            const RUST_KERNELS: bool = true;
             fn from_real(r: $t) -> $t {
                 r
             }
@@ -31,59 +30,6 @@ macro_rules! real_scalar {
             fn scale(self, r: $t) -> $t {
                 self * r
             }
-            fn syevd_small(
-                uplo: u8,
-                n: usize,
-                a: &mut [$t],
-                w: &mut [$t],
-                work: &mut crate::small_eigh::Work<$t>,
-            ) -> Option<i32> {
-                Some(crate::small_eigh::syevd(uplo, n, a, w, work))
-            }
-            fn syevd_split(
-                ctx: &crate::call::Ctx<'_>,
-                uplo: u8,
-                n: usize,
-                a: &mut [$t],
-                w: &mut [$t],
-            ) -> Result<Option<i32>, plugin_glue::handler::HandlerError> {
-                crate::syevd::split::syevd(ctx, uplo, n, a, w)
-            }
-            fn gesdd_split(
-                ctx: &crate::call::Ctx<'_>,
-                n: usize,
-                a: &mut [$t],
-                s: &mut [$t],
-                u: &mut [$t],
-                vt: &mut [$t],
-            ) -> Result<Option<i32>, plugin_glue::handler::HandlerError> {
-                crate::gesdd::split::gesdd(ctx, n, a, s, u, vt)
-            }
-            fn getrf_small_group(
-                n: usize,
-                a: &mut [$t],
-                ipiv: &mut [i32],
-                info: &mut [i32],
-            ) -> bool {
-                crate::small::getrf_group(n, a, ipiv, info)
-            }
-            fn getrf_small(m: usize, n: usize, a: &mut [$t], ipiv: &mut [i32]) -> Option<i32> {
-                Some(crate::small::getrf(m, n, a, ipiv))
-            }
-            fn trsm_small(
-                side: u8,
-                uplo: u8,
-                trans: u8,
-                diag: u8,
-                m: usize,
-                n: usize,
-                a: &[$t],
-                b: &mut [$t],
-            ) -> bool {
-                crate::small::trsm(side, uplo, trans, diag, m, n, a, b);
-                true
-            }
-
             crate::ffi::lapack_routines!(impl common real $r);
         }
 

@@ -6,7 +6,8 @@
 use num_complex::Complex;
 
 use super::call::{AttrValue, Buf, Call, Ctx};
-use super::scalar::{Elem, RealScalar, Scalar};
+use super::fast_path::FastPath;
+use super::scalar::{Elem, RealScalar};
 use super::*;
 use plugin_glue::dtype::DType;
 
@@ -65,7 +66,7 @@ fn ch(name: &'static str, c: u8) -> (&'static [u8], AttrValue) {
 }
 
 /// Test-only arithmetic on the four types.
-trait T: Scalar {
+trait T: FastPath {
     fn conj(self) -> Self;
     fn tol() -> f64;
     fn mag(self) -> f64 {

@@ -1,0 +1,161 @@
+//! The Rust kernels and split drivers that serve some calls of the real
+//! types instead of one LAPACK call, behind one trait the families
+//! dispatch through.
+//!
+//! [`FastPath`] sits above [`Scalar`] and below the families: its real
+//! implementations call down into [`small`], [`small_eigh`] and the
+//! `split` drivers of `?syevd` and `?gesdd`; the complex types take its
+//! defaults (nothing done: call LAPACK).
+
+use num_complex::Complex;
+
+use crate::call::Ctx;
+use crate::scalar::Scalar;
+use crate::small_eigh::Work;
+use crate::{gesdd, small, small_eigh, syevd};
+use plugin_glue::handler::HandlerError;
+
+/// An element type the families can dispatch to a faster path than one
+/// LAPACK call: the Rust kernels for small matrices and the split drivers
+/// for a single large one serve the real types.
+pub(crate) trait FastPath: Scalar {
+    /// Whether the Rust kernels for small matrices (`small`, `small_eigh`)
+    /// serve this type (the real types).
+    const RUST_KERNELS: bool = false;
+
+    /// [`small::getrf`] for the real types; `None` (call LAPACK) for the
+    /// complex ones.
+    fn getrf_small(m: usize, n: usize, a: &mut [Self], ipiv: &mut [i32]) -> Option<i32> {
+        let _ = (m, n, a, ipiv);
+        None
+    }
+
+    /// [`small_eigh::syevd`] for the real types; `None` (call LAPACK) for
+    /// the complex ones.
+    fn syevd_small(
+        uplo: u8,
+        n: usize,
+        a: &mut [Self],
+        w: &mut [Self::Real],
+        work: &mut Work<Self::Real>,
+    ) -> Option<i32> {
+        let _ = (uplo, n, a, w, work);
+        None
+    }
+
+    /// [`syevd::split::syevd`] for the real types; `Ok(None)` (call
+    /// `?heevd`) for the complex ones.
+    fn syevd_split(
+        ctx: &Ctx<'_>,
+        uplo: u8,
+        n: usize,
+        a: &mut [Self],
+        w: &mut [Self::Real],
+    ) -> Result<Option<i32>, HandlerError> {
+        let _ = (ctx, uplo, n, a, w);
+        Ok(None)
+    }
+
+    /// [`gesdd::split::gesdd`] for the real types; `Ok(None)` (call
+    /// `?gesdd`) for the complex ones.
+    fn gesdd_split(
+        ctx: &Ctx<'_>,
+        n: usize,
+        a: &mut [Self],
+        s: &mut [Self::Real],
+        u: &mut [Self],
+        vt: &mut [Self],
+    ) -> Result<Option<i32>, HandlerError> {
+        let _ = (ctx, n, a, s, u, vt);
+        Ok(None)
+    }
+
+    /// [`small::getrf_group`] for the real types (`true` when done);
+    /// `false` (nothing done: factor one at a time) for the complex ones.
+    fn getrf_small_group(n: usize, a: &mut [Self], ipiv: &mut [i32], info: &mut [i32]) -> bool {
+        let _ = (n, a, ipiv, info);
+        false
+    }
+
+    /// [`small::trsm`] for the real types (returns `true`); `false`
+    /// (nothing done: call LAPACK) for the complex ones.
+    #[expect(clippy::too_many_arguments, reason = "mirrors the BLAS routine")]
+    fn trsm_small(
+        side: u8,
+        uplo: u8,
+        trans: u8,
+        diag: u8,
+        m: usize,
+        n: usize,
+        a: &[Self],
+        b: &mut [Self],
+    ) -> bool {
+        let _ = (side, uplo, trans, diag, m, n, a, b);
+        false
+    }
+}
+
+macro_rules! real_fast_path {
+    ($t:ty) => {
+        impl FastPath for $t {
+            const RUST_KERNELS: bool = true;
+            fn getrf_small(m: usize, n: usize, a: &mut [$t], ipiv: &mut [i32]) -> Option<i32> {
+                Some(small::getrf(m, n, a, ipiv))
+            }
+            fn syevd_small(
+                uplo: u8,
+                n: usize,
+                a: &mut [$t],
+                w: &mut [$t],
+                work: &mut Work<$t>,
+            ) -> Option<i32> {
+                Some(small_eigh::syevd(uplo, n, a, w, work))
+            }
+            fn syevd_split(
+                ctx: &Ctx<'_>,
+                uplo: u8,
+                n: usize,
+                a: &mut [$t],
+                w: &mut [$t],
+            ) -> Result<Option<i32>, HandlerError> {
+                syevd::split::syevd(ctx, uplo, n, a, w)
+            }
+            fn gesdd_split(
+                ctx: &Ctx<'_>,
+                n: usize,
+                a: &mut [$t],
+                s: &mut [$t],
+                u: &mut [$t],
+                vt: &mut [$t],
+            ) -> Result<Option<i32>, HandlerError> {
+                gesdd::split::gesdd(ctx, n, a, s, u, vt)
+            }
+            fn getrf_small_group(
+                n: usize,
+                a: &mut [$t],
+                ipiv: &mut [i32],
+                info: &mut [i32],
+            ) -> bool {
+                small::getrf_group(n, a, ipiv, info)
+            }
+            fn trsm_small(
+                side: u8,
+                uplo: u8,
+                trans: u8,
+                diag: u8,
+                m: usize,
+                n: usize,
+                a: &[$t],
+                b: &mut [$t],
+            ) -> bool {
+                small::trsm(side, uplo, trans, diag, m, n, a, b);
+                true
+            }
+        }
+    };
+}
+
+real_fast_path!(f32);
+real_fast_path!(f64);
+impl FastPath for Complex<f32> {}
+impl FastPath for Complex<f64> {}
