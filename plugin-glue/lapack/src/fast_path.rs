@@ -12,7 +12,7 @@ use num_complex::Complex;
 use crate::call::Ctx;
 use crate::scalar::Scalar;
 use crate::small_eigh::Work;
-use crate::{gesdd, small, small_eigh, syevd};
+use crate::{small, small_eigh, split};
 use plugin_glue::handler::HandlerError;
 
 /// An element type the families can dispatch to a faster path than one
@@ -43,7 +43,7 @@ pub(crate) trait FastPath: Scalar {
         None
     }
 
-    /// [`syevd::split::syevd`] for the real types; `Ok(None)` (call
+    /// [`split::syevd::syevd`] for the real types; `Ok(None)` (call
     /// `?heevd`) for the complex ones.
     fn syevd_split(
         ctx: &Ctx<'_>,
@@ -56,7 +56,7 @@ pub(crate) trait FastPath: Scalar {
         Ok(None)
     }
 
-    /// [`gesdd::split::gesdd`] for the real types; `Ok(None)` (call
+    /// [`split::gesdd::gesdd`] for the real types; `Ok(None)` (call
     /// `?gesdd`) for the complex ones.
     fn gesdd_split(
         ctx: &Ctx<'_>,
@@ -118,7 +118,7 @@ macro_rules! real_fast_path {
                 a: &mut [$t],
                 w: &mut [$t],
             ) -> Result<Option<i32>, HandlerError> {
-                syevd::split::syevd(ctx, uplo, n, a, w)
+                split::syevd::syevd(ctx, uplo, n, a, w)
             }
             fn gesdd_split(
                 ctx: &Ctx<'_>,
@@ -128,7 +128,7 @@ macro_rules! real_fast_path {
                 u: &mut [$t],
                 vt: &mut [$t],
             ) -> Result<Option<i32>, HandlerError> {
-                gesdd::split::gesdd(ctx, n, a, s, u, vt)
+                split::gesdd::gesdd(ctx, n, a, s, u, vt)
             }
             fn getrf_small_group(
                 n: usize,

@@ -4,10 +4,9 @@
 use crate::call::{Batched, Call, Ctx, Operand, QueryArrays, workspace};
 use crate::fast_path::FastPath;
 use crate::scalar::{Elem, RealScalar, Scalar};
+use crate::split;
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::{ErrorCode, HandlerError};
-
-pub(crate) mod split;
 
 /// Outputs of one SVD call (gesdd or gesvd), all batch-major.
 pub(crate) struct SvdOut<'a, T: Scalar> {
@@ -49,11 +48,6 @@ fn empty_svd<T: Scalar>(mode: u8, d: SvdDims, out: SvdOut<'_, T>) {
             }
         }
     }
-}
-
-/// Estimated flops of one `?gesdd` of an m×n matrix, in its element type.
-pub(crate) fn flops(m: usize, n: usize) -> f64 {
-    14.0 * (m * n * m.min(n)) as f64
 }
 
 /// `?gesdd` on every element: `mode` 'A' (full u, vt), 'S' (reduced) or 'N'
@@ -129,7 +123,7 @@ pub(crate) fn gesdd<T: FastPath>(
         Batched::new(out.u, m * uc, batch),
         Batched::new(out.vt, vr * n, batch),
     );
-    let flops = flops(m, n);
+    let flops = split::gesdd::flops(m, n);
     let init = || {
         (
             vec![T::default(); lwork],

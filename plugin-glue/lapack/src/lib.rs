@@ -27,8 +27,8 @@
 //!
 //! A single large real matrix goes the other way for `?syevd` and square
 //! `?gesdd`: their steps are called one by one and the ones OpenBLAS's
-//! threads share poorly run on threads of our own (`syevd::split`,
-//! `gesdd::split`), with LAPACK's results up to rounding.
+//! threads share poorly run on threads of our own (`split::syevd`,
+//! `split::gesdd`), with LAPACK's results up to rounding.
 //!
 //! The LAPACK library is loaded at run time on the first call (see
 //! [`library()`], and [`mod@library`] for which library and how OpenBLAS
@@ -87,6 +87,7 @@ mod scalar;
 mod small;
 mod small_eigh;
 mod sparse;
+mod split;
 mod syevd;
 mod sytrd;
 mod tridiagonal;

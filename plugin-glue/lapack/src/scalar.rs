@@ -169,7 +169,7 @@ fn work_size_f64(w: f64) -> usize {
 
 /// The routines only the real types have: `?geev` and `?gees` with `wr`
 /// and `wi` outputs, and the steps of `?syevd` and `?gesdd` that
-/// `syevd::split` and `gesdd::split` call one by one.
+/// `split::syevd` and `split::gesdd` call one by one.
 #[expect(
     clippy::too_many_arguments,
     reason = "each method mirrors its LAPACK routine"

@@ -8,14 +8,12 @@ use crate::small_eigh;
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
 
-pub(crate) mod split;
-
 /// For each `n×n` block of `a` (the `uplo` triangle is read), writes the
 /// eigenvalues in ascending order to `w` (n per element) and, with
 /// `jobz = 'V'`, the orthonormal eigenvectors over `a`. Real matrices of
 /// order up to 25 with eigenvectors run LAPACK's own algorithm for that case
 /// ported to Rust ([`small_eigh`]); a single large real one runs `?syevd`'s
-/// steps with the last two split over threads ([`split`]); the others LAPACK.
+/// steps with the last two split over threads ([`split::syevd`](crate::split::syevd)); the others LAPACK.
 pub(crate) fn syevd<T: FastPath>(
     ctx: &Ctx<'_>,
     jobz: u8,

@@ -81,15 +81,15 @@ fn unit<S: T>(n: usize, j: usize) -> Mat<S> {
     Mat::from(n, 1, &e)
 }
 
-/// The split path ([`syevd::split`]) on single matrices at its two
+/// The split path ([`split::syevd`]) on single matrices at its two
 /// thresholds (the larger one also puts OpenBLAS threads on the first two
 /// steps): the eigenvalues of plain `?syevd`, and eigenvector columns sampled
 /// from every thread's block of columns with A·v = λv and Vᵀv = e.
 fn split_syevd_matches_syevd<S: T + RealLapack>(p: &str) {
     let ctx = split_ctx("syevd");
     for (n, uplo) in [
-        (syevd::split::MIN_N, b'U'),
-        (syevd::split::MIN_N_OPENBLAS_THREADS, b'L'),
+        (split::syevd::MIN_N, b'U'),
+        (split::syevd::MIN_N_OPENBLAS_THREADS, b'L'),
     ] {
         let a0 = hermitian::<S>(n, 70 + n as u64);
         let (_, expected, info) = small_eigh::tests::reference(uplo, n, &a0.d);
@@ -97,7 +97,7 @@ fn split_syevd_matches_syevd<S: T + RealLapack>(p: &str) {
         let mut w = vec![S::ZERO; n];
         let mut v = a0.d.clone();
         let info = retry_split(&format!("{p}syevd n={n}"), || {
-            syevd::split::syevd(&ctx, uplo, n, &mut v, &mut w).unwrap()
+            split::syevd::syevd(&ctx, uplo, n, &mut v, &mut w).unwrap()
         });
         assert_eq!(info, 0, "{p}syevd n={n} split");
         let what = format!("{p}syevd n={n} uplo {} split", uplo as char);
@@ -202,14 +202,14 @@ fn plain_gesdd<S: T + RealLapack>(n: usize, a: &mut [S]) -> (Vec<S>, i32) {
     (s, info)
 }
 
-/// The split SVD ([`gesdd::split`]) of single square matrices, without and
+/// The split SVD ([`split::gesdd`]) of single square matrices, without and
 /// with OpenBLAS threads for its first steps: the singular values of plain
 /// `?gesdd`, and sampled columns of V with A·v = σu, Uᵀu = e and Vᵀv = e.
 fn split_gesdd_matches_gesdd<S: T + RealLapack>(p: &str) {
     let ctx = split_ctx("gesdd");
     // The test context counts every flop as an f64 one: 416 reaches
     // BIG_CALL_FLOPS (OpenBLAS threads for ?gebrd and ?bdsdc), 320 not.
-    for n in [gesdd::split::MIN_N, 416] {
+    for n in [split::gesdd::MIN_N, 416] {
         let a0 = Mat::from(n, n, &random::<S>(n * n, 90 + n as u64));
         let (expected, info) = plain_gesdd(n, &mut a0.d.clone());
         assert_eq!(info, 0, "{p}gesdd n={n}");
@@ -217,7 +217,7 @@ fn split_gesdd_matches_gesdd<S: T + RealLapack>(p: &str) {
         let mut a = a0.d.clone();
         let what = format!("{p}gesdd n={n} split");
         let info = retry_split(&what, || {
-            gesdd::split::gesdd(&ctx, n, &mut a, &mut s, &mut u, &mut vt).unwrap()
+            split::gesdd::gesdd(&ctx, n, &mut a, &mut s, &mut u, &mut vt).unwrap()
         });
         assert_eq!(info, 0, "{what}");
         assert_close(

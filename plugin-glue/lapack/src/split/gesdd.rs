@@ -23,6 +23,11 @@ use crate::own_threads::{Job, run_together};
 use crate::scalar::{RealLapack, RealScalar};
 use plugin_glue::handler::HandlerError;
 
+/// Estimated flops of one `?gesdd` of an m×n matrix, in its element type.
+pub(crate) fn flops(m: usize, n: usize) -> f64 {
+    14.0 * (m * n * m.min(n)) as f64
+}
+
 /// Smallest order that is split. LAPACK bench with extra sizes, split vs
 /// `?gesdd` on one OpenBLAS thread, as ratios to JAX's time: n=320 0.84 vs
 /// 0.86 (f32), 0.87 vs 0.96 (f64); n=384 0.87 vs 0.94, 0.89 vs 0.97;
@@ -84,7 +89,7 @@ pub(crate) fn gesdd<T: RealLapack>(
     // Also `?bdsdc`'s workspace.
     let mut work = vec![T::ZERO; query[0].work_size().max(3 * n * n + 4 * n)];
     let mut iwork = vec![0i32; 8 * n];
-    let openblas_threads = exclusive.raise_for(super::flops(n, n) * ctx.flop_cost);
+    let openblas_threads = exclusive.raise_for(flops(n, n) * ctx.flop_cost);
     gebrd(&mut work, false);
     // As `?gesdd` does before `?bdsdc`.
     u.fill(T::ZERO);
