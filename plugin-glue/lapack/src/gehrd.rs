@@ -1,6 +1,7 @@
 //! `lapack_?gehrd_ffi`: Hessenberg reduction. Reference §3.13.
 
-use crate::call::{Batched, Call, Ctx, QueryArrays, workspace};
+use crate::call::{Batched, Call, Ctx};
+use crate::checked;
 use crate::scalar::Scalar;
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
@@ -47,12 +48,8 @@ pub(crate) fn gehrd<T: Scalar>(
         ctx.int("high", ihi as usize)?,
     );
     let l = ctx.lib.symbols();
-    let mut q = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims and
-    // writes the first element of the work arrays.
-    let lwork =
-        workspace(|w: &mut T| unsafe { T::gehrd(l, ni, iloi, ihii, q.t(0), ni, q.t(1), w, -1) });
-    let lworki = ctx.int("lwork", lwork)?;
+    let lwork = checked::gehrd_lwork::<T>(l, ni, iloi, ihii, ni);
+    ctx.int("lwork", lwork)?;
     let (ab, tb, ib) = (
         Batched::new(a, n * n, batch),
         Batched::new(tau, n - 1, batch),
@@ -66,27 +63,7 @@ pub(crate) fn gehrd<T: Scalar>(
         |work, b| {
             // SAFETY: each batch index is handed to one worker only.
             let (a, t, i) = unsafe { (ab.get(b), tb.get(b), ib.get(b)) };
-            let mut dummy = [T::default()];
-            let tp = if t.is_empty() {
-                dummy.as_mut_ptr()
-            } else {
-                t.as_mut_ptr()
-            };
-            // SAFETY: `a` is n×n (lda = n), `tau` holds n−1 (a dummy when n = 1,
-            // where LAPACK writes nothing), `work` has lwork.
-            i[0] = unsafe {
-                T::gehrd(
-                    l,
-                    ni,
-                    iloi,
-                    ihii,
-                    a.as_mut_ptr(),
-                    ni,
-                    tp,
-                    work.as_mut_ptr(),
-                    lworki,
-                )
-            };
+            i[0] = checked::gehrd(l, ni, iloi, ihii, a, ni, t, work);
         },
     );
     Ok(())

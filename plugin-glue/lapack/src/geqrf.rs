@@ -1,6 +1,7 @@
 //! `lapack_?geqrf_ffi`: Householder QR. Reference §3.4.
 
-use crate::call::{Batched, Call, Ctx, QueryArrays, workspace};
+use crate::call::{Batched, Call, Ctx};
+use crate::checked;
 use crate::scalar::Scalar;
 use plugin_glue::handler::HandlerError;
 
@@ -20,11 +21,8 @@ pub(crate) fn geqrf<T: Scalar>(
     let batch = a.len() / (m * n);
     let (mi, ni) = (ctx.int("m", m)?, ctx.int("n", n)?);
     let l = ctx.lib.symbols();
-    let mut q = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims and
-    // writes the first element of the work arrays.
-    let lwork = workspace(|w: &mut T| unsafe { T::geqrf(l, mi, ni, q.t(0), mi, q.t(1), w, -1) });
-    let lworki = ctx.int("lwork", lwork)?;
+    let lwork = checked::geqrf_lwork::<T>(l, mi, ni, mi);
+    ctx.int("lwork", lwork)?;
     let (ab, tb) = (Batched::new(a, m * n, batch), Batched::new(tau, k, batch));
     let flops = 2.0 * (m * n * k) as f64;
     ctx.for_each(
@@ -34,19 +32,7 @@ pub(crate) fn geqrf<T: Scalar>(
         |work, b| {
             // SAFETY: each batch index is handed to one worker only.
             let (a, t) = unsafe { (ab.get(b), tb.get(b)) };
-            // SAFETY: `a` is m×n with lda = m, `t` holds min(m,n), `work` lwork.
-            unsafe {
-                T::geqrf(
-                    l,
-                    mi,
-                    ni,
-                    a.as_mut_ptr(),
-                    mi,
-                    t.as_mut_ptr(),
-                    work.as_mut_ptr(),
-                    lworki,
-                )
-            };
+            checked::geqrf(l, mi, ni, a, mi, t, work);
         },
     );
     Ok(())

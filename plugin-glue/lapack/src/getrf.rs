@@ -1,6 +1,7 @@
 //! `lapack_?getrf_ffi`: LU factorisation with partial pivoting. Reference §3.2.
 
 use crate::call::{Batched, Call, Ctx};
+use crate::checked;
 use crate::fast_path::FastPath;
 use crate::small;
 use plugin_glue::dtype::DType;
@@ -36,17 +37,7 @@ pub(crate) fn getrf<T: FastPath>(
         if let Some(info) = rust_kernel.then(|| T::getrf_small(m, n, a, p)).flatten() {
             return info;
         }
-        // SAFETY: `a` is m×n with lda = m, `p` holds min(m,n) pivots.
-        unsafe {
-            T::getrf(
-                ctx.lib.symbols(),
-                mi,
-                ni,
-                a.as_mut_ptr(),
-                mi,
-                p.as_mut_ptr(),
-            )
-        }
+        checked::getrf(ctx.lib.symbols(), mi, ni, a, mi, p)
     };
     if T::RUST_KERNELS && m == n && n <= small::FIXED_MAX && batch > 1 {
         // Tiny square matrices: factored small::LANES at a time.

@@ -1,6 +1,7 @@
 //! `lapack_?gtsv_ffi`: general tridiagonal solve. Reference §3.15.
 
 use crate::call::{Batched, Call, Ctx};
+use crate::checked;
 use crate::scalar::Scalar;
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
@@ -51,27 +52,7 @@ pub(crate) fn gtsv<T: Scalar>(
             // SAFETY: each batch index is handed to one worker only.
             let (dl, d, du, x, i) =
                 unsafe { (dlb.get(b), db.get(b), dub.get(b), bb.get(b), ib.get(b)) };
-            let mut dummy = [T::default()];
-            let xp = if x.is_empty() {
-                dummy.as_mut_ptr()
-            } else {
-                x.as_mut_ptr()
-            };
-            // SAFETY: `dl[1..]` and `du[..n-1]` hold the n−1 off-diagonals, `d`
-            // n, and `x` is n×nrhs with ldb = n (a dummy when nrhs = 0, where
-            // LAPACK reads no right-hand side).
-            i[0] = unsafe {
-                T::gtsv(
-                    l,
-                    ni,
-                    nrhsi,
-                    dl.as_mut_ptr().add(1),
-                    d.as_mut_ptr(),
-                    du.as_mut_ptr(),
-                    xp,
-                    ni,
-                )
-            };
+            i[0] = checked::gtsv(l, ni, nrhsi, &mut dl[1..], d, du, x, ni);
         },
     );
     Ok(())

@@ -66,6 +66,7 @@ use plugin_glue::frame::CallFrame;
 use plugin_glue::handler::{Handler, HandlerError};
 
 mod call;
+mod checked;
 mod fast_path;
 pub mod ffi;
 mod frame_adapter;

@@ -1,7 +1,8 @@
 //! `lapack_?orgqr_ffi` / `lapack_?ungqr_ffi`: form Q from Householder
 //! reflectors. Reference §3.6.
 
-use crate::call::{Batched, Call, Ctx, QueryArrays, piece, workspace};
+use crate::call::{Batched, Call, Ctx, piece};
+use crate::checked;
 use crate::scalar::Scalar;
 use plugin_glue::handler::HandlerError;
 
@@ -21,12 +22,8 @@ pub(crate) fn orgqr<T: Scalar>(
     let batch = a.len() / (m * n);
     let (mi, ni, ti) = (ctx.int("m", m)?, ctx.int("n", n)?, ctx.int("k", t)?);
     let l = ctx.lib.symbols();
-    let mut q = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims and
-    // writes the first element of the work arrays.
-    let lwork =
-        workspace(|w: &mut T| unsafe { T::orgqr(l, mi, ni, ti, q.t(0), mi, q.t(5), w, -1) });
-    let lworki = ctx.int("lwork", lwork)?;
+    let lwork = checked::orgqr_lwork::<T>(l, mi, ni, ti, mi);
+    ctx.int("lwork", lwork)?;
     let ab = Batched::new(a, m * n, batch);
     let flops = 4.0 * (m * n * t) as f64;
     ctx.for_each(
@@ -37,20 +34,7 @@ pub(crate) fn orgqr<T: Scalar>(
             // SAFETY: each batch index is handed to one worker only.
             let a = unsafe { ab.get(b) };
             let tau = piece(tau, t, b);
-            // SAFETY: `a` is m×n with lda = m, `tau` holds t <= n, `work` lwork.
-            unsafe {
-                T::orgqr(
-                    l,
-                    mi,
-                    ni,
-                    ti,
-                    a.as_mut_ptr(),
-                    mi,
-                    tau.as_ptr(),
-                    work.as_mut_ptr(),
-                    lworki,
-                )
-            };
+            checked::orgqr(l, mi, ni, ti, a, mi, tau, work);
         },
     );
     Ok(())

@@ -1,6 +1,7 @@
 //! `lapack_?potrf_ffi`: Cholesky factorisation. Reference §3.3.
 
 use crate::call::{Batched, Call, Ctx};
+use crate::checked;
 use crate::scalar::Scalar;
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
@@ -29,8 +30,7 @@ pub(crate) fn potrf<T: Scalar>(
         |(), b| {
             // SAFETY: each batch index is handed to one worker only.
             let (a, i) = unsafe { (ab.get(b), ib.get(b)) };
-            // SAFETY: `a` is n×n with lda = n.
-            i[0] = unsafe { T::potrf(ctx.lib.symbols(), uplo, ni, a.as_mut_ptr(), ni) };
+            i[0] = checked::potrf(ctx.lib.symbols(), uplo, ni, a, ni);
         },
     );
     Ok(())

@@ -1,7 +1,8 @@
 //! `lapack_?sytrd_ffi` / `lapack_?hetrd_ffi`: reduction of a Hermitian
 //! matrix to real tridiagonal form. Reference §3.14.
 
-use crate::call::{Batched, Call, Ctx, QueryArrays, workspace};
+use crate::call::{Batched, Call, Ctx};
+use crate::checked;
 use crate::scalar::{Elem, Scalar};
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
@@ -30,13 +31,8 @@ pub(crate) fn sytrd<T: Scalar>(
     let batch = out.info.len();
     let ni = ctx.int("n", n)?;
     let l = ctx.lib.symbols();
-    let mut q = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims and
-    // writes the first element of the work arrays.
-    let lwork = workspace(|w: &mut T| unsafe {
-        T::sytrd(l, uplo, ni, q.t(0), ni, q.r(0), q.r(1), q.t(1), w, -1)
-    });
-    let lworki = ctx.int("lwork", lwork)?;
+    let lwork = checked::sytrd_lwork::<T>(l, uplo, ni, ni);
+    ctx.int("lwork", lwork)?;
     let m1 = n.saturating_sub(1);
     let (ab, db, ib) = (
         Batched::new(out.a, n * n, batch),
@@ -56,33 +52,7 @@ pub(crate) fn sytrd<T: Scalar>(
             // SAFETY: each batch index is handed to one worker only.
             let (a, d, e, t, i) =
                 unsafe { (ab.get(b), db.get(b), eb.get(b), tb.get(b), ib.get(b)) };
-            let (mut de, mut dt) = ([<T::Real as Default>::default()], [T::default()]);
-            let ep = if e.is_empty() {
-                de.as_mut_ptr()
-            } else {
-                e.as_mut_ptr()
-            };
-            let tp = if t.is_empty() {
-                dt.as_mut_ptr()
-            } else {
-                t.as_mut_ptr()
-            };
-            // SAFETY: `a` is n×n (lda = n), `d` holds n reals, `e` and `tau`
-            // n−1 (dummies when n = 1, where LAPACK writes nothing to them).
-            i[0] = unsafe {
-                T::sytrd(
-                    l,
-                    uplo,
-                    ni,
-                    a.as_mut_ptr(),
-                    ni,
-                    d.as_mut_ptr(),
-                    ep,
-                    tp,
-                    work.as_mut_ptr(),
-                    lworki,
-                )
-            };
+            i[0] = checked::sytrd(l, uplo, ni, a, ni, d, e, t, work);
         },
     );
     Ok(())

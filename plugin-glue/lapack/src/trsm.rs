@@ -2,6 +2,7 @@
 //! `?trsm`, alpha = 1). Reference §3.1.
 
 use crate::call::{Batched, Call, Ctx, piece};
+use crate::checked;
 use crate::fast_path::FastPath;
 use crate::small;
 use plugin_glue::handler::HandlerError;
@@ -43,23 +44,19 @@ pub(crate) fn trsm<T: FastPath>(
             if rust_kernel && T::trsm_small(side, uplo, trans, diag, m, n, ab, xb) {
                 return;
             }
-            // SAFETY: `ab` is a p×p matrix with lda = p and `xb` an m×n matrix
-            // with ldb = m, the sizes ?trsm reads and writes for these arguments.
-            unsafe {
-                T::trsm(
-                    ctx.lib.symbols(),
-                    side,
-                    uplo,
-                    trans,
-                    diag,
-                    mi,
-                    ni,
-                    ab.as_ptr(),
-                    pi,
-                    xb.as_mut_ptr(),
-                    mi,
-                )
-            };
+            checked::trsm(
+                ctx.lib.symbols(),
+                side,
+                uplo,
+                trans,
+                diag,
+                mi,
+                ni,
+                ab,
+                pi,
+                xb,
+                mi,
+            );
         },
     );
     Ok(())

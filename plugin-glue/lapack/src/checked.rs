@@ -1,0 +1,375 @@
+//! LAPACK routines on slices: one safe function per routine, which checks
+//! each slice's length against the dims and leading dimensions it is called
+//! with, then makes the FFI call. The families above call these and hold
+//! no `unsafe` for LAPACK.
+//!
+//! A failed check is a bug in the caller's shape checks, not bad input (the
+//! handlers validate shapes first), so it panics, and the panic becomes the
+//! call's error; LAPACK is never called with a slice too short.
+//!
+//! The workspace queries (`*_lwork`) make LAPACK's LWORK = −1 call with the
+//! same dims and return the optimal size, at least 1.
+
+use crate::call::{QueryArrays, workspace};
+use crate::ffi::{LapackSymbols, lapack_int};
+use crate::scalar::Scalar;
+
+/// `v` as a length; panics on a negative dimension.
+fn len(routine: &str, what: &str, v: lapack_int) -> usize {
+    usize::try_from(v).unwrap_or_else(|_| panic!("{routine}: {what} = {v} is negative"))
+}
+
+/// Panics unless `have >= need`.
+fn need(routine: &str, what: &str, have: usize, need: usize) {
+    assert!(
+        have >= need,
+        "{routine}: {what} holds {have} elements, needs {need}"
+    );
+}
+
+/// Panics unless `have` holds a `rows × cols` column-major matrix with
+/// leading dimension `ld` (`ld >= max(1, rows)`; the last column needs
+/// only `rows` elements).
+fn need_matrix(
+    routine: &str,
+    what: &str,
+    have: usize,
+    rows: lapack_int,
+    cols: lapack_int,
+    ld: lapack_int,
+) {
+    let (rows, cols, ld) = (
+        len(routine, "rows", rows),
+        len(routine, "columns", cols),
+        len(routine, "leading dimension", ld),
+    );
+    assert!(
+        ld >= rows.max(1),
+        "{routine}: {what} has leading dimension {ld} for {rows} rows"
+    );
+    let elements = if cols == 0 || rows == 0 {
+        0
+    } else {
+        ld * (cols - 1) + rows
+    };
+    need(routine, what, have, elements);
+}
+
+/// `s`, or `dummy` when `s` is empty: LAPACK wants a valid pointer for an
+/// array it does not reference at these sizes.
+fn or_dummy<'a, T>(s: &'a mut [T], dummy: &'a mut [T; 1]) -> &'a mut [T] {
+    if s.is_empty() { dummy } else { s }
+}
+
+/// LWORK for `work`: its length, at most `i32::MAX`; panics when empty.
+fn lwork_of<T>(routine: &str, work: &[T]) -> lapack_int {
+    need(routine, "work", work.len(), 1);
+    lapack_int::try_from(work.len()).unwrap_or(lapack_int::MAX)
+}
+
+/// `?trsm` with `alpha = 1`: solves op(A)·X = B (`side` 'L') or
+/// X·op(A) = B ('R') for the m×n `b` (`ldb`), A the k×k triangle of `a`
+/// (`lda`, k = m or n).
+#[expect(clippy::too_many_arguments, reason = "mirrors the BLAS routine")]
+pub(crate) fn trsm<T: Scalar>(
+    l: &LapackSymbols,
+    side: u8,
+    uplo: u8,
+    trans: u8,
+    diag: u8,
+    m: lapack_int,
+    n: lapack_int,
+    a: &[T],
+    lda: lapack_int,
+    b: &mut [T],
+    ldb: lapack_int,
+) {
+    let k = if side == b'L' { m } else { n };
+    need_matrix("trsm", "a", a.len(), k, k, lda);
+    need_matrix("trsm", "b", b.len(), m, n, ldb);
+    // SAFETY: `a` holds the k×k triangle and `b` the m×n matrix at their
+    // leading dimensions (checked above), which is all `?trsm` references.
+    unsafe {
+        T::trsm(
+            l,
+            side,
+            uplo,
+            trans,
+            diag,
+            m,
+            n,
+            a.as_ptr(),
+            lda,
+            b.as_mut_ptr(),
+            ldb,
+        )
+    }
+}
+
+/// `?getrf` on the m×n `a` (`lda`), pivots into `ipiv` (min(m,n)); returns
+/// INFO.
+pub(crate) fn getrf<T: Scalar>(
+    l: &LapackSymbols,
+    m: lapack_int,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    ipiv: &mut [lapack_int],
+) -> lapack_int {
+    need_matrix("getrf", "a", a.len(), m, n, lda);
+    need("getrf", "ipiv", ipiv.len(), len("getrf", "m", m.min(n)));
+    // SAFETY: `a` is m×n at `lda` and `ipiv` holds min(m,n) (checked).
+    unsafe { T::getrf(l, m, n, a.as_mut_ptr(), lda, ipiv.as_mut_ptr()) }
+}
+
+/// `?potrf` on the n×n `a` (`lda`, the `uplo` triangle); returns INFO.
+pub(crate) fn potrf<T: Scalar>(
+    l: &LapackSymbols,
+    uplo: u8,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+) -> lapack_int {
+    need_matrix("potrf", "a", a.len(), n, n, lda);
+    // SAFETY: `a` is n×n at `lda` (checked).
+    unsafe { T::potrf(l, uplo, n, a.as_mut_ptr(), lda) }
+}
+
+/// The optimal LWORK of [`geqrf`] for these dims.
+pub(crate) fn geqrf_lwork<T: Scalar>(
+    l: &LapackSymbols,
+    m: lapack_int,
+    n: lapack_int,
+    lda: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe { T::geqrf(l, m, n, q.t(0), lda, q.t(1), w, -1) })
+}
+
+/// `?geqrf` on the m×n `a` (`lda`), min(m,n) scalars into `tau`, LWORK =
+/// `work.len()`; returns INFO.
+pub(crate) fn geqrf<T: Scalar>(
+    l: &LapackSymbols,
+    m: lapack_int,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    tau: &mut [T],
+    work: &mut [T],
+) -> lapack_int {
+    need_matrix("geqrf", "a", a.len(), m, n, lda);
+    need("geqrf", "tau", tau.len(), len("geqrf", "m", m.min(n)));
+    let lwork = lwork_of("geqrf", work);
+    // SAFETY: `a` is m×n at `lda`, `tau` holds min(m,n) and `work` LWORK
+    // (checked).
+    unsafe {
+        T::geqrf(
+            l,
+            m,
+            n,
+            a.as_mut_ptr(),
+            lda,
+            tau.as_mut_ptr(),
+            work.as_mut_ptr(),
+            lwork,
+        )
+    }
+}
+
+/// The optimal LWORK of [`orgqr`] for these dims.
+pub(crate) fn orgqr_lwork<T: Scalar>(
+    l: &LapackSymbols,
+    m: lapack_int,
+    n: lapack_int,
+    k: lapack_int,
+    lda: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe { T::orgqr(l, m, n, k, q.t(0), lda, q.t(5), w, -1) })
+}
+
+/// `?orgqr` / `?ungqr`: the first n columns of Q = H(1)…H(k) over the m×n
+/// `a` (`lda`), from k reflectors and `tau` (k), LWORK = `work.len()`;
+/// returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn orgqr<T: Scalar>(
+    l: &LapackSymbols,
+    m: lapack_int,
+    n: lapack_int,
+    k: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    tau: &[T],
+    work: &mut [T],
+) -> lapack_int {
+    need_matrix("orgqr", "a", a.len(), m, n, lda);
+    need("orgqr", "tau", tau.len(), len("orgqr", "k", k));
+    let lwork = lwork_of("orgqr", work);
+    // SAFETY: `a` is m×n at `lda`, `tau` holds k and `work` LWORK (checked).
+    unsafe {
+        T::orgqr(
+            l,
+            m,
+            n,
+            k,
+            a.as_mut_ptr(),
+            lda,
+            tau.as_ptr(),
+            work.as_mut_ptr(),
+            lwork,
+        )
+    }
+}
+
+/// The optimal LWORK of [`gehrd`] for these dims.
+pub(crate) fn gehrd_lwork<T: Scalar>(
+    l: &LapackSymbols,
+    n: lapack_int,
+    ilo: lapack_int,
+    ihi: lapack_int,
+    lda: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe { T::gehrd(l, n, ilo, ihi, q.t(0), lda, q.t(1), w, -1) })
+}
+
+/// `?gehrd` on the n×n `a` (`lda`), n−1 scalars into `tau` (none for
+/// n = 1), LWORK = `work.len()`; returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn gehrd<T: Scalar>(
+    l: &LapackSymbols,
+    n: lapack_int,
+    ilo: lapack_int,
+    ihi: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    tau: &mut [T],
+    work: &mut [T],
+) -> lapack_int {
+    need_matrix("gehrd", "a", a.len(), n, n, lda);
+    need(
+        "gehrd",
+        "tau",
+        tau.len(),
+        len("gehrd", "n", n).saturating_sub(1),
+    );
+    let lwork = lwork_of("gehrd", work);
+    let mut dummy = [T::default()];
+    let tau = or_dummy(tau, &mut dummy);
+    // SAFETY: `a` is n×n at `lda`, `tau` holds n−1 (a valid dummy when
+    // n = 1, where LAPACK writes nothing) and `work` LWORK (checked).
+    unsafe {
+        T::gehrd(
+            l,
+            n,
+            ilo,
+            ihi,
+            a.as_mut_ptr(),
+            lda,
+            tau.as_mut_ptr(),
+            work.as_mut_ptr(),
+            lwork,
+        )
+    }
+}
+
+/// The optimal LWORK of [`sytrd`] for these dims.
+pub(crate) fn sytrd_lwork<T: Scalar>(
+    l: &LapackSymbols,
+    uplo: u8,
+    n: lapack_int,
+    lda: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe {
+        T::sytrd(l, uplo, n, q.t(0), lda, q.r(0), q.r(1), q.t(1), w, -1)
+    })
+}
+
+/// `?sytrd` / `?hetrd` on the n×n `a` (`lda`, the `uplo` triangle): the
+/// diagonal into `d` (n), the off-diagonal into `e` and the scalars into
+/// `tau` (n−1 each, none for n = 1), LWORK = `work.len()`; returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn sytrd<T: Scalar>(
+    l: &LapackSymbols,
+    uplo: u8,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    d: &mut [T::Real],
+    e: &mut [T::Real],
+    tau: &mut [T],
+    work: &mut [T],
+) -> lapack_int {
+    let nu = len("sytrd", "n", n);
+    need_matrix("sytrd", "a", a.len(), n, n, lda);
+    need("sytrd", "d", d.len(), nu);
+    need("sytrd", "e", e.len(), nu.saturating_sub(1));
+    need("sytrd", "tau", tau.len(), nu.saturating_sub(1));
+    let lwork = lwork_of("sytrd", work);
+    let (mut de, mut dt) = ([<T::Real as Default>::default()], [T::default()]);
+    let (e, tau) = (or_dummy(e, &mut de), or_dummy(tau, &mut dt));
+    // SAFETY: `a` is n×n at `lda`, `d` holds n, `e` and `tau` n−1 (valid
+    // dummies when n = 1, where LAPACK writes nothing to them) and `work`
+    // LWORK (checked).
+    unsafe {
+        T::sytrd(
+            l,
+            uplo,
+            n,
+            a.as_mut_ptr(),
+            lda,
+            d.as_mut_ptr(),
+            e.as_mut_ptr(),
+            tau.as_mut_ptr(),
+            work.as_mut_ptr(),
+            lwork,
+        )
+    }
+}
+
+/// `?gtsv`: solves the n×n tridiagonal system with sub-diagonal `dl`,
+/// diagonal `d` and super-diagonal `du` (n−1, n, n−1) for the n×nrhs `b`
+/// (`ldb`), in place; returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn gtsv<T: Scalar>(
+    l: &LapackSymbols,
+    n: lapack_int,
+    nrhs: lapack_int,
+    dl: &mut [T],
+    d: &mut [T],
+    du: &mut [T],
+    b: &mut [T],
+    ldb: lapack_int,
+) -> lapack_int {
+    let nu = len("gtsv", "n", n);
+    need("gtsv", "dl", dl.len(), nu.saturating_sub(1));
+    need("gtsv", "d", d.len(), nu);
+    need("gtsv", "du", du.len(), nu.saturating_sub(1));
+    need_matrix("gtsv", "b", b.len(), n, nrhs, ldb);
+    let mut dummy = [T::default()];
+    let b = or_dummy(b, &mut dummy);
+    // SAFETY: `dl`, `d`, `du` hold n−1, n, n−1 and `b` is n×nrhs at `ldb`
+    // (a valid dummy when nrhs = 0, where LAPACK reads no right-hand side)
+    // (checked).
+    unsafe {
+        T::gtsv(
+            l,
+            n,
+            nrhs,
+            dl.as_mut_ptr(),
+            d.as_mut_ptr(),
+            du.as_mut_ptr(),
+            b.as_mut_ptr(),
+            ldb,
+        )
+    }
+}
