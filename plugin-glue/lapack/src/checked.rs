@@ -373,3 +373,141 @@ pub(crate) fn gtsv<T: Scalar>(
         )
     }
 }
+
+/// The optimal LWORK of [`ormqr`] for these dims.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn ormqr_lwork<T: Scalar>(
+    l: &LapackSymbols,
+    side: u8,
+    trans: u8,
+    m: lapack_int,
+    n: lapack_int,
+    k: lapack_int,
+    lda: lapack_int,
+    ldc: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe {
+        T::ormqr(
+            l,
+            side,
+            trans,
+            m,
+            n,
+            k,
+            q.t(0),
+            lda,
+            q.t(1),
+            q.t(2),
+            ldc,
+            w,
+            -1,
+        )
+    })
+}
+
+/// `?ormqr` / `?unmqr`: applies Q = H(1)…H(k) (or its adjoint, `trans`)
+/// from `side` to the m×n `c` (`ldc`), the k reflectors in the columns of
+/// `a` (`lda`; written to and restored by LAPACK) and `tau` (k), LWORK =
+/// `work.len()`; returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn ormqr<T: Scalar>(
+    l: &LapackSymbols,
+    side: u8,
+    trans: u8,
+    m: lapack_int,
+    n: lapack_int,
+    k: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    tau: &[T],
+    c: &mut [T],
+    ldc: lapack_int,
+    work: &mut [T],
+) -> lapack_int {
+    let order = if side == b'L' { m } else { n };
+    need_matrix("ormqr", "a", a.len(), order, k, lda);
+    need("ormqr", "tau", tau.len(), len("ormqr", "k", k));
+    need_matrix("ormqr", "c", c.len(), m, n, ldc);
+    let lwork = lwork_of("ormqr", work);
+    // SAFETY: `a` holds k reflectors of the order of Q at `lda`, `tau` k
+    // scalars, `c` is m×n at `ldc` and `work` LWORK (checked).
+    unsafe {
+        T::ormqr(
+            l,
+            side,
+            trans,
+            m,
+            n,
+            k,
+            a.as_mut_ptr(),
+            lda,
+            tau.as_ptr(),
+            c.as_mut_ptr(),
+            ldc,
+            work.as_mut_ptr(),
+            lwork,
+        )
+    }
+}
+
+/// The optimal LWORK of [`geqp3`] for these dims.
+pub(crate) fn geqp3_lwork<T: Scalar>(
+    l: &LapackSymbols,
+    m: lapack_int,
+    n: lapack_int,
+    lda: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe { T::geqp3(l, m, n, q.t(0), lda, q.i(0), q.t(1), w, -1, q.r(0)) })
+}
+
+/// `?geqp3` on the m×n `a` (`lda`) with the column pivots `jpvt` (n, in
+/// and out), min(m,n) scalars into `tau`, LWORK = `work.len()` and, for
+/// the complex types, `rwork` (2n reals; ignored for the real ones);
+/// returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn geqp3<T: Scalar>(
+    l: &LapackSymbols,
+    m: lapack_int,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    jpvt: &mut [lapack_int],
+    tau: &mut [T],
+    work: &mut [T],
+    rwork: &mut [T::Real],
+) -> lapack_int {
+    let nu = len("geqp3", "n", n);
+    need_matrix("geqp3", "a", a.len(), m, n, lda);
+    need("geqp3", "jpvt", jpvt.len(), nu);
+    need("geqp3", "tau", tau.len(), len("geqp3", "m", m.min(n)));
+    let lwork = lwork_of("geqp3", work);
+    need(
+        "geqp3",
+        "rwork",
+        rwork.len(),
+        if T::IS_COMPLEX { 2 * nu } else { 1 },
+    );
+    // SAFETY: `a` is m×n at `lda`, `jpvt` holds n, `tau` min(m,n), `work`
+    // LWORK and `rwork` 2n reals for the complex types (checked; the real
+    // ones take no RWORK).
+    unsafe {
+        T::geqp3(
+            l,
+            m,
+            n,
+            a.as_mut_ptr(),
+            lda,
+            jpvt.as_mut_ptr(),
+            tau.as_mut_ptr(),
+            work.as_mut_ptr(),
+            lwork,
+            rwork.as_mut_ptr(),
+        )
+    }
+}

@@ -1,6 +1,7 @@
 //! `lapack_?geqp3_ffi`: QR with column pivoting. Reference §3.5.
 
-use crate::call::{Batched, Call, Ctx, QueryArrays, workspace};
+use crate::call::{Batched, Call, Ctx};
+use crate::checked;
 use crate::scalar::{RealScalar, Scalar};
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
@@ -29,13 +30,8 @@ pub(crate) fn geqp3<T: Scalar>(
     let batch = a.len() / (m * n);
     let (mi, ni) = (ctx.int("m", m)?, ctx.int("n", n)?);
     let l = ctx.lib.symbols();
-    let mut q = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims and
-    // writes the first element of the work arrays.
-    let lwork = workspace(|w: &mut T| unsafe {
-        T::geqp3(l, mi, ni, q.t(0), mi, q.i(0), q.t(1), w, -1, q.r(0))
-    });
-    let lworki = ctx.int("lwork", lwork)?;
+    let lwork = checked::geqp3_lwork::<T>(l, mi, ni, mi);
+    ctx.int("lwork", lwork)?;
     let rwork = if T::IS_COMPLEX { 2 * n } else { 0 };
     let (ab, jb, tb) = (
         Batched::new(a, m * n, batch),
@@ -52,22 +48,7 @@ pub(crate) fn geqp3<T: Scalar>(
     ctx.for_each(batch, flops, init, |(work, rwork), b| {
         // SAFETY: each batch index is handed to one worker only.
         let (a, j, t) = unsafe { (ab.get(b), jb.get(b), tb.get(b)) };
-        // SAFETY: `a` is m×n with lda = m, `j` holds n, `t` min(m,n),
-        // `work` lwork, `rwork` 2n reals for complex types.
-        unsafe {
-            T::geqp3(
-                l,
-                mi,
-                ni,
-                a.as_mut_ptr(),
-                mi,
-                j.as_mut_ptr(),
-                t.as_mut_ptr(),
-                work.as_mut_ptr(),
-                lworki,
-                rwork.as_mut_ptr(),
-            )
-        };
+        checked::geqp3(l, mi, ni, a, mi, j, t, work, rwork);
     });
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! `lapack_?ormqr_ffi` / `lapack_?unmqr_ffi`: apply Q from Householder
 //! reflectors to a matrix. Reference §3.7.
 
-use crate::call::{Batched, Call, Ctx, QueryArrays, piece, workspace};
+use crate::call::{Batched, Call, Ctx, piece};
+use crate::checked;
 use crate::scalar::Scalar;
 use plugin_glue::handler::HandlerError;
 
@@ -47,26 +48,8 @@ pub(crate) fn ormqr<T: Scalar>(
     );
     let lda = mi.max(1);
     let l = ctx.lib.symbols();
-    let mut qa = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims.
-    let lwork = workspace(|w: &mut T| unsafe {
-        T::ormqr(
-            l,
-            side,
-            trans,
-            pi,
-            qi,
-            ti,
-            qa.t(0),
-            lda,
-            qa.t(1),
-            qa.t(2),
-            pi,
-            w,
-            -1,
-        )
-    });
-    let lworki = ctx.int("lwork", lwork)?;
+    let lwork = checked::ormqr_lwork::<T>(l, side, trans, pi, qi, ti, lda, pi);
+    ctx.int("lwork", lwork)?;
     let cb = Batched::new(c, p * q, batch);
     let flops = 4.0 * (p * q * t) as f64;
     let init = || {
@@ -80,26 +63,7 @@ pub(crate) fn ormqr<T: Scalar>(
         let c = unsafe { cb.get(b) };
         scratch[..m * r].copy_from_slice(piece(a, m * r, b));
         let tau = piece(tau, t, b);
-        // SAFETY: `scratch` holds the m×r reflectors with lda = max(1, m)
-        // (r >= t columns), `tau` t scalars, `c` is p×q with ldc = p, and
-        // `work` lwork; the dims were checked against LAPACK's rules.
-        unsafe {
-            T::ormqr(
-                l,
-                side,
-                trans,
-                pi,
-                qi,
-                ti,
-                scratch.as_mut_ptr(),
-                lda,
-                tau.as_ptr(),
-                c.as_mut_ptr(),
-                pi,
-                work.as_mut_ptr(),
-                lworki,
-            )
-        };
+        checked::ormqr(l, side, trans, pi, qi, ti, scratch, lda, tau, c, pi, work);
     });
     Ok(())
 }
