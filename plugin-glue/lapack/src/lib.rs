@@ -102,8 +102,10 @@ use call::{Call, Ctx};
 use num_complex::Complex;
 use scalar::Scalar;
 
-type C32 = Complex<f32>;
-type C64 = Complex<f64>;
+/// `c` routines and XLA's `C64` (two `f32`s).
+type C64 = Complex<f32>;
+/// `z` routines and XLA's `C128` (two `f64`s).
+type C128 = Complex<f64>;
 
 /// A family entry point that calls LAPACK.
 type LapackRun = fn(&Ctx<'_>, &Call<'_>) -> Result<(), HandlerError>;
@@ -187,11 +189,11 @@ macro_rules! four {
             ),
             (
                 $c,
-                Run::Lapack($family::$complex::<C32>, <C32 as Scalar>::FLOP_COST),
+                Run::Lapack($family::$complex::<C64>, <C64 as Scalar>::FLOP_COST),
             ),
             (
                 $z,
-                Run::Lapack($family::$complex::<C64>, <C64 as Scalar>::FLOP_COST),
+                Run::Lapack($family::$complex::<C128>, <C128 as Scalar>::FLOP_COST),
             ),
         ]
     };
