@@ -12,7 +12,7 @@
 
 use crate::call::{QueryArrays, workspace};
 use crate::ffi::{LapackSymbols, lapack_int};
-use crate::scalar::Scalar;
+use crate::scalar::{RealScalar, Scalar};
 
 /// `v` as a length; panics on a negative dimension.
 fn len(routine: &str, what: &str, v: lapack_int) -> usize {
@@ -508,6 +508,213 @@ pub(crate) fn geqp3<T: Scalar>(
             work.as_mut_ptr(),
             lwork,
             rwork.as_mut_ptr(),
+        )
+    }
+}
+
+/// The optimal (LWORK, LRWORK, LIWORK) of [`syevd`] for these dims, each at
+/// least 1 (LRWORK is the complex types' RWORK).
+pub(crate) fn syevd_lwork<T: Scalar>(
+    l: &LapackSymbols,
+    jobz: u8,
+    uplo: u8,
+    n: lapack_int,
+    lda: lapack_int,
+) -> (usize, usize, usize) {
+    let mut q = QueryArrays::<T>::new();
+    let (mut qw, mut qrw, mut qiw) = (T::default(), <T::Real as RealScalar>::ZERO, 0);
+    // SAFETY: a workspace query (lwork = lrwork = liwork = -1) reads only
+    // the dims and writes the three optimal sizes; the stand-ins are valid
+    // arrays.
+    unsafe {
+        T::syevd(
+            l,
+            jobz,
+            uplo,
+            n,
+            q.t(0),
+            lda,
+            q.r(0),
+            &mut qw,
+            -1,
+            &mut qrw,
+            -1,
+            &mut qiw,
+            -1,
+        )
+    };
+    (
+        qw.work_size().max(1),
+        qrw.real_work_size().max(1),
+        usize::try_from(qiw).unwrap_or(0).max(1),
+    )
+}
+
+/// `?syevd` / `?heevd` on the n×n `a` (`lda`, the `uplo` triangle): the
+/// eigenvalues into `w` (n) and, with `jobz` 'V', the eigenvectors over
+/// `a`; LWORK, LRWORK (complex types; 1 for the real ones) and LIWORK are
+/// the lengths of `work`, `rwork` and `iwork`. Returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn syevd<T: Scalar>(
+    l: &LapackSymbols,
+    jobz: u8,
+    uplo: u8,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    w: &mut [T::Real],
+    work: &mut [T],
+    rwork: &mut [T::Real],
+    iwork: &mut [lapack_int],
+) -> lapack_int {
+    need_matrix("syevd", "a", a.len(), n, n, lda);
+    need("syevd", "w", w.len(), len("syevd", "n", n));
+    let lwork = lwork_of("syevd", work);
+    let lrwork = lwork_of("syevd", rwork);
+    let liwork = lwork_of("syevd", iwork);
+    // SAFETY: `a` is n×n at `lda`, `w` holds n, and `work`, `rwork` and
+    // `iwork` the LWORK, LRWORK and LIWORK passed (checked).
+    unsafe {
+        T::syevd(
+            l,
+            jobz,
+            uplo,
+            n,
+            a.as_mut_ptr(),
+            lda,
+            w.as_mut_ptr(),
+            work.as_mut_ptr(),
+            lwork,
+            rwork.as_mut_ptr(),
+            lrwork,
+            iwork.as_mut_ptr(),
+            liwork,
+        )
+    }
+}
+
+/// The optimal LWORK of [`gesdd`] for these dims.
+pub(crate) fn gesdd_lwork<T: Scalar>(
+    l: &LapackSymbols,
+    jobz: u8,
+    m: lapack_int,
+    n: lapack_int,
+    lda: lapack_int,
+    ldu: lapack_int,
+    ldvt: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK (and of RWORK and IWORK); the stand-ins
+    // are valid arrays.
+    workspace(|w: &mut T| unsafe {
+        T::gesdd(
+            l,
+            jobz,
+            m,
+            n,
+            q.t(0),
+            lda,
+            q.r(0),
+            q.t(1),
+            ldu,
+            q.t(2),
+            ldvt,
+            w,
+            -1,
+            q.r(1),
+            q.i(0),
+        )
+    })
+}
+
+/// The RWORK `?gesdd` needs: none for the real types (1), else 7k for
+/// `jobz` 'N' and max(5k² + 5k, 2·max(m,n)·k + 2k² + k) otherwise
+/// (k = min(m,n)).
+pub(crate) fn gesdd_lrwork<T: Scalar>(jobz: u8, m: usize, n: usize) -> usize {
+    let k = m.min(n);
+    if !T::IS_COMPLEX {
+        1
+    } else if jobz == b'N' {
+        7 * k
+    } else {
+        (5 * k * k + 5 * k).max(2 * m.max(n) * k + 2 * k * k + k)
+    }
+}
+
+/// The singular vectors' shapes `?gesdd` (and `?gesvd` with `job` for
+/// both) writes: (U's columns, Vᵀ's rows) for 'A', 'S' and 'N' (none).
+fn svd_vectors(job: u8, m: lapack_int, n: lapack_int) -> (lapack_int, lapack_int) {
+    match job {
+        b'A' => (m, n),
+        b'S' => (m.min(n), m.min(n)),
+        b'N' => (0, 0),
+        other => panic!("svd: job {} is not one of 'A', 'S', 'N'", char::from(other)),
+    }
+}
+
+/// `?gesdd` on the m×n `a` (`lda`, destroyed): the singular values into
+/// `s` (min(m,n)) and, as `jobz` asks ('A', 'S'; none for 'N'), U into `u`
+/// (`ldu`) and Vᵀ into `vt` (`ldvt`); LWORK is `work.len()`, `rwork` holds
+/// [`gesdd_lrwork`] reals (complex types) and `iwork` 8·min(m,n). Returns
+/// INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn gesdd<T: Scalar>(
+    l: &LapackSymbols,
+    jobz: u8,
+    m: lapack_int,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    s: &mut [T::Real],
+    u: &mut [T],
+    ldu: lapack_int,
+    vt: &mut [T],
+    ldvt: lapack_int,
+    work: &mut [T],
+    rwork: &mut [T::Real],
+    iwork: &mut [lapack_int],
+) -> lapack_int {
+    let (mu, nu) = (len("gesdd", "m", m), len("gesdd", "n", n));
+    let k = mu.min(nu);
+    let (ucols, vrows) = svd_vectors(jobz, m, n);
+    need_matrix("gesdd", "a", a.len(), m, n, lda);
+    need("gesdd", "s", s.len(), k);
+    if jobz != b'N' {
+        need_matrix("gesdd", "u", u.len(), m, ucols, ldu);
+        need_matrix("gesdd", "vt", vt.len(), vrows, n, ldvt);
+    }
+    let lwork = lwork_of("gesdd", work);
+    need(
+        "gesdd",
+        "rwork",
+        rwork.len(),
+        gesdd_lrwork::<T>(jobz, mu, nu),
+    );
+    need("gesdd", "iwork", iwork.len(), 8 * k);
+    let (mut du, mut dvt) = ([T::default()], [T::default()]);
+    let (u, vt) = (or_dummy(u, &mut du), or_dummy(vt, &mut dvt));
+    // SAFETY: `a` is m×n at `lda`, `s` holds min(m,n), `u` and `vt` the
+    // vectors `jobz` asks for at `ldu` and `ldvt` (valid dummies when empty:
+    // 'N', where LAPACK never touches them), `work` LWORK, `rwork` and
+    // `iwork` what LAPACK needs (checked).
+    unsafe {
+        T::gesdd(
+            l,
+            jobz,
+            m,
+            n,
+            a.as_mut_ptr(),
+            lda,
+            s.as_mut_ptr(),
+            u.as_mut_ptr(),
+            ldu,
+            vt.as_mut_ptr(),
+            ldvt,
+            work.as_mut_ptr(),
+            lwork,
+            rwork.as_mut_ptr(),
+            iwork.as_mut_ptr(),
         )
     }
 }

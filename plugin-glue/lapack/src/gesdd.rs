@@ -1,7 +1,8 @@
 //! `lapack_?gesdd_ffi`: singular value decomposition, divide and conquer.
 //! Reference §3.9.
 
-use crate::call::{Batched, Call, Ctx, Operand, QueryArrays, workspace};
+use crate::call::{Batched, Call, Ctx, Operand};
+use crate::checked;
 use crate::fast_path::FastPath;
 use crate::scalar::{Elem, RealScalar, Scalar};
 use crate::split;
@@ -84,36 +85,9 @@ pub(crate) fn gesdd<T: FastPath>(
         ctx.int("vt rows", vr.max(1))?,
     );
     let l = ctx.lib.symbols();
-    let mut q = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims and
-    // writes the first element of the work arrays.
-    let lwork = workspace(|w: &mut T| unsafe {
-        T::gesdd(
-            l,
-            mode,
-            mi,
-            ni,
-            q.t(0),
-            mi,
-            q.r(0),
-            q.t(1),
-            ldu,
-            q.t(2),
-            ldvt,
-            w,
-            -1,
-            q.r(1),
-            q.i(0),
-        )
-    });
-    let lworki = ctx.int("lwork", lwork)?;
-    let lrwork = if !T::IS_COMPLEX {
-        1
-    } else if mode == b'N' {
-        7 * k
-    } else {
-        (5 * k * k + 5 * k).max(2 * m.max(n) * k + 2 * k * k + k)
-    };
+    let lwork = checked::gesdd_lwork::<T>(l, mode, mi, ni, mi, ldu, ldvt);
+    ctx.int("lwork", lwork)?;
+    let lrwork = checked::gesdd_lrwork::<T>(mode, m, n);
     let (ab, sb, ib) = (
         Batched::new(out.a, m * n, batch),
         Batched::new(out.s, k, batch),
@@ -134,40 +108,9 @@ pub(crate) fn gesdd<T: FastPath>(
     ctx.for_each(batch, flops, init, |(work, rwork, iwork), b| {
         // SAFETY: each batch index is handed to one worker only.
         let (a, s, u, vt, i) = unsafe { (ab.get(b), sb.get(b), ub.get(b), vb.get(b), ib.get(b)) };
-        // u/vt may be empty only in mode 'N', where LAPACK never touches them.
-        let (mut du, mut dvt) = ([T::default()], [T::default()]);
-        let up = if u.is_empty() {
-            du.as_mut_ptr()
-        } else {
-            u.as_mut_ptr()
-        };
-        let vtp = if vt.is_empty() {
-            dvt.as_mut_ptr()
-        } else {
-            vt.as_mut_ptr()
-        };
-        // SAFETY: `a` is m×n (lda = m), `s` holds k reals, `u` is m×uc
-        // (ldu = m) and `vt` vr×n (ldvt = vr) as the mode requires (checked
-        // by the handler), and the workspaces have the sizes LAPACK needs.
-        i[0] = unsafe {
-            T::gesdd(
-                l,
-                mode,
-                mi,
-                ni,
-                a.as_mut_ptr(),
-                mi,
-                s.as_mut_ptr(),
-                up,
-                ldu,
-                vtp,
-                ldvt,
-                work.as_mut_ptr(),
-                lworki,
-                rwork.as_mut_ptr(),
-                iwork.as_mut_ptr(),
-            )
-        };
+        i[0] = checked::gesdd(
+            l, mode, mi, ni, a, mi, s, u, ldu, vt, ldvt, work, rwork, iwork,
+        );
     });
     Ok(())
 }

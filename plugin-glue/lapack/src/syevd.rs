@@ -1,7 +1,8 @@
 //! `lapack_?syevd_ffi` / `lapack_?heevd_ffi`: Hermitian eigendecomposition
 //! (divide and conquer). Reference §3.8.
 
-use crate::call::{Batched, Call, Ctx, QueryArrays};
+use crate::call::{Batched, Call, Ctx};
+use crate::checked;
 use crate::fast_path::FastPath;
 use crate::scalar::RealScalar;
 use crate::small_eigh;
@@ -58,35 +59,10 @@ pub(crate) fn syevd<T: FastPath>(
         info[0] = i;
         return Ok(());
     }
-    let mut q = QueryArrays::<T>::new();
-    let (mut qw, mut qrw, mut qiw) = (T::default(), <T::Real as RealScalar>::ZERO, 0i32);
-    // SAFETY: a workspace query (lwork = lrwork = liwork = -1) reads only
-    // the dims and writes the three optimal sizes.
-    unsafe {
-        T::syevd(
-            l,
-            jobz,
-            uplo,
-            ni,
-            q.t(0),
-            ni,
-            q.r(0),
-            &mut qw,
-            -1,
-            &mut qrw,
-            -1,
-            &mut qiw,
-            -1,
-        )
-    };
-    let lwork = qw.work_size().max(1);
-    let lrwork = qrw.real_work_size().max(1);
-    let liwork = usize::try_from(qiw).unwrap_or(0).max(1);
-    let (lworki, lrworki, liworki) = (
-        ctx.int("lwork", lwork)?,
-        ctx.int("lrwork", lrwork)?,
-        ctx.int("liwork", liwork)?,
-    );
+    let (lwork, lrwork, liwork) = checked::syevd_lwork::<T>(l, jobz, uplo, ni, ni);
+    ctx.int("lwork", lwork)?;
+    ctx.int("lrwork", lrwork)?;
+    ctx.int("liwork", liwork)?;
     let (ab, wb, ib) = (
         Batched::new(a, n * n, batch),
         Batched::new(w, n, batch),
@@ -102,25 +78,7 @@ pub(crate) fn syevd<T: FastPath>(
     ctx.for_each(batch, flops, init, |(work, rwork, iwork), b| {
         // SAFETY: each batch index is handed to one worker only.
         let (a, w, i) = unsafe { (ab.get(b), wb.get(b), ib.get(b)) };
-        // SAFETY: `a` is n×n with lda = n, `w` holds n reals, and the three
-        // workspaces have the sizes the query asked for.
-        i[0] = unsafe {
-            T::syevd(
-                l,
-                jobz,
-                uplo,
-                ni,
-                a.as_mut_ptr(),
-                ni,
-                w.as_mut_ptr(),
-                work.as_mut_ptr(),
-                lworki,
-                rwork.as_mut_ptr(),
-                if T::IS_COMPLEX { lrworki } else { 1 },
-                iwork.as_mut_ptr(),
-                liworki,
-            )
-        };
+        i[0] = checked::syevd(l, jobz, uplo, ni, a, ni, w, work, rwork, iwork);
     });
     Ok(())
 }
