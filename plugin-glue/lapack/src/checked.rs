@@ -12,7 +12,7 @@
 
 use crate::call::{QueryArrays, workspace};
 use crate::ffi::{LapackSymbols, lapack_int};
-use crate::scalar::{RealScalar, Scalar};
+use crate::scalar::{ComplexLapack, RealLapack, RealScalar, Scalar};
 
 /// `v` as a length; panics on a negative dimension.
 fn len(routine: &str, what: &str, v: lapack_int) -> usize {
@@ -715,6 +715,281 @@ pub(crate) fn gesdd<T: Scalar>(
             lwork,
             rwork.as_mut_ptr(),
             iwork.as_mut_ptr(),
+        )
+    }
+}
+
+/// The optimal LWORK of [`gesvd`] for these dims.
+pub(crate) fn gesvd_lwork<T: Scalar>(
+    l: &LapackSymbols,
+    job: u8,
+    m: lapack_int,
+    n: lapack_int,
+    lda: lapack_int,
+    ldu: lapack_int,
+    ldvt: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe {
+        T::gesvd(
+            l,
+            job,
+            m,
+            n,
+            q.t(0),
+            lda,
+            q.r(0),
+            q.t(1),
+            ldu,
+            q.t(2),
+            ldvt,
+            w,
+            -1,
+            q.r(1),
+        )
+    })
+}
+
+/// `?gesvd` with JOBU = JOBVT = `job` on the m×n `a` (`lda`, destroyed):
+/// the singular values into `s` (min(m,n)) and, as `job` asks ('A', 'S';
+/// none for 'N'), U into `u` (`ldu`) and Vᵀ into `vt` (`ldvt`); LWORK is
+/// `work.len()` and `rwork` holds 5·min(m,n) reals (complex types).
+/// Returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn gesvd<T: Scalar>(
+    l: &LapackSymbols,
+    job: u8,
+    m: lapack_int,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    s: &mut [T::Real],
+    u: &mut [T],
+    ldu: lapack_int,
+    vt: &mut [T],
+    ldvt: lapack_int,
+    work: &mut [T],
+    rwork: &mut [T::Real],
+) -> lapack_int {
+    let k = len("gesvd", "m", m.min(n));
+    let (ucols, vrows) = svd_vectors(job, m, n);
+    need_matrix("gesvd", "a", a.len(), m, n, lda);
+    need("gesvd", "s", s.len(), k);
+    if job != b'N' {
+        need_matrix("gesvd", "u", u.len(), m, ucols, ldu);
+        need_matrix("gesvd", "vt", vt.len(), vrows, n, ldvt);
+    }
+    let lwork = lwork_of("gesvd", work);
+    need(
+        "gesvd",
+        "rwork",
+        rwork.len(),
+        if T::IS_COMPLEX { 5 * k } else { 1 },
+    );
+    let (mut du, mut dvt) = ([T::default()], [T::default()]);
+    let (u, vt) = (or_dummy(u, &mut du), or_dummy(vt, &mut dvt));
+    // SAFETY: `a` is m×n at `lda`, `s` holds min(m,n), `u` and `vt` the
+    // vectors `job` asks for at `ldu` and `ldvt` (valid dummies when empty:
+    // 'N', where LAPACK never touches them), `work` LWORK and `rwork`
+    // 5·min(m,n) for the complex types (checked).
+    unsafe {
+        T::gesvd(
+            l,
+            job,
+            m,
+            n,
+            a.as_mut_ptr(),
+            lda,
+            s.as_mut_ptr(),
+            u.as_mut_ptr(),
+            ldu,
+            vt.as_mut_ptr(),
+            ldvt,
+            work.as_mut_ptr(),
+            lwork,
+            rwork.as_mut_ptr(),
+        )
+    }
+}
+
+/// Panics unless an eigenvector array `v` holds an n×n matrix at `ldv`
+/// when `job` is 'V' (LAPACK references it only then; `ldv >= 1` always).
+fn need_vectors(routine: &str, what: &str, job: u8, v: usize, n: lapack_int, ldv: lapack_int) {
+    if job == b'V' {
+        need_matrix(routine, what, v, n, n, ldv);
+    } else {
+        need_matrix(routine, what, v, 0, 0, ldv);
+    }
+}
+
+/// The optimal LWORK of [`geev_real`] for these dims.
+pub(crate) fn geev_real_lwork<T: RealLapack>(
+    l: &LapackSymbols,
+    jobvl: u8,
+    jobvr: u8,
+    n: lapack_int,
+    lda: lapack_int,
+    ldvl: lapack_int,
+    ldvr: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe {
+        T::geev(
+            l,
+            jobvl,
+            jobvr,
+            n,
+            q.t(0),
+            lda,
+            q.t(1),
+            q.t(2),
+            q.t(3),
+            ldvl,
+            q.t(4),
+            ldvr,
+            w,
+            -1,
+        )
+    })
+}
+
+/// Real `?geev` on the n×n `a` (`lda`, destroyed): eigenvalues into `wr`
+/// and `wi` (n each), left and right eigenvectors (packed) into `vl` and
+/// `vr` (n×n at `ldvl`, `ldvr`) when `jobvl`, `jobvr` are 'V'; LWORK is
+/// `work.len()`. Returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn geev_real<T: RealLapack>(
+    l: &LapackSymbols,
+    jobvl: u8,
+    jobvr: u8,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    wr: &mut [T],
+    wi: &mut [T],
+    vl: &mut [T],
+    ldvl: lapack_int,
+    vr: &mut [T],
+    ldvr: lapack_int,
+    work: &mut [T],
+) -> lapack_int {
+    let nu = len("geev", "n", n);
+    need_matrix("geev", "a", a.len(), n, n, lda);
+    need("geev", "wr", wr.len(), nu);
+    need("geev", "wi", wi.len(), nu);
+    need_vectors("geev", "vl", jobvl, vl.len(), n, ldvl);
+    need_vectors("geev", "vr", jobvr, vr.len(), n, ldvr);
+    let lwork = lwork_of("geev", work);
+    let (mut dl, mut dr) = ([T::default()], [T::default()]);
+    let (vl, vr) = (or_dummy(vl, &mut dl), or_dummy(vr, &mut dr));
+    // SAFETY: `a` is n×n at `lda`, `wr` and `wi` hold n, `vl` and `vr` n×n
+    // at their leading dimensions when asked for (valid dummies otherwise:
+    // LAPACK does not reference them), `work` LWORK (checked).
+    unsafe {
+        T::geev(
+            l,
+            jobvl,
+            jobvr,
+            n,
+            a.as_mut_ptr(),
+            lda,
+            wr.as_mut_ptr(),
+            wi.as_mut_ptr(),
+            vl.as_mut_ptr(),
+            ldvl,
+            vr.as_mut_ptr(),
+            ldvr,
+            work.as_mut_ptr(),
+            lwork,
+        )
+    }
+}
+
+/// The optimal LWORK of [`geev_complex`] for these dims.
+pub(crate) fn geev_complex_lwork<T: ComplexLapack>(
+    l: &LapackSymbols,
+    jobvl: u8,
+    jobvr: u8,
+    n: lapack_int,
+    lda: lapack_int,
+    ldvl: lapack_int,
+    ldvr: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK and RWORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe {
+        T::geev(
+            l,
+            jobvl,
+            jobvr,
+            n,
+            q.t(0),
+            lda,
+            q.t(1),
+            q.t(2),
+            ldvl,
+            q.t(3),
+            ldvr,
+            w,
+            -1,
+            q.r(0),
+        )
+    })
+}
+
+/// Complex `?geev` on the n×n `a` (`lda`, destroyed): eigenvalues into `w`
+/// (n), left and right eigenvectors into `vl` and `vr` (n×n at `ldvl`,
+/// `ldvr`) when `jobvl`, `jobvr` are 'V'; LWORK is `work.len()`, `rwork`
+/// holds 2n reals. Returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn geev_complex<T: ComplexLapack>(
+    l: &LapackSymbols,
+    jobvl: u8,
+    jobvr: u8,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    w: &mut [T],
+    vl: &mut [T],
+    ldvl: lapack_int,
+    vr: &mut [T],
+    ldvr: lapack_int,
+    work: &mut [T],
+    rwork: &mut [T::Real],
+) -> lapack_int {
+    let nu = len("geev", "n", n);
+    need_matrix("geev", "a", a.len(), n, n, lda);
+    need("geev", "w", w.len(), nu);
+    need_vectors("geev", "vl", jobvl, vl.len(), n, ldvl);
+    need_vectors("geev", "vr", jobvr, vr.len(), n, ldvr);
+    let lwork = lwork_of("geev", work);
+    need("geev", "rwork", rwork.len(), 2 * nu);
+    let (mut dl, mut dr) = ([T::default()], [T::default()]);
+    let (vl, vr) = (or_dummy(vl, &mut dl), or_dummy(vr, &mut dr));
+    // SAFETY: `a` is n×n at `lda`, `w` holds n, `vl` and `vr` n×n at their
+    // leading dimensions when asked for (valid dummies otherwise: LAPACK
+    // does not reference them), `work` LWORK and `rwork` 2n (checked).
+    unsafe {
+        T::geev(
+            l,
+            jobvl,
+            jobvr,
+            n,
+            a.as_mut_ptr(),
+            lda,
+            w.as_mut_ptr(),
+            vl.as_mut_ptr(),
+            ldvl,
+            vr.as_mut_ptr(),
+            ldvr,
+            work.as_mut_ptr(),
+            lwork,
+            rwork.as_mut_ptr(),
         )
     }
 }

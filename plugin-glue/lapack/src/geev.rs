@@ -3,7 +3,8 @@
 
 use num_complex::Complex;
 
-use crate::call::{Batched, Call, Ctx, Operand, QueryArrays, piece, workspace};
+use crate::call::{Batched, Call, Ctx, Operand, piece};
+use crate::checked;
 use crate::scalar::{ComplexLapack, Elem, RealLapack, RealScalar, Scalar};
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
@@ -82,28 +83,8 @@ pub(crate) fn geev_real<T: RealLapack>(
     }
     let ni = ctx.int("n", n)?;
     let l = ctx.lib.symbols();
-    let mut q = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims and
-    // writes the first element of the work arrays.
-    let lwork = workspace(|w: &mut T| unsafe {
-        T::geev(
-            l,
-            jobvl,
-            jobvr,
-            ni,
-            q.t(0),
-            ni,
-            q.t(1),
-            q.t(2),
-            q.t(3),
-            ni,
-            q.t(4),
-            ni,
-            w,
-            -1,
-        )
-    });
-    let lworki = ctx.int("lwork", lwork)?;
+    let lwork = checked::geev_real_lwork::<T>(l, jobvl, jobvr, ni, ni, ni, ni);
+    ctx.int("lwork", lwork)?;
     let nn = n * n;
     let (wrb, wib, ib) = (
         Batched::new(out.wr, n, batch),
@@ -135,26 +116,9 @@ pub(crate) fn geev_real<T: RealLapack>(
             return;
         }
         scratch.copy_from_slice(input);
-        // SAFETY: `scratch` is n×n (lda = n), `wr`/`wi` hold n, `pl`/`pr` are
-        // n×n (ld = n; unreferenced for job 'N'), `work` has lwork.
-        i[0] = unsafe {
-            T::geev(
-                l,
-                jobvl,
-                jobvr,
-                ni,
-                scratch.as_mut_ptr(),
-                ni,
-                wr.as_mut_ptr(),
-                wi.as_mut_ptr(),
-                pl.as_mut_ptr(),
-                ni,
-                pr.as_mut_ptr(),
-                ni,
-                work.as_mut_ptr(),
-                lworki,
-            )
-        };
+        i[0] = checked::geev_real(
+            l, jobvl, jobvr, ni, scratch, ni, wr, wi, pl, ni, pr, ni, work,
+        );
         if i[0] == 0 {
             if jobvl == b'V' {
                 unpack_eigenvectors(n, wi, pl, vl);
@@ -201,28 +165,8 @@ pub(crate) fn geev_complex<T: ComplexLapack>(
     }
     let ni = ctx.int("n", n)?;
     let l = ctx.lib.symbols();
-    let mut q = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims and
-    // writes the first element of the work arrays.
-    let lwork = workspace(|w: &mut T| unsafe {
-        T::geev(
-            l,
-            jobvl,
-            jobvr,
-            ni,
-            q.t(0),
-            ni,
-            q.t(1),
-            q.t(2),
-            ni,
-            q.t(3),
-            ni,
-            w,
-            -1,
-            q.r(0),
-        )
-    });
-    let lworki = ctx.int("lwork", lwork)?;
+    let lwork = checked::geev_complex_lwork::<T>(l, jobvl, jobvr, ni, ni, ni, ni);
+    ctx.int("lwork", lwork)?;
     let nn = n * n;
     let (wb, ib) = (
         Batched::new(out.w, n, batch),
@@ -250,26 +194,9 @@ pub(crate) fn geev_complex<T: ComplexLapack>(
             return;
         }
         scratch.copy_from_slice(input);
-        // SAFETY: `scratch` is n×n (lda = n), `w` holds n, `vl`/`vr` are n×n
-        // (ld = n; unreferenced for job 'N'), `work` lwork, `rwork` 2n.
-        i[0] = unsafe {
-            T::geev(
-                l,
-                jobvl,
-                jobvr,
-                ni,
-                scratch.as_mut_ptr(),
-                ni,
-                w.as_mut_ptr(),
-                vl.as_mut_ptr(),
-                ni,
-                vr.as_mut_ptr(),
-                ni,
-                work.as_mut_ptr(),
-                lworki,
-                rwork.as_mut_ptr(),
-            )
-        };
+        i[0] = checked::geev_complex(
+            l, jobvl, jobvr, ni, scratch, ni, w, vl, ni, vr, ni, work, rwork,
+        );
     });
     Ok(())
 }

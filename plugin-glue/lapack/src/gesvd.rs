@@ -1,7 +1,8 @@
 //! `lapack_?gesvd_ffi`: singular value decomposition by QR iteration.
 //! Reference §3.10 (operands, results and checks as gesdd, §3.9).
 
-use crate::call::{Batched, Call, Ctx, QueryArrays, workspace};
+use crate::call::{Batched, Call, Ctx};
+use crate::checked;
 use crate::fast_path::FastPath;
 use crate::gesdd::{SvdDims, SvdOut, svd_call};
 use crate::scalar::RealScalar;
@@ -32,28 +33,8 @@ pub(crate) fn gesvd<T: FastPath>(
         ctx.int("vt rows", vr.max(1))?,
     );
     let l = ctx.lib.symbols();
-    let mut q = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims and
-    // writes the first element of the work arrays.
-    let lwork = workspace(|w: &mut T| unsafe {
-        T::gesvd(
-            l,
-            mode,
-            mi,
-            ni,
-            q.t(0),
-            mi,
-            q.r(0),
-            q.t(1),
-            mi,
-            q.t(2),
-            ldvt,
-            w,
-            -1,
-            q.r(1),
-        )
-    });
-    let lworki = ctx.int("lwork", lwork)?;
+    let lwork = checked::gesvd_lwork::<T>(l, mode, mi, ni, mi, mi, ldvt);
+    ctx.int("lwork", lwork)?;
     let lrwork = if T::IS_COMPLEX { 5 * k } else { 1 };
     let (ab, sb, ib) = (
         Batched::new(out.a, m * n, batch),
@@ -74,37 +55,7 @@ pub(crate) fn gesvd<T: FastPath>(
     ctx.for_each(batch, flops, init, |(work, rwork), b| {
         // SAFETY: each batch index is handed to one worker only.
         let (a, s, u, vt, i) = unsafe { (ab.get(b), sb.get(b), ub.get(b), vb.get(b), ib.get(b)) };
-        let (mut du, mut dvt) = ([T::default()], [T::default()]);
-        let up = if u.is_empty() {
-            du.as_mut_ptr()
-        } else {
-            u.as_mut_ptr()
-        };
-        let vtp = if vt.is_empty() {
-            dvt.as_mut_ptr()
-        } else {
-            vt.as_mut_ptr()
-        };
-        // SAFETY: as in gesdd: the buffers have the shapes the mode needs
-        // (checked by `svd_call`) and the workspaces the queried sizes.
-        i[0] = unsafe {
-            T::gesvd(
-                l,
-                mode,
-                mi,
-                ni,
-                a.as_mut_ptr(),
-                mi,
-                s.as_mut_ptr(),
-                up,
-                mi,
-                vtp,
-                ldvt,
-                work.as_mut_ptr(),
-                lworki,
-                rwork.as_mut_ptr(),
-            )
-        };
+        i[0] = checked::gesvd(l, mode, mi, ni, a, mi, s, u, mi, vt, ldvt, work, rwork);
     });
     Ok(())
 }
