@@ -993,3 +993,155 @@ pub(crate) fn geev_complex<T: ComplexLapack>(
         )
     }
 }
+
+/// The optimal LWORK of [`gees_real`] for these dims.
+pub(crate) fn gees_real_lwork<T: RealLapack>(
+    l: &LapackSymbols,
+    jobvs: u8,
+    n: lapack_int,
+    lda: lapack_int,
+    ldvs: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe {
+        T::gees(
+            l,
+            jobvs,
+            n,
+            q.t(0),
+            lda,
+            q.i(0),
+            q.t(1),
+            q.t(2),
+            q.t(3),
+            ldvs,
+            w,
+            -1,
+        )
+    })
+}
+
+/// Real `?gees` (no sorting) on the n×n `a` (`lda`, overwritten by the
+/// Schur form): eigenvalues into `wr` and `wi` (n each), the Schur vectors
+/// into `vs` (n×n at `ldvs`) when `jobvs` is 'V', 0 into `sdim`; LWORK is
+/// `work.len()`. Returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn gees_real<T: RealLapack>(
+    l: &LapackSymbols,
+    jobvs: u8,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    sdim: &mut lapack_int,
+    wr: &mut [T],
+    wi: &mut [T],
+    vs: &mut [T],
+    ldvs: lapack_int,
+    work: &mut [T],
+) -> lapack_int {
+    let nu = len("gees", "n", n);
+    need_matrix("gees", "a", a.len(), n, n, lda);
+    need("gees", "wr", wr.len(), nu);
+    need("gees", "wi", wi.len(), nu);
+    need_vectors("gees", "vs", jobvs, vs.len(), n, ldvs);
+    let lwork = lwork_of("gees", work);
+    let mut dummy = [T::default()];
+    let vs = or_dummy(vs, &mut dummy);
+    // SAFETY: `a` is n×n at `lda`, `sdim` one integer, `wr` and `wi` hold
+    // n, `vs` n×n at `ldvs` when asked for (a valid array otherwise, not
+    // referenced), `work` LWORK (checked).
+    unsafe {
+        T::gees(
+            l,
+            jobvs,
+            n,
+            a.as_mut_ptr(),
+            lda,
+            sdim,
+            wr.as_mut_ptr(),
+            wi.as_mut_ptr(),
+            vs.as_mut_ptr(),
+            ldvs,
+            work.as_mut_ptr(),
+            lwork,
+        )
+    }
+}
+
+/// The optimal LWORK of [`gees_complex`] for these dims.
+pub(crate) fn gees_complex_lwork<T: ComplexLapack>(
+    l: &LapackSymbols,
+    jobvs: u8,
+    n: lapack_int,
+    lda: lapack_int,
+    ldvs: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK and RWORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe {
+        T::gees(
+            l,
+            jobvs,
+            n,
+            q.t(0),
+            lda,
+            q.i(0),
+            q.t(1),
+            q.t(3),
+            ldvs,
+            w,
+            -1,
+            q.r(0),
+        )
+    })
+}
+
+/// Complex `?gees` (no sorting) on the n×n `a` (`lda`, overwritten by the
+/// Schur form): eigenvalues into `w` (n), the Schur vectors into `vs` (n×n
+/// at `ldvs`) when `jobvs` is 'V', 0 into `sdim`; LWORK is `work.len()`,
+/// `rwork` holds n reals. Returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn gees_complex<T: ComplexLapack>(
+    l: &LapackSymbols,
+    jobvs: u8,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    sdim: &mut lapack_int,
+    w: &mut [T],
+    vs: &mut [T],
+    ldvs: lapack_int,
+    work: &mut [T],
+    rwork: &mut [T::Real],
+) -> lapack_int {
+    let nu = len("gees", "n", n);
+    need_matrix("gees", "a", a.len(), n, n, lda);
+    need("gees", "w", w.len(), nu);
+    need_vectors("gees", "vs", jobvs, vs.len(), n, ldvs);
+    let lwork = lwork_of("gees", work);
+    need("gees", "rwork", rwork.len(), nu);
+    let mut dummy = [T::default()];
+    let vs = or_dummy(vs, &mut dummy);
+    // SAFETY: `a` is n×n at `lda`, `sdim` one integer, `w` holds n, `vs`
+    // n×n at `ldvs` when asked for (a valid array otherwise, not
+    // referenced), `work` LWORK and `rwork` n (checked).
+    unsafe {
+        T::gees(
+            l,
+            jobvs,
+            n,
+            a.as_mut_ptr(),
+            lda,
+            sdim,
+            w.as_mut_ptr(),
+            vs.as_mut_ptr(),
+            ldvs,
+            work.as_mut_ptr(),
+            lwork,
+            rwork.as_mut_ptr(),
+        )
+    }
+}

@@ -1,6 +1,7 @@
 //! `lapack_?gees_ffi`: Schur decomposition. Reference §3.12.
 
-use crate::call::{Batched, Call, Ctx, Operand, QueryArrays, workspace};
+use crate::call::{Batched, Call, Ctx, Operand};
+use crate::checked;
 use crate::scalar::{ComplexLapack, RealLapack, RealScalar, Scalar};
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::{ErrorCode, HandlerError};
@@ -27,24 +28,22 @@ pub(crate) struct GeesOut<'a, T> {
 pub(crate) trait Gees: Scalar {
     /// Length of the real workspace (`n` for complex types, 0 for real).
     fn rwork_len(n: usize) -> usize;
-    /// One `?gees` call (`wi` and `rwork` unused by the variant that has none).
-    ///
-    /// # Safety
-    ///
-    /// As LAPACK requires for these dims and `lwork` (−1 = query).
+    /// The optimal LWORK of [`Gees::call`] for these dims.
+    fn lwork(ctx: &Ctx<'_>, jobvs: u8, n: i32) -> usize;
+    /// One `?gees` call on the n×n `a` (`wi` and `rwork` unused by the
+    /// variant that has none).
     #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-    unsafe fn call(
+    fn call(
         ctx: &Ctx<'_>,
         jobvs: u8,
         n: i32,
-        a: *mut Self,
-        sdim: *mut i32,
-        w: *mut Self,
-        wi: *mut Self,
-        vs: *mut Self,
-        work: *mut Self,
-        lwork: i32,
-        rwork: *mut Self::Real,
+        a: &mut [Self],
+        sdim: &mut i32,
+        w: &mut [Self],
+        wi: &mut [Self],
+        vs: &mut [Self],
+        work: &mut [Self],
+        rwork: &mut [Self::Real],
     ) -> i32;
 }
 
@@ -52,36 +51,22 @@ impl<T: RealLapack> Gees for T {
     fn rwork_len(_: usize) -> usize {
         0
     }
-    unsafe fn call(
+    fn lwork(ctx: &Ctx<'_>, jobvs: u8, n: i32) -> usize {
+        checked::gees_real_lwork::<T>(ctx.lib.symbols(), jobvs, n, n, n)
+    }
+    fn call(
         ctx: &Ctx<'_>,
         jobvs: u8,
         n: i32,
-        a: *mut T,
-        sdim: *mut i32,
-        w: *mut T,
-        wi: *mut T,
-        vs: *mut T,
-        work: *mut T,
-        lwork: i32,
-        _rwork: *mut T,
+        a: &mut [T],
+        sdim: &mut i32,
+        w: &mut [T],
+        wi: &mut [T],
+        vs: &mut [T],
+        work: &mut [T],
+        _rwork: &mut [T],
     ) -> i32 {
-        // SAFETY: forwarded from the caller.
-        unsafe {
-            T::gees(
-                ctx.lib.symbols(),
-                jobvs,
-                n,
-                a,
-                n,
-                sdim,
-                w,
-                wi,
-                vs,
-                n,
-                work,
-                lwork,
-            )
-        }
+        checked::gees_real(ctx.lib.symbols(), jobvs, n, a, n, sdim, w, wi, vs, n, work)
     }
 }
 
@@ -92,36 +77,34 @@ macro_rules! complex_gees {
             fn rwork_len(n: usize) -> usize {
                 n
             }
-            unsafe fn call(
+            fn lwork(ctx: &Ctx<'_>, jobvs: u8, n: i32) -> usize {
+                checked::gees_complex_lwork::<$t>(ctx.lib.symbols(), jobvs, n, n, n)
+            }
+            fn call(
                 ctx: &Ctx<'_>,
                 jobvs: u8,
                 n: i32,
-                a: *mut Self,
-                sdim: *mut i32,
-                w: *mut Self,
-                _wi: *mut Self,
-                vs: *mut Self,
-                work: *mut Self,
-                lwork: i32,
-                rwork: *mut Self::Real,
+                a: &mut [Self],
+                sdim: &mut i32,
+                w: &mut [Self],
+                _wi: &mut [Self],
+                vs: &mut [Self],
+                work: &mut [Self],
+                rwork: &mut [Self::Real],
             ) -> i32 {
-                // SAFETY: forwarded from the caller.
-                unsafe {
-                    <$t as ComplexLapack>::gees(
-                        ctx.lib.symbols(),
-                        jobvs,
-                        n,
-                        a,
-                        n,
-                        sdim,
-                        w,
-                        vs,
-                        n,
-                        work,
-                        lwork,
-                        rwork,
-                    )
-                }
+                checked::gees_complex(
+                    ctx.lib.symbols(),
+                    jobvs,
+                    n,
+                    a,
+                    n,
+                    sdim,
+                    w,
+                    vs,
+                    n,
+                    work,
+                    rwork,
+                )
             }
         }
     };
@@ -146,24 +129,8 @@ pub(crate) fn gees<T: Gees>(
         return Ok(());
     }
     let ni = ctx.int("n", n)?;
-    let mut q = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims.
-    let lwork = workspace(|w: &mut T| unsafe {
-        T::call(
-            ctx,
-            jobvs,
-            ni,
-            q.t(0),
-            q.i(0),
-            q.t(1),
-            q.t(2),
-            q.t(3),
-            w,
-            -1,
-            q.r(0),
-        )
-    });
-    let lworki = ctx.int("lwork", lwork)?;
+    let lwork = T::lwork(ctx, jobvs, ni);
+    ctx.int("lwork", lwork)?;
     let nn = n * n;
     let wi_stride = if out.wi.is_empty() { 0 } else { n };
     let (tb, zb, wb, wib) = (
@@ -196,34 +163,8 @@ pub(crate) fn gees<T: Gees>(
                 ib.get(b),
             )
         };
-        let zp = if jobvs == b'V' {
-            z.as_mut_ptr()
-        } else {
-            zscratch.as_mut_ptr()
-        };
-        let wip = if wi.is_empty() {
-            std::ptr::null_mut()
-        } else {
-            wi.as_mut_ptr()
-        };
-        // SAFETY: `t` is n×n (lda = n), `w` (and `wi` for real types) hold
-        // n, the Schur vectors go to an n×n array (ldvs = n), `work` has
-        // lwork and `rwork` n reals for complex types.
-        i[0] = unsafe {
-            T::call(
-                ctx,
-                jobvs,
-                ni,
-                t.as_mut_ptr(),
-                &mut s[0],
-                w.as_mut_ptr(),
-                wip,
-                zp,
-                work.as_mut_ptr(),
-                lworki,
-                rwork.as_mut_ptr(),
-            )
-        };
+        let vs: &mut [T] = if jobvs == b'V' { z } else { zscratch };
+        i[0] = T::call(ctx, jobvs, ni, t, &mut s[0], w, wi, vs, work, rwork);
     });
     Ok(())
 }
