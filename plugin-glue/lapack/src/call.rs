@@ -408,17 +408,6 @@ pub(crate) fn for_each_batch<W>(
     }
 }
 
-/// LAPACK's LWORK for `work`: −1 for a workspace query (`work` is then the
-/// cell LAPACK writes the optimal size to), else its length (at most
-/// `i32::MAX`: LAPACK uses no more than LWORK elements).
-pub(crate) fn lwork<T>(work: &[T], query: bool) -> i32 {
-    if query {
-        -1
-    } else {
-        i32::try_from(work.len()).unwrap_or(i32::MAX)
-    }
-}
-
 /// Whether the largest magnitude among `values` is 0 or in `[low, high]`
 /// (false as soon as one is NaN or above `high`): the test LAPACK's drivers
 /// make before they scale a matrix.

@@ -1145,3 +1145,376 @@ pub(crate) fn gees_complex<T: ComplexLapack>(
         )
     }
 }
+
+/// The optimal (LWORK, LIWORK) of [`stedc`] for these dims, at least 1
+/// each.
+pub(crate) fn stedc_lwork<T: RealLapack>(
+    l: &LapackSymbols,
+    compz: u8,
+    n: lapack_int,
+    ldz: lapack_int,
+) -> (usize, usize) {
+    let mut q = QueryArrays::<T>::new();
+    let (mut qw, mut qiw) = (T::ZERO, 0);
+    // SAFETY: a workspace query (lwork = liwork = -1) reads only the dims
+    // and writes the two optimal sizes; the stand-ins are valid arrays.
+    unsafe {
+        T::stedc(
+            l,
+            compz,
+            n,
+            q.t(0),
+            q.t(1),
+            q.t(2),
+            ldz,
+            &mut qw,
+            -1,
+            &mut qiw,
+            -1,
+        )
+    };
+    (
+        qw.work_size().max(1),
+        usize::try_from(qiw).unwrap_or(0).max(1),
+    )
+}
+
+/// `?stedc` with `compz` 'I': the eigensystem of the n×n symmetric
+/// tridiagonal matrix with diagonal `d` (n, eigenvalues out) and
+/// off-diagonal `e` (n−1), eigenvectors into `z` (n×n at `ldz`); LWORK and
+/// LIWORK are the lengths of `work` and `iwork`. Returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn stedc<T: RealLapack>(
+    l: &LapackSymbols,
+    n: lapack_int,
+    d: &mut [T],
+    e: &mut [T],
+    z: &mut [T],
+    ldz: lapack_int,
+    work: &mut [T],
+    iwork: &mut [lapack_int],
+) -> lapack_int {
+    let nu = len("stedc", "n", n);
+    need("stedc", "d", d.len(), nu);
+    need("stedc", "e", e.len(), nu.saturating_sub(1));
+    need_matrix("stedc", "z", z.len(), n, n, ldz);
+    let (lwork, liwork) = (lwork_of("stedc", work), lwork_of("stedc", iwork));
+    // SAFETY: `d` holds n, `e` n−1, `z` is n×n at `ldz`, and `work` and
+    // `iwork` LWORK and LIWORK (checked).
+    unsafe {
+        T::stedc(
+            l,
+            b'I',
+            n,
+            d.as_mut_ptr(),
+            e.as_mut_ptr(),
+            z.as_mut_ptr(),
+            ldz,
+            work.as_mut_ptr(),
+            lwork,
+            iwork.as_mut_ptr(),
+            liwork,
+        )
+    }
+}
+
+/// `?laed1`: the eigensystem of the n×n block-diagonal tridiagonal matrix
+/// (blocks split at `cutpnt`, in 1..n) plus `rho` times a rank-one term,
+/// from its blocks' eigenvalues `d` (n) and eigenvectors `q` (n×n at
+/// `ldq`) with the permutation `indxq` (n); `work` holds 4n + n² and
+/// `iwork` 4n. Returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn laed1<T: RealLapack>(
+    l: &LapackSymbols,
+    n: lapack_int,
+    d: &mut [T],
+    q: &mut [T],
+    ldq: lapack_int,
+    indxq: &mut [lapack_int],
+    rho: T,
+    cutpnt: lapack_int,
+    work: &mut [T],
+    iwork: &mut [lapack_int],
+) -> lapack_int {
+    let nu = len("laed1", "n", n);
+    assert!(
+        (1..n).contains(&cutpnt),
+        "laed1: cutpnt {cutpnt} is not in 1..{n}"
+    );
+    need("laed1", "d", d.len(), nu);
+    need_matrix("laed1", "q", q.len(), n, n, ldq);
+    need("laed1", "indxq", indxq.len(), nu);
+    need("laed1", "work", work.len(), 4 * nu + nu * nu);
+    need("laed1", "iwork", iwork.len(), 4 * nu);
+    // SAFETY: `d` holds n, `q` is n×n at `ldq`, `indxq` holds n, `work`
+    // 4n + n² and `iwork` 4n, as `?laed1` documents (checked).
+    unsafe {
+        T::laed1(
+            l,
+            n,
+            d.as_mut_ptr(),
+            q.as_mut_ptr(),
+            ldq,
+            indxq.as_mut_ptr(),
+            rho,
+            cutpnt,
+            work.as_mut_ptr(),
+            iwork.as_mut_ptr(),
+        )
+    }
+}
+
+/// The optimal LWORK of [`ormtr`] for these dims.
+pub(crate) fn ormtr_lwork<T: RealLapack>(
+    l: &LapackSymbols,
+    uplo: u8,
+    m: lapack_int,
+    n: lapack_int,
+    lda: lapack_int,
+    ldc: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe {
+        T::ormtr(l, uplo, m, n, q.t(0), lda, q.t(1), q.t(2), ldc, w, -1)
+    })
+}
+
+/// `?ormtr` with SIDE = 'L', TRANS = 'N': `c` (m×n at `ldc`) := Q·`c` for
+/// the Q that `?sytrd` (`uplo`) left in `a` (m×m at `lda`) and `tau`
+/// (m−1); LWORK is `work.len()`. Returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn ormtr<T: RealLapack>(
+    l: &LapackSymbols,
+    uplo: u8,
+    m: lapack_int,
+    n: lapack_int,
+    a: &[T],
+    lda: lapack_int,
+    tau: &[T],
+    c: &mut [T],
+    ldc: lapack_int,
+    work: &mut [T],
+) -> lapack_int {
+    need_matrix("ormtr", "a", a.len(), m, m, lda);
+    need(
+        "ormtr",
+        "tau",
+        tau.len(),
+        len("ormtr", "m", m).saturating_sub(1),
+    );
+    need_matrix("ormtr", "c", c.len(), m, n, ldc);
+    let lwork = lwork_of("ormtr", work);
+    // SAFETY: `a` is m×m at `lda`, `tau` holds m−1, `c` is m×n at `ldc` and
+    // `work` LWORK (checked).
+    unsafe {
+        T::ormtr(
+            l,
+            uplo,
+            m,
+            n,
+            a.as_ptr(),
+            lda,
+            tau.as_ptr(),
+            c.as_mut_ptr(),
+            ldc,
+            work.as_mut_ptr(),
+            lwork,
+        )
+    }
+}
+
+/// The optimal LWORK of [`gebrd`] for these dims.
+pub(crate) fn gebrd_lwork<T: RealLapack>(
+    l: &LapackSymbols,
+    m: lapack_int,
+    n: lapack_int,
+    lda: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe {
+        T::gebrd(l, m, n, q.t(0), lda, q.t(1), q.t(2), q.t(3), q.t(4), w, -1)
+    })
+}
+
+/// `?gebrd` on the m×n `a` (`lda`): the bidiagonal's diagonal into `d`
+/// (min(m,n)) and off-diagonal into `e` (min(m,n) − 1), the scalars of Q
+/// and P into `tauq` and `taup` (min(m,n) each); LWORK is `work.len()`.
+/// Returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn gebrd<T: RealLapack>(
+    l: &LapackSymbols,
+    m: lapack_int,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    d: &mut [T],
+    e: &mut [T],
+    tauq: &mut [T],
+    taup: &mut [T],
+    work: &mut [T],
+) -> lapack_int {
+    let k = len("gebrd", "m", m.min(n));
+    need_matrix("gebrd", "a", a.len(), m, n, lda);
+    need("gebrd", "d", d.len(), k);
+    need("gebrd", "e", e.len(), k.saturating_sub(1));
+    need("gebrd", "tauq", tauq.len(), k);
+    need("gebrd", "taup", taup.len(), k);
+    let lwork = lwork_of("gebrd", work);
+    // SAFETY: `a` is m×n at `lda`, `d`, `tauq` and `taup` hold min(m,n),
+    // `e` one fewer, and `work` LWORK (checked).
+    unsafe {
+        T::gebrd(
+            l,
+            m,
+            n,
+            a.as_mut_ptr(),
+            lda,
+            d.as_mut_ptr(),
+            e.as_mut_ptr(),
+            tauq.as_mut_ptr(),
+            taup.as_mut_ptr(),
+            work.as_mut_ptr(),
+            lwork,
+        )
+    }
+}
+
+/// `?bdsdc` with UPLO = 'U', COMPQ = 'I': the SVD of the n×n upper
+/// bidiagonal matrix with diagonal `d` (n, singular values out) and
+/// superdiagonal `e` (n−1), singular vectors into `u` and `vt` (n×n at
+/// `ldu`, `ldvt`); `work` holds 3n² + 4n and `iwork` 8n. Returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn bdsdc<T: RealLapack>(
+    l: &LapackSymbols,
+    n: lapack_int,
+    d: &mut [T],
+    e: &mut [T],
+    u: &mut [T],
+    ldu: lapack_int,
+    vt: &mut [T],
+    ldvt: lapack_int,
+    work: &mut [T],
+    iwork: &mut [lapack_int],
+) -> lapack_int {
+    let nu = len("bdsdc", "n", n);
+    need("bdsdc", "d", d.len(), nu);
+    need("bdsdc", "e", e.len(), nu.saturating_sub(1));
+    need_matrix("bdsdc", "u", u.len(), n, n, ldu);
+    need_matrix("bdsdc", "vt", vt.len(), n, n, ldvt);
+    need("bdsdc", "work", work.len(), 3 * nu * nu + 4 * nu);
+    need("bdsdc", "iwork", iwork.len(), 8 * nu);
+    // SAFETY: `d` holds n, `e` n−1, `u` and `vt` are n×n at `ldu` and
+    // `ldvt`, `work` 3n² + 4n and `iwork` 8n (checked).
+    unsafe {
+        T::bdsdc(
+            l,
+            n,
+            d.as_mut_ptr(),
+            e.as_mut_ptr(),
+            u.as_mut_ptr(),
+            ldu,
+            vt.as_mut_ptr(),
+            ldvt,
+            work.as_mut_ptr(),
+            iwork.as_mut_ptr(),
+        )
+    }
+}
+
+/// The rows and columns of `?gebrd`'s reflectors that `?ormbr` reads for
+/// `vect` ('Q' or 'P'), Q or P being of order `nq`, from k columns or rows.
+fn ormbr_reflectors(vect: u8, nq: lapack_int, k: lapack_int) -> (lapack_int, lapack_int) {
+    if vect == b'Q' {
+        (nq, nq.min(k))
+    } else {
+        (nq.min(k), nq)
+    }
+}
+
+/// The optimal LWORK of [`ormbr`] for these dims.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn ormbr_lwork<T: RealLapack>(
+    l: &LapackSymbols,
+    vect: u8,
+    side: u8,
+    trans: u8,
+    m: lapack_int,
+    n: lapack_int,
+    k: lapack_int,
+    lda: lapack_int,
+    ldc: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe {
+        T::ormbr(
+            l,
+            vect,
+            side,
+            trans,
+            m,
+            n,
+            k,
+            q.t(0),
+            lda,
+            q.t(1),
+            q.t(2),
+            ldc,
+            w,
+            -1,
+        )
+    })
+}
+
+/// `?ormbr`: applies `?gebrd`'s Q (`vect` 'Q') or P ('P'), from the
+/// reflectors in `a` (`lda`) and `tau` (min(nq,k)), to the m×n `c` (`ldc`)
+/// from `side`, transposed with `trans` 'T'; LWORK is `work.len()`.
+/// Returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn ormbr<T: RealLapack>(
+    l: &LapackSymbols,
+    vect: u8,
+    side: u8,
+    trans: u8,
+    m: lapack_int,
+    n: lapack_int,
+    k: lapack_int,
+    a: &[T],
+    lda: lapack_int,
+    tau: &[T],
+    c: &mut [T],
+    ldc: lapack_int,
+    work: &mut [T],
+) -> lapack_int {
+    let nq = if side == b'L' { m } else { n };
+    let (rows, cols) = ormbr_reflectors(vect, nq, k);
+    need_matrix("ormbr", "a", a.len(), rows, cols, lda);
+    need("ormbr", "tau", tau.len(), len("ormbr", "k", nq.min(k)));
+    need_matrix("ormbr", "c", c.len(), m, n, ldc);
+    let lwork = lwork_of("ormbr", work);
+    // SAFETY: `a` holds the reflectors `vect` names at `lda`, `tau`
+    // min(nq,k) scalars, `c` is m×n at `ldc` and `work` LWORK (checked).
+    unsafe {
+        T::ormbr(
+            l,
+            vect,
+            side,
+            trans,
+            m,
+            n,
+            k,
+            a.as_ptr(),
+            lda,
+            tau.as_ptr(),
+            c.as_mut_ptr(),
+            ldc,
+            work.as_mut_ptr(),
+            lwork,
+        )
+    }
+}

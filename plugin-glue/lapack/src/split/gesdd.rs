@@ -18,7 +18,8 @@
 //! from `?bdsdc` as in `?gesdd`. Matrices `?gesdd` would scale first (or
 //! reject: NaN) are left to it.
 
-use crate::call::{Ctx, lwork, norm_within};
+use crate::call::{Ctx, norm_within};
+use crate::checked;
 use crate::own_threads::{Job, run_together};
 use crate::scalar::{RealLapack, RealScalar};
 use plugin_glue::handler::HandlerError;
@@ -61,54 +62,15 @@ pub(crate) fn gesdd<T: RealLapack>(
     let l = ctx.lib.symbols();
     let ni = ctx.int("n", n)?;
     let (mut e, mut tauq, mut taup) = (vec![T::ZERO; n], vec![T::ZERO; n], vec![T::ZERO; n]);
-    // One call for the workspace query and the reduction.
-    let mut gebrd = |work: &mut [T], query: bool| {
-        let lwork = lwork(work, query);
-        // SAFETY: `a` is n×n (lda = n), `s`, `e`, `tauq` and `taup` hold n
-        // elements; `work` holds `lwork` elements, or is the query's cell
-        // with lwork = −1, where only the dims are read and the optimal
-        // size written to it.
-        unsafe {
-            T::gebrd(
-                l,
-                ni,
-                ni,
-                a.as_mut_ptr(),
-                ni,
-                s.as_mut_ptr(),
-                e.as_mut_ptr(),
-                tauq.as_mut_ptr(),
-                taup.as_mut_ptr(),
-                work.as_mut_ptr(),
-                lwork,
-            )
-        }
-    };
-    let mut query = [T::ZERO];
-    gebrd(&mut query, true);
+    let query = checked::gebrd_lwork::<T>(l, ni, ni, ni);
     // Also `?bdsdc`'s workspace.
-    let mut work = vec![T::ZERO; query[0].work_size().max(3 * n * n + 4 * n)];
+    let mut work = vec![T::ZERO; query.max(3 * n * n + 4 * n)];
     let mut iwork = vec![0i32; 8 * n];
     let openblas_threads = exclusive.raise_for(flops(n, n) * ctx.flop_cost);
-    gebrd(&mut work, false);
+    checked::gebrd(l, ni, ni, a, ni, s, &mut e, &mut tauq, &mut taup, &mut work);
     // As `?gesdd` does before `?bdsdc`.
     u.fill(T::ZERO);
-    // SAFETY: `s` and `e` hold B's diagonal and superdiagonal, `u` and `vt`
-    // are n×n (ld = n), `work` holds at least 3n² + 4n and `iwork` 8n.
-    let info = unsafe {
-        T::bdsdc(
-            l,
-            ni,
-            s.as_mut_ptr(),
-            e.as_mut_ptr(),
-            u.as_mut_ptr(),
-            ni,
-            vt.as_mut_ptr(),
-            ni,
-            work.as_mut_ptr(),
-            iwork.as_mut_ptr(),
-        )
-    };
+    let info = checked::bdsdc(l, ni, s, &mut e, u, ni, vt, ni, &mut work, &mut iwork);
     drop((work, iwork));
     if openblas_threads {
         exclusive.end_openblas_workers();
@@ -140,38 +102,13 @@ fn ormbr_job<'a, T: RealLapack>(
     } else {
         (b'R', b'T')
     };
-    // One call for the workspace query and the product.
-    let ormbr = move |c: &mut [T], work: &mut [T], query: bool| {
-        let lwork = lwork(work, query);
-        // SAFETY: `a` and `tau` are `?gebrd`'s output for an n×n matrix
-        // (lda = n), `c` is n×n (ldc = n); `work` holds at least `lwork`
-        // elements, or is the query's cell with lwork = −1, where only the
-        // dims are read and the optimal size written to it. `?ormbr`'s INFO
-        // can only flag a bad argument, which these are not (`?gesdd`
-        // ignores it too).
-        unsafe {
-            T::ormbr(
-                l,
-                vect,
-                side,
-                trans,
-                ni,
-                ni,
-                ni,
-                a.as_ptr(),
-                ni,
-                tau.as_ptr(),
-                c.as_mut_ptr(),
-                ni,
-                work.as_mut_ptr(),
-                lwork,
-            )
-        };
+    let lwork = checked::ormbr_lwork::<T>(l, vect, side, trans, ni, ni, ni, ni, ni);
+    let ormbr = move |c: &mut [T], work: &mut [T]| {
+        // `?ormbr`'s INFO can only flag a bad argument, which these are not
+        // (`?gesdd` ignores it too).
+        checked::ormbr(l, vect, side, trans, ni, ni, ni, a, ni, tau, c, ni, work);
     };
-    let mut query = [T::ZERO];
-    ormbr(c, &mut query, true);
-    let lwork = query[0].work_size().max(1);
-    Ok(Box::new(move || ormbr(c, &mut vec![T::ZERO; lwork], false)))
+    Ok(Box::new(move || ormbr(c, &mut vec![T::ZERO; lwork])))
 }
 
 /// Whether `?gesdd` would scale `a` first (its largest element outside

@@ -35,7 +35,8 @@
 //! that fails (INFO ≠ 0) runs `?stedc` whole instead, so INFO means what
 //! it means for `?syevd`.
 
-use crate::call::{Ctx, lwork, norm_within};
+use crate::call::{Ctx, norm_within};
+use crate::checked;
 use crate::own_threads::{Job, run_together};
 use crate::scalar::{RealLapack, RealScalar};
 use plugin_glue::handler::HandlerError;
@@ -75,36 +76,12 @@ pub(crate) fn syevd<T: RealLapack>(
     let l = ctx.lib.symbols();
     let ni = ctx.int("n", n)?;
     let (mut e, mut tau) = (vec![T::ZERO; n], vec![T::ZERO; n]);
-    // One call for the workspace query and the reduction.
-    let mut sytrd = |work: &mut [T], query: bool| {
-        let lwork = lwork(work, query);
-        // SAFETY: `a` is n×n with lda = n, `w`, `e` and `tau` hold n
-        // elements (n − 1 of `e` and `tau` are used); `work` holds `lwork`
-        // elements, or is the query's one cell with lwork = −1, where only
-        // the dims are read and the optimal size is written to it.
-        unsafe {
-            T::sytrd(
-                l,
-                uplo,
-                ni,
-                a.as_mut_ptr(),
-                ni,
-                w.as_mut_ptr(),
-                e.as_mut_ptr(),
-                tau.as_mut_ptr(),
-                work.as_mut_ptr(),
-                lwork,
-            )
-        }
-    };
-    let mut query = [T::ZERO];
-    sytrd(&mut query, true);
-    let mut work = vec![T::ZERO; query[0].work_size().max(1)];
+    let mut work = vec![T::ZERO; checked::sytrd_lwork::<T>(l, uplo, ni, ni)];
     let openblas_threads = n >= MIN_N_OPENBLAS_THREADS;
     if openblas_threads {
         exclusive.set_openblas_threads(exclusive.threads());
     }
-    sytrd(&mut work, false);
+    checked::sytrd(l, uplo, ni, a, ni, w, &mut e, &mut tau, &mut work);
     drop(work);
     if openblas_threads {
         exclusive.end_openblas_workers();
@@ -204,24 +181,18 @@ fn split_eigensystem<T: RealLapack>(
     let mut indxq: Vec<i32> = (1..=m).chain(1..=n - m).map(|i| i as i32).collect();
     let mut work = vec![T::ZERO; 4 * n + n * n];
     let mut iwork = vec![0i32; 4 * n];
-    // SAFETY: `d` holds n eigenvalues, `z` the n×n block-diagonal
-    // eigenvectors (ldq = n), `indxq` the n-element permutation sorting each
-    // half (both ascending, from `?stedc`), `work` and `iwork` the sizes
-    // `?laed1` documents; m = cutpnt is in 1..n.
-    let info = unsafe {
-        T::laed1(
-            ctx.lib.symbols(),
-            ni,
-            d.as_mut_ptr(),
-            z.as_mut_ptr(),
-            ni,
-            indxq.as_mut_ptr(),
-            rho,
-            ctx.int("cutpnt", m)?,
-            work.as_mut_ptr(),
-            iwork.as_mut_ptr(),
-        )
-    };
+    let info = checked::laed1(
+        ctx.lib.symbols(),
+        ni,
+        d,
+        z,
+        ni,
+        &mut indxq,
+        rho,
+        ctx.int("cutpnt", m)?,
+        &mut work,
+        &mut iwork,
+    );
     if info != 0 {
         return Ok(None);
     }
@@ -265,34 +236,9 @@ fn stedc<T: RealLapack>(
     );
     let l = ctx.lib.symbols();
     let (ki, ldzi) = (ctx.int("n", k)?, ctx.int("ldz", ldz)?);
-    // One call for the workspace query and the solve.
-    let mut stedc = |work: &mut [T], iwork: &mut [i32], query: bool| {
-        let (lwork, liwork) = (lwork(work, query), lwork(iwork, query));
-        // SAFETY: `d` holds k, `e` k − 1, `z` a k×k block with leading
-        // dimension ldz (checked above); the workspaces hold `lwork` and
-        // `liwork` elements, or are the query's cells with −1, where only
-        // the dims are read and the optimal sizes written to them.
-        unsafe {
-            T::stedc(
-                l,
-                b'I',
-                ki,
-                d.as_mut_ptr(),
-                e.as_mut_ptr(),
-                z.as_mut_ptr(),
-                ldzi,
-                work.as_mut_ptr(),
-                lwork,
-                iwork.as_mut_ptr(),
-                liwork,
-            )
-        }
-    };
-    let (mut query, mut iquery) = ([T::ZERO], [0]);
-    stedc(&mut query, &mut iquery, true);
-    let mut work = vec![T::ZERO; query[0].work_size().max(1)];
-    let mut iwork = vec![0i32; usize::try_from(iquery[0]).unwrap_or(0).max(1)];
-    Ok(stedc(&mut work, &mut iwork, false))
+    let (lwork, liwork) = checked::stedc_lwork::<T>(l, b'I', ki, ldzi);
+    let (mut work, mut iwork) = (vec![T::ZERO; lwork], vec![0i32; liwork]);
+    Ok(checked::stedc(l, ki, d, e, z, ldzi, &mut work, &mut iwork))
 }
 
 /// `z` := Q·`z` for the Q that `?sytrd` left in `a` and `tau`, over
@@ -309,39 +255,17 @@ fn apply_q<T: RealLapack>(
     let l = ctx.lib.symbols();
     let ni = ctx.int("n", n)?;
     let width = n.div_ceil(parts);
-    // One call for the workspace query and each block of columns.
-    let ormtr = move |c: &mut [T], work: &mut [T], query: bool| {
-        let columns = i32::try_from(c.len() / n).expect("at most n columns");
-        let lwork = lwork(work, query);
-        // SAFETY: `a` and `tau` are `?sytrd`'s output for an n×n matrix
-        // (lda = n); `c` is n×columns with ldc = n; `work` holds at least
-        // `lwork` elements, or is the query's cell with lwork = −1, where
-        // only the dims are read and the optimal size written to it.
+    let columns = |c: usize| i32::try_from(c).expect("at most n columns");
+    // The first block is the widest.
+    let lwork = checked::ormtr_lwork::<T>(l, uplo, ni, columns(width), ni, ni);
+    let ormtr = move |c: &mut [T], work: &mut [T]| {
         // `?ormtr`'s INFO can only flag a bad argument, which these are not
         // (`?syevd` ignores it too).
-        unsafe {
-            T::ormtr(
-                l,
-                uplo,
-                ni,
-                columns,
-                a.as_ptr(),
-                ni,
-                tau.as_ptr(),
-                c.as_mut_ptr(),
-                ni,
-                work.as_mut_ptr(),
-                lwork,
-            )
-        };
+        checked::ormtr(l, uplo, ni, columns(c.len() / n), a, ni, tau, c, ni, work);
     };
-    let mut query = [T::ZERO];
-    // The first block is the widest.
-    ormtr(&mut z[..width * n], &mut query, true);
-    let lwork = query[0].work_size().max(1);
     let jobs = z
         .chunks_mut(width * n)
-        .map(|block| Box::new(move || ormtr(block, &mut vec![T::ZERO; lwork], false)) as Job<'_>)
+        .map(|block| Box::new(move || ormtr(block, &mut vec![T::ZERO; lwork])) as Job<'_>)
         .collect();
     run_together(jobs);
     Ok(())
