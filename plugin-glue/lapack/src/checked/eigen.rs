@@ -1,0 +1,711 @@
+//! The eigenproblems: `?gehrd`, `?sytrd`/`?hetrd`, `?syevd`/`?heevd`,
+//! `?geev`, `?gees`, and the steps of the split `?syevd` (`?stedc`,
+//! `?laed1`, `?ormtr`).
+
+use super::{len, lwork_of, need, need_matrix, or_dummy};
+use crate::call::{QueryArrays, workspace};
+use crate::ffi::{LapackSymbols, lapack_int};
+use crate::scalar::{ComplexLapack, RealLapack, RealScalar, Scalar};
+
+/// The optimal LWORK of [`gehrd`] for these dims.
+pub(crate) fn gehrd_lwork<T: Scalar>(
+    l: &LapackSymbols,
+    n: lapack_int,
+    ilo: lapack_int,
+    ihi: lapack_int,
+    lda: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe { T::gehrd(l, n, ilo, ihi, q.t(0), lda, q.t(1), w, -1) })
+}
+
+/// `?gehrd` on the n×n `a` (`lda`), n−1 scalars into `tau` (none for
+/// n = 1), LWORK = `work.len()`; returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn gehrd<T: Scalar>(
+    l: &LapackSymbols,
+    n: lapack_int,
+    ilo: lapack_int,
+    ihi: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    tau: &mut [T],
+    work: &mut [T],
+) -> lapack_int {
+    need_matrix("gehrd", "a", a.len(), n, n, lda);
+    need(
+        "gehrd",
+        "tau",
+        tau.len(),
+        len("gehrd", "n", n).saturating_sub(1),
+    );
+    let lwork = lwork_of("gehrd", work);
+    let mut dummy = [T::default()];
+    let tau = or_dummy(tau, &mut dummy);
+    // SAFETY: `a` is n×n at `lda`, `tau` holds n−1 (a valid dummy when
+    // n = 1, where LAPACK writes nothing) and `work` LWORK (checked).
+    unsafe {
+        T::gehrd(
+            l,
+            n,
+            ilo,
+            ihi,
+            a.as_mut_ptr(),
+            lda,
+            tau.as_mut_ptr(),
+            work.as_mut_ptr(),
+            lwork,
+        )
+    }
+}
+
+/// The optimal LWORK of [`sytrd`] for these dims.
+pub(crate) fn sytrd_lwork<T: Scalar>(
+    l: &LapackSymbols,
+    uplo: u8,
+    n: lapack_int,
+    lda: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe {
+        T::sytrd(l, uplo, n, q.t(0), lda, q.r(0), q.r(1), q.t(1), w, -1)
+    })
+}
+
+/// `?sytrd` / `?hetrd` on the n×n `a` (`lda`, the `uplo` triangle): the
+/// diagonal into `d` (n), the off-diagonal into `e` and the scalars into
+/// `tau` (n−1 each, none for n = 1), LWORK = `work.len()`; returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn sytrd<T: Scalar>(
+    l: &LapackSymbols,
+    uplo: u8,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    d: &mut [T::Real],
+    e: &mut [T::Real],
+    tau: &mut [T],
+    work: &mut [T],
+) -> lapack_int {
+    let nu = len("sytrd", "n", n);
+    need_matrix("sytrd", "a", a.len(), n, n, lda);
+    need("sytrd", "d", d.len(), nu);
+    need("sytrd", "e", e.len(), nu.saturating_sub(1));
+    need("sytrd", "tau", tau.len(), nu.saturating_sub(1));
+    let lwork = lwork_of("sytrd", work);
+    let (mut de, mut dt) = ([<T::Real as Default>::default()], [T::default()]);
+    let (e, tau) = (or_dummy(e, &mut de), or_dummy(tau, &mut dt));
+    // SAFETY: `a` is n×n at `lda`, `d` holds n, `e` and `tau` n−1 (valid
+    // dummies when n = 1, where LAPACK writes nothing to them) and `work`
+    // LWORK (checked).
+    unsafe {
+        T::sytrd(
+            l,
+            uplo,
+            n,
+            a.as_mut_ptr(),
+            lda,
+            d.as_mut_ptr(),
+            e.as_mut_ptr(),
+            tau.as_mut_ptr(),
+            work.as_mut_ptr(),
+            lwork,
+        )
+    }
+}
+
+/// The optimal (LWORK, LRWORK, LIWORK) of [`syevd`] for these dims, each at
+/// least 1 (LRWORK is the complex types' RWORK).
+pub(crate) fn syevd_lwork<T: Scalar>(
+    l: &LapackSymbols,
+    jobz: u8,
+    uplo: u8,
+    n: lapack_int,
+    lda: lapack_int,
+) -> (usize, usize, usize) {
+    let mut q = QueryArrays::<T>::new();
+    let (mut qw, mut qrw, mut qiw) = (T::default(), <T::Real as RealScalar>::ZERO, 0);
+    // SAFETY: a workspace query (lwork = lrwork = liwork = -1) reads only
+    // the dims and writes the three optimal sizes; the stand-ins are valid
+    // arrays.
+    unsafe {
+        T::syevd(
+            l,
+            jobz,
+            uplo,
+            n,
+            q.t(0),
+            lda,
+            q.r(0),
+            &mut qw,
+            -1,
+            &mut qrw,
+            -1,
+            &mut qiw,
+            -1,
+        )
+    };
+    (
+        qw.work_size().max(1),
+        qrw.real_work_size().max(1),
+        usize::try_from(qiw).unwrap_or(0).max(1),
+    )
+}
+
+/// `?syevd` / `?heevd` on the n×n `a` (`lda`, the `uplo` triangle): the
+/// eigenvalues into `w` (n) and, with `jobz` 'V', the eigenvectors over
+/// `a`; LWORK, LRWORK (complex types; 1 for the real ones) and LIWORK are
+/// the lengths of `work`, `rwork` and `iwork`. Returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn syevd<T: Scalar>(
+    l: &LapackSymbols,
+    jobz: u8,
+    uplo: u8,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    w: &mut [T::Real],
+    work: &mut [T],
+    rwork: &mut [T::Real],
+    iwork: &mut [lapack_int],
+) -> lapack_int {
+    need_matrix("syevd", "a", a.len(), n, n, lda);
+    need("syevd", "w", w.len(), len("syevd", "n", n));
+    let lwork = lwork_of("syevd", work);
+    let lrwork = lwork_of("syevd", rwork);
+    let liwork = lwork_of("syevd", iwork);
+    // SAFETY: `a` is n×n at `lda`, `w` holds n, and `work`, `rwork` and
+    // `iwork` the LWORK, LRWORK and LIWORK passed (checked).
+    unsafe {
+        T::syevd(
+            l,
+            jobz,
+            uplo,
+            n,
+            a.as_mut_ptr(),
+            lda,
+            w.as_mut_ptr(),
+            work.as_mut_ptr(),
+            lwork,
+            rwork.as_mut_ptr(),
+            lrwork,
+            iwork.as_mut_ptr(),
+            liwork,
+        )
+    }
+}
+
+/// Panics unless an eigenvector array `v` holds an n×n matrix at `ldv`
+/// when `job` is 'V' (LAPACK references it only then; `ldv >= 1` always).
+fn need_vectors(routine: &str, what: &str, job: u8, v: usize, n: lapack_int, ldv: lapack_int) {
+    if job == b'V' {
+        need_matrix(routine, what, v, n, n, ldv);
+    } else {
+        need_matrix(routine, what, v, 0, 0, ldv);
+    }
+}
+
+/// The optimal LWORK of [`geev_real`] for these dims.
+pub(crate) fn geev_real_lwork<T: RealLapack>(
+    l: &LapackSymbols,
+    jobvl: u8,
+    jobvr: u8,
+    n: lapack_int,
+    lda: lapack_int,
+    ldvl: lapack_int,
+    ldvr: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe {
+        T::geev(
+            l,
+            jobvl,
+            jobvr,
+            n,
+            q.t(0),
+            lda,
+            q.t(1),
+            q.t(2),
+            q.t(3),
+            ldvl,
+            q.t(4),
+            ldvr,
+            w,
+            -1,
+        )
+    })
+}
+
+/// Real `?geev` on the n×n `a` (`lda`, destroyed): eigenvalues into `wr`
+/// and `wi` (n each), left and right eigenvectors (packed) into `vl` and
+/// `vr` (n×n at `ldvl`, `ldvr`) when `jobvl`, `jobvr` are 'V'; LWORK is
+/// `work.len()`. Returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn geev_real<T: RealLapack>(
+    l: &LapackSymbols,
+    jobvl: u8,
+    jobvr: u8,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    wr: &mut [T],
+    wi: &mut [T],
+    vl: &mut [T],
+    ldvl: lapack_int,
+    vr: &mut [T],
+    ldvr: lapack_int,
+    work: &mut [T],
+) -> lapack_int {
+    let nu = len("geev", "n", n);
+    need_matrix("geev", "a", a.len(), n, n, lda);
+    need("geev", "wr", wr.len(), nu);
+    need("geev", "wi", wi.len(), nu);
+    need_vectors("geev", "vl", jobvl, vl.len(), n, ldvl);
+    need_vectors("geev", "vr", jobvr, vr.len(), n, ldvr);
+    let lwork = lwork_of("geev", work);
+    let (mut dl, mut dr) = ([T::default()], [T::default()]);
+    let (vl, vr) = (or_dummy(vl, &mut dl), or_dummy(vr, &mut dr));
+    // SAFETY: `a` is n×n at `lda`, `wr` and `wi` hold n, `vl` and `vr` n×n
+    // at their leading dimensions when asked for (valid dummies otherwise:
+    // LAPACK does not reference them), `work` LWORK (checked).
+    unsafe {
+        T::geev(
+            l,
+            jobvl,
+            jobvr,
+            n,
+            a.as_mut_ptr(),
+            lda,
+            wr.as_mut_ptr(),
+            wi.as_mut_ptr(),
+            vl.as_mut_ptr(),
+            ldvl,
+            vr.as_mut_ptr(),
+            ldvr,
+            work.as_mut_ptr(),
+            lwork,
+        )
+    }
+}
+
+/// The optimal LWORK of [`geev_complex`] for these dims.
+pub(crate) fn geev_complex_lwork<T: ComplexLapack>(
+    l: &LapackSymbols,
+    jobvl: u8,
+    jobvr: u8,
+    n: lapack_int,
+    lda: lapack_int,
+    ldvl: lapack_int,
+    ldvr: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK and RWORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe {
+        T::geev(
+            l,
+            jobvl,
+            jobvr,
+            n,
+            q.t(0),
+            lda,
+            q.t(1),
+            q.t(2),
+            ldvl,
+            q.t(3),
+            ldvr,
+            w,
+            -1,
+            q.r(0),
+        )
+    })
+}
+
+/// Complex `?geev` on the n×n `a` (`lda`, destroyed): eigenvalues into `w`
+/// (n), left and right eigenvectors into `vl` and `vr` (n×n at `ldvl`,
+/// `ldvr`) when `jobvl`, `jobvr` are 'V'; LWORK is `work.len()`, `rwork`
+/// holds 2n reals. Returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn geev_complex<T: ComplexLapack>(
+    l: &LapackSymbols,
+    jobvl: u8,
+    jobvr: u8,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    w: &mut [T],
+    vl: &mut [T],
+    ldvl: lapack_int,
+    vr: &mut [T],
+    ldvr: lapack_int,
+    work: &mut [T],
+    rwork: &mut [T::Real],
+) -> lapack_int {
+    let nu = len("geev", "n", n);
+    need_matrix("geev", "a", a.len(), n, n, lda);
+    need("geev", "w", w.len(), nu);
+    need_vectors("geev", "vl", jobvl, vl.len(), n, ldvl);
+    need_vectors("geev", "vr", jobvr, vr.len(), n, ldvr);
+    let lwork = lwork_of("geev", work);
+    need("geev", "rwork", rwork.len(), 2 * nu);
+    let (mut dl, mut dr) = ([T::default()], [T::default()]);
+    let (vl, vr) = (or_dummy(vl, &mut dl), or_dummy(vr, &mut dr));
+    // SAFETY: `a` is n×n at `lda`, `w` holds n, `vl` and `vr` n×n at their
+    // leading dimensions when asked for (valid dummies otherwise: LAPACK
+    // does not reference them), `work` LWORK and `rwork` 2n (checked).
+    unsafe {
+        T::geev(
+            l,
+            jobvl,
+            jobvr,
+            n,
+            a.as_mut_ptr(),
+            lda,
+            w.as_mut_ptr(),
+            vl.as_mut_ptr(),
+            ldvl,
+            vr.as_mut_ptr(),
+            ldvr,
+            work.as_mut_ptr(),
+            lwork,
+            rwork.as_mut_ptr(),
+        )
+    }
+}
+
+/// The optimal LWORK of [`gees_real`] for these dims.
+pub(crate) fn gees_real_lwork<T: RealLapack>(
+    l: &LapackSymbols,
+    jobvs: u8,
+    n: lapack_int,
+    lda: lapack_int,
+    ldvs: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe {
+        T::gees(
+            l,
+            jobvs,
+            n,
+            q.t(0),
+            lda,
+            q.i(0),
+            q.t(1),
+            q.t(2),
+            q.t(3),
+            ldvs,
+            w,
+            -1,
+        )
+    })
+}
+
+/// Real `?gees` (no sorting) on the n×n `a` (`lda`, overwritten by the
+/// Schur form): eigenvalues into `wr` and `wi` (n each), the Schur vectors
+/// into `vs` (n×n at `ldvs`) when `jobvs` is 'V', 0 into `sdim`; LWORK is
+/// `work.len()`. Returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn gees_real<T: RealLapack>(
+    l: &LapackSymbols,
+    jobvs: u8,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    sdim: &mut lapack_int,
+    wr: &mut [T],
+    wi: &mut [T],
+    vs: &mut [T],
+    ldvs: lapack_int,
+    work: &mut [T],
+) -> lapack_int {
+    let nu = len("gees", "n", n);
+    need_matrix("gees", "a", a.len(), n, n, lda);
+    need("gees", "wr", wr.len(), nu);
+    need("gees", "wi", wi.len(), nu);
+    need_vectors("gees", "vs", jobvs, vs.len(), n, ldvs);
+    let lwork = lwork_of("gees", work);
+    let mut dummy = [T::default()];
+    let vs = or_dummy(vs, &mut dummy);
+    // SAFETY: `a` is n×n at `lda`, `sdim` one integer, `wr` and `wi` hold
+    // n, `vs` n×n at `ldvs` when asked for (a valid array otherwise, not
+    // referenced), `work` LWORK (checked).
+    unsafe {
+        T::gees(
+            l,
+            jobvs,
+            n,
+            a.as_mut_ptr(),
+            lda,
+            sdim,
+            wr.as_mut_ptr(),
+            wi.as_mut_ptr(),
+            vs.as_mut_ptr(),
+            ldvs,
+            work.as_mut_ptr(),
+            lwork,
+        )
+    }
+}
+
+/// The optimal LWORK of [`gees_complex`] for these dims.
+pub(crate) fn gees_complex_lwork<T: ComplexLapack>(
+    l: &LapackSymbols,
+    jobvs: u8,
+    n: lapack_int,
+    lda: lapack_int,
+    ldvs: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK and RWORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe {
+        T::gees(
+            l,
+            jobvs,
+            n,
+            q.t(0),
+            lda,
+            q.i(0),
+            q.t(1),
+            q.t(3),
+            ldvs,
+            w,
+            -1,
+            q.r(0),
+        )
+    })
+}
+
+/// Complex `?gees` (no sorting) on the n×n `a` (`lda`, overwritten by the
+/// Schur form): eigenvalues into `w` (n), the Schur vectors into `vs` (n×n
+/// at `ldvs`) when `jobvs` is 'V', 0 into `sdim`; LWORK is `work.len()`,
+/// `rwork` holds n reals. Returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn gees_complex<T: ComplexLapack>(
+    l: &LapackSymbols,
+    jobvs: u8,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    sdim: &mut lapack_int,
+    w: &mut [T],
+    vs: &mut [T],
+    ldvs: lapack_int,
+    work: &mut [T],
+    rwork: &mut [T::Real],
+) -> lapack_int {
+    let nu = len("gees", "n", n);
+    need_matrix("gees", "a", a.len(), n, n, lda);
+    need("gees", "w", w.len(), nu);
+    need_vectors("gees", "vs", jobvs, vs.len(), n, ldvs);
+    let lwork = lwork_of("gees", work);
+    need("gees", "rwork", rwork.len(), nu);
+    let mut dummy = [T::default()];
+    let vs = or_dummy(vs, &mut dummy);
+    // SAFETY: `a` is n×n at `lda`, `sdim` one integer, `w` holds n, `vs`
+    // n×n at `ldvs` when asked for (a valid array otherwise, not
+    // referenced), `work` LWORK and `rwork` n (checked).
+    unsafe {
+        T::gees(
+            l,
+            jobvs,
+            n,
+            a.as_mut_ptr(),
+            lda,
+            sdim,
+            w.as_mut_ptr(),
+            vs.as_mut_ptr(),
+            ldvs,
+            work.as_mut_ptr(),
+            lwork,
+            rwork.as_mut_ptr(),
+        )
+    }
+}
+
+/// The optimal (LWORK, LIWORK) of [`stedc`] for these dims, at least 1
+/// each.
+pub(crate) fn stedc_lwork<T: RealLapack>(
+    l: &LapackSymbols,
+    compz: u8,
+    n: lapack_int,
+    ldz: lapack_int,
+) -> (usize, usize) {
+    let mut q = QueryArrays::<T>::new();
+    let (mut qw, mut qiw) = (T::ZERO, 0);
+    // SAFETY: a workspace query (lwork = liwork = -1) reads only the dims
+    // and writes the two optimal sizes; the stand-ins are valid arrays.
+    unsafe {
+        T::stedc(
+            l,
+            compz,
+            n,
+            q.t(0),
+            q.t(1),
+            q.t(2),
+            ldz,
+            &mut qw,
+            -1,
+            &mut qiw,
+            -1,
+        )
+    };
+    (
+        qw.work_size().max(1),
+        usize::try_from(qiw).unwrap_or(0).max(1),
+    )
+}
+
+/// `?stedc` with `compz` 'I': the eigensystem of the n×n symmetric
+/// tridiagonal matrix with diagonal `d` (n, eigenvalues out) and
+/// off-diagonal `e` (n−1), eigenvectors into `z` (n×n at `ldz`); LWORK and
+/// LIWORK are the lengths of `work` and `iwork`. Returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn stedc<T: RealLapack>(
+    l: &LapackSymbols,
+    n: lapack_int,
+    d: &mut [T],
+    e: &mut [T],
+    z: &mut [T],
+    ldz: lapack_int,
+    work: &mut [T],
+    iwork: &mut [lapack_int],
+) -> lapack_int {
+    let nu = len("stedc", "n", n);
+    need("stedc", "d", d.len(), nu);
+    need("stedc", "e", e.len(), nu.saturating_sub(1));
+    need_matrix("stedc", "z", z.len(), n, n, ldz);
+    let (lwork, liwork) = (lwork_of("stedc", work), lwork_of("stedc", iwork));
+    // SAFETY: `d` holds n, `e` n−1, `z` is n×n at `ldz`, and `work` and
+    // `iwork` LWORK and LIWORK (checked).
+    unsafe {
+        T::stedc(
+            l,
+            b'I',
+            n,
+            d.as_mut_ptr(),
+            e.as_mut_ptr(),
+            z.as_mut_ptr(),
+            ldz,
+            work.as_mut_ptr(),
+            lwork,
+            iwork.as_mut_ptr(),
+            liwork,
+        )
+    }
+}
+
+/// `?laed1`: the eigensystem of the n×n block-diagonal tridiagonal matrix
+/// (blocks split at `cutpnt`, in 1..n) plus `rho` times a rank-one term,
+/// from its blocks' eigenvalues `d` (n) and eigenvectors `q` (n×n at
+/// `ldq`) with the permutation `indxq` (n); `work` holds 4n + n² and
+/// `iwork` 4n. Returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn laed1<T: RealLapack>(
+    l: &LapackSymbols,
+    n: lapack_int,
+    d: &mut [T],
+    q: &mut [T],
+    ldq: lapack_int,
+    indxq: &mut [lapack_int],
+    rho: T,
+    cutpnt: lapack_int,
+    work: &mut [T],
+    iwork: &mut [lapack_int],
+) -> lapack_int {
+    let nu = len("laed1", "n", n);
+    assert!(
+        (1..n).contains(&cutpnt),
+        "laed1: cutpnt {cutpnt} is not in 1..{n}"
+    );
+    need("laed1", "d", d.len(), nu);
+    need_matrix("laed1", "q", q.len(), n, n, ldq);
+    need("laed1", "indxq", indxq.len(), nu);
+    need("laed1", "work", work.len(), 4 * nu + nu * nu);
+    need("laed1", "iwork", iwork.len(), 4 * nu);
+    // SAFETY: `d` holds n, `q` is n×n at `ldq`, `indxq` holds n, `work`
+    // 4n + n² and `iwork` 4n, as `?laed1` documents (checked).
+    unsafe {
+        T::laed1(
+            l,
+            n,
+            d.as_mut_ptr(),
+            q.as_mut_ptr(),
+            ldq,
+            indxq.as_mut_ptr(),
+            rho,
+            cutpnt,
+            work.as_mut_ptr(),
+            iwork.as_mut_ptr(),
+        )
+    }
+}
+
+/// The optimal LWORK of [`ormtr`] for these dims.
+pub(crate) fn ormtr_lwork<T: RealLapack>(
+    l: &LapackSymbols,
+    uplo: u8,
+    m: lapack_int,
+    n: lapack_int,
+    lda: lapack_int,
+    ldc: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe {
+        T::ormtr(l, uplo, m, n, q.t(0), lda, q.t(1), q.t(2), ldc, w, -1)
+    })
+}
+
+/// `?ormtr` with SIDE = 'L', TRANS = 'N': `c` (m×n at `ldc`) := Q·`c` for
+/// the Q that `?sytrd` (`uplo`) left in `a` (m×m at `lda`) and `tau`
+/// (m−1); LWORK is `work.len()`. Returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn ormtr<T: RealLapack>(
+    l: &LapackSymbols,
+    uplo: u8,
+    m: lapack_int,
+    n: lapack_int,
+    a: &[T],
+    lda: lapack_int,
+    tau: &[T],
+    c: &mut [T],
+    ldc: lapack_int,
+    work: &mut [T],
+) -> lapack_int {
+    need_matrix("ormtr", "a", a.len(), m, m, lda);
+    need(
+        "ormtr",
+        "tau",
+        tau.len(),
+        len("ormtr", "m", m).saturating_sub(1),
+    );
+    need_matrix("ormtr", "c", c.len(), m, n, ldc);
+    let lwork = lwork_of("ormtr", work);
+    // SAFETY: `a` is m×m at `lda`, `tau` holds m−1, `c` is m×n at `ldc` and
+    // `work` LWORK (checked).
+    unsafe {
+        T::ormtr(
+            l,
+            uplo,
+            m,
+            n,
+            a.as_ptr(),
+            lda,
+            tau.as_ptr(),
+            c.as_mut_ptr(),
+            ldc,
+            work.as_mut_ptr(),
+            lwork,
+        )
+    }
+}

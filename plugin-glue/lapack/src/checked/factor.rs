@@ -1,0 +1,341 @@
+//! The factorisations, QR and solves: `?trsm`, `?getrf`, `?potrf`,
+//! `?geqrf`, `?orgqr`/`?ungqr`, `?ormqr`/`?unmqr`, `?geqp3`, `?gtsv`.
+
+use super::{len, lwork_of, need, need_matrix, or_dummy};
+use crate::call::{QueryArrays, workspace};
+use crate::ffi::{LapackSymbols, lapack_int};
+use crate::scalar::Scalar;
+
+/// `?trsm` with `alpha = 1`: solves op(A)·X = B (`side` 'L') or
+/// X·op(A) = B ('R') for the m×n `b` (`ldb`), A the k×k triangle of `a`
+/// (`lda`, k = m or n).
+#[expect(clippy::too_many_arguments, reason = "mirrors the BLAS routine")]
+pub(crate) fn trsm<T: Scalar>(
+    l: &LapackSymbols,
+    side: u8,
+    uplo: u8,
+    trans: u8,
+    diag: u8,
+    m: lapack_int,
+    n: lapack_int,
+    a: &[T],
+    lda: lapack_int,
+    b: &mut [T],
+    ldb: lapack_int,
+) {
+    let k = if side == b'L' { m } else { n };
+    need_matrix("trsm", "a", a.len(), k, k, lda);
+    need_matrix("trsm", "b", b.len(), m, n, ldb);
+    // SAFETY: `a` holds the k×k triangle and `b` the m×n matrix at their
+    // leading dimensions (checked above), which is all `?trsm` references.
+    unsafe {
+        T::trsm(
+            l,
+            side,
+            uplo,
+            trans,
+            diag,
+            m,
+            n,
+            a.as_ptr(),
+            lda,
+            b.as_mut_ptr(),
+            ldb,
+        )
+    }
+}
+
+/// `?getrf` on the m×n `a` (`lda`), pivots into `ipiv` (min(m,n)); returns
+/// INFO.
+pub(crate) fn getrf<T: Scalar>(
+    l: &LapackSymbols,
+    m: lapack_int,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    ipiv: &mut [lapack_int],
+) -> lapack_int {
+    need_matrix("getrf", "a", a.len(), m, n, lda);
+    need("getrf", "ipiv", ipiv.len(), len("getrf", "m", m.min(n)));
+    // SAFETY: `a` is m×n at `lda` and `ipiv` holds min(m,n) (checked).
+    unsafe { T::getrf(l, m, n, a.as_mut_ptr(), lda, ipiv.as_mut_ptr()) }
+}
+
+/// `?potrf` on the n×n `a` (`lda`, the `uplo` triangle); returns INFO.
+pub(crate) fn potrf<T: Scalar>(
+    l: &LapackSymbols,
+    uplo: u8,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+) -> lapack_int {
+    need_matrix("potrf", "a", a.len(), n, n, lda);
+    // SAFETY: `a` is n×n at `lda` (checked).
+    unsafe { T::potrf(l, uplo, n, a.as_mut_ptr(), lda) }
+}
+
+/// The optimal LWORK of [`geqrf`] for these dims.
+pub(crate) fn geqrf_lwork<T: Scalar>(
+    l: &LapackSymbols,
+    m: lapack_int,
+    n: lapack_int,
+    lda: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe { T::geqrf(l, m, n, q.t(0), lda, q.t(1), w, -1) })
+}
+
+/// `?geqrf` on the m×n `a` (`lda`), min(m,n) scalars into `tau`, LWORK =
+/// `work.len()`; returns INFO.
+pub(crate) fn geqrf<T: Scalar>(
+    l: &LapackSymbols,
+    m: lapack_int,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    tau: &mut [T],
+    work: &mut [T],
+) -> lapack_int {
+    need_matrix("geqrf", "a", a.len(), m, n, lda);
+    need("geqrf", "tau", tau.len(), len("geqrf", "m", m.min(n)));
+    let lwork = lwork_of("geqrf", work);
+    // SAFETY: `a` is m×n at `lda`, `tau` holds min(m,n) and `work` LWORK
+    // (checked).
+    unsafe {
+        T::geqrf(
+            l,
+            m,
+            n,
+            a.as_mut_ptr(),
+            lda,
+            tau.as_mut_ptr(),
+            work.as_mut_ptr(),
+            lwork,
+        )
+    }
+}
+
+/// The optimal LWORK of [`orgqr`] for these dims.
+pub(crate) fn orgqr_lwork<T: Scalar>(
+    l: &LapackSymbols,
+    m: lapack_int,
+    n: lapack_int,
+    k: lapack_int,
+    lda: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe { T::orgqr(l, m, n, k, q.t(0), lda, q.t(5), w, -1) })
+}
+
+/// `?orgqr` / `?ungqr`: the first n columns of Q = H(1)…H(k) over the m×n
+/// `a` (`lda`), from k reflectors and `tau` (k), LWORK = `work.len()`;
+/// returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn orgqr<T: Scalar>(
+    l: &LapackSymbols,
+    m: lapack_int,
+    n: lapack_int,
+    k: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    tau: &[T],
+    work: &mut [T],
+) -> lapack_int {
+    need_matrix("orgqr", "a", a.len(), m, n, lda);
+    need("orgqr", "tau", tau.len(), len("orgqr", "k", k));
+    let lwork = lwork_of("orgqr", work);
+    // SAFETY: `a` is m×n at `lda`, `tau` holds k and `work` LWORK (checked).
+    unsafe {
+        T::orgqr(
+            l,
+            m,
+            n,
+            k,
+            a.as_mut_ptr(),
+            lda,
+            tau.as_ptr(),
+            work.as_mut_ptr(),
+            lwork,
+        )
+    }
+}
+
+/// `?gtsv`: solves the n×n tridiagonal system with sub-diagonal `dl`,
+/// diagonal `d` and super-diagonal `du` (n−1, n, n−1) for the n×nrhs `b`
+/// (`ldb`), in place; returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn gtsv<T: Scalar>(
+    l: &LapackSymbols,
+    n: lapack_int,
+    nrhs: lapack_int,
+    dl: &mut [T],
+    d: &mut [T],
+    du: &mut [T],
+    b: &mut [T],
+    ldb: lapack_int,
+) -> lapack_int {
+    let nu = len("gtsv", "n", n);
+    need("gtsv", "dl", dl.len(), nu.saturating_sub(1));
+    need("gtsv", "d", d.len(), nu);
+    need("gtsv", "du", du.len(), nu.saturating_sub(1));
+    need_matrix("gtsv", "b", b.len(), n, nrhs, ldb);
+    let mut dummy = [T::default()];
+    let b = or_dummy(b, &mut dummy);
+    // SAFETY: `dl`, `d`, `du` hold n−1, n, n−1 and `b` is n×nrhs at `ldb`
+    // (a valid dummy when nrhs = 0, where LAPACK reads no right-hand side)
+    // (checked).
+    unsafe {
+        T::gtsv(
+            l,
+            n,
+            nrhs,
+            dl.as_mut_ptr(),
+            d.as_mut_ptr(),
+            du.as_mut_ptr(),
+            b.as_mut_ptr(),
+            ldb,
+        )
+    }
+}
+
+/// The optimal LWORK of [`ormqr`] for these dims.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn ormqr_lwork<T: Scalar>(
+    l: &LapackSymbols,
+    side: u8,
+    trans: u8,
+    m: lapack_int,
+    n: lapack_int,
+    k: lapack_int,
+    lda: lapack_int,
+    ldc: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe {
+        T::ormqr(
+            l,
+            side,
+            trans,
+            m,
+            n,
+            k,
+            q.t(0),
+            lda,
+            q.t(1),
+            q.t(2),
+            ldc,
+            w,
+            -1,
+        )
+    })
+}
+
+/// `?ormqr` / `?unmqr`: applies Q = H(1)…H(k) (or its adjoint, `trans`)
+/// from `side` to the m×n `c` (`ldc`), the k reflectors in the columns of
+/// `a` (`lda`; written to and restored by LAPACK) and `tau` (k), LWORK =
+/// `work.len()`; returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn ormqr<T: Scalar>(
+    l: &LapackSymbols,
+    side: u8,
+    trans: u8,
+    m: lapack_int,
+    n: lapack_int,
+    k: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    tau: &[T],
+    c: &mut [T],
+    ldc: lapack_int,
+    work: &mut [T],
+) -> lapack_int {
+    let order = if side == b'L' { m } else { n };
+    need_matrix("ormqr", "a", a.len(), order, k, lda);
+    need("ormqr", "tau", tau.len(), len("ormqr", "k", k));
+    need_matrix("ormqr", "c", c.len(), m, n, ldc);
+    let lwork = lwork_of("ormqr", work);
+    // SAFETY: `a` holds k reflectors of the order of Q at `lda`, `tau` k
+    // scalars, `c` is m×n at `ldc` and `work` LWORK (checked).
+    unsafe {
+        T::ormqr(
+            l,
+            side,
+            trans,
+            m,
+            n,
+            k,
+            a.as_mut_ptr(),
+            lda,
+            tau.as_ptr(),
+            c.as_mut_ptr(),
+            ldc,
+            work.as_mut_ptr(),
+            lwork,
+        )
+    }
+}
+
+/// The optimal LWORK of [`geqp3`] for these dims.
+pub(crate) fn geqp3_lwork<T: Scalar>(
+    l: &LapackSymbols,
+    m: lapack_int,
+    n: lapack_int,
+    lda: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe { T::geqp3(l, m, n, q.t(0), lda, q.i(0), q.t(1), w, -1, q.r(0)) })
+}
+
+/// `?geqp3` on the m×n `a` (`lda`) with the column pivots `jpvt` (n, in
+/// and out), min(m,n) scalars into `tau`, LWORK = `work.len()` and, for
+/// the complex types, `rwork` (2n reals; ignored for the real ones);
+/// returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn geqp3<T: Scalar>(
+    l: &LapackSymbols,
+    m: lapack_int,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    jpvt: &mut [lapack_int],
+    tau: &mut [T],
+    work: &mut [T],
+    rwork: &mut [T::Real],
+) -> lapack_int {
+    let nu = len("geqp3", "n", n);
+    need_matrix("geqp3", "a", a.len(), m, n, lda);
+    need("geqp3", "jpvt", jpvt.len(), nu);
+    need("geqp3", "tau", tau.len(), len("geqp3", "m", m.min(n)));
+    let lwork = lwork_of("geqp3", work);
+    need(
+        "geqp3",
+        "rwork",
+        rwork.len(),
+        if T::IS_COMPLEX { 2 * nu } else { 1 },
+    );
+    // SAFETY: `a` is m×n at `lda`, `jpvt` holds n, `tau` min(m,n), `work`
+    // LWORK and `rwork` 2n reals for the complex types (checked; the real
+    // ones take no RWORK).
+    unsafe {
+        T::geqp3(
+            l,
+            m,
+            n,
+            a.as_mut_ptr(),
+            lda,
+            jpvt.as_mut_ptr(),
+            tau.as_mut_ptr(),
+            work.as_mut_ptr(),
+            lwork,
+            rwork.as_mut_ptr(),
+        )
+    }
+}

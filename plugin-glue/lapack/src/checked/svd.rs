@@ -1,0 +1,422 @@
+//! The singular value decompositions: `?gesdd`, `?gesvd`, and the steps
+//! of the split `?gesdd` (`?gebrd`, `?bdsdc`, `?ormbr`).
+
+use super::{len, lwork_of, need, need_matrix, or_dummy};
+use crate::call::{QueryArrays, workspace};
+use crate::ffi::{LapackSymbols, lapack_int};
+use crate::scalar::{RealLapack, Scalar};
+
+/// The optimal LWORK of [`gesdd`] for these dims.
+pub(crate) fn gesdd_lwork<T: Scalar>(
+    l: &LapackSymbols,
+    jobz: u8,
+    m: lapack_int,
+    n: lapack_int,
+    lda: lapack_int,
+    ldu: lapack_int,
+    ldvt: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK (and of RWORK and IWORK); the stand-ins
+    // are valid arrays.
+    workspace(|w: &mut T| unsafe {
+        T::gesdd(
+            l,
+            jobz,
+            m,
+            n,
+            q.t(0),
+            lda,
+            q.r(0),
+            q.t(1),
+            ldu,
+            q.t(2),
+            ldvt,
+            w,
+            -1,
+            q.r(1),
+            q.i(0),
+        )
+    })
+}
+
+/// The RWORK `?gesdd` needs: none for the real types (1), else 7k for
+/// `jobz` 'N' and max(5k² + 5k, 2·max(m,n)·k + 2k² + k) otherwise
+/// (k = min(m,n)).
+pub(crate) fn gesdd_lrwork<T: Scalar>(jobz: u8, m: usize, n: usize) -> usize {
+    let k = m.min(n);
+    if !T::IS_COMPLEX {
+        1
+    } else if jobz == b'N' {
+        7 * k
+    } else {
+        (5 * k * k + 5 * k).max(2 * m.max(n) * k + 2 * k * k + k)
+    }
+}
+
+/// The singular vectors' shapes `?gesdd` (and `?gesvd` with `job` for
+/// both) writes: (U's columns, Vᵀ's rows) for 'A', 'S' and 'N' (none).
+fn svd_vectors(job: u8, m: lapack_int, n: lapack_int) -> (lapack_int, lapack_int) {
+    match job {
+        b'A' => (m, n),
+        b'S' => (m.min(n), m.min(n)),
+        b'N' => (0, 0),
+        other => panic!("svd: job {} is not one of 'A', 'S', 'N'", char::from(other)),
+    }
+}
+
+/// `?gesdd` on the m×n `a` (`lda`, destroyed): the singular values into
+/// `s` (min(m,n)) and, as `jobz` asks ('A', 'S'; none for 'N'), U into `u`
+/// (`ldu`) and Vᵀ into `vt` (`ldvt`); LWORK is `work.len()`, `rwork` holds
+/// [`gesdd_lrwork`] reals (complex types) and `iwork` 8·min(m,n). Returns
+/// INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn gesdd<T: Scalar>(
+    l: &LapackSymbols,
+    jobz: u8,
+    m: lapack_int,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    s: &mut [T::Real],
+    u: &mut [T],
+    ldu: lapack_int,
+    vt: &mut [T],
+    ldvt: lapack_int,
+    work: &mut [T],
+    rwork: &mut [T::Real],
+    iwork: &mut [lapack_int],
+) -> lapack_int {
+    let (mu, nu) = (len("gesdd", "m", m), len("gesdd", "n", n));
+    let k = mu.min(nu);
+    let (ucols, vrows) = svd_vectors(jobz, m, n);
+    need_matrix("gesdd", "a", a.len(), m, n, lda);
+    need("gesdd", "s", s.len(), k);
+    if jobz != b'N' {
+        need_matrix("gesdd", "u", u.len(), m, ucols, ldu);
+        need_matrix("gesdd", "vt", vt.len(), vrows, n, ldvt);
+    }
+    let lwork = lwork_of("gesdd", work);
+    need(
+        "gesdd",
+        "rwork",
+        rwork.len(),
+        gesdd_lrwork::<T>(jobz, mu, nu),
+    );
+    need("gesdd", "iwork", iwork.len(), 8 * k);
+    let (mut du, mut dvt) = ([T::default()], [T::default()]);
+    let (u, vt) = (or_dummy(u, &mut du), or_dummy(vt, &mut dvt));
+    // SAFETY: `a` is m×n at `lda`, `s` holds min(m,n), `u` and `vt` the
+    // vectors `jobz` asks for at `ldu` and `ldvt` (valid dummies when empty:
+    // 'N', where LAPACK never touches them), `work` LWORK, `rwork` and
+    // `iwork` what LAPACK needs (checked).
+    unsafe {
+        T::gesdd(
+            l,
+            jobz,
+            m,
+            n,
+            a.as_mut_ptr(),
+            lda,
+            s.as_mut_ptr(),
+            u.as_mut_ptr(),
+            ldu,
+            vt.as_mut_ptr(),
+            ldvt,
+            work.as_mut_ptr(),
+            lwork,
+            rwork.as_mut_ptr(),
+            iwork.as_mut_ptr(),
+        )
+    }
+}
+
+/// The optimal LWORK of [`gesvd`] for these dims.
+pub(crate) fn gesvd_lwork<T: Scalar>(
+    l: &LapackSymbols,
+    job: u8,
+    m: lapack_int,
+    n: lapack_int,
+    lda: lapack_int,
+    ldu: lapack_int,
+    ldvt: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe {
+        T::gesvd(
+            l,
+            job,
+            m,
+            n,
+            q.t(0),
+            lda,
+            q.r(0),
+            q.t(1),
+            ldu,
+            q.t(2),
+            ldvt,
+            w,
+            -1,
+            q.r(1),
+        )
+    })
+}
+
+/// `?gesvd` with JOBU = JOBVT = `job` on the m×n `a` (`lda`, destroyed):
+/// the singular values into `s` (min(m,n)) and, as `job` asks ('A', 'S';
+/// none for 'N'), U into `u` (`ldu`) and Vᵀ into `vt` (`ldvt`); LWORK is
+/// `work.len()` and `rwork` holds 5·min(m,n) reals (complex types).
+/// Returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn gesvd<T: Scalar>(
+    l: &LapackSymbols,
+    job: u8,
+    m: lapack_int,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    s: &mut [T::Real],
+    u: &mut [T],
+    ldu: lapack_int,
+    vt: &mut [T],
+    ldvt: lapack_int,
+    work: &mut [T],
+    rwork: &mut [T::Real],
+) -> lapack_int {
+    let k = len("gesvd", "m", m.min(n));
+    let (ucols, vrows) = svd_vectors(job, m, n);
+    need_matrix("gesvd", "a", a.len(), m, n, lda);
+    need("gesvd", "s", s.len(), k);
+    if job != b'N' {
+        need_matrix("gesvd", "u", u.len(), m, ucols, ldu);
+        need_matrix("gesvd", "vt", vt.len(), vrows, n, ldvt);
+    }
+    let lwork = lwork_of("gesvd", work);
+    need(
+        "gesvd",
+        "rwork",
+        rwork.len(),
+        if T::IS_COMPLEX { 5 * k } else { 1 },
+    );
+    let (mut du, mut dvt) = ([T::default()], [T::default()]);
+    let (u, vt) = (or_dummy(u, &mut du), or_dummy(vt, &mut dvt));
+    // SAFETY: `a` is m×n at `lda`, `s` holds min(m,n), `u` and `vt` the
+    // vectors `job` asks for at `ldu` and `ldvt` (valid dummies when empty:
+    // 'N', where LAPACK never touches them), `work` LWORK and `rwork`
+    // 5·min(m,n) for the complex types (checked).
+    unsafe {
+        T::gesvd(
+            l,
+            job,
+            m,
+            n,
+            a.as_mut_ptr(),
+            lda,
+            s.as_mut_ptr(),
+            u.as_mut_ptr(),
+            ldu,
+            vt.as_mut_ptr(),
+            ldvt,
+            work.as_mut_ptr(),
+            lwork,
+            rwork.as_mut_ptr(),
+        )
+    }
+}
+
+/// The optimal LWORK of [`gebrd`] for these dims.
+pub(crate) fn gebrd_lwork<T: RealLapack>(
+    l: &LapackSymbols,
+    m: lapack_int,
+    n: lapack_int,
+    lda: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe {
+        T::gebrd(l, m, n, q.t(0), lda, q.t(1), q.t(2), q.t(3), q.t(4), w, -1)
+    })
+}
+
+/// `?gebrd` on the m×n `a` (`lda`): the bidiagonal's diagonal into `d`
+/// (min(m,n)) and off-diagonal into `e` (min(m,n) − 1), the scalars of Q
+/// and P into `tauq` and `taup` (min(m,n) each); LWORK is `work.len()`.
+/// Returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn gebrd<T: RealLapack>(
+    l: &LapackSymbols,
+    m: lapack_int,
+    n: lapack_int,
+    a: &mut [T],
+    lda: lapack_int,
+    d: &mut [T],
+    e: &mut [T],
+    tauq: &mut [T],
+    taup: &mut [T],
+    work: &mut [T],
+) -> lapack_int {
+    let k = len("gebrd", "m", m.min(n));
+    need_matrix("gebrd", "a", a.len(), m, n, lda);
+    need("gebrd", "d", d.len(), k);
+    need("gebrd", "e", e.len(), k.saturating_sub(1));
+    need("gebrd", "tauq", tauq.len(), k);
+    need("gebrd", "taup", taup.len(), k);
+    let lwork = lwork_of("gebrd", work);
+    // SAFETY: `a` is m×n at `lda`, `d`, `tauq` and `taup` hold min(m,n),
+    // `e` one fewer, and `work` LWORK (checked).
+    unsafe {
+        T::gebrd(
+            l,
+            m,
+            n,
+            a.as_mut_ptr(),
+            lda,
+            d.as_mut_ptr(),
+            e.as_mut_ptr(),
+            tauq.as_mut_ptr(),
+            taup.as_mut_ptr(),
+            work.as_mut_ptr(),
+            lwork,
+        )
+    }
+}
+
+/// `?bdsdc` with UPLO = 'U', COMPQ = 'I': the SVD of the n×n upper
+/// bidiagonal matrix with diagonal `d` (n, singular values out) and
+/// superdiagonal `e` (n−1), singular vectors into `u` and `vt` (n×n at
+/// `ldu`, `ldvt`); `work` holds 3n² + 4n and `iwork` 8n. Returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn bdsdc<T: RealLapack>(
+    l: &LapackSymbols,
+    n: lapack_int,
+    d: &mut [T],
+    e: &mut [T],
+    u: &mut [T],
+    ldu: lapack_int,
+    vt: &mut [T],
+    ldvt: lapack_int,
+    work: &mut [T],
+    iwork: &mut [lapack_int],
+) -> lapack_int {
+    let nu = len("bdsdc", "n", n);
+    need("bdsdc", "d", d.len(), nu);
+    need("bdsdc", "e", e.len(), nu.saturating_sub(1));
+    need_matrix("bdsdc", "u", u.len(), n, n, ldu);
+    need_matrix("bdsdc", "vt", vt.len(), n, n, ldvt);
+    need("bdsdc", "work", work.len(), 3 * nu * nu + 4 * nu);
+    need("bdsdc", "iwork", iwork.len(), 8 * nu);
+    // SAFETY: `d` holds n, `e` n−1, `u` and `vt` are n×n at `ldu` and
+    // `ldvt`, `work` 3n² + 4n and `iwork` 8n (checked).
+    unsafe {
+        T::bdsdc(
+            l,
+            n,
+            d.as_mut_ptr(),
+            e.as_mut_ptr(),
+            u.as_mut_ptr(),
+            ldu,
+            vt.as_mut_ptr(),
+            ldvt,
+            work.as_mut_ptr(),
+            iwork.as_mut_ptr(),
+        )
+    }
+}
+
+/// The rows and columns of `?gebrd`'s reflectors that `?ormbr` reads for
+/// `vect` ('Q' or 'P'), Q or P being of order `nq`, from k columns or rows.
+fn ormbr_reflectors(vect: u8, nq: lapack_int, k: lapack_int) -> (lapack_int, lapack_int) {
+    if vect == b'Q' {
+        (nq, nq.min(k))
+    } else {
+        (nq.min(k), nq)
+    }
+}
+
+/// The optimal LWORK of [`ormbr`] for these dims.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn ormbr_lwork<T: RealLapack>(
+    l: &LapackSymbols,
+    vect: u8,
+    side: u8,
+    trans: u8,
+    m: lapack_int,
+    n: lapack_int,
+    k: lapack_int,
+    lda: lapack_int,
+    ldc: lapack_int,
+) -> usize {
+    let mut q = QueryArrays::<T>::new();
+    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
+    // the first element of WORK; the stand-ins are valid arrays.
+    workspace(|w: &mut T| unsafe {
+        T::ormbr(
+            l,
+            vect,
+            side,
+            trans,
+            m,
+            n,
+            k,
+            q.t(0),
+            lda,
+            q.t(1),
+            q.t(2),
+            ldc,
+            w,
+            -1,
+        )
+    })
+}
+
+/// `?ormbr`: applies `?gebrd`'s Q (`vect` 'Q') or P ('P'), from the
+/// reflectors in `a` (`lda`) and `tau` (min(nq,k)), to the m×n `c` (`ldc`)
+/// from `side`, transposed with `trans` 'T'; LWORK is `work.len()`.
+/// Returns INFO.
+#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+pub(crate) fn ormbr<T: RealLapack>(
+    l: &LapackSymbols,
+    vect: u8,
+    side: u8,
+    trans: u8,
+    m: lapack_int,
+    n: lapack_int,
+    k: lapack_int,
+    a: &[T],
+    lda: lapack_int,
+    tau: &[T],
+    c: &mut [T],
+    ldc: lapack_int,
+    work: &mut [T],
+) -> lapack_int {
+    let nq = if side == b'L' { m } else { n };
+    let (rows, cols) = ormbr_reflectors(vect, nq, k);
+    need_matrix("ormbr", "a", a.len(), rows, cols, lda);
+    need("ormbr", "tau", tau.len(), len("ormbr", "k", nq.min(k)));
+    need_matrix("ormbr", "c", c.len(), m, n, ldc);
+    let lwork = lwork_of("ormbr", work);
+    // SAFETY: `a` holds the reflectors `vect` names at `lda`, `tau`
+    // min(nq,k) scalars, `c` is m×n at `ldc` and `work` LWORK (checked).
+    unsafe {
+        T::ormbr(
+            l,
+            vect,
+            side,
+            trans,
+            m,
+            n,
+            k,
+            a.as_ptr(),
+            lda,
+            tau.as_ptr(),
+            c.as_mut_ptr(),
+            ldc,
+            work.as_mut_ptr(),
+            lwork,
+        )
+    }
+}
