@@ -352,7 +352,7 @@ pub(crate) struct Ctx<'a> {
     pub lib: &'a LapackLibrary,
     pub target: &'a str,
     /// What one flop of the target's element type costs relative to an f64
-    /// flop (`Scalar::FLOP_COST`); [`Ctx::for_each`] scales estimates by it.
+    /// flop (`LapackScalar::FLOP_COST`); [`Ctx::for_each`] scales estimates by it.
     pub flop_cost: f64,
 }
 
@@ -515,7 +515,9 @@ pub(crate) fn piece<T>(s: &[T], stride: usize, b: usize) -> &[T] {
 
 /// Runs a LAPACK workspace query (`query` passes its argument as WORK with
 /// LWORK = −1) and returns the optimal size, at least 1.
-pub(crate) fn workspace<T: crate::scalar::Scalar>(query: impl FnOnce(&mut T) -> i32) -> usize {
+pub(crate) fn workspace<T: crate::scalar::LapackScalar>(
+    query: impl FnOnce(&mut T) -> i32,
+) -> usize {
     let mut w = T::default();
     let _info = query(&mut w);
     w.work_size().max(1)
@@ -525,13 +527,13 @@ pub(crate) fn workspace<T: crate::scalar::Scalar>(query: impl FnOnce(&mut T) -> 
 /// first element of WORK, RWORK and IWORK during a query (`cgeev` passes its
 /// RWORK down to `ctrevc3`, which does write `RWORK(1)`), so each pointer
 /// gets a separate small array rather than NULL.
-pub(crate) struct QueryArrays<T: crate::scalar::Scalar> {
+pub(crate) struct QueryArrays<T: crate::scalar::LapackScalar> {
     t: [[T; 2]; 6],
     r: [[T::Real; 2]; 3],
     i: [[i32; 2]; 3],
 }
 
-impl<T: crate::scalar::Scalar> QueryArrays<T> {
+impl<T: crate::scalar::LapackScalar> QueryArrays<T> {
     /// Zeroed arrays.
     pub fn new() -> Self {
         QueryArrays {

@@ -2,7 +2,7 @@
 //! types instead of one LAPACK call, behind one trait the families
 //! dispatch through.
 //!
-//! [`FastPath`] sits above [`Scalar`] and below the families: its real
+//! [`FastPath`] sits above [`LapackScalar`] and below the families: its real
 //! implementations call down into [`small`], [`small_eigh`] and the
 //! `split` drivers of `?syevd` and `?gesdd`; the complex types take its
 //! defaults (nothing done: call LAPACK).
@@ -10,7 +10,7 @@
 use num_complex::Complex;
 
 use crate::call::Ctx;
-use crate::scalar::Scalar;
+use crate::scalar::LapackScalar;
 use crate::small_eigh::Work;
 use crate::{small, small_eigh, split};
 use plugin_glue::handler::HandlerError;
@@ -18,7 +18,7 @@ use plugin_glue::handler::HandlerError;
 /// An element type the families can dispatch to a faster path than one
 /// LAPACK call: the Rust kernels for small matrices and the split drivers
 /// for a single large one serve the real types.
-pub(crate) trait FastPath: Scalar {
+pub(crate) trait FastPath: LapackScalar {
     /// Whether the Rust kernels for small matrices (`small`, `small_eigh`)
     /// serve this type (the real types).
     const RUST_KERNELS: bool = false;

@@ -25,7 +25,7 @@
 //!
 //! Each routine's parameters are written once, in the table of
 //! [`lapack_routines!`], from which the function-pointer types here
-//! ([`RealRoutines`], [`ComplexRoutines`]) and the `Scalar` methods that
+//! ([`RealRoutines`], [`ComplexRoutines`]) and the `LapackScalar` methods that
 //! call them are generated.
 #![expect(
     non_camel_case_types,
@@ -76,7 +76,7 @@ pub type openblas_get_corename_t = unsafe extern "C" fn() -> *const c_char;
 /// * `struct real`, `struct complex`: [`RealRoutines`] and
 ///   [`ComplexRoutines`], the function-pointer types and their loader;
 /// * `decl common`, `decl only real`, `decl only complex`: the methods of
-///   `Scalar`, `RealLapack` and `ComplexLapack` (docs from the table);
+///   `LapackScalar`, `RealLapack` and `ComplexLapack` (docs from the table);
 /// * `impl common real s`, `impl only complex z`, …: their implementations
 ///   for one symbol set of [`LapackSymbols`].
 ///

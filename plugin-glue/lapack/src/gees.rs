@@ -2,7 +2,7 @@
 
 use crate::call::{Batched, Call, Ctx, Operand};
 use crate::checked;
-use crate::scalar::{ComplexLapack, RealLapack, RealScalar, Scalar};
+use crate::scalar::{ComplexLapack, LapackScalar, RealLapack, RealScalar};
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::{ErrorCode, HandlerError};
 
@@ -25,7 +25,7 @@ pub(crate) struct GeesOut<'a, T> {
 }
 
 /// What distinguishes the real and complex `?gees`.
-pub(crate) trait Gees: Scalar {
+pub(crate) trait Gees: LapackScalar {
     /// Length of the real workspace (`n` for complex types, 0 for real).
     fn rwork_len(n: usize) -> usize;
     /// The optimal LWORK of [`Gees::call`] for these dims.
@@ -169,7 +169,7 @@ pub(crate) fn gees<T: Gees>(
     Ok(())
 }
 
-fn common<'a, T: Scalar>(
+fn common<'a, T: LapackScalar>(
     call: &Call<'a>,
     a: &Operand<'a>,
 ) -> Result<(&'a [i64], usize, u8), HandlerError> {

@@ -5,7 +5,7 @@ use num_complex::Complex;
 
 use crate::call::{Batched, Call, Ctx, Operand, piece};
 use crate::checked;
-use crate::scalar::{ComplexLapack, Elem, RealLapack, RealScalar, Scalar};
+use crate::scalar::{ComplexLapack, Elem, LapackScalar, RealLapack, RealScalar};
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
 
@@ -202,7 +202,7 @@ pub(crate) fn geev_complex<T: ComplexLapack>(
 }
 
 /// Checks operand `a` (square) and the jobs; returns `(batch, n, jobvl, jobvr)`.
-fn common<'a, T: Scalar>(
+fn common<'a, T: LapackScalar>(
     call: &Call<'a>,
     a: &Operand<'a>,
 ) -> Result<(&'a [i64], usize, u8, u8), HandlerError> {

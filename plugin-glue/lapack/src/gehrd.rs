@@ -2,7 +2,7 @@
 
 use crate::call::{Batched, Call, Ctx};
 use crate::checked;
-use crate::scalar::Scalar;
+use crate::scalar::LapackScalar;
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
 
@@ -23,7 +23,7 @@ fn check_range(n: usize, ilo: i64, ihi: i64) -> Option<i32> {
 /// Reduces each `n×n` block of `a` to upper Hessenberg form in place; writes
 /// `tau` (n−1 per element) and `info`. `ilo`/`ihi` are LAPACK's 1-based
 /// ILO/IHI.
-pub(crate) fn gehrd<T: Scalar>(
+pub(crate) fn gehrd<T: LapackScalar>(
     ctx: &Ctx<'_>,
     n: usize,
     ilo: i64,
@@ -71,7 +71,7 @@ pub(crate) fn gehrd<T: Scalar>(
 
 /// The handler: operand `a`; results `a_out` (alias ← a), `tau`, `info`;
 /// attributes `low`, `high` (1-based ILO/IHI).
-pub(crate) fn run<T: Scalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
     call.arity(1, 3)?;
     let (a, a_out, tau, info) = (
         call.arg(0, "a")?,

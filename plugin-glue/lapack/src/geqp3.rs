@@ -2,14 +2,14 @@
 
 use crate::call::{Batched, Call, Ctx};
 use crate::checked;
-use crate::scalar::{RealScalar, Scalar};
+use crate::scalar::{LapackScalar, RealScalar};
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
 
 /// Factors each `m×n` block of `a` in place with column pivoting. `jpvt`
 /// holds LAPACK's input (0 = free column) and receives the 1-based
 /// permutation; `tau` receives `min(m,n)` scalars per element.
-pub(crate) fn geqp3<T: Scalar>(
+pub(crate) fn geqp3<T: LapackScalar>(
     ctx: &Ctx<'_>,
     m: usize,
     n: usize,
@@ -75,7 +75,7 @@ fn order_fixed_columns(jpvt: &mut [i32]) {
 
 /// The handler: operands `a`, `jpvt`; results `a_out` (alias ← a),
 /// `jpvt_out` (alias ← jpvt), `tau`.
-pub(crate) fn run<T: Scalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
     call.arity(2, 3)?;
     let (a, jpvt) = (call.arg(0, "a")?, call.arg(1, "jpvt")?);
     let (a_out, jpvt_out, tau) = (

@@ -2,12 +2,12 @@
 
 use crate::call::{Batched, Call, Ctx};
 use crate::checked;
-use crate::scalar::Scalar;
+use crate::scalar::LapackScalar;
 use plugin_glue::handler::HandlerError;
 
 /// Factors each `m×n` block of `a` in place and writes `tau` (`min(m,n)` per
 /// element). There is no `info` output; LAPACK's is discarded as in jaxlib.
-pub(crate) fn geqrf<T: Scalar>(
+pub(crate) fn geqrf<T: LapackScalar>(
     ctx: &Ctx<'_>,
     m: usize,
     n: usize,
@@ -39,7 +39,7 @@ pub(crate) fn geqrf<T: Scalar>(
 }
 
 /// The handler: operand `a`; results `a_out` (alias ← a), `tau`.
-pub(crate) fn run<T: Scalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
     call.arity(1, 2)?;
     let (a, a_out, tau) = (
         call.arg(0, "a")?,

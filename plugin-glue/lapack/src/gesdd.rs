@@ -4,13 +4,13 @@
 use crate::call::{Batched, Call, Ctx, Operand};
 use crate::checked;
 use crate::fast_path::FastPath;
-use crate::scalar::{Elem, RealScalar, Scalar};
+use crate::scalar::{Elem, LapackScalar, RealScalar};
 use crate::split;
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::{ErrorCode, HandlerError};
 
 /// Outputs of one SVD call (gesdd or gesvd), all batch-major.
-pub(crate) struct SvdOut<'a, T: Scalar> {
+pub(crate) struct SvdOut<'a, T: LapackScalar> {
     /// Destroyed input (`m×n` per element).
     pub a: &'a mut [T],
     /// Singular values, descending (`k` per element).
@@ -38,7 +38,7 @@ pub(crate) struct SvdDims {
 
 /// Fills the outputs when the matrices are empty (JAX never emits that
 /// call): no singular values, u and vt are identities (zeros in mode 'N').
-fn empty_svd<T: Scalar>(mode: u8, d: SvdDims, out: SvdOut<'_, T>) {
+fn empty_svd<T: LapackScalar>(mode: u8, d: SvdDims, out: SvdOut<'_, T>) {
     out.info.fill(0);
     for (buf, rows, cols) in [(out.u, d.m, d.uc), (out.vt, d.vr, d.n)] {
         buf.fill(T::default());
@@ -117,7 +117,7 @@ pub(crate) fn gesdd<T: FastPath>(
 
 /// Validates an SVD call (gesdd and gesvd share it) and returns its mode,
 /// dims and output slices.
-pub(crate) fn svd_call<'a, T: Scalar>(
+pub(crate) fn svd_call<'a, T: LapackScalar>(
     call: &Call<'a>,
 ) -> Result<(u8, SvdDims, SvdOut<'a, T>), HandlerError> {
     call.arity(1, 5)?;

@@ -2,7 +2,7 @@
 
 use crate::call::{Batched, Call, Ctx};
 use crate::checked;
-use crate::scalar::Scalar;
+use crate::scalar::LapackScalar;
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
 
@@ -21,7 +21,7 @@ pub(crate) struct GtsvOut<'a, T> {
 }
 
 /// `?gtsv` on every element, in place.
-pub(crate) fn gtsv<T: Scalar>(
+pub(crate) fn gtsv<T: LapackScalar>(
     ctx: &Ctx<'_>,
     n: usize,
     nrhs: usize,
@@ -60,7 +60,7 @@ pub(crate) fn gtsv<T: Scalar>(
 
 /// The handler: operands `dl`, `d`, `du`, `b`; results `dl_out`, `d_out`,
 /// `du_out`, `b_out` (aliases ← operands 0–3), `info`.
-pub(crate) fn run<T: Scalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
     call.arity(4, 5)?;
     let (dl, d, du, b) = (
         call.arg(0, "dl")?,

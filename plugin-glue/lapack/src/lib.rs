@@ -12,7 +12,7 @@
 //!                   │            family::run: checks shapes, aliases
 //!                   │                         │
 //!                   └── library() ─── family kernel on slices, batch over rayon
-//!                        (OpenBLAS, loaded on first call)   └── Scalar::getrf … (ffi::lapack)
+//!                        (OpenBLAS, loaded on first call)   └── LapackScalar::getrf … (ffi::lapack)
 //! ```
 //!
 //! Small real matrices skip the library: an OpenBLAS call on an 8×8 matrix
@@ -100,7 +100,7 @@ pub use library::{
 
 use call::{Call, Ctx};
 use num_complex::Complex;
-use scalar::Scalar;
+use scalar::LapackScalar;
 
 /// `c` routines and XLA's `C64` (two `f32`s).
 type C64 = Complex<f32>;
@@ -115,7 +115,7 @@ type PlainRun = fn(&Call<'_>) -> Result<(), HandlerError>;
 #[derive(Clone, Copy)]
 enum Run {
     /// A LAPACK handler and what one flop of its element type costs
-    /// relative to an f64 flop (`Scalar::FLOP_COST`).
+    /// relative to an f64 flop (`LapackScalar::FLOP_COST`).
     Lapack(LapackRun, f64),
     Plain(PlainRun),
 }
@@ -181,19 +181,19 @@ macro_rules! four {
         [
             (
                 $s,
-                Run::Lapack($family::$real::<f32>, <f32 as Scalar>::FLOP_COST),
+                Run::Lapack($family::$real::<f32>, <f32 as LapackScalar>::FLOP_COST),
             ),
             (
                 $d,
-                Run::Lapack($family::$real::<f64>, <f64 as Scalar>::FLOP_COST),
+                Run::Lapack($family::$real::<f64>, <f64 as LapackScalar>::FLOP_COST),
             ),
             (
                 $c,
-                Run::Lapack($family::$complex::<C64>, <C64 as Scalar>::FLOP_COST),
+                Run::Lapack($family::$complex::<C64>, <C64 as LapackScalar>::FLOP_COST),
             ),
             (
                 $z,
-                Run::Lapack($family::$complex::<C128>, <C128 as Scalar>::FLOP_COST),
+                Run::Lapack($family::$complex::<C128>, <C128 as LapackScalar>::FLOP_COST),
             ),
         ]
     };

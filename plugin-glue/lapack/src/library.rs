@@ -41,7 +41,7 @@
 //!
 //! * a *single* matrix (batch of one) estimated at [`BIG_CALL_FLOPS`] or
 //!   more, counted in f64 flops (an f32 flop counts half, a complex one two
-//!   or four real ones: `Scalar::FLOP_COST`) — f64 `dsyevd` from n ≈ 480,
+//!   or four real ones: `LapackScalar::FLOP_COST`) — f64 `dsyevd` from n ≈ 480,
 //!   `dgesdd` from n ≈ 415, `dgetrf` from n ≈ 1150, their f32 versions at a
 //!   1.26× larger n (f32 `sgesdd` at n=512 lost with 2 threads: 32.2 →
 //!   35.7 ms) — runs on OpenBLAS threads, as many as the machine has cores,

@@ -3,12 +3,12 @@
 
 use crate::call::{Batched, Call, Ctx, piece};
 use crate::checked;
-use crate::scalar::Scalar;
+use crate::scalar::LapackScalar;
 use plugin_glue::handler::HandlerError;
 
 /// Overwrites each `m×n` block of `a` (reflectors, `m >= n`) with the first
 /// n columns of Q = H(1)…H(t), where `t` = `tau.len() / batch`.
-pub(crate) fn orgqr<T: Scalar>(
+pub(crate) fn orgqr<T: LapackScalar>(
     ctx: &Ctx<'_>,
     m: usize,
     n: usize,
@@ -41,7 +41,7 @@ pub(crate) fn orgqr<T: Scalar>(
 }
 
 /// The handler: operands `a`, `tau`; result `q` (alias ← a).
-pub(crate) fn run<T: Scalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
     call.arity(2, 1)?;
     let (a, tau, q) = (call.arg(0, "a")?, call.arg(1, "tau")?, call.ret(0, "q")?);
     a.dtype(T::DTYPE)?;

@@ -3,7 +3,7 @@
 
 use crate::call::{Batched, Call, Ctx, piece};
 use crate::checked;
-use crate::scalar::Scalar;
+use crate::scalar::LapackScalar;
 use plugin_glue::handler::HandlerError;
 
 /// Shapes of one ormqr call.
@@ -24,7 +24,7 @@ pub(crate) struct OrmqrDims {
 /// Overwrites each `p×q` block of `c` with `Q·C`, `Qᴴ·C` (`left`) or `C·Q`,
 /// `C·Qᴴ`, Q given by the reflectors in `a` (`m×r`, read-only: LAPACK's
 /// temporary writes go to a private copy) and `tau`.
-pub(crate) fn ormqr<T: Scalar>(
+pub(crate) fn ormqr<T: LapackScalar>(
     ctx: &Ctx<'_>,
     left: bool,
     transpose: bool,
@@ -70,7 +70,7 @@ pub(crate) fn ormqr<T: Scalar>(
 
 /// The handler: operands `a`, `tau`, `c`; result `c_out` (alias ← c);
 /// attributes `left`, `transpose` (booleans).
-pub(crate) fn run<T: Scalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
     call.arity(3, 1)?;
     let (a, tau, c, c_out) = (
         call.arg(0, "a")?,

@@ -2,13 +2,13 @@
 
 use crate::call::{Batched, Call, Ctx};
 use crate::checked;
-use crate::scalar::Scalar;
+use crate::scalar::LapackScalar;
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
 
 /// Factors each `n×n` block of `a` in place (only the `uplo` triangle is
 /// read and written); writes `info` per element.
-pub(crate) fn potrf<T: Scalar>(
+pub(crate) fn potrf<T: LapackScalar>(
     ctx: &Ctx<'_>,
     uplo: u8,
     n: usize,
@@ -37,7 +37,7 @@ pub(crate) fn potrf<T: Scalar>(
 }
 
 /// The handler: operand `a`; results `l` (alias ← a), `info`; attribute `uplo`.
-pub(crate) fn run<T: Scalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
     call.arity(1, 2)?;
     let (a, l, info) = (call.arg(0, "a")?, call.ret(0, "l")?, call.ret(1, "info")?);
     a.dtype(T::DTYPE)?;

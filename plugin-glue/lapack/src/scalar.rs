@@ -1,6 +1,6 @@
 //! The four LAPACK element types (`s`, `d`, `c`, `z`) behind one trait.
 //!
-//! [`Scalar`] gives the kernels a dtype-independent view of the routines in
+//! [`LapackScalar`] gives the kernels a dtype-independent view of the routines in
 //! [`LapackSymbols`](crate::ffi::LapackSymbols), generated from the table of
 //! [`lapack_routines!`](crate::ffi::lapack_routines): one method per routine, taking raw pointers exactly as
 //! LAPACK does and returning `INFO`. Real and complex routines differ only
@@ -32,7 +32,7 @@ elem!(i32 => S32, i64 => S64, f32 => F32, f64 => F64, Complex<f32> => C64, Compl
     clippy::too_many_arguments,
     reason = "each method mirrors its LAPACK routine"
 )]
-pub(crate) trait Scalar:
+pub(crate) trait LapackScalar:
     Elem
     + Default
     + Debug
@@ -74,7 +74,7 @@ pub(crate) trait Scalar:
 }
 
 /// `f32` or `f64`.
-pub(crate) trait RealScalar: Scalar<Real = Self> + PartialOrd {
+pub(crate) trait RealScalar: LapackScalar<Real = Self> + PartialOrd {
     /// Machine epsilon.
     const EPSILON: Self;
     /// The smallest positive normal number.
@@ -183,7 +183,7 @@ pub(crate) trait RealLapack: RealScalar {
     clippy::too_many_arguments,
     reason = "each method mirrors its LAPACK routine"
 )]
-pub(crate) trait ComplexLapack: Scalar {
+pub(crate) trait ComplexLapack: LapackScalar {
     crate::ffi::lapack_routines!(decl only complex);
 }
 

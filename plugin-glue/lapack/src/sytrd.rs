@@ -3,12 +3,12 @@
 
 use crate::call::{Batched, Call, Ctx};
 use crate::checked;
-use crate::scalar::{Elem, Scalar};
+use crate::scalar::{Elem, LapackScalar};
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
 
 /// Outputs of a sytrd call, batch-major.
-pub(crate) struct SytrdOut<'a, T: Scalar> {
+pub(crate) struct SytrdOut<'a, T: LapackScalar> {
     /// Reflectors and the tridiagonal, over the input (n×n per element).
     pub a: &'a mut [T],
     /// Diagonal (n per element).
@@ -22,7 +22,7 @@ pub(crate) struct SytrdOut<'a, T: Scalar> {
 }
 
 /// `?sytrd`/`?hetrd` on every `n×n` element (n ≥ 1), in place.
-pub(crate) fn sytrd<T: Scalar>(
+pub(crate) fn sytrd<T: LapackScalar>(
     ctx: &Ctx<'_>,
     uplo: u8,
     n: usize,
@@ -60,7 +60,7 @@ pub(crate) fn sytrd<T: Scalar>(
 
 /// The handler: operand `a`; results `a_out` (alias ← a), `d`, `e`, `tau`,
 /// `info`; attribute `uplo`.
-pub(crate) fn run<T: Scalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
     call.arity(1, 5)?;
     let a = call.arg(0, "a")?;
     let (a_out, d, e, tau, info) = (

@@ -6,7 +6,7 @@
 use num_complex::Complex;
 
 use crate::call::{Batched, Call, for_each_batch, piece};
-use crate::scalar::{RealScalar, Scalar};
+use crate::scalar::{LapackScalar, RealScalar};
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
 
@@ -27,7 +27,7 @@ fn safe_min<R: RealScalar>() -> R {
 /// that |c|² + |d|² cannot overflow or underflow, divide, scale back. The
 /// textbook formula would turn the tiny pivots this solver perturbs into
 /// NaN.
-pub(crate) trait Quotient: Scalar {
+pub(crate) trait Quotient: LapackScalar {
     /// `self / d`.
     fn quotient(self, d: Self) -> Self;
 }
@@ -133,7 +133,7 @@ fn complex_div(a: f64, b: f64, mut c: f64, mut d: f64) -> Complex<f64> {
 }
 
 /// `|r_j|` maximum over the row.
-fn max_abs<T: Scalar>(row: impl Iterator<Item = T>) -> T::Real {
+fn max_abs<T: LapackScalar>(row: impl Iterator<Item = T>) -> T::Real {
     row.map(T::abs).fold(
         <T::Real as RealScalar>::ZERO,
         |m, v| if v > m { v } else { m },
@@ -143,7 +143,7 @@ fn max_abs<T: Scalar>(row: impl Iterator<Item = T>) -> T::Real {
 /// Moves a pivot `p` with |p| < 1 away from zero so that `row / p` cannot
 /// overflow: adds a growing real perturbation (signed like Re(p)) while p is
 /// too small for the row, or rescales p and the row when p is subnormal.
-fn adjust_pivot<T: Scalar>(p: &mut T, row: &mut [T], perturb: T::Real) {
+fn adjust_pivot<T: LapackScalar>(p: &mut T, row: &mut [T], perturb: T::Real) {
     let one = <T::Real as RealScalar>::ONE;
     if p.abs() >= one {
         return;

@@ -5,10 +5,10 @@
 use super::{len, lwork_of, need, need_matrix, or_dummy};
 use crate::call::{QueryArrays, workspace};
 use crate::ffi::{LapackSymbols, lapack_int};
-use crate::scalar::{ComplexLapack, RealLapack, RealScalar, Scalar};
+use crate::scalar::{ComplexLapack, LapackScalar, RealLapack, RealScalar};
 
 /// The optimal LWORK of [`gehrd`] for these dims.
-pub(crate) fn gehrd_lwork<T: Scalar>(
+pub(crate) fn gehrd_lwork<T: LapackScalar>(
     l: &LapackSymbols,
     n: lapack_int,
     ilo: lapack_int,
@@ -24,7 +24,7 @@ pub(crate) fn gehrd_lwork<T: Scalar>(
 /// `?gehrd` on the n×n `a` (`lda`), n−1 scalars into `tau` (none for
 /// n = 1), LWORK = `work.len()`; returns INFO.
 #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-pub(crate) fn gehrd<T: Scalar>(
+pub(crate) fn gehrd<T: LapackScalar>(
     l: &LapackSymbols,
     n: lapack_int,
     ilo: lapack_int,
@@ -62,7 +62,7 @@ pub(crate) fn gehrd<T: Scalar>(
 }
 
 /// The optimal LWORK of [`sytrd`] for these dims.
-pub(crate) fn sytrd_lwork<T: Scalar>(
+pub(crate) fn sytrd_lwork<T: LapackScalar>(
     l: &LapackSymbols,
     uplo: u8,
     n: lapack_int,
@@ -80,7 +80,7 @@ pub(crate) fn sytrd_lwork<T: Scalar>(
 /// diagonal into `d` (n), the off-diagonal into `e` and the scalars into
 /// `tau` (n−1 each, none for n = 1), LWORK = `work.len()`; returns INFO.
 #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-pub(crate) fn sytrd<T: Scalar>(
+pub(crate) fn sytrd<T: LapackScalar>(
     l: &LapackSymbols,
     uplo: u8,
     n: lapack_int,
@@ -120,7 +120,7 @@ pub(crate) fn sytrd<T: Scalar>(
 
 /// The optimal (LWORK, LRWORK, LIWORK) of [`syevd`] for these dims, each at
 /// least 1 (LRWORK is the complex types' RWORK).
-pub(crate) fn syevd_lwork<T: Scalar>(
+pub(crate) fn syevd_lwork<T: LapackScalar>(
     l: &LapackSymbols,
     jobz: u8,
     uplo: u8,
@@ -161,7 +161,7 @@ pub(crate) fn syevd_lwork<T: Scalar>(
 /// `a`; LWORK, LRWORK (complex types; 1 for the real ones) and LIWORK are
 /// the lengths of `work`, `rwork` and `iwork`. Returns INFO.
 #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-pub(crate) fn syevd<T: Scalar>(
+pub(crate) fn syevd<T: LapackScalar>(
     l: &LapackSymbols,
     jobz: u8,
     uplo: u8,

@@ -4,13 +4,13 @@
 use super::{len, lwork_of, need, need_matrix, or_dummy};
 use crate::call::{QueryArrays, workspace};
 use crate::ffi::{LapackSymbols, lapack_int};
-use crate::scalar::Scalar;
+use crate::scalar::LapackScalar;
 
 /// `?trsm` with `alpha = 1`: solves op(A)·X = B (`side` 'L') or
 /// X·op(A) = B ('R') for the m×n `b` (`ldb`), A the k×k triangle of `a`
 /// (`lda`, k = m or n).
 #[expect(clippy::too_many_arguments, reason = "mirrors the BLAS routine")]
-pub(crate) fn trsm<T: Scalar>(
+pub(crate) fn trsm<T: LapackScalar>(
     l: &LapackSymbols,
     side: u8,
     uplo: u8,
@@ -47,7 +47,7 @@ pub(crate) fn trsm<T: Scalar>(
 
 /// `?getrf` on the m×n `a` (`lda`), pivots into `ipiv` (min(m,n)); returns
 /// INFO.
-pub(crate) fn getrf<T: Scalar>(
+pub(crate) fn getrf<T: LapackScalar>(
     l: &LapackSymbols,
     m: lapack_int,
     n: lapack_int,
@@ -62,7 +62,7 @@ pub(crate) fn getrf<T: Scalar>(
 }
 
 /// `?potrf` on the n×n `a` (`lda`, the `uplo` triangle); returns INFO.
-pub(crate) fn potrf<T: Scalar>(
+pub(crate) fn potrf<T: LapackScalar>(
     l: &LapackSymbols,
     uplo: u8,
     n: lapack_int,
@@ -75,7 +75,7 @@ pub(crate) fn potrf<T: Scalar>(
 }
 
 /// The optimal LWORK of [`geqrf`] for these dims.
-pub(crate) fn geqrf_lwork<T: Scalar>(
+pub(crate) fn geqrf_lwork<T: LapackScalar>(
     l: &LapackSymbols,
     m: lapack_int,
     n: lapack_int,
@@ -89,7 +89,7 @@ pub(crate) fn geqrf_lwork<T: Scalar>(
 
 /// `?geqrf` on the m×n `a` (`lda`), min(m,n) scalars into `tau`, LWORK =
 /// `work.len()`; returns INFO.
-pub(crate) fn geqrf<T: Scalar>(
+pub(crate) fn geqrf<T: LapackScalar>(
     l: &LapackSymbols,
     m: lapack_int,
     n: lapack_int,
@@ -118,7 +118,7 @@ pub(crate) fn geqrf<T: Scalar>(
 }
 
 /// The optimal LWORK of [`orgqr`] for these dims.
-pub(crate) fn orgqr_lwork<T: Scalar>(
+pub(crate) fn orgqr_lwork<T: LapackScalar>(
     l: &LapackSymbols,
     m: lapack_int,
     n: lapack_int,
@@ -135,7 +135,7 @@ pub(crate) fn orgqr_lwork<T: Scalar>(
 /// `a` (`lda`), from k reflectors and `tau` (k), LWORK = `work.len()`;
 /// returns INFO.
 #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-pub(crate) fn orgqr<T: Scalar>(
+pub(crate) fn orgqr<T: LapackScalar>(
     l: &LapackSymbols,
     m: lapack_int,
     n: lapack_int,
@@ -168,7 +168,7 @@ pub(crate) fn orgqr<T: Scalar>(
 /// diagonal `d` and super-diagonal `du` (n−1, n, n−1) for the n×nrhs `b`
 /// (`ldb`), in place; returns INFO.
 #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-pub(crate) fn gtsv<T: Scalar>(
+pub(crate) fn gtsv<T: LapackScalar>(
     l: &LapackSymbols,
     n: lapack_int,
     nrhs: lapack_int,
@@ -204,7 +204,7 @@ pub(crate) fn gtsv<T: Scalar>(
 
 /// The optimal LWORK of [`ormqr`] for these dims.
 #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-pub(crate) fn ormqr_lwork<T: Scalar>(
+pub(crate) fn ormqr_lwork<T: LapackScalar>(
     l: &LapackSymbols,
     side: u8,
     trans: u8,
@@ -241,7 +241,7 @@ pub(crate) fn ormqr_lwork<T: Scalar>(
 /// `a` (`lda`; written to and restored by LAPACK) and `tau` (k), LWORK =
 /// `work.len()`; returns INFO.
 #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-pub(crate) fn ormqr<T: Scalar>(
+pub(crate) fn ormqr<T: LapackScalar>(
     l: &LapackSymbols,
     side: u8,
     trans: u8,
@@ -282,7 +282,7 @@ pub(crate) fn ormqr<T: Scalar>(
 }
 
 /// The optimal LWORK of [`geqp3`] for these dims.
-pub(crate) fn geqp3_lwork<T: Scalar>(
+pub(crate) fn geqp3_lwork<T: LapackScalar>(
     l: &LapackSymbols,
     m: lapack_int,
     n: lapack_int,
@@ -299,7 +299,7 @@ pub(crate) fn geqp3_lwork<T: Scalar>(
 /// the complex types, `rwork` (2n reals; ignored for the real ones);
 /// returns INFO.
 #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-pub(crate) fn geqp3<T: Scalar>(
+pub(crate) fn geqp3<T: LapackScalar>(
     l: &LapackSymbols,
     m: lapack_int,
     n: lapack_int,

@@ -4,10 +4,10 @@
 use super::{len, lwork_of, need, need_matrix, or_dummy};
 use crate::call::{QueryArrays, workspace};
 use crate::ffi::{LapackSymbols, lapack_int};
-use crate::scalar::{RealLapack, Scalar};
+use crate::scalar::{LapackScalar, RealLapack};
 
 /// The optimal LWORK of [`gesdd`] for these dims.
-pub(crate) fn gesdd_lwork<T: Scalar>(
+pub(crate) fn gesdd_lwork<T: LapackScalar>(
     l: &LapackSymbols,
     jobz: u8,
     m: lapack_int,
@@ -44,7 +44,7 @@ pub(crate) fn gesdd_lwork<T: Scalar>(
 /// The RWORK `?gesdd` needs: none for the real types (1), else 7k for
 /// `jobz` 'N' and max(5k² + 5k, 2·max(m,n)·k + 2k² + k) otherwise
 /// (k = min(m,n)).
-pub(crate) fn gesdd_lrwork<T: Scalar>(jobz: u8, m: usize, n: usize) -> usize {
+pub(crate) fn gesdd_lrwork<T: LapackScalar>(jobz: u8, m: usize, n: usize) -> usize {
     let k = m.min(n);
     if !T::IS_COMPLEX {
         1
@@ -72,7 +72,7 @@ fn svd_vectors(job: u8, m: lapack_int, n: lapack_int) -> (lapack_int, lapack_int
 /// [`gesdd_lrwork`] reals (complex types) and `iwork` 8·min(m,n). Returns
 /// INFO.
 #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-pub(crate) fn gesdd<T: Scalar>(
+pub(crate) fn gesdd<T: LapackScalar>(
     l: &LapackSymbols,
     jobz: u8,
     m: lapack_int,
@@ -133,7 +133,7 @@ pub(crate) fn gesdd<T: Scalar>(
 }
 
 /// The optimal LWORK of [`gesvd`] for these dims.
-pub(crate) fn gesvd_lwork<T: Scalar>(
+pub(crate) fn gesvd_lwork<T: LapackScalar>(
     l: &LapackSymbols,
     job: u8,
     m: lapack_int,
@@ -171,7 +171,7 @@ pub(crate) fn gesvd_lwork<T: Scalar>(
 /// `work.len()` and `rwork` holds 5·min(m,n) reals (complex types).
 /// Returns INFO.
 #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-pub(crate) fn gesvd<T: Scalar>(
+pub(crate) fn gesvd<T: LapackScalar>(
     l: &LapackSymbols,
     job: u8,
     m: lapack_int,

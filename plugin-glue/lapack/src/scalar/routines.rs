@@ -1,4 +1,4 @@
-//! The implementations of [`Scalar`], [`RealLapack`] and [`ComplexLapack`]
+//! The implementations of [`LapackScalar`], [`RealLapack`] and [`ComplexLapack`]
 //! for `f32`, `f64`, `Complex<f32>` and `Complex<f64>`. The LAPACK methods
 //! come from the table of [`lapack_routines!`](crate::ffi::lapack_routines):
 //! each passes its arguments by reference to the matching routine of
@@ -7,11 +7,11 @@
 
 use num_complex::Complex;
 
-use super::{ComplexLapack, RealLapack, Scalar};
+use super::{ComplexLapack, LapackScalar, RealLapack};
 
 macro_rules! real_scalar {
     ($t:ty, $r:ident) => {
-        impl Scalar for $t {
+        impl LapackScalar for $t {
             type Real = $t;
             const IS_COMPLEX: bool = false;
             const ADJOINT: u8 = b'T';
@@ -41,7 +41,7 @@ macro_rules! real_scalar {
 
 macro_rules! complex_scalar {
     ($r:ty, $z:ident) => {
-        impl Scalar for Complex<$r> {
+        impl LapackScalar for Complex<$r> {
             type Real = $r;
             const IS_COMPLEX: bool = true;
             const ADJOINT: u8 = b'C';

@@ -209,7 +209,7 @@ fn trsm_matches_blas() {
                         let (mi, ni, pi) = (m as i32, n as i32, p as i32);
                         // SAFETY: `a` is p×p (lda = p), `theirs` m×n (ldb = m).
                         unsafe {
-                            <f64 as crate::scalar::Scalar>::trsm(
+                            <f64 as crate::scalar::LapackScalar>::trsm(
                                 lapack(),
                                 side,
                                 uplo,

@@ -1,5 +1,5 @@
 use super::*;
-use crate::scalar::Scalar;
+use crate::scalar::LapackScalar;
 
 fn lapack() -> &'static crate::ffi::LapackSymbols {
     crate::library().unwrap_or_else(|e| panic!("{e}")).symbols()
@@ -37,7 +37,7 @@ pub(crate) fn reference<T: RealScalar>(uplo: u8, n: usize, a: &[T]) -> (Vec<T>, 
     // SAFETY: a is n×n (lda = n), w holds n, the workspaces have
     // LAPACK's minimum sizes for JOBZ = 'V'.
     let info = unsafe {
-        <T as Scalar>::syevd(
+        <T as LapackScalar>::syevd(
             lapack(),
             b'V',
             uplo,
