@@ -24,7 +24,7 @@
 //! gfortran LP64 interface).
 //!
 //! Each routine's parameters are written once, in the table of
-//! [`lapack_routines!`], from which the function-pointer types here
+//! `lapack_routines!`, from which the function-pointer types here
 //! ([`RealRoutines`], [`ComplexRoutines`]) and the `LapackScalar` methods that
 //! call them are generated.
 #![expect(
