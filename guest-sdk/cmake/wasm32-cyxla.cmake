@@ -33,8 +33,8 @@ set(CMAKE_CXX_COMPILER_TARGET wasm32-wasi)
 # Compiler checks build static libraries (a guest module is a reactor).
 set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
 
-set(CMAKE_C_FLAGS_INIT "-std=c11 -O3 -msimd128 -ffp-contract=off")
-set(CMAKE_CXX_FLAGS_INIT "-std=c++17 -O3 -msimd128 -ffp-contract=off -fno-exceptions -fno-rtti")
+set(CMAKE_C_FLAGS_INIT "-std=c11 -O3 -msimd128 -mllvm -force-vector-interleave=4 -ffp-contract=off")
+set(CMAKE_CXX_FLAGS_INIT "-std=c++17 -O3 -msimd128 -mllvm -force-vector-interleave=4 -ffp-contract=off -fno-exceptions -fno-rtti")
 set(CMAKE_EXE_LINKER_FLAGS_INIT "-mexec-model=reactor -Wl,--strip-debug")
 set(CMAKE_EXECUTABLE_SUFFIX_C ".wasm")
 set(CMAKE_EXECUTABLE_SUFFIX_CXX ".wasm")

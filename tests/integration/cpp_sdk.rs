@@ -86,7 +86,8 @@ const KERNELS: &[(&str, &[(&str, &str)])] = &[
 /// The documented one-line build command (guest-sdk/README.md), run from
 /// the workspace root with `kernel.cc` and `kernel.wasm` replaced.
 const ONE_LINE_COMMAND: &str = "clang++-19 --target=wasm32-wasi -mexec-model=reactor -std=c++17 \
-     -O3 -msimd128 -ffp-contract=off -fno-exceptions -fno-rtti -Wl,--strip-debug \
+     -O3 -msimd128 -mllvm -force-vector-interleave=4 -ffp-contract=off -fno-exceptions -fno-rtti \
+     -Wl,--strip-debug \
      -Iguest-sdk/include kernel.cc guest-sdk/c/cyxla_runtime.cc -o kernel.wasm";
 
 const SETUP_HINT: &str = "install clang-19, lld-19, wasi-libc, libc++-19-dev-wasm32 and cmake \

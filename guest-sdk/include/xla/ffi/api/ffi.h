@@ -9,7 +9,8 @@
 // for XLA compiles unchanged for a wasm32 guest with
 //
 //   clang++-19 --target=wasm32-wasi -mexec-model=reactor -std=c++17 -O3 \
-//     -msimd128 -ffp-contract=off -fno-exceptions -fno-rtti -Wl,--strip-debug \
+//     -msimd128 -mllvm -force-vector-interleave=4 -ffp-contract=off \
+//     -fno-exceptions -fno-rtti -Wl,--strip-debug \
 //     -Iguest-sdk/include kernel.cc guest-sdk/c/cyxla_runtime.cc -o kernel.wasm
 //
 // after adding one line per target next to its handler:
