@@ -23,6 +23,8 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
+use cyxla_benches::mode;
+use cyxla_benches::report::{self, Met};
 use cyxla_host::limits::Interrupt;
 use cyxla_host::{AllowList, GuestHandler, HostAttr, HostBuffer, HostCall, Limits, Sandbox};
 use plugin_glue::DType;
@@ -191,20 +193,23 @@ fn bench(c: &mut Criterion) {
     ];
     let kernels = kernels();
     check(&variants, &kernels);
-    let mut group = c.benchmark_group("deadline");
-    group
-        .sample_size(10)
-        .measurement_time(Duration::from_secs(2))
-        .warm_up_time(Duration::from_millis(500));
-    for k in &kernels {
-        for v in &variants {
-            group.bench_function(format!("{}/{}", k.name, v.name), |b| {
-                b.iter(|| (k.run)(v, black_box(&k.call)))
-            });
+    if mode::sampling() {
+        let mut group = c.benchmark_group("deadline");
+        group
+            .sample_size(10)
+            .measurement_time(Duration::from_secs(2))
+            .warm_up_time(Duration::from_millis(500));
+        for k in &kernels {
+            for v in &variants {
+                group.bench_function(format!("{}/{}", k.name, v.name), |b| {
+                    b.iter(|| (k.run)(v, black_box(&k.call)))
+                });
+            }
         }
+        group.finish();
     }
-    group.finish();
-    summary(&variants, &kernels);
+    let ratios = summary(&variants, &kernels);
+    report_p4(&variants, &ratios);
     stop_latency(&variants[1..]);
     isolation_cost();
 }
@@ -213,7 +218,7 @@ fn bench(c: &mut Criterion) {
 /// its scratch region scrubbed (the default) versus a fresh instance per
 /// call (`fresh_instances`), and the zeroing itself.
 fn isolation_cost() {
-    const ROUNDS: usize = 15;
+    let rounds: usize = mode::pick(15, 3);
     let handlers: Vec<(&str, GuestHandler, GuestHandler)> = ["noop", "rms_norm"]
         .iter()
         .map(|&target| {
@@ -233,7 +238,7 @@ fn isolation_cost() {
         .arg(HostBuffer::zeros(DType::F32, &[16]))
         .ret(HostBuffer::zeros(DType::F32, &[16]));
     let rms_call = rms_norm_call(256, 4096);
-    println!("\nper call, median of {ROUNDS} interleaved rounds:");
+    println!("\nper call, median of {rounds} interleaved rounds:");
     println!(
         "  {:<28} {:>18} {:>18} {:>8}",
         "kernel", "reused + scrubbed", "fresh instance", "ratio"
@@ -245,7 +250,7 @@ fn isolation_cost() {
             (&rms_call, 10)
         };
         let mut samples = [Vec::new(), Vec::new()];
-        for _ in 0..ROUNDS {
+        for _ in 0..rounds {
             for (i, h) in [reused, fresh].into_iter().enumerate() {
                 let start = Instant::now();
                 for _ in 0..iters {
@@ -275,7 +280,7 @@ fn isolation_cost() {
     // larger earlier call). Calls of one size pay nothing more; a small call
     // after a large one zeroes the large one's tail, at memset speed.
     let mut scratch = vec![1u8; 8 << 20];
-    let mut times: Vec<Duration> = (0..ROUNDS)
+    let mut times: Vec<Duration> = (0..rounds)
         .map(|_| {
             let start = Instant::now();
             scratch.fill(0);
@@ -286,28 +291,85 @@ fn isolation_cost() {
     times.sort();
     println!(
         "  zeroing 8 MiB (a small call after an rms_norm f32[256,4096] call): {:.4} ms",
-        times[ROUNDS / 2].as_secs_f64() * 1e3
+        times[rounds / 2].as_secs_f64() * 1e3
     );
 }
 
+/// Goal P4: deadlines cost at most this factor with the default mechanism.
+const GOAL_P4: f64 = 1.10;
+
+/// Row P4: the largest ratio over the kernels of the default mechanism
+/// (what `Limits::default()` resolves to on this machine), with the other
+/// mechanism beside it.
+fn report_p4(variants: &[Variant], ratios: &[Vec<f64>]) {
+    let default = cyxla_host::Engine::new(&Limits::default())
+        .expect("an engine with the default limits")
+        .interrupt();
+    let range = |v: usize| {
+        let r: Vec<f64> = ratios.iter().map(|k| k[v]).collect();
+        (
+            r.iter().copied().fold(f64::INFINITY, f64::min),
+            r.iter().copied().fold(0.0, f64::max),
+        )
+    };
+    let index = variants
+        .iter()
+        .position(|v| v.name == interrupt_name(default))
+        .unwrap_or_else(|| panic!("no variant for the default mechanism {default:?}"));
+    let (lo, hi) = range(index);
+    let others: Vec<String> = variants
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter(|(i, _)| *i != index)
+        .map(|(i, v)| {
+            let (lo, hi) = range(i);
+            format!("{} {lo:.2}-{hi:.2}x", v.name)
+        })
+        .collect();
+    report::result(
+        "P4",
+        Met::from(hi <= GOAL_P4),
+        "<=1.10x",
+        &[("default_max_ratio", hi), ("default_min_ratio", lo)],
+        &format!(
+            "{} (default) {lo:.2}-{hi:.2}x over {} kernels; {}",
+            variants[index].name,
+            ratios.len(),
+            others.join(", ")
+        ),
+    );
+}
+
+/// The variant name of a mechanism.
+fn interrupt_name(interrupt: Interrupt) -> &'static str {
+    match interrupt {
+        Interrupt::Epoch => "epoch",
+        Interrupt::Signal => "signal",
+        _ => "unchecked",
+    }
+}
+
 /// Interleaved rounds: median per call, and the ratio to `unchecked`.
-fn summary(variants: &[Variant], kernels: &[Kernel]) {
-    const ROUNDS: usize = 21;
-    println!("\nwhole sandboxed call, median of {ROUNDS} interleaved rounds:");
+/// Returns, per kernel, each variant's ratio to `unchecked`.
+fn summary(variants: &[Variant], kernels: &[Kernel]) -> Vec<Vec<f64>> {
+    let rounds: usize = mode::pick(21, 3);
+    println!("\nwhole sandboxed call, median of {rounds} interleaved rounds:");
     println!(
         "  {:<28} {:>12} {:>12} {:>12} {:>8} {:>8}",
         "kernel", "unchecked", "epoch", "signal", "epoch", "signal"
     );
+    let mut ratios = Vec::new();
     for k in kernels {
         let iters = if k.name.starts_with("spin") {
             3
         } else if k.name.starts_with("noop") {
-            2000
+            mode::pick(2000, 200)
         } else {
-            10
+            mode::pick(10, 3)
         };
         let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); variants.len()];
-        for _ in 0..ROUNDS {
+        for _ in 0..rounds {
             for (i, v) in variants.iter().enumerate() {
                 let start = Instant::now();
                 for _ in 0..iters {
@@ -332,15 +394,17 @@ fn summary(variants: &[Variant], kernels: &[Kernel]) {
             medians[1] / medians[0],
             medians[2] / medians[0]
         );
+        ratios.push(medians.iter().map(|m| m / medians[0]).collect());
     }
+    ratios
 }
 
 /// How long after its 100 ms deadline `loop {}` is stopped.
 fn stop_latency(variants: &[Variant]) {
-    const TRIES: usize = 9;
-    println!("\n`loop {{}}` with a 100 ms deadline: time to the error (median, max of {TRIES}):");
+    let tries: usize = mode::pick(9, 2);
+    println!("\n`loop {{}}` with a 100 ms deadline: time to the error (median, max of {tries}):");
     for v in variants {
-        let mut took: Vec<Duration> = (0..TRIES)
+        let mut took: Vec<Duration> = (0..tries)
             .map(|_| {
                 let call = HostCall::new()
                     .arg(HostBuffer::zeros(DType::F32, &[1]))
@@ -359,8 +423,8 @@ fn stop_latency(variants: &[Variant]) {
         println!(
             "  {:<10} median {:>7.1} ms, max {:>7.1} ms",
             v.name,
-            took[TRIES / 2].as_secs_f64() * 1e3,
-            took[TRIES - 1].as_secs_f64() * 1e3
+            took[tries / 2].as_secs_f64() * 1e3,
+            took[tries - 1].as_secs_f64() * 1e3
         );
     }
 }
@@ -370,4 +434,5 @@ criterion_group!(benches, bench);
 fn main() {
     benches();
     Criterion::default().configure_from_args().final_summary();
+    report::peak_rss("deadline");
 }

@@ -16,7 +16,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
-use cyxla_benches::{Variant, chain_program, load_default_plugin};
+use cyxla_benches::report::{self, Met};
+use cyxla_benches::{Variant, chain_program, load_default_plugin, mode};
 use cyxla_host::{AllowList, Limits, Sandbox};
 use plugin_glue::client::{Buffer, Client, Executable};
 use plugin_glue::frame::CallFrame;
@@ -108,26 +109,28 @@ fn execute(exe: &Executable, input: &Buffer) {
 
 fn bench(c: &mut Criterion) {
     let s = setup();
-    let mut group = c.benchmark_group("dispatch");
-    for (v, exe) in &s.variants {
-        group.bench_function(v.name, |b| b.iter(|| execute(exe, &s.input)));
+    if mode::sampling() {
+        let mut group = c.benchmark_group("dispatch");
+        for (v, exe) in &s.variants {
+            group.bench_function(v.name, |b| b.iter(|| execute(exe, &s.input)));
+        }
+        group.finish();
     }
-    group.finish();
     summary(&s);
 }
 
 /// Interleaved rounds, medians, per-call figures and ratios.
 fn summary(s: &Setup) {
-    const ROUNDS: usize = 31;
-    const ITERS: u32 = 200;
+    let rounds: usize = mode::pick(31, 5);
+    let iters: u32 = mode::pick(200, 50);
     let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); s.variants.len()];
-    for _ in 0..ROUNDS {
+    for _ in 0..rounds {
         for (i, (_, exe)) in s.variants.iter().enumerate() {
             let start = Instant::now();
-            for _ in 0..ITERS {
+            for _ in 0..iters {
                 execute(exe, &s.input);
             }
-            samples[i].push(start.elapsed() / ITERS);
+            samples[i].push(start.elapsed() / iters);
         }
     }
     let medians: Vec<f64> = samples
@@ -139,7 +142,7 @@ fn summary(s: &Setup) {
         .collect();
     let base = medians[0];
     println!(
-        "\nper-call cost over {CALLS} chained custom calls (median of {ROUNDS} interleaved rounds):"
+        "\nper-call cost over {CALLS} chained custom calls (median of {rounds} interleaved rounds):"
     );
     println!(
         "  {:<32} {:>12.0} ns per execution",
@@ -179,12 +182,28 @@ fn summary(s: &Setup) {
                 guest / native
             );
         }
+        let extra = guest - native;
+        report::result(
+            "P1",
+            Met::from(extra <= GOAL_P1_NS),
+            "<=+250ns",
+            &[
+                ("sandboxed_minus_native_ns", extra),
+                ("native_ns", native),
+                ("guest_ns", guest),
+            ],
+            &format!("native {native:.0} ns, guest {guest:.0} ns: {extra:+.0} ns"),
+        );
     }
 }
+
+/// Goal P1: the sandbox adds at most this much per call (ns).
+const GOAL_P1_NS: f64 = 250.0;
 
 criterion_group!(benches, bench);
 
 fn main() {
     benches();
     Criterion::default().configure_from_args().final_summary();
+    report::peak_rss("dispatch");
 }

@@ -30,21 +30,28 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
-use cyxla_benches::load_default_plugin;
+use cyxla_benches::report::{self, Met, median};
+use cyxla_benches::{load_default_plugin, mode};
 use cyxla_lapack::KernelChoice;
 use plugin_glue::DType;
 use plugin_glue::client::{Buffer, Client, Executable};
 use serde_json::Value;
 
 /// Interleaved rounds per program (each side measured once per round).
-const ROUNDS: usize = 7;
+fn rounds() -> usize {
+    mode::pick(7, 3)
+}
 /// Target duration of one measured round of one side.
-const ROUND_TIME: Duration = Duration::from_millis(150);
+fn round_time() -> Duration {
+    Duration::from_millis(mode::pick(150, 30))
+}
 /// Pause after each round, so that the next side starts on a quiet machine:
 /// OpenBLAS's idle threads spin for a while after a call (about 2²⁸ cycles,
 /// `OPENBLAS_THREAD_TIMEOUT`), and on two cores a spinning thread of one
 /// side would slow the other down.
-const SETTLE: Duration = Duration::from_millis(200);
+fn settle() -> Duration {
+    Duration::from_millis(mode::pick(200, 50))
+}
 
 /// One program, compiled, with its inputs on the device.
 struct Program {
@@ -261,16 +268,6 @@ impl Drop for Jax {
     }
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 fn format_time(seconds: f64) -> String {
     if seconds >= 1e-1 {
         format!("{:.0} ms", seconds * 1e3)
@@ -288,14 +285,6 @@ struct Row<'a> {
     ours: f64,
     theirs: f64,
     ratio: f64,
-}
-
-/// `/proc/loadavg`'s 1, 5 and 15 minute averages (other jobs on the
-/// machine skew both sides, and OpenBLAS threads suffer most).
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "unknown".to_owned())
 }
 
 /// Interleaved rounds of both sides; prints the table.
@@ -330,18 +319,18 @@ fn compare(programs: &[Program], jax: &mut Jax) {
             openblas_env.join(" ")
         }
     );
-    println!("load average before: {}", load_average());
+    println!("load average before: {}", report::load_average());
     let mut rows = Vec::new();
     for p in programs {
         // Calls per round from the median of three warm calls of ours.
         let once = median(&mut [p.time(1), p.time(1), p.time(1)]);
-        let iters = ((ROUND_TIME.as_secs_f64() / once).round() as usize).clamp(1, 1000);
+        let iters = ((round_time().as_secs_f64() / once).round() as usize).clamp(1, 1000);
         let (mut ours, mut theirs, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-        for _ in 0..ROUNDS {
+        for _ in 0..rounds() {
             let t = p.time(iters);
-            std::thread::sleep(SETTLE);
+            std::thread::sleep(settle());
             let j = jax.time(&p.name, iters);
-            std::thread::sleep(SETTLE);
+            std::thread::sleep(settle());
             ours.push(t);
             theirs.push(j);
             ratios.push(t / j);
@@ -362,10 +351,11 @@ fn compare(programs: &[Program], jax: &mut Jax) {
         );
         rows.push(row);
     }
-    println!("load average after: {}", load_average());
+    println!("load average after: {}", report::load_average());
     println!(
-        "\nmedians of {ROUNDS} interleaved rounds; ratio = cyxla-host / JAX, the median of the \
-         per-round ratios (lower is better):\n"
+        "\nmedians of {} interleaved rounds; ratio = cyxla-host / JAX, the median of the \
+         per-round ratios (lower is better):\n",
+        rounds()
     );
     println!(
         "| {:<18} | {:>6} | {:>12} | {:>12} | {:>7} | {:>5} | {:<4} |",
@@ -394,6 +384,44 @@ fn compare(programs: &[Program], jax: &mut Jax) {
     println!();
     for r in &rows {
         println!("  {:<18} {}", r.program.name, r.program.description);
+    }
+    report_rows(&rows);
+}
+
+/// Rows P5 (the single 512×512 matrices, goal 1.0×) and P6 (the batches,
+/// goal 0.6×): the worst ratio of each group and how many programs meet
+/// their goal.
+fn report_rows(rows: &[Row<'_>]) {
+    for (id, goal, what) in [
+        ("P5", 1.0, "single 512x512"),
+        ("P6", 0.6, "batched 4096x8x8"),
+    ] {
+        let group: Vec<&Row<'_>> = rows
+            .iter()
+            .filter(|r| (r.program.goal - goal).abs() < 1e-9)
+            .collect();
+        let Some(worst) = group.iter().max_by(|a, b| a.ratio.total_cmp(&b.ratio)) else {
+            continue;
+        };
+        let best = group.iter().map(|r| r.ratio).fold(f64::INFINITY, f64::min);
+        let met = group.iter().filter(|r| r.ratio <= goal).count();
+        report::result(
+            id,
+            Met::from(met == group.len()),
+            &format!("<={goal:.1}x"),
+            &[
+                ("worst_ratio", worst.ratio),
+                ("best_ratio", best),
+                ("programs", group.len() as f64),
+                ("programs_met", met as f64),
+            ],
+            &format!(
+                "{what}: {best:.2}-{:.2}x over {} programs (worst {}), {met} meet the goal",
+                worst.ratio,
+                group.len(),
+                worst.program.name
+            ),
+        );
     }
 }
 
@@ -453,16 +481,19 @@ fn main() {
         .warm_up_time(Duration::from_millis(300))
         .measurement_time(Duration::from_secs(1))
         .configure_from_args();
-    let mut group = c.benchmark_group("lapack");
-    for p in &programs {
-        group.bench_function(format!("{}/cyxla", p.name), |b| {
-            b.iter(|| black_box(p.run()))
-        });
+    if mode::sampling() {
+        let mut group = c.benchmark_group("lapack");
+        for p in &programs {
+            group.bench_function(format!("{}/cyxla", p.name), |b| {
+                b.iter(|| black_box(p.run()))
+            });
+        }
+        group.finish();
     }
-    group.finish();
 
     let mut jax = Jax::start(dir.path());
     compare(&programs, &mut jax);
     drop(jax);
     c.final_summary();
+    report::peak_rss("lapack");
 }
