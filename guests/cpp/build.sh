@@ -20,7 +20,9 @@
 #     -msimd128 -mllvm -force-vector-interleave=4 -ffp-contract=off \
 #     -fno-exceptions -fno-rtti -Wl,--strip-debug \
 #     -Iguest-sdk/include kernel.cc guest-sdk/c/cyxla_runtime.cc -o kernel.wasm
-# Env: CYXLA_CXX / CYXLA_CC override clang++-19 / clang-19.
+# Env: CYXLA_CXX / CYXLA_CC override clang++-19 / clang-19;
+#      CYXLA_NATIVE_FLAGS: extra flags of --native builds (e.g. -march=native;
+#      use its own --out: a module is not rebuilt when only the flags change).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -29,6 +31,7 @@ sdk="$root/guest-sdk"
 jaxlib_include="$root/.venv/lib/python3.11/site-packages/jaxlib/include"
 cxx="${CYXLA_CXX:-clang++-19}"
 cc="${CYXLA_CC:-clang-19}"
+read -r -a native_flags <<<"${CYXLA_NATIVE_FLAGS:-}"
 
 native=0
 out=""
@@ -42,7 +45,7 @@ while (($#)); do
             shift
             ;;
         -h | --help)
-            sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+            sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         -*) echo "guests/cpp/build.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -105,8 +108,8 @@ for src in "${sources[@]}"; do
         # The same source against XLA's own headers; cyxla/target.h (found
         # after them) makes CYXLA_TARGET lines compile to a type check.
         cmd=("$compiler" "$std" -O3 -ffp-contract=off -fPIC -shared -fvisibility-inlines-hidden -Wall
-            -Wno-return-type -I"$jaxlib_include" -idirafter "$sdk/include"
-            -include cyxla/target.h "$src" -o "$tmp")
+            -Wno-return-type ${native_flags[@]+"${native_flags[@]}"} -I"$jaxlib_include"
+            -idirafter "$sdk/include" -include cyxla/target.h "$src" -o "$tmp")
     else
         # -force-vector-interleave=4: four SIMD vectors per vectorized loop
         # iteration, as LLVM does natively; a naive f32 matmul goes from
