@@ -225,3 +225,173 @@ pub mod report {
         }
     }
 }
+
+/// The C++ kernels of the native-versus-guest benches, each built from one
+/// source both ways by `guests/cpp/build.sh`: natively as a kernel author's
+/// wheel would be (`--native`: `clang++ -O3 -ffp-contract=off -fPIC
+/// -shared`, the compiler's default x86-64 target, against jaxlib's
+/// `xla/ffi/api/ffi.h`), as a guest with the SDK's flags (`-O3
+/// -msimd128`), and natively with `-march=native` (for information).
+pub mod kernels {
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+
+    use cyxla_host::session::{self, NativeSpec};
+    use plugin_glue::plugin::Plugin;
+
+    /// A kernel: its source (relative to the workspace), target and the
+    /// symbol of its handler.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Kernel {
+        /// Source, relative to the workspace root.
+        pub source: &'static str,
+        /// The target the guest serves.
+        pub target: &'static str,
+        /// The C symbol of the handler (for the native builds).
+        pub symbol: &'static str,
+    }
+
+    /// rms_norm of the bundled C++ guests (`eps` attribute, x -> y).
+    pub const RMS_NORM: Kernel = Kernel {
+        source: "guests/cpp/rms_norm.cc",
+        target: "rms_norm_cpp",
+        symbol: "RmsNorm",
+    };
+
+    /// Naive i-k-j f32 matmul (a, b -> c), `benches/kernels/matmul.cc`.
+    pub const MATMUL: Kernel = Kernel {
+        source: "benches/kernels/matmul.cc",
+        target: "bench_matmul_cpp",
+        symbol: "BenchMatmul",
+    };
+
+    /// How a kernel was built.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Build {
+        /// Native, as a wheel: `-O3`, default x86-64 target.
+        Native,
+        /// The wasm guest (`-O3 -msimd128`).
+        Guest,
+        /// Native with `-march=native`.
+        MarchNative,
+    }
+
+    impl Build {
+        /// The name the build's handler is registered under for `kernel`.
+        pub fn target(self, kernel: &Kernel) -> String {
+            match self {
+                Build::Guest => kernel.target.to_owned(),
+                Build::Native => format!("{}__native", kernel.target),
+                Build::MarchNative => format!("{}__march_native", kernel.target),
+            }
+        }
+
+        fn dir(self) -> &'static str {
+            match self {
+                Build::Guest => "wasm",
+                Build::Native => "native",
+                Build::MarchNative => "march-native",
+            }
+        }
+    }
+
+    /// The module `guests/cpp/build.sh` makes from `source` in `build`.
+    fn module_file(source: &str, build: Build) -> String {
+        let stem = Path::new(source)
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .expect("a source file name");
+        match build {
+            Build::Guest => format!("{stem}_cpp.wasm"),
+            _ => format!("lib{stem}_cpp.so"),
+        }
+    }
+
+    /// Builds `kernels` all three ways under `out` (incrementally) and
+    /// returns the folder of the wasm guests.
+    ///
+    /// # Panics
+    ///
+    /// If a build fails: the message has the compiler's output and says
+    /// how to install the toolchain.
+    pub fn build(out: &Path, kernels: &[Kernel]) -> PathBuf {
+        let root = crate::workspace_root();
+        for build in [Build::Guest, Build::Native, Build::MarchNative] {
+            let mut command = Command::new("bash");
+            command.arg(root.join("guests/cpp/build.sh"));
+            if build != Build::Guest {
+                command.arg("--native");
+            }
+            if build == Build::MarchNative {
+                command.env("CYXLA_NATIVE_FLAGS", "-march=native");
+            } else {
+                command.env_remove("CYXLA_NATIVE_FLAGS");
+            }
+            command.arg("--out").arg(out.join(build.dir()));
+            for k in kernels {
+                command.arg(root.join(k.source));
+            }
+            cyxla_tests::run_ok(
+                &mut command,
+                "install clang-19, lld-19, wasi-libc and libc++-19-dev-wasm32 and create the \
+                 venv with scripts/setup.sh",
+            );
+        }
+        out.join(Build::Guest.dir())
+    }
+
+    /// Registers the two native builds of `kernel` (built by [`build`]
+    /// under `out`) under [`Build::target`].
+    ///
+    /// # Panics
+    ///
+    /// If a library or symbol cannot be registered.
+    pub fn register_natives(plugin: &Plugin, out: &Path, kernel: &Kernel) {
+        for build in [Build::Native, Build::MarchNative] {
+            let spec = NativeSpec {
+                target: build.target(kernel),
+                library: out
+                    .join(build.dir())
+                    .join(module_file(kernel.source, build)),
+                symbol: kernel.symbol.to_owned(),
+            };
+            // SAFETY: a native build of the kernel's C++ source by
+            // guests/cpp/build.sh: the symbol is an XLA FFI handler.
+            unsafe { session::register_native(plugin, &spec) }
+                .unwrap_or_else(|e| panic!("register {spec:?}: {e:#}"));
+        }
+    }
+}
+
+/// The workspace root.
+pub fn workspace_root() -> PathBuf {
+    cyxla_tests::workspace_root()
+}
+
+/// Deterministic f32 test data in [-1, 1) (a linear congruential sequence).
+pub fn data(len: usize, seed: u64) -> Vec<f32> {
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..len)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+/// Little-endian bytes of f32 values.
+pub fn f32_bytes(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// f32 values of little-endian bytes.
+pub fn f32_values(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
+        .collect()
+}
