@@ -1,10 +1,12 @@
 """The README's section "JAX on cyxla" runs as written: its launcher command,
 its configuration file and its kernel spec (paths of this checkout put in
-for the operator's `/opt/cyxla`)."""
+for the operator's `/opt/cyxla`). The section "Benchmarks": its one command
+runs (in its quick mode) and prints the table of every goal."""
 
 from __future__ import annotations
 
 import json
+import pathlib
 import re
 import subprocess
 
@@ -12,6 +14,7 @@ import nbformat
 from nbclient import NotebookClient
 
 from support import HOST, ROOT, VENV_PYTHON, clean_env
+from support import run as run_checked
 
 README = (ROOT / "README.md").read_text()
 SECTION = README[README.index("## JAX on cyxla") :]
@@ -127,3 +130,52 @@ def test_the_example_policy(tmp_path):
             clean_env({}), tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "tenant `student`" in r.stdout and "`rms_norm*`" in r.stdout and "/srv/cyxla/shared" in r.stdout, r.stdout
+
+
+# Rows of scripts/bench.sh's table: goals P1..P8 of issue 17 and memory.
+BENCH_ROWS = ["P1", "P2 1M", "P2 16M", "P3", "P4", "P5", "P6", "P7", "P8",
+              "M idle", "M load", "M instance"]
+
+
+def test_the_bench_command():
+    """`scripts/bench.sh`, as the README shows it, in its quick mode (few
+    rounds; the release build of the benches first, if it is not there):
+    every row of the table has a figure and a verdict, and every
+    machine-readable value parses."""
+    section = README[README.index("## Benchmarks"):]
+    section = section[: section.index("\n## ", 1)]
+    commands = [line.split("#")[0].strip() for block in re.findall(r"```\n(.*?)```", section, re.S)
+                for line in block.splitlines()]
+    assert "scripts/bench.sh" in commands, commands
+    # A hang bound, generous: a cold release build of the benches is slow on
+    # a shared machine; the quick run itself takes about 3 minutes.
+    r = run_checked(["scripts/bench.sh", "--quick"], env=clean_env({}), timeout=3600)
+    assert r.returncode == 0, r.describe()
+    rows = {}
+    for line in r.stdout.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and len(cells) == 5 and cells[0] in BENCH_ROWS:
+            rows[cells[0]] = cells
+    assert sorted(rows) == sorted(BENCH_ROWS), r.describe()
+    for row, (_, measure, figure, goal, met) in rows.items():
+        assert measure and re.search(r"\d", figure), (row, figure)
+        if row.startswith("M"):
+            assert (goal, met) == ("", "-"), (row, goal, met)
+        else:
+            assert goal and met in ("met", "not met"), (row, goal, met)
+    assert "load average (1, 5, 15 min) before: " in r.stdout, r.stdout
+    rss = re.search(r"peak RSS of the bench processes: (.*)", r.stdout)
+    assert rss, r.stdout
+    for bench in ("dispatch", "kernels", "deadline", "lapack", "startup", "devices"):
+        assert re.search(rf"\b{bench} \d+ MiB", rss.group(1)), rss.group(1)
+    target = pathlib.Path(clean_env({}).get("CARGO_TARGET_DIR") or ROOT / "target")
+    results = (target / "bench" / "results.txt").read_text().splitlines()
+    ids = {line.split()[1] for line in results}
+    assert {row.replace(" ", "-") for row in BENCH_ROWS} <= ids, ids
+    for line in results:
+        fields = line.split(" | ")[0].split()[2:]
+        values = dict(f.split("=", 1) for f in fields)
+        assert values["met"] in ("yes", "no", "info"), line
+        for key, value in values.items():
+            if key not in ("met", "goal"):
+                float(value)  # raises on a value that does not parse
