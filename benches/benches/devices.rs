@@ -10,8 +10,9 @@
 //!   executed with 4 argument lists, as `jax.pmap` does); throughput ratio
 //!   = 4 · t(1 device) / t(4 devices), interleaved rounds, median of the
 //!   per-round ratios. Compute-bound: one matmul f32 256×256 guest call
-//!   per execution (the goal's figure). Dispatch-bound (information): 64
-//!   chained `copy16` guest calls.
+//!   per execution (the goal's figure). Information: the native build of
+//!   the same matmul source (what XLA's devices give without the sandbox),
+//!   and dispatch-bound, 64 chained `copy16` guest calls.
 //! - Memory: the resident set once started and idle, its peak during the
 //!   4-device load (`VmHWM`, reset before the load), and the memory of one
 //!   idle instance: the growth of the resident set when 8 threads calling
@@ -69,13 +70,12 @@ fn guest_folder(dir: &Path, matmul: &Path) -> PathBuf {
     folder
 }
 
-fn matmul_program() -> String {
+fn matmul_program(target: &str) -> String {
     let t = "tensor<256x256xf32>";
     format!(
         "module @bench {{\n  func.func public @main(%a: {t}, %b: {t}) -> {t} {{\n    \
-         %0 = stablehlo.custom_call @{}(%a, %b) {{api_version = 4 : i32, backend_config = {{}}}} \
-         : ({t}, {t}) -> {t}\n    return %0 : {t}\n  }}\n}}\n",
-        kernels::MATMUL.target
+         %0 = stablehlo.custom_call @{target}(%a, %b) {{api_version = 4 : i32, backend_config = {{}}}} \
+         : ({t}, {t}) -> {t}\n    return %0 : {t}\n  }}\n}}\n"
     )
 }
 
@@ -235,15 +235,23 @@ fn main() {
             "{target} is not registered: {registered:?}"
         );
     }
+    kernels::register_natives(&plugin, &out, &kernels::MATMUL);
     let client = Client::new(&plugin, Some(DEVICES)).expect("a client with 4 devices");
+    let matmul_inputs = [
+        (data(256 * 256, 1), vec![256, 256]),
+        (data(256 * 256, 2), vec![256, 256]),
+    ];
     let matmul = Workload::new(
         &client,
         "matmul f32 256x256 guest (1 call)",
-        &matmul_program(),
-        &[
-            (data(256 * 256, 1), vec![256, 256]),
-            (data(256 * 256, 2), vec![256, 256]),
-        ],
+        &matmul_program(kernels::MATMUL.target),
+        &matmul_inputs,
+    );
+    let native = Workload::new(
+        &client,
+        "matmul f32 256x256 native (1 call)",
+        &matmul_program(&kernels::Build::Native.target(&kernels::MATMUL)),
+        &matmul_inputs,
     );
     let copies = Workload::new(
         &client,
@@ -264,12 +272,14 @@ fn main() {
     );
 
     matmul.check();
+    native.check();
     copies.check();
     report::reset_peak_rss();
     println!(
         "\nthroughput, {DEVICES} devices executing concurrently vs 1 device (median of interleaved rounds):"
     );
     let (ratio, t1, t4) = matmul.measure();
+    let (native_ratio, _, _) = native.measure();
     let (chain_ratio, _, _) = copies.measure();
     let load_peak = status_kib("VmHWM");
     println!(
@@ -290,11 +300,12 @@ fn main() {
             ("throughput_ratio", ratio),
             ("one_device_ms", t1 * 1e3),
             ("four_devices_ms", t4 * 1e3),
+            ("native_ratio", native_ratio),
             ("dispatch_bound_ratio", chain_ratio),
         ],
         &format!(
             "matmul 256 guest: {ratio:.2}x (1 device {:.2} ms, 4 devices {:.2} ms per execution); \
-             64 chained copy16 calls: {chain_ratio:.2}x",
+             same matmul native: {native_ratio:.2}x; 64 chained copy16 calls: {chain_ratio:.2}x",
             t1 * 1e3,
             t4 * 1e3
         ),
