@@ -1,0 +1,195 @@
+//! [`DataType`]: the element type of a buffer or attribute, numbered as
+//! `XLA_FFI_DataType`.
+
+use core::fmt;
+
+use crate::data_type as dt;
+
+/// `XLA_FFI_DataType`: the element type of a buffer, array attribute or
+/// scalar attribute. Values mirror `xla::PrimitiveType` (not
+/// `PJRT_Buffer_Type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+#[non_exhaustive]
+#[expect(
+    missing_docs,
+    reason = "one variant per XLA_FFI_DataType member, named after it"
+)]
+pub enum DataType {
+    Invalid = dt::INVALID,
+    Pred = dt::PRED,
+    S8 = dt::S8,
+    S16 = dt::S16,
+    S32 = dt::S32,
+    S64 = dt::S64,
+    U8 = dt::U8,
+    U16 = dt::U16,
+    U32 = dt::U32,
+    U64 = dt::U64,
+    F16 = dt::F16,
+    F32 = dt::F32,
+    F64 = dt::F64,
+    C64 = dt::C64,
+    Bf16 = dt::BF16,
+    Token = dt::TOKEN,
+    C128 = dt::C128,
+    F8E5M2 = dt::F8E5M2,
+    F8E4M3FN = dt::F8E4M3FN,
+    S4 = dt::S4,
+    U4 = dt::U4,
+    F8E4M3B11FNUZ = dt::F8E4M3B11FNUZ,
+    F8E5M2FNUZ = dt::F8E5M2FNUZ,
+    F8E4M3FNUZ = dt::F8E4M3FNUZ,
+    S2 = dt::S2,
+    U2 = dt::U2,
+    F8E4M3 = dt::F8E4M3,
+    F8E3M4 = dt::F8E3M4,
+    S1 = dt::S1,
+    U1 = dt::U1,
+    F4E2M1FN = dt::F4E2M1FN,
+    F8E8M0FNU = dt::F8E8M0FNU,
+}
+
+impl DataType {
+    /// Every data type, in numeric order.
+    pub const ALL: [DataType; 32] = {
+        use DataType::*;
+        [
+            Invalid,
+            Pred,
+            S8,
+            S16,
+            S32,
+            S64,
+            U8,
+            U16,
+            U32,
+            U64,
+            F16,
+            F32,
+            F64,
+            C64,
+            Bf16,
+            Token,
+            C128,
+            F8E5M2,
+            F8E4M3FN,
+            S4,
+            U4,
+            F8E4M3B11FNUZ,
+            F8E5M2FNUZ,
+            F8E4M3FNUZ,
+            S2,
+            U2,
+            F8E4M3,
+            F8E3M4,
+            S1,
+            U1,
+            F4E2M1FN,
+            F8E8M0FNU,
+        ]
+    };
+
+    /// The data type with `XLA_FFI_DataType` value `raw`, if there is one.
+    pub fn from_raw(raw: u32) -> Option<DataType> {
+        DataType::ALL.into_iter().find(|d| d.to_raw() == raw)
+    }
+
+    /// The `XLA_FFI_DataType` value.
+    pub fn to_raw(self) -> u32 {
+        self as u32
+    }
+
+    /// Bits per element (PRED: 8; TOKEN and INVALID: 0).
+    pub fn bits(self) -> u32 {
+        use DataType::*;
+        match self {
+            Invalid | Token => 0,
+            S1 | U1 => 1,
+            S2 | U2 => 2,
+            S4 | U4 | F4E2M1FN => 4,
+            Pred | S8 | U8 | F8E5M2 | F8E4M3FN | F8E4M3B11FNUZ | F8E5M2FNUZ | F8E4M3FNUZ
+            | F8E4M3 | F8E3M4 | F8E8M0FNU => 8,
+            S16 | U16 | F16 | Bf16 => 16,
+            S32 | U32 | F32 => 32,
+            S64 | U64 | F64 | C64 => 64,
+            C128 => 128,
+        }
+    }
+
+    /// Bytes taken by `elements` elements: `ceil(elements * bits / 8)`
+    /// (sub-byte types are packed). `None` on overflow.
+    pub fn byte_size(self, elements: u64) -> Option<u64> {
+        elements
+            .checked_mul(u64::from(self.bits()))
+            .map(|b| b.div_ceil(8))
+    }
+
+    /// The lower-case name JAX and XLA print, e.g. `f32`, `pred`, `bf16`.
+    pub fn name(self) -> &'static str {
+        use DataType::*;
+        match self {
+            Invalid => "invalid",
+            Pred => "pred",
+            S8 => "s8",
+            S16 => "s16",
+            S32 => "s32",
+            S64 => "s64",
+            U8 => "u8",
+            U16 => "u16",
+            U32 => "u32",
+            U64 => "u64",
+            F16 => "f16",
+            F32 => "f32",
+            F64 => "f64",
+            C64 => "c64",
+            Bf16 => "bf16",
+            Token => "token",
+            C128 => "c128",
+            F8E5M2 => "f8e5m2",
+            F8E4M3FN => "f8e4m3fn",
+            S4 => "s4",
+            U4 => "u4",
+            F8E4M3B11FNUZ => "f8e4m3b11fnuz",
+            F8E5M2FNUZ => "f8e5m2fnuz",
+            F8E4M3FNUZ => "f8e4m3fnuz",
+            S2 => "s2",
+            U2 => "u2",
+            F8E4M3 => "f8e4m3",
+            F8E3M4 => "f8e3m4",
+            S1 => "s1",
+            U1 => "u1",
+            F4E2M1FN => "f4e2m1fn",
+            F8E8M0FNU => "f8e8m0fnu",
+        }
+    }
+}
+
+impl fmt::Display for DataType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_round_trip_and_sizes() {
+        for d in DataType::ALL {
+            assert_eq!(DataType::from_raw(d.to_raw()), Some(d));
+        }
+        assert_eq!(DataType::from_raw(13), None);
+        assert_eq!(DataType::from_raw(14), None);
+        assert_eq!(DataType::from_raw(34), None);
+        assert_eq!(DataType::F32.to_raw(), 11);
+        assert_eq!(DataType::Bf16.to_raw(), 16);
+        assert_eq!(DataType::C128.to_raw(), 18);
+        assert_eq!(DataType::S4.byte_size(5), Some(3));
+        assert_eq!(DataType::Pred.byte_size(3), Some(3));
+        assert_eq!(DataType::C64.byte_size(2), Some(16));
+        assert_eq!(DataType::Token.byte_size(1), Some(0));
+        assert_eq!(DataType::F64.byte_size(u64::MAX), None);
+    }
+}
