@@ -61,7 +61,7 @@ impl GuestError {
             ));
         }
         HandlerError::new(
-            ErrorCode::from_raw(self.code),
+            ErrorCode::from_c(self.code),
             format!("{prefix}{}", self.message),
         )
     }
@@ -316,7 +316,7 @@ impl HostState {
     ) -> wasmtime::Result<i32> {
         self.errors.insert(
             GuestError {
-                code: code.to_raw(),
+                code: code.to_c(),
                 message,
                 guest_copy: None,
             },

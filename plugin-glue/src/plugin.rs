@@ -428,7 +428,7 @@ impl Plugin {
                 // `error` is live (caller's contract).
                 let nested = unsafe { code_fn(&mut args) };
                 if nested.is_null() {
-                    ErrorCode::from_raw(args.code)
+                    ErrorCode::from_c(args.code)
                 } else {
                     // Do not recurse: drop the nested error and report UNKNOWN.
                     // SAFETY: `nested` is a fresh error owned by us.

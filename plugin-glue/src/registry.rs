@@ -429,7 +429,7 @@ impl Slot {
                     Ok(view) => view,
                     Err(e) => {
                         return header.error(
-                            e.code.to_raw(),
+                            e.code.to_c(),
                             &format!(
                                 "target `{}`: invalid call frame: {}",
                                 self.target, e.message
@@ -439,7 +439,7 @@ impl Slot {
                 };
                 match handler.execute(&view) {
                     Ok(()) => ptr::null_mut(),
-                    Err(e) => header.error(e.code.to_raw(), &e.message),
+                    Err(e) => header.error(e.code.to_c(), &e.message),
                 }
             }
         }

@@ -321,7 +321,7 @@ fn run_program(program: &ProgramEntry, native: bool) -> RunResult {
                 .chain()
                 .find_map(|e| match e.downcast_ref::<GlueError>() {
                     Some(GlueError::Pjrt { code, message, .. }) => {
-                        Some((code.to_raw(), message.clone()))
+                        Some((code.to_c(), message.clone()))
                     }
                     _ => None,
                 });

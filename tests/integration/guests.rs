@@ -225,7 +225,7 @@ fn check_error(entry: &ProgramEntry, error: &Error, what: &str) {
         panic!("{what}: expected an XLA error, got {error:?}");
     };
     assert_eq!(
-        (code.name(), code.to_raw()),
+        (code.name(), code.to_c()),
         (expected.code.as_str(), expected.code_value),
         "{what}: {message}"
     );

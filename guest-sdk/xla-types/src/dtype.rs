@@ -100,6 +100,36 @@ impl DataType {
         self as u32
     }
 
+    /// The element type of an XLA buffer or attribute with this
+    /// `XLA_FFI_DataType` value: as [`from_raw`](Self::from_raw), but `None`
+    /// for `INVALID` too.
+    pub fn from_xla(raw: u32) -> Option<DataType> {
+        DataType::from_raw(raw).filter(|&d| d != DataType::Invalid)
+    }
+
+    /// The `XLA_FFI_DataType` value (the same as [`to_raw`](Self::to_raw)).
+    pub fn to_xla(self) -> u32 {
+        self.to_raw()
+    }
+
+    /// The type with this `PJRT_Buffer_Type` value, if there is one (`None`
+    /// for `PJRT_Buffer_Type_INVALID`, 0).
+    pub fn from_pjrt(value: u32) -> Option<DataType> {
+        PJRT_PAIRS
+            .iter()
+            .find(|(_, p)| *p == value)
+            .map(|(t, _)| *t)
+    }
+
+    /// The `PJRT_Buffer_Type` value; 0 (`PJRT_Buffer_Type_INVALID`) for
+    /// `Invalid`.
+    pub fn to_pjrt(self) -> u32 {
+        PJRT_PAIRS
+            .iter()
+            .find(|(t, _)| *t == self)
+            .map_or(0, |(_, p)| *p)
+    }
+
     /// Bits per element (PRED: 8; TOKEN and INVALID: 0).
     pub fn bits(self) -> u32 {
         use DataType::*;
@@ -165,6 +195,42 @@ impl DataType {
     }
 }
 
+/// `(DataType, PJRT_Buffer_Type)` pairs, from the ABI reference's appendix A:
+/// PJRT numbers the types differently from `XLA_FFI_DataType`.
+const PJRT_PAIRS: [(DataType, u32); 31] = [
+    (DataType::Pred, 1),
+    (DataType::S8, 2),
+    (DataType::S16, 3),
+    (DataType::S32, 4),
+    (DataType::S64, 5),
+    (DataType::U8, 6),
+    (DataType::U16, 7),
+    (DataType::U32, 8),
+    (DataType::U64, 9),
+    (DataType::F16, 10),
+    (DataType::F32, 11),
+    (DataType::F64, 12),
+    (DataType::Bf16, 13),
+    (DataType::C64, 14),
+    (DataType::C128, 15),
+    (DataType::F8E5M2, 16),
+    (DataType::F8E4M3FN, 17),
+    (DataType::F8E4M3B11FNUZ, 18),
+    (DataType::F8E5M2FNUZ, 19),
+    (DataType::F8E4M3FNUZ, 20),
+    (DataType::S4, 21),
+    (DataType::U4, 22),
+    (DataType::Token, 23),
+    (DataType::S2, 24),
+    (DataType::U2, 25),
+    (DataType::F8E4M3, 26),
+    (DataType::F8E3M4, 27),
+    (DataType::F8E8M0FNU, 28),
+    (DataType::F4E2M1FN, 29),
+    (DataType::S1, 30),
+    (DataType::U1, 31),
+];
+
 impl fmt::Display for DataType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -191,5 +257,27 @@ mod tests {
         assert_eq!(DataType::C64.byte_size(2), Some(16));
         assert_eq!(DataType::Token.byte_size(1), Some(0));
         assert_eq!(DataType::F64.byte_size(u64::MAX), None);
+    }
+
+    #[test]
+    fn xla_and_pjrt_numbering_round_trip() {
+        for t in DataType::ALL {
+            if t == DataType::Invalid {
+                continue;
+            }
+            assert_eq!(DataType::from_xla(t.to_xla()), Some(t));
+            assert_eq!(DataType::from_pjrt(t.to_pjrt()), Some(t));
+        }
+        // The numbers that differ between the two enums.
+        assert_eq!(DataType::Bf16.to_xla(), 16);
+        assert_eq!(DataType::Bf16.to_pjrt(), 13);
+        assert_eq!(DataType::C64.to_pjrt(), 14);
+        assert_eq!(DataType::Token.to_pjrt(), 23);
+        assert_eq!(DataType::from_xla(13), None);
+        // INVALID is a raw value but no element type.
+        assert_eq!(DataType::from_raw(0), Some(DataType::Invalid));
+        assert_eq!(DataType::from_xla(0), None);
+        assert_eq!(DataType::from_pjrt(0), None);
+        assert_eq!(DataType::Invalid.to_pjrt(), 0);
     }
 }

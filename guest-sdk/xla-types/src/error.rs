@@ -75,6 +75,21 @@ impl ErrorCode {
         self as u32
     }
 
+    /// The code of a C `XLA_FFI_Error_Code` or `PJRT_Error_Code` (an
+    /// `int`); numbers outside 1..=16 map to `UNKNOWN`, which is what XLA
+    /// itself does with them.
+    pub fn from_c(code: i32) -> ErrorCode {
+        u32::try_from(code)
+            .ok()
+            .and_then(ErrorCode::from_raw)
+            .unwrap_or(ErrorCode::Unknown)
+    }
+
+    /// The value as a C `XLA_FFI_Error_Code` (an `int`).
+    pub fn to_c(self) -> i32 {
+        self as i32
+    }
+
     /// The abseil name, e.g. `INVALID_ARGUMENT`.
     pub fn name(self) -> &'static str {
         match self {
@@ -118,5 +133,15 @@ mod tests {
         assert_eq!(ErrorCode::from_raw(17), None);
         assert_eq!(ErrorCode::InvalidArgument.to_raw(), 3);
         assert_eq!(ErrorCode::Internal.name(), "INTERNAL");
+    }
+
+    #[test]
+    fn c_codes_map_unknown_numbers_to_unknown() {
+        for raw in 1..=16 {
+            assert_eq!(ErrorCode::from_c(raw).to_c(), raw);
+        }
+        assert_eq!(ErrorCode::from_c(0), ErrorCode::Unknown);
+        assert_eq!(ErrorCode::from_c(-3), ErrorCode::Unknown);
+        assert_eq!(ErrorCode::from_c(17), ErrorCode::Unknown);
     }
 }

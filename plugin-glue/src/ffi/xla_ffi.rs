@@ -26,6 +26,8 @@
 use std::ffi::{c_char, c_int, c_void};
 use std::mem::{offset_of, size_of};
 
+use cyxla_xla_types::{data_type, error_code};
+
 /// `XLA_FFI_API_MAJOR` of the header this module mirrors.
 pub const XLA_FFI_API_MAJOR: c_int = 0;
 /// `XLA_FFI_API_MINOR` of the header this module mirrors.
@@ -43,107 +45,123 @@ pub const XLA_FFI_Extension_Metadata: XLA_FFI_Extension_Type = 1;
 /// `XLA_FFI_Error_Code` (abseil numbering, same as `PJRT_Error_Code`).
 pub type XLA_FFI_Error_Code = i32;
 /// `OK` (an error created with it reaches the client as INTERNAL).
-pub const XLA_FFI_Error_Code_OK: XLA_FFI_Error_Code = 0;
+pub const XLA_FFI_Error_Code_OK: XLA_FFI_Error_Code = error_code::OK as XLA_FFI_Error_Code;
 /// `CANCELLED`.
-pub const XLA_FFI_Error_Code_CANCELLED: XLA_FFI_Error_Code = 1;
+pub const XLA_FFI_Error_Code_CANCELLED: XLA_FFI_Error_Code =
+    error_code::CANCELLED as XLA_FFI_Error_Code;
 /// `UNKNOWN`.
-pub const XLA_FFI_Error_Code_UNKNOWN: XLA_FFI_Error_Code = 2;
+pub const XLA_FFI_Error_Code_UNKNOWN: XLA_FFI_Error_Code =
+    error_code::UNKNOWN as XLA_FFI_Error_Code;
 /// `INVALID_ARGUMENT`.
-pub const XLA_FFI_Error_Code_INVALID_ARGUMENT: XLA_FFI_Error_Code = 3;
+pub const XLA_FFI_Error_Code_INVALID_ARGUMENT: XLA_FFI_Error_Code =
+    error_code::INVALID_ARGUMENT as XLA_FFI_Error_Code;
 /// `DEADLINE_EXCEEDED`.
-pub const XLA_FFI_Error_Code_DEADLINE_EXCEEDED: XLA_FFI_Error_Code = 4;
+pub const XLA_FFI_Error_Code_DEADLINE_EXCEEDED: XLA_FFI_Error_Code =
+    error_code::DEADLINE_EXCEEDED as XLA_FFI_Error_Code;
 /// `NOT_FOUND`.
-pub const XLA_FFI_Error_Code_NOT_FOUND: XLA_FFI_Error_Code = 5;
+pub const XLA_FFI_Error_Code_NOT_FOUND: XLA_FFI_Error_Code =
+    error_code::NOT_FOUND as XLA_FFI_Error_Code;
 /// `ALREADY_EXISTS`.
-pub const XLA_FFI_Error_Code_ALREADY_EXISTS: XLA_FFI_Error_Code = 6;
+pub const XLA_FFI_Error_Code_ALREADY_EXISTS: XLA_FFI_Error_Code =
+    error_code::ALREADY_EXISTS as XLA_FFI_Error_Code;
 /// `PERMISSION_DENIED`.
-pub const XLA_FFI_Error_Code_PERMISSION_DENIED: XLA_FFI_Error_Code = 7;
+pub const XLA_FFI_Error_Code_PERMISSION_DENIED: XLA_FFI_Error_Code =
+    error_code::PERMISSION_DENIED as XLA_FFI_Error_Code;
 /// `RESOURCE_EXHAUSTED`.
-pub const XLA_FFI_Error_Code_RESOURCE_EXHAUSTED: XLA_FFI_Error_Code = 8;
+pub const XLA_FFI_Error_Code_RESOURCE_EXHAUSTED: XLA_FFI_Error_Code =
+    error_code::RESOURCE_EXHAUSTED as XLA_FFI_Error_Code;
 /// `FAILED_PRECONDITION`.
-pub const XLA_FFI_Error_Code_FAILED_PRECONDITION: XLA_FFI_Error_Code = 9;
+pub const XLA_FFI_Error_Code_FAILED_PRECONDITION: XLA_FFI_Error_Code =
+    error_code::FAILED_PRECONDITION as XLA_FFI_Error_Code;
 /// `ABORTED`.
-pub const XLA_FFI_Error_Code_ABORTED: XLA_FFI_Error_Code = 10;
+pub const XLA_FFI_Error_Code_ABORTED: XLA_FFI_Error_Code =
+    error_code::ABORTED as XLA_FFI_Error_Code;
 /// `OUT_OF_RANGE`.
-pub const XLA_FFI_Error_Code_OUT_OF_RANGE: XLA_FFI_Error_Code = 11;
+pub const XLA_FFI_Error_Code_OUT_OF_RANGE: XLA_FFI_Error_Code =
+    error_code::OUT_OF_RANGE as XLA_FFI_Error_Code;
 /// `UNIMPLEMENTED`.
-pub const XLA_FFI_Error_Code_UNIMPLEMENTED: XLA_FFI_Error_Code = 12;
+pub const XLA_FFI_Error_Code_UNIMPLEMENTED: XLA_FFI_Error_Code =
+    error_code::UNIMPLEMENTED as XLA_FFI_Error_Code;
 /// `INTERNAL`.
-pub const XLA_FFI_Error_Code_INTERNAL: XLA_FFI_Error_Code = 13;
+pub const XLA_FFI_Error_Code_INTERNAL: XLA_FFI_Error_Code =
+    error_code::INTERNAL as XLA_FFI_Error_Code;
 /// `UNAVAILABLE`.
-pub const XLA_FFI_Error_Code_UNAVAILABLE: XLA_FFI_Error_Code = 14;
+pub const XLA_FFI_Error_Code_UNAVAILABLE: XLA_FFI_Error_Code =
+    error_code::UNAVAILABLE as XLA_FFI_Error_Code;
 /// `DATA_LOSS`.
-pub const XLA_FFI_Error_Code_DATA_LOSS: XLA_FFI_Error_Code = 15;
+pub const XLA_FFI_Error_Code_DATA_LOSS: XLA_FFI_Error_Code =
+    error_code::DATA_LOSS as XLA_FFI_Error_Code;
 /// `UNAUTHENTICATED`.
-pub const XLA_FFI_Error_Code_UNAUTHENTICATED: XLA_FFI_Error_Code = 16;
+pub const XLA_FFI_Error_Code_UNAUTHENTICATED: XLA_FFI_Error_Code =
+    error_code::UNAUTHENTICATED as XLA_FFI_Error_Code;
 
 /// `XLA_FFI_DataType` (`xla::PrimitiveType` numbering, not `PJRT_Buffer_Type`;
 /// [`crate::DType`] is the checked Rust view).
 pub type XLA_FFI_DataType = u32;
 /// `INVALID`.
-pub const XLA_FFI_DataType_INVALID: XLA_FFI_DataType = 0;
+pub const XLA_FFI_DataType_INVALID: XLA_FFI_DataType = data_type::INVALID;
 /// `PRED` (one byte per element, 0 or 1).
-pub const XLA_FFI_DataType_PRED: XLA_FFI_DataType = 1;
+pub const XLA_FFI_DataType_PRED: XLA_FFI_DataType = data_type::PRED;
 /// `S8`.
-pub const XLA_FFI_DataType_S8: XLA_FFI_DataType = 2;
+pub const XLA_FFI_DataType_S8: XLA_FFI_DataType = data_type::S8;
 /// `S16`.
-pub const XLA_FFI_DataType_S16: XLA_FFI_DataType = 3;
+pub const XLA_FFI_DataType_S16: XLA_FFI_DataType = data_type::S16;
 /// `S32`.
-pub const XLA_FFI_DataType_S32: XLA_FFI_DataType = 4;
+pub const XLA_FFI_DataType_S32: XLA_FFI_DataType = data_type::S32;
 /// `S64`.
-pub const XLA_FFI_DataType_S64: XLA_FFI_DataType = 5;
+pub const XLA_FFI_DataType_S64: XLA_FFI_DataType = data_type::S64;
 /// `U8`.
-pub const XLA_FFI_DataType_U8: XLA_FFI_DataType = 6;
+pub const XLA_FFI_DataType_U8: XLA_FFI_DataType = data_type::U8;
 /// `U16`.
-pub const XLA_FFI_DataType_U16: XLA_FFI_DataType = 7;
+pub const XLA_FFI_DataType_U16: XLA_FFI_DataType = data_type::U16;
 /// `U32`.
-pub const XLA_FFI_DataType_U32: XLA_FFI_DataType = 8;
+pub const XLA_FFI_DataType_U32: XLA_FFI_DataType = data_type::U32;
 /// `U64`.
-pub const XLA_FFI_DataType_U64: XLA_FFI_DataType = 9;
+pub const XLA_FFI_DataType_U64: XLA_FFI_DataType = data_type::U64;
 /// `F16`.
-pub const XLA_FFI_DataType_F16: XLA_FFI_DataType = 10;
+pub const XLA_FFI_DataType_F16: XLA_FFI_DataType = data_type::F16;
 /// `F32`.
-pub const XLA_FFI_DataType_F32: XLA_FFI_DataType = 11;
+pub const XLA_FFI_DataType_F32: XLA_FFI_DataType = data_type::F32;
 /// `F64`.
-pub const XLA_FFI_DataType_F64: XLA_FFI_DataType = 12;
+pub const XLA_FFI_DataType_F64: XLA_FFI_DataType = data_type::F64;
 /// `C64`.
-pub const XLA_FFI_DataType_C64: XLA_FFI_DataType = 15;
+pub const XLA_FFI_DataType_C64: XLA_FFI_DataType = data_type::C64;
 /// `BF16`.
-pub const XLA_FFI_DataType_BF16: XLA_FFI_DataType = 16;
+pub const XLA_FFI_DataType_BF16: XLA_FFI_DataType = data_type::BF16;
 /// `TOKEN`.
-pub const XLA_FFI_DataType_TOKEN: XLA_FFI_DataType = 17;
+pub const XLA_FFI_DataType_TOKEN: XLA_FFI_DataType = data_type::TOKEN;
 /// `C128`.
-pub const XLA_FFI_DataType_C128: XLA_FFI_DataType = 18;
+pub const XLA_FFI_DataType_C128: XLA_FFI_DataType = data_type::C128;
 /// `F8E5M2`.
-pub const XLA_FFI_DataType_F8E5M2: XLA_FFI_DataType = 19;
+pub const XLA_FFI_DataType_F8E5M2: XLA_FFI_DataType = data_type::F8E5M2;
 /// `F8E4M3FN`.
-pub const XLA_FFI_DataType_F8E4M3FN: XLA_FFI_DataType = 20;
+pub const XLA_FFI_DataType_F8E4M3FN: XLA_FFI_DataType = data_type::F8E4M3FN;
 /// `S4` (packed, two per byte).
-pub const XLA_FFI_DataType_S4: XLA_FFI_DataType = 21;
+pub const XLA_FFI_DataType_S4: XLA_FFI_DataType = data_type::S4;
 /// `U4` (packed, two per byte).
-pub const XLA_FFI_DataType_U4: XLA_FFI_DataType = 22;
+pub const XLA_FFI_DataType_U4: XLA_FFI_DataType = data_type::U4;
 /// `F8E4M3B11FNUZ`.
-pub const XLA_FFI_DataType_F8E4M3B11FNUZ: XLA_FFI_DataType = 23;
+pub const XLA_FFI_DataType_F8E4M3B11FNUZ: XLA_FFI_DataType = data_type::F8E4M3B11FNUZ;
 /// `F8E5M2FNUZ`.
-pub const XLA_FFI_DataType_F8E5M2FNUZ: XLA_FFI_DataType = 24;
+pub const XLA_FFI_DataType_F8E5M2FNUZ: XLA_FFI_DataType = data_type::F8E5M2FNUZ;
 /// `F8E4M3FNUZ`.
-pub const XLA_FFI_DataType_F8E4M3FNUZ: XLA_FFI_DataType = 25;
+pub const XLA_FFI_DataType_F8E4M3FNUZ: XLA_FFI_DataType = data_type::F8E4M3FNUZ;
 /// `S2` (packed, four per byte).
-pub const XLA_FFI_DataType_S2: XLA_FFI_DataType = 26;
+pub const XLA_FFI_DataType_S2: XLA_FFI_DataType = data_type::S2;
 /// `U2` (packed, four per byte).
-pub const XLA_FFI_DataType_U2: XLA_FFI_DataType = 27;
+pub const XLA_FFI_DataType_U2: XLA_FFI_DataType = data_type::U2;
 /// `F8E4M3`.
-pub const XLA_FFI_DataType_F8E4M3: XLA_FFI_DataType = 28;
+pub const XLA_FFI_DataType_F8E4M3: XLA_FFI_DataType = data_type::F8E4M3;
 /// `F8E3M4`.
-pub const XLA_FFI_DataType_F8E3M4: XLA_FFI_DataType = 29;
+pub const XLA_FFI_DataType_F8E3M4: XLA_FFI_DataType = data_type::F8E3M4;
 /// `S1` (packed, eight per byte).
-pub const XLA_FFI_DataType_S1: XLA_FFI_DataType = 30;
+pub const XLA_FFI_DataType_S1: XLA_FFI_DataType = data_type::S1;
 /// `U1` (packed, eight per byte).
-pub const XLA_FFI_DataType_U1: XLA_FFI_DataType = 31;
+pub const XLA_FFI_DataType_U1: XLA_FFI_DataType = data_type::U1;
 /// `F4E2M1FN`.
-pub const XLA_FFI_DataType_F4E2M1FN: XLA_FFI_DataType = 32;
+pub const XLA_FFI_DataType_F4E2M1FN: XLA_FFI_DataType = data_type::F4E2M1FN;
 /// `F8E8M0FNU`.
-pub const XLA_FFI_DataType_F8E8M0FNU: XLA_FFI_DataType = 33;
+pub const XLA_FFI_DataType_F8E8M0FNU: XLA_FFI_DataType = data_type::F8E8M0FNU;
 
 /// `XLA_FFI_ArgType`.
 pub type XLA_FFI_ArgType = u32;
