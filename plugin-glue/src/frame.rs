@@ -34,6 +34,7 @@ pub use attrs::{ArrayView, Attr, Attrs, Scalar};
 use buffer::Role;
 pub use buffer::{BufferView, Element};
 
+use crate::error::HandlerError;
 use crate::ffi::xla_ffi::{
     XLA_FFI_Api, XLA_FFI_ArgType_BUFFER, XLA_FFI_Args_STRUCT_SIZE, XLA_FFI_CallFrame,
     XLA_FFI_CallFrame_STRUCT_SIZE, XLA_FFI_DeviceOrdinal_Get_Args,
@@ -43,7 +44,6 @@ use crate::ffi::xla_ffi::{
     XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE, XLA_FFI_ExecutionContext, XLA_FFI_RetType_BUFFER,
     XLA_FFI_Rets_STRUCT_SIZE, XLA_FFI_RunId_Get_Args, XLA_FFI_RunId_Get_Args_STRUCT_SIZE,
 };
-use crate::handler::HandlerError;
 
 // ---------------------------------------------------------------------------
 // Raw helpers
@@ -631,8 +631,8 @@ fn unavailable(function: &str) -> HandlerError {
 mod tests {
     use super::testing::*;
     use super::*;
+    use crate::error::ErrorCode;
     use crate::ffi::xla_ffi::*;
-    use crate::handler::ErrorCode;
 
     fn frame_with(args: Vec<OwnedBuffer>, rets: Vec<OwnedBuffer>) -> OwnedFrame {
         OwnedFrame::new(args, rets, OwnedAttrs::new(vec![]))

@@ -26,5 +26,5 @@ pub mod registry;
 pub mod trampoline;
 
 pub use dtype::DType;
-pub use error::{Error, Result};
-pub use handler::{ErrorCode, Handler, HandlerError};
+pub use error::{Error, ErrorCode, HandlerError, Result};
+pub use handler::Handler;

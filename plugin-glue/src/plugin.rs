@@ -19,12 +19,12 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::ffi::pjrt::{
     self, PJRT_Api, PJRT_Error, PJRT_Extension_Base, PJRT_FFI_Extension, Slot, slot,
 };
 use crate::ffi::xla_ffi::XLA_FFI_Handler;
-use crate::handler::ErrorCode;
 
 /// Name of the entry point every PJRT plugin exports.
 pub const GET_PJRT_API: &str = "GetPjrtApi";

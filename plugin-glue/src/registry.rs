@@ -630,9 +630,9 @@ fn allocate(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::{ErrorCode, HandlerError};
     use crate::ffi::xla_ffi::*;
     use crate::frame::testing::*;
-    use crate::handler::{ErrorCode, HandlerError};
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// Reads an f32 arg, multiplies by attribute `factor`, writes ret 0.

@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use super::{Buffer, ClientInner, proto};
 use crate::dtype::DType;
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::ffi::pjrt::{
     self, PJRT_Buffer, PJRT_Device, PJRT_Event, PJRT_Executable, PJRT_LoadedExecutable, slot,
 };
-use crate::handler::ErrorCode;
 use crate::plugin::raw_slice;
 
 const EXECUTE: &str = "PJRT_LoadedExecutable_Execute";

@@ -9,13 +9,13 @@ use std::mem::align_of;
 
 use super::{SliceError, check_struct_size, count, leading_struct_size, slice_from_raw_parts};
 use crate::dtype::DType;
+use crate::error::HandlerError;
 use crate::ffi::xla_ffi::{
     XLA_FFI_Array, XLA_FFI_AttrType, XLA_FFI_AttrType_ARRAY, XLA_FFI_AttrType_DICTIONARY,
     XLA_FFI_AttrType_SCALAR, XLA_FFI_AttrType_STRING, XLA_FFI_Attrs, XLA_FFI_Attrs_STRUCT_SIZE,
     XLA_FFI_ByteSpan, XLA_FFI_Scalar,
 };
 use crate::frame::buffer::Element;
-use crate::handler::HandlerError;
 
 /// The attributes of a call site or a nested dictionary, sorted byte-wise by
 /// name as XLA sorts them.

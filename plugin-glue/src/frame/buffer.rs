@@ -10,8 +10,8 @@ use num_complex::Complex;
 
 use super::{leading_struct_size, slice_from_raw_parts};
 use crate::dtype::DType;
+use crate::error::HandlerError;
 use crate::ffi::xla_ffi::{XLA_FFI_Buffer, XLA_FFI_Buffer_STRUCT_SIZE};
-use crate::handler::HandlerError;
 
 /// Whether a buffer is an argument or a result (for messages).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -324,10 +324,10 @@ impl Element for bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorCode;
     use crate::ffi::xla_ffi::*;
     use crate::frame::CallFrame;
     use crate::frame::testing::*;
-    use crate::handler::ErrorCode;
     use std::mem::size_of;
     use std::ptr;
 
