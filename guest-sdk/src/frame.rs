@@ -478,7 +478,7 @@ impl<'a> CallFrame<'a> {
     ///
     /// The host's error, or `UNIMPLEMENTED` outside wasm32.
     pub fn device_ordinal(&self) -> Result<i32> {
-        crate::runtime::device_ordinal(self.ctx)
+        crate::context::device_ordinal(self.ctx)
     }
 
     /// The run id of this call (`XLA_FFI_RunId_Get`).
@@ -487,6 +487,6 @@ impl<'a> CallFrame<'a> {
     ///
     /// The host's error, or `UNIMPLEMENTED` outside wasm32.
     pub fn run_id(&self) -> Result<i64> {
-        crate::runtime::run_id(self.ctx)
+        crate::context::run_id(self.ctx)
     }
 }

@@ -136,8 +136,10 @@ extern crate alloc;
 extern crate cyxla_guest_sdk_panic_handler_a_guest_with_std_needs_the_sdk_with_default_features_false_features_allocator as _;
 
 pub mod abi;
+mod args;
 mod attrs;
 mod buffer;
+mod context;
 mod dtype;
 mod error;
 mod frame;

@@ -1,161 +1,18 @@
-//! The guest half of the ABI on wasm32: the host imports, the guest's static
-//! `XLA_FFI_Api`, the required exports, the allocator and the panic handler.
-//! On other targets only the argument structs exist (so their layouts are
-//! checked everywhere) and the host calls fail with `UNIMPLEMENTED`.
-
-use crate::abi;
-use crate::error::Result;
-
-/// wasm32 argument structs of the host imports this SDK calls. Pointers are
-/// guest addresses (`u32`), so the layout is the same on every target.
-pub(crate) mod args {
-    use crate::abi;
-    use core::mem::{align_of, offset_of, size_of};
-
-    /// `XLA_FFI_Error_Create_Args`.
-    #[repr(C)]
-    pub(crate) struct ErrorCreate {
-        pub(crate) struct_size: u32,
-        pub(crate) extension_start: u32,
-        pub(crate) message: u32,
-        pub(crate) errc: u32,
-    }
-
-    /// `XLA_FFI_Error_GetMessage_Args`.
-    #[repr(C)]
-    pub(crate) struct ErrorGetMessage {
-        pub(crate) struct_size: u32,
-        pub(crate) extension_start: u32,
-        pub(crate) error: u32,
-        pub(crate) message: u32,
-    }
-
-    /// `XLA_FFI_Error_Destroy_Args`.
-    #[repr(C)]
-    pub(crate) struct ErrorDestroy {
-        pub(crate) struct_size: u32,
-        pub(crate) extension_start: u32,
-        pub(crate) error: u32,
-    }
-
-    /// `XLA_FFI_RunId_Get_Args`.
-    #[repr(C)]
-    pub(crate) struct RunIdGet {
-        pub(crate) struct_size: u32,
-        pub(crate) extension_start: u32,
-        pub(crate) ctx: u32,
-        pub(crate) run_id: i64,
-    }
-
-    /// `XLA_FFI_DeviceOrdinal_Get_Args`.
-    #[repr(C)]
-    pub(crate) struct DeviceOrdinalGet {
-        pub(crate) struct_size: u32,
-        pub(crate) extension_start: u32,
-        pub(crate) ctx: u32,
-        pub(crate) device_ordinal: i32,
-    }
-
-    /// `XLA_FFI_Api_Version`.
-    #[repr(C)]
-    pub(crate) struct ApiVersion {
-        pub(crate) struct_size: u32,
-        pub(crate) extension_start: u32,
-        pub(crate) major_version: i32,
-        pub(crate) minor_version: i32,
-    }
-
-    macro_rules! assert_layout {
-        ($t:ty, $m:ident { $($field:ident = $off:ident),* }) => {
-            const _: () = {
-                assert!(size_of::<$t>() == abi::$m::SIZE as usize);
-                assert!(align_of::<$t>() == abi::$m::ALIGN as usize);
-                $(assert!(offset_of!($t, $field) == abi::$m::$off as usize);)*
-            };
-        };
-    }
-
-    assert_layout!(ErrorCreate, error_create_args {
-        struct_size = STRUCT_SIZE_OFFSET, extension_start = EXTENSION_START, message = MESSAGE, errc = ERRC
-    });
-    assert_layout!(ErrorGetMessage, error_get_message_args {
-        struct_size = STRUCT_SIZE_OFFSET, extension_start = EXTENSION_START, error = ERROR, message = MESSAGE
-    });
-    assert_layout!(ErrorDestroy, error_destroy_args {
-        struct_size = STRUCT_SIZE_OFFSET, extension_start = EXTENSION_START, error = ERROR
-    });
-    assert_layout!(RunIdGet, run_id_get_args {
-        struct_size = STRUCT_SIZE_OFFSET, extension_start = EXTENSION_START, ctx = CTX, run_id = RUN_ID
-    });
-    assert_layout!(DeviceOrdinalGet, device_ordinal_get_args {
-        struct_size = STRUCT_SIZE_OFFSET, extension_start = EXTENSION_START, ctx = CTX,
-        device_ordinal = DEVICE_ORDINAL
-    });
-    assert_layout!(ApiVersion, api_version {
-        struct_size = STRUCT_SIZE_OFFSET, extension_start = EXTENSION_START,
-        major_version = MAJOR_VERSION, minor_version = MINOR_VERSION
-    });
-}
+//! The guest half of the ABI on wasm32: the guest's static `XLA_FFI_Api`,
+//! the required exports, the entry of every handler and the allocator (on
+//! other targets: nothing; the argument structs are in `args`, the calls of
+//! the execution context in `context`).
 
 #[cfg(target_arch = "wasm32")]
 pub use wasm::run;
-
-/// `XLA_FFI_DeviceOrdinal_Get` through the host import.
-pub(crate) fn device_ordinal(ctx: u32) -> Result<i32> {
-    #[cfg(target_arch = "wasm32")]
-    {
-        let mut a = args::DeviceOrdinalGet {
-            struct_size: abi::device_ordinal_get_args::STRUCT_SIZE,
-            extension_start: 0,
-            ctx,
-            device_ordinal: 0,
-        };
-        // SAFETY: `a` is a live, correctly laid out args struct; the host
-        // writes only inside it.
-        let handle = unsafe { crate::sys::device_ordinal_get(&mut a) };
-        wasm::check(handle, abi::IMPORT_DEVICE_ORDINAL_GET).map(|()| a.device_ordinal)
-    }
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        let _ = ctx;
-        Err(crate::Error::unimplemented(alloc::format!(
-            "{} is only available in a wasm32 guest",
-            abi::IMPORT_DEVICE_ORDINAL_GET
-        )))
-    }
-}
-
-/// `XLA_FFI_RunId_Get` through the host import.
-pub(crate) fn run_id(ctx: u32) -> Result<i64> {
-    #[cfg(target_arch = "wasm32")]
-    {
-        let mut a = args::RunIdGet {
-            struct_size: abi::run_id_get_args::STRUCT_SIZE,
-            extension_start: 0,
-            ctx,
-            run_id: 0,
-        };
-        // SAFETY: as in device_ordinal.
-        let handle = unsafe { crate::sys::run_id_get(&mut a) };
-        wasm::check(handle, abi::IMPORT_RUN_ID_GET).map(|()| a.run_id)
-    }
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        let _ = ctx;
-        Err(crate::Error::unimplemented(alloc::format!(
-            "{} is only available in a wasm32 guest",
-            abi::IMPORT_RUN_ID_GET
-        )))
-    }
-}
 
 #[cfg(target_arch = "wasm32")]
 mod wasm {
     use alloc::vec::Vec;
     use core::alloc::Layout;
 
-    use super::args;
     use crate::abi::{self, execution_stage, extension_type};
+    use crate::args;
     use crate::error::{Error, Result};
     use crate::frame::CallFrame;
     use crate::memory::Memory;
@@ -258,36 +115,6 @@ mod wasm {
             core::arch::wasm32::unreachable();
         }
         handle
-    }
-
-    /// Turns an error handle from a host import into an [`Error`] (and
-    /// destroys the handle). 0 is success.
-    pub(super) fn check(handle: u32, import: &str) -> Result<()> {
-        if handle == 0 {
-            return Ok(());
-        }
-        let mut get = args::ErrorGetMessage {
-            struct_size: abi::error_get_message_args::STRUCT_SIZE,
-            extension_start: 0,
-            error: handle,
-            message: 0,
-        };
-        // SAFETY: `get` is a live args struct; the host writes `message`.
-        unsafe { sys::error_get_message(&mut get) };
-        let text = Memory::linear()
-            .c_str(get.message, 4096)
-            .map(|b| alloc::string::String::from_utf8_lossy(b).into_owned())
-            .unwrap_or_else(|e| e.message);
-        let mut destroy = args::ErrorDestroy {
-            struct_size: abi::error_destroy_args::STRUCT_SIZE,
-            extension_start: 0,
-            error: handle,
-        };
-        // SAFETY: `destroy` is a live args struct naming a handle the host issued.
-        unsafe { sys::error_destroy(&mut destroy) };
-        Err(Error::internal(alloc::format!(
-            "host import {import} failed: {text}"
-        )))
     }
 
     /// Answers a metadata probe (`extension_start` set) like XLA's C++

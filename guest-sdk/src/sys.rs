@@ -6,7 +6,7 @@
 //! success), except `error_get_message` and `error_destroy`, which return
 //! nothing. Imports this SDK does not call take an untyped args pointer.
 
-use crate::runtime::args;
+use crate::args;
 
 #[link(wasm_import_module = "cyxla")]
 unsafe extern "C" {
