@@ -146,7 +146,7 @@ mod frame;
 mod macros;
 pub mod math;
 mod memory;
-#[cfg(target_arch = "wasm32")]
+#[cfg(any(target_arch = "wasm32", test))]
 mod panic;
 mod runtime;
 #[cfg(target_arch = "wasm32")]
