@@ -24,10 +24,13 @@ use crate::sandbox::{Sandbox, pin_holds};
 /// Environment variable naming the PJRT plugin to load.
 pub const PLUGIN_ENV: &str = "CYXLA_PJRT_PLUGIN";
 
-/// Where `scripts/setup.sh` installs the default plugin, relative to the
-/// workspace root.
-pub const INSTALLED_PLUGIN: &str =
-    ".venv/lib/python3.11/site-packages/lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so";
+/// The `site-packages` of the Python venv `scripts/setup.sh` installs,
+/// relative to the workspace root.
+pub const SITE_PACKAGES: &str = ".venv/lib/python3.11/site-packages";
+
+/// The default plugin (pip package `lammps-jax-pjrt-cpu` 0.11.2), relative
+/// to [`SITE_PACKAGES`].
+pub const DEFAULT_PLUGIN: &str = "lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so";
 
 /// A trusted native handler to register: `TARGET=LIBRARY:SYMBOL`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -332,7 +335,7 @@ pub fn find_plugin(explicit: Option<&Path>) -> Result<PathBuf> {
         return Ok(path.to_owned());
     }
     for root in workspace_roots() {
-        let candidate = root.join(INSTALLED_PLUGIN);
+        let candidate = root.join(SITE_PACKAGES).join(DEFAULT_PLUGIN);
         if candidate.exists() {
             return Ok(candidate);
         }
@@ -350,9 +353,7 @@ pub fn workspace_roots() -> Vec<PathBuf> {
     if let Ok(exe) = std::env::current_exe() {
         roots.extend(exe.ancestors().skip(1).take(4).map(Path::to_owned));
     }
-    if let Some(root) = Path::new(env!("CARGO_MANIFEST_DIR")).parent() {
-        roots.push(root.to_owned());
-    }
+    roots.push(crate::sandbox::workspace_root());
     roots
 }
 

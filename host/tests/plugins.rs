@@ -7,7 +7,7 @@
 mod common;
 
 macro_rules! plugin_tests {
-    ($name:ident, $path:expr, $prefix:literal) => {
+    ($name:ident, $plugin:expr, $prefix:literal) => {
         mod $name {
             use std::sync::OnceLock;
 
@@ -16,7 +16,7 @@ macro_rules! plugin_tests {
             static HARNESS: OnceLock<e2e::Harness> = OnceLock::new();
 
             fn harness() -> &'static e2e::Harness {
-                e2e::harness(&HARNESS, $path, $prefix)
+                e2e::harness(&HARNESS, $plugin, $prefix)
             }
 
             #[test]
@@ -37,18 +37,6 @@ macro_rules! plugin_tests {
     };
 }
 
-plugin_tests!(
-    p115,
-    ".venv/lib/python3.11/site-packages/lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so",
-    "p115_"
-);
-plugin_tests!(
-    p106,
-    ".venv/lib/python3.11/site-packages/fastatomstruct_xla_cpu/libpjrt_cpu.so",
-    "p106_"
-);
-plugin_tests!(
-    p81,
-    ".venv/lib/python3.11/site-packages/xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so",
-    "p81_"
-);
+plugin_tests!(p115, cyxla_tests::Plugin::P115, "p115_");
+plugin_tests!(p106, cyxla_tests::Plugin::P106, "p106_");
+plugin_tests!(p81, cyxla_tests::Plugin::P81, "p81_");

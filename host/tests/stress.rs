@@ -7,15 +7,12 @@ mod common;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use common::e2e::plugin_path;
 use common::{full_guest, test_limits};
 use cyxla_host::{AllowList, Sandbox};
 use plugin_glue::DType;
 use plugin_glue::client::Client;
 use plugin_glue::plugin::Plugin;
 
-const PLUGIN: &str =
-    ".venv/lib/python3.11/site-packages/lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so";
 const DEVICES: usize = 4;
 /// Custom calls chained in one program.
 const CHAIN: usize = 64;
@@ -51,7 +48,8 @@ fn rss() -> u64 {
 #[test]
 fn four_devices_run_a_hundred_thousand_sandboxed_calls() {
     // SAFETY: the default XLA CPU plugin that scripts/setup.sh installs.
-    let plugin = unsafe { Plugin::load(&plugin_path(PLUGIN)) }.expect("load the PJRT plugin");
+    let plugin =
+        unsafe { Plugin::load(&cyxla_tests::Plugin::P115.path()) }.expect("load the PJRT plugin");
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("k.wasm"), full_guest("stress_")).unwrap();
     let sandbox = Sandbox::new(

@@ -31,11 +31,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+use cyxla_host::session::{DEFAULT_PLUGIN, SITE_PACKAGES};
 use plugin_glue::DType;
 use serde::Deserialize;
-
-/// Path of the interpreter's `site-packages` inside `<workspace>/.venv`.
-const SITE_PACKAGES: &str = ".venv/lib/python3.11/site-packages";
 
 /// The workspace root (the directory holding the root `Cargo.toml`).
 pub fn workspace_root() -> PathBuf {
@@ -144,7 +142,7 @@ impl Plugin {
     /// The plugin library's path relative to the venv's `site-packages`.
     pub fn relative_path(self) -> &'static str {
         match self {
-            Plugin::P115 => "lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so",
+            Plugin::P115 => DEFAULT_PLUGIN,
             Plugin::P106 => "fastatomstruct_xla_cpu/libpjrt_cpu.so",
             Plugin::P81 => "xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so",
         }

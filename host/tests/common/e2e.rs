@@ -2,7 +2,6 @@
 //! custom calls are served by the WAT guests of [`super`], compiled and run
 //! with plugin-glue's client.
 
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use cyxla_host::{AllowList, Limits, Registered, Sandbox};
@@ -23,22 +22,6 @@ pub struct Harness {
     _dir: tempfile::TempDir,
 }
 
-/// The plugin at `relative` (to the workspace root), or a failure saying how
-/// to install it.
-pub fn plugin_path(relative: &str) -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_owned();
-    let path = root.join(relative);
-    assert!(
-        path.exists(),
-        "PJRT plugin {} is missing: run scripts/setup.sh to install the Python venv and the plugins",
-        path.display()
-    );
-    path
-}
-
 /// The targets every harness allows (`<prefix>` + each name).
 const ALLOWED: [&str; 6] = ["double", "scale_attr", "fail", "trap", "spin", "ordinal"];
 
@@ -47,12 +30,12 @@ const ALLOWED: [&str; 6] = ["double", "scale_attr", "fail", "trap", "spin", "ord
 /// process.
 pub fn harness(
     cell: &'static OnceLock<Harness>,
-    relative: &str,
+    which: cyxla_tests::Plugin,
     prefix: &'static str,
 ) -> &'static Harness {
     cell.get_or_init(|| {
         // SAFETY: one of the XLA CPU plugins that scripts/setup.sh installs.
-        let plugin = unsafe { Plugin::load(&plugin_path(relative)) }.expect("load the PJRT plugin");
+        let plugin = unsafe { Plugin::load(&which.path()) }.expect("load the PJRT plugin");
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("k.wasm"), full_guest(prefix)).unwrap();
         let allowed = AllowList::targets(ALLOWED.iter().map(|t| format!("{prefix}{t}")));
