@@ -11,134 +11,62 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use cyxla_guest_sdk::abi;
+use wasmparser::{Encoding, ExternalKind, Parser, Payload, TypeRef, ValType};
 
-const I32: u8 = 0x7f;
+const I32: ValType = ValType::I32;
+
+/// (params, results) of a function type.
+type Signature = (Vec<ValType>, Vec<ValType>);
 
 /// The parts of a core wasm module this test looks at.
 #[derive(Default, Debug)]
 struct Module {
-    types: Vec<(Vec<u8>, Vec<u8>)>,
+    types: Vec<Signature>,
     /// (module, name, type index) of imported functions.
     imports: Vec<(String, String, u32)>,
-    /// Imports that are not functions: (module, name, kind).
-    other_imports: Vec<(String, String, u8)>,
+    /// Imports that are not functions: (module, name, type).
+    other_imports: Vec<(String, String, TypeRef)>,
     /// Type index of each defined function.
     functions: Vec<u32>,
     /// name -> (kind, index)
-    exports: BTreeMap<String, (u8, u32)>,
+    exports: BTreeMap<String, (ExternalKind, u32)>,
     /// Custom sections: (name, contents), in order.
     customs: Vec<(String, Vec<u8>)>,
 }
 
-struct Reader<'a> {
-    b: &'a [u8],
-    i: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn byte(&mut self) -> u8 {
-        let v = self.b[self.i];
-        self.i += 1;
-        v
-    }
-
-    fn u32(&mut self) -> u32 {
-        let (mut r, mut shift) = (0u32, 0);
-        loop {
-            let x = self.byte();
-            r |= u32::from(x & 0x7f) << shift;
-            if x < 0x80 {
-                return r;
-            }
-            shift += 7;
-        }
-    }
-
-    fn bytes(&mut self, n: usize) -> &'a [u8] {
-        let v = &self.b[self.i..self.i + n];
-        self.i += n;
-        v
-    }
-
-    fn name(&mut self) -> String {
-        let n = self.u32() as usize;
-        String::from_utf8(self.bytes(n).to_vec()).expect("UTF-8 name")
-    }
-
-    fn vec_bytes(&mut self) -> Vec<u8> {
-        let n = self.u32() as usize;
-        self.bytes(n).to_vec()
-    }
-
-    fn limits(&mut self) {
-        let flags = self.byte();
-        self.u32();
-        if flags & 1 != 0 {
-            self.u32();
-        }
-    }
-}
-
 fn parse(wasm: &[u8]) -> Module {
-    assert_eq!(&wasm[..8], b"\0asm\x01\0\0\0", "not a core wasm module");
     let mut m = Module::default();
-    let mut r = Reader { b: wasm, i: 8 };
-    while r.i < wasm.len() {
-        let id = r.byte();
-        let size = r.u32() as usize;
-        let body = r.bytes(size);
-        let mut s = Reader { b: body, i: 0 };
-        match id {
-            0 => {
-                let name = s.name();
-                m.customs.push((name, body[s.i..].to_vec()));
+    for payload in Parser::new(0).parse_all(wasm) {
+        match payload.expect("a well-formed wasm module") {
+            Payload::Version { encoding, .. } => {
+                assert_eq!(encoding, Encoding::Module, "not a core wasm module");
             }
-            1 => {
-                for _ in 0..s.u32() {
-                    assert_eq!(s.byte(), 0x60, "function type");
-                    let params = s.vec_bytes();
-                    let results = s.vec_bytes();
-                    m.types.push((params, results));
+            Payload::CustomSection(c) => m.customs.push((c.name().to_owned(), c.data().to_vec())),
+            Payload::TypeSection(types) => {
+                for f in types.into_iter_err_on_gc_types() {
+                    let f = f.expect("function type");
+                    m.types.push((f.params().to_vec(), f.results().to_vec()));
                 }
             }
-            2 => {
-                for _ in 0..s.u32() {
-                    let module = s.name();
-                    let name = s.name();
-                    match s.byte() {
-                        0 => {
-                            let t = s.u32();
-                            m.imports.push((module, name, t));
-                        }
-                        kind => {
-                            match kind {
-                                1 => {
-                                    s.byte();
-                                    s.limits();
-                                }
-                                2 => s.limits(),
-                                _ => {
-                                    s.byte();
-                                    s.byte();
-                                }
-                            }
-                            m.other_imports.push((module, name, kind));
-                        }
+            Payload::ImportSection(imports) => {
+                for import in imports.into_imports() {
+                    let import = import.expect("import");
+                    let (module, name) = (import.module.to_owned(), import.name.to_owned());
+                    match import.ty {
+                        TypeRef::Func(t) => m.imports.push((module, name, t)),
+                        ty => m.other_imports.push((module, name, ty)),
                     }
                 }
             }
-            3 => {
-                for _ in 0..s.u32() {
-                    let t = s.u32();
-                    m.functions.push(t);
+            Payload::FunctionSection(functions) => {
+                for t in functions {
+                    m.functions.push(t.expect("function"));
                 }
             }
-            7 => {
-                for _ in 0..s.u32() {
-                    let name = s.name();
-                    let kind = s.byte();
-                    let index = s.u32();
-                    m.exports.insert(name, (kind, index));
+            Payload::ExportSection(exports) => {
+                for e in exports {
+                    let e = e.expect("export");
+                    m.exports.insert(e.name.to_owned(), (e.kind, e.index));
                 }
             }
             _ => {}
@@ -149,7 +77,7 @@ fn parse(wasm: &[u8]) -> Module {
 
 impl Module {
     /// (params, results) of function `index` (imports first).
-    fn func_type(&self, index: u32) -> &(Vec<u8>, Vec<u8>) {
+    fn func_type(&self, index: u32) -> &Signature {
         let i = index as usize;
         let t = if i < self.imports.len() {
             self.imports[i].2
@@ -159,9 +87,9 @@ impl Module {
         &self.types[t as usize]
     }
 
-    fn export_type(&self, name: &str) -> Option<&(Vec<u8>, Vec<u8>)> {
+    fn export_type(&self, name: &str) -> Option<&Signature> {
         match self.exports.get(name) {
-            Some(&(0, index)) => Some(self.func_type(index)),
+            Some(&(ExternalKind::Func, index)) => Some(self.func_type(index)),
             _ => None,
         }
     }
@@ -191,7 +119,7 @@ fn build_guests() -> PathBuf {
 }
 
 fn check_abi(file: &str, m: &Module) -> Vec<(String, String)> {
-    let sig = |p: &[u8], r: &[u8]| (p.to_vec(), r.to_vec());
+    let sig = |p: &[ValType], r: &[ValType]| (p.to_vec(), r.to_vec());
     // Imports: only module `cyxla`, names and signatures from IMPORT_TABLE.
     assert!(
         m.other_imports.is_empty(),
@@ -219,7 +147,7 @@ fn check_abi(file: &str, m: &Module) -> Vec<(String, String)> {
     // Required and optional exports.
     assert_eq!(
         m.exports.get(abi::EXPORT_MEMORY).map(|e| e.0),
-        Some(2),
+        Some(ExternalKind::Memory),
         "{file}: exported memory"
     );
     assert_eq!(
