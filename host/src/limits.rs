@@ -188,19 +188,11 @@ impl Limits {
             source: None,
             message: format!("--limit {name}={value}: {message}"),
         };
-        // One line of TOML, so that flags and side files share one parser
-        // (and its messages).
-        if name.is_empty()
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        {
-            return Err(fail(format!("`{name}` is not a limit name")));
-        }
-        if value.contains(['\'', '\n', '\r']) || value.chars().any(char::is_control) {
-            return Err(fail(format!("`{value}` is not a value")));
-        }
-        let overrides: LimitOverrides = toml::from_str(&format!("{name} = '{value}'"))
+        // A table of one string, read as a side file is: flags and side
+        // files share one deserializer (and its messages).
+        let mut table = toml::Table::new();
+        table.insert(name.to_owned(), toml::Value::String(value.to_owned()));
+        let overrides = LimitOverrides::deserialize(toml::Value::Table(table))
             .map_err(|e| fail(e.message().trim_end().to_owned()))?;
         self.apply(&overrides).map_err(|message| LimitError {
             source: None,
@@ -738,6 +730,15 @@ mod tests {
         assert!(e.contains("unknown variant `fuel`"), "{e}");
         let e = limits.set("call_timeout", "5").unwrap_err().to_string();
         assert!(e.contains("`5` is not a time"), "{e}");
+        // Values and names are data, never TOML text: nothing in them can
+        // set a second limit.
+        let e = limits
+            .set("memory", "1MiB'\ninstances = '1")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is not a size"), "{e}");
+        let e = limits.set("memory = 1\nstack", "1MiB").unwrap_err();
+        assert!(e.to_string().contains("unknown field"), "{e}");
         assert_eq!(
             limits.memory_bytes,
             64 << 20,
