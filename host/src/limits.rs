@@ -533,18 +533,42 @@ impl<'de> Deserialize<'de> for Flag {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Count(pub u64);
 
-/// Splits `12.5 MiB` into `(12.5, "mib")`.
-fn number_and_unit(text: &str) -> Option<(f64, String)> {
+/// A decimal number read exactly: `digits / 10^scale`.
+#[derive(Clone, Copy)]
+struct Decimal {
+    digits: u128,
+    scale: u32,
+}
+
+impl Decimal {
+    /// `self * factor`, rounded to the nearest whole number (`exact`: only
+    /// if no rounding is needed); `None` if it does not fit.
+    fn times(self, factor: u128, exact: bool) -> Option<u128> {
+        let product = self.digits.checked_mul(factor)?;
+        let divisor = 10u128.checked_pow(self.scale)?;
+        let (whole, rest) = (product / divisor, product % divisor);
+        if exact && rest != 0 {
+            return None;
+        }
+        Some(whole + u128::from(rest * 2 >= divisor))
+    }
+}
+
+/// Splits `12.5 MiB` into `12.5` and `"mib"` (digits may be grouped with `_`).
+fn number_and_unit(text: &str) -> Option<(Decimal, String)> {
     let text = text.trim();
     let end = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
         .unwrap_or(text.len());
     let number: String = text[..end].chars().filter(|&c| c != '_').collect();
-    if number.is_empty() {
+    let (whole, fraction) = number.split_once('.').unwrap_or((&number, ""));
+    if (whole.is_empty() && fraction.is_empty()) || fraction.contains('.') {
         return None;
     }
-    let value: f64 = number.parse().ok()?;
-    Some((value, text[end..].trim().to_ascii_lowercase()))
+    let digits = format!("{whole}{fraction}").parse().ok()?;
+    let scale = u32::try_from(fraction.len()).ok()?;
+    let unit = text[end..].trim().to_ascii_lowercase();
+    Some((Decimal { digits, scale }, unit))
 }
 
 /// Parses a size (see [`ByteSize`]).
@@ -553,33 +577,33 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
         format!("`{text}` is not a size (a number of bytes, or a number with B, KiB, MiB or GiB)")
     };
     let (value, unit) = number_and_unit(text).ok_or_else(bad)?;
-    let scale: u64 = match unit.as_str() {
+    let scale: u128 = match unit.as_str() {
         "" | "b" => 1,
         "k" | "kib" => 1 << 10,
         "m" | "mib" => 1 << 20,
         "g" | "gib" => 1 << 30,
         _ => return Err(bad()),
     };
-    let bytes = value * scale as f64;
-    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 || bytes.fract() != 0.0 {
-        return Err(bad());
-    }
-    Ok(bytes as u64)
+    let bytes = value.times(scale, true).ok_or_else(bad)?;
+    u64::try_from(bytes).map_err(|_| bad())
 }
 
-/// Parses a wall time (see [`Time`]).
+/// Parses a wall time (see [`Time`]), to the nearest nanosecond.
 pub fn parse_time(text: &str) -> Result<Duration, String> {
     let bad =
         || format!("`{text}` is not a time (a number with us, ms, s or min, e.g. 250ms or 2s)");
     let (value, unit) = number_and_unit(text).ok_or_else(bad)?;
-    let seconds = match unit.as_str() {
-        "us" | "µs" => value / 1e6,
-        "ms" => value / 1e3,
-        "s" => value,
-        "min" => value * 60.0,
+    let nanos_per_unit: u128 = match unit.as_str() {
+        "us" | "µs" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        "min" => 60_000_000_000,
         _ => return Err(bad()),
     };
-    Duration::try_from_secs_f64(seconds).map_err(|_| bad())
+    let nanos = value.times(nanos_per_unit, false).ok_or_else(bad)?;
+    let seconds = u64::try_from(nanos / 1_000_000_000).map_err(|_| bad())?;
+    let subsec = u32::try_from(nanos % 1_000_000_000).map_err(|_| bad())?;
+    Ok(Duration::new(seconds, subsec))
 }
 
 /// Parses a count (see [`Count`]).
@@ -782,6 +806,18 @@ mod tests {
         assert_eq!(parse_time("500us"), Ok(Duration::from_micros(500)));
         assert_eq!(parse_time("1min"), Ok(Duration::from_secs(60)));
         assert!(parse_time("1e400s").is_err());
+        // Exact, not through f64: 2^53 + 1 bytes, a tenth of a millisecond.
+        assert_eq!(parse_bytes("9007199254740993"), Ok((1 << 53) + 1));
+        assert_eq!(parse_bytes("0.5 KiB"), Ok(512));
+        assert!(parse_bytes("0.1 KiB").is_err());
+        assert!(parse_bytes("18446744073709551616").is_err());
+        assert!(parse_bytes("1.2.3").is_err());
+        assert!(parse_bytes(".").is_err());
+        assert_eq!(parse_time("0.1ms"), Ok(Duration::from_micros(100)));
+        assert_eq!(parse_time(".5s"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_time("1.5min"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_time("0.0000000004s"), Ok(Duration::ZERO));
+        assert_eq!(parse_time("0.0000000006s"), Ok(Duration::from_nanos(1)));
         assert_eq!(parse_count("100_000"), Ok(100_000));
         assert!(parse_count("1.5").is_err());
     }
