@@ -6,9 +6,9 @@
 //!
 //! Needs the `wasm32-unknown-unknown` Rust target (`scripts/setup.sh`).
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use cyxla_guest_sdk::abi;
 use wasmparser::{Encoding, ExternalKind, Parser, Payload, TypeRef, ValType};
@@ -93,29 +93,6 @@ impl Module {
             _ => None,
         }
     }
-}
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("guest-sdk has a parent")
-        .to_path_buf()
-}
-
-fn build_guests() -> PathBuf {
-    let root = workspace_root();
-    let out = Command::new("bash")
-        .arg(root.join("guests/build.sh"))
-        .output()
-        .expect("run bash guests/build.sh");
-    assert!(
-        out.status.success(),
-        "guests/build.sh failed ({}); install the toolchain with scripts/setup.sh\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    root.join("guests/out")
 }
 
 fn check_abi(file: &str, m: &Module) -> Vec<(String, String)> {
@@ -209,7 +186,7 @@ fn check_abi(file: &str, m: &Module) -> Vec<(String, String)> {
 
 #[test]
 fn bundled_guests_follow_the_abi() {
-    let out = build_guests();
+    let out = common::build_guests();
     let expected: &[(&str, &[(&str, &str)])] = &[
         ("echo_attrs", &[("echo_attrs", "echo_attrs")]),
         ("inplace_set0", &[("inplace_set0", "inplace_set0")]),

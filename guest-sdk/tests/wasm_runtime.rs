@@ -7,8 +7,9 @@
 //!
 //! Needs the `wasm32-unknown-unknown` Rust target (`scripts/setup.sh`).
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use cyxla_guest_sdk::abi;
 use cyxla_guest_sdk::testing::{FrameBuilder, FrameImage, TestAttr};
@@ -27,26 +28,7 @@ const RUN_ID: i64 = 42;
 /// Builds the guests once per test binary; returns `guests/out`.
 fn guests_out() -> PathBuf {
     static OUT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    OUT.get_or_init(build_guests).clone()
-}
-
-fn build_guests() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf();
-    let out = Command::new("bash")
-        .arg(root.join("guests/build.sh"))
-        .output()
-        .expect("run bash guests/build.sh");
-    assert!(
-        out.status.success(),
-        "guests/build.sh failed ({}); install the toolchain with scripts/setup.sh\n{}{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    root.join("guests/out")
+    OUT.get_or_init(common::build_guests).clone()
 }
 
 fn memory(caller: &mut Caller<'_, HostState>) -> Memory {
