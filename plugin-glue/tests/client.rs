@@ -3,46 +3,16 @@
 //! The plugins come from the project's venv (`scripts/setup.sh`); a missing
 //! plugin fails the test with that hint, it never skips.
 
-use std::path::PathBuf;
+mod common;
 
 use plugin_glue::client::{Buffer, Client};
 use plugin_glue::ffi::xla_ffi::{XLA_FFI_CallFrame, XLA_FFI_Error};
-use plugin_glue::plugin::Plugin;
 use plugin_glue::{DType, Error, ErrorCode};
 
-/// The three plugins of the compatibility set.
-#[derive(Clone, Copy, Debug)]
-enum Which {
-    P115,
-    P106,
-    P81,
-}
-
-/// Path of a plugin inside `<workspace>/.venv`.
-fn plugin_path(which: Which) -> PathBuf {
-    let site = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join(".venv/lib/python3.11/site-packages");
-    site.join(match which {
-        Which::P115 => "lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so",
-        Which::P106 => "fastatomstruct_xla_cpu/libpjrt_cpu.so",
-        Which::P81 => "xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so",
-    })
-}
-
-fn load(which: Which) -> Plugin {
-    let path = plugin_path(which);
-    assert!(
-        path.is_file(),
-        "PJRT plugin {which:?} not found at {}: run scripts/setup.sh",
-        path.display()
-    );
-    // SAFETY: one of the XLA CPU plugins that scripts/setup.sh installs.
-    unsafe { Plugin::load(&path) }.unwrap_or_else(|e| panic!("loading {which:?}: {e}"))
-}
+use common::Which;
 
 fn client(which: Which, devices: usize) -> Client {
-    Client::new(&load(which), Some(devices)).unwrap_or_else(|e| panic!("{which:?}: {e}"))
+    Client::new(&which.load(), Some(devices)).unwrap_or_else(|e| panic!("{which:?}: {e}"))
 }
 
 fn f32_bytes(values: &[f32]) -> Vec<u8> {
@@ -64,7 +34,7 @@ const ADD: &str = r#"module @m {
 }"#;
 
 fn check_loads(which: Which, minor: i32, struct_size: usize) {
-    let plugin = load(which);
+    let plugin = which.load();
     assert_eq!(plugin.api_version(), (0, minor));
     assert_eq!(plugin.api_struct_size(), struct_size);
     let ffi = plugin.ffi_extension().expect("FFI extension");
@@ -84,7 +54,7 @@ fn check_loads(which: Which, minor: i32, struct_size: usize) {
 }
 
 fn check_devices(which: Which) {
-    let plugin = load(which);
+    let plugin = which.load();
     for n in [1, 4] {
         let client = Client::new(&plugin, Some(n)).unwrap();
         assert_eq!(client.addressable_device_count().unwrap(), n);
@@ -515,7 +485,7 @@ unsafe extern "C" fn failing_handler(frame: *mut XLA_FFI_CallFrame) -> *mut XLA_
 }
 
 fn check_execution_errors_surface(which: Which) {
-    let plugin = load(which);
+    let plugin = which.load();
     // SAFETY: `failing_handler` follows the FFI protocol above and is a
     // plain function, valid for the whole process.
     unsafe { plugin.register_handler("cyxla_test_fail", failing_handler, 0) }.unwrap();

@@ -5,7 +5,8 @@
 //! Registrations are process-wide and permanent (XLA keeps the first one
 //! per name and plugin image), so every test uses its own target names.
 
-use std::path::{Path, PathBuf};
+mod common;
+
 use std::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -15,82 +16,14 @@ use plugin_glue::ffi::xla_ffi::{
     XLA_FFI_CallFrame, XLA_FFI_Error, XLA_FFI_Extension_Metadata, XLA_FFI_Metadata_Extension,
 };
 use plugin_glue::frame::{Attr, Attrs, CallFrame, Scalar};
-use plugin_glue::plugin::Plugin;
 use plugin_glue::registry::{self, TargetKind};
 use plugin_glue::{DType, Error, ErrorCode, Handler, HandlerError};
+
+use common::{ALL, Which};
 
 // ---------------------------------------------------------------------------
 // Plugins and programs
 // ---------------------------------------------------------------------------
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Which {
-    P115,
-    P106,
-    P81,
-}
-
-const ALL: [Which; 3] = [Which::P115, Which::P106, Which::P81];
-
-impl Which {
-    /// Path under `site-packages`.
-    fn relative(self) -> &'static str {
-        match self {
-            Which::P115 => "lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so",
-            Which::P106 => "fastatomstruct_xla_cpu/libpjrt_cpu.so",
-            Which::P81 => "xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so",
-        }
-    }
-
-    fn label(self) -> &'static str {
-        match self {
-            Which::P115 => "p115",
-            Which::P106 => "p106",
-            Which::P81 => "p81",
-        }
-    }
-
-    /// The XLA FFI API version of the runtime inside the plugin.
-    fn runtime_ffi(self) -> (i32, i32) {
-        match self {
-            Which::P115 => (0, 4),
-            Which::P106 => (0, 3),
-            Which::P81 => (0, 2),
-        }
-    }
-
-    fn load(self) -> Plugin {
-        let path = plugin_path(self);
-        // SAFETY: the default XLA CPU plugin that scripts/setup.sh installs.
-        unsafe { Plugin::load(&path) }.unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
-    }
-}
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("plugin-glue lives inside the workspace")
-        .to_owned()
-}
-
-/// `<workspace>/.venv/lib/python*/site-packages/<relative>`.
-fn plugin_path(which: Which) -> PathBuf {
-    let lib = workspace().join(".venv").join("lib");
-    let found = std::fs::read_dir(&lib).ok().and_then(|entries| {
-        entries
-            .filter_map(|e| e.ok())
-            .map(|e| e.path().join("site-packages").join(which.relative()))
-            .find(|p| p.is_file())
-    });
-    found.unwrap_or_else(|| {
-        panic!(
-            "PJRT plugin {which:?} ({}) not found under {}/python*/site-packages: \
-             run scripts/setup.sh to create the venv and install the plugins",
-            which.relative(),
-            lib.display()
-        )
-    })
-}
 
 fn f32_bytes(values: &[f32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
