@@ -1,5 +1,6 @@
-//! Just enough protobuf for the client: encoding `xla.CompileOptionsProto`
-//! and reading parameter shapes out of the optimized program.
+//! Just enough protobuf for the client, as prost messages holding only the
+//! fields it reads or writes: encoding `xla.CompileOptionsProto` and reading
+//! parameter shapes out of the optimized program (other fields are skipped).
 //!
 //! Field numbers (checked against openxla/xla `xla/pjrt/proto/compile_options.proto`
 //! as measured in the ABI reference §4.6, and `xla/xla.proto`,
@@ -19,18 +20,34 @@
 
 use std::fmt;
 
+use prost::Message;
+
 use crate::dtype::DType;
 
 /// `PrimitiveType::TUPLE`.
-const PRIMITIVE_TYPE_TUPLE: u64 = 13;
+const PRIMITIVE_TYPE_TUPLE: i32 = 13;
 
 /// A protobuf decoding failure, with what was being read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ProtoError(pub(crate) String);
+pub(crate) struct ProtoError {
+    pub(crate) message: String,
+    source: Option<prost::DecodeError>,
+}
 
 impl fmt::Display for ProtoError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        match &self.source {
+            Some(source) => write!(f, "{}: {source}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for ProtoError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_ref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
     }
 }
 
@@ -40,249 +57,141 @@ type Result<T> = std::result::Result<T, ProtoError>;
 type Shapes = Vec<(DType, Vec<i64>)>;
 
 fn fail<T>(message: impl Into<String>) -> Result<T> {
-    Err(ProtoError(message.into()))
+    Err(ProtoError {
+        message: message.into(),
+        source: None,
+    })
+}
+
+fn decode<M: Message + Default>(what: &str, bytes: &[u8]) -> Result<M> {
+    M::decode(bytes).map_err(|e| ProtoError {
+        message: format!("cannot decode the {what}"),
+        source: Some(e),
+    })
 }
 
 // ---------------------------------------------------------------------------
-// Encoding
+// Messages (the fields of the table above; the rest are skipped)
 // ---------------------------------------------------------------------------
 
-fn put_varint(out: &mut Vec<u8>, mut value: u64) {
-    loop {
-        let byte = (value & 0x7f) as u8;
-        value >>= 7;
-        if value == 0 {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
-    }
+#[derive(Clone, PartialEq, Message)]
+struct CompileOptionsProto {
+    #[prost(message, optional, tag = "3")]
+    executable_build_options: Option<ExecutableBuildOptionsProto>,
 }
 
-fn put_varint_field(out: &mut Vec<u8>, field: u32, value: u64) {
-    put_varint(out, u64::from(field) << 3);
-    put_varint(out, value);
+#[derive(Clone, PartialEq, Message)]
+struct ExecutableBuildOptionsProto {
+    #[prost(int64, tag = "4")]
+    num_replicas: i64,
+    #[prost(int64, tag = "5")]
+    num_partitions: i64,
 }
 
-fn put_bytes_field(out: &mut Vec<u8>, field: u32, bytes: &[u8]) {
-    put_varint(out, (u64::from(field) << 3) | 2);
-    put_varint(out, bytes.len() as u64);
-    out.extend_from_slice(bytes);
+#[derive(Clone, PartialEq, Message)]
+struct HloModuleProtoWithConfig {
+    #[prost(message, optional, tag = "1")]
+    hlo_module: Option<HloModuleProto>,
+    #[prost(message, optional, tag = "2")]
+    config: Option<HloModuleConfigProto>,
 }
+
+#[derive(Clone, PartialEq, Message)]
+struct HloModuleConfigProto {
+    #[prost(message, optional, tag = "1")]
+    entry_computation_layout: Option<ProgramShapeProto>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct HloModuleProto {
+    #[prost(message, repeated, tag = "3")]
+    computations: Vec<HloComputationProto>,
+    #[prost(message, optional, tag = "4")]
+    host_program_shape: Option<ProgramShapeProto>,
+    #[prost(int64, tag = "6")]
+    entry_computation_id: i64,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct HloComputationProto {
+    #[prost(message, optional, tag = "4")]
+    program_shape: Option<ProgramShapeProto>,
+    #[prost(int64, tag = "5")]
+    id: i64,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct ProgramShapeProto {
+    #[prost(message, repeated, tag = "1")]
+    parameters: Vec<ShapeProto>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct ShapeProto {
+    #[prost(int32, tag = "2")]
+    element_type: i32,
+    #[prost(int64, repeated, tag = "3")]
+    dimensions: Vec<i64>,
+}
+
+// ---------------------------------------------------------------------------
+// Encoding and reading
+// ---------------------------------------------------------------------------
 
 /// A serialized `CompileOptionsProto { executable_build_options {
 /// num_replicas, num_partitions } }`. Both must be ≥ 1: XLA aborts the
 /// process otherwise (ABI reference §4.6), so callers check first.
 pub(crate) fn compile_options(num_replicas: u64, num_partitions: u64) -> Vec<u8> {
     debug_assert!(num_replicas >= 1 && num_partitions >= 1);
-    let mut build = Vec::new();
-    put_varint_field(&mut build, 4, num_replicas);
-    put_varint_field(&mut build, 5, num_partitions);
-    let mut options = Vec::new();
-    put_bytes_field(&mut options, 3, &build);
-    options
-}
-
-// ---------------------------------------------------------------------------
-// Decoding
-// ---------------------------------------------------------------------------
-
-/// One field's value on the wire.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Value<'a> {
-    Varint(u64),
-    Fixed64(u64),
-    Bytes(&'a [u8]),
-    Fixed32(u32),
-}
-
-/// Iterates over the fields of one message.
-struct Fields<'a> {
-    buf: &'a [u8],
-    pos: usize,
-    failed: bool,
-}
-
-impl<'a> Fields<'a> {
-    fn new(buf: &'a [u8]) -> Fields<'a> {
-        Fields {
-            buf,
-            pos: 0,
-            failed: false,
-        }
+    let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    CompileOptionsProto {
+        executable_build_options: Some(ExecutableBuildOptionsProto {
+            num_replicas: count(num_replicas),
+            num_partitions: count(num_partitions),
+        }),
     }
-
-    fn varint(&mut self) -> Result<u64> {
-        let mut value = 0u64;
-        for shift in (0..64).step_by(7) {
-            let Some(&byte) = self.buf.get(self.pos) else {
-                return fail(format!("varint truncated at byte {}", self.pos));
-            };
-            self.pos += 1;
-            value |= u64::from(byte & 0x7f) << shift;
-            if byte & 0x80 == 0 {
-                return Ok(value);
-            }
-        }
-        fail(format!("varint longer than 10 bytes at byte {}", self.pos))
-    }
-
-    fn take(&mut self, len: usize) -> Result<&'a [u8]> {
-        let end = self
-            .pos
-            .checked_add(len)
-            .filter(|end| *end <= self.buf.len())
-            .ok_or_else(|| {
-                ProtoError(format!(
-                    "field of {len} bytes at byte {} runs past the end ({} bytes)",
-                    self.pos,
-                    self.buf.len()
-                ))
-            })?;
-        let bytes = &self.buf[self.pos..end];
-        self.pos = end;
-        Ok(bytes)
-    }
-
-    fn next_field(&mut self) -> Result<(u64, Value<'a>)> {
-        let key = self.varint()?;
-        let field = key >> 3;
-        let value = match key & 7 {
-            0 => Value::Varint(self.varint()?),
-            1 => {
-                let b = self.take(8)?;
-                Value::Fixed64(u64::from_le_bytes(b.try_into().map_err(|_| {
-                    ProtoError("fixed64 field shorter than 8 bytes".into())
-                })?))
-            }
-            2 => {
-                let len = self.varint()?;
-                let len = usize::try_from(len)
-                    .map_err(|_| ProtoError(format!("length {len} does not fit in memory")))?;
-                Value::Bytes(self.take(len)?)
-            }
-            5 => {
-                let b = self.take(4)?;
-                Value::Fixed32(u32::from_le_bytes(b.try_into().map_err(|_| {
-                    ProtoError("fixed32 field shorter than 4 bytes".into())
-                })?))
-            }
-            wire => return fail(format!("field {field} has unsupported wire type {wire}")),
-        };
-        Ok((field, value))
-    }
-}
-
-impl<'a> Iterator for Fields<'a> {
-    type Item = Result<(u64, Value<'a>)>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.failed || self.pos >= self.buf.len() {
-            return None;
-        }
-        let item = self.next_field();
-        self.failed = item.is_err();
-        Some(item)
-    }
-}
-
-fn expect_bytes<'a>(what: &str, value: Value<'a>) -> Result<&'a [u8]> {
-    match value {
-        Value::Bytes(b) => Ok(b),
-        other => fail(format!(
-            "{what}: expected a length-delimited field, got {other:?}"
-        )),
-    }
-}
-
-fn expect_varint(what: &str, value: Value<'_>) -> Result<u64> {
-    match value {
-        Value::Varint(v) => Ok(v),
-        other => fail(format!("{what}: expected a varint, got {other:?}")),
-    }
+    .encode_to_vec()
 }
 
 /// `(element_type, dimensions)` of one `ShapeProto`; tuples are rejected.
-fn shape(bytes: &[u8], what: &str) -> Result<(DType, Vec<i64>)> {
-    let mut element_type = 0u64;
-    let mut dims = Vec::new();
-    for field in Fields::new(bytes) {
-        match field? {
-            (2, v) => element_type = expect_varint(what, v)?,
-            (3, Value::Varint(v)) => dims.push(v as i64),
-            (3, Value::Bytes(packed)) => {
-                let mut packed = Fields::new(packed);
-                while packed.pos < packed.buf.len() {
-                    // Two's complement in a 64-bit varint, as protobuf int64.
-                    dims.push(packed.varint()? as i64);
-                }
-            }
-            (3, other) => return fail(format!("{what}: bad dimensions field {other:?}")),
-            _ => {}
-        }
-    }
+fn shape(proto: &ShapeProto, what: &str) -> Result<(DType, Vec<i64>)> {
+    let element_type = proto.element_type;
     if element_type == PRIMITIVE_TYPE_TUPLE {
         return fail(format!("{what} is a tuple, which is not supported"));
     }
     let dtype = u32::try_from(element_type)
         .ok()
         .and_then(DType::from_xla)
-        .ok_or_else(|| ProtoError(format!("{what} has unknown PrimitiveType {element_type}")))?;
-    Ok((dtype, dims))
+        .ok_or_else(|| ProtoError {
+            message: format!("{what} has unknown PrimitiveType {element_type}"),
+            source: None,
+        })?;
+    Ok((dtype, proto.dimensions.clone()))
 }
 
 /// The parameters of a `ProgramShapeProto`.
-fn program_shape_parameters(bytes: &[u8]) -> Result<Shapes> {
-    let mut parameters = Vec::new();
-    for field in Fields::new(bytes) {
-        if let (1, v) = field? {
-            let what = format!("parameter {}", parameters.len());
-            parameters.push(shape(expect_bytes(&what, v)?, &what)?);
-        }
-    }
-    Ok(parameters)
+fn program_shape_parameters(proto: &ProgramShapeProto) -> Result<Shapes> {
+    proto
+        .parameters
+        .iter()
+        .enumerate()
+        .map(|(i, p)| shape(p, &format!("parameter {i}")))
+        .collect()
 }
 
-/// The entry computation's parameters from a serialized `HloModuleProto`:
+/// The entry computation's parameters from an `HloModuleProto`:
 /// `host_program_shape`, else the entry computation's `program_shape`.
 /// `None` if the module has neither.
-fn module_parameters(module: &[u8]) -> Result<Option<Shapes>> {
-    let mut host_program_shape = None;
-    let mut entry_id = None;
-    let mut computations = Vec::new();
-    for field in Fields::new(module) {
-        match field? {
-            (3, v) => computations.push(expect_bytes("HloModuleProto.computations", v)?),
-            (4, v) => {
-                host_program_shape = Some(expect_bytes("HloModuleProto.host_program_shape", v)?)
-            }
-            (6, v) => entry_id = Some(expect_varint("HloModuleProto.entry_computation_id", v)?),
-            _ => {}
-        }
-    }
-    if let Some(shape) = host_program_shape {
+fn module_parameters(module: &HloModuleProto) -> Result<Option<Shapes>> {
+    if let Some(shape) = &module.host_program_shape {
         return program_shape_parameters(shape).map(Some);
     }
-    let entry_id = entry_id.unwrap_or(0);
-    for computation in computations {
-        let mut id = 0;
-        let mut program_shape = None;
-        for field in Fields::new(computation) {
-            match field? {
-                (4, v) => {
-                    program_shape = Some(expect_bytes("HloComputationProto.program_shape", v)?)
-                }
-                (5, v) => id = expect_varint("HloComputationProto.id", v)?,
-                _ => {}
-            }
-        }
-        if id == entry_id
-            && let Some(shape) = program_shape
-        {
-            return program_shape_parameters(shape).map(Some);
-        }
-    }
-    Ok(None)
+    let entry = module
+        .computations
+        .iter()
+        .filter(|c| c.id == module.entry_computation_id)
+        .find_map(|c| c.program_shape.as_ref());
+    entry.map(program_shape_parameters).transpose()
 }
 
 /// Parameter shapes of the optimized program returned by
@@ -290,37 +199,22 @@ fn module_parameters(module: &[u8]) -> Result<Option<Shapes>> {
 /// `HloModuleProtoWithConfig`; `hlo`: `HloModuleProto`).
 pub(crate) fn optimized_program_parameters(format: &str, code: &[u8]) -> Result<Shapes> {
     match format {
-        "hlo" => module_parameters(code)?
-            .ok_or_else(|| ProtoError("the HloModuleProto has no entry program shape".into())),
-        "hlo_with_config" => {
-            let mut module = None;
-            let mut layout = None;
-            for field in Fields::new(code) {
-                match field? {
-                    (1, v) => {
-                        module = Some(expect_bytes("HloModuleProtoWithConfig.hlo_module", v)?)
-                    }
-                    (2, v) => {
-                        let config = expect_bytes("HloModuleProtoWithConfig.config", v)?;
-                        for field in Fields::new(config) {
-                            if let (1, v) = field? {
-                                layout = Some(expect_bytes(
-                                    "HloModuleConfigProto.entry_computation_layout",
-                                    v,
-                                )?);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+        "hlo" => {
+            let module: HloModuleProto = decode("HloModuleProto", code)?;
+            match module_parameters(&module)? {
+                Some(parameters) => Ok(parameters),
+                None => fail("the HloModuleProto has no entry program shape"),
             }
-            if let Some(module) = module
+        }
+        "hlo_with_config" => {
+            let proto: HloModuleProtoWithConfig = decode("HloModuleProtoWithConfig", code)?;
+            if let Some(module) = &proto.hlo_module
                 && let Some(parameters) = module_parameters(module)?
             {
                 return Ok(parameters);
             }
-            match layout {
-                Some(layout) => program_shape_parameters(layout),
+            match proto.config.and_then(|c| c.entry_computation_layout) {
+                Some(layout) => program_shape_parameters(&layout),
                 None => fail("the HloModuleProtoWithConfig has no entry program shape"),
             }
         }
@@ -331,6 +225,31 @@ pub(crate) fn optimized_program_parameters(format: &str, code: &[u8]) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // Hand-rolled encoders, so the tests build messages independently of
+    // the prost definitions they check.
+    fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+        loop {
+            let byte = (value & 0x7f) as u8;
+            value >>= 7;
+            if value == 0 {
+                out.push(byte);
+                return;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+
+    fn put_varint_field(out: &mut Vec<u8>, field: u32, value: u64) {
+        put_varint(out, u64::from(field) << 3);
+        put_varint(out, value);
+    }
+
+    fn put_bytes_field(out: &mut Vec<u8>, field: u32, bytes: &[u8]) {
+        put_varint(out, (u64::from(field) << 3) | 2);
+        put_varint(out, bytes.len() as u64);
+        out.extend_from_slice(bytes);
+    }
 
     fn shape_proto(element_type: u64, dims: &[i64], packed: bool) -> Vec<u8> {
         let mut out = Vec::new();
@@ -428,9 +347,9 @@ mod tests {
             &program_shape(&[shape_proto(13, &[], true)]),
         );
         let err = optimized_program_parameters("hlo", &module).unwrap_err();
-        assert!(err.0.contains("parameter 0 is a tuple"), "{err}");
+        assert!(err.message.contains("parameter 0 is a tuple"), "{err}");
         let err = optimized_program_parameters("mlir", &[]).unwrap_err();
-        assert!(err.0.contains("`mlir`"), "{err}");
+        assert!(err.message.contains("`mlir`"), "{err}");
         assert!(optimized_program_parameters("hlo", &[]).is_err());
     }
 
@@ -441,6 +360,7 @@ mod tests {
         let mut s = Vec::new();
         put_varint_field(&mut s, 2, 5);
         put_bytes_field(&mut s, 3, &body);
+        let s: ShapeProto = decode("ShapeProto", &s).unwrap();
         assert_eq!(shape(&s, "p").unwrap(), (DType::S64, vec![-1]));
     }
 }
