@@ -61,6 +61,8 @@ mod signal {
 
 pub(crate) use signal::CodeRanges;
 
+pub(crate) use crate::limits::Interrupt;
+
 use std::cell::Cell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -90,23 +92,6 @@ pub(crate) fn check() -> wasmtime::Result<()> {
     Ok(())
 }
 
-/// How guest code past its deadline is stopped.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Interrupt {
-    /// Signals where available (x86_64 Linux, after a self-test), else
-    /// epochs.
-    #[default]
-    Auto,
-    /// wasmtime's epoch interruption: a check in every loop header.
-    Epoch,
-    /// A watchdog thread and a signal: no checks in guest code.
-    Signal,
-    /// No deadline at all: a looping guest never returns. For measuring
-    /// what deadlines cost; never for guests one does not trust.
-    Unchecked,
-}
-
 impl Interrupt {
     /// The mechanism an engine gets: `Auto` and `Signal` become `Signal`
     /// if this platform supports it and its self-test passes, else
@@ -125,16 +110,6 @@ impl Interrupt {
                 }
             },
             other => other,
-        }
-    }
-
-    /// Its name, as `--limit interrupt=NAME` takes it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Interrupt::Auto => "auto",
-            Interrupt::Epoch => "epoch",
-            Interrupt::Signal => "signal",
-            Interrupt::Unchecked => "unchecked",
         }
     }
 }

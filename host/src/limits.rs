@@ -24,8 +24,6 @@ use serde::de::{self, Deserializer, Visitor};
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::deadline::Interrupt;
-
 /// What one guest may consume.
 ///
 /// Limits apply per module before compilation (module size, function count,
@@ -393,6 +391,35 @@ impl fmt::Display for LimitError {
 }
 
 impl std::error::Error for LimitError {}
+
+/// How guest code past its deadline is stopped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Interrupt {
+    /// Signals where available (x86_64 Linux, after a self-test), else
+    /// epochs.
+    #[default]
+    Auto,
+    /// wasmtime's epoch interruption: a check in every loop header.
+    Epoch,
+    /// A watchdog thread and a signal: no checks in guest code.
+    Signal,
+    /// No deadline at all: a looping guest never returns. For measuring
+    /// what deadlines cost; never for guests one does not trust.
+    Unchecked,
+}
+
+impl Interrupt {
+    /// Its name, as `--limit interrupt=NAME` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Interrupt::Auto => "auto",
+            Interrupt::Epoch => "epoch",
+            Interrupt::Signal => "signal",
+            Interrupt::Unchecked => "unchecked",
+        }
+    }
+}
 
 /// A `NAME=VALUE` limit setting, as the `--limit` flag takes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
