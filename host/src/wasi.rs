@@ -7,15 +7,17 @@
 //! [`crate::Limits::log_bytes_per_call`] bytes of each per call.
 //!
 //! **No sleeping.** A guest has no clock, so it has nothing to wait for:
-//! [`poll_oneoff`] reports every clock subscription (relative or absolute,
+//! [`poll_oneoff`](crate::imports::poll_oneoff) reports every clock subscription (relative or absolute,
 //! however long) as having fired at once, and never blocks. A guest that
 //! sleeps in a loop spins until its deadline stops it.
 //!
 //! **Bounded host calls.** Every host function checks the deadline when it
 //! is entered and when it returns (a store call hook, see
 //! [`crate::deadline`]); the ones whose work the guest sizes
-//! ([`random_get`], [`poll_oneoff`], the output pipes) also check it every
-//! [`CHUNK`] bytes or [`EVENTS_PER_CHECK`] subscriptions, so one host call
+//! ([`random_get`](crate::imports::random_get),
+//! [`poll_oneoff`](crate::imports::poll_oneoff), the output pipes) also
+//! check it every [`CHUNK`](crate::imports::CHUNK) bytes or
+//! [`EVENTS_PER_CHECK`](crate::imports::EVENTS_PER_CHECK) subscriptions, so one host call
 //! cannot outlast the deadline by more than one such step.
 
 use std::io;
@@ -25,14 +27,10 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use wasmtime::Caller;
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p1::WasiP1Ctx;
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError, StreamResult};
 use wasmtime_wasi::{HostMonotonicClock, HostWallClock, WasiCtxBuilder};
-
-use crate::imports::guest_range;
-use crate::state::HostState;
 
 /// A guest's stdout or stderr: keeps the first `capacity` bytes written since
 /// the last [`LogPipe::drain`] and counts the rest.
@@ -199,132 +197,6 @@ pub(crate) fn context(stdout: &LogPipe, stderr: &LogPipe) -> WasiP1Ctx {
         .allow_udp(false)
         .allow_ip_name_lookup(false)
         .build_p1()
-}
-
-/// Bytes [`random_get`] fills between deadline checks.
-pub(crate) const CHUNK: usize = 64 << 10;
-/// Subscriptions [`poll_oneoff`] answers between deadline checks.
-pub(crate) const EVENTS_PER_CHECK: usize = 4096;
-
-/// WASI preview 1 errnos.
-const ERRNO_SUCCESS: i32 = 0;
-const ERRNO_BADF: i32 = 8;
-const ERRNO_FAULT: i32 = 21;
-const ERRNO_INVAL: i32 = 28;
-const ERRNO_IO: i32 = 29;
-
-/// Size of a WASI `subscription` and of an `event`.
-const SUBSCRIPTION_SIZE: usize = 48;
-const EVENT_SIZE: usize = 32;
-
-/// WASI `random_get(buf, len)`: fills `len` bytes of guest memory at `buf`
-/// with random bytes from the OS, [`CHUNK`] bytes at a time, checking the
-/// deadline between chunks.
-pub(crate) fn random_get(
-    mut caller: Caller<'_, HostState>,
-    buf: i32,
-    len: i32,
-) -> wasmtime::Result<i32> {
-    crate::deadline::check()?;
-    let memory = crate::imports::guest_memory(&mut caller, "random_get")?;
-    let data = memory.data_mut(&mut caller);
-    let Some(range) = guest_range(
-        data.len(),
-        buf.cast_unsigned(),
-        len.cast_unsigned() as usize,
-    ) else {
-        return Ok(ERRNO_FAULT);
-    };
-    for chunk in data[range].chunks_mut(CHUNK) {
-        crate::deadline::check()?;
-        if getrandom::fill(chunk).is_err() {
-            return Ok(ERRNO_IO);
-        }
-    }
-    Ok(ERRNO_SUCCESS)
-}
-
-/// WASI `poll_oneoff(in, out, nsubscriptions, nevents)`, without blocking.
-///
-/// The guest's clock is frozen (see the module docs), so every clock
-/// subscription, relative or absolute, is reported as fired at once. stdout
-/// and stderr are always ready for writing, stdin (closed) for reading at
-/// its end; any other descriptor gets `EBADF` in its event. Every
-/// subscription gets an event, in order. Bad pointers get `EFAULT`,
-/// misaligned ones and unknown subscription kinds `EINVAL`.
-pub(crate) fn poll_oneoff(
-    mut caller: Caller<'_, HostState>,
-    subscriptions: i32,
-    events: i32,
-    count: i32,
-    nevents: i32,
-) -> wasmtime::Result<i32> {
-    crate::deadline::check()?;
-    let (subscriptions, events, count, nevents) = (
-        subscriptions.cast_unsigned(),
-        events.cast_unsigned(),
-        count.cast_unsigned(),
-        nevents.cast_unsigned(),
-    );
-    if count == 0 {
-        return Ok(ERRNO_INVAL);
-    }
-    if subscriptions % 8 != 0 || events % 8 != 0 || nevents % 4 != 0 {
-        return Ok(ERRNO_INVAL);
-    }
-    let memory = crate::imports::guest_memory(&mut caller, "poll_oneoff")?;
-    let data = memory.data_mut(&mut caller);
-    let n = usize::try_from(count).unwrap_or(usize::MAX);
-    let (Some(inputs), Some(outputs), Some(counter)) = (
-        n.checked_mul(SUBSCRIPTION_SIZE)
-            .and_then(|len| guest_range(data.len(), subscriptions, len)),
-        n.checked_mul(EVENT_SIZE)
-            .and_then(|len| guest_range(data.len(), events, len)),
-        guest_range(data.len(), nevents, 4),
-    ) else {
-        return Ok(ERRNO_FAULT);
-    };
-    // Read every subscription before writing any event: the two arrays may
-    // overlap.
-    for i in 0..n {
-        if i.is_multiple_of(EVENTS_PER_CHECK) {
-            crate::deadline::check()?;
-        }
-        let tag = data[inputs.start + i * SUBSCRIPTION_SIZE + 8];
-        if tag > 2 {
-            return Ok(ERRNO_INVAL);
-        }
-    }
-    for i in 0..n {
-        if i.is_multiple_of(EVENTS_PER_CHECK) {
-            crate::deadline::check()?;
-        }
-        let sub = inputs.start + i * SUBSCRIPTION_SIZE;
-        let mut userdata = [0u8; 8];
-        userdata.copy_from_slice(&data[sub..sub + 8]);
-        let tag = data[sub + 8];
-        let mut fd = [0u8; 4];
-        fd.copy_from_slice(&data[sub + 16..sub + 20]);
-        let fd = u32::from_le_bytes(fd);
-        // (error, bytes ready, flags) of the event.
-        let (error, ready, flags): (u16, u64, u16) = match tag {
-            0 => (0, 0, 0),
-            // stdin is closed: readable, at its end (hang-up).
-            1 if fd == 0 => (0, 0, 1),
-            2 if fd == 1 || fd == 2 => (0, 64 << 10, 0),
-            _ => (ERRNO_BADF as u16, 0, 0),
-        };
-        let out = outputs.start + i * EVENT_SIZE;
-        let event = &mut data[out..out + EVENT_SIZE];
-        event.fill(0);
-        event[..8].copy_from_slice(&userdata);
-        event[8..10].copy_from_slice(&error.to_le_bytes());
-        event[10] = tag;
-        event[16..24].copy_from_slice(&ready.to_le_bytes());
-        event[24..26].copy_from_slice(&flags.to_le_bytes());
-    }
-    data[counter].copy_from_slice(&count.to_le_bytes());
-    Ok(ERRNO_SUCCESS)
 }
 
 #[cfg(test)]
