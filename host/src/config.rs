@@ -31,8 +31,8 @@ use crate::cache::ModuleCache;
 use crate::limits::{LimitOverrides, Limits};
 use crate::policy::AllowList;
 use crate::sandbox::GUESTS_ENV;
-use crate::session::{NativeSpec, PLUGIN_ENV};
 use crate::tenants::{POLICY_ENV, Policy, TENANT_ENV, Tenant, UnixUser};
+use crate::toml_error::toml_error;
 
 /// The policy file that, where it exists, decides for every process on the
 /// machine (`CYXLA_POLICY` may only name it).
@@ -40,6 +40,8 @@ pub const SYSTEM_POLICY: &str = "/etc/cyxla/policy.toml";
 
 /// Names a TOML configuration file.
 pub const CONFIG_ENV: &str = "CYXLA_CONFIG";
+/// Environment variable naming the PJRT plugin to load.
+pub const PLUGIN_ENV: &str = "CYXLA_PJRT_PLUGIN";
 /// The targets to allow, comma-separated, or `*` for all.
 pub const ALLOW_ENV: &str = "CYXLA_ALLOW";
 /// Guest limits, comma-separated `NAME=VALUE`.
@@ -61,8 +63,7 @@ pub const CACHE_ENV: &str = "CYXLA_CACHE";
 /// The cyxla PJRT plugin library, for the Python package (`jax_plugins.cyxla`).
 pub const LIBRARY_ENV: &str = "CYXLA_PJRT_LIBRARY";
 
-/// The most devices a configuration may ask for.
-pub const MAX_DEVICES: u32 = 256;
+pub use crate::tenants::MAX_DEVICES;
 
 /// Every variable this module reads, for the launcher and for messages.
 pub const VARIABLES: [&str; 14] = [
@@ -400,25 +401,33 @@ fn check_devices(n: u32) -> Result<u32, String> {
     }
 }
 
-/// A TOML error as `FILE at line L, column C (`the line`): what`.
-pub(crate) fn toml_error(path: &Path, text: &str, e: &toml::de::Error) -> String {
-    let at = e
-        .span()
-        .map(|span| {
-            let (line, column) = line_column(text, span.start);
-            let source = text.lines().nth(line - 1).unwrap_or("").trim();
-            format!(" at line {line}, column {column} (`{source}`)")
-        })
-        .unwrap_or_default();
-    format!("{}{at}: {}", path.display(), e.message())
+/// A trusted native handler to register: `TARGET=LIBRARY:SYMBOL`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NativeSpec {
+    /// Custom-call target name.
+    pub target: String,
+    /// Shared library holding the handler.
+    pub library: PathBuf,
+    /// Exported `XLA_FFI_Handler` symbol.
+    pub symbol: String,
 }
 
-/// 1-based line and column of byte offset `at` in `text`.
-pub(crate) fn line_column(text: &str, at: usize) -> (usize, usize) {
-    let before = &text[..at.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, column)
+impl std::str::FromStr for NativeSpec {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let usage = || format!("`{s}` is not TARGET=LIBRARY:SYMBOL");
+        let (target, rest) = s.split_once('=').ok_or_else(usage)?;
+        let (library, symbol) = rest.rsplit_once(':').ok_or_else(usage)?;
+        if target.is_empty() || library.is_empty() || symbol.is_empty() {
+            return Err(usage());
+        }
+        Ok(NativeSpec {
+            target: target.to_owned(),
+            library: PathBuf::from(library),
+            symbol: symbol.to_owned(),
+        })
+    }
 }
 
 #[cfg(test)]

@@ -77,6 +77,7 @@ mod sandbox;
 mod stack;
 mod state;
 pub mod stats;
+mod toml_error;
 mod wasi;
 
 pub use call::{HostAttr, HostBuffer, HostCall};

@@ -13,6 +13,8 @@ use plugin_glue::plugin::Plugin;
 use plugin_glue::registry;
 
 use crate::cache::ModuleCache;
+pub use crate::config::{NativeSpec, PLUGIN_ENV};
+
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::guests::Guests;
@@ -21,9 +23,6 @@ use crate::policy::AllowList;
 use crate::reload::Watcher;
 use crate::sandbox::{Sandbox, pin_holds};
 
-/// Environment variable naming the PJRT plugin to load.
-pub const PLUGIN_ENV: &str = "CYXLA_PJRT_PLUGIN";
-
 /// The `site-packages` of the Python venv `scripts/setup.sh` installs,
 /// relative to the workspace root.
 pub const SITE_PACKAGES: &str = ".venv/lib/python3.11/site-packages";
@@ -31,35 +30,6 @@ pub const SITE_PACKAGES: &str = ".venv/lib/python3.11/site-packages";
 /// The default plugin (pip package `lammps-jax-pjrt-cpu` 0.11.2), relative
 /// to [`SITE_PACKAGES`].
 pub const DEFAULT_PLUGIN: &str = "lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so";
-
-/// A trusted native handler to register: `TARGET=LIBRARY:SYMBOL`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NativeSpec {
-    /// Custom-call target name.
-    pub target: String,
-    /// Shared library holding the handler.
-    pub library: PathBuf,
-    /// Exported `XLA_FFI_Handler` symbol.
-    pub symbol: String,
-}
-
-impl std::str::FromStr for NativeSpec {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let usage = || format!("`{s}` is not TARGET=LIBRARY:SYMBOL");
-        let (target, rest) = s.split_once('=').ok_or_else(usage)?;
-        let (library, symbol) = rest.rsplit_once(':').ok_or_else(usage)?;
-        if target.is_empty() || library.is_empty() || symbol.is_empty() {
-            return Err(usage());
-        }
-        Ok(NativeSpec {
-            target: target.to_owned(),
-            library: PathBuf::from(library),
-            symbol: symbol.to_owned(),
-        })
-    }
-}
 
 /// What a host process registers: the settings shared by the `cyxla-host`
 /// command line and the cyxla PJRT plugin library.

@@ -35,9 +35,12 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::config::{line_column, toml_error};
 use crate::limits::{LimitOverrides, Limits};
 use crate::policy::AllowList;
+use crate::toml_error::{line_column, toml_error};
+
+/// The most devices a configuration may ask for.
+pub const MAX_DEVICES: u32 = 256;
 
 /// Names the policy file.
 pub const POLICY_ENV: &str = "CYXLA_POLICY";
@@ -182,14 +185,11 @@ impl Policy {
                 }
             }
             if let Some(devices) = &settings.devices
-                && !(1..=crate::config::MAX_DEVICES).contains(devices.get_ref())
+                && !(1..=MAX_DEVICES).contains(devices.get_ref())
             {
                 problems.push(self.at(
                     devices.span(),
-                    format!(
-                        "{section} devices must be 1 to {}",
-                        crate::config::MAX_DEVICES
-                    ),
+                    format!("{section} devices must be 1 to {}", MAX_DEVICES),
                 ));
             }
             for (target, pin) in settings.pins.iter().flatten() {
