@@ -123,7 +123,7 @@ fn limit_flags_over_random_text() {
 fn guest_modules_bundled_malformed_and_looping() {
     // Every bundled guest: loaded, each (i32) -> i32 export called with a
     // frame it does not expect; errors name the guest.
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../guests/out");
+    let dir = cyxla_tests::workspace_root().join("guests/out");
     let mut modules = 0;
     for entry in std::fs::read_dir(&dir).expect("guests/out (scripts/setup.sh builds it)") {
         let path = entry.unwrap().path();
