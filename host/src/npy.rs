@@ -206,30 +206,25 @@ pub fn read_npy(path: &Path) -> Result<HostArray> {
     Ok(HostArray { dtype, dims, bytes })
 }
 
+/// The element type whose Rust type npyz stores as `dtype` (same kind and
+/// size, either byte order).
 fn dtype_of_descr(dtype: &npyz::DType) -> Result<DType> {
-    use npyz::TypeChar;
+    use npyz::AutoSerialize;
     let npyz::DType::Plain(ts) = dtype else {
         bail!("structured or array dtypes are not supported");
     };
-    let size = ts.size_field();
-    let t = match (ts.type_char(), size) {
-        (TypeChar::Bool, 1) => DType::Pred,
-        (TypeChar::Int, 1) => DType::S8,
-        (TypeChar::Int, 2) => DType::S16,
-        (TypeChar::Int, 4) => DType::S32,
-        (TypeChar::Int, 8) => DType::S64,
-        (TypeChar::Uint, 1) => DType::U8,
-        (TypeChar::Uint, 2) => DType::U16,
-        (TypeChar::Uint, 4) => DType::U32,
-        (TypeChar::Uint, 8) => DType::U64,
-        (TypeChar::Float, 2) => DType::F16,
-        (TypeChar::Float, 4) => DType::F32,
-        (TypeChar::Float, 8) => DType::F64,
-        (TypeChar::Complex, 8) => DType::C64,
-        (TypeChar::Complex, 16) => DType::C128,
-        _ => bail!("no XLA element type for {}", dtype.descr()),
+    let stored_as = |candidate: DType| {
+        with_npy_type!(candidate, T => match T::default_dtype() {
+            npyz::DType::Plain(t) => {
+                (t.type_char(), t.size_field()) == (ts.type_char(), ts.size_field())
+            }
+            _ => false,
+        }, _ => false)
     };
-    Ok(t)
+    match DType::ALL.into_iter().find(|&d| stored_as(d)) {
+        Some(t) => Ok(t),
+        None => bail!("no XLA element type for {}", dtype.descr()),
+    }
 }
 
 /// numpy's name of an element type (`float32`, `bool`, `complex64`, ...).
