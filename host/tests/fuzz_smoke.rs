@@ -142,7 +142,8 @@ fn guest_modules_bundled_malformed_and_looping() {
         bytes.extend(rng.bytes(256));
         fuzz::guest_module(&bytes);
     }
-    // A guest that loops in its handler: stopped by the 100 ms deadline.
+    // A guest that loops in its handler: stopped by its deadline
+    // (`fuzz::GUEST_DEADLINE`) every time, within `fuzz::GUEST_HANG`.
     let looping = wat::parse_str(
         r#"(module
              (memory (export "memory") 1)
