@@ -3,7 +3,7 @@
 //!
 //! Checks, in order (the first failure rejects the file and names it):
 //! the limits side file (`x.limits.toml`, [`crate::limits`]); size limit;
-//! core-module magic; function count and function size limits (read from
+//! core-module magic; function count, function size, locals and blocks limits (read from
 //! the sections, before compiling); the `cyxla.targets` custom section (at
 //! least one valid record); wasmtime's validation and compilation; imports
 //! (only module `cyxla`, with the ABI's names and exact types, and
@@ -42,7 +42,7 @@ pub struct Target {
 ///
 /// Loading checks, in order (the first failure rejects the file and names
 /// it): the limits side file; the size limit; the core-module magic; the
-/// function count and size limits; the `cyxla.targets` custom
+/// function count, size, locals and blocks limits; the `cyxla.targets` custom
 /// section (at least one valid record); wasmtime's validation and
 /// compilation; imports (only module `cyxla`, with the ABI's names and exact
 /// types, and `wasi_snapshot_preview1`); exports (`memory`,
@@ -341,6 +341,33 @@ fn scan_sections(path: &Path, bytes: &[u8], limits: &Limits) -> Result<Vec<u8>> 
                             "its function number {function} (among those it defines) declares more than {} locals, over the limit (locals): compiling it could take unbounded time and memory",
                             limits.locals
                         )));
+                    }
+                }
+                let mut blocks: u64 = 0;
+                let mut operators =
+                    body.get_operators_reader()
+                        .map_err(|e| Error::InvalidModule {
+                            path: path.to_owned(),
+                            message: e.to_string(),
+                        })?;
+                while !operators.eof() {
+                    let operator = operators.read().map_err(|e| Error::InvalidModule {
+                        path: path.to_owned(),
+                        message: e.to_string(),
+                    })?;
+                    if matches!(
+                        operator,
+                        wasmparser::Operator::Block { .. }
+                            | wasmparser::Operator::Loop { .. }
+                            | wasmparser::Operator::If { .. }
+                    ) {
+                        blocks += 1;
+                        if blocks > limits.blocks {
+                            return Err(over(format!(
+                                "its function number {function} (among those it defines) has more than {} blocks, loops and ifs, over the limit (blocks): compiling it could take unbounded time",
+                                limits.blocks
+                            )));
+                        }
                     }
                 }
                 function += 1;

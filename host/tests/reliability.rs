@@ -748,3 +748,69 @@ fn functions_with_too_many_locals_are_refused_before_compiling() {
             .to_string();
     assert!(err.contains("more than 100 locals"), "{err}");
 }
+
+/// A guest whose `blocks` handler has `n` blocks: in a chain (each ends
+/// with a `br_if` out of it: the shape whose compile time grows with the
+/// square of `n`), or nested `n` deep.
+fn many_blocks(n: usize, nested: bool) -> Vec<u8> {
+    let body = if nested {
+        format!("{}{}", "(block\n".repeat(n), ")".repeat(n))
+    } else {
+        "(block (local.set $f (i32.add (local.get $f) (i32.const 1))) (br_if 0 (local.get $f)))\n"
+            .repeat(n)
+    };
+    let funcs =
+        format!(r#"(func (export "blocks") (param $f i32) (result i32) {body} (i32.const 0))"#);
+    guest(&funcs, &[("blocks", "blocks")])
+}
+
+#[test]
+fn functions_with_too_many_blocks_are_refused_before_compiling() {
+    let limits = Limits::default();
+    assert_eq!(limits.blocks, 10_000);
+    for (n, nested) in [
+        (10_001, false),
+        (40_000, false),
+        (10_001, true),
+        (100_000, true),
+    ] {
+        let start = Instant::now();
+        let err = load_error(&many_blocks(n, nested));
+        assert!(
+            err.contains("has more than 10000 blocks, loops and ifs, over the limit (blocks)"),
+            "{n} {nested}: {err}"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{n} {nested}: refused before compiling, in {:?}",
+            start.elapsed()
+        );
+    }
+    // At the limit it compiles, in bounded time.
+    for nested in [false, true] {
+        let start = Instant::now();
+        let (_dir, sandbox) =
+            sandbox_with(&[("b.wasm", many_blocks(10_000, nested))], limits.clone());
+        assert!(
+            sandbox.guests().rejected().is_empty(),
+            "{:?}",
+            sandbox.guests().rejected()
+        );
+        let took = start.elapsed();
+        eprintln!("a function of 10 000 blocks (nested: {nested}) compiles in {took:?}");
+        assert!(took < Duration::from_secs(120), "{took:?}");
+    }
+    // `--limit blocks=N` (or a side file) sets another limit.
+    let mut low = Limits::default();
+    low.set("blocks", "100").unwrap();
+    let engine = cyxla_host::Engine::new(&low).unwrap();
+    let err = cyxla_host::Guest::from_bytes(
+        &engine,
+        std::path::Path::new("b.wasm"),
+        &many_blocks(101, false),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("more than 100 blocks"), "{err}");
+    assert!(err.contains("b.wasm"), "{err}");
+}
