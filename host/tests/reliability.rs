@@ -20,6 +20,7 @@ const IMPORTS: &str = r#"
   (import "wasi_snapshot_preview1" "poll_oneoff" (func $poll_oneoff (param i32 i32 i32 i32) (result i32)))
   (import "wasi_snapshot_preview1" "sched_yield" (func $sched_yield (result i32)))
   (import "cyxla" "type_register" (func $type_register (param i32) (result i32)))
+  (import "cyxla" "error_destroy" (func $error_destroy (param i32)))
 "#;
 
 /// A guest: `IMPORTS`, the common handlers, `funcs`, and `targets`.
@@ -361,8 +362,9 @@ fn a_start_function_or_initialize_looping_on_host_calls_is_rejected_in_time() {
 // 4. Deadlines cover time spent in host code
 // ---------------------------------------------------------------------------
 
-/// Handlers that spend their time in host code, forever. Memory is grown
-/// to 264 MiB first.
+/// Handlers that spend their time in host code or wasmtime builtins,
+/// forever: WASI calls over large buffers (memory grown to 264 MiB first),
+/// bulk memory, `memory.grow`, 60 s sleeps, cyxla calls.
 const HOST_WORK: &str = r#"
   (func $big
     (if (i32.lt_u (memory.size) (i32.const 4224))
@@ -388,6 +390,29 @@ const HOST_WORK: &str = r#"
     (call $big)
     (loop $l (drop (call $poll_oneoff (i32.const 65536) (i32.const 1048576) (i32.const 4096) (i32.const 4500))) (br $l))
     (i32.const 0))
+  (func (export "grow_loop") (param i32) (result i32)
+    (loop $l (drop (memory.grow (i32.const 1))) (br $l))
+    (i32.const 0))
+  (func (export "sleep_60s_loop") (param i32) (result i32)
+    (i64.store (i32.const 4224) (i64.const 60000000000))
+    (loop $l
+      (drop (call $poll_oneoff (i32.const 4200) (i32.const 4400) (i32.const 1) (i32.const 4500)))
+      (br $l))
+    (i32.const 0))
+  (func (export "error_create_loop") (param i32) (result i32)
+    (i32.store (i32.const 2048) (i32.const 16))
+    (i32.store (i32.const 2052) (i32.const 0))
+    (i32.store (i32.const 2056) (i32.const 2100))
+    (i32.store (i32.const 2060) (i32.const 3))
+    ;; XLA_FFI_Error_Destroy_Args at 2080: struct_size 12, no extension,
+    ;; the error.
+    (i32.store (i32.const 2080) (i32.const 12))
+    (i32.store (i32.const 2084) (i32.const 0))
+    (loop $l
+      (i32.store (i32.const 2088) (call $error_create (i32.const 2048)))
+      (call $error_destroy (i32.const 2080))
+      (br $l))
+    (i32.const 0))
   (func (export "type_register_loop") (param i32) (result i32)
     (i32.store (i32.const 2048) (i32.const 20)) (i32.store (i32.const 2056) (i32.const 2100))
     (i32.store (i32.const 2060) (i32.const 3)) (i32.store (i32.const 2064) (i32.const 2240))
@@ -395,13 +420,18 @@ const HOST_WORK: &str = r#"
     (i32.const 0))
 "#;
 
-const HOST_WORK_TARGETS: [&str; 6] = [
+/// `HOST_WORK`'s handlers, and `spin` (a plain loop, no host code).
+const HOST_WORK_TARGETS: [&str; 10] = [
+    "spin",
     "random_64m",
     "write_4m",
     "fill_256m",
     "copy_128m",
     "poll_4k",
     "type_register_loop",
+    "grow_loop",
+    "sleep_60s_loop",
+    "error_create_loop",
 ];
 
 #[test]
@@ -431,12 +461,14 @@ fn a_1s_deadline_ends_every_class_of_host_work_before_3s() {
                 "{interrupt:?} {export}: stopped after {took:?} (overshoot {:?})",
                 took.saturating_sub(Duration::from_secs(1))
             );
-            assert_eq!(
-                error.code,
-                ErrorCode::DeadlineExceeded,
-                "{target}: {}",
-                error.message
-            );
+            // A guest that ran out of time after a refused growth is told
+            // both, with the memory limit as the code.
+            let code = if export == "grow_loop" {
+                ErrorCode::ResourceExhausted
+            } else {
+                ErrorCode::DeadlineExceeded
+            };
+            assert_eq!(error.code, code, "{target}: {}", error.message);
             assert!(
                 error.message.starts_with(&format!(
                     "target `{target}` (guest h.wasm): exceeded its deadline (1s)"
