@@ -64,6 +64,11 @@ fn module(data: &[u8]) -> Result<Vec<u8>> {
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(wasm) = module(data) {
+        // To turn a failing input into a host regression test: run the
+        // target on it with CYXLA_FUZZ_MODULE=FILE to get its module.
+        if let Some(path) = std::env::var_os("CYXLA_FUZZ_MODULE") {
+            std::fs::write(&path, &wasm).expect("CYXLA_FUZZ_MODULE is writable");
+        }
         cyxla_host::fuzz::guest_module(&wasm);
     }
 });

@@ -143,15 +143,70 @@ fn guest_modules_bundled_malformed_and_looping() {
         fuzz::guest_module(&bytes);
     }
     // A guest that loops in its handler: stopped by its deadline
-    // (`fuzz::GUEST_DEADLINE`) every time, within `fuzz::GUEST_HANG`.
+    // (`fuzz::GUEST_DEADLINE`) every time, within `fuzz::GUEST_HANG`. (Its
+    // `cyxla_alloc` gives the host an aligned 64 KiB inside its memory: one
+    // that does not is rejected at load and never runs.)
     let looping = wat::parse_str(
         r#"(module
-             (memory (export "memory") 1)
+             (memory (export "memory") 2)
              (func (export "cyxla_abi_version") (result i32) (i32.const 1))
              (func (export "cyxla_api") (result i32) (i32.const 1024))
-             (func (export "cyxla_alloc") (param i32 i32) (result i32) (i32.const 4096))
+             (func (export "cyxla_alloc") (param i32 i32) (result i32) (i32.const 65536))
              (func (export "handler") (param i32) (result i32) (loop $l (br $l)) (i32.const 0)))"#,
     )
     .unwrap();
+    let started = std::time::Instant::now();
     fuzz::guest_module(&looping);
+    // Two calls, each stopped by its deadline.
+    assert!(
+        started.elapsed() >= 2 * fuzz::GUEST_DEADLINE,
+        "the looping guest ran {:?}",
+        started.elapsed()
+    );
+}
+
+/// Modules of inputs on which the guest_module fuzzer died of a signal
+/// (libFuzzer's "deadly signal", no panic): each after many executions in
+/// one process, neither when run alone (100 and 300 times in a row). Run
+/// here many times each, beside a module that loops until its deadline, so
+/// that deadline interrupts land while they run.
+#[test]
+fn guest_module_fuzz_findings() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_findings");
+    let mut modules = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "wasm") {
+            modules.push(std::fs::read(&path).unwrap());
+        }
+    }
+    assert!(
+        modules.len() >= 2,
+        "{} modules in {}",
+        modules.len(),
+        dir.display()
+    );
+    let looping = wat::parse_str(
+        r#"(module
+             (memory (export "memory") 2)
+             (func (export "cyxla_abi_version") (result i32) (i32.const 1))
+             (func (export "cyxla_api") (result i32) (i32.const 1024))
+             (func (export "cyxla_alloc") (param i32 i32) (result i32) (i32.const 65536))
+             (func (export "handler") (param i32) (result i32) (loop $l (br $l)) (i32.const 0)))"#,
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    for _ in 0..50 {
+        for module in &modules {
+            fuzz::guest_module(module);
+            fuzz::guest_module(&looping);
+        }
+    }
+    // Each run of the looping module spends two deadlines.
+    let runs = 50 * modules.len() as u32;
+    assert!(
+        started.elapsed() >= 2 * runs * fuzz::GUEST_DEADLINE,
+        "{runs} runs of a looping module in {:?}",
+        started.elapsed()
+    );
 }
