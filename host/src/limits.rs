@@ -405,8 +405,8 @@ impl std::error::Error for LimitError {}
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Interrupt {
-    /// Signals where available (x86_64 Linux, after a self-test), else
-    /// epochs.
+    /// Epochs (the default). Signals stay opt-in until a crash that
+    /// fuzzing found under them is diagnosed.
     #[default]
     Auto,
     /// wasmtime's epoch interruption: a check in every loop header.

@@ -553,8 +553,12 @@ fn loops_stop_within_50ms_of_the_deadline_with_either_mechanism() {
 }
 
 #[test]
-fn signals_are_the_default_on_x86_64_linux() {
+fn epochs_are_the_default_and_signals_are_opt_in() {
     let engine = cyxla_host::Engine::new(&Limits::default()).unwrap();
+    assert_eq!(engine.interrupt(), Interrupt::Epoch);
+    let mut limits = Limits::default();
+    limits.interrupt = Interrupt::Signal;
+    let engine = cyxla_host::Engine::new(&limits).unwrap();
     let expected = if cfg!(all(target_arch = "x86_64", target_os = "linux")) {
         Interrupt::Signal
     } else {
@@ -703,7 +707,7 @@ fn a_sleeping_guest_meets_its_deadline() {
 
 #[test]
 fn a_guest_looping_in_wasi_calls_meets_its_deadline() {
-    for interrupt in [Interrupt::Epoch, Interrupt::Auto] {
+    for interrupt in [Interrupt::Epoch, Interrupt::Signal] {
         let mut limits = test_limits();
         limits.interrupt = interrupt;
         let (_dir, sandbox) = wasi_sandbox(limits);
