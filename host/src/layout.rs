@@ -187,6 +187,19 @@ struct Shape {
     data_at: u32,
 }
 
+/// Slot `slot` of `call`: operand `slot`, or result `slot - n_args`.
+fn slot_desc<C: CallView>(
+    call: &C,
+    slot: usize,
+    n_args: usize,
+) -> Result<BufferDesc<'_>, HandlerError> {
+    if slot < n_args {
+        call.arg(slot)
+    } else {
+        call.ret(slot - n_args)
+    }
+}
+
 #[cold]
 #[inline(never)]
 fn too_big(what: &str) -> HandlerError {
@@ -262,11 +275,7 @@ impl CallLayout {
         self.spans.clear();
         let mut dims_at = 0;
         for (slot, &(dtype, byte_len, rank)) in shape.slots.iter().enumerate() {
-            let desc = if slot < n_args {
-                call.arg(slot)?
-            } else {
-                call.ret(slot - n_args)?
-            };
+            let desc = slot_desc(call, slot, n_args)?;
             if (desc.dtype, desc.byte_len, desc.dims.len()) != (dtype, byte_len, rank)
                 || shape.dims[dims_at..dims_at + rank] != *desc.dims
             {
@@ -310,6 +319,12 @@ impl CallLayout {
         self.depth = 0;
         let n_args = call.num_args();
         let n_rets = call.num_rets();
+        let mut shape = Shape {
+            base,
+            api,
+            n_args,
+            ..Shape::default()
+        };
 
         // Frame and context cell.
         self.reserve(CTX_OFFSET + CTX_SIZE, call_frame::ALIGN)?;
@@ -354,11 +369,11 @@ impl CallLayout {
             buffer::ALIGN,
         )?;
         for slot in 0..n_args + n_rets {
-            let desc = if slot < n_args {
-                call.arg(slot)?
-            } else {
-                call.ret(slot - n_args)?
-            };
+            let desc = slot_desc(call, slot, n_args)?;
+            shape
+                .slots
+                .push((desc.dtype, desc.byte_len, desc.dims.len()));
+            shape.dims.extend_from_slice(desc.dims);
             let b = buffers + buffer::SIZE * to_u32(slot, "buffers")?;
             let rank = desc.dims.len();
             let dims = self.reserve(
@@ -444,38 +459,8 @@ impl CallLayout {
         // The whole region must be addressable.
         base.checked_add(cursor).ok_or_else(|| too_big("scratch"))?;
         self.total = cursor;
-        self.remember_shape(call, base, api, attrs_at, data_at)
-    }
-
-    /// Remembers what the header was planned for, for
-    /// [`CallLayout::replan`].
-    fn remember_shape<C: CallView>(
-        &mut self,
-        call: &C,
-        base: u32,
-        api: u32,
-        attrs_at: usize,
-        data_at: u32,
-    ) -> Result<(), HandlerError> {
-        let mut shape = Shape {
-            base,
-            api,
-            n_args: call.num_args(),
-            attrs_at,
-            data_at,
-            ..Shape::default()
-        };
-        for slot in 0..call.num_args() + call.num_rets() {
-            let desc = if slot < shape.n_args {
-                call.arg(slot)?
-            } else {
-                call.ret(slot - shape.n_args)?
-            };
-            shape
-                .slots
-                .push((desc.dtype, desc.byte_len, desc.dims.len()));
-            shape.dims.extend_from_slice(desc.dims);
-        }
+        shape.attrs_at = attrs_at;
+        shape.data_at = data_at;
         shape.shared.clone_from(&self.shared);
         self.shape = Some(shape);
         Ok(())
