@@ -34,7 +34,7 @@ mod signal;
 /// Elsewhere: no signal deadlines (engines use epochs).
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
 mod signal {
-    use std::time::Duration;
+    use std::time::Instant;
 
     /// Unused off x86_64 Linux.
     #[derive(Debug, Default)]
@@ -54,9 +54,13 @@ mod signal {
         }
     }
 
-    pub(crate) fn arm(_timeout: Duration, _code: &CodeRanges) -> Armed {
+    pub(crate) fn arm(_deadline: Option<Instant>, _code: &CodeRanges) -> Armed {
         Armed
     }
+
+    pub(crate) fn host_code_entered() {}
+
+    pub(crate) fn host_code_left() {}
 }
 
 pub(crate) use signal::CodeRanges;
@@ -89,6 +93,24 @@ pub(crate) fn check() -> wasmtime::Result<()> {
     if overdue() {
         return Err(wasmtime::Trap::Interrupt.into());
     }
+    Ok(())
+}
+
+/// The store's call hook on entry to a host function or a builtin: tells
+/// the signal mechanism that host code runs (it must leave the stack alone),
+/// then checks the deadline.
+pub(crate) fn host_call_starts() -> wasmtime::Result<()> {
+    signal::host_code_entered();
+    check()
+}
+
+/// The store's call hook on return to guest code: checks the deadline,
+/// then tells the signal mechanism that host code is done. A call that
+/// fails here is over: the signal mechanism forgets the host call when the
+/// guest call ends.
+pub(crate) fn host_call_returns() -> wasmtime::Result<()> {
+    check()?;
+    signal::host_code_left();
     Ok(())
 }
 

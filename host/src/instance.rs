@@ -128,7 +128,8 @@ impl Instance {
         // Neither interrupt mechanism stops host code: every entry to and
         // return from a host function (WASI included) checks the deadline.
         store.call_hook(|_, hook| match hook {
-            CallHook::CallingHost | CallHook::ReturningFromHost => deadline::check(),
+            CallHook::CallingHost => deadline::host_call_starts(),
+            CallHook::ReturningFromHost => deadline::host_call_returns(),
             CallHook::CallingWasm | CallHook::ReturningFromWasm => Ok(()),
         });
         let active = engine.ticker().enter(

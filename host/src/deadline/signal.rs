@@ -30,6 +30,17 @@
 //!    makes the builtin's trampoline return to that `ud2` (see
 //!    [`hijack_builtin_return`]): the guest traps as it would at the
 //!    instruction after the call, once the builtin has finished.
+//! 6. Never while host code of ours runs: the store's call hook, which wraps
+//!    every host function and every builtin that can fail (`memory.grow`,
+//!    `table.grow`, ...), calls [`host_code_entered`] and
+//!    [`host_code_left`]. Between them the handler rewrites nothing, and
+//!    [`host_code_entered`] puts back a return address rewritten just
+//!    before. Host code stops at the same hook's deadline check instead. Our
+//!    code may unwind the stack: the deadline check's own error captures a
+//!    Rust backtrace under `RUST_BACKTRACE=1`, and unwinding through a
+//!    rewritten return address died of SIGSEGV (`tests/signal_builtins.rs`).
+//!    Builtins without the hook (`memory.fill`, `memory.copy`) run no code
+//!    of ours: nothing unwinds there.
 //!
 //! Every wasm function body is a place where wasmtime can already trap (any
 //! load or store can), and an instance that trapped is discarded, so
@@ -99,6 +110,15 @@ struct Slot {
     dead: AtomicBool,
     /// Last generation handed out (owner thread only).
     last: AtomicU64,
+    /// How many host calls (host functions, builtins with the call hook)
+    /// of the running call have been entered and not left: while nonzero,
+    /// the handler rewrites no return address. Owner thread and its signal
+    /// handler only.
+    in_host: AtomicUsize,
+    /// The stack word holding the return address the handler rewrote for
+    /// this call (0: none), and the address it held.
+    rewritten: AtomicUsize,
+    rewritten_from: AtomicUsize,
     /// The bounds (lowest, highest address) of the thread's stack; (0, 0)
     /// if unknown.
     stack: (usize, usize),
@@ -166,6 +186,9 @@ fn new_slot() -> Arc<Slot> {
         sending: AtomicBool::new(false),
         dead: AtomicBool::new(false),
         last: AtomicU64::new(0),
+        in_host: AtomicUsize::new(0),
+        rewritten: AtomicUsize::new(0),
+        rewritten_from: AtomicUsize::new(0),
         stack: crate::stack::bounds().unwrap_or((0, 0)),
     });
     CURRENT.with(|c| c.set(Arc::as_ptr(&slot)));
@@ -314,16 +337,69 @@ extern "C" fn on_signal(
         slot.fired.store(generation, Ordering::Release);
         return;
     }
-    if slot.fired.load(Ordering::Acquire) == generation {
+    if slot.fired.load(Ordering::Acquire) == generation || slot.in_host.load(Ordering::Relaxed) != 0
+    {
         return;
     }
     let sp = gregs[libc::REG_RSP as usize] as usize;
     // SAFETY: `sp` is this thread's interrupted stack pointer and
     // `slot.stack` the bounds of this thread's stack (see
     // `hijack_builtin_return`).
-    if unsafe { hijack_builtin_return(sp, slot.stack, ranges, installed.trap_pc) } {
+    let rewritten = unsafe { hijack_builtin_return(sp, slot.stack, ranges, installed.trap_pc) };
+    if let Some((at, from)) = rewritten {
+        slot.rewritten_from.store(from, Ordering::Relaxed);
+        slot.rewritten.store(at, Ordering::Relaxed);
         slot.fired.store(generation, Ordering::Release);
     }
+}
+
+/// Host code of ours starts on this thread, inside guest code's call (the
+/// store's call hook, [`crate::instance`]): no return address is rewritten
+/// until [`host_code_left`], and one rewritten just before (in the window
+/// between the builtin's trampoline and this hook) is put back, so that the
+/// stack unwinds.
+pub(crate) fn host_code_entered() {
+    let slot = CURRENT.with(Cell::get);
+    if slot.is_null() {
+        return;
+    }
+    // SAFETY: `CURRENT` points at this thread's slot, kept alive by `OWNER`.
+    let slot = unsafe { &*slot };
+    slot.in_host.fetch_add(1, Ordering::Relaxed);
+    // The handler runs on this thread: it must see `in_host` before the
+    // word is put back, not after.
+    std::sync::atomic::compiler_fence(Ordering::SeqCst);
+    let at = slot.rewritten.swap(0, Ordering::Relaxed);
+    if at != 0 {
+        let from = slot.rewritten_from.load(Ordering::Relaxed);
+        // SAFETY: the handler rewrote the return address at `at` in the
+        // frame of the trampoline of a builtin that guest code of this call
+        // called and that has not returned (it is the host call starting
+        // now, the only one since the handler ran: once it rewrote a word,
+        // it rewrites no other for this call). That frame is live, above
+        // this one on this thread's stack.
+        unsafe {
+            let word = at as *mut usize;
+            if *word == installed().map_or(0, |i| i.trap_pc) {
+                *word = from;
+            }
+        }
+    }
+}
+
+/// Host code of ours returns to guest code on this thread (see
+/// [`host_code_entered`]).
+pub(crate) fn host_code_left() {
+    let slot = CURRENT.with(Cell::get);
+    if slot.is_null() {
+        return;
+    }
+    // SAFETY: `CURRENT` points at this thread's slot, kept alive by `OWNER`.
+    let slot = unsafe { &*slot };
+    std::sync::atomic::compiler_fence(Ordering::SeqCst);
+    let depth = slot.in_host.load(Ordering::Relaxed);
+    slot.in_host
+        .store(depth.saturating_sub(1), Ordering::Relaxed);
 }
 
 /// Bytes above the interrupted stack pointer searched for a builtin
@@ -332,7 +408,8 @@ const HIJACK_SCAN: usize = 32 << 10;
 
 /// Finds, above `sp`, the frame of a trampoline into a wasmtime builtin
 /// that guest code in `ranges` called, and replaces its return address with
-/// `trap_pc`; returns whether it did.
+/// `trap_pc`; returns the address of the word it rewrote and the value the
+/// word held.
 ///
 /// Guest code calls builtins (`memory.fill`, `memory.copy`, `memory.grow`,
 /// ...) with a direct `call rel32` to a trampoline in the module's own text
@@ -366,10 +443,10 @@ unsafe fn hijack_builtin_return(
     stack: (usize, usize),
     ranges: &CodeRanges,
     trap_pc: usize,
-) -> bool {
+) -> Option<(usize, usize)> {
     let (bottom, top) = stack;
     if top == 0 || sp < bottom || sp >= top || !sp.is_multiple_of(8) {
-        return false;
+        return None;
     }
     let end = top.min(sp.saturating_add(HIJACK_SCAN)).saturating_sub(16);
     let mut at = sp;
@@ -386,11 +463,11 @@ unsafe fn hijack_builtin_return(
         } {
             // SAFETY: the slot is this thread's live stack (see above).
             unsafe { *((at + 8) as *mut usize) = trap_pc };
-            return true;
+            return Some((at + 8, ret));
         }
         at += 8;
     }
-    false
+    None
 }
 
 fn watch(watchdog: &'static Watchdog, signal: libc::c_int) {
@@ -519,6 +596,8 @@ impl Drop for Armed {
         while slot.sending.load(Ordering::SeqCst) {
             std::hint::spin_loop();
         }
+        slot.in_host.store(0, Ordering::Relaxed);
+        slot.rewritten.store(0, Ordering::Relaxed);
         slot.ranges.store(ptr::null_mut(), Ordering::Release);
         if let Some(installed) = installed() {
             installed.watchdog.armed.fetch_sub(1, Ordering::AcqRel);
@@ -630,7 +709,7 @@ mod tests {
         // SAFETY: `stack` is this thread's stack; `sp` is outside it, so
         // nothing is read.
         let hijacked = unsafe { hijack_builtin_return(sp, stack, &CodeRanges::default(), 0) };
-        assert!(!hijacked);
+        assert!(hijacked.is_none());
         // SAFETY: the mapping made above, no longer used.
         unsafe { libc::munmap(base, 2 * page) };
     }
