@@ -13,6 +13,10 @@
 //! function and `_initialize` under the call deadline and checks that
 //! `cyxla_abi_version()` returns the host's ABI version and that
 //! `cyxla_api()` points inside guest memory.
+//!
+//! A guest loaded for an allow-list none of whose targets it allows stops
+//! after wasmtime's validation: it is [`Idle`], validated and not compiled
+//! (see [`crate::Guests::load_dir_allowed`]).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -73,6 +77,38 @@ pub struct Guest {
     limits_file: Option<PathBuf>,
 }
 
+/// A guest none of whose targets the allow-list it was loaded for allows:
+/// it passed the checks before compiling and wasmtime's validation, and was
+/// not compiled (the import and export checks and the trial instantiation
+/// run when a policy allows one of its targets and it is loaded again).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Idle {
+    /// The file.
+    pub path: PathBuf,
+    /// The targets its `cyxla.targets` section declares.
+    pub targets: Vec<String>,
+}
+
+/// What loading a file for an allow-list gave.
+pub(crate) enum Loaded {
+    Guest(Box<Guest>),
+    Idle(Idle),
+}
+
+impl Loaded {
+    /// The guest of a load that wanted every target (`wanted: None`),
+    /// which is never idle.
+    pub(crate) fn compiled(self) -> Guest {
+        match self {
+            Loaded::Guest(guest) => *guest,
+            Loaded::Idle(idle) => unreachable!(
+                "{} left idle by a load that wanted every target",
+                idle.path.display()
+            ),
+        }
+    }
+}
+
 /// A guest that failed to load, with the targets it declared if its
 /// `cyxla.targets` section could be read (for hints).
 #[derive(Debug)]
@@ -94,14 +130,19 @@ impl Guest {
     /// [`Error::Io`] if the file cannot be read, otherwise the first check
     /// that fails (see [`Guest`] for the list).
     pub fn load(engine: &Engine, path: &Path) -> Result<Guest> {
-        Guest::load_detailed(engine, path).map_err(|rejected| rejected.error)
+        Guest::load_detailed(engine, path, None)
+            .map(Loaded::compiled)
+            .map_err(|rejected| rejected.error)
     }
 
     /// [`Guest::load`], keeping the declared targets of a rejected file.
+    /// Loads `path`; with `wanted`, a guest declaring no target `wanted`
+    /// accepts is validated, not compiled ([`Loaded::Idle`]).
     pub(crate) fn load_detailed(
         engine: &Engine,
         path: &Path,
-    ) -> std::result::Result<Guest, Box<Rejected>> {
+        wanted: Option<&(dyn Fn(&str) -> bool + Sync)>,
+    ) -> std::result::Result<Loaded, Box<Rejected>> {
         let reject = |error| {
             Box::new(Rejected {
                 path: path.to_owned(),
@@ -133,7 +174,7 @@ impl Guest {
             }));
         }
         let bytes = std::fs::read(path).map_err(io)?;
-        Guest::from_bytes_detailed(engine, path, &bytes, limits, limits_file)
+        Guest::from_bytes_detailed(engine, path, &bytes, limits, limits_file, wanted)
     }
 
     /// Checks and compiles a guest from its bytes, under the engine's
@@ -151,7 +192,8 @@ impl Guest {
                 limit: limits.module_bytes,
             });
         }
-        Guest::from_bytes_detailed(engine, path, bytes, limits, None)
+        Guest::from_bytes_detailed(engine, path, bytes, limits, None, None)
+            .map(Loaded::compiled)
             .map_err(|rejected| rejected.error)
     }
 
@@ -161,10 +203,19 @@ impl Guest {
         bytes: &[u8],
         limits: Limits,
         limits_file: Option<PathBuf>,
-    ) -> std::result::Result<Guest, Box<Rejected>> {
+        wanted: Option<&(dyn Fn(&str) -> bool + Sync)>,
+    ) -> std::result::Result<Loaded, Box<Rejected>> {
         let mut declared = Vec::new();
         let max = limits.error_message_bytes;
-        let result = check_and_compile(engine, path, bytes, &mut declared, limits, limits_file);
+        let result = check_and_compile(
+            engine,
+            path,
+            bytes,
+            &mut declared,
+            limits,
+            limits_file,
+            wanted,
+        );
         // Reasons quote the module (import names, wasmtime's messages, trap
         // backtraces): bounded like any guest-made message.
         result.map_err(|error| {
@@ -402,7 +453,8 @@ fn check_and_compile(
     declared: &mut Vec<String>,
     limits: Limits,
     limits_file: Option<PathBuf>,
-) -> Result<Guest> {
+    wanted: Option<&(dyn Fn(&str) -> bool + Sync)>,
+) -> Result<Loaded> {
     check_magic(path, bytes)?;
 
     // Targets first: without them the file is not a guest at all.
@@ -439,6 +491,18 @@ fn check_and_compile(
         })
         .collect();
     declared.extend(targets.iter().map(|t| t.name.clone()));
+    if let Some(wanted) = wanted
+        && !targets.iter().any(|t| wanted(&t.name))
+    {
+        Module::validate(engine.wasm(), bytes).map_err(|e| Error::InvalidModule {
+            path: path.to_owned(),
+            message: wasmtime_message(&e),
+        })?;
+        return Ok(Loaded::Idle(Idle {
+            path: path.to_owned(),
+            targets: declared.clone(),
+        }));
+    }
 
     let module = engine.compile(bytes).map_err(|e| Error::InvalidModule {
         path: path.to_owned(),
@@ -489,7 +553,7 @@ fn check_and_compile(
             message,
         },
     })?;
-    Ok(guest)
+    Ok(Loaded::Guest(Box::new(guest)))
 }
 
 fn check_imports(path: &Path, module: &Module) -> Result<Vec<(String, String)>> {

@@ -1,6 +1,7 @@
 //! The guests folder: every `*.wasm` in it, loaded and compiled in
 //! parallel, the rejected ones with their reasons, and which guest serves
-//! which target.
+//! which target. Loaded for an allow-list, a guest none of whose targets is
+//! allowed is validated and not compiled ([`Guests::idle`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -10,7 +11,8 @@ use rayon::prelude::*;
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::guest::{Guest, Rejected};
+use crate::guest::{Guest, Idle, Loaded, Rejected};
+use crate::policy::AllowList;
 
 /// A target that more than one guest declares: none of them serves it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,6 +40,7 @@ pub struct Guests {
     engine: Engine,
     guests: Vec<Arc<Guest>>,
     rejected: Vec<Rejected>,
+    idle: Vec<Idle>,
     conflicts: Vec<Conflict>,
     by_target: BTreeMap<String, usize>,
 }
@@ -53,6 +56,27 @@ impl Guests {
     ///
     /// [`Error::Io`] only if `dir` itself cannot be read.
     pub fn load_dir(engine: &Engine, dir: &Path) -> Result<Guests> {
+        Guests::load_files(engine, dir, None)
+    }
+
+    /// [`Guests::load_dir`] for an allow-list: a guest none of whose
+    /// declared targets `policy` allows is only validated (the checks
+    /// before compiling and wasmtime's validation; a failure rejects it as
+    /// usual) and listed in [`Guests::idle`], not compiled. Serving then
+    /// starts without compiling what cannot be called.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] only if `dir` itself cannot be read.
+    pub fn load_dir_allowed(engine: &Engine, dir: &Path, policy: &AllowList) -> Result<Guests> {
+        Guests::load_files(engine, dir, Some(&|target: &str| policy.allows(target)))
+    }
+
+    fn load_files(
+        engine: &Engine,
+        dir: &Path,
+        wanted: Option<&(dyn Fn(&str) -> bool + Sync)>,
+    ) -> Result<Guests> {
         let io = |source| Error::Io {
             path: dir.to_owned(),
             source,
@@ -67,10 +91,10 @@ impl Guests {
         files.sort();
         // Trial instantiations run guest code: the loader threads get native
         // stack for the largest wasm stack the limits allow.
-        let load = || -> Vec<std::result::Result<Guest, Box<Rejected>>> {
+        let load = || -> Vec<std::result::Result<Loaded, Box<Rejected>>> {
             files
                 .par_iter()
-                .map(|path| Guest::load_detailed(engine, path))
+                .map(|path| Guest::load_detailed(engine, path, wanted))
                 .collect()
         };
         let loaded = match rayon::ThreadPoolBuilder::new()
@@ -85,22 +109,29 @@ impl Guests {
                 tracing::debug!("no loader thread pool ({e}); loading on this thread");
                 files
                     .iter()
-                    .map(|path| Guest::load_detailed(engine, path))
+                    .map(|path| Guest::load_detailed(engine, path, wanted))
                     .collect()
             }
         };
         let mut guests = Vec::new();
         let mut rejected = Vec::new();
+        let mut idle = Vec::new();
         for result in loaded {
             match result {
-                Ok(guest) => guests.push(Arc::new(guest)),
+                Ok(Loaded::Guest(guest)) => guests.push(Arc::new(*guest)),
+                Ok(Loaded::Idle(i)) => {
+                    tracing::debug!(guest = %i.path.display(), "validated, not compiled: none of its targets is allowed");
+                    idle.push(i);
+                }
                 Err(r) => {
                     tracing::warn!(guest = %r.path.display(), "{}", r.error);
                     rejected.push(*r);
                 }
             }
         }
-        Ok(Guests::from_guests(dir, engine, guests, rejected))
+        let mut loaded = Guests::from_guests(dir, engine, guests, rejected);
+        loaded.idle = idle;
+        Ok(loaded)
     }
 
     /// A collection of guests loaded one by one (e.g. with
@@ -142,6 +173,7 @@ impl Guests {
             engine: engine.clone(),
             guests,
             rejected,
+            idle: Vec::new(),
             conflicts,
             by_target,
         }
@@ -165,6 +197,20 @@ impl Guests {
     /// The files that were rejected, with their reasons.
     pub fn rejected(&self) -> &[Rejected] {
         &self.rejected
+    }
+
+    /// The guests validated and not compiled, because the allow-list they
+    /// were loaded for allows none of their targets (see
+    /// [`Guests::load_dir_allowed`]), sorted by file name.
+    pub fn idle(&self) -> &[Idle] {
+        &self.idle
+    }
+
+    /// The idle guest declaring `target`, if any.
+    pub fn idle_declaring(&self, target: &str) -> Option<&Idle> {
+        self.idle
+            .iter()
+            .find(|i| i.targets.iter().any(|t| t == target))
     }
 
     /// Targets declared by more than one guest.

@@ -84,7 +84,7 @@ pub use call::{HostAttr, HostBuffer, HostCall};
 pub use dispatch::GuestHandler;
 pub use engine::{Engine, PERF_MAP_ENV};
 pub use error::{Error, Result};
-pub use guest::{Guest, Rejected, Target};
+pub use guest::{Guest, Idle, Rejected, Target};
 pub use guests::{Conflict, Guests};
 pub use limits::Limits;
 pub use policy::AllowList;

@@ -63,7 +63,9 @@ pub struct Sandbox {
 }
 
 impl Sandbox {
-    /// Builds the engine for `limits` and loads every guest in `guests_dir`.
+    /// Builds the engine for `limits` and loads every guest in `guests_dir`
+    /// for `policy`: guests none of whose targets it allows are validated,
+    /// not compiled ([`Guests::load_dir_allowed`]).
     ///
     /// # Errors
     ///
@@ -71,7 +73,7 @@ impl Sandbox {
     /// guests are not errors (see [`Guests::rejected`]).
     pub fn new(guests_dir: &Path, policy: AllowList, limits: Limits) -> Result<Sandbox> {
         let engine = Engine::new(&limits)?;
-        let guests = Guests::load_dir(&engine, guests_dir)?;
+        let guests = Guests::load_dir_allowed(&engine, guests_dir, &policy)?;
         Ok(Sandbox::with_guests(guests, policy))
     }
 
@@ -254,6 +256,12 @@ impl Sandbox {
             return Some(format!(
                 "target `{target}` is served by {} but not allowed: add --allow {target}",
                 guest.path().display()
+            ));
+        }
+        if let Some(idle) = self.guests.idle_declaring(target) {
+            return Some(format!(
+                "target `{target}` is served by {} but not allowed: add --allow {target}",
+                idle.path.display()
             ));
         }
         if let Some(conflict) = self.guests.conflict(target) {

@@ -120,7 +120,7 @@ impl Setup {
                 }
                 continue;
             }
-            let guests = Guests::load_dir(&engine, &dir)
+            let guests = Guests::load_dir_allowed(&engine, &dir, &self.policy)
                 .with_context(|| format!("cannot load the guests in {}", dir.display()))?;
             for rejected in guests.rejected() {
                 tracing::warn!(

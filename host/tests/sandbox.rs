@@ -632,12 +632,28 @@ fn hints_say_why_a_target_is_not_registered() {
         "(func (export \"cyxla_abi_version\") (result i32) (i32.const 9))",
     );
     write(dir.path(), "broken.wasm", &wasm(&broken));
+    write(
+        dir.path(),
+        "idle.wasm",
+        &wasm(&guest_wat(HANDLERS, &[("idle_t", "double")])),
+    );
+    // broken.wasm fails its trial instantiation: only a guest with an
+    // allowed target gets that far (the others are validated, not compiled).
     let sandbox = Sandbox::new(
         dir.path(),
-        AllowList::targets(["allowed", "ghost"]),
+        AllowList::targets(["allowed", "ghost", "broken_t"]),
         test_limits(),
     )
     .unwrap();
+    let idle: Vec<_> = sandbox.guests().idle().iter().collect();
+    assert_eq!(idle.len(), 1, "{idle:?}");
+    assert!(idle[0].path.ends_with("idle.wasm") && idle[0].targets == ["idle_t"]);
+    let hint = sandbox.hint_for_unregistered("idle_t").unwrap();
+    assert!(
+        hint.starts_with("target `idle_t` is served by ")
+            && hint.ends_with("idle.wasm but not allowed: add --allow idle_t"),
+        "{hint}"
+    );
     let hint = sandbox.hint_for_unregistered("served").unwrap();
     assert!(
         hint.starts_with("target `served` is served by ")

@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use cyxla_guest_sdk::abi;
 
 use crate::engine::Engine;
-use crate::guest::{Guest, Rejected};
+use crate::guest::{Guest, Loaded, Rejected};
 use crate::guests::Guests;
 use crate::limits::Limits;
 
@@ -71,7 +71,7 @@ pub fn check_with_limits(path: &Path, limits: &Limits) -> anyhow::Result<CheckRe
         }
     } else {
         std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
-        match Guest::load_detailed(&engine, path) {
+        match Guest::load_detailed(&engine, path, None).map(Loaded::compiled) {
             Ok(guest) => describe_accepted(&mut text, &guest),
             Err(rejected) => {
                 ok = false;

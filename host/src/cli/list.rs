@@ -31,8 +31,12 @@ pub fn list_with_limits(
     allowed: &AllowList,
     limits: &Limits,
 ) -> anyhow::Result<String> {
-    let sandbox = Sandbox::new(guests_dir, allowed.clone(), limits.clone())
-        .with_context(|| format!("cannot list the guests in {}", guests_dir.display()))?;
+    // Every guest is compiled and checked, allowed or not: the list says
+    // why each file is accepted or rejected.
+    let context = || format!("cannot list the guests in {}", guests_dir.display());
+    let engine = crate::engine::Engine::new(limits).with_context(context)?;
+    let guests = crate::guests::Guests::load_dir(&engine, guests_dir).with_context(context)?;
+    let sandbox = Sandbox::with_guests(guests, allowed.clone());
     Ok(report(&sandbox))
 }
 
