@@ -446,10 +446,13 @@ pub const GUEST_HANG: std::time::Duration = std::time::Duration::from_secs(2);
 /// panic, no crash, no hang past the limits: a [`GUEST_DEADLINE`] per call
 /// and per instantiation), and every failure names the guest.
 ///
-/// One engine serves every module of the process (the limits are
+/// Two engines serve every module of the process (the limits are
 /// constant), as one serves every guest of a server: state an engine keeps
 /// across guests (the memory budget, the deadline timers, the signal
-/// handler) is exercised by every input after the first.
+/// handler) is exercised by every input after the first. One stops guests
+/// by epochs (the default), the other by signals (`interrupt = "signal"`);
+/// the parity of the module's bytes picks one, so both see every shape of
+/// module.
 ///
 /// # Panics
 ///
@@ -519,9 +522,10 @@ pub fn guest_module(wasm: &[u8]) {
     module.extend(leb(payload.len() as u64));
     module.extend(payload);
 
-    static ENGINE: std::sync::OnceLock<crate::Engine> = std::sync::OnceLock::new();
-    let engine = ENGINE.get_or_init(|| {
-        let limits = Limits {
+    static ENGINES: std::sync::OnceLock<[crate::Engine; 2]> = std::sync::OnceLock::new();
+    let engines = ENGINES.get_or_init(|| {
+        let limits = |interrupt| Limits {
+            interrupt,
             memory_bytes: 16 << 20,
             call_timeout: GUEST_DEADLINE,
             instantiate_timeout: GUEST_DEADLINE,
@@ -530,8 +534,13 @@ pub fn guest_module(wasm: &[u8]) {
             tick: std::time::Duration::from_millis(1),
             ..Limits::default()
         };
-        crate::Engine::new(&limits).expect("the fuzzing engine")
+        [
+            crate::limits::Interrupt::Epoch,
+            crate::limits::Interrupt::Signal,
+        ]
+        .map(|i| crate::Engine::new(&limits(i)).expect("the fuzzing engine"))
     });
+    let engine = &engines[usize::from(wasm.iter().fold(0u8, |a, b| a ^ b) & 1)];
     let path = std::path::Path::new("fz.wasm");
     let guest = match crate::Guest::from_bytes(engine, path, &module) {
         Ok(guest) => guest,
