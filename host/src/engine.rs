@@ -41,8 +41,8 @@
 //! unnecessary (an access past the current size hits an inaccessible page
 //! and traps by signal; the memory limit is enforced at `memory.grow`); a
 //! smaller reservation (also as pooling-allocator slots) or no guard
-//! would bring checks back. Signals, not epochs, are the default
-//! deadline. NaN canonicalisation is off: it buys bit-identical NaN
+//! would bring checks back. Epochs are the default deadline (signals
+//! cost nothing in guest code, but are opt-in). NaN canonicalisation is off: it buys bit-identical NaN
 //! payloads across hosts, which the sandbox does not promise. The gap that
 //! remains with the old flags is not the engine's configuration: LLVM does
 //! not interleave vectorized loops for wasm32 (it interleaves by two on
@@ -110,6 +110,9 @@ struct Inner {
     variants: Mutex<Vec<Engine>>,
     /// The compile cache guests are compiled through, once set.
     cache: std::sync::OnceLock<ModuleCache>,
+    /// The threads that compile and check guests ([`Limits::compile_threads`]),
+    /// made at the first compilation and shared with the variants.
+    compile_pool: Arc<std::sync::OnceLock<Option<rayon::ThreadPool>>>,
 }
 
 impl Engine {
@@ -184,8 +187,41 @@ impl Engine {
                 limits: limits.clone(),
                 variants: Mutex::new(Vec::new()),
                 cache: std::sync::OnceLock::new(),
+                compile_pool: Arc::new(std::sync::OnceLock::new()),
             }),
         })
+    }
+
+    /// Runs `f` on this engine's compile threads ([`Limits::compile_threads`]
+    /// of them, with native stack for the largest wasm stack: loading runs
+    /// trial instantiations there), so that everything `f` compiles,
+    /// wasmtime's parallel compilation included, runs on them. On one of
+    /// them already, `f` runs in place. If the threads cannot be started,
+    /// `f` runs on this thread (and wasmtime's parallel compilation on
+    /// rayon's global threads). What `f` logs on the thread it runs on goes
+    /// to this thread's subscriber.
+    pub(crate) fn on_compile_threads<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        let pool = self.inner.compile_pool.get_or_init(|| {
+            let threads = self.inner.limits.compile_threads.max(1);
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .thread_name(|i| format!("cyxla-compile-{i}"))
+                .stack_size(crate::stack::THREAD_STACK)
+                .build()
+                .map_err(|e| {
+                    tracing::warn!("cannot start {threads} compile threads ({e}); compiling on the calling thread");
+                })
+                .ok()
+        });
+        match pool {
+            Some(pool) if pool.current_thread_index().is_none() => {
+                // What `f` logs goes where this thread's logs go (a
+                // subscriber set for this thread only, too).
+                let logs = tracing::dispatcher::get_default(Clone::clone);
+                pool.install(|| tracing::dispatcher::with_default(&logs, f))
+            }
+            _ => f(),
+        }
     }
 
     /// The limits guests of this engine run under, unless their side file
@@ -217,7 +253,10 @@ impl Engine {
         }
         let mut variant_limits = self.inner.limits.clone();
         variant_limits.stack_bytes = limits.stack_bytes;
-        let engine = Engine::new(&variant_limits)?;
+        let mut engine = Engine::new(&variant_limits)?;
+        if let Some(inner) = Arc::get_mut(&mut engine.inner) {
+            inner.compile_pool = Arc::clone(&self.inner.compile_pool);
+        }
         if let Some(cache) = self.inner.cache.get() {
             engine.use_cache(cache.clone());
         }
@@ -233,11 +272,12 @@ impl Engine {
 
     /// The module of `bytes`: from the compile cache when there is one and
     /// it holds a verified entry, else compiled.
+    /// Compiles on the compile threads ([`Engine::on_compile_threads`]).
     pub(crate) fn compile(&self, bytes: &[u8]) -> wasmtime::Result<wasmtime::Module> {
-        match self.inner.cache.get() {
+        self.on_compile_threads(|| match self.inner.cache.get() {
             Some(cache) => cache.module(&self.inner.wasm, bytes),
             None => wasmtime::Module::from_binary(&self.inner.wasm, bytes),
-        }
+        })
     }
 
     /// The deadline mechanism guests of this engine run under (`Auto`

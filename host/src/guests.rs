@@ -89,30 +89,20 @@ impl Guests {
             }
         }
         files.sort();
-        // Trial instantiations run guest code: the loader threads get native
-        // stack for the largest wasm stack the limits allow.
-        let load = || -> Vec<std::result::Result<Loaded, Box<Rejected>>> {
-            files
-                .par_iter()
-                .map(|path| Guest::load_detailed(engine, path, wanted))
-                .collect()
-        };
-        let loaded = match rayon::ThreadPoolBuilder::new()
-            .thread_name(|i| format!("cyxla-load-{i}"))
-            .stack_size(crate::stack::THREAD_STACK)
-            .build()
-        {
-            Ok(pool) => pool.install(load),
-            // No threads to spare: load here (instantiation moves to a
-            // helper thread if this one has too little stack).
-            Err(e) => {
-                tracing::debug!("no loader thread pool ({e}); loading on this thread");
+        // On the engine's compile threads, as many as the limits allow:
+        // they have native stack for the largest wasm stack (trial
+        // instantiations run guest code), and their number bounds the
+        // memory of the compilations running at once. Without them (the
+        // threads could not start), rayon's global threads load them
+        // (instantiation moves to a helper thread where a thread has too
+        // little stack).
+        let loaded: Vec<std::result::Result<Loaded, Box<Rejected>>> =
+            engine.on_compile_threads(|| {
                 files
-                    .iter()
+                    .par_iter()
                     .map(|path| Guest::load_detailed(engine, path, wanted))
                     .collect()
-            }
-        };
+            });
         let mut guests = Vec::new();
         let mut rejected = Vec::new();
         let mut idle = Vec::new();

@@ -83,6 +83,12 @@ pub struct Limits {
     pub memory_budget_bytes: u64,
     /// How guest code past its deadline is stopped (engine-wide).
     pub interrupt: Interrupt,
+    /// Threads that compile and check guests, all at once (engine-wide: a
+    /// flag, not a side-file setting). Compiling one module takes memory in
+    /// proportion to its largest functions, so this bounds the memory of
+    /// loading a folder; wasmtime's own parallel compilation of one module's
+    /// functions runs on the same threads.
+    pub compile_threads: usize,
     /// Give every call a fresh instance: nothing a guest keeps in its
     /// memory (heap, statics) survives from one call to the next, so no call
     /// sees data of an earlier call, whoever made it. Off by default: an
@@ -125,7 +131,8 @@ impl Default for Limits {
     /// | `error_message` | `error_message_bytes` | 64 KiB |
     /// | `error_handles` | `error_handles` | 1024 |
     /// | `tick` | `tick` | 10 ms |
-    /// | `interrupt` | `interrupt` | `auto`: `signal` on x86_64 Linux, else `epoch` |
+    /// | `interrupt` | `interrupt` | `auto`: `epoch` (`signal` on request) |
+    /// | `compile_threads` | `compile_threads` | the number of CPUs, at most 4 |
     /// | `fresh_instances` | `fresh_instances` | `false` |
     fn default() -> Limits {
         Limits {
@@ -148,9 +155,18 @@ impl Default for Limits {
             error_handles: 1024,
             tick: Duration::from_millis(10),
             interrupt: Interrupt::Auto,
+            compile_threads: default_compile_threads(),
             fresh_instances: false,
         }
     }
+}
+
+/// The default of [`Limits::compile_threads`]: the CPUs this process may
+/// use, at most 4 (a large machine loading a folder of hostile modules
+/// would otherwise hold as many worst-case compilations in memory as it has
+/// cores).
+fn default_compile_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
 }
 
 /// Ticks for a wall-time limit: rounded up to whole ticks, plus one because
@@ -281,6 +297,9 @@ impl Limits {
             }
             next.interrupt = v;
         }
+        if let Some(v) = o.compile_threads {
+            next.compile_threads = count("compile_threads", v.0, 1, 256)?;
+        }
         if let Some(v) = o.fresh_instances {
             next.fresh_instances = v.0;
         }
@@ -314,6 +333,11 @@ impl Limits {
         for (name, set, scope) in [
             ("tick", overrides.tick.is_some(), "engine-wide"),
             ("interrupt", overrides.interrupt.is_some(), "engine-wide"),
+            (
+                "compile_threads",
+                overrides.compile_threads.is_some(),
+                "engine-wide",
+            ),
             (
                 "memory_budget",
                 overrides.memory_budget.is_some(),
@@ -506,6 +530,8 @@ pub struct LimitOverrides {
     pub tick: Option<Time>,
     /// [`Limits::interrupt`] (flags only: engine-wide).
     pub interrupt: Option<Interrupt>,
+    /// [`Limits::compile_threads`] (flags only: engine-wide).
+    pub compile_threads: Option<Count>,
     /// [`Limits::fresh_instances`].
     pub fresh_instances: Option<Flag>,
 }

@@ -169,6 +169,10 @@ fn an_invalid_side_file_rejects_its_guest_and_others_keep_serving() {
             "`tick` is engine-wide; set it with --limit tick=...",
         ),
         ("stack = \"64 MiB\"\n", "stack 64 MiB is out of range"),
+        (
+            "compile_threads = 1\n",
+            "`compile_threads` is engine-wide; set it with --limit compile_threads=...",
+        ),
     ] {
         let dir = tempfile::tempdir().unwrap();
         write(
@@ -351,5 +355,70 @@ fn the_limit_flag_sets_defaults_and_the_side_file_wins() {
     assert!(
         stderr.contains("--limit memroy=1MiB: unknown field `memroy`, expected one of"),
         "{stderr}"
+    );
+}
+
+/// Set in the child process of `compile_threads_bound_the_threads_that_compile`.
+const COMPILE_THREADS_CHILD: &str = "CYXLA_TEST_COMPILE_THREADS";
+
+/// The threads of this process whose name starts with `prefix`.
+fn threads_named(prefix: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .expect("/proc/self/task")
+        .filter_map(Result::ok)
+        .filter(|task| {
+            std::fs::read_to_string(task.path().join("comm")).is_ok_and(|c| c.starts_with(prefix))
+        })
+        .count()
+}
+
+#[test]
+fn compile_threads_bound_the_threads_that_compile() {
+    if let Ok(n) = std::env::var(COMPILE_THREADS_CHILD) {
+        // The child: load 6 guests with `compile_threads = n`; say how many
+        // compile threads this process has (rayon starts them all at once).
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..6 {
+            write(
+                dir.path(),
+                &format!("g{i}.wasm"),
+                &wasm(&guest_wat(HANDLERS, &[(&format!("g{i}_double"), "double")])),
+            );
+        }
+        let mut limits = test_limits();
+        limits.set("compile_threads", &n).unwrap();
+        let sandbox = Sandbox::new(dir.path(), AllowList::all(), limits).unwrap();
+        assert_eq!(sandbox.guests().guests().len(), 6);
+        run_double(&handler(&sandbox, "g5_double"));
+        println!("compile threads: {}", threads_named("cyxla-compile-"));
+        return;
+    }
+    for n in [1, 3] {
+        let out = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "compile_threads_bound_the_threads_that_compile",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(COMPILE_THREADS_CHILD, n.to_string())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.contains(&format!("compile threads: {n}\n")),
+            "compile_threads={n}: {stdout}"
+        );
+    }
+    let mut limits = test_limits();
+    let err = limits.set("compile_threads", "0").unwrap_err().to_string();
+    assert!(
+        err.contains("compile_threads 0 is out of range (1 to 256)"),
+        "{err}"
     );
 }
