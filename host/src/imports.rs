@@ -121,10 +121,12 @@ fn read_args<const N: usize>(
     }
     let bytes = read_bytes::<N>(caller, import.c_name, "the argument struct", args_addr)?;
     let struct_size = u32_at(&bytes, abi::STRUCT_SIZE_OFFSET);
+    // Without the function's name: a fault names it, an error returned to
+    // the guest adds it.
     let check = if struct_size < import.args_struct_size {
         Err(format!(
-            "`{}`: {}_Args has struct_size {struct_size}, expected at least {}",
-            import.c_name, import.c_name, import.args_struct_size
+            "{}_Args has struct_size {struct_size}, expected at least {}",
+            import.c_name, import.args_struct_size
         ))
     } else {
         Ok(())
@@ -290,6 +292,7 @@ fn type_register(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Resu
     let imp = import(abi::IMPORT_TYPE_REGISTER);
     let (bytes, size_ok) = read_args::<{ a::STRUCT_SIZE as usize }>(&mut caller, imp, args)?;
     if let Err(message) = size_ok {
+        let message = format!("`{}`: {message}", imp.c_name);
         return caller
             .data_mut()
             .error(ErrorCode::InvalidArgument, message, imp.c_name);
@@ -370,6 +373,7 @@ fn execution_context_get(mut caller: Caller<'_, HostState>, args: i32) -> wasmti
     let imp = import(abi::IMPORT_EXECUTION_CONTEXT_GET);
     let (bytes, size_ok) = read_args::<{ a::SIZE as usize }>(&mut caller, imp, args)?;
     if let Err(message) = size_ok {
+        let message = format!("`{}`: {message}", imp.c_name);
         return caller
             .data_mut()
             .error(ErrorCode::InvalidArgument, message, imp.c_name);
@@ -389,6 +393,7 @@ fn state_set(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i
     let imp = import(abi::IMPORT_STATE_SET);
     let (bytes, size_ok) = read_args::<{ a::SIZE as usize }>(&mut caller, imp, args)?;
     if let Err(message) = size_ok {
+        let message = format!("`{}`: {message}", imp.c_name);
         return caller
             .data_mut()
             .error(ErrorCode::InvalidArgument, message, imp.c_name);
@@ -416,6 +421,7 @@ fn state_get(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i
     let imp = import(abi::IMPORT_STATE_GET);
     let (bytes, size_ok) = read_args::<{ a::SIZE as usize }>(&mut caller, imp, args)?;
     if let Err(message) = size_ok {
+        let message = format!("`{}`: {message}", imp.c_name);
         return caller
             .data_mut()
             .error(ErrorCode::InvalidArgument, message, imp.c_name);
@@ -482,6 +488,7 @@ fn call_info_get<const SIZE: usize, const N: usize>(
 ) -> wasmtime::Result<i32> {
     let (_, size_ok) = read_args::<SIZE>(&mut caller, imp, args)?;
     if let Err(message) = size_ok {
+        let message = format!("`{}`: {message}", imp.c_name);
         return caller
             .data_mut()
             .error(ErrorCode::InvalidArgument, message, imp.c_name);

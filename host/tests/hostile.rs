@@ -143,6 +143,15 @@ const HOSTILE: &str = r#"
         (return (call $type_register (i32.const 2048)))))
     (call $ok (local.get $f)))
 
+  ;; XLA_FFI_Type_Register with struct_size 8: an error that the handler
+  ;; returns.
+  (func (export "short_register") (param $f i32) (result i32)
+    (if (call $attack (local.get $f))
+      (then
+        (i32.store (i32.const 2048) (i32.const 8))
+        (return (call $type_register (i32.const 2048)))))
+    (call $ok (local.get $f)))
+
   ;; XLA_FFI_Type_Register with a 4000-byte name at 0xffffff00.
   (func (export "name_out_of_range") (param $f i32) (result i32)
     (if (call $attack (local.get $f))
@@ -214,7 +223,7 @@ const HOSTILE: &str = r#"
     (i32.const 0))
 "#;
 
-const HOSTILE_EXPORTS: [&str; 18] = [
+const HOSTILE_EXPORTS: [&str; 19] = [
     "double",
     "spin",
     "div0",
@@ -226,6 +235,7 @@ const HOSTILE_EXPORTS: [&str; 18] = [
     "message_without_nul",
     "short_struct",
     "huge_length",
+    "short_register",
     "name_out_of_range",
     "destroy_forged",
     "get_message_forged",
@@ -395,7 +405,7 @@ fn a_short_argument_struct_is_a_guest_fault() {
         &sandbox,
         "short_struct",
         ErrorCode::Internal,
-        "made an invalid host call: `XLA_FFI_Error_Create`: `XLA_FFI_Error_Create`: XLA_FFI_Error_Create_Args has struct_size 4, expected at least 16",
+        "made an invalid host call: `XLA_FFI_Error_Create`: XLA_FFI_Error_Create_Args has struct_size 4, expected at least 16",
         "",
     );
 }
@@ -408,6 +418,15 @@ fn a_huge_length_is_refused() {
         "huge_length",
         ErrorCode::InvalidArgument,
         "`XLA_FFI_Type_Register`: type name of 4294967295 bytes, longer than 4096",
+        "",
+    );
+    // Named once, whether the struct is refused by an error the guest
+    // returns or by a fault (`a_short_argument_struct_is_a_guest_fault`).
+    contained(
+        &sandbox,
+        "short_register",
+        ErrorCode::InvalidArgument,
+        "`XLA_FFI_Type_Register`: XLA_FFI_Type_Register_Args has struct_size 8, expected at least",
         "",
     );
     contained(
