@@ -134,6 +134,38 @@ fn read_args<const N: usize>(
     Ok((bytes, check))
 }
 
+/// [`read_args`] for a host function that fails as a guest fault when the
+/// struct is short.
+fn read_args_or_fault<const N: usize>(
+    caller: &mut Caller<'_, HostState>,
+    import: &Import,
+    args: i32,
+) -> wasmtime::Result<[u8; N]> {
+    let (bytes, size_ok) = read_args::<N>(caller, import, args)?;
+    size_ok.map_err(|message| fault(import.c_name, message))?;
+    Ok(bytes)
+}
+
+/// [`read_args`] for a host function that returns an error to the guest
+/// (INVALID_ARGUMENT) when the struct is short: `Ok(Err(handle))` then.
+fn read_args_or_error<const N: usize>(
+    caller: &mut Caller<'_, HostState>,
+    import: &Import,
+    args: i32,
+) -> wasmtime::Result<Result<[u8; N], i32>> {
+    let (bytes, size_ok) = read_args::<N>(caller, import, args)?;
+    match size_ok {
+        Ok(()) => Ok(Ok(bytes)),
+        Err(message) => {
+            let message = format!("`{}`: {message}", import.c_name);
+            caller
+                .data_mut()
+                .error(ErrorCode::InvalidArgument, message, import.c_name)
+                .map(Err)
+        }
+    }
+}
+
 /// Reads a NUL-terminated string at `addr`, at most `limit` bytes of it;
 /// invalid UTF-8 is replaced.
 fn read_c_string(
@@ -181,10 +213,7 @@ fn import(name: &str) -> &'static Import {
 fn error_create(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
     use abi::error_create_args as a;
     let imp = import(abi::IMPORT_ERROR_CREATE);
-    let (bytes, size_ok) = read_args::<{ a::SIZE as usize }>(&mut caller, imp, args)?;
-    if let Err(message) = size_ok {
-        return Err(fault(imp.c_name, message));
-    }
+    let bytes = read_args_or_fault::<{ a::SIZE as usize }>(&mut caller, imp, args)?;
     let limit = caller.data().error_message_bytes;
     let message = read_c_string(&mut caller, imp.c_name, u32_at(&bytes, a::MESSAGE), limit)?;
     let code = u32_at(&bytes, a::ERRC).cast_signed();
@@ -201,10 +230,7 @@ fn error_create(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Resul
 fn error_get_message(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<()> {
     use abi::error_get_message_args as a;
     let imp = import(abi::IMPORT_ERROR_GET_MESSAGE);
-    let (bytes, size_ok) = read_args::<{ a::SIZE as usize }>(&mut caller, imp, args)?;
-    if let Err(message) = size_ok {
-        return Err(fault(imp.c_name, message));
-    }
+    let bytes = read_args_or_fault::<{ a::SIZE as usize }>(&mut caller, imp, args)?;
     let handle = u32_at(&bytes, a::ERROR).cast_signed();
     let Some(error) = caller.data_mut().errors.get_mut(handle) else {
         return Err(fault(
@@ -256,10 +282,7 @@ fn error_get_message(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::
 fn error_destroy(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<()> {
     use abi::error_destroy_args as a;
     let imp = import(abi::IMPORT_ERROR_DESTROY);
-    let (bytes, size_ok) = read_args::<{ a::SIZE as usize }>(&mut caller, imp, args)?;
-    if let Err(message) = size_ok {
-        return Err(fault(imp.c_name, message));
-    }
+    let bytes = read_args_or_fault::<{ a::SIZE as usize }>(&mut caller, imp, args)?;
     let handle = u32_at(&bytes, a::ERROR).cast_signed();
     match caller.data_mut().errors.take(handle) {
         Some(_) => Ok(()),
@@ -290,13 +313,10 @@ fn read_type_id(
 fn type_register(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
     use abi::type_register_args as a;
     let imp = import(abi::IMPORT_TYPE_REGISTER);
-    let (bytes, size_ok) = read_args::<{ a::STRUCT_SIZE as usize }>(&mut caller, imp, args)?;
-    if let Err(message) = size_ok {
-        let message = format!("`{}`: {message}", imp.c_name);
-        return caller
-            .data_mut()
-            .error(ErrorCode::InvalidArgument, message, imp.c_name);
-    }
+    let bytes = match read_args_or_error::<{ a::STRUCT_SIZE as usize }>(&mut caller, imp, args)? {
+        Ok(bytes) => bytes,
+        Err(handle) => return Ok(handle),
+    };
     let name_ptr = u32_at(&bytes, a::NAME + abi::byte_span::PTR);
     let name_len = u32_at(&bytes, a::NAME + abi::byte_span::LEN);
     if name_len > MAX_TYPE_NAME {
@@ -371,13 +391,10 @@ fn type_register(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Resu
 fn execution_context_get(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
     use abi::execution_context_get_args as a;
     let imp = import(abi::IMPORT_EXECUTION_CONTEXT_GET);
-    let (bytes, size_ok) = read_args::<{ a::SIZE as usize }>(&mut caller, imp, args)?;
-    if let Err(message) = size_ok {
-        let message = format!("`{}`: {message}", imp.c_name);
-        return caller
-            .data_mut()
-            .error(ErrorCode::InvalidArgument, message, imp.c_name);
-    }
+    let bytes = match read_args_or_error::<{ a::SIZE as usize }>(&mut caller, imp, args)? {
+        Ok(bytes) => bytes,
+        Err(handle) => return Ok(handle),
+    };
     let type_id = read_type_id(&mut caller, imp.c_name, u32_at(&bytes, a::TYPE_ID))?;
     let message = format!(
         "`{}`: no user data with type id {type_id} (the cyxla sandbox passes no execution context data to guests)",
@@ -391,13 +408,10 @@ fn execution_context_get(mut caller: Caller<'_, HostState>, args: i32) -> wasmti
 fn state_set(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
     use abi::state_set_args as a;
     let imp = import(abi::IMPORT_STATE_SET);
-    let (bytes, size_ok) = read_args::<{ a::SIZE as usize }>(&mut caller, imp, args)?;
-    if let Err(message) = size_ok {
-        let message = format!("`{}`: {message}", imp.c_name);
-        return caller
-            .data_mut()
-            .error(ErrorCode::InvalidArgument, message, imp.c_name);
-    }
+    let bytes = match read_args_or_error::<{ a::SIZE as usize }>(&mut caller, imp, args)? {
+        Ok(bytes) => bytes,
+        Err(handle) => return Ok(handle),
+    };
     let type_id = read_type_id(&mut caller, imp.c_name, u32_at(&bytes, a::TYPE_ID))?;
     let value = u32_at(&bytes, a::STATE);
     let state = caller.data_mut();
@@ -419,13 +433,10 @@ fn state_set(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i
 fn state_get(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
     use abi::state_get_args as a;
     let imp = import(abi::IMPORT_STATE_GET);
-    let (bytes, size_ok) = read_args::<{ a::SIZE as usize }>(&mut caller, imp, args)?;
-    if let Err(message) = size_ok {
-        let message = format!("`{}`: {message}", imp.c_name);
-        return caller
-            .data_mut()
-            .error(ErrorCode::InvalidArgument, message, imp.c_name);
-    }
+    let bytes = match read_args_or_error::<{ a::SIZE as usize }>(&mut caller, imp, args)? {
+        Ok(bytes) => bytes,
+        Err(handle) => return Ok(handle),
+    };
     let type_id = read_type_id(&mut caller, imp.c_name, u32_at(&bytes, a::TYPE_ID))?;
     let found = caller
         .data()
@@ -486,13 +497,10 @@ fn call_info_get<const SIZE: usize, const N: usize>(
     field: (u32, &str),
     value: impl FnOnce(&crate::state::CallInfo) -> Result<[u8; N], plugin_glue::HandlerError>,
 ) -> wasmtime::Result<i32> {
-    let (_, size_ok) = read_args::<SIZE>(&mut caller, imp, args)?;
-    if let Err(message) = size_ok {
-        let message = format!("`{}`: {message}", imp.c_name);
-        return caller
-            .data_mut()
-            .error(ErrorCode::InvalidArgument, message, imp.c_name);
-    }
+    let _ = match read_args_or_error::<SIZE>(&mut caller, imp, args)? {
+        Ok(bytes) => bytes,
+        Err(handle) => return Ok(handle),
+    };
     let bytes = match caller.data().call.as_ref().map(value) {
         Some(Ok(bytes)) => bytes,
         Some(Err(error)) => {
