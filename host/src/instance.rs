@@ -543,29 +543,30 @@ fn stack_refusal(stack_bytes: usize) -> HandlerError {
 /// Logs what the guest wrote to stdout and stderr.
 fn drain_logs(store: &Store<HostState>, guest: &str, target: &str) {
     let state = store.data();
-    state.stdout.drain(|text, dropped| {
-        if dropped > 0 {
-            tracing::info!(
-                guest,
-                custom_call = target,
-                stream = "stdout",
-                "{text}… ({dropped} bytes dropped)"
-            );
+    let dropped = |n: u64| {
+        if n > 0 {
+            format!("… ({n} bytes dropped)")
         } else {
-            tracing::info!(guest, custom_call = target, stream = "stdout", "{text}");
+            String::new()
         }
+    };
+    state.stdout.drain(|text, n| {
+        tracing::info!(
+            guest,
+            custom_call = target,
+            stream = "stdout",
+            "{text}{}",
+            dropped(n)
+        );
     });
-    state.stderr.drain(|text, dropped| {
-        if dropped > 0 {
-            tracing::warn!(
-                guest,
-                custom_call = target,
-                stream = "stderr",
-                "{text}… ({dropped} bytes dropped)"
-            );
-        } else {
-            tracing::warn!(guest, custom_call = target, stream = "stderr", "{text}");
-        }
+    state.stderr.drain(|text, n| {
+        tracing::warn!(
+            guest,
+            custom_call = target,
+            stream = "stderr",
+            "{text}{}",
+            dropped(n)
+        );
     });
 }
 
