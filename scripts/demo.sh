@@ -6,7 +6,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 scripts/setup.sh
-cargo build --quiet --bin cyxla-host -p cyxla-host -p cyxla-pjrt
+cargo build --quiet --bin cyxla-host -p cyxla-app -p cyxla-pjrt
 bin="${CARGO_TARGET_DIR:-target}/debug/cyxla-host"
 echo "== the bundled guests: what each .wasm serves (nothing is allowed by default)"
 "$bin" list

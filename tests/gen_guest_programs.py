@@ -11,7 +11,7 @@ The programs call the targets of ``guests/rust/*`` and ``guests/cpp/*``
 FFI tutorial), ``echo_attrs``, ``scale_any``, ``tridiag_solve``, the in-place
 ``inplace_set0``, ``inplace_set0_cpp`` and ``aliasing_cpp`` (with
 ``input_output_aliases`` and ``donate_argnums``), ``fail`` and ``trap``. The tests ``guests`` (tests/integration/guests.rs, through the
-library on the three plugins) and ``cli_guests`` (host/tests/cli_guests.rs,
+library on the three plugins) and ``cli_guests`` (host/app/tests/cli_guests.rs,
 through the ``cyxla-host`` binary) run them.
 
 DIR (default: tests/programs/guests next to this script) receives, per

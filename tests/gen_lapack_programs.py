@@ -387,7 +387,7 @@ def large_programs(rng: Rng) -> list[Program]:
 
 def sequence_programs(rng: Rng) -> list[Program]:
     """Programs whose LAPACK calls must run in a fixed order; the CLI test
-    (host/tests/cli_lapack.rs) runs them, each in a process of its own."""
+    (host/app/tests/cli_lapack.rs) runs them, each in a process of its own."""
     n = 48  # above the order up to which real eigh bypasses OpenBLAS
     a64 = rng.herm(np.float64, (n, n))
     a64[3, 5] = a64[5, 3] = np.nan

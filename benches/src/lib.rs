@@ -4,8 +4,8 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+use cyxla_app::session::{self, NativeSpec};
 use cyxla_host::Sandbox;
-use cyxla_host::session::{self, NativeSpec};
 use plugin_glue::plugin::Plugin;
 
 /// One measured variant of a program.
@@ -236,7 +236,7 @@ pub mod kernels {
     use std::path::{Path, PathBuf};
     use std::process::Command;
 
-    use cyxla_host::session::{self, NativeSpec};
+    use cyxla_app::session::{self, NativeSpec};
     use plugin_glue::plugin::Plugin;
 
     /// A kernel: its source (relative to the workspace), target and the

@@ -136,6 +136,19 @@ impl Guest {
     }
 
     /// [`Guest::load`], keeping the declared targets of a rejected file.
+    /// [`Guest::load`], with what a rejection knows besides its error
+    /// (the targets the file declares, for hints).
+    ///
+    /// # Errors
+    ///
+    /// As [`Guest::load`], as a [`Rejected`].
+    pub fn load_or_reject(
+        engine: &Engine,
+        path: &Path,
+    ) -> std::result::Result<Guest, Box<Rejected>> {
+        Guest::load_detailed(engine, path, None).map(Loaded::compiled)
+    }
+
     /// Loads `path`; with `wanted`, a guest declaring no target `wanted`
     /// accepts is validated, not compiled ([`Loaded::Idle`]).
     pub(crate) fn load_detailed(
@@ -733,7 +746,7 @@ fn check_exports(path: &Path, module: &Module, targets: &[Target]) -> Result<(bo
 
 /// The sha256 of a module's bytes, as lowercase hex (what
 /// [`Guest::sha256_hex`] says of a loaded guest).
-pub(crate) fn sha256_hex_of(bytes: &[u8]) -> String {
+pub fn sha256_hex_of(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 

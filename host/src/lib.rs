@@ -50,12 +50,6 @@
 #![deny(missing_docs)]
 #![doc(test(attr(deny(warnings))))]
 
-pub mod cli;
-pub mod config;
-pub mod npy;
-pub mod session;
-pub mod tenants;
-
 pub mod cache;
 mod call;
 mod deadline;
@@ -77,16 +71,16 @@ mod sandbox;
 mod stack;
 mod state;
 pub mod stats;
-mod toml_error;
+pub mod toml_error;
 mod wasi;
 
 pub use call::{HostAttr, HostBuffer, HostCall};
 pub use dispatch::GuestHandler;
 pub use engine::{Engine, PERF_MAP_ENV};
 pub use error::{Error, Result};
-pub use guest::{Guest, Idle, Rejected, Target};
+pub use guest::{Guest, Idle, Rejected, Target, sha256_hex_of};
 pub use guests::{Conflict, Guests};
 pub use limits::Limits;
 pub use policy::AllowList;
 pub use reload::Watcher;
-pub use sandbox::{BUNDLED_GUESTS, GUESTS_ENV, Registered, Sandbox};
+pub use sandbox::{BUNDLED_GUESTS, GUESTS_ENV, Registered, Sandbox, pin_holds, workspace_root};

@@ -300,7 +300,7 @@ impl std::fmt::Debug for Sandbox {
 
 /// Whether `guest` may serve `target` under `pins` (a pinned target only
 /// from the module with that sha256); logs the refusal.
-pub(crate) fn pin_holds(pins: &BTreeMap<String, String>, target: &str, guest: &Guest) -> bool {
+pub fn pin_holds(pins: &BTreeMap<String, String>, target: &str, guest: &Guest) -> bool {
     let Some(pin) = pins.get(target) else {
         return true;
     };
@@ -318,7 +318,7 @@ pub(crate) fn pin_holds(pins: &BTreeMap<String, String>, target: &str, guest: &G
 }
 
 /// The workspace root this crate was built in.
-pub(crate) fn workspace_root() -> PathBuf {
+pub fn workspace_root() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     manifest.parent().unwrap_or(manifest).to_owned()
 }

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 /// A TOML error as `FILE at line L, column C (`the line`): what`.
-pub(crate) fn toml_error(path: &Path, text: &str, e: &toml::de::Error) -> String {
+pub fn toml_error(path: &Path, text: &str, e: &toml::de::Error) -> String {
     let at = e
         .span()
         .map(|span| {
@@ -17,7 +17,7 @@ pub(crate) fn toml_error(path: &Path, text: &str, e: &toml::de::Error) -> String
 }
 
 /// 1-based line and column of byte offset `at` in `text`.
-pub(crate) fn line_column(text: &str, at: usize) -> (usize, usize) {
+pub fn line_column(text: &str, at: usize) -> (usize, usize) {
     let before = &text[..at.min(text.len())];
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;

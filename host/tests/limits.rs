@@ -312,52 +312,6 @@ fn from_bytes_applies_the_module_size_limit() {
 // The --limit flag
 // ---------------------------------------------------------------------------
 
-fn cyxla_host(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_cyxla-host"))
-        .args(args)
-        .output()
-        .expect("run cyxla-host")
-}
-
-#[test]
-fn the_limit_flag_sets_defaults_and_the_side_file_wins() {
-    let dir = tempfile::tempdir().unwrap();
-    write(
-        dir.path(),
-        "a.wasm",
-        &wasm(&guest_wat(HANDLERS, &[("a_double", "double")])),
-    );
-    write(
-        dir.path(),
-        "b.wasm",
-        &wasm(&guest_wat(HANDLERS, &[("b_double", "double")])),
-    );
-    write(dir.path(), "a.limits.toml", b"memory = \"32 MiB\"\n");
-    let out = cyxla_host(&[
-        "--limit",
-        "memory=16MiB",
-        "--limit",
-        "call_timeout=2s",
-        "check",
-        dir.path().to_str().unwrap(),
-    ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}");
-    assert!(
-        stdout.contains("limits   memory 32 MiB, stack 512 KiB, instances 8, call 2s, instantiate 5s (with ")
-            && stdout.contains("limits   memory 16 MiB, stack 512 KiB, instances 8, call 2s, instantiate 5s (defaults and flags)"),
-        "{stdout}"
-    );
-
-    let out = cyxla_host(&["--limit", "memroy=1MiB", "list"]);
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("--limit memroy=1MiB: unknown field `memroy`, expected one of"),
-        "{stderr}"
-    );
-}
-
 /// Set in the child process of `compile_threads_bound_the_threads_that_compile`.
 const COMPILE_THREADS_CHILD: &str = "CYXLA_TEST_COMPILE_THREADS";
 

@@ -489,21 +489,6 @@ fn a_1s_deadline_ends_every_class_of_host_work_before_3s() {
 // 5. Loading is linear in the number of targets, which has a limit
 // ---------------------------------------------------------------------------
 
-/// A module declaring `n` targets `t<i>`, each handled by export `e<i>`
-/// (all the same function).
-fn many_targets(n: usize) -> Vec<u8> {
-    let exports: String = (0..n)
-        .map(|i| format!("(export \"e{i}\" (func $d))"))
-        .collect();
-    let records: String = (0..n)
-        .map(|i| format!("cyxla-target v1 t{i} e{i}\\0a"))
-        .collect();
-    let wat = format!(
-        "(module {PRELUDE} (func $d (param i32) (result i32) (i32.const 0)) {exports} (@custom \"cyxla.targets\" \"{records}\"))"
-    );
-    wasm(&wat)
-}
-
 #[test]
 fn targets_per_module_have_a_limit_and_load_in_linear_time() {
     let error = load_error(&many_targets(1001));
@@ -535,88 +520,6 @@ fn targets_per_module_have_a_limit_and_load_in_linear_time() {
         took[1] < took[0] * 8 + Duration::from_millis(200),
         "{took:?}"
     );
-}
-
-// ---------------------------------------------------------------------------
-// 6. One guest cannot stop everyone's --allow-all
-// ---------------------------------------------------------------------------
-
-/// `cyxla-host --plugin (default) --guests DIR ALLOW... run
-/// no_custom_call.mlir`, logging at INFO.
-fn run_copy16(guests: &std::path::Path, allow: &[&str]) -> std::process::Output {
-    let programs = cyxla_tests::programs_dir();
-    std::process::Command::new(env!("CARGO_BIN_EXE_cyxla-host"))
-        .env_remove("CYXLA_PJRT_PLUGIN")
-        .env_remove("CYXLA_GUESTS")
-        .env("NO_COLOR", "1")
-        .env("CYXLA_LOG", "info")
-        .arg("--plugin")
-        .arg(cyxla_tests::Plugin::P115.path())
-        .arg("--guests")
-        .arg(guests)
-        .args(allow)
-        .arg("run")
-        .arg(programs.join("no_custom_call.mlir"))
-        .arg("-i")
-        .arg(programs.join("no_custom_call.in0.npy"))
-        .arg("-i")
-        .arg(programs.join("no_custom_call.in1.npy"))
-        .output()
-        .unwrap()
-}
-
-#[test]
-fn allow_all_refuses_what_cannot_register_and_serves_the_rest() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(
-        bundled_guests().join("copy16.wasm"),
-        dir.path().join("copy16.wasm"),
-    )
-    .unwrap();
-    // More targets than the registry has slots (4096).
-    write(dir.path(), "big.wasm", &many_targets(5000));
-    write(dir.path(), "big.limits.toml", b"targets = 5000\n");
-    // A native LAPACK target, and one of its own.
-    write(
-        dir.path(),
-        "lapack.wasm",
-        &guest(
-            "",
-            &[("lapack_sgetrf_ffi", "double"), ("own_double", "double")],
-        ),
-    );
-    let out = run_copy16(dir.path(), &["--allow-all"]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(
-        stderr.contains("guest not registered: its 5000 allowed targets do not fit the")
-            && stderr.contains("big.wasm"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("target not registered (allowed by --allow-all)")
-            && stderr.contains("lapack_sgetrf_ffi"),
-        "{stderr}"
-    );
-    for served in ["target=copy16", "target=own_double"] {
-        assert!(
-            stderr.contains(&format!("registered sandboxed target {served}")),
-            "{served}: {stderr}"
-        );
-    }
-    // Named explicitly, the refused target is an error again.
-    let out = run_copy16(
-        dir.path(),
-        &[
-            "--allow",
-            "lapack_sgetrf_ffi",
-            "--allow",
-            "cyxla_test_copy16",
-        ],
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("lapack_sgetrf_ffi"), "{stderr}");
 }
 
 // ---------------------------------------------------------------------------

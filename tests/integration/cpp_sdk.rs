@@ -27,10 +27,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+use cyxla_app::cli::run::{self, Failure, RunArgs};
+use cyxla_app::npy::HostArray;
+use cyxla_app::session::{self, NativeSpec};
 use cyxla_guest_sdk::abi;
-use cyxla_host::cli::run::{self, Failure, RunArgs};
-use cyxla_host::npy::HostArray;
-use cyxla_host::session::{self, NativeSpec};
 use cyxla_host::{AllowList, Engine, Guest, Limits, Sandbox};
 use cyxla_tests::{Plugin as PluginKind, describe, read_npy, run_ok, workspace_root};
 use plugin_glue::error::Error as GlueError;

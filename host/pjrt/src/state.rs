@@ -3,8 +3,8 @@
 
 use std::sync::OnceLock;
 
-use cyxla_host::config::Config;
-use cyxla_host::session::{self, Host, Setup};
+use cyxla_app::config::Config;
+use cyxla_app::session::{self, Host, Setup};
 use plugin_glue::plugin::Plugin;
 
 /// Where a user learns how to configure the plugin; ends every

@@ -260,3 +260,18 @@ pub fn assert_exit(out: &std::process::Output, code: i32, what: &str) {
         text(&out.stderr)
     );
 }
+
+/// A module declaring `n` targets `t<i>`, each handled by export `e<i>`
+/// (all the same function).
+pub fn many_targets(n: usize) -> Vec<u8> {
+    let exports: String = (0..n)
+        .map(|i| format!("(export \"e{i}\" (func $d))"))
+        .collect();
+    let records: String = (0..n)
+        .map(|i| format!("cyxla-target v1 t{i} e{i}\\0a"))
+        .collect();
+    let wat = format!(
+        "(module {PRELUDE} (func $d (param i32) (result i32) (i32.const 0)) {exports} (@custom \"cyxla.targets\" \"{records}\"))"
+    );
+    wasm(&wat)
+}

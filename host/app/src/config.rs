@@ -27,12 +27,12 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::cache::ModuleCache;
-use crate::limits::{LimitOverrides, Limits};
-use crate::policy::AllowList;
-use crate::sandbox::GUESTS_ENV;
 use crate::tenants::{POLICY_ENV, Policy, TENANT_ENV, Tenant, UnixUser};
-use crate::toml_error::toml_error;
+use cyxla_host::AllowList;
+use cyxla_host::GUESTS_ENV;
+use cyxla_host::cache::ModuleCache;
+use cyxla_host::limits::{LimitOverrides, Limits};
+use cyxla_host::toml_error::toml_error;
 
 /// The policy file that, where it exists, decides for every process on the
 /// machine (`CYXLA_POLICY` may only name it).

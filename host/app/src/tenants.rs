@@ -35,9 +35,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::limits::{LimitOverrides, Limits};
-use crate::policy::AllowList;
-use crate::toml_error::{line_column, toml_error};
+use cyxla_host::AllowList;
+use cyxla_host::limits::{LimitOverrides, Limits};
+use cyxla_host::toml_error::{line_column, toml_error};
 
 /// The most devices a configuration may ask for.
 pub const MAX_DEVICES: u32 = 256;
@@ -433,7 +433,7 @@ pub fn pin_problem(tenant: &str, guests: &[PathBuf], target: &str, want: &str) -
             if !declares(&bytes, target) {
                 continue;
             }
-            let got = crate::guest::sha256_hex_of(&bytes);
+            let got = cyxla_host::sha256_hex_of(&bytes);
             if got == want {
                 return None;
             }

@@ -8,10 +8,10 @@ use std::path::Path;
 use anyhow::Context as _;
 use cyxla_guest_sdk::abi;
 
-use crate::engine::Engine;
-use crate::guest::{Guest, Loaded, Rejected};
-use crate::guests::Guests;
-use crate::limits::Limits;
+use cyxla_host::Engine;
+use cyxla_host::Guests;
+use cyxla_host::limits::Limits;
+use cyxla_host::{Guest, Rejected};
 
 /// The outcome of [`check`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,7 +71,7 @@ pub fn check_with_limits(path: &Path, limits: &Limits) -> anyhow::Result<CheckRe
         }
     } else {
         std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
-        match Guest::load_detailed(&engine, path, None).map(Loaded::compiled) {
+        match Guest::load_or_reject(&engine, path) {
             Ok(guest) => describe_accepted(&mut text, &guest),
             Err(rejected) => {
                 ok = false;
@@ -91,7 +91,7 @@ fn describe_accepted(out: &mut String, guest: &Guest) {
         out,
         "  limits   memory {}, stack {}, instances {}, call {:?}, instantiate {:?} ({})",
         limits.memory_display(),
-        crate::limits::bytes_display(limits.stack_bytes as u64),
+        cyxla_host::limits::bytes_display(limits.stack_bytes as u64),
         limits.instances_per_guest,
         limits.call_timeout,
         limits.instantiate_timeout,

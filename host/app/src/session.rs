@@ -12,16 +12,16 @@ use plugin_glue::ffi::xla_ffi::XLA_FFI_Handler;
 use plugin_glue::plugin::Plugin;
 use plugin_glue::registry;
 
-use crate::cache::ModuleCache;
 pub use crate::config::{NativeSpec, PLUGIN_ENV};
+use cyxla_host::cache::ModuleCache;
 
 use crate::config::Config;
-use crate::engine::Engine;
-use crate::guests::Guests;
-use crate::limits::Limits;
-use crate::policy::AllowList;
-use crate::reload::Watcher;
-use crate::sandbox::{Sandbox, pin_holds};
+use cyxla_host::AllowList;
+use cyxla_host::Engine;
+use cyxla_host::Guests;
+use cyxla_host::Watcher;
+use cyxla_host::limits::Limits;
+use cyxla_host::{Sandbox, pin_holds};
 
 /// The `site-packages` of the Python venv `scripts/setup.sh` installs,
 /// relative to the workspace root.
@@ -115,7 +115,7 @@ impl Setup {
                         "guests folder {} does not exist (set {} or --guests to a folder of .wasm \
                          modules; build the bundled guests with scripts/setup.sh)",
                         dir.display(),
-                        crate::sandbox::GUESTS_ENV
+                        cyxla_host::GUESTS_ENV
                     );
                 }
                 continue;
@@ -323,7 +323,7 @@ pub fn workspace_roots() -> Vec<PathBuf> {
     if let Ok(exe) = std::env::current_exe() {
         roots.extend(exe.ancestors().skip(1).take(4).map(Path::to_owned));
     }
-    roots.push(crate::sandbox::workspace_root());
+    roots.push(cyxla_host::workspace_root());
     roots
 }
 

@@ -9,13 +9,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+use cyxla_app::cli::launch::{self, LaunchArgs};
+use cyxla_app::cli::new::{self as scaffold, Language, NewArgs};
+use cyxla_app::cli::run::{self, Failure, RunArgs};
+use cyxla_app::cli::{check, list, policy};
+use cyxla_app::session::{self, NativeSpec, Setup};
 use cyxla_host::cache::ModuleCache;
-use cyxla_host::cli::launch::{self, LaunchArgs};
-use cyxla_host::cli::new::{self as scaffold, Language, NewArgs};
-use cyxla_host::cli::run::{self, Failure, RunArgs};
-use cyxla_host::cli::{check, list, policy};
 use cyxla_host::limits::LimitSetting;
-use cyxla_host::session::{self, NativeSpec, Setup};
 use cyxla_host::{AllowList, Limits, stats};
 use cyxla_lapack as lapack;
 

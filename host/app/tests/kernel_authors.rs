@@ -6,6 +6,7 @@
 //! bundled guests, rustup's wasm32 target, clang-19 for wasm32, cmake and
 //! the venv's JAX (`scripts/setup.sh`); a missing one fails with a hint.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use common::{assert_exit, text};

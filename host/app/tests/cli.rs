@@ -2,9 +2,10 @@
 //! bytecode) on the three real PJRT plugins, native handlers from a shared
 //! library, and every bad input a user can hand it.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
-use common::{assert_exit, text};
+use common::{HANDLERS, assert_exit, guest_wat, text, wasm, write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -450,4 +451,50 @@ fn usage_errors_exit_2() {
         .unwrap();
     assert_exit(&out, 2, "malformed --native");
     assert!(text(&out.stderr).contains("TARGET=LIBRARY:SYMBOL"));
+}
+
+fn cyxla_host(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_cyxla-host"))
+        .args(args)
+        .output()
+        .expect("run cyxla-host")
+}
+
+#[test]
+fn the_limit_flag_sets_defaults_and_the_side_file_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.wasm",
+        &wasm(&guest_wat(HANDLERS, &[("a_double", "double")])),
+    );
+    write(
+        dir.path(),
+        "b.wasm",
+        &wasm(&guest_wat(HANDLERS, &[("b_double", "double")])),
+    );
+    write(dir.path(), "a.limits.toml", b"memory = \"32 MiB\"\n");
+    let out = cyxla_host(&[
+        "--limit",
+        "memory=16MiB",
+        "--limit",
+        "call_timeout=2s",
+        "check",
+        dir.path().to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("limits   memory 32 MiB, stack 512 KiB, instances 8, call 2s, instantiate 5s (with ")
+            && stdout.contains("limits   memory 16 MiB, stack 512 KiB, instances 8, call 2s, instantiate 5s (defaults and flags)"),
+        "{stdout}"
+    );
+
+    let out = cyxla_host(&["--limit", "memroy=1MiB", "list"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--limit memroy=1MiB: unknown field `memroy`, expected one of"),
+        "{stderr}"
+    );
 }

@@ -4,9 +4,10 @@
 //! `--guests DIR` with a duplicate target or a malformed module in it,
 //! guest errors and traps, and `--devices 4`.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
-use common::{assert_exit, text};
+use common::{HANDLERS, assert_exit, guest_wat, many_targets, text, wasm, write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -378,4 +379,86 @@ fn four_devices_each_run_the_guest_and_each_result_is_checked() {
         }
         assert_eq!(text(&out.stdout).lines().count(), 4, "one line per device");
     }
+}
+
+// ---------------------------------------------------------------------------
+// One guest cannot stop everyone's --allow-all (issue 16)
+// ---------------------------------------------------------------------------
+
+/// `cyxla-host --plugin (default) --guests DIR ALLOW... run
+/// no_custom_call.mlir`, logging at INFO.
+fn run_copy16(guests: &std::path::Path, allow: &[&str]) -> std::process::Output {
+    let programs = cyxla_tests::programs_dir();
+    std::process::Command::new(env!("CARGO_BIN_EXE_cyxla-host"))
+        .env_remove("CYXLA_PJRT_PLUGIN")
+        .env_remove("CYXLA_GUESTS")
+        .env("NO_COLOR", "1")
+        .env("CYXLA_LOG", "info")
+        .arg("--plugin")
+        .arg(cyxla_tests::Plugin::P115.path())
+        .arg("--guests")
+        .arg(guests)
+        .args(allow)
+        .arg("run")
+        .arg(programs.join("no_custom_call.mlir"))
+        .arg("-i")
+        .arg(programs.join("no_custom_call.in0.npy"))
+        .arg("-i")
+        .arg(programs.join("no_custom_call.in1.npy"))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn allow_all_refuses_what_cannot_register_and_serves_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        bundled_guests().join("copy16.wasm"),
+        dir.path().join("copy16.wasm"),
+    )
+    .unwrap();
+    // More targets than the registry has slots (4096).
+    write(dir.path(), "big.wasm", &many_targets(5000));
+    write(dir.path(), "big.limits.toml", b"targets = 5000\n");
+    // A native LAPACK target, and one of its own.
+    write(
+        dir.path(),
+        "lapack.wasm",
+        &wasm(&guest_wat(
+            HANDLERS,
+            &[("lapack_sgetrf_ffi", "double"), ("own_double", "double")],
+        )),
+    );
+    let out = run_copy16(dir.path(), &["--allow-all"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("guest not registered: its 5000 allowed targets do not fit the")
+            && stderr.contains("big.wasm"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("target not registered (allowed by --allow-all)")
+            && stderr.contains("lapack_sgetrf_ffi"),
+        "{stderr}"
+    );
+    for served in ["target=copy16", "target=own_double"] {
+        assert!(
+            stderr.contains(&format!("registered sandboxed target {served}")),
+            "{served}: {stderr}"
+        );
+    }
+    // Named explicitly, the refused target is an error again.
+    let out = run_copy16(
+        dir.path(),
+        &[
+            "--allow",
+            "lapack_sgetrf_ffi",
+            "--allow",
+            "cyxla_test_copy16",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("lapack_sgetrf_ffi"), "{stderr}");
 }

@@ -8,6 +8,7 @@
 //! `tests/programs/lapack/` (`tests/gen_lapack_programs.py`) and the demo's
 //! `examples/linalg.mlir` (`examples/gen_examples.py`).
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use common::{assert_exit, text};

@@ -2,14 +2,15 @@
 //! tampered, truncated, foreign-owned or others-writable entry is rejected
 //! and rebuilt; a cache folder others may write is not used.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use common::{captured_logs, full_guest, run_double};
+use cyxla_app::session::Setup;
 use cyxla_host::cache::ModuleCache;
-use cyxla_host::session::Setup;
 use cyxla_host::{AllowList, Engine, Guest, Guests, Limits, Sandbox};
 
 fn setup(dir: &Path, cache: &Path) -> Setup {
