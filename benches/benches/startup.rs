@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
-use cyxla_app::session::Setup;
+use cyxla_app::setup::Setup;
 use cyxla_benches::mode;
 use cyxla_benches::report::{self, Met};
 use cyxla_host::AllowList;

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use cyxla_app::session::{self, NativeSpec};
+use cyxla_app::setup::{self, NativeSpec};
 use cyxla_host::Sandbox;
 use plugin_glue::plugin::Plugin;
 
@@ -30,7 +30,7 @@ impl Variant {
 ///
 /// If there is none: the message says how to install it.
 pub fn load_default_plugin() -> Plugin {
-    let path = session::find_plugin(None).unwrap_or_else(|e| panic!("{e:#}"));
+    let path = setup::find_plugin(None).unwrap_or_else(|e| panic!("{e:#}"));
     // SAFETY: the default XLA CPU plugin that scripts/setup.sh installs.
     unsafe { Plugin::load(&path) }.unwrap_or_else(|e| panic!("cannot load {}: {e}", path.display()))
 }
@@ -55,7 +55,7 @@ pub fn register_test_native(plugin: &Plugin, target: &str) {
     };
     // SAFETY: the test handlers library is built from tests/native by the
     // tests crate; each symbol is an XLA FFI handler of the same name.
-    unsafe { session::register_native(plugin, &spec) }.unwrap_or_else(|e| panic!("{e:#}"));
+    unsafe { setup::register_native(plugin, &spec) }.unwrap_or_else(|e| panic!("{e:#}"));
 }
 
 /// The guests folder: `$CYXLA_GUESTS` if set, else the bundled guests
@@ -236,7 +236,7 @@ pub mod kernels {
     use std::path::{Path, PathBuf};
     use std::process::Command;
 
-    use cyxla_app::session::{self, NativeSpec};
+    use cyxla_app::setup::{self, NativeSpec};
     use plugin_glue::plugin::Plugin;
 
     /// A kernel: its source (relative to the workspace), target and the
@@ -357,7 +357,7 @@ pub mod kernels {
             };
             // SAFETY: a native build of the kernel's C++ source by
             // guests/cpp/build.sh: the symbol is an XLA FFI handler.
-            unsafe { session::register_native(plugin, &spec) }
+            unsafe { setup::register_native(plugin, &spec) }
                 .unwrap_or_else(|e| panic!("register {spec:?}: {e:#}"));
         }
     }

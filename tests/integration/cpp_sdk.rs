@@ -29,7 +29,7 @@ use std::sync::OnceLock;
 
 use cyxla_app::cli::run::{self, Failure, RunArgs};
 use cyxla_app::npy::HostArray;
-use cyxla_app::session::{self, NativeSpec};
+use cyxla_app::setup::{self, NativeSpec};
 use cyxla_guest_sdk::abi;
 use cyxla_host::{AllowList, Engine, Guest, Limits, Sandbox};
 use cyxla_tests::{Plugin as PluginKind, describe, read_npy, run_ok, workspace_root};
@@ -193,7 +193,7 @@ fn setup() -> &'static Setup {
                 };
                 // SAFETY: the native build of the same C++ source: each
                 // symbol is an XLA FFI handler.
-                unsafe { session::register_native(&plugin, &spec) }
+                unsafe { setup::register_native(&plugin, &spec) }
                     .unwrap_or_else(|e| panic!("register {spec:?}: {e:#}"));
             }
         }

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use cyxla_app::session::{DEFAULT_PLUGIN, SITE_PACKAGES};
+use cyxla_app::setup::{DEFAULT_PLUGIN, SITE_PACKAGES};
 use plugin_glue::DType;
 use serde::Deserialize;
 

@@ -5,7 +5,7 @@
 //! - [`cli`]: the subcommands, as library functions tests can call;
 //! - [`config`] and [`tenants`]: host options (flags, `CYXLA_*`, the config
 //!   file) and the operator's tenant policy;
-//! - [`session`]: the PJRT plugin, native handler libraries and guests
+//! - [`setup`]: the PJRT plugin, native handler libraries and guests
 //!   folders a process sets up;
 //! - [`npy`]: `.npy` inputs and outputs of `cyxla-host run`.
 #![deny(missing_docs)]
@@ -13,5 +13,5 @@
 pub mod cli;
 pub mod config;
 pub mod npy;
-pub mod session;
+pub mod setup;
 pub mod tenants;

@@ -13,7 +13,7 @@ use cyxla_app::cli::launch::{self, LaunchArgs};
 use cyxla_app::cli::new::{self as scaffold, Language, NewArgs};
 use cyxla_app::cli::run::{self, Failure, RunArgs};
 use cyxla_app::cli::{check, list, policy};
-use cyxla_app::session::{self, NativeSpec, Setup};
+use cyxla_app::setup::{self, NativeSpec, Setup};
 use cyxla_host::cache::ModuleCache;
 use cyxla_host::limits::LimitSetting;
 use cyxla_host::{AllowList, Limits, stats};
@@ -44,7 +44,7 @@ struct Cli {
 #[derive(Args, Debug)]
 struct HostArgs {
     /// The PJRT plugin (.so) to load [default: the one scripts/setup.sh installed]
-    #[arg(long, global = true, env = session::PLUGIN_ENV, value_name = "PATH")]
+    #[arg(long, global = true, env = setup::PLUGIN_ENV, value_name = "PATH")]
     plugin: Option<PathBuf>,
     /// Register a trusted native XLA FFI handler from a shared library
     #[arg(long = "native", global = true, value_name = "TARGET=LIBRARY:SYMBOL")]
@@ -288,7 +288,7 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
             // SAFETY: the operator names the plugin (--plugin, or the
             // installed one) and the trusted natives (--native): this is
             // their statement that both are native code to run.
-            let host = unsafe { session::start(&setup) }.map_err(Failure::Setup)?;
+            let host = unsafe { setup::start(&setup) }.map_err(Failure::Setup)?;
             let args = RunArgs {
                 program: cmd.program,
                 inputs: cmd.inputs,

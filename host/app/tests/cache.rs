@@ -9,7 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use common::{captured_logs, full_guest, run_double};
-use cyxla_app::session::Setup;
+use cyxla_app::setup::Setup;
 use cyxla_host::cache::ModuleCache;
 use cyxla_host::{AllowList, Engine, Guest, Guests, Limits, Sandbox};
 

@@ -4,7 +4,7 @@
 use std::sync::OnceLock;
 
 use cyxla_app::config::Config;
-use cyxla_app::session::{self, Host, Setup};
+use cyxla_app::setup::{self, Host, Setup};
 use plugin_glue::plugin::Plugin;
 
 /// Where a user learns how to configure the plugin; ends every
@@ -70,7 +70,7 @@ impl State {
                 // (CYXLA_NATIVE / the configuration file): their statement
                 // that each is an XLA FFI handler.
                 let host =
-                    unsafe { session::start_with(plugin.clone(), &Setup::from_config(config)) }
+                    unsafe { setup::start_with(plugin.clone(), &Setup::from_config(config)) }
                         .map_err(|e| format!("cyxla: {e:#}; {HOW_TO_CONFIGURE}"))?;
                 crate::stats_writer::start(config.stats.clone());
                 if let Some(tenant) = &config.tenant {
@@ -91,7 +91,7 @@ impl State {
 }
 
 fn load_plugin(config: &Config) -> Result<Plugin, String> {
-    let path = session::find_plugin(config.plugin.as_deref())
+    let path = setup::find_plugin(config.plugin.as_deref())
         .map_err(|e| format!("cyxla: {e:#}; {HOW_TO_CONFIGURE}"))?;
     // SAFETY: the operator names the real XLA plugin (CYXLA_PJRT_PLUGIN, or
     // the installed one): their statement that it is a PJRT plugin.

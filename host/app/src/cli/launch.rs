@@ -20,7 +20,7 @@ use crate::config::{
     ALLOW_ENV, ALLOW_NATIVE_ENV, CONFIG_ENV, Config, DEVICES_ENV, LIBRARY_ENV, LIMITS_ENV,
     MAX_DEVICES, NATIVE_ENV, NO_LAPACK_ENV,
 };
-use crate::session::{self, NativeSpec, PLUGIN_ENV, Setup};
+use crate::setup::{self, NativeSpec, PLUGIN_ENV, Setup};
 use crate::tenants::{POLICY_ENV, TENANT_ENV};
 use cyxla_host::GUESTS_ENV;
 
@@ -82,7 +82,7 @@ pub fn launch(host: &HostOptions, args: &LaunchArgs, command: &[String]) -> Resu
         .split_first()
         .ok_or_else(|| anyhow!("no command after `--`"))?;
     let (vars, config) = configuration(host, args)?;
-    let plugin = session::find_plugin(config.plugin.as_deref())?;
+    let plugin = setup::find_plugin(config.plugin.as_deref())?;
     for spec in &config.natives {
         if !spec.library.is_file() {
             bail!(

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result, bail};
 
-use crate::session;
+use crate::setup;
 
 /// The language of a scaffolded guest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,7 +130,7 @@ fn checked_sdk(sdk: &Path) -> Result<PathBuf> {
 
 /// The `guest-sdk` of the checkout this binary belongs to.
 fn find_sdk() -> Result<PathBuf> {
-    let roots = session::workspace_roots();
+    let roots = setup::workspace_roots();
     for root in &roots {
         if let Ok(sdk) = checked_sdk(&root.join("guest-sdk")) {
             return Ok(sdk);

@@ -1,4 +1,4 @@
-//! A host session: the PJRT plugin found and loaded, and every handler that
+//! Setting up a host: the PJRT plugin found and loaded, and every handler that
 //! policy asks for registered with it (trusted native handlers from shared
 //! libraries, the native LAPACK targets, sandboxed guests).
 
