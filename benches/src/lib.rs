@@ -5,7 +5,6 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use cyxla_app::setup::{self, NativeSpec};
-use cyxla_host::Sandbox;
 use plugin_glue::plugin::Plugin;
 
 /// One measured variant of a program.
@@ -65,8 +64,8 @@ pub fn register_test_native(plugin: &Plugin, target: &str) {
 ///
 /// If `guests/build.sh` fails: the message says to run `scripts/setup.sh`.
 pub fn bundled_guests() -> PathBuf {
-    if std::env::var_os(cyxla_host::GUESTS_ENV).is_some() {
-        return Sandbox::default_guests_dir();
+    if std::env::var_os(cyxla_app::setup::GUESTS_ENV).is_some() {
+        return cyxla_app::setup::default_guests_dir();
     }
     cyxla_tests::bundled_guests().to_owned()
 }

@@ -83,4 +83,4 @@ pub use guests::{Conflict, Guests};
 pub use limits::Limits;
 pub use policy::AllowList;
 pub use reload::Watcher;
-pub use sandbox::{BUNDLED_GUESTS, GUESTS_ENV, Registered, Sandbox, pin_holds, workspace_root};
+pub use sandbox::{Registered, Sandbox, pin_holds};

@@ -17,12 +17,6 @@ use crate::limits::Limits;
 use crate::policy::AllowList;
 use crate::pool::Pool;
 
-/// Environment variable naming the guests folder.
-pub const GUESTS_ENV: &str = "CYXLA_GUESTS";
-
-/// Where the bundled guests are built, relative to the workspace root.
-pub const BUNDLED_GUESTS: &str = "guests/out";
-
 /// A target registered with the plugin, and the guest that serves it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Registered {
@@ -91,15 +85,6 @@ impl Sandbox {
             pins: BTreeMap::new(),
             handlers: Mutex::new(BTreeMap::new()),
         }
-    }
-
-    /// The guests folder: `$CYXLA_GUESTS` if set, else the bundled guests
-    /// (`guests/out` under the workspace root).
-    pub fn default_guests_dir() -> PathBuf {
-        if let Some(dir) = std::env::var_os(GUESTS_ENV) {
-            return PathBuf::from(dir);
-        }
-        workspace_root().join(BUNDLED_GUESTS)
     }
 
     /// The loaded guests.
@@ -315,10 +300,4 @@ pub fn pin_holds(pins: &BTreeMap<String, String>, target: &str, guest: &Guest) -
         &got[..12]
     );
     false
-}
-
-/// The workspace root this crate was built in.
-pub fn workspace_root() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().unwrap_or(manifest).to_owned()
 }

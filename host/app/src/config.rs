@@ -27,9 +27,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::setup::GUESTS_ENV;
 use crate::tenants::{POLICY_ENV, Policy, TENANT_ENV, Tenant, UnixUser};
 use cyxla_host::AllowList;
-use cyxla_host::GUESTS_ENV;
 use cyxla_host::cache::ModuleCache;
 use cyxla_host::limits::{LimitOverrides, Limits};
 use cyxla_host::toml_error::toml_error;

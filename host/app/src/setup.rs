@@ -80,7 +80,7 @@ impl Setup {
     /// The guests folders this setup uses.
     pub fn guests_dirs(&self) -> Vec<PathBuf> {
         if self.guests.is_empty() {
-            vec![Sandbox::default_guests_dir()]
+            vec![default_guests_dir()]
         } else {
             self.guests.clone()
         }
@@ -115,7 +115,7 @@ impl Setup {
                         "guests folder {} does not exist (set {} or --guests to a folder of .wasm \
                          modules; build the bundled guests with scripts/setup.sh)",
                         dir.display(),
-                        cyxla_host::GUESTS_ENV
+                        GUESTS_ENV
                     );
                 }
                 continue;
@@ -316,6 +316,28 @@ pub fn find_plugin(explicit: Option<&Path>) -> Result<PathBuf> {
     )
 }
 
+/// Environment variable naming the guests folder.
+pub const GUESTS_ENV: &str = "CYXLA_GUESTS";
+
+/// Where the bundled guests are built, relative to the workspace root.
+pub const BUNDLED_GUESTS: &str = "guests/out";
+
+/// The guests folder: `$CYXLA_GUESTS` if set, else the bundled guests
+/// (`guests/out` under the workspace root).
+pub fn default_guests_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os(GUESTS_ENV) {
+        return PathBuf::from(dir);
+    }
+    workspace_root().join(BUNDLED_GUESTS)
+}
+
+/// The workspace root this crate was built in (two levels above its
+/// manifest, `host/app`).
+pub fn workspace_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.ancestors().nth(2).unwrap_or(manifest).to_owned()
+}
+
 /// Candidate workspace roots: above the running executable
 /// (`target/<profile>/cyxla-host`), then the one this crate was built in.
 pub fn workspace_roots() -> Vec<PathBuf> {
@@ -323,7 +345,7 @@ pub fn workspace_roots() -> Vec<PathBuf> {
     if let Ok(exe) = std::env::current_exe() {
         roots.extend(exe.ancestors().skip(1).take(4).map(Path::to_owned));
     }
-    roots.push(cyxla_host::workspace_root());
+    roots.push(workspace_root());
     roots
 }
 

@@ -20,9 +20,9 @@ use crate::config::{
     ALLOW_ENV, ALLOW_NATIVE_ENV, CONFIG_ENV, Config, DEVICES_ENV, LIBRARY_ENV, LIMITS_ENV,
     MAX_DEVICES, NATIVE_ENV, NO_LAPACK_ENV,
 };
+use crate::setup::GUESTS_ENV;
 use crate::setup::{self, NativeSpec, PLUGIN_ENV, Setup};
 use crate::tenants::{POLICY_ENV, TENANT_ENV};
-use cyxla_host::GUESTS_ENV;
 
 /// File name of the cyxla PJRT plugin library, built beside `cyxla-host`.
 pub const LIBRARY_FILE: &str = "libcyxla_pjrt.so";

@@ -474,7 +474,7 @@ mod tests {
     fn refuses_a_directory_with_files() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("x"), "").unwrap();
-        let sdk = cyxla_host::workspace_root().join("guest-sdk");
+        let sdk = crate::setup::workspace_root().join("guest-sdk");
         let e = new(&NewArgs {
             name: "k".into(),
             language: Language::Rust,
