@@ -23,14 +23,13 @@ use std::path::{Path, PathBuf};
 
 use cyxla_guest_sdk::abi;
 use sha2::{Digest, Sha256};
-use wasmtime::{ExternType, FuncType, InstancePre, Module, ValType};
+use wasmtime::{ExternType, FuncType, Module, ValType};
 
 use crate::deadline::CodeRanges;
 use crate::engine::Engine;
 use crate::error::{Error, Result, wasmtime_message};
-use crate::instance::{Instance, NewError};
+use crate::instance::{Instance, Linked, NewError};
 use crate::limits::{Limits, bytes_display};
-use crate::state::HostState;
 
 /// One target a guest declares: the custom-call target name and the export
 /// that handles it.
@@ -60,20 +59,14 @@ pub struct Target {
 /// `Guest` is `Send + Sync`; instances are made from it on any thread.
 pub struct Guest {
     path: PathBuf,
-    file_name: String,
     sha256: [u8; 32],
     size: u64,
     targets: Vec<Target>,
     /// Target name -> index in `targets`.
     target_index: std::collections::HashMap<String, usize>,
     imports: Vec<(String, String)>,
-    pub(crate) pre: InstancePre<HostState>,
-    pub(crate) has_initialize: bool,
-    pub(crate) has_last_panic: bool,
-    pub(crate) engine: Engine,
-    /// Its compiled function bodies (for signal deadlines).
-    pub(crate) code: std::sync::Arc<CodeRanges>,
-    limits: Limits,
+    /// What making an instance of it takes (its engine and limits too).
+    linked: Linked,
     limits_file: Option<PathBuf>,
 }
 
@@ -247,7 +240,7 @@ impl Guest {
 
     /// The file name (`rms_norm.wasm`), as messages show it.
     pub fn file_name(&self) -> &str {
-        &self.file_name
+        &self.linked.file_name
     }
 
     /// SHA-256 of the module bytes.
@@ -287,12 +280,17 @@ impl Guest {
 
     /// The engine it was compiled with.
     pub fn engine(&self) -> &Engine {
-        &self.engine
+        &self.linked.engine
     }
 
     /// The limits it runs under: the engine's, with its side file applied.
     pub fn limits(&self) -> &Limits {
-        &self.limits
+        &self.linked.limits
+    }
+
+    /// What making an instance of it takes.
+    pub(crate) fn linked(&self) -> &Linked {
+        &self.linked
     }
 
     /// Its limits side file (`x.limits.toml`), if it has one.
@@ -537,9 +535,27 @@ fn check_and_compile(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string());
+    let linked = Linked {
+        pre,
+        has_initialize,
+        has_last_panic,
+        engine: engine.clone(),
+        code: std::sync::Arc::new(CodeRanges::of(&module)),
+        limits,
+        exports: targets.iter().map(|t| t.export.clone()).collect(),
+        file_name,
+    };
+    // One trial instantiation: runs the start function and `_initialize`,
+    // and checks the ABI version and the API table address.
+    Instance::new(&linked).map_err(|e| match e {
+        NewError::Abi(reason) => abi_error(path, reason),
+        NewError::Failed(message) => Error::Instantiate {
+            path: path.to_owned(),
+            message,
+        },
+    })?;
     let guest = Guest {
         path: path.to_owned(),
-        file_name,
         sha256: Sha256::digest(bytes).into(),
         size: u64::try_from(bytes.len()).unwrap_or(u64::MAX),
         target_index: targets
@@ -549,23 +565,9 @@ fn check_and_compile(
             .collect(),
         targets,
         imports,
-        pre,
-        has_initialize,
-        has_last_panic,
-        engine: engine.clone(),
-        code: std::sync::Arc::new(CodeRanges::of(&module)),
-        limits,
+        linked,
         limits_file,
     };
-    // One trial instantiation: runs the start function and `_initialize`,
-    // and checks the ABI version and the API table address.
-    Instance::new(&guest).map_err(|e| match e {
-        NewError::Abi(reason) => abi_error(path, reason),
-        NewError::Failed(message) => Error::Instantiate {
-            path: path.to_owned(),
-            message,
-        },
-    })?;
     Ok(Loaded::Guest(Box::new(guest)))
 }
 

@@ -6,12 +6,11 @@ use std::time::Instant;
 
 use cyxla_guest_sdk::abi;
 use plugin_glue::{ErrorCode, HandlerError};
-use wasmtime::{CallHook, Memory, Store, Trap, TypedFunc, WasmBacktrace};
+use wasmtime::{CallHook, InstancePre, Memory, Store, Trap, TypedFunc, WasmBacktrace};
 
 use crate::deadline::{self, CodeRanges};
 use crate::engine::Engine;
 use crate::error::bounded;
-use crate::guest::Guest;
 use crate::imports::guest_range;
 use crate::layout::{CallLayout, CallView, DATA_ALIGN, Region, Source};
 use crate::limits::{Limits, bytes_display};
@@ -25,6 +24,25 @@ const INITIAL_SCRATCH: u32 = 64 << 10;
 const BACKTRACE_FRAMES: usize = 4;
 /// Longest function name (demangled) shown for one frame, in bytes.
 const FRAME_NAME_BYTES: usize = 256;
+
+/// What making an instance of a guest takes: its module, compiled and
+/// linked, the engine and limits it runs under, and the exports the host
+/// calls. A [`crate::Guest`] holds one; instances need nothing else of it.
+pub(crate) struct Linked {
+    pub(crate) pre: InstancePre<HostState>,
+    /// It exports `_initialize` (a WASI reactor), called once per instance.
+    pub(crate) has_initialize: bool,
+    /// It exports the SDK's last-panic message function.
+    pub(crate) has_last_panic: bool,
+    pub(crate) engine: Engine,
+    /// Its compiled function bodies (for signal deadlines).
+    pub(crate) code: std::sync::Arc<CodeRanges>,
+    pub(crate) limits: Limits,
+    /// The handler export of each target, in the guest's target order.
+    pub(crate) exports: Vec<String>,
+    /// The file name (`rms_norm.wasm`), for messages and logs.
+    pub(crate) file_name: String,
+}
 
 /// Why an instance could not be made.
 #[derive(Debug)]
@@ -100,8 +118,8 @@ impl Instance {
     /// # Errors
     ///
     /// A message saying what failed.
-    pub(crate) fn new(guest: &Guest) -> Result<Instance, NewError> {
-        if stack::has_room(guest.limits().stack_bytes) {
+    pub(crate) fn new(guest: &Linked) -> Result<Instance, NewError> {
+        if stack::has_room(guest.limits.stack_bytes) {
             return Instance::new_here(guest);
         }
         std::thread::scope(|scope| {
@@ -120,9 +138,9 @@ impl Instance {
     }
 
     /// [`Instance::new`] on this thread.
-    fn new_here(guest: &Guest) -> Result<Instance, NewError> {
+    fn new_here(guest: &Linked) -> Result<Instance, NewError> {
         let engine = guest.engine.clone();
-        let limits = guest.limits().clone();
+        let limits = guest.limits.clone();
         let mut store = Store::new(engine.wasm(), HostState::new(&limits));
         store.limiter(|state| &mut state.limiter);
         // Neither interrupt mechanism stops host code: every entry to and
@@ -199,12 +217,12 @@ impl Instance {
                 abi::api::SIZE
             )));
         }
-        let mut handlers = Vec::with_capacity(guest.targets().len());
-        for target in guest.targets() {
+        let mut handlers = Vec::with_capacity(guest.exports.len());
+        for export in &guest.exports {
             handlers.push(
                 instance
-                    .get_typed_func::<i32, i32>(&mut store, &target.export)
-                    .map_err(|e| NewError::Abi(format!("export `{}`: {e:#}", target.export)))?,
+                    .get_typed_func::<i32, i32>(&mut store, export)
+                    .map_err(|e| NewError::Abi(format!("export `{export}`: {e:#}")))?,
             );
         }
         let last_panic = if guest.has_last_panic {
@@ -213,7 +231,7 @@ impl Instance {
             None
         };
         drop(active);
-        drain_logs(&store, guest.file_name(), "(initialization)");
+        drain_logs(&store, &guest.file_name, "(initialization)");
 
         let mut instance = Instance {
             store,

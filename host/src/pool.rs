@@ -92,7 +92,7 @@ impl Pool {
             if state.live < self.max {
                 state.live += 1;
                 drop(state);
-                return match Instance::new(&self.guest) {
+                return match Instance::new(self.guest.linked()) {
                     Ok(instance) => Ok(Lease {
                         pool: self,
                         instance: Some(Box::new(instance)),
