@@ -64,7 +64,7 @@ pub fn register_test_native(plugin: &Plugin, target: &str) {
 ///
 /// If `guests/build.sh` fails: the message says to run `scripts/setup.sh`.
 pub fn bundled_guests() -> PathBuf {
-    if std::env::var_os(cyxla_app::setup::GUESTS_ENV).is_some() {
+    if std::env::var_os(cyxla_app::config::GUESTS_ENV).is_some() {
         return cyxla_app::setup::default_guests_dir();
     }
     cyxla_tests::bundled_guests().to_owned()

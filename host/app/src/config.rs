@@ -27,7 +27,6 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::setup::GUESTS_ENV;
 use crate::tenants::{POLICY_ENV, Policy, TENANT_ENV, Tenant, UnixUser};
 use cyxla_host::AllowList;
 use cyxla_host::cache::ModuleCache;
@@ -40,6 +39,8 @@ pub const SYSTEM_POLICY: &str = "/etc/cyxla/policy.toml";
 
 /// Names a TOML configuration file.
 pub const CONFIG_ENV: &str = "CYXLA_CONFIG";
+/// Names the guests folder.
+pub const GUESTS_ENV: &str = "CYXLA_GUESTS";
 /// Environment variable naming the PJRT plugin to load.
 pub const PLUGIN_ENV: &str = "CYXLA_PJRT_PLUGIN";
 /// The targets to allow, comma-separated, or `*` for all.

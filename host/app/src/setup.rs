@@ -15,7 +15,7 @@ use plugin_glue::registry;
 pub use crate::config::{NativeSpec, PLUGIN_ENV};
 use cyxla_host::cache::ModuleCache;
 
-use crate::config::Config;
+use crate::config::{Config, GUESTS_ENV};
 use cyxla_host::AllowList;
 use cyxla_host::Engine;
 use cyxla_host::Guests;
@@ -315,9 +315,6 @@ pub fn find_plugin(explicit: Option<&Path>) -> Result<PathBuf> {
          to install the default plugin (pip package lammps-jax-pjrt-cpu==0.11.2)"
     )
 }
-
-/// Environment variable naming the guests folder.
-pub const GUESTS_ENV: &str = "CYXLA_GUESTS";
 
 /// Where the bundled guests are built, relative to the workspace root.
 pub const BUNDLED_GUESTS: &str = "guests/out";

@@ -16,11 +16,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 
+use crate::config::GUESTS_ENV;
 use crate::config::{
     ALLOW_ENV, ALLOW_NATIVE_ENV, CONFIG_ENV, Config, DEVICES_ENV, LIBRARY_ENV, LIMITS_ENV,
     MAX_DEVICES, NATIVE_ENV, NO_LAPACK_ENV,
 };
-use crate::setup::GUESTS_ENV;
 use crate::setup::{self, NativeSpec, PLUGIN_ENV, Setup};
 use crate::tenants::{POLICY_ENV, TENANT_ENV};
 
