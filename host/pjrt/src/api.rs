@@ -12,7 +12,7 @@
 //! table is a stand-in whose `PJRT_Client_Create` returns the reason.
 
 use std::ffi::c_void;
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::panic::catch_unwind;
 use std::sync::OnceLock;
 
 use plugin_glue::ffi::pjrt::{
@@ -22,7 +22,7 @@ use plugin_glue::ffi::pjrt::{
     PJRT_Plugin_Attributes_Args, PJRT_Plugin_Initialize_Args, slot,
 };
 
-use crate::errors::{self, INTERNAL, INVALID_ARGUMENT};
+use crate::errors::{self, INTERNAL, INVALID_ARGUMENT, guard};
 use crate::{ffi_extension, state};
 
 /// The option that sets the CPU plugin's device count.
@@ -35,23 +35,6 @@ const MULTI_PROCESS_OPTIONS: [&str; 3] = ["node_id", "num_nodes", "partition_ind
 /// Slots in the stand-in table (those of PJRT 0.115, the default plugin's).
 const STAND_IN_SLOTS: usize = 138;
 
-/// The real plugin's error functions.
-#[derive(Clone, Copy)]
-pub struct RealErrorFns {
-    /// `PJRT_Error_Destroy`.
-    pub destroy: PJRT_Error_Destroy_Fn,
-    /// `PJRT_Error_Message`.
-    pub message: PJRT_Error_Message_Fn,
-    /// `PJRT_Error_GetCode`.
-    pub get_code: PJRT_Error_GetCode_Fn,
-    /// `PJRT_Error_ForEachPayload`, in tables that have it.
-    pub for_each_payload: Option<ForEachPayloadFn>,
-}
-
-/// `PJRT_Error* PJRT_Error_ForEachPayload(PJRT_Error_ForEachPayload_Args*)`.
-pub type ForEachPayloadFn =
-    unsafe extern "C" fn(*mut errors::ForEachPayloadArgs) -> *mut PJRT_Error;
-
 /// Slot of `PJRT_Error_ForEachPayload` (jaxlib calls it for every error when
 /// the table is longer than 1104 bytes).
 const FOR_EACH_PAYLOAD: usize = 132;
@@ -60,7 +43,6 @@ const FOR_EACH_PAYLOAD: usize = 132;
 struct Table {
     /// The table, 8-byte aligned; leaked: clients keep pointers into it.
     words: &'static [u64],
-    real_errors: Option<RealErrorFns>,
     real_client_create: Option<PJRT_Client_Create_Fn>,
 }
 
@@ -76,33 +58,6 @@ fn table() -> &'static Table {
         Ok(plugin) => wrap(plugin.table_bytes()),
         Err(_) => stand_in(),
     })
-}
-
-/// The real plugin's error functions, if a real plugin was loaded.
-pub fn real_error_fns() -> Option<RealErrorFns> {
-    table().real_errors
-}
-
-/// Runs a fallible entry point's body; a panic becomes an INTERNAL error.
-pub fn guard(body: impl FnOnce() -> *mut PJRT_Error) -> *mut PJRT_Error {
-    match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(error) => error,
-        Err(payload) => {
-            let what = payload
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".to_owned());
-            errors::new(INTERNAL, format!("cyxla: internal error: {what}"))
-        }
-    }
-}
-
-/// Runs a `void` entry point's body; a panic is logged and swallowed.
-pub fn guard_void(body: impl FnOnce()) {
-    if catch_unwind(AssertUnwindSafe(body)).is_err() {
-        tracing::error!("cyxla: internal error (panic) in a PJRT error function");
-    }
 }
 
 /// A function pointer as a table word.
@@ -137,13 +92,13 @@ fn wrap(real: &'static [u8]) -> Table {
     let real_errors = unsafe {
         match (real_fn(0), real_fn(1), real_fn(2)) {
             (0, _, _) | (_, 0, _) | (_, _, 0) => None,
-            (d, m, c) => Some(RealErrorFns {
+            (d, m, c) => Some(errors::RealErrorFns {
                 destroy: std::mem::transmute::<usize, PJRT_Error_Destroy_Fn>(d),
                 message: std::mem::transmute::<usize, PJRT_Error_Message_Fn>(m),
                 get_code: std::mem::transmute::<usize, PJRT_Error_GetCode_Fn>(c),
                 for_each_payload: match real_fn(FOR_EACH_PAYLOAD) {
                     0 => None,
-                    f => Some(std::mem::transmute::<usize, ForEachPayloadFn>(f)),
+                    f => Some(std::mem::transmute::<usize, errors::ForEachPayloadFn>(f)),
                 },
             }),
         }
@@ -169,9 +124,9 @@ fn wrap(real: &'static [u8]) -> Table {
     );
     // extension_start, the table's second word.
     words[1] = ffi_extension::wrap_chain(words[1] as usize as *const c_void) as usize as u64;
+    errors::forward_to(real_errors);
     Table {
         words: Vec::leak(words),
-        real_errors,
         real_client_create,
     }
 }
@@ -197,7 +152,6 @@ fn stand_in() -> Table {
     words[slot_word(slot::PJRT_Client_Create.index())] = word(client_create as *const c_void);
     Table {
         words: Vec::leak(words),
-        real_errors: None,
         real_client_create: None,
     }
 }

@@ -7,11 +7,12 @@
 
 use std::collections::HashSet;
 use std::ffi::c_char;
-use std::sync::{Mutex, PoisonError};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use plugin_glue::ffi::pjrt::{
-    PJRT_Error, PJRT_Error_Code, PJRT_Error_Destroy_Args, PJRT_Error_GetCode_Args,
-    PJRT_Error_Message_Args,
+    PJRT_Error, PJRT_Error_Code, PJRT_Error_Destroy_Args, PJRT_Error_Destroy_Fn,
+    PJRT_Error_GetCode_Args, PJRT_Error_GetCode_Fn, PJRT_Error_Message_Args, PJRT_Error_Message_Fn,
 };
 
 /// PJRT's `PJRT_Error_Code_INVALID_ARGUMENT`.
@@ -20,6 +21,59 @@ pub const INVALID_ARGUMENT: PJRT_Error_Code = 3;
 pub const PERMISSION_DENIED: PJRT_Error_Code = 7;
 /// PJRT's `PJRT_Error_Code_INTERNAL`.
 pub const INTERNAL: PJRT_Error_Code = 13;
+
+/// The real plugin's error functions.
+#[derive(Clone, Copy)]
+pub struct RealErrorFns {
+    /// `PJRT_Error_Destroy`.
+    pub destroy: PJRT_Error_Destroy_Fn,
+    /// `PJRT_Error_Message`.
+    pub message: PJRT_Error_Message_Fn,
+    /// `PJRT_Error_GetCode`.
+    pub get_code: PJRT_Error_GetCode_Fn,
+    /// `PJRT_Error_ForEachPayload`, in tables that have it.
+    pub for_each_payload: Option<ForEachPayloadFn>,
+}
+
+/// `PJRT_Error* PJRT_Error_ForEachPayload(PJRT_Error_ForEachPayload_Args*)`.
+pub type ForEachPayloadFn = unsafe extern "C" fn(*mut ForEachPayloadArgs) -> *mut PJRT_Error;
+
+/// The real plugin's error functions, set when the table is built
+/// ([`forward_to`]); unset with the stand-in table.
+static REAL: OnceLock<Option<RealErrorFns>> = OnceLock::new();
+
+/// Errors that are not ours go to `real` (the table wrapping the real
+/// plugin sets this once, as it is built).
+pub fn forward_to(real: Option<RealErrorFns>) {
+    let _ = REAL.set(real);
+}
+
+/// The real plugin's error functions, if a real plugin was loaded.
+fn real_error_fns() -> Option<RealErrorFns> {
+    REAL.get().copied().flatten()
+}
+
+/// Runs a fallible entry point's body; a panic becomes an INTERNAL error.
+pub fn guard(body: impl FnOnce() -> *mut PJRT_Error) -> *mut PJRT_Error {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(error) => error,
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_owned());
+            new(INTERNAL, format!("cyxla: internal error: {what}"))
+        }
+    }
+}
+
+/// Runs a `void` entry point's body; a panic is logged and swallowed.
+pub fn guard_void(body: impl FnOnce()) {
+    if catch_unwind(AssertUnwindSafe(body)).is_err() {
+        tracing::error!("cyxla: internal error (panic) in a PJRT error function");
+    }
+}
 
 /// One of our errors.
 struct OwnError {
@@ -59,7 +113,7 @@ fn is_own(error: *const PJRT_Error) -> bool {
 /// `args` must be a valid `PJRT_Error_Destroy_Args` naming a live error of
 /// this table (PJRT contract).
 pub unsafe extern "C" fn destroy(args: *mut PJRT_Error_Destroy_Args) {
-    crate::api::guard_void(|| {
+    guard_void(|| {
         // SAFETY: caller's contract: `args` is valid.
         let error = unsafe { (*args).error };
         let own = {
@@ -70,7 +124,7 @@ pub unsafe extern "C" fn destroy(args: *mut PJRT_Error_Destroy_Args) {
             // SAFETY: the address was in the set, so it came from
             // `Box::into_raw` in `new` and is freed exactly once (removed above).
             drop(unsafe { Box::from_raw(error.cast::<OwnError>()) });
-        } else if let Some(real) = crate::api::real_error_fns().map(|f| f.destroy) {
+        } else if let Some(real) = real_error_fns().map(|f| f.destroy) {
             // SAFETY: not ours, so the real plugin made it; forwarded as given.
             unsafe { real(args) };
         }
@@ -83,7 +137,7 @@ pub unsafe extern "C" fn destroy(args: *mut PJRT_Error_Destroy_Args) {
 ///
 /// As for [`destroy`], with `PJRT_Error_Message_Args`.
 pub unsafe extern "C" fn message(args: *mut PJRT_Error_Message_Args) {
-    crate::api::guard_void(|| {
+    guard_void(|| {
         // SAFETY: caller's contract: `args` is valid.
         let error = unsafe { (*args).error };
         if is_own(error) {
@@ -95,7 +149,7 @@ pub unsafe extern "C" fn message(args: *mut PJRT_Error_Message_Args) {
                 (*args).message = own.message.as_ptr().cast::<c_char>();
                 (*args).message_size = own.message.len();
             }
-        } else if let Some(real) = crate::api::real_error_fns().map(|f| f.message) {
+        } else if let Some(real) = real_error_fns().map(|f| f.message) {
             // SAFETY: the real plugin's error; forwarded as given.
             unsafe { real(args) };
         }
@@ -121,13 +175,13 @@ pub struct ForEachPayloadArgs {
 ///
 /// As for [`destroy`], with the arguments above.
 pub unsafe extern "C" fn for_each_payload(args: *mut ForEachPayloadArgs) -> *mut PJRT_Error {
-    crate::api::guard(|| {
+    guard(|| {
         // SAFETY: caller's contract: `args` is valid.
         let error = unsafe { (*args).error };
         if is_own(error) {
             return std::ptr::null_mut();
         }
-        match crate::api::real_error_fns().and_then(|f| f.for_each_payload) {
+        match real_error_fns().and_then(|f| f.for_each_payload) {
             // SAFETY: the real plugin's error and function; forwarded as given.
             Some(real) => unsafe { real(args) },
             None => std::ptr::null_mut(),
@@ -141,7 +195,7 @@ pub unsafe extern "C" fn for_each_payload(args: *mut ForEachPayloadArgs) -> *mut
 ///
 /// As for [`destroy`], with `PJRT_Error_GetCode_Args`.
 pub unsafe extern "C" fn get_code(args: *mut PJRT_Error_GetCode_Args) -> *mut PJRT_Error {
-    crate::api::guard(|| {
+    guard(|| {
         // SAFETY: caller's contract: `args` is valid.
         let error = unsafe { (*args).error };
         if is_own(error) {
@@ -150,7 +204,7 @@ pub unsafe extern "C" fn get_code(args: *mut PJRT_Error_GetCode_Args) -> *mut PJ
             // SAFETY: `args` is valid and writable (caller's contract).
             unsafe { (*args).code = code };
             std::ptr::null_mut()
-        } else if let Some(real) = crate::api::real_error_fns().map(|f| f.get_code) {
+        } else if let Some(real) = real_error_fns().map(|f| f.get_code) {
             // SAFETY: the real plugin's error; forwarded as given.
             unsafe { real(args) }
         } else {

@@ -29,7 +29,7 @@ use plugin_glue::ffi::xla_ffi::XLA_FFI_Handler;
 use plugin_glue::frame::CallFrame;
 use plugin_glue::{ErrorCode, Handler, HandlerError, registry};
 
-use crate::api::guard;
+use crate::errors::guard;
 use crate::errors::{self, INVALID_ARGUMENT, PERMISSION_DENIED};
 use crate::state;
 
