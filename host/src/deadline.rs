@@ -120,9 +120,11 @@ impl Interrupt {
     /// `Epoch` (with a warning if `Signal` was asked for).
     pub(crate) fn resolve(self) -> Interrupt {
         match self {
-            // Epochs by default: fuzzing guest modules killed the process
-            // under signal deadlines (a SIGSEGV, fixed, and a second crash
-            // not yet diagnosed), so signals are only used when asked for.
+            // Epochs by default: signal deadlines move a running guest's
+            // program counter and rewrite a builtin's return address, which
+            // relies on wasmtime's internals (fuzzing found two crashes
+            // there, both fixed: see `signal.rs`), so signals are only used
+            // when asked for.
             Interrupt::Auto => Interrupt::Epoch,
             Interrupt::Signal => match signal_support() {
                 Ok(()) => Interrupt::Signal,
