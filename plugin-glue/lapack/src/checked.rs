@@ -10,7 +10,46 @@
 //! The workspace queries (`*_lwork`) make LAPACK's LWORK = −1 call with the
 //! same dims and return the optimal size, at least 1.
 
+use crate::call::{QueryArrays, workspace};
 use crate::ffi::lapack_int;
+use crate::scalar::LapackScalar;
+
+/// Writes one routine's workspace query from its argument list:
+///
+/// ```text
+/// lwork_query! {
+///     /// Docs.
+///     fn NAME<T: BOUND>(l, DIM, …, CHAR: u8, …)
+///         |q, w| T::ROUTINE(l, …, w, -1, …);
+/// }
+/// ```
+///
+/// becomes `pub(crate) fn NAME<T: BOUND>(l: &LapackSymbols, DIM: lapack_int,
+/// …, CHAR: u8, …) -> usize` (a parameter is a `lapack_int` unless it
+/// names its type), which makes the call through [`query_lwork`]: `w` is
+/// WORK, LWORK is −1 and every other array a stand-in of `q`.
+macro_rules! lwork_query {
+    (@type) => { $crate::ffi::lapack_int };
+    (@type $ty:ty) => { $ty };
+    (
+        $(#[$doc:meta])*
+        fn $name:ident<T: $bound:ident>($l:ident $(, $arg:ident $(: $ty:ty)?)*)
+            |$q:ident, $w:ident| $call:expr;
+    ) => {
+        $(#[$doc])*
+        #[allow(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
+        pub(crate) fn $name<T: $bound>(
+            $l: &$crate::ffi::LapackSymbols
+            $(, $arg: lwork_query!(@type $($ty)?))*
+        ) -> usize {
+            // SAFETY: a workspace query (LWORK = −1) reads only the dims and
+            // writes the first element of WORK (and of RWORK and IWORK where
+            // the routine has them); every other array is a stand-in of
+            // `QueryArrays`, a valid array.
+            super::query_lwork(|$q, $w| unsafe { $call })
+        }
+    };
+}
 
 mod eigen;
 mod factor;
@@ -71,4 +110,14 @@ fn or_dummy<'a, T>(s: &'a mut [T], dummy: &'a mut [T; 1]) -> &'a mut [T] {
 fn lwork_of<T>(routine: &str, work: &[T]) -> lapack_int {
     need(routine, "work", work.len(), 1);
     lapack_int::try_from(work.len()).unwrap_or(lapack_int::MAX)
+}
+
+/// One routine's workspace query: `query` makes the call with LWORK = −1,
+/// the stand-in arrays of `q` and `w` as WORK. Returns the optimal LWORK,
+/// at least 1.
+fn query_lwork<T: LapackScalar>(
+    query: impl FnOnce(&mut QueryArrays<T>, &mut T) -> lapack_int,
+) -> usize {
+    let mut q = QueryArrays::new();
+    workspace(|w| query(&mut q, w))
 }

@@ -3,22 +3,14 @@
 //! `?laed1`, `?ormtr`).
 
 use super::{len, lwork_of, need, need_matrix, or_dummy};
-use crate::call::{QueryArrays, workspace};
+use crate::call::QueryArrays;
 use crate::ffi::{LapackSymbols, lapack_int};
 use crate::scalar::{ComplexLapack, LapackScalar, RealLapack, RealScalar};
 
-/// The optimal LWORK of [`gehrd`] for these dims.
-pub(crate) fn gehrd_lwork<T: LapackScalar>(
-    l: &LapackSymbols,
-    n: lapack_int,
-    ilo: lapack_int,
-    ihi: lapack_int,
-    lda: lapack_int,
-) -> usize {
-    let mut q = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
-    // the first element of WORK; the stand-ins are valid arrays.
-    workspace(|w: &mut T| unsafe { T::gehrd(l, n, ilo, ihi, q.t(0), lda, q.t(1), w, -1) })
+lwork_query! {
+    /// The optimal LWORK of [`gehrd`] for these dims.
+    fn gehrd_lwork<T: LapackScalar>(l, n, ilo, ihi, lda)
+        |q, w| T::gehrd(l, n, ilo, ihi, q.t(0), lda, q.t(1), w, -1);
 }
 
 /// `?gehrd` on the n×n `a` (`lda`), n−1 scalars into `tau` (none for
@@ -61,19 +53,10 @@ pub(crate) fn gehrd<T: LapackScalar>(
     }
 }
 
-/// The optimal LWORK of [`sytrd`] for these dims.
-pub(crate) fn sytrd_lwork<T: LapackScalar>(
-    l: &LapackSymbols,
-    uplo: u8,
-    n: lapack_int,
-    lda: lapack_int,
-) -> usize {
-    let mut q = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
-    // the first element of WORK; the stand-ins are valid arrays.
-    workspace(|w: &mut T| unsafe {
-        T::sytrd(l, uplo, n, q.t(0), lda, q.r(0), q.r(1), q.t(1), w, -1)
-    })
+lwork_query! {
+    /// The optimal LWORK of [`sytrd`] for these dims.
+    fn sytrd_lwork<T: LapackScalar>(l, uplo: u8, n, lda)
+        |q, w| T::sytrd(l, uplo, n, q.t(0), lda, q.r(0), q.r(1), q.t(1), w, -1);
 }
 
 /// `?sytrd` / `?hetrd` on the n×n `a` (`lda`, the `uplo` triangle): the
@@ -209,37 +192,11 @@ fn need_vectors(routine: &str, what: &str, job: u8, v: usize, n: lapack_int, ldv
     }
 }
 
-/// The optimal LWORK of [`geev_real`] for these dims.
-pub(crate) fn geev_real_lwork<T: RealLapack>(
-    l: &LapackSymbols,
-    jobvl: u8,
-    jobvr: u8,
-    n: lapack_int,
-    lda: lapack_int,
-    ldvl: lapack_int,
-    ldvr: lapack_int,
-) -> usize {
-    let mut q = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
-    // the first element of WORK; the stand-ins are valid arrays.
-    workspace(|w: &mut T| unsafe {
-        T::geev(
-            l,
-            jobvl,
-            jobvr,
-            n,
-            q.t(0),
-            lda,
-            q.t(1),
-            q.t(2),
-            q.t(3),
-            ldvl,
-            q.t(4),
-            ldvr,
-            w,
-            -1,
-        )
-    })
+lwork_query! {
+    /// The optimal LWORK of [`geev_real`] for these dims.
+    fn geev_real_lwork<T: RealLapack>(l, jobvl: u8, jobvr: u8, n, lda, ldvl, ldvr)
+        |q, w| T::geev(l, jobvl, jobvr, n, q.t(0), lda, q.t(1), q.t(2), q.t(3), ldvl, q.t(4), ldvr,
+            w, -1);
 }
 
 /// Real `?geev` on the n×n `a` (`lda`, destroyed): eigenvalues into `wr`
@@ -294,37 +251,11 @@ pub(crate) fn geev_real<T: RealLapack>(
     }
 }
 
-/// The optimal LWORK of [`geev_complex`] for these dims.
-pub(crate) fn geev_complex_lwork<T: ComplexLapack>(
-    l: &LapackSymbols,
-    jobvl: u8,
-    jobvr: u8,
-    n: lapack_int,
-    lda: lapack_int,
-    ldvl: lapack_int,
-    ldvr: lapack_int,
-) -> usize {
-    let mut q = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
-    // the first element of WORK and RWORK; the stand-ins are valid arrays.
-    workspace(|w: &mut T| unsafe {
-        T::geev(
-            l,
-            jobvl,
-            jobvr,
-            n,
-            q.t(0),
-            lda,
-            q.t(1),
-            q.t(2),
-            ldvl,
-            q.t(3),
-            ldvr,
-            w,
-            -1,
-            q.r(0),
-        )
-    })
+lwork_query! {
+    /// The optimal LWORK of [`geev_complex`] for these dims.
+    fn geev_complex_lwork<T: ComplexLapack>(l, jobvl: u8, jobvr: u8, n, lda, ldvl, ldvr)
+        |q, w| T::geev(l, jobvl, jobvr, n, q.t(0), lda, q.t(1), q.t(2), ldvl, q.t(3), ldvr, w, -1,
+            q.r(0));
 }
 
 /// Complex `?geev` on the n×n `a` (`lda`, destroyed): eigenvalues into `w`
@@ -379,33 +310,10 @@ pub(crate) fn geev_complex<T: ComplexLapack>(
     }
 }
 
-/// The optimal LWORK of [`gees_real`] for these dims.
-pub(crate) fn gees_real_lwork<T: RealLapack>(
-    l: &LapackSymbols,
-    jobvs: u8,
-    n: lapack_int,
-    lda: lapack_int,
-    ldvs: lapack_int,
-) -> usize {
-    let mut q = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
-    // the first element of WORK; the stand-ins are valid arrays.
-    workspace(|w: &mut T| unsafe {
-        T::gees(
-            l,
-            jobvs,
-            n,
-            q.t(0),
-            lda,
-            q.i(0),
-            q.t(1),
-            q.t(2),
-            q.t(3),
-            ldvs,
-            w,
-            -1,
-        )
-    })
+lwork_query! {
+    /// The optimal LWORK of [`gees_real`] for these dims.
+    fn gees_real_lwork<T: RealLapack>(l, jobvs: u8, n, lda, ldvs)
+        |q, w| T::gees(l, jobvs, n, q.t(0), lda, q.i(0), q.t(1), q.t(2), q.t(3), ldvs, w, -1);
 }
 
 /// Real `?gees` (no sorting) on the n×n `a` (`lda`, overwritten by the
@@ -455,33 +363,10 @@ pub(crate) fn gees_real<T: RealLapack>(
     }
 }
 
-/// The optimal LWORK of [`gees_complex`] for these dims.
-pub(crate) fn gees_complex_lwork<T: ComplexLapack>(
-    l: &LapackSymbols,
-    jobvs: u8,
-    n: lapack_int,
-    lda: lapack_int,
-    ldvs: lapack_int,
-) -> usize {
-    let mut q = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
-    // the first element of WORK and RWORK; the stand-ins are valid arrays.
-    workspace(|w: &mut T| unsafe {
-        T::gees(
-            l,
-            jobvs,
-            n,
-            q.t(0),
-            lda,
-            q.i(0),
-            q.t(1),
-            q.t(3),
-            ldvs,
-            w,
-            -1,
-            q.r(0),
-        )
-    })
+lwork_query! {
+    /// The optimal LWORK of [`gees_complex`] for these dims.
+    fn gees_complex_lwork<T: ComplexLapack>(l, jobvs: u8, n, lda, ldvs)
+        |q, w| T::gees(l, jobvs, n, q.t(0), lda, q.i(0), q.t(1), q.t(3), ldvs, w, -1, q.r(0));
 }
 
 /// Complex `?gees` (no sorting) on the n×n `a` (`lda`, overwritten by the
@@ -649,21 +534,10 @@ pub(crate) fn laed1<T: RealLapack>(
     }
 }
 
-/// The optimal LWORK of [`ormtr`] for these dims.
-pub(crate) fn ormtr_lwork<T: RealLapack>(
-    l: &LapackSymbols,
-    uplo: u8,
-    m: lapack_int,
-    n: lapack_int,
-    lda: lapack_int,
-    ldc: lapack_int,
-) -> usize {
-    let mut q = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
-    // the first element of WORK; the stand-ins are valid arrays.
-    workspace(|w: &mut T| unsafe {
-        T::ormtr(l, uplo, m, n, q.t(0), lda, q.t(1), q.t(2), ldc, w, -1)
-    })
+lwork_query! {
+    /// The optimal LWORK of [`ormtr`] for these dims.
+    fn ormtr_lwork<T: RealLapack>(l, uplo: u8, m, n, lda, ldc)
+        |q, w| T::ormtr(l, uplo, m, n, q.t(0), lda, q.t(1), q.t(2), ldc, w, -1);
 }
 
 /// `?ormtr` with SIDE = 'L', TRANS = 'N': `c` (m×n at `ldc`) := Q·`c` for

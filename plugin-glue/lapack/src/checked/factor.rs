@@ -2,7 +2,6 @@
 //! `?geqrf`, `?orgqr`/`?ungqr`, `?ormqr`/`?unmqr`, `?geqp3`, `?gtsv`.
 
 use super::{len, lwork_of, need, need_matrix, or_dummy};
-use crate::call::{QueryArrays, workspace};
 use crate::ffi::{LapackSymbols, lapack_int};
 use crate::scalar::LapackScalar;
 
@@ -74,17 +73,10 @@ pub(crate) fn potrf<T: LapackScalar>(
     unsafe { T::potrf(l, uplo, n, a.as_mut_ptr(), lda) }
 }
 
-/// The optimal LWORK of [`geqrf`] for these dims.
-pub(crate) fn geqrf_lwork<T: LapackScalar>(
-    l: &LapackSymbols,
-    m: lapack_int,
-    n: lapack_int,
-    lda: lapack_int,
-) -> usize {
-    let mut q = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
-    // the first element of WORK; the stand-ins are valid arrays.
-    workspace(|w: &mut T| unsafe { T::geqrf(l, m, n, q.t(0), lda, q.t(1), w, -1) })
+lwork_query! {
+    /// The optimal LWORK of [`geqrf`] for these dims.
+    fn geqrf_lwork<T: LapackScalar>(l, m, n, lda)
+        |q, w| T::geqrf(l, m, n, q.t(0), lda, q.t(1), w, -1);
 }
 
 /// `?geqrf` on the m×n `a` (`lda`), min(m,n) scalars into `tau`, LWORK =
@@ -117,18 +109,10 @@ pub(crate) fn geqrf<T: LapackScalar>(
     }
 }
 
-/// The optimal LWORK of [`orgqr`] for these dims.
-pub(crate) fn orgqr_lwork<T: LapackScalar>(
-    l: &LapackSymbols,
-    m: lapack_int,
-    n: lapack_int,
-    k: lapack_int,
-    lda: lapack_int,
-) -> usize {
-    let mut q = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
-    // the first element of WORK; the stand-ins are valid arrays.
-    workspace(|w: &mut T| unsafe { T::orgqr(l, m, n, k, q.t(0), lda, q.t(5), w, -1) })
+lwork_query! {
+    /// The optimal LWORK of [`orgqr`] for these dims.
+    fn orgqr_lwork<T: LapackScalar>(l, m, n, k, lda)
+        |q, w| T::orgqr(l, m, n, k, q.t(0), lda, q.t(5), w, -1);
 }
 
 /// `?orgqr` / `?ungqr`: the first n columns of Q = H(1)…H(k) over the m×n
@@ -202,38 +186,10 @@ pub(crate) fn gtsv<T: LapackScalar>(
     }
 }
 
-/// The optimal LWORK of [`ormqr`] for these dims.
-#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-pub(crate) fn ormqr_lwork<T: LapackScalar>(
-    l: &LapackSymbols,
-    side: u8,
-    trans: u8,
-    m: lapack_int,
-    n: lapack_int,
-    k: lapack_int,
-    lda: lapack_int,
-    ldc: lapack_int,
-) -> usize {
-    let mut q = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
-    // the first element of WORK; the stand-ins are valid arrays.
-    workspace(|w: &mut T| unsafe {
-        T::ormqr(
-            l,
-            side,
-            trans,
-            m,
-            n,
-            k,
-            q.t(0),
-            lda,
-            q.t(1),
-            q.t(2),
-            ldc,
-            w,
-            -1,
-        )
-    })
+lwork_query! {
+    /// The optimal LWORK of [`ormqr`] for these dims.
+    fn ormqr_lwork<T: LapackScalar>(l, side: u8, trans: u8, m, n, k, lda, ldc)
+        |q, w| T::ormqr(l, side, trans, m, n, k, q.t(0), lda, q.t(1), q.t(2), ldc, w, -1);
 }
 
 /// `?ormqr` / `?unmqr`: applies Q = H(1)…H(k) (or its adjoint, `trans`)
@@ -281,17 +237,10 @@ pub(crate) fn ormqr<T: LapackScalar>(
     }
 }
 
-/// The optimal LWORK of [`geqp3`] for these dims.
-pub(crate) fn geqp3_lwork<T: LapackScalar>(
-    l: &LapackSymbols,
-    m: lapack_int,
-    n: lapack_int,
-    lda: lapack_int,
-) -> usize {
-    let mut q = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
-    // the first element of WORK; the stand-ins are valid arrays.
-    workspace(|w: &mut T| unsafe { T::geqp3(l, m, n, q.t(0), lda, q.i(0), q.t(1), w, -1, q.r(0)) })
+lwork_query! {
+    /// The optimal LWORK of [`geqp3`] for these dims.
+    fn geqp3_lwork<T: LapackScalar>(l, m, n, lda)
+        |q, w| T::geqp3(l, m, n, q.t(0), lda, q.i(0), q.t(1), w, -1, q.r(0));
 }
 
 /// `?geqp3` on the m×n `a` (`lda`) with the column pivots `jpvt` (n, in

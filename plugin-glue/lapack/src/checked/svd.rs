@@ -2,43 +2,14 @@
 //! of the split `?gesdd` (`?gebrd`, `?bdsdc`, `?ormbr`).
 
 use super::{len, lwork_of, need, need_matrix, or_dummy};
-use crate::call::{QueryArrays, workspace};
 use crate::ffi::{LapackSymbols, lapack_int};
 use crate::scalar::{LapackScalar, RealLapack};
 
-/// The optimal LWORK of [`gesdd`] for these dims.
-pub(crate) fn gesdd_lwork<T: LapackScalar>(
-    l: &LapackSymbols,
-    jobz: u8,
-    m: lapack_int,
-    n: lapack_int,
-    lda: lapack_int,
-    ldu: lapack_int,
-    ldvt: lapack_int,
-) -> usize {
-    let mut q = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
-    // the first element of WORK (and of RWORK and IWORK); the stand-ins
-    // are valid arrays.
-    workspace(|w: &mut T| unsafe {
-        T::gesdd(
-            l,
-            jobz,
-            m,
-            n,
-            q.t(0),
-            lda,
-            q.r(0),
-            q.t(1),
-            ldu,
-            q.t(2),
-            ldvt,
-            w,
-            -1,
-            q.r(1),
-            q.i(0),
-        )
-    })
+lwork_query! {
+    /// The optimal LWORK of [`gesdd`] for these dims.
+    fn gesdd_lwork<T: LapackScalar>(l, jobz: u8, m, n, lda, ldu, ldvt)
+        |q, w| T::gesdd(l, jobz, m, n, q.t(0), lda, q.r(0), q.t(1), ldu, q.t(2), ldvt, w, -1,
+            q.r(1), q.i(0));
 }
 
 /// The RWORK `?gesdd` needs: none for the real types (1), else 7k for
@@ -132,37 +103,11 @@ pub(crate) fn gesdd<T: LapackScalar>(
     }
 }
 
-/// The optimal LWORK of [`gesvd`] for these dims.
-pub(crate) fn gesvd_lwork<T: LapackScalar>(
-    l: &LapackSymbols,
-    job: u8,
-    m: lapack_int,
-    n: lapack_int,
-    lda: lapack_int,
-    ldu: lapack_int,
-    ldvt: lapack_int,
-) -> usize {
-    let mut q = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
-    // the first element of WORK; the stand-ins are valid arrays.
-    workspace(|w: &mut T| unsafe {
-        T::gesvd(
-            l,
-            job,
-            m,
-            n,
-            q.t(0),
-            lda,
-            q.r(0),
-            q.t(1),
-            ldu,
-            q.t(2),
-            ldvt,
-            w,
-            -1,
-            q.r(1),
-        )
-    })
+lwork_query! {
+    /// The optimal LWORK of [`gesvd`] for these dims.
+    fn gesvd_lwork<T: LapackScalar>(l, job: u8, m, n, lda, ldu, ldvt)
+        |q, w| T::gesvd(l, job, m, n, q.t(0), lda, q.r(0), q.t(1), ldu, q.t(2), ldvt, w, -1,
+            q.r(1));
 }
 
 /// `?gesvd` with JOBU = JOBVT = `job` on the m×n `a` (`lda`, destroyed):
@@ -227,19 +172,10 @@ pub(crate) fn gesvd<T: LapackScalar>(
     }
 }
 
-/// The optimal LWORK of [`gebrd`] for these dims.
-pub(crate) fn gebrd_lwork<T: RealLapack>(
-    l: &LapackSymbols,
-    m: lapack_int,
-    n: lapack_int,
-    lda: lapack_int,
-) -> usize {
-    let mut q = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
-    // the first element of WORK; the stand-ins are valid arrays.
-    workspace(|w: &mut T| unsafe {
-        T::gebrd(l, m, n, q.t(0), lda, q.t(1), q.t(2), q.t(3), q.t(4), w, -1)
-    })
+lwork_query! {
+    /// The optimal LWORK of [`gebrd`] for these dims.
+    fn gebrd_lwork<T: RealLapack>(l, m, n, lda)
+        |q, w| T::gebrd(l, m, n, q.t(0), lda, q.t(1), q.t(2), q.t(3), q.t(4), w, -1);
 }
 
 /// `?gebrd` on the m×n `a` (`lda`): the bidiagonal's diagonal into `d`
@@ -337,40 +273,10 @@ fn ormbr_reflectors(vect: u8, nq: lapack_int, k: lapack_int) -> (lapack_int, lap
     }
 }
 
-/// The optimal LWORK of [`ormbr`] for these dims.
-#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-pub(crate) fn ormbr_lwork<T: RealLapack>(
-    l: &LapackSymbols,
-    vect: u8,
-    side: u8,
-    trans: u8,
-    m: lapack_int,
-    n: lapack_int,
-    k: lapack_int,
-    lda: lapack_int,
-    ldc: lapack_int,
-) -> usize {
-    let mut q = QueryArrays::<T>::new();
-    // SAFETY: a workspace query (lwork = -1) reads only the dims and writes
-    // the first element of WORK; the stand-ins are valid arrays.
-    workspace(|w: &mut T| unsafe {
-        T::ormbr(
-            l,
-            vect,
-            side,
-            trans,
-            m,
-            n,
-            k,
-            q.t(0),
-            lda,
-            q.t(1),
-            q.t(2),
-            ldc,
-            w,
-            -1,
-        )
-    })
+lwork_query! {
+    /// The optimal LWORK of [`ormbr`] for these dims.
+    fn ormbr_lwork<T: RealLapack>(l, vect: u8, side: u8, trans: u8, m, n, k, lda, ldc)
+        |q, w| T::ormbr(l, vect, side, trans, m, n, k, q.t(0), lda, q.t(1), q.t(2), ldc, w, -1);
 }
 
 /// `?ormbr`: applies `?gebrd`'s Q (`vect` 'Q') or P ('P'), from the
