@@ -5,7 +5,9 @@
 //!
 //! A failed check is a bug in the caller's shape checks, not bad input (the
 //! handlers validate shapes first), so it panics, and the panic becomes the
-//! call's error; LAPACK is never called with a slice too short.
+//! call's error; LAPACK is never called with a slice too short. Every
+//! pointer LAPACK gets comes out of a check (`array`, `matrix`,
+//! `work_array`, …), which hands it out only once the slice is long enough.
 //!
 //! The workspace queries (`*_lwork`) make LAPACK's LWORK = −1 call with the
 //! same dims and return the optimal size, at least 1.
@@ -100,16 +102,80 @@ fn need_matrix(
     need(routine, what, have, elements);
 }
 
-/// `s`, or `dummy` when `s` is empty: LAPACK wants a valid pointer for an
-/// array it does not reference at these sizes.
-fn or_dummy<'a, T>(s: &'a mut [T], dummy: &'a mut [T; 1]) -> &'a mut [T] {
-    if s.is_empty() { dummy } else { s }
+/// The pointer to `s`, or to `dummy` when `s` is empty: LAPACK wants a
+/// valid pointer for an array it does not reference at these sizes.
+fn or_dummy<T>(s: &mut [T], dummy: &mut [T; 1]) -> *mut T {
+    let s: &mut [T] = if s.is_empty() { dummy } else { s };
+    s.as_mut_ptr()
 }
 
 /// LWORK for `work`: its length, at most `i32::MAX`; panics when empty.
 fn lwork_of<T>(routine: &str, work: &[T]) -> lapack_int {
     need(routine, "work", work.len(), 1);
     lapack_int::try_from(work.len()).unwrap_or(lapack_int::MAX)
+}
+
+/// A slice as LAPACK takes it: `&[T]`, which it only reads, as `*const T`
+/// and `&mut [T]` as `*mut T`.
+trait Array {
+    /// The pointer type.
+    type Ptr;
+    /// The number of elements.
+    fn elements(&self) -> usize;
+    /// The pointer to the first element.
+    fn ptr(self) -> Self::Ptr;
+}
+
+impl<T> Array for &[T] {
+    type Ptr = *const T;
+    fn elements(&self) -> usize {
+        self.len()
+    }
+    fn ptr(self) -> *const T {
+        self.as_ptr()
+    }
+}
+
+impl<T> Array for &mut [T] {
+    type Ptr = *mut T;
+    fn elements(&self) -> usize {
+        self.len()
+    }
+    fn ptr(self) -> *mut T {
+        self.as_mut_ptr()
+    }
+}
+
+/// The pointer to `a` once it holds `n` elements (see [`need`]).
+fn array<A: Array>(routine: &str, what: &str, a: A, n: usize) -> A::Ptr {
+    need(routine, what, a.elements(), n);
+    a.ptr()
+}
+
+/// The pointer to `a` once it holds a `rows × cols` matrix at `ld` (see
+/// [`need_matrix`]).
+fn matrix<A: Array>(
+    routine: &str,
+    what: &str,
+    a: A,
+    rows: lapack_int,
+    cols: lapack_int,
+    ld: lapack_int,
+) -> A::Ptr {
+    need_matrix(routine, what, a.elements(), rows, cols, ld);
+    a.ptr()
+}
+
+/// The pointer to a workspace and its length as LWORK (see [`lwork_of`]).
+fn work_array<T>(routine: &str, work: &mut [T]) -> (*mut T, lapack_int) {
+    let lwork = lwork_of(routine, work);
+    (work.as_mut_ptr(), lwork)
+}
+
+/// The pointer to `rwork` once it holds the `n` reals of the complex
+/// types' RWORK (1 for the real types, which take none).
+fn complex_rwork<T: LapackScalar>(routine: &str, rwork: &mut [T::Real], n: usize) -> *mut T::Real {
+    array(routine, "rwork", rwork, if T::IS_COMPLEX { n } else { 1 })
 }
 
 /// One routine's workspace query: `query` makes the call with LWORK = −1,

@@ -2,7 +2,7 @@
 //! `?geev`, `?gees`, and the steps of the split `?syevd` (`?stedc`,
 //! `?laed1`, `?ormtr`).
 
-use super::{len, lwork_of, need, need_matrix, or_dummy};
+use super::{array, len, matrix, need, need_matrix, or_dummy, work_array};
 use crate::call::QueryArrays;
 use crate::ffi::{LapackSymbols, lapack_int};
 use crate::scalar::{ComplexLapack, LapackScalar, RealLapack, RealScalar};
@@ -26,31 +26,19 @@ pub(crate) fn gehrd<T: LapackScalar>(
     tau: &mut [T],
     work: &mut [T],
 ) -> lapack_int {
-    need_matrix("gehrd", "a", a.len(), n, n, lda);
+    let a = matrix("gehrd", "a", a, n, n, lda);
     need(
         "gehrd",
         "tau",
         tau.len(),
         len("gehrd", "n", n).saturating_sub(1),
     );
-    let lwork = lwork_of("gehrd", work);
+    let (work, lwork) = work_array("gehrd", work);
     let mut dummy = [T::default()];
     let tau = or_dummy(tau, &mut dummy);
     // SAFETY: `a` is n×n at `lda`, `tau` holds n−1 (a valid dummy when
     // n = 1, where LAPACK writes nothing) and `work` LWORK (checked).
-    unsafe {
-        T::gehrd(
-            l,
-            n,
-            ilo,
-            ihi,
-            a.as_mut_ptr(),
-            lda,
-            tau.as_mut_ptr(),
-            work.as_mut_ptr(),
-            lwork,
-        )
-    }
+    unsafe { T::gehrd(l, n, ilo, ihi, a, lda, tau, work, lwork) }
 }
 
 lwork_query! {
@@ -75,30 +63,17 @@ pub(crate) fn sytrd<T: LapackScalar>(
     work: &mut [T],
 ) -> lapack_int {
     let nu = len("sytrd", "n", n);
-    need_matrix("sytrd", "a", a.len(), n, n, lda);
-    need("sytrd", "d", d.len(), nu);
+    let a = matrix("sytrd", "a", a, n, n, lda);
+    let d = array("sytrd", "d", d, nu);
     need("sytrd", "e", e.len(), nu.saturating_sub(1));
     need("sytrd", "tau", tau.len(), nu.saturating_sub(1));
-    let lwork = lwork_of("sytrd", work);
+    let (work, lwork) = work_array("sytrd", work);
     let (mut de, mut dt) = ([<T::Real as Default>::default()], [T::default()]);
     let (e, tau) = (or_dummy(e, &mut de), or_dummy(tau, &mut dt));
     // SAFETY: `a` is n×n at `lda`, `d` holds n, `e` and `tau` n−1 (valid
     // dummies when n = 1, where LAPACK writes nothing to them) and `work`
     // LWORK (checked).
-    unsafe {
-        T::sytrd(
-            l,
-            uplo,
-            n,
-            a.as_mut_ptr(),
-            lda,
-            d.as_mut_ptr(),
-            e.as_mut_ptr(),
-            tau.as_mut_ptr(),
-            work.as_mut_ptr(),
-            lwork,
-        )
-    }
+    unsafe { T::sytrd(l, uplo, n, a, lda, d, e, tau, work, lwork) }
 }
 
 /// The optimal (LWORK, LRWORK, LIWORK) of [`syevd`] for these dims, each at
@@ -156,40 +131,35 @@ pub(crate) fn syevd<T: LapackScalar>(
     rwork: &mut [T::Real],
     iwork: &mut [lapack_int],
 ) -> lapack_int {
-    need_matrix("syevd", "a", a.len(), n, n, lda);
-    need("syevd", "w", w.len(), len("syevd", "n", n));
-    let lwork = lwork_of("syevd", work);
-    let lrwork = lwork_of("syevd", rwork);
-    let liwork = lwork_of("syevd", iwork);
+    let a = matrix("syevd", "a", a, n, n, lda);
+    let w = array("syevd", "w", w, len("syevd", "n", n));
+    let (work, lwork) = work_array("syevd", work);
+    let (rwork, lrwork) = work_array("syevd", rwork);
+    let (iwork, liwork) = work_array("syevd", iwork);
     // SAFETY: `a` is n×n at `lda`, `w` holds n, and `work`, `rwork` and
     // `iwork` the LWORK, LRWORK and LIWORK passed (checked).
     unsafe {
         T::syevd(
-            l,
-            jobz,
-            uplo,
-            n,
-            a.as_mut_ptr(),
-            lda,
-            w.as_mut_ptr(),
-            work.as_mut_ptr(),
-            lwork,
-            rwork.as_mut_ptr(),
-            lrwork,
-            iwork.as_mut_ptr(),
-            liwork,
+            l, jobz, uplo, n, a, lda, w, work, lwork, rwork, lrwork, iwork, liwork,
         )
     }
 }
 
-/// Panics unless an eigenvector array `v` holds an n×n matrix at `ldv`
-/// when `job` is 'V' (LAPACK references it only then; `ldv >= 1` always).
-fn need_vectors(routine: &str, what: &str, job: u8, v: usize, n: lapack_int, ldv: lapack_int) {
-    if job == b'V' {
-        need_matrix(routine, what, v, n, n, ldv);
-    } else {
-        need_matrix(routine, what, v, 0, 0, ldv);
-    }
+/// The pointer to an eigenvector array `v` once it holds an n×n matrix at
+/// `ldv` when `job` is 'V' (LAPACK references it only then; `ldv >= 1`
+/// always), or to `dummy` when `v` is empty.
+fn vectors<T>(
+    routine: &str,
+    what: &str,
+    job: u8,
+    v: &mut [T],
+    n: lapack_int,
+    ldv: lapack_int,
+    dummy: &mut [T; 1],
+) -> *mut T {
+    let order = if job == b'V' { n } else { 0 };
+    need_matrix(routine, what, v.len(), order, order, ldv);
+    or_dummy(v, dummy)
 }
 
 lwork_query! {
@@ -220,33 +190,19 @@ pub(crate) fn geev_real<T: RealLapack>(
     work: &mut [T],
 ) -> lapack_int {
     let nu = len("geev", "n", n);
-    need_matrix("geev", "a", a.len(), n, n, lda);
-    need("geev", "wr", wr.len(), nu);
-    need("geev", "wi", wi.len(), nu);
-    need_vectors("geev", "vl", jobvl, vl.len(), n, ldvl);
-    need_vectors("geev", "vr", jobvr, vr.len(), n, ldvr);
-    let lwork = lwork_of("geev", work);
+    let a = matrix("geev", "a", a, n, n, lda);
+    let wr = array("geev", "wr", wr, nu);
+    let wi = array("geev", "wi", wi, nu);
     let (mut dl, mut dr) = ([T::default()], [T::default()]);
-    let (vl, vr) = (or_dummy(vl, &mut dl), or_dummy(vr, &mut dr));
+    let vl = vectors("geev", "vl", jobvl, vl, n, ldvl, &mut dl);
+    let vr = vectors("geev", "vr", jobvr, vr, n, ldvr, &mut dr);
+    let (work, lwork) = work_array("geev", work);
     // SAFETY: `a` is n×n at `lda`, `wr` and `wi` hold n, `vl` and `vr` n×n
     // at their leading dimensions when asked for (valid dummies otherwise:
     // LAPACK does not reference them), `work` LWORK (checked).
     unsafe {
         T::geev(
-            l,
-            jobvl,
-            jobvr,
-            n,
-            a.as_mut_ptr(),
-            lda,
-            wr.as_mut_ptr(),
-            wi.as_mut_ptr(),
-            vl.as_mut_ptr(),
-            ldvl,
-            vr.as_mut_ptr(),
-            ldvr,
-            work.as_mut_ptr(),
-            lwork,
+            l, jobvl, jobvr, n, a, lda, wr, wi, vl, ldvl, vr, ldvr, work, lwork,
         )
     }
 }
@@ -279,33 +235,19 @@ pub(crate) fn geev_complex<T: ComplexLapack>(
     rwork: &mut [T::Real],
 ) -> lapack_int {
     let nu = len("geev", "n", n);
-    need_matrix("geev", "a", a.len(), n, n, lda);
-    need("geev", "w", w.len(), nu);
-    need_vectors("geev", "vl", jobvl, vl.len(), n, ldvl);
-    need_vectors("geev", "vr", jobvr, vr.len(), n, ldvr);
-    let lwork = lwork_of("geev", work);
-    need("geev", "rwork", rwork.len(), 2 * nu);
+    let a = matrix("geev", "a", a, n, n, lda);
+    let w = array("geev", "w", w, nu);
     let (mut dl, mut dr) = ([T::default()], [T::default()]);
-    let (vl, vr) = (or_dummy(vl, &mut dl), or_dummy(vr, &mut dr));
+    let vl = vectors("geev", "vl", jobvl, vl, n, ldvl, &mut dl);
+    let vr = vectors("geev", "vr", jobvr, vr, n, ldvr, &mut dr);
+    let (work, lwork) = work_array("geev", work);
+    let rwork = array("geev", "rwork", rwork, 2 * nu);
     // SAFETY: `a` is n×n at `lda`, `w` holds n, `vl` and `vr` n×n at their
     // leading dimensions when asked for (valid dummies otherwise: LAPACK
     // does not reference them), `work` LWORK and `rwork` 2n (checked).
     unsafe {
         T::geev(
-            l,
-            jobvl,
-            jobvr,
-            n,
-            a.as_mut_ptr(),
-            lda,
-            w.as_mut_ptr(),
-            vl.as_mut_ptr(),
-            ldvl,
-            vr.as_mut_ptr(),
-            ldvr,
-            work.as_mut_ptr(),
-            lwork,
-            rwork.as_mut_ptr(),
+            l, jobvl, jobvr, n, a, lda, w, vl, ldvl, vr, ldvr, work, lwork, rwork,
         )
     }
 }
@@ -335,32 +277,16 @@ pub(crate) fn gees_real<T: RealLapack>(
     work: &mut [T],
 ) -> lapack_int {
     let nu = len("gees", "n", n);
-    need_matrix("gees", "a", a.len(), n, n, lda);
-    need("gees", "wr", wr.len(), nu);
-    need("gees", "wi", wi.len(), nu);
-    need_vectors("gees", "vs", jobvs, vs.len(), n, ldvs);
-    let lwork = lwork_of("gees", work);
+    let a = matrix("gees", "a", a, n, n, lda);
+    let wr = array("gees", "wr", wr, nu);
+    let wi = array("gees", "wi", wi, nu);
     let mut dummy = [T::default()];
-    let vs = or_dummy(vs, &mut dummy);
+    let vs = vectors("gees", "vs", jobvs, vs, n, ldvs, &mut dummy);
+    let (work, lwork) = work_array("gees", work);
     // SAFETY: `a` is n×n at `lda`, `sdim` one integer, `wr` and `wi` hold
     // n, `vs` n×n at `ldvs` when asked for (a valid array otherwise, not
     // referenced), `work` LWORK (checked).
-    unsafe {
-        T::gees(
-            l,
-            jobvs,
-            n,
-            a.as_mut_ptr(),
-            lda,
-            sdim,
-            wr.as_mut_ptr(),
-            wi.as_mut_ptr(),
-            vs.as_mut_ptr(),
-            ldvs,
-            work.as_mut_ptr(),
-            lwork,
-        )
-    }
+    unsafe { T::gees(l, jobvs, n, a, lda, sdim, wr, wi, vs, ldvs, work, lwork) }
 }
 
 lwork_query! {
@@ -388,32 +314,16 @@ pub(crate) fn gees_complex<T: ComplexLapack>(
     rwork: &mut [T::Real],
 ) -> lapack_int {
     let nu = len("gees", "n", n);
-    need_matrix("gees", "a", a.len(), n, n, lda);
-    need("gees", "w", w.len(), nu);
-    need_vectors("gees", "vs", jobvs, vs.len(), n, ldvs);
-    let lwork = lwork_of("gees", work);
-    need("gees", "rwork", rwork.len(), nu);
+    let a = matrix("gees", "a", a, n, n, lda);
+    let w = array("gees", "w", w, nu);
     let mut dummy = [T::default()];
-    let vs = or_dummy(vs, &mut dummy);
+    let vs = vectors("gees", "vs", jobvs, vs, n, ldvs, &mut dummy);
+    let (work, lwork) = work_array("gees", work);
+    let rwork = array("gees", "rwork", rwork, nu);
     // SAFETY: `a` is n×n at `lda`, `sdim` one integer, `w` holds n, `vs`
     // n×n at `ldvs` when asked for (a valid array otherwise, not
     // referenced), `work` LWORK and `rwork` n (checked).
-    unsafe {
-        T::gees(
-            l,
-            jobvs,
-            n,
-            a.as_mut_ptr(),
-            lda,
-            sdim,
-            w.as_mut_ptr(),
-            vs.as_mut_ptr(),
-            ldvs,
-            work.as_mut_ptr(),
-            lwork,
-            rwork.as_mut_ptr(),
-        )
-    }
+    unsafe { T::gees(l, jobvs, n, a, lda, sdim, w, vs, ldvs, work, lwork, rwork) }
 }
 
 /// The optimal (LWORK, LIWORK) of [`stedc`] for these dims, at least 1
@@ -465,27 +375,14 @@ pub(crate) fn stedc<T: RealLapack>(
     iwork: &mut [lapack_int],
 ) -> lapack_int {
     let nu = len("stedc", "n", n);
-    need("stedc", "d", d.len(), nu);
-    need("stedc", "e", e.len(), nu.saturating_sub(1));
-    need_matrix("stedc", "z", z.len(), n, n, ldz);
-    let (lwork, liwork) = (lwork_of("stedc", work), lwork_of("stedc", iwork));
+    let d = array("stedc", "d", d, nu);
+    let e = array("stedc", "e", e, nu.saturating_sub(1));
+    let z = matrix("stedc", "z", z, n, n, ldz);
+    let (work, lwork) = work_array("stedc", work);
+    let (iwork, liwork) = work_array("stedc", iwork);
     // SAFETY: `d` holds n, `e` n−1, `z` is n×n at `ldz`, and `work` and
     // `iwork` LWORK and LIWORK (checked).
-    unsafe {
-        T::stedc(
-            l,
-            b'I',
-            n,
-            d.as_mut_ptr(),
-            e.as_mut_ptr(),
-            z.as_mut_ptr(),
-            ldz,
-            work.as_mut_ptr(),
-            lwork,
-            iwork.as_mut_ptr(),
-            liwork,
-        )
-    }
+    unsafe { T::stedc(l, b'I', n, d, e, z, ldz, work, lwork, iwork, liwork) }
 }
 
 /// `?laed1`: the eigensystem of the n×n block-diagonal tridiagonal matrix
@@ -511,27 +408,14 @@ pub(crate) fn laed1<T: RealLapack>(
         (1..n).contains(&cutpnt),
         "laed1: cutpnt {cutpnt} is not in 1..{n}"
     );
-    need("laed1", "d", d.len(), nu);
-    need_matrix("laed1", "q", q.len(), n, n, ldq);
-    need("laed1", "indxq", indxq.len(), nu);
-    need("laed1", "work", work.len(), 4 * nu + nu * nu);
-    need("laed1", "iwork", iwork.len(), 4 * nu);
+    let d = array("laed1", "d", d, nu);
+    let q = matrix("laed1", "q", q, n, n, ldq);
+    let indxq = array("laed1", "indxq", indxq, nu);
+    let work = array("laed1", "work", work, 4 * nu + nu * nu);
+    let iwork = array("laed1", "iwork", iwork, 4 * nu);
     // SAFETY: `d` holds n, `q` is n×n at `ldq`, `indxq` holds n, `work`
     // 4n + n² and `iwork` 4n, as `?laed1` documents (checked).
-    unsafe {
-        T::laed1(
-            l,
-            n,
-            d.as_mut_ptr(),
-            q.as_mut_ptr(),
-            ldq,
-            indxq.as_mut_ptr(),
-            rho,
-            cutpnt,
-            work.as_mut_ptr(),
-            iwork.as_mut_ptr(),
-        )
-    }
+    unsafe { T::laed1(l, n, d, q, ldq, indxq, rho, cutpnt, work, iwork) }
 }
 
 lwork_query! {
@@ -556,30 +440,11 @@ pub(crate) fn ormtr<T: RealLapack>(
     ldc: lapack_int,
     work: &mut [T],
 ) -> lapack_int {
-    need_matrix("ormtr", "a", a.len(), m, m, lda);
-    need(
-        "ormtr",
-        "tau",
-        tau.len(),
-        len("ormtr", "m", m).saturating_sub(1),
-    );
-    need_matrix("ormtr", "c", c.len(), m, n, ldc);
-    let lwork = lwork_of("ormtr", work);
+    let a = matrix("ormtr", "a", a, m, m, lda);
+    let tau = array("ormtr", "tau", tau, len("ormtr", "m", m).saturating_sub(1));
+    let c = matrix("ormtr", "c", c, m, n, ldc);
+    let (work, lwork) = work_array("ormtr", work);
     // SAFETY: `a` is m×m at `lda`, `tau` holds m−1, `c` is m×n at `ldc` and
     // `work` LWORK (checked).
-    unsafe {
-        T::ormtr(
-            l,
-            uplo,
-            m,
-            n,
-            a.as_ptr(),
-            lda,
-            tau.as_ptr(),
-            c.as_mut_ptr(),
-            ldc,
-            work.as_mut_ptr(),
-            lwork,
-        )
-    }
+    unsafe { T::ormtr(l, uplo, m, n, a, lda, tau, c, ldc, work, lwork) }
 }

@@ -1,7 +1,7 @@
 //! The factorisations, QR and solves: `?trsm`, `?getrf`, `?potrf`,
 //! `?geqrf`, `?orgqr`/`?ungqr`, `?ormqr`/`?unmqr`, `?geqp3`, `?gtsv`.
 
-use super::{len, lwork_of, need, need_matrix, or_dummy};
+use super::{array, complex_rwork, len, matrix, need_matrix, or_dummy, work_array};
 use crate::ffi::{LapackSymbols, lapack_int};
 use crate::scalar::LapackScalar;
 
@@ -23,25 +23,11 @@ pub(crate) fn trsm<T: LapackScalar>(
     ldb: lapack_int,
 ) {
     let k = if side == b'L' { m } else { n };
-    need_matrix("trsm", "a", a.len(), k, k, lda);
-    need_matrix("trsm", "b", b.len(), m, n, ldb);
+    let a = matrix("trsm", "a", a, k, k, lda);
+    let b = matrix("trsm", "b", b, m, n, ldb);
     // SAFETY: `a` holds the k×k triangle and `b` the m×n matrix at their
     // leading dimensions (checked above), which is all `?trsm` references.
-    unsafe {
-        T::trsm(
-            l,
-            side,
-            uplo,
-            trans,
-            diag,
-            m,
-            n,
-            a.as_ptr(),
-            lda,
-            b.as_mut_ptr(),
-            ldb,
-        )
-    }
+    unsafe { T::trsm(l, side, uplo, trans, diag, m, n, a, lda, b, ldb) }
 }
 
 /// `?getrf` on the m×n `a` (`lda`), pivots into `ipiv` (min(m,n)); returns
@@ -54,10 +40,10 @@ pub(crate) fn getrf<T: LapackScalar>(
     lda: lapack_int,
     ipiv: &mut [lapack_int],
 ) -> lapack_int {
-    need_matrix("getrf", "a", a.len(), m, n, lda);
-    need("getrf", "ipiv", ipiv.len(), len("getrf", "m", m.min(n)));
+    let a = matrix("getrf", "a", a, m, n, lda);
+    let ipiv = array("getrf", "ipiv", ipiv, len("getrf", "m", m.min(n)));
     // SAFETY: `a` is m×n at `lda` and `ipiv` holds min(m,n) (checked).
-    unsafe { T::getrf(l, m, n, a.as_mut_ptr(), lda, ipiv.as_mut_ptr()) }
+    unsafe { T::getrf(l, m, n, a, lda, ipiv) }
 }
 
 /// `?potrf` on the n×n `a` (`lda`, the `uplo` triangle); returns INFO.
@@ -68,9 +54,9 @@ pub(crate) fn potrf<T: LapackScalar>(
     a: &mut [T],
     lda: lapack_int,
 ) -> lapack_int {
-    need_matrix("potrf", "a", a.len(), n, n, lda);
+    let a = matrix("potrf", "a", a, n, n, lda);
     // SAFETY: `a` is n×n at `lda` (checked).
-    unsafe { T::potrf(l, uplo, n, a.as_mut_ptr(), lda) }
+    unsafe { T::potrf(l, uplo, n, a, lda) }
 }
 
 lwork_query! {
@@ -90,23 +76,12 @@ pub(crate) fn geqrf<T: LapackScalar>(
     tau: &mut [T],
     work: &mut [T],
 ) -> lapack_int {
-    need_matrix("geqrf", "a", a.len(), m, n, lda);
-    need("geqrf", "tau", tau.len(), len("geqrf", "m", m.min(n)));
-    let lwork = lwork_of("geqrf", work);
+    let a = matrix("geqrf", "a", a, m, n, lda);
+    let tau = array("geqrf", "tau", tau, len("geqrf", "m", m.min(n)));
+    let (work, lwork) = work_array("geqrf", work);
     // SAFETY: `a` is m×n at `lda`, `tau` holds min(m,n) and `work` LWORK
     // (checked).
-    unsafe {
-        T::geqrf(
-            l,
-            m,
-            n,
-            a.as_mut_ptr(),
-            lda,
-            tau.as_mut_ptr(),
-            work.as_mut_ptr(),
-            lwork,
-        )
-    }
+    unsafe { T::geqrf(l, m, n, a, lda, tau, work, lwork) }
 }
 
 lwork_query! {
@@ -129,23 +104,11 @@ pub(crate) fn orgqr<T: LapackScalar>(
     tau: &[T],
     work: &mut [T],
 ) -> lapack_int {
-    need_matrix("orgqr", "a", a.len(), m, n, lda);
-    need("orgqr", "tau", tau.len(), len("orgqr", "k", k));
-    let lwork = lwork_of("orgqr", work);
+    let a = matrix("orgqr", "a", a, m, n, lda);
+    let tau = array("orgqr", "tau", tau, len("orgqr", "k", k));
+    let (work, lwork) = work_array("orgqr", work);
     // SAFETY: `a` is m×n at `lda`, `tau` holds k and `work` LWORK (checked).
-    unsafe {
-        T::orgqr(
-            l,
-            m,
-            n,
-            k,
-            a.as_mut_ptr(),
-            lda,
-            tau.as_ptr(),
-            work.as_mut_ptr(),
-            lwork,
-        )
-    }
+    unsafe { T::orgqr(l, m, n, k, a, lda, tau, work, lwork) }
 }
 
 /// `?gtsv`: solves the n×n tridiagonal system with sub-diagonal `dl`,
@@ -163,27 +126,16 @@ pub(crate) fn gtsv<T: LapackScalar>(
     ldb: lapack_int,
 ) -> lapack_int {
     let nu = len("gtsv", "n", n);
-    need("gtsv", "dl", dl.len(), nu.saturating_sub(1));
-    need("gtsv", "d", d.len(), nu);
-    need("gtsv", "du", du.len(), nu.saturating_sub(1));
+    let dl = array("gtsv", "dl", dl, nu.saturating_sub(1));
+    let d = array("gtsv", "d", d, nu);
+    let du = array("gtsv", "du", du, nu.saturating_sub(1));
     need_matrix("gtsv", "b", b.len(), n, nrhs, ldb);
     let mut dummy = [T::default()];
     let b = or_dummy(b, &mut dummy);
     // SAFETY: `dl`, `d`, `du` hold n−1, n, n−1 and `b` is n×nrhs at `ldb`
     // (a valid dummy when nrhs = 0, where LAPACK reads no right-hand side)
     // (checked).
-    unsafe {
-        T::gtsv(
-            l,
-            n,
-            nrhs,
-            dl.as_mut_ptr(),
-            d.as_mut_ptr(),
-            du.as_mut_ptr(),
-            b.as_mut_ptr(),
-            ldb,
-        )
-    }
+    unsafe { T::gtsv(l, n, nrhs, dl, d, du, b, ldb) }
 }
 
 lwork_query! {
@@ -212,29 +164,13 @@ pub(crate) fn ormqr<T: LapackScalar>(
     work: &mut [T],
 ) -> lapack_int {
     let order = if side == b'L' { m } else { n };
-    need_matrix("ormqr", "a", a.len(), order, k, lda);
-    need("ormqr", "tau", tau.len(), len("ormqr", "k", k));
-    need_matrix("ormqr", "c", c.len(), m, n, ldc);
-    let lwork = lwork_of("ormqr", work);
+    let a = matrix("ormqr", "a", a, order, k, lda);
+    let tau = array("ormqr", "tau", tau, len("ormqr", "k", k));
+    let c = matrix("ormqr", "c", c, m, n, ldc);
+    let (work, lwork) = work_array("ormqr", work);
     // SAFETY: `a` holds k reflectors of the order of Q at `lda`, `tau` k
     // scalars, `c` is m×n at `ldc` and `work` LWORK (checked).
-    unsafe {
-        T::ormqr(
-            l,
-            side,
-            trans,
-            m,
-            n,
-            k,
-            a.as_mut_ptr(),
-            lda,
-            tau.as_ptr(),
-            c.as_mut_ptr(),
-            ldc,
-            work.as_mut_ptr(),
-            lwork,
-        )
-    }
+    unsafe { T::ormqr(l, side, trans, m, n, k, a, lda, tau, c, ldc, work, lwork) }
 }
 
 lwork_query! {
@@ -260,31 +196,13 @@ pub(crate) fn geqp3<T: LapackScalar>(
     rwork: &mut [T::Real],
 ) -> lapack_int {
     let nu = len("geqp3", "n", n);
-    need_matrix("geqp3", "a", a.len(), m, n, lda);
-    need("geqp3", "jpvt", jpvt.len(), nu);
-    need("geqp3", "tau", tau.len(), len("geqp3", "m", m.min(n)));
-    let lwork = lwork_of("geqp3", work);
-    need(
-        "geqp3",
-        "rwork",
-        rwork.len(),
-        if T::IS_COMPLEX { 2 * nu } else { 1 },
-    );
+    let a = matrix("geqp3", "a", a, m, n, lda);
+    let jpvt = array("geqp3", "jpvt", jpvt, nu);
+    let tau = array("geqp3", "tau", tau, len("geqp3", "m", m.min(n)));
+    let (work, lwork) = work_array("geqp3", work);
+    let rwork = complex_rwork::<T>("geqp3", rwork, 2 * nu);
     // SAFETY: `a` is m×n at `lda`, `jpvt` holds n, `tau` min(m,n), `work`
     // LWORK and `rwork` 2n reals for the complex types (checked; the real
     // ones take no RWORK).
-    unsafe {
-        T::geqp3(
-            l,
-            m,
-            n,
-            a.as_mut_ptr(),
-            lda,
-            jpvt.as_mut_ptr(),
-            tau.as_mut_ptr(),
-            work.as_mut_ptr(),
-            lwork,
-            rwork.as_mut_ptr(),
-        )
-    }
+    unsafe { T::geqp3(l, m, n, a, lda, jpvt, tau, work, lwork, rwork) }
 }

@@ -1,7 +1,7 @@
 //! The singular value decompositions: `?gesdd`, `?gesvd`, and the steps
 //! of the split `?gesdd` (`?gebrd`, `?bdsdc`, `?ormbr`).
 
-use super::{len, lwork_of, need, need_matrix, or_dummy};
+use super::{array, complex_rwork, len, matrix, need_matrix, or_dummy, work_array};
 use crate::ffi::{LapackSymbols, lapack_int};
 use crate::scalar::{LapackScalar, RealLapack};
 
@@ -62,20 +62,15 @@ pub(crate) fn gesdd<T: LapackScalar>(
     let (mu, nu) = (len("gesdd", "m", m), len("gesdd", "n", n));
     let k = mu.min(nu);
     let (ucols, vrows) = svd_vectors(jobz, m, n);
-    need_matrix("gesdd", "a", a.len(), m, n, lda);
-    need("gesdd", "s", s.len(), k);
+    let a = matrix("gesdd", "a", a, m, n, lda);
+    let s = array("gesdd", "s", s, k);
     if jobz != b'N' {
         need_matrix("gesdd", "u", u.len(), m, ucols, ldu);
         need_matrix("gesdd", "vt", vt.len(), vrows, n, ldvt);
     }
-    let lwork = lwork_of("gesdd", work);
-    need(
-        "gesdd",
-        "rwork",
-        rwork.len(),
-        gesdd_lrwork::<T>(jobz, mu, nu),
-    );
-    need("gesdd", "iwork", iwork.len(), 8 * k);
+    let (work, lwork) = work_array("gesdd", work);
+    let rwork = array("gesdd", "rwork", rwork, gesdd_lrwork::<T>(jobz, mu, nu));
+    let iwork = array("gesdd", "iwork", iwork, 8 * k);
     let (mut du, mut dvt) = ([T::default()], [T::default()]);
     let (u, vt) = (or_dummy(u, &mut du), or_dummy(vt, &mut dvt));
     // SAFETY: `a` is m×n at `lda`, `s` holds min(m,n), `u` and `vt` the
@@ -84,21 +79,7 @@ pub(crate) fn gesdd<T: LapackScalar>(
     // `iwork` what LAPACK needs (checked).
     unsafe {
         T::gesdd(
-            l,
-            jobz,
-            m,
-            n,
-            a.as_mut_ptr(),
-            lda,
-            s.as_mut_ptr(),
-            u.as_mut_ptr(),
-            ldu,
-            vt.as_mut_ptr(),
-            ldvt,
-            work.as_mut_ptr(),
-            lwork,
-            rwork.as_mut_ptr(),
-            iwork.as_mut_ptr(),
+            l, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, iwork,
         )
     }
 }
@@ -133,19 +114,14 @@ pub(crate) fn gesvd<T: LapackScalar>(
 ) -> lapack_int {
     let k = len("gesvd", "m", m.min(n));
     let (ucols, vrows) = svd_vectors(job, m, n);
-    need_matrix("gesvd", "a", a.len(), m, n, lda);
-    need("gesvd", "s", s.len(), k);
+    let a = matrix("gesvd", "a", a, m, n, lda);
+    let s = array("gesvd", "s", s, k);
     if job != b'N' {
         need_matrix("gesvd", "u", u.len(), m, ucols, ldu);
         need_matrix("gesvd", "vt", vt.len(), vrows, n, ldvt);
     }
-    let lwork = lwork_of("gesvd", work);
-    need(
-        "gesvd",
-        "rwork",
-        rwork.len(),
-        if T::IS_COMPLEX { 5 * k } else { 1 },
-    );
+    let (work, lwork) = work_array("gesvd", work);
+    let rwork = complex_rwork::<T>("gesvd", rwork, 5 * k);
     let (mut du, mut dvt) = ([T::default()], [T::default()]);
     let (u, vt) = (or_dummy(u, &mut du), or_dummy(vt, &mut dvt));
     // SAFETY: `a` is m×n at `lda`, `s` holds min(m,n), `u` and `vt` the
@@ -154,20 +130,7 @@ pub(crate) fn gesvd<T: LapackScalar>(
     // 5·min(m,n) for the complex types (checked).
     unsafe {
         T::gesvd(
-            l,
-            job,
-            m,
-            n,
-            a.as_mut_ptr(),
-            lda,
-            s.as_mut_ptr(),
-            u.as_mut_ptr(),
-            ldu,
-            vt.as_mut_ptr(),
-            ldvt,
-            work.as_mut_ptr(),
-            lwork,
-            rwork.as_mut_ptr(),
+            l, job, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork,
         )
     }
 }
@@ -196,29 +159,15 @@ pub(crate) fn gebrd<T: RealLapack>(
     work: &mut [T],
 ) -> lapack_int {
     let k = len("gebrd", "m", m.min(n));
-    need_matrix("gebrd", "a", a.len(), m, n, lda);
-    need("gebrd", "d", d.len(), k);
-    need("gebrd", "e", e.len(), k.saturating_sub(1));
-    need("gebrd", "tauq", tauq.len(), k);
-    need("gebrd", "taup", taup.len(), k);
-    let lwork = lwork_of("gebrd", work);
+    let a = matrix("gebrd", "a", a, m, n, lda);
+    let d = array("gebrd", "d", d, k);
+    let e = array("gebrd", "e", e, k.saturating_sub(1));
+    let tauq = array("gebrd", "tauq", tauq, k);
+    let taup = array("gebrd", "taup", taup, k);
+    let (work, lwork) = work_array("gebrd", work);
     // SAFETY: `a` is m×n at `lda`, `d`, `tauq` and `taup` hold min(m,n),
     // `e` one fewer, and `work` LWORK (checked).
-    unsafe {
-        T::gebrd(
-            l,
-            m,
-            n,
-            a.as_mut_ptr(),
-            lda,
-            d.as_mut_ptr(),
-            e.as_mut_ptr(),
-            tauq.as_mut_ptr(),
-            taup.as_mut_ptr(),
-            work.as_mut_ptr(),
-            lwork,
-        )
-    }
+    unsafe { T::gebrd(l, m, n, a, lda, d, e, tauq, taup, work, lwork) }
 }
 
 /// `?bdsdc` with UPLO = 'U', COMPQ = 'I': the SVD of the n×n upper
@@ -239,28 +188,15 @@ pub(crate) fn bdsdc<T: RealLapack>(
     iwork: &mut [lapack_int],
 ) -> lapack_int {
     let nu = len("bdsdc", "n", n);
-    need("bdsdc", "d", d.len(), nu);
-    need("bdsdc", "e", e.len(), nu.saturating_sub(1));
-    need_matrix("bdsdc", "u", u.len(), n, n, ldu);
-    need_matrix("bdsdc", "vt", vt.len(), n, n, ldvt);
-    need("bdsdc", "work", work.len(), 3 * nu * nu + 4 * nu);
-    need("bdsdc", "iwork", iwork.len(), 8 * nu);
+    let d = array("bdsdc", "d", d, nu);
+    let e = array("bdsdc", "e", e, nu.saturating_sub(1));
+    let u = matrix("bdsdc", "u", u, n, n, ldu);
+    let vt = matrix("bdsdc", "vt", vt, n, n, ldvt);
+    let work = array("bdsdc", "work", work, 3 * nu * nu + 4 * nu);
+    let iwork = array("bdsdc", "iwork", iwork, 8 * nu);
     // SAFETY: `d` holds n, `e` n−1, `u` and `vt` are n×n at `ldu` and
     // `ldvt`, `work` 3n² + 4n and `iwork` 8n (checked).
-    unsafe {
-        T::bdsdc(
-            l,
-            n,
-            d.as_mut_ptr(),
-            e.as_mut_ptr(),
-            u.as_mut_ptr(),
-            ldu,
-            vt.as_mut_ptr(),
-            ldvt,
-            work.as_mut_ptr(),
-            iwork.as_mut_ptr(),
-        )
-    }
+    unsafe { T::bdsdc(l, n, d, e, u, ldu, vt, ldvt, work, iwork) }
 }
 
 /// The rows and columns of `?gebrd`'s reflectors that `?ormbr` reads for
@@ -301,28 +237,15 @@ pub(crate) fn ormbr<T: RealLapack>(
 ) -> lapack_int {
     let nq = if side == b'L' { m } else { n };
     let (rows, cols) = ormbr_reflectors(vect, nq, k);
-    need_matrix("ormbr", "a", a.len(), rows, cols, lda);
-    need("ormbr", "tau", tau.len(), len("ormbr", "k", nq.min(k)));
-    need_matrix("ormbr", "c", c.len(), m, n, ldc);
-    let lwork = lwork_of("ormbr", work);
+    let a = matrix("ormbr", "a", a, rows, cols, lda);
+    let tau = array("ormbr", "tau", tau, len("ormbr", "k", nq.min(k)));
+    let c = matrix("ormbr", "c", c, m, n, ldc);
+    let (work, lwork) = work_array("ormbr", work);
     // SAFETY: `a` holds the reflectors `vect` names at `lda`, `tau`
     // min(nq,k) scalars, `c` is m×n at `ldc` and `work` LWORK (checked).
     unsafe {
         T::ormbr(
-            l,
-            vect,
-            side,
-            trans,
-            m,
-            n,
-            k,
-            a.as_ptr(),
-            lda,
-            tau.as_ptr(),
-            c.as_mut_ptr(),
-            ldc,
-            work.as_mut_ptr(),
-            lwork,
+            l, vect, side, trans, m, n, k, a, lda, tau, c, ldc, work, lwork,
         )
     }
 }
