@@ -187,3 +187,8 @@ fn query_lwork<T: LapackScalar>(
     let mut q = QueryArrays::new();
     workspace(|w| query(&mut q, w))
 }
+
+/// An integer workspace size LAPACK wrote (LIWORK), at least 1.
+fn int_work_size(v: lapack_int) -> usize {
+    usize::try_from(v).unwrap_or(0).max(1)
+}

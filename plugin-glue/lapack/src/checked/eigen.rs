@@ -2,8 +2,9 @@
 //! `?geev`, `?gees`, and the steps of the split `?syevd` (`?stedc`,
 //! `?laed1`, `?ormtr`).
 
-use super::{array, len, matrix, need, need_matrix, or_dummy, work_array};
-use crate::call::QueryArrays;
+use super::{
+    array, int_work_size, len, matrix, need, need_matrix, or_dummy, query_lwork, work_array,
+};
 use crate::ffi::{LapackSymbols, lapack_int};
 use crate::scalar::{ComplexLapack, LapackScalar, RealLapack, RealScalar};
 
@@ -85,12 +86,11 @@ pub(crate) fn syevd_lwork<T: LapackScalar>(
     n: lapack_int,
     lda: lapack_int,
 ) -> (usize, usize, usize) {
-    let mut q = QueryArrays::<T>::new();
-    let (mut qw, mut qrw, mut qiw) = (T::default(), <T::Real as RealScalar>::ZERO, 0);
-    // SAFETY: a workspace query (lwork = lrwork = liwork = -1) reads only
+    let (mut qrw, mut qiw) = (<T::Real as RealScalar>::ZERO, 0);
+    // SAFETY: a workspace query (LWORK = LRWORK = LIWORK = −1) reads only
     // the dims and writes the three optimal sizes; the stand-ins are valid
     // arrays.
-    unsafe {
+    let lwork = query_lwork(|q, w| unsafe {
         T::syevd(
             l,
             jobz,
@@ -99,19 +99,15 @@ pub(crate) fn syevd_lwork<T: LapackScalar>(
             q.t(0),
             lda,
             q.r(0),
-            &mut qw,
+            w,
             -1,
             &mut qrw,
             -1,
             &mut qiw,
             -1,
         )
-    };
-    (
-        qw.work_size().max(1),
-        qrw.real_work_size().max(1),
-        usize::try_from(qiw).unwrap_or(0).max(1),
-    )
+    });
+    (lwork, qrw.real_work_size().max(1), int_work_size(qiw))
 }
 
 /// `?syevd` / `?heevd` on the n×n `a` (`lda`, the `uplo` triangle): the
@@ -334,11 +330,10 @@ pub(crate) fn stedc_lwork<T: RealLapack>(
     n: lapack_int,
     ldz: lapack_int,
 ) -> (usize, usize) {
-    let mut q = QueryArrays::<T>::new();
-    let (mut qw, mut qiw) = (T::ZERO, 0);
-    // SAFETY: a workspace query (lwork = liwork = -1) reads only the dims
+    let mut qiw = 0;
+    // SAFETY: a workspace query (LWORK = LIWORK = −1) reads only the dims
     // and writes the two optimal sizes; the stand-ins are valid arrays.
-    unsafe {
+    let lwork = query_lwork(|q, w| unsafe {
         T::stedc(
             l,
             compz,
@@ -347,16 +342,13 @@ pub(crate) fn stedc_lwork<T: RealLapack>(
             q.t(1),
             q.t(2),
             ldz,
-            &mut qw,
+            w,
             -1,
             &mut qiw,
             -1,
         )
-    };
-    (
-        qw.work_size().max(1),
-        usize::try_from(qiw).unwrap_or(0).max(1),
-    )
+    });
+    (lwork, int_work_size(qiw))
 }
 
 /// `?stedc` with `compz` 'I': the eigensystem of the n×n symmetric
