@@ -39,7 +39,6 @@ macro_rules! lwork_query {
             |$q:ident, $w:ident| $call:expr;
     ) => {
         $(#[$doc])*
-        #[allow(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
         pub(crate) fn $name<T: $bound>(
             $l: &$crate::ffi::LapackSymbols
             $(, $arg: lwork_query!(@type $($ty)?))*

@@ -2,6 +2,11 @@
 //! `?geev`, `?gees`, and the steps of the split `?syevd` (`?stedc`,
 //! `?laed1`, `?ormtr`).
 
+#![expect(
+    clippy::too_many_arguments,
+    reason = "each function mirrors its LAPACK routine"
+)]
+
 use super::{
     array, int_work_size, len, matrix, need, need_matrix, or_dummy, query_lwork, work_array,
 };
@@ -16,7 +21,6 @@ lwork_query! {
 
 /// `?gehrd` on the n×n `a` (`lda`), n−1 scalars into `tau` (none for
 /// n = 1), LWORK = `work.len()`; returns INFO.
-#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
 pub(crate) fn gehrd<T: LapackScalar>(
     l: &LapackSymbols,
     n: lapack_int,
@@ -51,7 +55,6 @@ lwork_query! {
 /// `?sytrd` / `?hetrd` on the n×n `a` (`lda`, the `uplo` triangle): the
 /// diagonal into `d` (n), the off-diagonal into `e` and the scalars into
 /// `tau` (n−1 each, none for n = 1), LWORK = `work.len()`; returns INFO.
-#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
 pub(crate) fn sytrd<T: LapackScalar>(
     l: &LapackSymbols,
     uplo: u8,
@@ -114,7 +117,6 @@ pub(crate) fn syevd_lwork<T: LapackScalar>(
 /// eigenvalues into `w` (n) and, with `jobz` 'V', the eigenvectors over
 /// `a`; LWORK, LRWORK (complex types; 1 for the real ones) and LIWORK are
 /// the lengths of `work`, `rwork` and `iwork`. Returns INFO.
-#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
 pub(crate) fn syevd<T: LapackScalar>(
     l: &LapackSymbols,
     jobz: u8,
@@ -169,7 +171,6 @@ lwork_query! {
 /// and `wi` (n each), left and right eigenvectors (packed) into `vl` and
 /// `vr` (n×n at `ldvl`, `ldvr`) when `jobvl`, `jobvr` are 'V'; LWORK is
 /// `work.len()`. Returns INFO.
-#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
 pub(crate) fn geev_real<T: RealLapack>(
     l: &LapackSymbols,
     jobvl: u8,
@@ -214,7 +215,6 @@ lwork_query! {
 /// (n), left and right eigenvectors into `vl` and `vr` (n×n at `ldvl`,
 /// `ldvr`) when `jobvl`, `jobvr` are 'V'; LWORK is `work.len()`, `rwork`
 /// holds 2n reals. Returns INFO.
-#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
 pub(crate) fn geev_complex<T: ComplexLapack>(
     l: &LapackSymbols,
     jobvl: u8,
@@ -258,7 +258,6 @@ lwork_query! {
 /// Schur form): eigenvalues into `wr` and `wi` (n each), the Schur vectors
 /// into `vs` (n×n at `ldvs`) when `jobvs` is 'V', 0 into `sdim`; LWORK is
 /// `work.len()`. Returns INFO.
-#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
 pub(crate) fn gees_real<T: RealLapack>(
     l: &LapackSymbols,
     jobvs: u8,
@@ -295,7 +294,6 @@ lwork_query! {
 /// Schur form): eigenvalues into `w` (n), the Schur vectors into `vs` (n×n
 /// at `ldvs`) when `jobvs` is 'V', 0 into `sdim`; LWORK is `work.len()`,
 /// `rwork` holds n reals. Returns INFO.
-#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
 pub(crate) fn gees_complex<T: ComplexLapack>(
     l: &LapackSymbols,
     jobvs: u8,
@@ -355,7 +353,6 @@ pub(crate) fn stedc_lwork<T: RealLapack>(
 /// tridiagonal matrix with diagonal `d` (n, eigenvalues out) and
 /// off-diagonal `e` (n−1), eigenvectors into `z` (n×n at `ldz`); LWORK and
 /// LIWORK are the lengths of `work` and `iwork`. Returns INFO.
-#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
 pub(crate) fn stedc<T: RealLapack>(
     l: &LapackSymbols,
     n: lapack_int,
@@ -382,7 +379,6 @@ pub(crate) fn stedc<T: RealLapack>(
 /// from its blocks' eigenvalues `d` (n) and eigenvectors `q` (n×n at
 /// `ldq`) with the permutation `indxq` (n); `work` holds 4n + n² and
 /// `iwork` 4n. Returns INFO.
-#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
 pub(crate) fn laed1<T: RealLapack>(
     l: &LapackSymbols,
     n: lapack_int,
@@ -419,7 +415,6 @@ lwork_query! {
 /// `?ormtr` with SIDE = 'L', TRANS = 'N': `c` (m×n at `ldc`) := Q·`c` for
 /// the Q that `?sytrd` (`uplo`) left in `a` (m×m at `lda`) and `tau`
 /// (m−1); LWORK is `work.len()`. Returns INFO.
-#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
 pub(crate) fn ormtr<T: RealLapack>(
     l: &LapackSymbols,
     uplo: u8,

@@ -1,6 +1,11 @@
 //! The factorisations, QR and solves: `?trsm`, `?getrf`, `?potrf`,
 //! `?geqrf`, `?orgqr`/`?ungqr`, `?ormqr`/`?unmqr`, `?geqp3`, `?gtsv`.
 
+#![expect(
+    clippy::too_many_arguments,
+    reason = "each function mirrors its LAPACK or BLAS routine"
+)]
+
 use super::{array, complex_rwork, len, matrix, need_matrix, or_dummy, work_array};
 use crate::ffi::{LapackSymbols, lapack_int};
 use crate::scalar::LapackScalar;
@@ -8,7 +13,6 @@ use crate::scalar::LapackScalar;
 /// `?trsm` with `alpha = 1`: solves op(A)·X = B (`side` 'L') or
 /// X·op(A) = B ('R') for the m×n `b` (`ldb`), A the k×k triangle of `a`
 /// (`lda`, k = m or n).
-#[expect(clippy::too_many_arguments, reason = "mirrors the BLAS routine")]
 pub(crate) fn trsm<T: LapackScalar>(
     l: &LapackSymbols,
     side: u8,
@@ -93,7 +97,6 @@ lwork_query! {
 /// `?orgqr` / `?ungqr`: the first n columns of Q = H(1)…H(k) over the m×n
 /// `a` (`lda`), from k reflectors and `tau` (k), LWORK = `work.len()`;
 /// returns INFO.
-#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
 pub(crate) fn orgqr<T: LapackScalar>(
     l: &LapackSymbols,
     m: lapack_int,
@@ -114,7 +117,6 @@ pub(crate) fn orgqr<T: LapackScalar>(
 /// `?gtsv`: solves the n×n tridiagonal system with sub-diagonal `dl`,
 /// diagonal `d` and super-diagonal `du` (n−1, n, n−1) for the n×nrhs `b`
 /// (`ldb`), in place; returns INFO.
-#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
 pub(crate) fn gtsv<T: LapackScalar>(
     l: &LapackSymbols,
     n: lapack_int,
@@ -148,7 +150,6 @@ lwork_query! {
 /// from `side` to the m×n `c` (`ldc`), the k reflectors in the columns of
 /// `a` (`lda`; written to and restored by LAPACK) and `tau` (k), LWORK =
 /// `work.len()`; returns INFO.
-#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
 pub(crate) fn ormqr<T: LapackScalar>(
     l: &LapackSymbols,
     side: u8,
@@ -183,7 +184,6 @@ lwork_query! {
 /// and out), min(m,n) scalars into `tau`, LWORK = `work.len()` and, for
 /// the complex types, `rwork` (2n reals; ignored for the real ones);
 /// returns INFO.
-#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
 pub(crate) fn geqp3<T: LapackScalar>(
     l: &LapackSymbols,
     m: lapack_int,

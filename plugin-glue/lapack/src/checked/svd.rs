@@ -1,6 +1,11 @@
 //! The singular value decompositions: `?gesdd`, `?gesvd`, and the steps
 //! of the split `?gesdd` (`?gebrd`, `?bdsdc`, `?ormbr`).
 
+#![expect(
+    clippy::too_many_arguments,
+    reason = "each function mirrors its LAPACK routine"
+)]
+
 use super::{array, complex_rwork, len, matrix, need_matrix, or_dummy, work_array};
 use crate::ffi::{LapackSymbols, lapack_int};
 use crate::scalar::{LapackScalar, RealLapack};
@@ -42,7 +47,6 @@ fn svd_vectors(job: u8, m: lapack_int, n: lapack_int) -> (lapack_int, lapack_int
 /// (`ldu`) and Vᵀ into `vt` (`ldvt`); LWORK is `work.len()`, `rwork` holds
 /// [`gesdd_lrwork`] reals (complex types) and `iwork` 8·min(m,n). Returns
 /// INFO.
-#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
 pub(crate) fn gesdd<T: LapackScalar>(
     l: &LapackSymbols,
     jobz: u8,
@@ -96,7 +100,6 @@ lwork_query! {
 /// none for 'N'), U into `u` (`ldu`) and Vᵀ into `vt` (`ldvt`); LWORK is
 /// `work.len()` and `rwork` holds 5·min(m,n) reals (complex types).
 /// Returns INFO.
-#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
 pub(crate) fn gesvd<T: LapackScalar>(
     l: &LapackSymbols,
     job: u8,
@@ -145,7 +148,6 @@ lwork_query! {
 /// (min(m,n)) and off-diagonal into `e` (min(m,n) − 1), the scalars of Q
 /// and P into `tauq` and `taup` (min(m,n) each); LWORK is `work.len()`.
 /// Returns INFO.
-#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
 pub(crate) fn gebrd<T: RealLapack>(
     l: &LapackSymbols,
     m: lapack_int,
@@ -174,7 +176,6 @@ pub(crate) fn gebrd<T: RealLapack>(
 /// bidiagonal matrix with diagonal `d` (n, singular values out) and
 /// superdiagonal `e` (n−1), singular vectors into `u` and `vt` (n×n at
 /// `ldu`, `ldvt`); `work` holds 3n² + 4n and `iwork` 8n. Returns INFO.
-#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
 pub(crate) fn bdsdc<T: RealLapack>(
     l: &LapackSymbols,
     n: lapack_int,
@@ -219,7 +220,6 @@ lwork_query! {
 /// reflectors in `a` (`lda`) and `tau` (min(nq,k)), to the m×n `c` (`ldc`)
 /// from `side`, transposed with `trans` 'T'; LWORK is `work.len()`.
 /// Returns INFO.
-#[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
 pub(crate) fn ormbr<T: RealLapack>(
     l: &LapackSymbols,
     vect: u8,
