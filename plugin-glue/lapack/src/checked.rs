@@ -151,6 +151,19 @@ fn array<A: Array>(routine: &str, what: &str, a: A, n: usize) -> A::Ptr {
     a.ptr()
 }
 
+/// The pointer to `s` once it holds `n` elements, or to `dummy` when `s`
+/// is empty (see [`or_dummy`]).
+fn array_or_dummy<T>(
+    routine: &str,
+    what: &str,
+    s: &mut [T],
+    n: usize,
+    dummy: &mut [T; 1],
+) -> *mut T {
+    need(routine, what, s.len(), n);
+    or_dummy(s, dummy)
+}
+
 /// The pointer to `a` once it holds a `rows × cols` matrix at `ld` (see
 /// [`need_matrix`]).
 fn matrix<A: Array>(

@@ -8,7 +8,8 @@
 )]
 
 use super::{
-    array, int_work_size, len, matrix, need, need_matrix, or_dummy, query_lwork, work_array,
+    array, array_or_dummy, int_work_size, len, matrix, need_matrix, or_dummy, query_lwork,
+    work_array,
 };
 use crate::ffi::{LapackSymbols, lapack_int};
 use crate::scalar::{ComplexLapack, LapackScalar, RealLapack, RealScalar};
@@ -31,16 +32,11 @@ pub(crate) fn gehrd<T: LapackScalar>(
     tau: &mut [T],
     work: &mut [T],
 ) -> lapack_int {
-    let a = matrix("gehrd", "a", a, n, n, lda);
-    need(
-        "gehrd",
-        "tau",
-        tau.len(),
-        len("gehrd", "n", n).saturating_sub(1),
-    );
-    let (work, lwork) = work_array("gehrd", work);
     let mut dummy = [T::default()];
-    let tau = or_dummy(tau, &mut dummy);
+    let a = matrix("gehrd", "a", a, n, n, lda);
+    let reflectors = len("gehrd", "n", n).saturating_sub(1);
+    let tau = array_or_dummy("gehrd", "tau", tau, reflectors, &mut dummy);
+    let (work, lwork) = work_array("gehrd", work);
     // SAFETY: `a` is n×n at `lda`, `tau` holds n−1 (a valid dummy when
     // n = 1, where LAPACK writes nothing) and `work` LWORK (checked).
     unsafe { T::gehrd(l, n, ilo, ihi, a, lda, tau, work, lwork) }
@@ -67,13 +63,12 @@ pub(crate) fn sytrd<T: LapackScalar>(
     work: &mut [T],
 ) -> lapack_int {
     let nu = len("sytrd", "n", n);
+    let (mut de, mut dt) = ([<T::Real as Default>::default()], [T::default()]);
     let a = matrix("sytrd", "a", a, n, n, lda);
     let d = array("sytrd", "d", d, nu);
-    need("sytrd", "e", e.len(), nu.saturating_sub(1));
-    need("sytrd", "tau", tau.len(), nu.saturating_sub(1));
+    let e = array_or_dummy("sytrd", "e", e, nu.saturating_sub(1), &mut de);
+    let tau = array_or_dummy("sytrd", "tau", tau, nu.saturating_sub(1), &mut dt);
     let (work, lwork) = work_array("sytrd", work);
-    let (mut de, mut dt) = ([<T::Real as Default>::default()], [T::default()]);
-    let (e, tau) = (or_dummy(e, &mut de), or_dummy(tau, &mut dt));
     // SAFETY: `a` is n×n at `lda`, `d` holds n, `e` and `tau` n−1 (valid
     // dummies when n = 1, where LAPACK writes nothing to them) and `work`
     // LWORK (checked).
