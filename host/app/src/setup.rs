@@ -40,7 +40,7 @@ pub struct Setup {
     /// Trusted native handlers.
     pub natives: Vec<NativeSpec>,
     /// The guests folders, in order: an earlier folder wins a target that
-    /// several serve. Empty: [`Sandbox::default_guests_dir`].
+    /// several serve. Empty: [`default_guests_dir`].
     pub guests: Vec<PathBuf>,
     /// Which guest targets are registered.
     pub policy: AllowList,
