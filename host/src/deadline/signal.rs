@@ -560,6 +560,12 @@ pub(crate) fn arm(deadline: Option<Instant>, ranges: &CodeRanges) -> Armed {
             generation: 0,
         };
     }
+    // No host call of ours is running here (this is an outermost guest
+    // call): forget any count left by calls that ended inside one, on
+    // their deadline, under another engine's epochs (they arm nothing, so
+    // nothing reset it).
+    slot.in_host.store(0, Ordering::Relaxed);
+    slot.rewritten.store(0, Ordering::Relaxed);
     let generation = slot.last.load(Ordering::Relaxed) + 1;
     slot.last.store(generation, Ordering::Relaxed);
     let deadline = deadline.map_or(u64::MAX, nanos_since_start);
@@ -675,6 +681,28 @@ mod tests {
     #[test]
     fn a_spinning_loop_is_interrupted() {
         install().unwrap();
+    }
+
+    /// A call that ends on its deadline inside a host call leaves that host
+    /// call counted (under epochs nothing is armed to forget it): the next
+    /// outermost call starts from zero, or the handler would never stop its
+    /// builtins.
+    #[test]
+    fn an_outermost_call_forgets_host_calls_left_counted() {
+        install().unwrap();
+        let ranges = CodeRanges::default();
+        drop(arm(None, &ranges));
+        let slot = OWNER.with(|owner| Arc::clone(&owner.0));
+        host_code_entered();
+        host_code_entered();
+        host_code_left();
+        assert_eq!(slot.in_host.load(Ordering::Relaxed), 1);
+        let armed = arm(None, &ranges);
+        assert_eq!(slot.in_host.load(Ordering::Relaxed), 0);
+        host_code_entered();
+        assert_eq!(slot.in_host.load(Ordering::Relaxed), 1);
+        drop(armed);
+        assert_eq!(slot.in_host.load(Ordering::Relaxed), 0);
     }
 
     /// A thread interrupted on another stack (an alternate signal stack,
