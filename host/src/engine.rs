@@ -271,8 +271,8 @@ impl Engine {
     }
 
     /// The module of `bytes`: from the compile cache when there is one and
-    /// it holds a verified entry, else compiled.
-    /// Compiles on the compile threads ([`Engine::on_compile_threads`]).
+    /// it holds a verified entry, else compiled, on the compile threads
+    /// ([`Engine::on_compile_threads`]).
     pub(crate) fn compile(&self, bytes: &[u8]) -> wasmtime::Result<wasmtime::Module> {
         self.on_compile_threads(|| match self.inner.cache.get() {
             Some(cache) => cache.module(&self.inner.wasm, bytes),

@@ -123,9 +123,7 @@ impl Guest {
     /// [`Error::Io`] if the file cannot be read, otherwise the first check
     /// that fails (see [`Guest`] for the list).
     pub fn load(engine: &Engine, path: &Path) -> Result<Guest> {
-        Guest::load_detailed(engine, path, None)
-            .map(Loaded::compiled)
-            .map_err(|rejected| rejected.error)
+        Guest::load_or_reject(engine, path).map_err(|rejected| rejected.error)
     }
 
     /// [`Guest::load`], keeping the declared targets of a rejected file.
