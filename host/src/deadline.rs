@@ -60,6 +60,8 @@ mod signal {
 
     pub(crate) fn host_code_entered() {}
 
+    pub(crate) fn host_code_resumed() {}
+
     pub(crate) fn host_code_left() {}
 }
 
@@ -112,6 +114,19 @@ pub(crate) fn host_call_returns() -> wasmtime::Result<()> {
     check()?;
     signal::host_code_left();
     Ok(())
+}
+
+/// The store's call hook on entry to guest code (an outermost call, or
+/// guest code a host function calls): guest code runs, the signal
+/// mechanism may stop its builtins.
+pub(crate) fn guest_call_starts() {
+    signal::host_code_left();
+}
+
+/// The store's call hook on return from guest code: whoever called it (a
+/// host function, or the host after the outermost call) runs again.
+pub(crate) fn guest_call_returns() {
+    signal::host_code_resumed();
 }
 
 impl Interrupt {

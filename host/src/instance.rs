@@ -148,7 +148,14 @@ impl Instance {
         store.call_hook(|_, hook| match hook {
             CallHook::CallingHost => deadline::host_call_starts(),
             CallHook::ReturningFromHost => deadline::host_call_returns(),
-            CallHook::CallingWasm | CallHook::ReturningFromWasm => Ok(()),
+            CallHook::CallingWasm => {
+                deadline::guest_call_starts();
+                Ok(())
+            }
+            CallHook::ReturningFromWasm => {
+                deadline::guest_call_returns();
+                Ok(())
+            }
         });
         let active = engine.ticker().enter(
             &mut store,

@@ -109,4 +109,66 @@ fn deadlines_inside_builtins_leave_their_frames_unwindable() {
         "{calls} calls stopped inside builtins in {:?}",
         started.elapsed()
     );
+
+    // Guest code that host code calls is guest code again: the guest's
+    // `cyxla_alloc`, which `XLA_FFI_Error_GetMessage` calls for its copy of
+    // the message, loops on `memory.fill` here. Inside that host function
+    // the handler rewrites nothing, but inside the guest code it calls it
+    // must, or the loop would run far past the deadline.
+    let nested = guest_wat(&format!("{HANDLERS} {BUILTIN_LOOPS} {NESTED}"), &[
+        ("n_fill", "fill_in_alloc"),
+        ("n_double", "double"),
+    ])
+    .replacen("(module", &format!("(module {GET_MESSAGE}"), 1)
+    .replacen(
+        "(local $p i32) (local $end i32) (local $have i32)",
+        "(local $p i32) (local $end i32) (local $have i32)
+         (if (global.get $evil)
+           (then (loop $l (memory.fill (i32.const 65536) (i32.const 7) (i32.const 268435456)) (br $l))))",
+        1,
+    );
+    let mut limits = test_limits();
+    limits.interrupt = Interrupt::Signal;
+    limits.call_timeout = Duration::from_millis(30);
+    limits.memory_bytes = 300 << 20;
+    let (_dir2, nested_sandbox) = sandbox_with(&[("n.wasm", wasm(&nested))], limits);
+    for round in 0..20 {
+        let call_started = Instant::now();
+        let error = expect_error(&handler(&nested_sandbox, "n_fill"), &vector_call(&[1.0]));
+        let took = call_started.elapsed();
+        assert_eq!(
+            error.code,
+            ErrorCode::DeadlineExceeded,
+            "round {round}: {}",
+            error.message
+        );
+        assert!(took < Duration::from_secs(3), "round {round}: {took:?}");
+        run_double(&handler(&nested_sandbox, "n_double"));
+    }
 }
+
+/// `XLA_FFI_Error_GetMessage`, for [`NESTED`].
+const GET_MESSAGE: &str = r#"
+  (import "cyxla" "error_get_message" (func $error_get_message (param i32)))
+"#;
+
+/// `fill_in_alloc`: creates an error and asks for its message with the flag
+/// `$evil` set, which makes `cyxla_alloc` (called by the host for the
+/// message's copy) loop on `memory.fill`.
+const NESTED: &str = r#"
+  (global $evil (mut i32) (i32.const 0))
+  (func (export "fill_in_alloc") (param i32) (result i32)
+    (if (i32.lt_u (memory.size) (i32.const 4224))
+      (then (drop (memory.grow (i32.sub (i32.const 4224) (memory.size))))))
+    (i32.store (i32.const 2048) (i32.const 16))
+    (i32.store (i32.const 2052) (i32.const 0))
+    (i32.store (i32.const 2056) (i32.const 2100))
+    (i32.store (i32.const 2060) (i32.const 3))
+    (i32.store (i32.const 2080) (i32.const 16))
+    (i32.store (i32.const 2084) (i32.const 0))
+    (i32.store (i32.const 2088) (call $error_create (i32.const 2048)))
+    (i32.store (i32.const 2092) (i32.const 0))
+    (global.set $evil (i32.const 1))
+    (call $error_get_message (i32.const 2080))
+    (i32.const 0))
+"#;

@@ -40,7 +40,10 @@
 //!    Rust backtrace under `RUST_BACKTRACE=1`, and unwinding through a
 //!    rewritten return address died of SIGSEGV (`tests/signal_builtins.rs`).
 //!    Builtins without the hook (`memory.fill`, `memory.copy`) run no code
-//!    of ours: nothing unwinds there.
+//!    of ours: nothing unwinds there. Guest code that host code calls (a
+//!    host function calling the guest's `cyxla_alloc`) is guest code again:
+//!    the hook on calling and returning from wasm counts it out and back
+//!    in ([`host_code_left`], [`host_code_resumed`]).
 //!
 //! Every wasm function body is a place where wasmtime can already trap (any
 //! load or store can), and an instance that trapped is discarded, so
@@ -387,8 +390,24 @@ pub(crate) fn host_code_entered() {
     }
 }
 
-/// Host code of ours returns to guest code on this thread (see
-/// [`host_code_entered`]).
+/// Host code of ours resumes on this thread after guest code it called
+/// returned (the store's call hook on returning from wasm): counted as in
+/// [`host_code_entered`]. A word the handler rewrote in that guest code
+/// belongs to a frame that is gone: it is forgotten, not put back.
+pub(crate) fn host_code_resumed() {
+    let slot = CURRENT.with(Cell::get);
+    if slot.is_null() {
+        return;
+    }
+    // SAFETY: `CURRENT` points at this thread's slot, kept alive by `OWNER`.
+    let slot = unsafe { &*slot };
+    slot.in_host.fetch_add(1, Ordering::Relaxed);
+    std::sync::atomic::compiler_fence(Ordering::SeqCst);
+    slot.rewritten.store(0, Ordering::Relaxed);
+}
+
+/// Host code of ours returns to guest code, or calls guest code, on this
+/// thread (see [`host_code_entered`]).
 pub(crate) fn host_code_left() {
     let slot = CURRENT.with(Cell::get);
     if slot.is_null() {
