@@ -39,29 +39,26 @@ also checked here against a pure-``jax.numpy`` implementation (forward and
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
-import os
 import pathlib
 import sys
 import warnings
-from typing import Any, Callable
+from typing import Any
 
-# Must be set before jax is imported.
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# Sets JAX up (CPU, 64-bit types, no source locations): before jax is imported.
+from programs_common import (
+    XLA_DTYPE_NAMES,
+    Program,
+    clear_generated,
+    expected_error,
+    lower,
+    write_checked_program,
+    write_manifest,
+)
 
 import numpy as np  # noqa: E402
 
 import jax  # noqa: E402
-import jaxlib  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
-from jax import export  # noqa: E402
-
-# float64 operands (scale_any, tridiag_solve) and echo_attrs' f64 output.
-jax.config.update("jax_enable_x64", True)
-# No Python frames in MLIR locations: nothing of this machine ends up in the
-# programs.
-jax.config.update("jax_traceback_in_locations_limit", 0)
 
 HERE = pathlib.Path(__file__).resolve().parent
 PROGRAMS = HERE / "programs"
@@ -71,21 +68,6 @@ SEED = 20250811
 
 # The `eps` attribute of every rms_norm call, exactly as the guest sees it.
 EPS = np.float32(1e-5)
-
-XLA_DTYPE_NAMES = {
-    "bool": "pred",
-    "int8": "s8",
-    "int16": "s16",
-    "int32": "s32",
-    "int64": "s64",
-    "uint8": "u8",
-    "uint16": "u16",
-    "uint32": "u32",
-    "uint64": "u64",
-    "float16": "f16",
-    "float32": "f32",
-    "float64": "f64",
-}
 
 # XLA_FFI_DataType values (echo_attrs writes them).
 XLA_FFI_DTYPE = {
@@ -102,29 +84,8 @@ XLA_FFI_DTYPE = {
     "float64": 12,
 }
 
-# absl / XLA status codes.
-ERROR_CODES = {"INVALID_ARGUMENT": 3, "RESOURCE_EXHAUSTED": 8, "INTERNAL": 13}
-
-EXACT = {"rtol": 0.0, "atol": 0.0}
 # The issue's bar for rms_norm through a guest against the native reference.
 RMS_TOL = {"rtol": 1e-6, "atol": 0.0}
-
-
-@dataclasses.dataclass
-class Program:
-    """One test program."""
-
-    name: str
-    description: str
-    fn: Callable[..., Any]
-    inputs: list[np.ndarray]
-    # numpy oracle: inputs -> expected outputs (None when an error is expected)
-    oracle: Callable[..., list[np.ndarray]] | None
-    targets: list[str]
-    tolerance: dict[str, float] = dataclasses.field(default_factory=lambda: dict(EXACT))
-    expect_error: dict[str, Any] | None = None
-    # jax.jit's donate_argnums: these inputs are donated to the program.
-    donate_argnums: tuple[int, ...] = ()
 
 
 def rng_for(name: str) -> np.random.Generator:
@@ -134,15 +95,6 @@ def rng_for(name: str) -> np.random.Generator:
 
 def f32_normal(name: str, shape: tuple[int, ...]) -> np.ndarray:
     return rng_for(name).standard_normal(shape).astype(np.float32)
-
-
-def error(stage: str, code: str, *, message: str | None = None, contains: str | None = None):
-    e: dict[str, Any] = {"stage": stage, "code": code, "code_value": ERROR_CODES[code]}
-    if message is not None:
-        e["message"] = message
-    if contains is not None:
-        e["message_contains"] = contains
-    return e
 
 
 # --------------------------------------------------------------------------
@@ -282,7 +234,7 @@ def rms_programs() -> list[Program]:
             inputs=[np.array(1.5, np.float32)],
             oracle=None,
             targets=["rms_norm"],
-            expect_error=error(
+            expect_error=expected_error(
                 "execute",
                 "INVALID_ARGUMENT",
                 message="target `rms_norm` (guest rms_norm.wasm): "
@@ -628,7 +580,7 @@ def inplace_programs() -> list[Program]:
             inputs=[f32_normal("aliasing_cpp_unaliased", (2, 8))],
             oracle=None,
             targets=["aliasing_cpp"],
-            expect_error=error(
+            expect_error=expected_error(
                 "execute",
                 "INVALID_ARGUMENT",
                 message=f"target `aliasing_cpp` (guest inplace_set0_cpp.wasm): {aliasing_error}",
@@ -668,7 +620,7 @@ def other_programs() -> list[Program]:
             inputs=[f32_normal("fail", (4,))],
             oracle=None,
             targets=["fail"],
-            expect_error=error(
+            expect_error=expected_error(
                 "execute",
                 "RESOURCE_EXHAUSTED",
                 message="target `fail` (guest trap.wasm): tenant quota exceeded",
@@ -682,7 +634,7 @@ def other_programs() -> list[Program]:
             inputs=[f32_normal("trap", (4,))],
             oracle=None,
             targets=["trap"],
-            expect_error=error(
+            expect_error=expected_error(
                 "execute",
                 "INTERNAL",
                 contains="target `trap` (guest trap.wasm): trapped: wasm `unreachable` "
@@ -708,92 +660,13 @@ def programs() -> list[Program]:
 # --------------------------------------------------------------------------
 
 
-def named(p: Program) -> Callable[..., Any]:
-    """``p.fn`` wrapped and renamed after the program: the module becomes
-    ``@jit_<name>``."""
-
-    def fn(*args):
-        return p.fn(*args)
-
-    fn.__name__ = fn.__qualname__ = p.name
-    return fn
-
-
-def lower(p: Program) -> export.Exported:
-    checks = [export.DisabledSafetyCheck.custom_call(t) for t in p.targets]
-    args = [jax.ShapeDtypeStruct(x.shape, x.dtype) for x in p.inputs]
-    fn = jax.jit(named(p), donate_argnums=p.donate_argnums)
-    return export.export(fn, platforms=["cpu"], disabled_checks=checks)(*args)
-
-
-def tensor_entry(file: str | None, dtype: Any, shape: tuple[int, ...]) -> dict[str, Any]:
-    dtype = np.dtype(dtype)
-    return {
-        "file": None if file is None else f"{SUBDIR}/{file}",
-        "dtype": dtype.name,
-        "xla_dtype": XLA_DTYPE_NAMES[dtype.name],
-        "descr": dtype.str,
-        "shape": [int(d) for d in shape],
-    }
-
-
-def check_clean(p: Program, text: str, bytecode: bytes) -> None:
-    """Refuses programs that carry source locations of this machine."""
-    for needle in (".py", str(HERE), str(pathlib.Path.home())):
-        if needle in text or needle.encode() in bytecode:
-            sys.exit(f"{p.name}: lowered program contains {needle!r} (a source location)")
-
-
 def write_program(p: Program, out: pathlib.Path) -> dict[str, Any]:
     exp = lower(p)
-    text = exp.mlir_module()
-    bytecode = exp.mlir_module_serialized
-    check_clean(p, text, bytecode)
     called = {line.split("stablehlo.custom_call @", 1)[1].split("(", 1)[0]
-              for line in text.splitlines() if "stablehlo.custom_call @" in line}
+              for line in exp.mlir_module().splitlines() if "stablehlo.custom_call @" in line}
     if called != set(p.targets):
         sys.exit(f"{p.name}: the lowered program calls {sorted(called)}, expected {p.targets}")
-
-    (out / f"{p.name}.mlir").write_text(text)
-    (out / f"{p.name}.mlirbc").write_bytes(bytecode)
-
-    inputs = []
-    for k, x in enumerate(p.inputs):
-        assert x.dtype == exp.in_avals[k].dtype and x.shape == exp.in_avals[k].shape, p.name
-        name = f"{p.name}.in{k}.npy"
-        np.save(out / name, x, allow_pickle=False)
-        inputs.append(tensor_entry(name, x.dtype, x.shape))
-
-    outputs = []
-    expected = p.oracle(*p.inputs) if p.oracle else None
-    if expected is not None and len(expected) != len(exp.out_avals):
-        sys.exit(f"{p.name}: oracle gives {len(expected)} outputs, the program {len(exp.out_avals)}")
-    for k, aval in enumerate(exp.out_avals):
-        name = None
-        if expected is not None:
-            e = np.asarray(expected[k])
-            if e.dtype != aval.dtype or e.shape != aval.shape:
-                sys.exit(
-                    f"{p.name}: oracle output {k} is {e.dtype}{list(e.shape)}, "
-                    f"the program's {aval.dtype}{list(aval.shape)}"
-                )
-            name = f"{p.name}.out{k}.npy"
-            # np.ascontiguousarray would turn rank 0 into rank 1.
-            np.save(out / name, np.array(e, order="C"), allow_pickle=False)
-        outputs.append(tensor_entry(name, aval.dtype, aval.shape))
-
-    return {
-        "name": p.name,
-        "description": p.description,
-        "mlir": f"{SUBDIR}/{p.name}.mlir",
-        "mlirbc": f"{SUBDIR}/{p.name}.mlirbc",
-        "targets": p.targets,
-        "inputs": inputs,
-        "outputs": outputs,
-        "tolerance": p.tolerance,
-        "expect_error": p.expect_error,
-        "oracle": "none (an error is expected)" if p.expect_error else "numpy (float64, rounded once)",
-    }
+    return write_checked_program(p, exp, out, subdir=f"{SUBDIR}/", oracle="numpy (float64, rounded once)")
 
 
 def check_tridiag_oracle() -> None:
@@ -806,22 +679,12 @@ def check_tridiag_oracle() -> None:
 
 def generate(out: pathlib.Path) -> None:
     check_tridiag_oracle()
-    out.mkdir(parents=True, exist_ok=True)
-    for pattern in ("*.mlir", "*.mlirbc", "*.npy", "manifest.json"):
-        for f in out.glob(pattern):
-            f.unlink()
+    clear_generated(out, ("*.mlir", "*.mlirbc", "*.npy", "manifest.json"))
     progs = programs()
     names = [p.name for p in progs]
     if len(set(names)) != len(names):
         sys.exit(f"duplicate program names: {names}")
-    manifest = {
-        "generator": "tests/gen_guest_programs.py",
-        "regenerate": ".venv/bin/python tests/gen_guest_programs.py",
-        "jax_version": jax.__version__,
-        "jaxlib_version": jaxlib.__version__,
-        "programs": [write_program(p, out) for p in progs],
-    }
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    write_manifest(out, "tests/gen_guest_programs.py", [write_program(p, out) for p in progs])
 
 
 def main() -> None:

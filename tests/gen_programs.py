@@ -45,80 +45,32 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import dataclasses
-import json
-import os
 import pathlib
 import sys
-from typing import Any, Callable
+from typing import Any
 
-# Must be set before jax is imported.
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# Sets JAX up (CPU, 64-bit types, no source locations): before jax is imported.
+from programs_common import (
+    EXACT,
+    Program,
+    clear_generated,
+    expected_error,
+    ffi_call_like,
+    lower,
+    named,
+    write_checked_program,
+    write_manifest,
+)
 
 import numpy as np  # noqa: E402
 
 import jax  # noqa: E402
-import jaxlib  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
-from jax import export  # noqa: E402
-
-# 64-bit types (int64, uint64, float64, complex128) are needed by the dtype
-# programs and the attributes.
-jax.config.update("jax_enable_x64", True)
-# No Python frames in MLIR locations: nothing of this machine (file paths) or
-# of this script (line numbers) ends up in the programs. Name locations such
-# as loc("jit(f)/ffi_call") remain.
-jax.config.update("jax_traceback_in_locations_limit", 0)
 
 HERE = pathlib.Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "programs"
 SEED = 20240611
 MULTI_DEVICE_COUNT = 4
-
-# XLA's names (as plugin-glue's DType::name() prints them) of numpy dtypes.
-XLA_DTYPE_NAMES = {
-    "bool": "pred",
-    "int8": "s8",
-    "int16": "s16",
-    "int32": "s32",
-    "int64": "s64",
-    "uint8": "u8",
-    "uint16": "u16",
-    "uint32": "u32",
-    "uint64": "u64",
-    "float16": "f16",
-    "float32": "f32",
-    "float64": "f64",
-    "complex64": "c64",
-    "complex128": "c128",
-}
-
-# absl / XLA status codes.
-ERROR_CODES = {"NOT_FOUND": 5, "FAILED_PRECONDITION": 9}
-
-EXACT = {"rtol": 0.0, "atol": 0.0}
-
-
-@dataclasses.dataclass
-class Program:
-    """One test program."""
-
-    name: str
-    description: str
-    fn: Callable[..., Any]
-    inputs: list[np.ndarray]
-    # numpy oracle: inputs -> expected outputs (None when an error is expected)
-    oracle: Callable[..., list[np.ndarray]] | None
-    targets: list[str] = dataclasses.field(default_factory=list)
-    tolerance: dict[str, float] = dataclasses.field(default_factory=lambda: dict(EXACT))
-    expect_error: dict[str, Any] | None = None
-    # Extra manifest entries (e.g. how replicas differ).
-    notes: dict[str, Any] = dataclasses.field(default_factory=dict)
-
-
-def ffi(target: str, x: jax.Array, **attrs: Any) -> jax.Array:
-    """``jax.ffi.ffi_call(target, ...)(x, **attrs)`` with one result shaped like ``x``."""
-    return jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(x.shape, x.dtype))(x, **attrs)
 
 
 # --------------------------------------------------------------------------
@@ -273,7 +225,7 @@ def programs() -> list[Program]:
             "out = x * f32 + float32(c), c = f64 + 2*i32 + 3*i64 + 5*flag + 7*len(name) "
             "+ sum (k+1)*arr[k] + 11*dct.Bias + 13*dct.count + 17*len(dct.label) "
             "+ 19*dct.weight",
-            fn=lambda x: ffi("cyxla_test_attrs", x, **ATTRS),
+            fn=lambda x: ffi_call_like("cyxla_test_attrs", x, **ATTRS),
             inputs=[f32_normal("attrs", (2, 3))],
             oracle=attrs_oracle,
             targets=["cyxla_test_attrs"],
@@ -282,36 +234,30 @@ def programs() -> list[Program]:
         Program(
             name="fail",
             description="cyxla_test_fail, which always fails with FAILED_PRECONDITION",
-            fn=lambda x: ffi("cyxla_test_fail", x, reason="the fail program"),
+            fn=lambda x: ffi_call_like("cyxla_test_fail", x, reason="the fail program"),
             inputs=[f32_normal("fail", (4,))],
             oracle=None,
             targets=["cyxla_test_fail"],
-            expect_error={
-                "stage": "execute",
-                "code": "FAILED_PRECONDITION",
-                "code_value": ERROR_CODES["FAILED_PRECONDITION"],
-                "message": "cyxla_test_fail: deliberate failure for the fail program",
-            },
+            expect_error=expected_error(
+                "execute",
+                "FAILED_PRECONDITION",
+                message="cyxla_test_fail: deliberate failure for the fail program",
+            ),
         ),
         Program(
             name="unknown_target",
             description="custom call to cyxla_test_not_registered, for which no handler exists",
-            fn=lambda x: ffi("cyxla_test_not_registered", x),
+            fn=lambda x: ffi_call_like("cyxla_test_not_registered", x),
             inputs=[f32_normal("unknown_target", (4,))],
             oracle=None,
             targets=["cyxla_test_not_registered"],
-            expect_error={
-                "stage": "compile",
-                "code": "NOT_FOUND",
-                "code_value": ERROR_CODES["NOT_FOUND"],
-                "message_contains": "cyxla_test_not_registered",
-            },
+            expect_error=expected_error("compile", "NOT_FOUND", contains="cyxla_test_not_registered"),
         ),
         Program(
             name="add_one",
             description="cyxla_test_add_one: out = x + 1 over f32[8]; also run replicated "
             f"on {MULTI_DEVICE_COUNT} devices (same output on each)",
-            fn=lambda x: ffi("cyxla_test_add_one", x),
+            fn=lambda x: ffi_call_like("cyxla_test_add_one", x),
             inputs=[f32_normal("add_one", (8,))],
             oracle=lambda x: [(x + np.float32(1)).astype(np.float32)],
             targets=["cyxla_test_add_one"],
@@ -319,7 +265,7 @@ def programs() -> list[Program]:
         Program(
             name="add_one_scalar",
             description="cyxla_test_add_one on a rank-0 f32 (the handler sees rank 0)",
-            fn=lambda x: ffi("cyxla_test_add_one", x),
+            fn=lambda x: ffi_call_like("cyxla_test_add_one", x),
             inputs=[np.array(2.5, np.float32)],
             oracle=lambda x: [(x + np.float32(1)).astype(np.float32)],
             targets=["cyxla_test_add_one"],
@@ -327,7 +273,7 @@ def programs() -> list[Program]:
         Program(
             name="copy16",
             description="cyxla_test_copy16: out = x over f32[16] (bench kernel)",
-            fn=lambda x: ffi("cyxla_test_copy16", x),
+            fn=lambda x: ffi_call_like("cyxla_test_copy16", x),
             inputs=[f32_normal("copy16", (16,))],
             oracle=lambda x: [x.copy()],
             targets=["cyxla_test_copy16"],
@@ -336,7 +282,7 @@ def programs() -> list[Program]:
             name="device",
             description="cyxla_test_device: out = x + device ordinal over f32[8]; the expected "
             "output is device 0's, on device d it is x + d",
-            fn=lambda x: ffi("cyxla_test_device", x),
+            fn=lambda x: ffi_call_like("cyxla_test_device", x),
             inputs=[f32_normal("device", (8,))],
             oracle=lambda x: [(x + np.float32(0)).astype(np.float32)],
             targets=["cyxla_test_device"],
@@ -373,30 +319,6 @@ def programs() -> list[Program]:
 # --------------------------------------------------------------------------
 
 
-def named(p: Program) -> Callable[..., Any]:
-    """``p.fn`` (a Python function; its parameter names name the arguments)
-    renamed after the program: the module becomes ``@jit_<name>``."""
-    p.fn.__name__ = p.fn.__qualname__ = p.name
-    return p.fn
-
-
-def lower(p: Program) -> export.Exported:
-    checks = [export.DisabledSafetyCheck.custom_call(t) for t in p.targets]
-    args = [jax.ShapeDtypeStruct(x.shape, x.dtype) for x in p.inputs]
-    return export.export(jax.jit(named(p)), platforms=["cpu"], disabled_checks=checks)(*args)
-
-
-def tensor_entry(file: str | None, dtype: np.dtype, shape: tuple[int, ...]) -> dict[str, Any]:
-    dtype = np.dtype(dtype)
-    return {
-        "file": file,
-        "dtype": dtype.name,
-        "xla_dtype": XLA_DTYPE_NAMES[dtype.name],
-        "descr": dtype.str,
-        "shape": [int(d) for d in shape],
-    }
-
-
 def as_list(outs: Any) -> list[Any]:
     return list(outs) if isinstance(outs, (tuple, list)) else [outs]
 
@@ -416,96 +338,31 @@ def check_close(p: Program, k: int, expected: np.ndarray, got: np.ndarray, who: 
         sys.exit(f"{p.name}: output {k} from {who} differs from the oracle:\n{got}\nvs\n{expected}")
 
 
-def check_clean_text(p: Program, text: str, bytecode: bytes) -> None:
-    """Refuses programs that carry source locations of this machine."""
-    for needle in (".py", str(HERE), str(pathlib.Path.home())):
-        if needle in text or needle.encode() in bytecode:
-            sys.exit(f"{p.name}: lowered program contains {needle!r} (a source location)")
-
-
 def write_program(p: Program, out: pathlib.Path) -> dict[str, Any]:
-    exp = lower(p)
+    exp = lower(p, keep_parameter_names=True)
     text = exp.mlir_module()
-    bytecode = exp.mlir_module_serialized
-    check_clean_text(p, text, bytecode)
     for t in p.targets:
         if f"stablehlo.custom_call @{t}(" not in text:
             sys.exit(f"{p.name}: custom call to {t} missing from the lowered program")
     if "stablehlo.custom_call" in text and not p.targets:
         sys.exit(f"{p.name}: unexpected custom call in the lowered program")
-
-    (out / f"{p.name}.mlir").write_text(text)
-    (out / f"{p.name}.mlirbc").write_bytes(bytecode)
-
-    inputs = []
-    for k, x in enumerate(p.inputs):
-        assert x.dtype == exp.in_avals[k].dtype and x.shape == exp.in_avals[k].shape
-        name = f"{p.name}.in{k}.npy"
-        np.save(out / name, x, allow_pickle=False)
-        inputs.append(tensor_entry(name, x.dtype, x.shape))
-
-    outputs = []
-    expected = p.oracle(*p.inputs) if p.oracle else None
-    if expected is not None and len(expected) != len(exp.out_avals):
-        sys.exit(f"{p.name}: oracle gives {len(expected)} outputs, the program {len(exp.out_avals)}")
-    for k, aval in enumerate(exp.out_avals):
-        name = None
-        if expected is not None:
-            e = expected[k]
-            if e.dtype != aval.dtype or e.shape != aval.shape:
-                sys.exit(
-                    f"{p.name}: oracle output {k} is {e.dtype}{list(e.shape)}, "
-                    f"the program's {aval.dtype}{list(aval.shape)}"
-                )
-            name = f"{p.name}.out{k}.npy"
-            # np.ascontiguousarray would turn rank 0 into rank 1.
-            np.save(out / name, np.array(e, order="C"), allow_pickle=False)
-        outputs.append(tensor_entry(name, aval.dtype, aval.shape))
+    entry = write_checked_program(
+        p, exp, out, oracle="numpy" if p.targets else "numpy, checked against JAX"
+    )
 
     # Programs without custom calls: JAX is a second oracle.
-    if expected is not None and not p.targets:
-        for k, got in enumerate(as_list(jax.jit(named(p))(*p.inputs))):
+    if p.oracle and not p.targets:
+        expected = p.oracle(*p.inputs)
+        for k, got in enumerate(as_list(jax.jit(named(p, keep_parameter_names=True))(*p.inputs))):
             check_close(p, k, expected[k], got, "JAX")
         for k, got in enumerate(as_list(exp.call(*p.inputs))):
             check_close(p, k, expected[k], got, "the exported program run by JAX")
-
-    entry: dict[str, Any] = {
-        "name": p.name,
-        "description": p.description,
-        "mlir": f"{p.name}.mlir",
-        "mlirbc": f"{p.name}.mlirbc",
-        "targets": p.targets,
-        "inputs": inputs,
-        "outputs": outputs,
-        "tolerance": p.tolerance,
-        "expect_error": p.expect_error,
-        "oracle": "none (an error is expected)"
-        if p.expect_error
-        else "numpy" if p.targets else "numpy, checked against JAX",
-    }
-    entry.update(p.notes)
     return entry
 
 
-def clear_generated(out: pathlib.Path) -> None:
-    """Removes earlier output (only the kinds of files this script writes)."""
-    for pattern in ("*.mlir", "*.mlirbc", "*.npy", "manifest.json"):
-        for f in out.glob(pattern):
-            f.unlink()
-
-
 def generate(out: pathlib.Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    clear_generated(out)
-    entries = [write_program(p, out) for p in programs()]
-    manifest = {
-        "generator": "tests/gen_programs.py",
-        "regenerate": ".venv/bin/python tests/gen_programs.py",
-        "jax_version": jax.__version__,
-        "jaxlib_version": jaxlib.__version__,
-        "programs": entries,
-    }
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    clear_generated(out, ("*.mlir", "*.mlirbc", "*.npy", "manifest.json"))
+    write_manifest(out, "tests/gen_programs.py", [write_program(p, out) for p in programs()])
 
 
 # --------------------------------------------------------------------------
@@ -525,7 +382,7 @@ def verify_with(lib_path: pathlib.Path) -> None:
     for p in programs():
         if not p.targets or "cyxla_test_not_registered" in p.targets:
             continue
-        exp = lower(p)
+        exp = lower(p, keep_parameter_names=True)
         if p.expect_error:
             try:
                 jax.block_until_ready(exp.call(*p.inputs))
@@ -544,7 +401,7 @@ def verify_with(lib_path: pathlib.Path) -> None:
         if p.name in ("add_one", "device") and n_dev > 1:
             # Replicated on every device: device d gets the same input.
             stacked = np.stack([p.inputs[0]] * n_dev)
-            got = np.asarray(jax.pmap(named(p))(stacked))
+            got = np.asarray(jax.pmap(named(p, keep_parameter_names=True))(stacked))
             for d in range(n_dev):
                 want = expected[0] + np.float32(d if p.name == "device" else 0)
                 check_close(p, 0, want, got[d], f"JAX pmap device {d}")
