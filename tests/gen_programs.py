@@ -50,17 +50,8 @@ import sys
 from typing import Any
 
 # Sets JAX up (CPU, 64-bit types, no source locations): before jax is imported.
-from programs_common import (
-    EXACT,
-    Program,
-    clear_generated,
-    expected_error,
-    ffi_call_like,
-    lower,
-    named,
-    write_checked_program,
-    write_manifest,
-)
+from programs_common import EXACT, Program, expected_error, ffi_call_like, lower, named
+from programs_common import clear_generated, write_checked_program, write_manifest
 
 import numpy as np  # noqa: E402
 
@@ -208,6 +199,18 @@ def no_custom_call_oracle(x: np.ndarray, y: np.ndarray) -> list[np.ndarray]:
     return [r.astype(np.float32)]
 
 
+def add_one_program(name: str, description: str, x: np.ndarray) -> Program:
+    """cyxla_test_add_one (out = x + 1) on ``x``."""
+    return Program(
+        name=name,
+        description=description,
+        fn=lambda x: ffi_call_like("cyxla_test_add_one", x),
+        inputs=[x],
+        oracle=lambda x: [(x + np.float32(1)).astype(np.float32)],
+        targets=["cyxla_test_add_one"],
+    )
+
+
 def programs() -> list[Program]:
     progs = [
         Program(
@@ -253,22 +256,16 @@ def programs() -> list[Program]:
             targets=["cyxla_test_not_registered"],
             expect_error=expected_error("compile", "NOT_FOUND", contains="cyxla_test_not_registered"),
         ),
-        Program(
-            name="add_one",
-            description="cyxla_test_add_one: out = x + 1 over f32[8]; also run replicated "
+        add_one_program(
+            "add_one",
+            "cyxla_test_add_one: out = x + 1 over f32[8]; also run replicated "
             f"on {MULTI_DEVICE_COUNT} devices (same output on each)",
-            fn=lambda x: ffi_call_like("cyxla_test_add_one", x),
-            inputs=[f32_normal("add_one", (8,))],
-            oracle=lambda x: [(x + np.float32(1)).astype(np.float32)],
-            targets=["cyxla_test_add_one"],
+            f32_normal("add_one", (8,)),
         ),
-        Program(
-            name="add_one_scalar",
-            description="cyxla_test_add_one on a rank-0 f32 (the handler sees rank 0)",
-            fn=lambda x: ffi_call_like("cyxla_test_add_one", x),
-            inputs=[np.array(2.5, np.float32)],
-            oracle=lambda x: [(x + np.float32(1)).astype(np.float32)],
-            targets=["cyxla_test_add_one"],
+        add_one_program(
+            "add_one_scalar",
+            "cyxla_test_add_one on a rank-0 f32 (the handler sees rank 0)",
+            np.array(2.5, np.float32),
         ),
         Program(
             name="copy16",
