@@ -27,48 +27,31 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
-import os
 import pathlib
 import sys
-from typing import Any, Callable
+from typing import Any
 
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# Sets JAX up (CPU, 64-bit types, no source locations): before jax is imported.
+from programs_common import EPS, STATUS_CODES, BaseProgram, ffi_call_like, lower
+from programs_common import aliasing_call, inplace_set0, np_set0, rms_norm_call, rms_norm_with_vjp
+from programs_common import check_no_source_locations, clear_generated, save_inputs, save_outputs
+from programs_common import write_manifest
 
 import numpy as np  # noqa: E402
 
 import jax  # noqa: E402
-import jaxlib  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
-from jax import export  # noqa: E402
-
-jax.config.update("jax_enable_x64", True)
-jax.config.update("jax_traceback_in_locations_limit", 0)
 
 HERE = pathlib.Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "cpp" / "programs"
 SEED = 20250704
-EPS = np.float32(1e-5)
-
-CODES = {
-    "INVALID_ARGUMENT": 3,
-    "FAILED_PRECONDITION": 9,
-    "UNIMPLEMENTED": 12,
-    "INTERNAL": 13,
-}
 
 
 @dataclasses.dataclass
-class Program:
-    """One program: `fn` lowered for `inputs`."""
+class Program(BaseProgram):
+    """A program run twice, as a guest and natively (oracle None: the native
+    build is the only reference)."""
 
-    name: str
-    description: str
-    fn: Callable[..., Any]
-    inputs: list[np.ndarray]
-    targets: list[str]
-    # numpy oracle (None: the native build is the only reference)
-    oracle: Callable[..., list[np.ndarray]] | None = None
     # the error both builds must produce: (code name, message of the native
     # build); the guest's message is the host's prefix followed by it
     error: tuple[str, str] | None = None
@@ -80,8 +63,6 @@ class Program:
     guest_error: tuple[str, str] | None = None
     # run only as a guest (the native build would abort the process)
     guest_only: bool = False
-    # jax.jit's donate_argnums: these inputs are donated to the program
-    donate_argnums: tuple[int, ...] = ()
 
 
 def rng() -> np.random.Generator:
@@ -97,37 +78,12 @@ def f32(shape: tuple[int, ...], seed: int) -> np.ndarray:
 # --------------------------------------------------------------------------
 
 
-def rms_norm(x: jax.Array, eps: np.float32 = EPS, vmap_method: str = "broadcast_all") -> jax.Array:
-    return jax.ffi.ffi_call(
-        "rms_norm_cpp", jax.ShapeDtypeStruct(x.shape, x.dtype), vmap_method=vmap_method
-    )(x, eps=eps)
+def rms_norm(x: jax.Array, vmap_method: str = "broadcast_all") -> jax.Array:
+    return rms_norm_call("rms_norm_cpp", x, vmap_method=vmap_method)
 
 
-def rms_norm_fwd(x: jax.Array, eps: np.float32 = EPS):
-    y, res = jax.ffi.ffi_call(
-        "rms_norm_cpp_fwd",
-        (jax.ShapeDtypeStruct(x.shape, x.dtype), jax.ShapeDtypeStruct(x.shape[:-1], x.dtype)),
-        vmap_method="broadcast_all",
-    )(x, eps=eps)
-    return y, (res, x)
-
-
-def rms_norm_bwd(eps: np.float32, res, ct):
-    del eps
-    res, x = res
-    return (
-        jax.ffi.ffi_call(
-            "rms_norm_cpp_bwd", jax.ShapeDtypeStruct(ct.shape, ct.dtype), vmap_method="broadcast_all"
-        )(res, x, ct),
-    )
-
-
-@jax.custom_vjp
-def rms_norm_vjp(x: jax.Array) -> jax.Array:
-    return rms_norm(x)
-
-
-rms_norm_vjp.defvjp(lambda x: rms_norm_fwd(x), lambda res, ct: rms_norm_bwd(EPS, res, ct))
+# Its gradient calls rms_norm_cpp_fwd and rms_norm_cpp_bwd.
+rms_norm_vjp = rms_norm_with_vjp("rms_norm_cpp")
 
 
 def np_rms_norm_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -222,9 +178,7 @@ SCALE_DTYPES = ["float32", "float64", "complex64", "complex128", "int8", "int32"
 
 
 def scale_any(x: jax.Array, factor: float) -> jax.Array:
-    return jax.ffi.ffi_call("scale_any_cpp", jax.ShapeDtypeStruct(x.shape, x.dtype))(
-        x, factor=np.float64(factor)
-    )
+    return ffi_call_like("scale_any_cpp", x, factor=np.float64(factor))
 
 
 def scale_inputs() -> list[np.ndarray]:
@@ -273,27 +227,8 @@ def scale_programs() -> list[Program]:
 # In-place updates through aliasing (guests/cpp/inplace_set0.cc)
 # --------------------------------------------------------------------------
 
-SET0_VALUE = 0.1
-
-
-def inplace_set0(x: jax.Array) -> jax.Array:
-    return jax.ffi.ffi_call(
-        "inplace_set0_cpp", jax.ShapeDtypeStruct(x.shape, x.dtype), input_output_aliases={0: 0}
-    )(x, value=np.float64(SET0_VALUE))
-
-
-def np_set0(x: np.ndarray) -> list[np.ndarray]:
-    y = x.copy()
-    y[..., 0] = SET0_VALUE
-    return [y]
-
-
-def aliasing_call(x: jax.Array, *, alias: bool) -> jax.Array:
-    return jax.ffi.ffi_call(
-        "aliasing_cpp",
-        jax.ShapeDtypeStruct(x.shape, x.dtype),
-        input_output_aliases={0: 0} if alias else {},
-    )(x)
+def inplace_set0_cpp(x: jax.Array) -> jax.Array:
+    return inplace_set0("inplace_set0_cpp", x)
 
 
 def inplace_programs() -> list[Program]:
@@ -303,7 +238,7 @@ def inplace_programs() -> list[Program]:
             "inplace_set0_aliased_f32",
             "inplace_set0_cpp with input_output_aliases={0: 0} over f32[3, 4]: only the "
             "first element of each row is written, the rest is x's",
-            inplace_set0,
+            inplace_set0_cpp,
             [f32((3, 4), 20)],
             ["inplace_set0_cpp"],
             oracle=np_set0,
@@ -311,7 +246,7 @@ def inplace_programs() -> list[Program]:
         Program(
             "inplace_set0_aliased_f64",
             "inplace_set0_cpp with input_output_aliases={0: 0} over f64[2, 3, 5]",
-            inplace_set0,
+            inplace_set0_cpp,
             [x64],
             ["inplace_set0_cpp"],
             oracle=np_set0,
@@ -320,7 +255,7 @@ def inplace_programs() -> list[Program]:
             "inplace_set0_donated_f32",
             "inplace_set0_cpp with input_output_aliases={0: 0} under "
             "jax.jit(..., donate_argnums=0) over f32[4, 3]",
-            inplace_set0,
+            inplace_set0_cpp,
             [f32((4, 3), 22)],
             ["inplace_set0_cpp"],
             oracle=np_set0,
@@ -391,9 +326,7 @@ def binding_programs() -> list[Program]:
         Program(
             "strict",
             "strict_cpp (rank-1 buffers) on f32[7]",
-            lambda v: jax.ffi.ffi_call("strict_cpp", jax.ShapeDtypeStruct(v.shape, v.dtype))(
-                v, eps=np.float32(3.0)
-            ),
+            lambda v: ffi_call_like("strict_cpp", v, eps=np.float32(3.0)),
             [v],
             ["strict_cpp"],
             oracle=lambda v: [v * np.float32(3.0)],
@@ -424,8 +357,8 @@ def binding_programs() -> list[Program]:
         Program(
             "params",
             "params_cpp: attributes decoded into a struct (XLA_FFI_REGISTER_STRUCT_ATTR_DECODING)",
-            lambda v: jax.ffi.ffi_call("params_cpp", jax.ShapeDtypeStruct(v.shape, v.dtype))(
-                v, scale=np.float32(0.5), offset=np.int64(-3), label="four"
+            lambda v: ffi_call_like(
+                "params_cpp", v, scale=np.float32(0.5), offset=np.int64(-3), label="four"
             ),
             [v],
             ["params_cpp"],
@@ -434,9 +367,7 @@ def binding_programs() -> list[Program]:
         Program(
             "auto",
             "auto_cpp: binding inferred from the function signature (Attr<float, name>)",
-            lambda v: jax.ffi.ffi_call("auto_cpp", jax.ShapeDtypeStruct(v.shape, v.dtype))(
-                v, factor=np.float32(-2.0)
-            ),
+            lambda v: ffi_call_like("auto_cpp", v, factor=np.float32(-2.0)),
             [v],
             ["auto_cpp"],
             oracle=lambda v: [v * np.float32(-2.0)],
@@ -467,9 +398,7 @@ def binding_programs() -> list[Program]:
             "typed_data_mismatch_cpp on f32: AnyBuffer::typed_data<double> asserts; the "
             "guest traps with the assertion's message (guest only: natively XLA's "
             "assert aborts the process)",
-            lambda v: jax.ffi.ffi_call(
-                "typed_data_mismatch_cpp", jax.ShapeDtypeStruct(v.shape, v.dtype)
-            )(v),
+            lambda v: ffi_call_like("typed_data_mismatch_cpp", v),
             [v],
             ["typed_data_mismatch_cpp"],
             guest_error=(
@@ -507,9 +436,7 @@ def binding_programs() -> list[Program]:
             "frame_size_cpp: strict_cpp's handler given a frame whose struct_size is one "
             "pointer too large (XLA's check; the sizes are the layout's: 168 natively, "
             "104 in wasm32)",
-            lambda v: jax.ffi.ffi_call("frame_size_cpp", jax.ShapeDtypeStruct(v.shape, v.dtype))(
-                v, eps=np.float32(3.0)
-            ),
+            lambda v: ffi_call_like("frame_size_cpp", v, eps=np.float32(3.0)),
             [v],
             ["frame_size_cpp"],
             error=(
@@ -523,9 +450,7 @@ def binding_programs() -> list[Program]:
         Program(
             "err_stage",
             "stage_cpp: strict_cpp's handler given a frame of stage INSTANTIATE",
-            lambda v: jax.ffi.ffi_call("stage_cpp", jax.ShapeDtypeStruct(v.shape, v.dtype))(
-                v, eps=np.float32(3.0)
-            ),
+            lambda v: ffi_call_like("stage_cpp", v, eps=np.float32(3.0)),
             [v],
             ["stage_cpp"],
             error=(
@@ -544,9 +469,7 @@ def binding_programs() -> list[Program]:
         Program(
             "err_params_missing",
             "params_cpp without `label`: struct decoding fails",
-            lambda v: jax.ffi.ffi_call("params_cpp", jax.ShapeDtypeStruct(v.shape, v.dtype))(
-                v, scale=np.float32(0.5), offset=np.int64(-3)
-            ),
+            lambda v: ffi_call_like("params_cpp", v, scale=np.float32(0.5), offset=np.int64(-3)),
             [v],
             ["params_cpp"],
             error=(
@@ -558,9 +481,7 @@ def binding_programs() -> list[Program]:
         Program(
             "err_rank",
             "strict_cpp (rank-1 buffers) on f32[2,3]",
-            lambda x: jax.ffi.ffi_call("strict_cpp", jax.ShapeDtypeStruct(x.shape, x.dtype))(
-                x, eps=np.float32(3.0)
-            ),
+            lambda x: ffi_call_like("strict_cpp", x, eps=np.float32(3.0)),
             [x],
             ["strict_cpp"],
             error=(
@@ -573,7 +494,7 @@ def binding_programs() -> list[Program]:
         Program(
             "raw_fail",
             "raw_fail_c: a plain C handler returning an error made through the API table",
-            lambda v: jax.ffi.ffi_call("raw_fail_c", jax.ShapeDtypeStruct(v.shape, v.dtype))(v),
+            lambda v: ffi_call_like("raw_fail_c", v),
             [v],
             ["raw_fail_c"],
             error=("FAILED_PRECONDITION", "raw_fail_c: deliberate failure (1 operands)"),
@@ -751,53 +672,26 @@ def programs() -> list[Program]:
 # --------------------------------------------------------------------------
 
 
-def named(p: Program) -> Callable[..., Any]:
-    def fn(*args):
-        return p.fn(*args)
-
-    fn.__name__ = fn.__qualname__ = p.name
-    return fn
-
-
 def tensor(file: str | None, dtype: Any, shape: tuple[int, ...]) -> dict[str, Any]:
     dtype = np.dtype(dtype)
     return {"file": file, "descr": dtype.str, "shape": [int(d) for d in shape]}
 
 
 def write_program(p: Program, out: pathlib.Path) -> dict[str, Any]:
-    checks = [export.DisabledSafetyCheck.custom_call(t) for t in p.targets]
-    avals = [jax.ShapeDtypeStruct(x.shape, x.dtype) for x in p.inputs]
-    fn = jax.jit(named(p), donate_argnums=p.donate_argnums)
-    exp = export.export(fn, platforms=["cpu"], disabled_checks=checks)(*avals)
+    exp = lower(p)
     text = exp.mlir_module()
-    for needle in (".py", str(HERE), str(pathlib.Path.home())):
-        if needle in text:
-            sys.exit(f"{p.name}: lowered program contains {needle!r} (a source location)")
+    check_no_source_locations(p, text)
     for t in p.targets:
         if f"stablehlo.custom_call @{t}(" not in text:
             sys.exit(f"{p.name}: no custom call to {t} in the lowered program")
     (out / f"{p.name}.mlir").write_text(text)
 
-    inputs = []
-    for k, x in enumerate(p.inputs):
-        name = f"{p.name}.in{k}.npy"
-        np.save(out / name, x, allow_pickle=False)
-        inputs.append(tensor(name, x.dtype, x.shape))
-
+    inputs = save_inputs(p, exp, out, tensor)
     expected = p.oracle(*p.inputs) if p.oracle else None
-    outputs = []
-    for k, aval in enumerate(exp.out_avals):
-        name = None
-        if expected is not None:
-            e = np.asarray(expected[k])
-            if e.dtype != aval.dtype or e.shape != aval.shape:
-                sys.exit(f"{p.name}: oracle output {k} is {e.dtype}{e.shape}, the program's {aval}")
-            name = f"{p.name}.out{k}.npy"
-            np.save(out / name, np.array(e, order="C"), allow_pickle=False)
-        outputs.append(tensor(name, aval.dtype, aval.shape))
+    outputs = save_outputs(p, exp, expected, out, tensor)
 
     def err(e: tuple[str, str] | None, key: str) -> dict[str, Any] | None:
-        return None if e is None else {"code": e[0], "code_value": CODES[e[0]], key: e[1]}
+        return None if e is None else {"code": e[0], "code_value": STATUS_CODES[e[0]], key: e[1]}
 
     error = err(p.error, "native_message")
     if error is not None and p.guest_message is not None:
@@ -817,18 +711,9 @@ def write_program(p: Program, out: pathlib.Path) -> dict[str, Any]:
 
 
 def generate(out: pathlib.Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    for pattern in ("*.mlir", "*.npy", "manifest.json"):
-        for f in out.glob(pattern):
-            f.unlink()
-    manifest = {
-        "generator": "tests/gen_cpp_programs.py",
-        "regenerate": ".venv/bin/python tests/gen_cpp_programs.py",
-        "jax_version": jax.__version__,
-        "jaxlib_version": jaxlib.__version__,
-        "programs": [write_program(p, out) for p in programs()],
-    }
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    clear_generated(out, ("*.mlir", "*.npy", "manifest.json"))
+    entries = [write_program(p, out) for p in programs()]
+    write_manifest(out, "tests/gen_cpp_programs.py", entries, ensure_ascii=False)
 
 
 def main() -> None:

@@ -45,15 +45,10 @@ import warnings
 from typing import Any
 
 # Sets JAX up (CPU, 64-bit types, no source locations): before jax is imported.
-from programs_common import (
-    XLA_DTYPE_NAMES,
-    Program,
-    clear_generated,
-    expected_error,
-    lower,
-    write_checked_program,
-    write_manifest,
-)
+from programs_common import XLA_DTYPE_NAMES, Program, expected_error, ffi_call_like, lower
+from programs_common import EPS, SET0_VALUE, rms_norm_call, rms_norm_with_vjp
+from programs_common import aliasing_call, inplace_set0, np_set0
+from programs_common import clear_generated, write_checked_program, write_manifest
 
 import numpy as np  # noqa: E402
 
@@ -65,9 +60,6 @@ PROGRAMS = HERE / "programs"
 SUBDIR = "guests"
 DEFAULT_OUT = PROGRAMS / SUBDIR
 SEED = 20250811
-
-# The `eps` attribute of every rms_norm call, exactly as the guest sees it.
-EPS = np.float32(1e-5)
 
 # XLA_FFI_DataType values (echo_attrs writes them).
 XLA_FFI_DTYPE = {
@@ -103,41 +95,11 @@ def f32_normal(name: str, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def rms_norm(x: jax.Array, *, has_side_effect: bool = False) -> jax.Array:
-    return jax.ffi.ffi_call(
-        "rms_norm",
-        jax.ShapeDtypeStruct(x.shape, x.dtype),
-        vmap_method="broadcast_all",
-        has_side_effect=has_side_effect,
-    )(x, eps=EPS)
+    return rms_norm_call("rms_norm", x, has_side_effect=has_side_effect)
 
 
-def rms_norm_fwd(x: jax.Array):
-    y, res = jax.ffi.ffi_call(
-        "rms_norm_fwd",
-        (jax.ShapeDtypeStruct(x.shape, x.dtype), jax.ShapeDtypeStruct(x.shape[:-1], x.dtype)),
-        vmap_method="broadcast_all",
-    )(x, eps=EPS)
-    return y, (res, x)
-
-
-def rms_norm_bwd(residuals, ct):
-    res, x = residuals
-    assert res.shape == ct.shape[:-1] and x.shape == ct.shape
-    return (
-        jax.ffi.ffi_call(
-            "rms_norm_bwd",
-            jax.ShapeDtypeStruct(ct.shape, ct.dtype),
-            vmap_method="broadcast_all",
-        )(res, x, ct),
-    )
-
-
-@jax.custom_vjp
-def rms_norm_vjp(x: jax.Array) -> jax.Array:
-    return rms_norm(x)
-
-
-rms_norm_vjp.defvjp(rms_norm_fwd, rms_norm_bwd)
+# Its gradient calls the guest targets rms_norm_fwd and rms_norm_bwd.
+rms_norm_vjp = rms_norm_with_vjp("rms_norm")
 
 
 def rms_norm_loss(x: jax.Array, w: jax.Array) -> jax.Array:
@@ -181,6 +143,21 @@ def check_rms_oracles(x: np.ndarray, w: np.ndarray | None) -> None:
         g = np.asarray(jax.grad(loss)(jnp.asarray(x64), jnp.asarray(w.astype(np.float64))))
         if not np.allclose(np_rms_norm_grad(x, w), g.astype(np.float32), rtol=1e-6, atol=1e-7):
             sys.exit(f"rms_norm grad oracle disagrees with jax.grad for shape {x.shape}")
+
+
+def guest_error(
+    code: str, target: str, guest: str, *, message: str | None = None, contains: str | None = None
+) -> dict[str, Any]:
+    """The error a call to ``target`` (served by ``guest``) fails with when it
+    executes: the guest's message or a part of it, which the host prefixes
+    with the target and the guest file."""
+    prefix = f"target `{target}` (guest {guest}): "
+    return expected_error(
+        "execute",
+        code,
+        message=None if message is None else prefix + message,
+        contains=None if contains is None else prefix + contains,
+    )
 
 
 def shape_name(shape: tuple[int, ...]) -> str:
@@ -234,11 +211,11 @@ def rms_programs() -> list[Program]:
             inputs=[np.array(1.5, np.float32)],
             oracle=None,
             targets=["rms_norm"],
-            expect_error=expected_error(
-                "execute",
+            expect_error=guest_error(
                 "INVALID_ARGUMENT",
-                message="target `rms_norm` (guest rms_norm.wasm): "
-                "input must be an array (rank >= 1), got a rank-0 x",
+                "rms_norm",
+                "rms_norm.wasm",
+                message="input must be an array (rank >= 1), got a rank-0 x",
             ),
         )
     )
@@ -415,9 +392,7 @@ def echo_programs() -> list[Program]:
 
 
 def scale_any(x: jax.Array, factor: float) -> jax.Array:
-    return jax.ffi.ffi_call("scale_any", jax.ShapeDtypeStruct(x.shape, x.dtype))(
-        x, factor=np.float64(factor)
-    )
+    return ffi_call_like("scale_any", x, factor=np.float64(factor))
 
 
 def scale_programs() -> list[Program]:
@@ -509,23 +484,6 @@ def tridiag_programs() -> list[Program]:
 # In-place updates: a result aliased with its operand
 # --------------------------------------------------------------------------
 
-# The value written over the first element of each row (rounded to f32 for
-# f32 arrays, as numpy's cast does).
-SET0_VALUE = 0.1
-
-
-def inplace_set0(target: str, x: jax.Array, *, alias: bool = True) -> jax.Array:
-    aliases = {0: 0} if alias else {}
-    return jax.ffi.ffi_call(
-        target, jax.ShapeDtypeStruct(x.shape, x.dtype), input_output_aliases=aliases
-    )(x, value=np.float64(SET0_VALUE))
-
-
-def np_set0(x: np.ndarray) -> list[np.ndarray]:
-    y = x.copy()
-    y[..., 0] = SET0_VALUE
-    return [y]
-
 
 def inplace_programs() -> list[Program]:
     progs = []
@@ -558,16 +516,13 @@ def inplace_programs() -> list[Program]:
                     donate_argnums=(0,) if donate else (),
                 )
             )
-    aliasing_error = "When aliased, the input and output buffers should point to the same data."
     progs += [
         Program(
             name="aliasing_cpp_aliased",
             description="aliasing_cpp (guest inplace_set0_cpp.wasm, JAX's aliasing example) "
             "with input_output_aliases={0: 0} over f32[2, 8]: operand and result have one "
             "data pointer, and y = x",
-            fn=lambda x: jax.ffi.ffi_call(
-                "aliasing_cpp", jax.ShapeDtypeStruct(x.shape, x.dtype), input_output_aliases={0: 0}
-            )(x),
+            fn=lambda x: aliasing_call(x, alias=True),
             inputs=[f32_normal("aliasing_cpp_aliased", (2, 8))],
             oracle=lambda x: [x],
             targets=["aliasing_cpp"],
@@ -576,14 +531,15 @@ def inplace_programs() -> list[Program]:
             name="aliasing_cpp_unaliased",
             description="aliasing_cpp without input_output_aliases: operand and result have "
             "different data pointers, so the handler's own INVALID_ARGUMENT (as natively)",
-            fn=lambda x: jax.ffi.ffi_call("aliasing_cpp", jax.ShapeDtypeStruct(x.shape, x.dtype))(x),
+            fn=lambda x: aliasing_call(x, alias=False),
             inputs=[f32_normal("aliasing_cpp_unaliased", (2, 8))],
             oracle=None,
             targets=["aliasing_cpp"],
-            expect_error=expected_error(
-                "execute",
+            expect_error=guest_error(
                 "INVALID_ARGUMENT",
-                message=f"target `aliasing_cpp` (guest inplace_set0_cpp.wasm): {aliasing_error}",
+                "aliasing_cpp",
+                "inplace_set0_cpp.wasm",
+                message="When aliased, the input and output buffers should point to the same data.",
             ),
         ),
     ]
@@ -614,31 +570,27 @@ def other_programs() -> list[Program]:
             description="the guest target `fail` (trap.wasm) with code=8 and a message: "
             "RESOURCE_EXHAUSTED with that message, prefixed by the host with the target "
             "and the guest file",
-            fn=lambda x: jax.ffi.ffi_call("fail", jax.ShapeDtypeStruct(x.shape, x.dtype))(
-                x, code=np.int32(8), message="tenant quota exceeded"
-            ),
+            fn=lambda x: ffi_call_like("fail", x, code=np.int32(8), message="tenant quota exceeded"),
             inputs=[f32_normal("fail", (4,))],
             oracle=None,
             targets=["fail"],
-            expect_error=expected_error(
-                "execute",
-                "RESOURCE_EXHAUSTED",
-                message="target `fail` (guest trap.wasm): tenant quota exceeded",
+            expect_error=guest_error(
+                "RESOURCE_EXHAUSTED", "fail", "trap.wasm", message="tenant quota exceeded"
             ),
         ),
         Program(
             name="trap",
             description="the guest target `trap` (trap.wasm), which executes `unreachable`: "
             "an INTERNAL error naming the trap",
-            fn=lambda x: jax.ffi.ffi_call("trap", jax.ShapeDtypeStruct(x.shape, x.dtype))(x),
+            fn=lambda x: ffi_call_like("trap", x),
             inputs=[f32_normal("trap", (4,))],
             oracle=None,
             targets=["trap"],
-            expect_error=expected_error(
-                "execute",
+            expect_error=guest_error(
                 "INTERNAL",
-                contains="target `trap` (guest trap.wasm): trapped: wasm `unreachable` "
-                "instruction executed",
+                "trap",
+                "trap.wasm",
+                contains="trapped: wasm `unreachable` instruction executed",
             ),
         ),
     ]

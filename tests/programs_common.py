@@ -7,8 +7,11 @@ locations, so that nothing of this machine (file paths) or of the scripts
 (line numbers) ends up in the programs; name locations such as
 ``loc("jit(f)/ffi_call")`` remain.
 
-Then: the test program record, lowering it with ``jax.export``, and writing
-its StableHLO, ``.npy`` inputs and outputs and ``manifest.json``.
+Then: the calls of the kernels that more than one generator lowers (the JAX
+FFI tutorial's rms_norm and JAX's in-place examples, written both as Rust
+and as C++ guests); the test program record, lowering it with
+``jax.export``, and writing its StableHLO, ``.npy`` inputs and outputs and
+``manifest.json``.
 """
 
 from __future__ import annotations
@@ -112,6 +115,92 @@ def ffi_call_like(target: str, x: jax.Array, **attrs: Any) -> jax.Array:
 
 
 # --------------------------------------------------------------------------
+# rms_norm: the tutorial's forward, vmap and grad through custom_vjp
+# --------------------------------------------------------------------------
+
+# The `eps` attribute of every rms_norm call, exactly as the kernel sees it.
+EPS = np.float32(1e-5)
+
+
+def rms_norm_call(
+    target: str, x: jax.Array, *, vmap_method: str = "broadcast_all", has_side_effect: bool = False
+) -> jax.Array:
+    """The tutorial's rms_norm as a call to ``target`` (``rms_norm`` of the
+    Rust guest, ``rms_norm_cpp`` of the C++ one)."""
+    return jax.ffi.ffi_call(
+        target,
+        jax.ShapeDtypeStruct(x.shape, x.dtype),
+        vmap_method=vmap_method,
+        has_side_effect=has_side_effect,
+    )(x, eps=EPS)
+
+
+def rms_norm_with_vjp(target: str) -> Callable[[jax.Array], jax.Array]:
+    """``rms_norm_call(target, x)`` differentiable through ``jax.custom_vjp``
+    as in the tutorial: the forward pass calls ``<target>_fwd`` (y and 1/rms
+    per row), the backward pass ``<target>_bwd``."""
+
+    def fwd(x: jax.Array):
+        y, res = jax.ffi.ffi_call(
+            f"{target}_fwd",
+            (jax.ShapeDtypeStruct(x.shape, x.dtype), jax.ShapeDtypeStruct(x.shape[:-1], x.dtype)),
+            vmap_method="broadcast_all",
+        )(x, eps=EPS)
+        return y, (res, x)
+
+    def bwd(residuals, ct):
+        res, x = residuals
+        assert res.shape == ct.shape[:-1] and x.shape == ct.shape
+        return (
+            jax.ffi.ffi_call(
+                f"{target}_bwd",
+                jax.ShapeDtypeStruct(ct.shape, ct.dtype),
+                vmap_method="broadcast_all",
+            )(res, x, ct),
+        )
+
+    @jax.custom_vjp
+    def rms_norm(x: jax.Array) -> jax.Array:
+        return rms_norm_call(target, x)
+
+    rms_norm.defvjp(fwd, bwd)
+    return rms_norm
+
+
+# --------------------------------------------------------------------------
+# In-place updates: a result aliased with its operand
+# --------------------------------------------------------------------------
+
+# The value written over the first element of each row (rounded to f32 for
+# f32 arrays, as numpy's cast does).
+SET0_VALUE = 0.1
+
+
+def inplace_set0(target: str, x: jax.Array) -> jax.Array:
+    """A call to ``target`` (``inplace_set0`` of the Rust guest,
+    ``inplace_set0_cpp`` of the C++ one) whose result is aliased with ``x``."""
+    return jax.ffi.ffi_call(
+        target, jax.ShapeDtypeStruct(x.shape, x.dtype), input_output_aliases={0: 0}
+    )(x, value=np.float64(SET0_VALUE))
+
+
+def np_set0(x: np.ndarray) -> list[np.ndarray]:
+    y = x.copy()
+    y[..., 0] = SET0_VALUE
+    return [y]
+
+
+def aliasing_call(x: jax.Array, *, alias: bool) -> jax.Array:
+    """JAX's aliasing example (``aliasing_cpp``): it fails unless its result
+    is aliased with its operand."""
+    return jax.ffi.ffi_call(
+        "aliasing_cpp",
+        jax.ShapeDtypeStruct(x.shape, x.dtype),
+        input_output_aliases={0: 0} if alias else {},
+    )(x)
+
+
+# --------------------------------------------------------------------------
 # Lowering and writing
 # --------------------------------------------------------------------------
 
@@ -168,7 +257,9 @@ def tensor_entry(file: str | None, dtype: Any, shape: tuple[int, ...], subdir: s
     }
 
 
-def save_inputs(p: BaseProgram, exp: export.Exported, out: pathlib.Path, entry: TensorEntry) -> list[dict[str, Any]]:
+def save_inputs(
+    p: BaseProgram, exp: export.Exported, out: pathlib.Path, entry: TensorEntry
+) -> list[dict[str, Any]]:
     """Writes ``<name>.in<k>.npy`` for each input; returns their entries."""
     inputs = []
     for k, x in enumerate(p.inputs):
