@@ -317,6 +317,17 @@ def dict_call(**attrs: Any):
     )(**attrs)
 
 
+def decode_error(bad_operands: str, diagnostics: str) -> tuple[str, str]:
+    """XLA's error when a handler's operands (``bad_operands``, e.g. "1, 2";
+    the attributes are operand 0) do not decode: INVALID_ARGUMENT with
+    ``diagnostics``, one message per bad operand."""
+    return (
+        "INVALID_ARGUMENT",
+        f"[execute] Failed to decode all FFI handler operands (bad operands at: {bad_operands})\n"
+        f"Diagnostics:\n{diagnostics}",
+    )
+
+
 def binding_programs() -> list[Program]:
     x = f32((2, 3), 4)
     y = np.arange(6, dtype=np.int16).reshape(3, 2)
@@ -472,11 +483,7 @@ def binding_programs() -> list[Program]:
             lambda v: ffi_call_like("params_cpp", v, scale=np.float32(0.5), offset=np.int64(-3)),
             [v],
             ["params_cpp"],
-            error=(
-                "INVALID_ARGUMENT",
-                "[execute] Failed to decode all FFI handler operands (bad operands at: 0)\n"
-                "Diagnostics:\nWrong number of attributes: expected 3 attributes but got 2",
-            ),
+            error=decode_error("0", "Wrong number of attributes: expected 3 attributes but got 2"),
         ),
         Program(
             "err_rank",
@@ -484,12 +491,7 @@ def binding_programs() -> list[Program]:
             lambda x: ffi_call_like("strict_cpp", x, eps=np.float32(3.0)),
             [x],
             ["strict_cpp"],
-            error=(
-                "INVALID_ARGUMENT",
-                "[execute] Failed to decode all FFI handler operands (bad operands at: 1, 2)\n"
-                "Diagnostics:\nWrong buffer rank: expected 1 but got 2"
-                "Wrong buffer rank: expected 1 but got 2",
-            ),
+            error=decode_error("1, 2", "Wrong buffer rank: expected 1 but got 2" * 2),
         ),
         Program(
             "raw_fail",
@@ -518,7 +520,6 @@ def error_programs() -> list[Program]:
     x64 = x.astype(np.float64)
     scalar = np.array(2.0, np.float32)
     half = np.arange(4, dtype=np.float16)
-    decode = "[execute] Failed to decode all FFI handler operands (bad operands at: {})\nDiagnostics:\n"
     same = jax.ShapeDtypeStruct(x.shape, x.dtype)
     return [
         Program(
@@ -559,12 +560,7 @@ def error_programs() -> list[Program]:
             lambda x: rms_call(x, eps=EPS),
             [x64],
             ["rms_norm_cpp"],
-            error=(
-                "INVALID_ARGUMENT",
-                decode.format("1, 2")
-                + "Wrong buffer dtype: expected F32 but got F64"
-                + "Wrong buffer dtype: expected F32 but got F64",
-            ),
+            error=decode_error("1, 2", "Wrong buffer dtype: expected F32 but got F64" * 2),
         ),
         Program(
             "err_attr_type",
@@ -572,7 +568,7 @@ def error_programs() -> list[Program]:
             lambda x: rms_call(x, eps=np.float64(1e-5)),
             [x],
             ["rms_norm_cpp"],
-            error=("INVALID_ARGUMENT", decode.format("0") + "Wrong scalar data type: expected F32 but got F64"),
+            error=decode_error("0", "Wrong scalar data type: expected F32 but got F64"),
         ),
         Program(
             "err_attr_kind",
@@ -580,7 +576,7 @@ def error_programs() -> list[Program]:
             lambda x: rms_call(x, eps="tiny"),
             [x],
             ["rms_norm_cpp"],
-            error=("INVALID_ARGUMENT", decode.format("0") + "Wrong attribute type: expected scalar but got string"),
+            error=decode_error("0", "Wrong attribute type: expected scalar but got string"),
         ),
         Program(
             "err_attr_missing",
@@ -607,7 +603,7 @@ def error_programs() -> list[Program]:
             lambda x: rms_call(x, epsilon=EPS),
             [x],
             ["rms_norm_cpp"],
-            error=("INVALID_ARGUMENT", decode.format("0") + "Attribute name mismatch: epsilon vs eps"),
+            error=decode_error("0", "Attribute name mismatch: epsilon vs eps"),
         ),
     ]
 
