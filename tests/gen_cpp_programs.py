@@ -233,34 +233,41 @@ def inplace_set0_cpp(x: jax.Array) -> jax.Array:
 
 def inplace_programs() -> list[Program]:
     x64 = f32((2, 3, 5), 21).astype(np.float64) * 10
-    return [
-        Program(
+    # (name, description, x, donate_argnums)
+    set0_cases = [
+        (
             "inplace_set0_aliased_f32",
             "inplace_set0_cpp with input_output_aliases={0: 0} over f32[3, 4]: only the "
             "first element of each row is written, the rest is x's",
-            inplace_set0_cpp,
-            [f32((3, 4), 20)],
-            ["inplace_set0_cpp"],
-            oracle=np_set0,
+            f32((3, 4), 20),
+            (),
         ),
-        Program(
+        (
             "inplace_set0_aliased_f64",
             "inplace_set0_cpp with input_output_aliases={0: 0} over f64[2, 3, 5]",
-            inplace_set0_cpp,
-            [x64],
-            ["inplace_set0_cpp"],
-            oracle=np_set0,
+            x64,
+            (),
         ),
-        Program(
+        (
             "inplace_set0_donated_f32",
             "inplace_set0_cpp with input_output_aliases={0: 0} under "
             "jax.jit(..., donate_argnums=0) over f32[4, 3]",
+            f32((4, 3), 22),
+            (0,),
+        ),
+    ]
+    return [
+        Program(
+            name,
+            description,
             inplace_set0_cpp,
-            [f32((4, 3), 22)],
+            [x],
             ["inplace_set0_cpp"],
             oracle=np_set0,
-            donate_argnums=(0,),
-        ),
+            donate_argnums=donate_argnums,
+        )
+        for name, description, x, donate_argnums in set0_cases
+    ] + [
         Program(
             "aliasing_aliased",
             "JAX's aliasing example (aliasing_cpp) with input_output_aliases={0: 0}: one "
