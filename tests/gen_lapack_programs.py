@@ -34,12 +34,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import pathlib
 import re
 import sys
 
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# Sets JAX up (CPU, 64-bit types, no source locations): before jax is imported.
+from programs_common import XLA_DTYPE_NAMES
 
 import numpy as np  # noqa: E402
 
@@ -48,9 +48,6 @@ import jax.numpy as jnp  # noqa: E402
 import jax.scipy.linalg as jsl  # noqa: E402
 from jax import export, lax  # noqa: E402
 from jax.experimental import sparse  # noqa: E402
-
-jax.config.update("jax_enable_x64", True)
-jax.config.update("jax_traceback_in_locations_limit", 0)
 
 HERE = pathlib.Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "programs" / "lapack"
@@ -70,11 +67,6 @@ DISABLED = [export.DisabledSafetyCheck.custom_call(t) for t in UNSTABLE]
 DTYPES = {"s": np.float32, "d": np.float64, "c": np.complex64, "z": np.complex128}
 # Relative tolerance by precision: f32/c64 and f64/c128.
 TOL = {"s": 2e-4, "d": 1e-10, "c": 2e-4, "z": 1e-10}
-
-XLA_NAMES = {
-    "float32": "f32", "float64": "f64", "complex64": "c64", "complex128": "c128",
-    "int32": "s32", "int64": "s64", "bool": "pred",
-}
 
 
 class Rng:
@@ -405,7 +397,7 @@ def sequence_programs(rng: Rng) -> list[Program]:
 
 
 def describe(arr: np.ndarray, file: str) -> dict:
-    return {"file": file, "dtype": str(arr.dtype), "xla_dtype": XLA_NAMES[str(arr.dtype)],
+    return {"file": file, "dtype": str(arr.dtype), "xla_dtype": XLA_DTYPE_NAMES[str(arr.dtype)],
             "shape": list(arr.shape)}
 
 
