@@ -445,7 +445,7 @@ impl<'a> CallView for CallFrame<'a> {
         // copy, and no operand slice is alive (operands are read before the
         // guest runs), so the exclusive borrow holds even when a result
         // aliases an operand.
-        let dst = unsafe { view.bytes_mut() };
+        let dst = unsafe { view.uninit_bytes() };
         if src.len() != dst.len() {
             return Err(HandlerError::internal(format!(
                 "result {i} holds {} bytes, the layout expected {}",
@@ -453,7 +453,7 @@ impl<'a> CallView for CallFrame<'a> {
                 src.len()
             )));
         }
-        dst.copy_from_slice(src);
+        dst.write_copy_of_slice(src);
         Ok(())
     }
 }

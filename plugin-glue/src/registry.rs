@@ -643,9 +643,9 @@ mod tests {
             // SAFETY: args and rets do not alias in these tests.
             let x = unsafe { frame.arg(0)?.as_slice::<f32>() }?;
             // SAFETY: exclusive access to the result.
-            let y = unsafe { frame.ret(0)?.as_mut_slice::<f32>() }?;
+            let y = unsafe { frame.ret(0)?.as_uninit_slice::<f32>() }?;
             for (y, x) in y.iter_mut().zip(x) {
-                *y = x * factor;
+                y.write(x * factor);
             }
             Ok(())
         }

@@ -79,12 +79,12 @@ impl Handler for Scale {
         // SAFETY: the program does not alias the operand and the result.
         let x = unsafe { frame.arg(0)?.as_slice::<f32>() }?;
         // SAFETY: the only view of the result.
-        let y = unsafe { frame.ret(0)?.as_mut_slice::<f32>() }?;
+        let y = unsafe { frame.ret(0)?.as_uninit_slice::<f32>() }?;
         if x.len() != y.len() {
             return Err(HandlerError::invalid_argument("shape mismatch"));
         }
         for (y, x) in y.iter_mut().zip(x) {
-            *y = x * factor;
+            y.write(x * factor);
         }
         Ok(())
     }
@@ -95,7 +95,7 @@ fn copy_through(frame: &CallFrame<'_>) -> Result<(), HandlerError> {
     // SAFETY: no aliasing in these programs.
     let x = unsafe { frame.arg(0)?.as_slice::<f32>() }?;
     // SAFETY: the only view of the result.
-    unsafe { frame.ret(0)?.as_mut_slice::<f32>() }?.copy_from_slice(x);
+    unsafe { frame.ret(0)?.as_uninit_slice::<f32>() }?.write_copy_of_slice(x);
     Ok(())
 }
 
@@ -175,8 +175,7 @@ impl Handler for Ordinal {
         let ordinal = frame.device_ordinal()?;
         let run_id = frame.run_id()?;
         // SAFETY: the only view of the result.
-        let y = unsafe { frame.ret(0)?.as_mut_slice::<f32>() }?;
-        y.fill(0.0);
+        let y = unsafe { frame.ret(0)?.as_zeroed_slice::<f32>() }?;
         y[0] = ordinal as f32;
         y[1] = if run_id == i64::MIN { -1.0 } else { 1.0 };
         Ok(())
@@ -227,12 +226,12 @@ unsafe extern "C" fn foreign_negate_v03(frame: *mut XLA_FFI_CallFrame) -> *mut X
         let (x, y) = unsafe {
             (
                 view.arg(0).and_then(|b| b.as_slice::<f32>()),
-                view.ret(0).and_then(|b| b.as_mut_slice::<f32>()),
+                view.ret(0).and_then(|b| b.as_uninit_slice::<f32>()),
             )
         };
         if let (Ok(x), Ok(y)) = (x, y) {
             for (y, x) in y.iter_mut().zip(x) {
-                *y = -x;
+                y.write(-x);
             }
         }
     }

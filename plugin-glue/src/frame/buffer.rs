@@ -4,7 +4,7 @@
 use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
-use std::mem::align_of;
+use std::mem::{MaybeUninit, align_of};
 
 use num_complex::Complex;
 
@@ -171,7 +171,7 @@ impl<'a> BufferView<'a> {
     ///
     /// No `&mut` to the same memory may be live during `'a`: arguments may
     /// alias results (`output_operand_aliases`), so do not hold this
-    /// together with [`BufferView::bytes_mut`] of an aliasing result.
+    /// together with [`BufferView::uninit_bytes`] of an aliasing result.
     pub unsafe fn bytes(&self) -> &'a [u8] {
         if self.byte_len == 0 {
             return &[];
@@ -181,21 +181,26 @@ impl<'a> BufferView<'a> {
         unsafe { std::slice::from_raw_parts(self.data, self.byte_len) }
     }
 
-    /// The data as mutable bytes (empty when `byte_len` is 0). Result
-    /// buffers are not zero-initialised: write every byte.
+    /// A result's memory as bytes not yet written (empty when `byte_len` is
+    /// 0). XLA does not initialise result buffers, so the view lets a
+    /// handler write them but not read what was there: write every byte
+    /// (e.g. `write_copy_of_slice`).
     ///
     /// # Safety
     ///
     /// The caller needs exclusive access for `'a`: use it only for results,
     /// at most once per buffer, and not while a view of an aliasing
     /// argument is live.
-    pub unsafe fn bytes_mut(&self) -> &'a mut [u8] {
+    pub unsafe fn uninit_bytes(&self) -> &'a mut [MaybeUninit<u8>] {
         if self.byte_len == 0 {
-            return Default::default();
+            return &mut [];
         }
         // SAFETY: non-NULL data of byte_len bytes (validated at
-        // construction), valid for 'a; exclusivity is the caller's contract.
-        unsafe { std::slice::from_raw_parts_mut(self.data, self.byte_len) }
+        // construction), valid for 'a; `MaybeUninit<u8>` has u8's layout and
+        // claims nothing of the bytes; exclusivity is the caller's contract.
+        unsafe {
+            std::slice::from_raw_parts_mut(self.data.cast::<MaybeUninit<u8>>(), self.byte_len)
+        }
     }
 
     fn check_element<T: Element>(&self) -> Result<(), HandlerError> {
@@ -253,9 +258,9 @@ impl<'a> BufferView<'a> {
         Ok(unsafe { std::slice::from_raw_parts(self.data.cast::<T>(), self.element_count) })
     }
 
-    /// The data as a mutable slice of `T`, whose dtype must match. For
-    /// `bool`, bytes other than 0 are first normalised to 1 (result memory
-    /// is uninitialised and may hold any byte).
+    /// A result's data as a slice of `T` not yet written, whose dtype must
+    /// match. XLA does not initialise result buffers: write every element
+    /// (`MaybeUninit::write`, `write_copy_of_slice`).
     ///
     /// # Errors
     ///
@@ -263,20 +268,78 @@ impl<'a> BufferView<'a> {
     ///
     /// # Safety
     ///
-    /// As for [`BufferView::bytes_mut`].
+    /// As for [`BufferView::uninit_bytes`].
+    pub unsafe fn as_uninit_slice<T: Element>(
+        &self,
+    ) -> Result<&'a mut [MaybeUninit<T>], HandlerError> {
+        self.check_element::<T>()?;
+        if self.element_count == 0 {
+            return Ok(&mut []);
+        }
+        // SAFETY: dtype matches T (same size: Element is sealed and each
+        // impl's DTYPE has T's width), data is non-NULL, aligned and holds
+        // element_count elements valid for 'a; `MaybeUninit<T>` claims no
+        // valid value; exclusivity is the caller's contract.
+        Ok(unsafe {
+            std::slice::from_raw_parts_mut(self.data.cast::<MaybeUninit<T>>(), self.element_count)
+        })
+    }
+
+    /// A result's data as a mutable slice of `T`, every element zero first:
+    /// for a kernel that reads the result as it writes it (accumulates).
+    ///
+    /// # Errors
+    ///
+    /// As for [`BufferView::as_slice`] (except the pred check).
+    ///
+    /// # Safety
+    ///
+    /// As for [`BufferView::uninit_bytes`].
+    pub unsafe fn as_zeroed_slice<T: Element>(&self) -> Result<&'a mut [T], HandlerError> {
+        // SAFETY: forwarded caller contract.
+        let uninit = unsafe { self.as_uninit_slice::<T>() }?;
+        let len = uninit.len();
+        let data = uninit.as_mut_ptr().cast::<T>();
+        // SAFETY: `data` holds `len` elements, exclusively ours for 'a; the
+        // all-zero pattern is a valid value of every Element type (false,
+        // 0, 0.0, 0 + 0i), so after the fill the slice is initialised.
+        unsafe {
+            std::ptr::write_bytes(data, 0, len);
+            Ok(std::slice::from_raw_parts_mut(data, len))
+        }
+    }
+
+    /// The data of a buffer that already holds values, as a mutable slice
+    /// of `T` (whose dtype must match): a result aliased with an operand
+    /// (`input_output_aliases`, donation), which starts with the operand's
+    /// values, updated in place. For `bool`, bytes other than 0 are first
+    /// normalised to 1.
+    ///
+    /// # Errors
+    ///
+    /// As for [`BufferView::as_slice`] (except the pred check).
+    ///
+    /// # Safety
+    ///
+    /// As for [`BufferView::uninit_bytes`], and the memory must hold values
+    /// already: only a result that aliases an operand does. Any other result
+    /// is uninitialised; use [`BufferView::as_uninit_slice`] or
+    /// [`BufferView::as_zeroed_slice`] for it.
     pub unsafe fn as_mut_slice<T: Element>(&self) -> Result<&'a mut [T], HandlerError> {
         self.check_element::<T>()?;
         if self.element_count == 0 {
             return Ok(Default::default());
         }
         if !T::ANY_BIT_PATTERN {
-            // SAFETY: forwarded caller contract (exclusive access).
-            let bytes = unsafe { self.bytes_mut() };
+            // SAFETY: the bytes are initialised and exclusively ours (caller
+            // contract); u8 has no invalid values.
+            let bytes = unsafe { std::slice::from_raw_parts_mut(self.data, self.byte_len) };
             for b in bytes.iter_mut() {
                 *b = u8::from(*b != 0);
             }
         }
-        // SAFETY: as in `as_slice`, with exclusivity from the caller.
+        // SAFETY: as in `as_slice`, with initialised values and exclusivity
+        // from the caller.
         Ok(unsafe { std::slice::from_raw_parts_mut(self.data.cast::<T>(), self.element_count) })
     }
 }
@@ -365,8 +428,8 @@ mod tests {
         assert_eq!(e.message, "argument 0 has dtype f32, expected f64");
         let r = frame.ret(0).unwrap();
         // SAFETY: the only view of the result.
-        let out = unsafe { r.as_mut_slice::<f32>() }.unwrap();
-        out.copy_from_slice(&[9.0, 8.0, 7.0, 6.0]);
+        let out = unsafe { r.as_uninit_slice::<f32>() }.unwrap();
+        out.write_copy_of_slice(&[9.0, 8.0, 7.0, 6.0]);
         assert_eq!(f.rets[0].bytes(16), &f32_bytes(&[9.0, 8.0, 7.0, 6.0])[..]);
     }
 
@@ -429,8 +492,35 @@ mod tests {
             e.message,
             "argument 0: element 2 is 2, not a valid pred (0 or 1)"
         );
-        // SAFETY: exclusive view of the result.
+        // SAFETY: exclusive view of the result, whose memory holds bytes
+        // already (as a result aliased with an operand does).
         let r = unsafe { frame.ret(0).unwrap().as_mut_slice::<bool>() }.unwrap();
         assert_eq!(r, &[false, true, true]);
+    }
+
+    #[test]
+    fn fresh_results_are_written_or_zeroed_not_read() {
+        let mut f = frame_with(
+            vec![],
+            vec![
+                OwnedBuffer::new(XLA_FFI_DataType_PRED, &[3], &[9, 7, 1]),
+                OwnedBuffer::new(XLA_FFI_DataType_S16, &[2], &[0xff; 4]),
+            ],
+        );
+        // SAFETY: owned frame.
+        let frame = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap();
+        // SAFETY: the only view of result 0.
+        let p = unsafe { frame.ret(0).unwrap().as_uninit_slice::<bool>() }.unwrap();
+        assert_eq!(p.len(), 3);
+        p.write_copy_of_slice(&[true, false, true]);
+        // SAFETY: the only view of result 1.
+        let z = unsafe { frame.ret(1).unwrap().as_zeroed_slice::<i16>() }.unwrap();
+        assert_eq!(z, &[0, 0]);
+        z[1] += 5;
+        // SAFETY: as above; the dtype is checked before any byte is touched.
+        let e = unsafe { frame.ret(1).unwrap().as_uninit_slice::<u16>() }.unwrap_err();
+        assert_eq!(e.message, "result 1 has dtype s16, expected u16");
+        assert_eq!(f.rets[0].bytes(3), &[1, 0, 1]);
+        assert_eq!(f.rets[1].bytes(4), &[0, 0, 5, 0]);
     }
 }
