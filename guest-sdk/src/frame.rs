@@ -182,9 +182,35 @@ impl<'a> CallFrame<'a> {
     /// refers to (frame, attributes, names, strings, arrays, type and pointer
     /// arrays). Overlaps between results, operands and dims are checked, the
     /// rest is not.
+    #[cfg(not(target_arch = "wasm32"))]
     pub unsafe fn from_memory(memory: &'a mut [u8], frame: u32) -> Result<CallFrame<'a>> {
+        // SAFETY: forwarded caller contract.
+        unsafe { CallFrame::from_memory_at(memory, 0, frame) }
+    }
+
+    /// The frame at guest address `frame` of `memory`, a buffer standing for
+    /// the part of a guest's linear memory that starts at guest address
+    /// `origin` (guest address `a` is `memory[a - origin]`; addresses before
+    /// `origin` or past the buffer are outside memory). Lets a host check a
+    /// frame it laid out anywhere in a 4 GiB memory without a 4 GiB buffer.
+    /// Alignment is checked on `memory`'s own addresses: give a buffer that
+    /// is 8-aligned where `origin` is.
+    ///
+    /// # Errors
+    ///
+    /// As for [`CallFrame::from_memory`].
+    ///
+    /// # Safety
+    ///
+    /// As for [`CallFrame::from_memory`].
+    #[cfg(not(target_arch = "wasm32"))]
+    pub unsafe fn from_memory_at(
+        memory: &'a mut [u8],
+        origin: u32,
+        frame: u32,
+    ) -> Result<CallFrame<'a>> {
         // SAFETY: the slice is valid and exclusively borrowed for 'a.
-        let mem = unsafe { Memory::from_raw_parts(memory.as_mut_ptr(), memory.len()) };
+        let mem = unsafe { Memory::from_raw_parts(memory.as_mut_ptr(), memory.len(), origin) };
         CallFrame::decode(mem, frame)
     }
 

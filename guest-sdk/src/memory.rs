@@ -19,6 +19,10 @@ use crate::error::{Error, Result};
 pub(crate) struct Memory<'a> {
     base: *mut u8,
     len: usize,
+    /// The guest address of the buffer's first byte (a buffer may stand for
+    /// any part of a 4 GiB memory); linear memory starts at 0.
+    #[cfg(not(target_arch = "wasm32"))]
+    origin: u32,
     _memory: PhantomData<&'a mut [u8]>,
 }
 
@@ -34,19 +38,31 @@ impl<'a> Memory<'a> {
         }
     }
 
-    /// A buffer standing in for linear memory: guest address `a` is
-    /// `base + a`.
+    /// A buffer standing in for guest addresses `origin..origin + len`:
+    /// guest address `a` is `base + (a - origin)`.
     ///
     /// # Safety
     ///
     /// `base..base + len` must be valid for reads and writes for `'a`, and
     /// nothing else may access it during `'a` except through this view.
-    pub(crate) unsafe fn from_raw_parts(base: *mut u8, len: usize) -> Memory<'a> {
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) unsafe fn from_raw_parts(base: *mut u8, len: usize, origin: u32) -> Memory<'a> {
         Memory {
             base,
             len,
+            origin,
             _memory: PhantomData,
         }
+    }
+
+    /// Where guest address `addr` lies in the view (bytes from its start),
+    /// if not before it.
+    #[inline]
+    fn index(&self, addr: u32) -> Option<usize> {
+        #[cfg(target_arch = "wasm32")]
+        return Some(addr as usize);
+        #[cfg(not(target_arch = "wasm32"))]
+        return addr.checked_sub(self.origin).map(|a| a as usize);
     }
 
     /// Pointer to guest range `addr..addr + len`, checked to be inside memory,
@@ -60,7 +76,7 @@ impl<'a> Memory<'a> {
         align: usize,
         what: &dyn core::fmt::Display,
     ) -> Result<*mut u8> {
-        let start = addr as usize;
+        let start = self.index(addr).unwrap_or(usize::MAX);
         let inside = start.checked_add(len).is_some_and(|end| end <= self.len);
         let ptr = if self.base.is_null() {
             core::ptr::with_exposed_provenance_mut::<u8>(start)
@@ -87,10 +103,10 @@ impl<'a> Memory<'a> {
         align: usize,
         what: &dyn core::fmt::Display,
     ) -> Error {
-        let start = addr as usize;
+        let start = self.index(addr).unwrap_or(usize::MAX);
         if start.checked_add(len).is_none_or(|end| end > self.len) {
             Error::internal(alloc::format!(
-                "{what}: guest range {start:#x}+{len} is outside guest memory ({} bytes)",
+                "{what}: guest range {addr:#x}+{len} is outside guest memory ({} bytes)",
                 self.len
             ))
         } else if addr == 0 {
@@ -204,12 +220,13 @@ impl<'a> Memory<'a> {
     /// The bytes of the NUL-terminated string at `addr` (without the NUL),
     /// looking at most `max` bytes ahead.
     #[cfg_attr(
-        not(target_arch = "wasm32"),
+        all(not(target_arch = "wasm32"), not(test)),
         expect(dead_code, reason = "used for host messages on wasm32")
     )]
     pub(crate) fn c_str(&self, addr: u32, max: usize) -> Result<&'a [u8]> {
         let what = "string";
-        let avail = self.len.saturating_sub(addr as usize).min(max);
+        let at = self.index(addr).unwrap_or(self.len);
+        let avail = self.len.saturating_sub(at).min(max);
         // SAFETY: bytes are always valid; the string is only read, and the
         // caller does not hold a mutable reference into it.
         let bytes: &'a [u8] = unsafe { self.slice(addr, avail.max(1), &what) }?;
@@ -256,7 +273,7 @@ mod tests {
     fn checks_bounds_null_and_alignment() {
         let mut buf = [0u64; 4];
         // SAFETY: buf outlives mem and is only accessed through it.
-        let mem = unsafe { Memory::from_raw_parts(buf.as_mut_ptr().cast(), 32) };
+        let mem = unsafe { Memory::from_raw_parts(buf.as_mut_ptr().cast(), 32, 0) };
         mem.write_u32(8, 7, &"x").unwrap();
         assert_eq!(mem.u32(8, &"x").unwrap(), 7);
         assert!(mem.u32(0, &"x").unwrap_err().message.contains("null"));
@@ -278,5 +295,21 @@ mod tests {
         // SAFETY: as above.
         assert_eq!(unsafe { mem.slice::<u64>(0, 0, &"x") }.unwrap().len(), 0);
         assert!(Memory::offset(u32::MAX, 1, &"x").is_err());
+    }
+
+    #[test]
+    fn a_buffer_may_stand_for_memory_far_from_address_zero() {
+        let origin = u32::MAX - 31;
+        let mut buf = [0u64; 4];
+        // SAFETY: buf outlives mem and is only accessed through it.
+        let mem = unsafe { Memory::from_raw_parts(buf.as_mut_ptr().cast(), 32, origin) };
+        mem.write_u32(origin + 8, 7, &"x").unwrap();
+        assert_eq!(mem.u32(origin + 8, &"x").unwrap(), 7);
+        assert_eq!(buf[1], 7, "guest address origin + 8 is byte 8");
+        for outside in [8, origin - 4, origin - 1, u32::MAX - 2] {
+            let e = mem.u32(outside, &"x").unwrap_err();
+            assert!(e.message.contains("outside guest memory"), "{outside:#x}: {}", e.message);
+        }
+        assert_eq!(mem.c_str(origin + 8, 64).unwrap(), &[7]);
     }
 }

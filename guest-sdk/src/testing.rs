@@ -420,7 +420,7 @@ impl TestCall {
     pub fn call(&mut self, handler: impl FnOnce(&CallFrame<'_>) -> Result<()>) -> Result<()> {
         // SAFETY: `self.mem` outlives the view, which lives only during this
         // call, and nothing else touches `self.mem` meanwhile (&mut self).
-        let mem = unsafe { Memory::from_raw_parts(self.mem.as_mut_ptr().cast(), self.len) };
+        let mem = unsafe { Memory::from_raw_parts(self.mem.as_mut_ptr().cast(), self.len, 0) };
         let frame = CallFrame::decode(mem, self.frame)?;
         handler(&frame)
     }
