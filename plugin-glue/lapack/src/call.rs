@@ -68,7 +68,7 @@ impl<'a> Call<'a> {
     }
 
     /// Checks the number of operands and results.
-    pub fn arity(&self, args: usize, rets: usize) -> Result<(), HandlerError> {
+    fn arity(&self, args: usize, rets: usize) -> Result<(), HandlerError> {
         if self.args.len() != args || self.rets.len() != rets {
             return Err(self.err(format_args!(
                 "expected {args} operands and {rets} results, got {} and {}",
@@ -79,40 +79,29 @@ impl<'a> Call<'a> {
         Ok(())
     }
 
-    /// Operand `i`, called `name` in messages. Call [`Call::arity`] first.
-    pub fn arg(&self, i: usize, name: &'static str) -> Result<Operand<'a>, HandlerError> {
-        self.buffer(Side::Operand, i, name)
-    }
-
-    /// Result `i`, called `name` in messages. Call [`Call::arity`] first.
-    pub fn ret(&self, i: usize, name: &'static str) -> Result<Operand<'a>, HandlerError> {
-        self.buffer(Side::Result, i, name)
-    }
-
-    fn buffer(
+    /// Checks the arity against the names given, then returns the operands
+    /// and the results in order, each called by its name in messages:
+    ///
+    /// ```text
+    /// let ([a], [lu, info]) = call.operands(["a"], ["lu", "info"])?;
+    /// ```
+    pub fn operands<const A: usize, const R: usize>(
         &self,
-        side: Side,
-        i: usize,
-        name: &'static str,
-    ) -> Result<Operand<'a>, HandlerError> {
-        let list = if side == Side::Operand {
-            &self.args
-        } else {
-            &self.rets
-        };
-        let buf = *list.get(i).ok_or_else(|| {
-            self.err(format_args!(
-                "{side:?} {i} ({name}) is missing: the call has {}",
-                list.len()
-            ))
-        })?;
-        Ok(Operand {
-            buf,
+        args: [&'static str; A],
+        rets: [&'static str; R],
+    ) -> Result<([Operand<'a>; A], [Operand<'a>; R]), HandlerError> {
+        self.arity(A, R)?;
+        let named = |side: Side, list: &[Buf<'a>], i: usize, name: &'static str| Operand {
+            buf: list[i],
             target: self.target,
             side,
             index: i,
             name,
-        })
+        };
+        Ok((
+            std::array::from_fn(|i| named(Side::Operand, &self.args, i, args[i])),
+            std::array::from_fn(|i| named(Side::Result, &self.rets, i, rets[i])),
+        ))
     }
 
     fn attr(&self, name: &str) -> Result<AttrValue, HandlerError> {

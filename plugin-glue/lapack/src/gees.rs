@@ -194,16 +194,9 @@ fn common<'a, T: LapackScalar>(
 /// The real handler: operand `a`; results `t` (alias ← a), `z`, `wr`, `wi`,
 /// `sdim`, `info`; attributes `mode`, `sort`.
 pub(crate) fn run_real<T: RealLapack>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
-    call.arity(1, 6)?;
-    let a = call.arg(0, "a")?;
+    let ([a], [t, z, wr, wi, sdim, info]) =
+        call.operands(["a"], ["t", "z", "wr", "wi", "sdim", "info"])?;
     let (batch, n, jobvs) = common::<T>(call, &a)?;
-    let (t, z, wr, wi) = (
-        call.ret(0, "t")?,
-        call.ret(1, "z")?,
-        call.ret(2, "wr")?,
-        call.ret(3, "wi")?,
-    );
-    let (sdim, info) = (call.ret(4, "sdim")?, call.ret(5, "info")?);
     z.expect(T::DTYPE, batch, &[n, n])?;
     wr.expect(T::DTYPE, batch, &[n])?;
     wi.expect(T::DTYPE, batch, &[n])?;
@@ -230,16 +223,8 @@ pub(crate) fn run_complex<T: Gees + ComplexLapack>(
     ctx: &Ctx<'_>,
     call: &Call<'_>,
 ) -> Result<(), HandlerError> {
-    call.arity(1, 5)?;
-    let a = call.arg(0, "a")?;
+    let ([a], [t, z, w, sdim, info]) = call.operands(["a"], ["t", "z", "w", "sdim", "info"])?;
     let (batch, n, jobvs) = common::<T>(call, &a)?;
-    let (t, z, w, sdim, info) = (
-        call.ret(0, "t")?,
-        call.ret(1, "z")?,
-        call.ret(2, "w")?,
-        call.ret(3, "sdim")?,
-        call.ret(4, "info")?,
-    );
     z.expect(T::DTYPE, batch, &[n, n])?;
     w.expect(T::DTYPE, batch, &[n])?;
     sdim.expect(DType::S32, batch, &[])?;

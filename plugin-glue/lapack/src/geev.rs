@@ -225,16 +225,8 @@ pub(crate) fn run_real<T: RealLapack>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<
 where
     Complex<T>: Elem,
 {
-    call.arity(1, 5)?;
-    let a = call.arg(0, "a")?;
+    let ([a], [wr, wi, vl, vr, info]) = call.operands(["a"], ["wr", "wi", "vl", "vr", "info"])?;
     let (batch, n, jobvl, jobvr) = common::<T>(call, &a)?;
-    let (wr, wi, vl, vr, info) = (
-        call.ret(0, "wr")?,
-        call.ret(1, "wi")?,
-        call.ret(2, "vl")?,
-        call.ret(3, "vr")?,
-        call.ret(4, "info")?,
-    );
     wr.expect(T::DTYPE, batch, &[n])?;
     wi.expect(T::DTYPE, batch, &[n])?;
     vl.expect(<Complex<T> as Elem>::DTYPE, batch, &[n, n])?;
@@ -262,15 +254,8 @@ pub(crate) fn run_complex<T: ComplexLapack>(
     ctx: &Ctx<'_>,
     call: &Call<'_>,
 ) -> Result<(), HandlerError> {
-    call.arity(1, 4)?;
-    let a = call.arg(0, "a")?;
+    let ([a], [w, vl, vr, info]) = call.operands(["a"], ["w", "vl", "vr", "info"])?;
     let (batch, n, jobvl, jobvr) = common::<T>(call, &a)?;
-    let (w, vl, vr, info) = (
-        call.ret(0, "w")?,
-        call.ret(1, "vl")?,
-        call.ret(2, "vr")?,
-        call.ret(3, "info")?,
-    );
     w.expect(T::DTYPE, batch, &[n])?;
     vl.expect(T::DTYPE, batch, &[n, n])?;
     vr.expect(T::DTYPE, batch, &[n, n])?;

@@ -72,13 +72,7 @@ pub(crate) fn gehrd<T: LapackScalar>(
 /// The handler: operand `a`; results `a_out` (alias ← a), `tau`, `info`;
 /// attributes `low`, `high` (1-based ILO/IHI).
 pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
-    call.arity(1, 3)?;
-    let (a, a_out, tau, info) = (
-        call.arg(0, "a")?,
-        call.ret(0, "a_out")?,
-        call.ret(1, "tau")?,
-        call.ret(2, "info")?,
-    );
+    let ([a], [a_out, tau, info]) = call.operands(["a"], ["a_out", "tau", "info"])?;
     a.dtype(T::DTYPE)?;
     let (batch, m, n) = a.matrix()?;
     if m != n || n == 0 {

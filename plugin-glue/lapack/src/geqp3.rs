@@ -76,13 +76,8 @@ fn order_fixed_columns(jpvt: &mut [i32]) {
 /// The handler: operands `a`, `jpvt`; results `a_out` (alias ← a),
 /// `jpvt_out` (alias ← jpvt), `tau`.
 pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
-    call.arity(2, 3)?;
-    let (a, jpvt) = (call.arg(0, "a")?, call.arg(1, "jpvt")?);
-    let (a_out, jpvt_out, tau) = (
-        call.ret(0, "a_out")?,
-        call.ret(1, "jpvt_out")?,
-        call.ret(2, "tau")?,
-    );
+    let ([a, jpvt], [a_out, jpvt_out, tau]) =
+        call.operands(["a", "jpvt"], ["a_out", "jpvt_out", "tau"])?;
     a.dtype(T::DTYPE)?;
     let (batch, m, n) = a.matrix()?;
     jpvt.expect(DType::S32, batch, &[n])?;

@@ -40,12 +40,7 @@ pub(crate) fn geqrf<T: LapackScalar>(
 
 /// The handler: operand `a`; results `a_out` (alias ← a), `tau`.
 pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
-    call.arity(1, 2)?;
-    let (a, a_out, tau) = (
-        call.arg(0, "a")?,
-        call.ret(0, "a_out")?,
-        call.ret(1, "tau")?,
-    );
+    let ([a], [a_out, tau]) = call.operands(["a"], ["a_out", "tau"])?;
     a.dtype(T::DTYPE)?;
     let (batch, m, n) = a.matrix()?;
     tau.expect(T::DTYPE, batch, &[m.min(n)])?;

@@ -120,15 +120,7 @@ pub(crate) fn gesdd<T: FastPath>(
 pub(crate) fn svd_call<'a, T: LapackScalar>(
     call: &Call<'a>,
 ) -> Result<(u8, SvdDims, SvdOut<'a, T>), HandlerError> {
-    call.arity(1, 5)?;
-    let a = call.arg(0, "a")?;
-    let (a_out, s, u, vt, info) = (
-        call.ret(0, "a_out")?,
-        call.ret(1, "s")?,
-        call.ret(2, "u")?,
-        call.ret(3, "vt")?,
-        call.ret(4, "info")?,
-    );
+    let ([a], [a_out, s, u, vt, info]) = call.operands(["a"], ["a_out", "s", "u", "vt", "info"])?;
     a.dtype(T::DTYPE)?;
     let (batch, m, n) = a.matrix()?;
     let k = m.min(n);

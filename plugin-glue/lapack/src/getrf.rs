@@ -80,13 +80,7 @@ pub(crate) fn getrf<T: FastPath>(
 
 /// The handler: operand `a`; results `lu` (alias ← a), `ipiv`, `info`.
 pub(crate) fn run<T: FastPath>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
-    call.arity(1, 3)?;
-    let (a, lu, ipiv, info) = (
-        call.arg(0, "a")?,
-        call.ret(0, "lu")?,
-        call.ret(1, "ipiv")?,
-        call.ret(2, "info")?,
-    );
+    let ([a], [lu, ipiv, info]) = call.operands(["a"], ["lu", "ipiv", "info"])?;
     a.dtype(T::DTYPE)?;
     let (batch, m, n) = a.matrix()?;
     ipiv.expect(DType::S32, batch, &[m.min(n)])?;

@@ -61,20 +61,10 @@ pub(crate) fn gtsv<T: LapackScalar>(
 /// The handler: operands `dl`, `d`, `du`, `b`; results `dl_out`, `d_out`,
 /// `du_out`, `b_out` (aliases ← operands 0–3), `info`.
 pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
-    call.arity(4, 5)?;
-    let (dl, d, du, b) = (
-        call.arg(0, "dl")?,
-        call.arg(1, "d")?,
-        call.arg(2, "du")?,
-        call.arg(3, "b")?,
-    );
-    let (dl_out, d_out, du_out, b_out, info) = (
-        call.ret(0, "dl_out")?,
-        call.ret(1, "d_out")?,
-        call.ret(2, "du_out")?,
-        call.ret(3, "b_out")?,
-        call.ret(4, "info")?,
-    );
+    let ([dl, d, du, b], [dl_out, d_out, du_out, b_out, info]) = call.operands(
+        ["dl", "d", "du", "b"],
+        ["dl_out", "d_out", "du_out", "b_out", "info"],
+    )?;
     b.dtype(T::DTYPE)?;
     let (batch, n, nrhs) = b.matrix()?;
     for v in [&dl, &d, &du] {

@@ -42,8 +42,7 @@ pub(crate) fn orgqr<T: LapackScalar>(
 
 /// The handler: operands `a`, `tau`; result `q` (alias ← a).
 pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
-    call.arity(2, 1)?;
-    let (a, tau, q) = (call.arg(0, "a")?, call.arg(1, "tau")?, call.ret(0, "q")?);
+    let ([a, tau], [q]) = call.operands(["a", "tau"], ["q"])?;
     a.dtype(T::DTYPE)?;
     let (batch, m, n) = a.matrix()?;
     if m < n {

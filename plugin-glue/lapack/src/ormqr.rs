@@ -71,13 +71,7 @@ pub(crate) fn ormqr<T: LapackScalar>(
 /// The handler: operands `a`, `tau`, `c`; result `c_out` (alias ← c);
 /// attributes `left`, `transpose` (booleans).
 pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
-    call.arity(3, 1)?;
-    let (a, tau, c, c_out) = (
-        call.arg(0, "a")?,
-        call.arg(1, "tau")?,
-        call.arg(2, "c")?,
-        call.ret(0, "c_out")?,
-    );
+    let ([a, tau, c], [c_out]) = call.operands(["a", "tau", "c"], ["c_out"])?;
     let left = call.bool_attr("left")?;
     let transpose = call.bool_attr("transpose")?;
     c.dtype(T::DTYPE)?;

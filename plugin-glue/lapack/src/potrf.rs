@@ -38,8 +38,7 @@ pub(crate) fn potrf<T: LapackScalar>(
 
 /// The handler: operand `a`; results `l` (alias ← a), `info`; attribute `uplo`.
 pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
-    call.arity(1, 2)?;
-    let (a, l, info) = (call.arg(0, "a")?, call.ret(0, "l")?, call.ret(1, "info")?);
+    let ([a], [l, info]) = call.operands(["a"], ["l", "info"])?;
     a.dtype(T::DTYPE)?;
     let (batch, m, n) = a.matrix()?;
     if m != n {

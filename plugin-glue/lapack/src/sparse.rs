@@ -6,7 +6,7 @@ use std::ops::{Add, Mul};
 use num_complex::Complex;
 use rayon::prelude::*;
 
-use crate::call::{Call, PARALLEL_FLOPS};
+use crate::call::{Call, Operand, PARALLEL_FLOPS};
 use crate::scalar::Elem;
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
@@ -150,14 +150,11 @@ pub(crate) fn csr_matmul<T: Value, I: Index>(
     }
 }
 
-fn run_typed<T: Value, I: Index>(call: &Call<'_>) -> Result<(), HandlerError> {
-    let (data, indptr, indices, rhs, out) = (
-        call.arg(0, "data")?,
-        call.arg(1, "indptr")?,
-        call.arg(2, "indices")?,
-        call.arg(3, "rhs")?,
-        call.ret(0, "out")?,
-    );
+fn run_typed<T: Value, I: Index>(
+    call: &Call<'_>,
+    [data, indptr, indices, rhs]: [Operand<'_>; 4],
+    out: Operand<'_>,
+) -> Result<(), HandlerError> {
     let (_, nnz) = data.vector()?;
     data.expect(T::DTYPE, &[], &[nnz])?;
     indices.expect(I::DTYPE, &[], &[nnz])?;
@@ -201,10 +198,14 @@ fn run_typed<T: Value, I: Index>(call: &Call<'_>) -> Result<(), HandlerError> {
     csr_matmul(data, indptr, indices, rhs, cols, c, out).map_err(|e| call.err(e))
 }
 
-fn run_index<T: Value>(call: &Call<'_>, index: DType) -> Result<(), HandlerError> {
-    match index {
-        DType::S32 => run_typed::<T, i32>(call),
-        DType::S64 => run_typed::<T, i64>(call),
+fn run_index<T: Value>(
+    call: &Call<'_>,
+    args: [Operand<'_>; 4],
+    out: Operand<'_>,
+) -> Result<(), HandlerError> {
+    match args[1].buf.dtype {
+        DType::S32 => run_typed::<T, i32>(call, args, out),
+        DType::S64 => run_typed::<T, i64>(call, args, out),
         other => Err(call.err(format_args!(
             "unsupported index type {} (expected s32 or s64)",
             other.name()
@@ -215,10 +216,9 @@ fn run_index<T: Value>(call: &Call<'_>, index: DType) -> Result<(), HandlerError
 /// The handler: operands `data`, `indptr`, `indices`, `rhs`; result `out`;
 /// value and index types come from the buffers.
 pub(crate) fn run(call: &Call<'_>) -> Result<(), HandlerError> {
-    call.arity(4, 1)?;
-    let value = call.arg(0, "data")?.buf.dtype;
-    let index = call.arg(1, "indptr")?.buf.dtype;
-    let indices = call.arg(2, "indices")?;
+    let (args, [out]) = call.operands(["data", "indptr", "indices", "rhs"], ["out"])?;
+    let [data, indptr, indices, _] = args;
+    let (value, index) = (data.buf.dtype, indptr.buf.dtype);
     if indices.buf.dtype != index {
         return Err(indices.err(format_args!(
             "has index type {} but indptr has {}",
@@ -227,12 +227,12 @@ pub(crate) fn run(call: &Call<'_>) -> Result<(), HandlerError> {
         )));
     }
     match value {
-        DType::S32 => run_index::<i32>(call, index),
-        DType::S64 => run_index::<i64>(call, index),
-        DType::F32 => run_index::<f32>(call, index),
-        DType::F64 => run_index::<f64>(call, index),
-        DType::C64 => run_index::<Complex<f32>>(call, index),
-        DType::C128 => run_index::<Complex<f64>>(call, index),
+        DType::S32 => run_index::<i32>(call, args, out),
+        DType::S64 => run_index::<i64>(call, args, out),
+        DType::F32 => run_index::<f32>(call, args, out),
+        DType::F64 => run_index::<f64>(call, args, out),
+        DType::C64 => run_index::<Complex<f32>>(call, args, out),
+        DType::C128 => run_index::<Complex<f64>>(call, args, out),
         other => Err(call.err(format_args!(
             "unsupported element type {} (expected s32, s64, f32, f64, c64 or c128)",
             other.name()

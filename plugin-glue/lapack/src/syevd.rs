@@ -86,13 +86,7 @@ pub(crate) fn syevd<T: FastPath>(
 /// The handler: operand `a`; results `v` (alias ← a), `w`, `info`;
 /// attributes `uplo`, `mode`.
 pub(crate) fn run<T: FastPath>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
-    call.arity(1, 3)?;
-    let (a, v, w, info) = (
-        call.arg(0, "a")?,
-        call.ret(0, "v")?,
-        call.ret(1, "w")?,
-        call.ret(2, "info")?,
-    );
+    let ([a], [v, w, info]) = call.operands(["a"], ["v", "w", "info"])?;
     a.dtype(T::DTYPE)?;
     let (batch, m, n) = a.matrix()?;
     if m != n {

@@ -61,15 +61,8 @@ pub(crate) fn sytrd<T: LapackScalar>(
 /// The handler: operand `a`; results `a_out` (alias ← a), `d`, `e`, `tau`,
 /// `info`; attribute `uplo`.
 pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
-    call.arity(1, 5)?;
-    let a = call.arg(0, "a")?;
-    let (a_out, d, e, tau, info) = (
-        call.ret(0, "a_out")?,
-        call.ret(1, "d")?,
-        call.ret(2, "e")?,
-        call.ret(3, "tau")?,
-        call.ret(4, "info")?,
-    );
+    let ([a], [a_out, d, e, tau, info]) =
+        call.operands(["a"], ["a_out", "d", "e", "tau", "info"])?;
     a.dtype(T::DTYPE)?;
     let (batch, m, n) = a.matrix()?;
     if m != n || n == 0 {

@@ -5,7 +5,7 @@
 
 use num_complex::Complex;
 
-use crate::call::{Batched, Call, for_each_batch, piece};
+use crate::call::{Batched, Call, Operand, for_each_batch, piece};
 use crate::scalar::{LapackScalar, RealScalar};
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
@@ -317,14 +317,10 @@ pub(crate) fn solve<T: Quotient>(
     });
 }
 
-fn run_typed<T: Quotient>(call: &Call<'_>) -> Result<(), HandlerError> {
-    let (dl, d, du, b, x) = (
-        call.arg(0, "dl")?,
-        call.arg(1, "d")?,
-        call.arg(2, "du")?,
-        call.arg(3, "b")?,
-        call.ret(0, "x")?,
-    );
+fn run_typed<T: Quotient>(
+    [dl, d, du, b]: [Operand<'_>; 4],
+    x: Operand<'_>,
+) -> Result<(), HandlerError> {
     let (batch, n, k) = b.matrix()?;
     for v in [&dl, &d, &du] {
         v.expect(T::DTYPE, batch, &[n])?;
@@ -348,13 +344,13 @@ fn run_typed<T: Quotient>(call: &Call<'_>) -> Result<(), HandlerError> {
 /// The handler: operands `dl`, `d`, `du`, `b`; result `x`; the element type
 /// (f32, f64, c64 or c128) comes from the buffers.
 pub(crate) fn run(call: &Call<'_>) -> Result<(), HandlerError> {
-    call.arity(4, 1)?;
-    let dtype = call.arg(3, "b")?.buf.dtype;
+    let (args, [x]) = call.operands(["dl", "d", "du", "b"], ["x"])?;
+    let dtype = args[3].buf.dtype;
     match dtype {
-        DType::F32 => run_typed::<f32>(call),
-        DType::F64 => run_typed::<f64>(call),
-        DType::C64 => run_typed::<Complex<f32>>(call),
-        DType::C128 => run_typed::<Complex<f64>>(call),
+        DType::F32 => run_typed::<f32>(args, x),
+        DType::F64 => run_typed::<f64>(args, x),
+        DType::C64 => run_typed::<Complex<f32>>(args, x),
+        DType::C128 => run_typed::<Complex<f64>>(args, x),
         other => Err(call.err(format_args!(
             "unsupported element type {} (expected f32, f64, c64 or c128)",
             other.name()

@@ -65,8 +65,7 @@ pub(crate) fn trsm<T: FastPath>(
 /// The handler: operands `a`, `b`; result `x` (alias ← b); attributes
 /// `side`, `uplo`, `trans_x`, `diag`.
 pub(crate) fn run<T: FastPath>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
-    call.arity(2, 1)?;
-    let (a, b, x) = (call.arg(0, "a")?, call.arg(1, "b")?, call.ret(0, "x")?);
+    let ([a, b], [x]) = call.operands(["a", "b"], ["x"])?;
     b.dtype(T::DTYPE)?;
     let (batch, m, n) = b.matrix()?;
     let side = call.char_attr("side", b"LR")?;
