@@ -38,6 +38,7 @@
 //! complex division are LAPACK's business).
 
 use crate::scalar::RealScalar;
+use crate::trsm::Trsm;
 
 /// Largest number of rows and columns handled here: beyond it OpenBLAS's
 /// blocked kernels catch up (at 24–32 the unblocked Rust LU and `dgetrf_`
@@ -403,17 +404,6 @@ pub(crate) fn trsm<T: RealScalar>(
 #[target_feature(enable = "avx2")]
 fn trsm_fixed_avx2<T: RealScalar>(args: Trsm, ord: usize, a: &[T], b: &mut [T]) {
     by_order!(ord, trsm_fixed::<T>(args, a, b), ());
-}
-
-/// The arguments of one [`trsm`].
-#[derive(Clone, Copy)]
-struct Trsm {
-    side: u8,
-    uplo: u8,
-    trans: u8,
-    diag: u8,
-    m: usize,
-    n: usize,
 }
 
 /// [`trsm`] with A of order `N`: M (see [`trsm_order`]) is copied into a

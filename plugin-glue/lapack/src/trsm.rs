@@ -7,6 +7,17 @@ use crate::fast_path::FastPath;
 use crate::small;
 use plugin_glue::handler::HandlerError;
 
+/// The arguments of one [`small::trsm`].
+#[derive(Clone, Copy)]
+pub(crate) struct Trsm {
+    pub side: u8,
+    pub uplo: u8,
+    pub trans: u8,
+    pub diag: u8,
+    pub m: usize,
+    pub n: usize,
+}
+
 /// Solves `op(A)·X = B` (`side = 'L'`) or `X·op(A) = B` (`side = 'R'`) for
 /// each batch element, in place in `x` (which holds B on entry). `a` holds
 /// the `p×p` triangular matrices (p = m or n), `x` the `m×n` blocks. Small
