@@ -12,6 +12,7 @@ use num_complex::Complex;
 use crate::call::Ctx;
 use crate::scalar::LapackScalar;
 use crate::small_eigh::Work;
+use crate::trsm::Trsm;
 use crate::{small, small_eigh, split};
 use plugin_glue::handler::HandlerError;
 
@@ -79,18 +80,8 @@ pub(crate) trait FastPath: LapackScalar {
 
     /// [`small::trsm`] for the real types (returns `true`); `false`
     /// (nothing done: call LAPACK) for the complex ones.
-    #[expect(clippy::too_many_arguments, reason = "mirrors the BLAS routine")]
-    fn trsm_small(
-        side: u8,
-        uplo: u8,
-        trans: u8,
-        diag: u8,
-        m: usize,
-        n: usize,
-        a: &[Self],
-        b: &mut [Self],
-    ) -> bool {
-        let _ = (side, uplo, trans, diag, m, n, a, b);
+    fn trsm_small(args: Trsm, a: &[Self], b: &mut [Self]) -> bool {
+        let _ = (args, a, b);
         false
     }
 }
@@ -138,17 +129,8 @@ macro_rules! real_fast_path {
             ) -> bool {
                 small::getrf_group(n, a, ipiv, info)
             }
-            fn trsm_small(
-                side: u8,
-                uplo: u8,
-                trans: u8,
-                diag: u8,
-                m: usize,
-                n: usize,
-                a: &[$t],
-                b: &mut [$t],
-            ) -> bool {
-                small::trsm(side, uplo, trans, diag, m, n, a, b);
+            fn trsm_small(args: Trsm, a: &[$t], b: &mut [$t]) -> bool {
+                small::trsm(args, a, b);
                 true
             }
         }

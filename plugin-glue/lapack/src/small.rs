@@ -358,18 +358,8 @@ fn getrf_any<T: RealScalar>(m: usize, n: usize, a: &mut [T], ipiv: &mut [i32]) -
 /// # Panics
 ///
 /// If A's order exceeds [`MAX_DIM`], or `a` or `b` is too short.
-#[expect(clippy::too_many_arguments, reason = "mirrors the BLAS routine")]
-pub(crate) fn trsm<T: RealScalar>(
-    side: u8,
-    uplo: u8,
-    trans: u8,
-    diag: u8,
-    m: usize,
-    n: usize,
-    a: &[T],
-    b: &mut [T],
-) {
-    let ord = if side == b'L' { m } else { n };
+pub(crate) fn trsm<T: RealScalar>(args: Trsm, a: &[T], b: &mut [T]) {
+    let (m, n, ord) = (args.m, args.n, args.order());
     assert!(
         ord <= MAX_DIM && a.len() >= ord * ord && b.len() >= m * n,
         "trsm sizes"
@@ -377,14 +367,6 @@ pub(crate) fn trsm<T: RealScalar>(
     if m == 0 || n == 0 {
         return;
     }
-    let args = Trsm {
-        side,
-        uplo,
-        trans,
-        diag,
-        m,
-        n,
-    };
     #[cfg(target_arch = "x86_64")]
     if ord <= FIXED_MAX && std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2, detected just above.
@@ -568,12 +550,6 @@ impl Trsm {
     fn shape(&self) -> (bool, bool) {
         let direct = (self.side == b'L') == (self.trans == b'N');
         (direct, (self.uplo == b'L') == direct)
-    }
-
-    /// Number of right-hand sides: columns of B on the left, rows on the
-    /// right.
-    fn right_hand_sides(&self) -> usize {
-        if self.side == b'L' { self.n } else { self.m }
     }
 
     /// Runs `solve` on the right-hand sides of `b` (columns on the left,

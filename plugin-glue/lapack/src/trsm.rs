@@ -7,7 +7,9 @@ use crate::fast_path::FastPath;
 use crate::small;
 use plugin_glue::handler::HandlerError;
 
-/// The arguments of one [`small::trsm`].
+/// The BLAS arguments of one `?trsm` (alpha = 1), shared by every element
+/// of a batch: `side`, `uplo`, `trans` and `diag` as BLAS takes them, and
+/// B's `m×n` shape.
 #[derive(Clone, Copy)]
 pub(crate) struct Trsm {
     pub side: u8,
@@ -18,31 +20,39 @@ pub(crate) struct Trsm {
     pub n: usize,
 }
 
+impl Trsm {
+    /// The order of the triangle A: m on the left, n on the right.
+    pub fn order(&self) -> usize {
+        if self.side == b'L' { self.m } else { self.n }
+    }
+
+    /// Number of right-hand sides: columns of B on the left, rows on the
+    /// right.
+    pub fn right_hand_sides(&self) -> usize {
+        if self.side == b'L' { self.n } else { self.m }
+    }
+}
+
 /// Solves `op(A)·X = B` (`side = 'L'`) or `X·op(A) = B` (`side = 'R'`) for
 /// each batch element, in place in `x` (which holds B on entry). `a` holds
 /// the `p×p` triangular matrices (p = m or n), `x` the `m×n` blocks. Small
 /// real triangles use the Rust solve of [`small`], the others BLAS.
-#[expect(clippy::too_many_arguments, reason = "mirrors the BLAS routine")]
 pub(crate) fn trsm<T: FastPath>(
     ctx: &Ctx<'_>,
-    side: u8,
-    uplo: u8,
-    trans: u8,
-    diag: u8,
-    m: usize,
-    n: usize,
+    args: Trsm,
     a: &[T],
     x: &mut [T],
 ) -> Result<(), HandlerError> {
+    let (m, n) = (args.m, args.n);
     if m == 0 || n == 0 {
         return Ok(());
     }
-    let p = if side == b'L' { m } else { n };
+    let p = args.order();
     let batch = x.len() / (m * n);
     let (mi, ni, pi) = (ctx.int("m", m)?, ctx.int("n", n)?, ctx.int("p", p)?);
     let xb = Batched::new(x, m * n, batch);
-    let flops = (p * p) as f64 * if side == b'L' { n } else { m } as f64;
-    let rhs = if side == b'L' { n } else { m };
+    let rhs = args.right_hand_sides();
+    let flops = (p * p) as f64 * rhs as f64;
     let rust_kernel = p <= small::MAX_DIM && rhs <= small::MAX_RHS;
     ctx.for_each(
         batch,
@@ -52,15 +62,15 @@ pub(crate) fn trsm<T: FastPath>(
             let ab = piece(a, p * p, b);
             // SAFETY: each batch index is handed to one worker only.
             let xb = unsafe { xb.get(b) };
-            if rust_kernel && T::trsm_small(side, uplo, trans, diag, m, n, ab, xb) {
+            if rust_kernel && T::trsm_small(args, ab, xb) {
                 return;
             }
             checked::trsm(
                 ctx.lib.symbols(),
-                side,
-                uplo,
-                trans,
-                diag,
+                args.side,
+                args.uplo,
+                args.trans,
+                args.diag,
                 mi,
                 ni,
                 ab,
@@ -79,14 +89,18 @@ pub(crate) fn run<T: FastPath>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), Han
     let ([a, b], [x]) = call.operands(["a", "b"], ["x"])?;
     b.dtype(T::DTYPE)?;
     let (batch, m, n) = b.matrix()?;
-    let side = call.char_attr("side", b"LR")?;
-    let uplo = call.char_attr("uplo", b"LU")?;
-    let trans = call.char_attr("trans_x", b"NTC")?;
-    let diag = call.char_attr("diag", b"NU")?;
-    let p = if side == b'L' { m } else { n };
+    let args = Trsm {
+        side: call.char_attr("side", b"LR")?,
+        uplo: call.char_attr("uplo", b"LU")?,
+        trans: call.char_attr("trans_x", b"NTC")?,
+        diag: call.char_attr("diag", b"NU")?,
+        m,
+        n,
+    };
+    let p = args.order();
     a.expect(T::DTYPE, batch, &[p, p])?;
     // SAFETY: `a` is a read-only operand that XLA does not alias with the
     // result; `x` is our result and `b` is not used after the alias step.
     let (a, x) = unsafe { (a.slice::<T>()?, b.alias_into::<T>(&x)?) };
-    trsm(ctx, side, uplo, trans, diag, m, n, a, x)
+    trsm(ctx, args, a, x)
 }

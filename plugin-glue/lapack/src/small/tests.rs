@@ -34,7 +34,6 @@ fn fixed_kernels_equal_general_ones() {
                 let (m, k) = if side == b'L' { (n, rhs) } else { (rhs, n) };
                 let b = matrix(m * k, 4);
                 let (mut x, mut y) = (b.clone(), b);
-                trsm(side, uplo, trans, b'N', m, k, &t, &mut x);
                 let args = Trsm {
                     side,
                     uplo,
@@ -43,6 +42,7 @@ fn fixed_kernels_equal_general_ones() {
                     m,
                     n: k,
                 };
+                trsm(args, &t, &mut x);
                 trsm_order(args, n, &t, &mut y);
                 assert_eq!(
                     x, y,
@@ -193,48 +193,36 @@ fn trsm_matches_blas() {
         (1, 12),
     ];
     for (m, n) in shapes {
-        for side in [b'L', b'R'] {
-            if (if side == b'L' { m } else { n }) > MAX_DIM {
-                continue;
-            }
-            for uplo in [b'L', b'U'] {
-                for trans in [b'N', b'T', b'C'] {
-                    for diag in [b'N', b'U'] {
-                        let p = if side == b'L' { m } else { n };
-                        let mut a = matrix(p * p, 3);
-                        (0..p).for_each(|i| a[i + i * p] += 2.0);
-                        let b = matrix(m * n, 5);
-                        let (mut ours, mut theirs) = (b.clone(), b);
-                        trsm(side, uplo, trans, diag, m, n, &a, &mut ours);
-                        let (mi, ni, pi) = (m as i32, n as i32, p as i32);
-                        // SAFETY: `a` is p×p (lda = p), `theirs` m×n (ldb = m).
-                        unsafe {
-                            <f64 as crate::scalar::LapackScalar>::trsm(
-                                lapack(),
-                                side,
-                                uplo,
-                                trans,
-                                diag,
-                                mi,
-                                ni,
-                                a.as_ptr(),
-                                pi,
-                                theirs.as_mut_ptr(),
-                                mi,
-                            )
-                        };
-                        for (g, w) in ours.iter().zip(&theirs) {
-                            assert!(
-                                (g - w).abs() <= 1e-12 * w.abs().max(1.0),
-                                "{m}x{n} side {} uplo {} trans {} diag {}: {g} vs {w}",
-                                side as char,
-                                uplo as char,
-                                trans as char,
-                                diag as char
-                            );
-                        }
-                    }
-                }
+        for args in trsm_variants(m, n).filter(|t| t.order() <= MAX_DIM) {
+            let p = args.order();
+            let mut a = matrix(p * p, 3);
+            (0..p).for_each(|i| a[i + i * p] += 2.0);
+            let b = matrix(m * n, 5);
+            let (mut ours, mut theirs) = (b.clone(), b);
+            trsm(args, &a, &mut ours);
+            let (mi, ni, pi) = (m as i32, n as i32, p as i32);
+            // SAFETY: `a` is p×p (lda = p), `theirs` m×n (ldb = m).
+            unsafe {
+                <f64 as crate::scalar::LapackScalar>::trsm(
+                    lapack(),
+                    args.side,
+                    args.uplo,
+                    args.trans,
+                    args.diag,
+                    mi,
+                    ni,
+                    a.as_ptr(),
+                    pi,
+                    theirs.as_mut_ptr(),
+                    mi,
+                )
+            };
+            for (g, w) in ours.iter().zip(&theirs) {
+                assert!(
+                    (g - w).abs() <= 1e-12 * w.abs().max(1.0),
+                    "{m}x{n} {}: {g} vs {w}",
+                    variant(args)
+                );
             }
         }
     }
@@ -242,50 +230,66 @@ fn trsm_matches_blas() {
 
 #[test]
 fn trsm_every_variant_inverts_its_product() {
-    for side in [b'L', b'R'] {
-        for uplo in [b'L', b'U'] {
-            for trans in [b'N', b'T', b'C'] {
-                for diag in [b'N', b'U'] {
-                    let (m, n) = (5, 3);
-                    let p = if side == b'L' { m } else { n };
-                    let mut a = matrix(p * p, 7);
-                    for i in 0..p {
-                        a[i + i * p] += 4.0;
-                    }
-                    let x = matrix(m * n, 11);
-                    // op(A) with the triangle and diagonal the routine reads.
-                    let op = |i: usize, k: usize| {
-                        let (r, c) = if trans == b'N' { (i, k) } else { (k, i) };
-                        let inside = if uplo == b'L' { r >= c } else { r <= c };
-                        match (r == c, diag == b'U', inside) {
-                            (true, true, _) => 1.0,
-                            (_, _, true) => a[r + c * p],
-                            _ => 0.0,
-                        }
-                    };
-                    let mut b = vec![0.0; m * n];
-                    for i in 0..m {
-                        for j in 0..n {
-                            b[i + j * m] = if side == b'L' {
-                                (0..m).map(|k| op(i, k) * x[k + j * m]).sum()
-                            } else {
-                                (0..n).map(|k| x[i + k * m] * op(k, j)).sum()
-                            };
-                        }
-                    }
-                    trsm(side, uplo, trans, diag, m, n, &a, &mut b);
-                    for (g, w) in b.iter().zip(&x) {
-                        assert!(
-                            (g - w).abs() < 1e-12,
-                            "side {} uplo {} trans {} diag {}: {b:?} vs {x:?}",
-                            side as char,
-                            uplo as char,
-                            trans as char,
-                            diag as char
-                        );
-                    }
-                }
+    let (m, n) = (5, 3);
+    for args in trsm_variants(m, n) {
+        let p = args.order();
+        let mut a = matrix(p * p, 7);
+        for i in 0..p {
+            a[i + i * p] += 4.0;
+        }
+        let x = matrix(m * n, 11);
+        // op(A) with the triangle and diagonal the routine reads.
+        let op = |i: usize, k: usize| {
+            let (r, c) = if args.trans == b'N' { (i, k) } else { (k, i) };
+            let inside = if args.uplo == b'L' { r >= c } else { r <= c };
+            match (r == c, args.diag == b'U', inside) {
+                (true, true, _) => 1.0,
+                (_, _, true) => a[r + c * p],
+                _ => 0.0,
+            }
+        };
+        let mut b = vec![0.0; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                b[i + j * m] = if args.side == b'L' {
+                    (0..m).map(|k| op(i, k) * x[k + j * m]).sum()
+                } else {
+                    (0..n).map(|k| x[i + k * m] * op(k, j)).sum()
+                };
             }
         }
+        trsm(args, &a, &mut b);
+        for (g, w) in b.iter().zip(&x) {
+            assert!((g - w).abs() < 1e-12, "{}: {b:?} vs {x:?}", variant(args));
+        }
     }
+}
+
+/// Every `?trsm` variant (side, uplo, trans, diag) for an m×n B.
+fn trsm_variants(m: usize, n: usize) -> impl Iterator<Item = Trsm> {
+    [b'L', b'R'].into_iter().flat_map(move |side| {
+        [b'L', b'U'].into_iter().flat_map(move |uplo| {
+            [b'N', b'T', b'C'].into_iter().flat_map(move |trans| {
+                [b'N', b'U'].into_iter().map(move |diag| Trsm {
+                    side,
+                    uplo,
+                    trans,
+                    diag,
+                    m,
+                    n,
+                })
+            })
+        })
+    })
+}
+
+/// A `?trsm` variant for messages.
+fn variant(t: Trsm) -> String {
+    format!(
+        "side {} uplo {} trans {} diag {}",
+        char::from(t.side),
+        char::from(t.uplo),
+        char::from(t.trans),
+        char::from(t.diag)
+    )
 }
