@@ -102,59 +102,43 @@ pub(crate) trait RealScalar: LapackScalar<Real = Self> + PartialOrd {
     fn max(self, other: Self) -> Self;
 }
 
-impl RealScalar for f32 {
-    const EPSILON: f32 = f32::EPSILON;
-    const MIN_POSITIVE: f32 = f32::MIN_POSITIVE;
-    const MAX: f32 = f32::MAX;
-    const ZERO: f32 = 0.0;
-    const ONE: f32 = 1.0;
-    const NAN: f32 = f32::NAN;
-    fn to_f64(self) -> f64 {
-        f64::from(self)
-    }
-    fn real_work_size(self) -> usize {
-        work_size_f64(f64::from(self) * (1.0 + f64::from(f32::EPSILON)))
-    }
-    fn sqrt(self) -> f32 {
-        f32::sqrt(self)
-    }
-    fn copysign(self, sign: f32) -> f32 {
-        f32::copysign(self, sign)
-    }
-    fn is_nan(self) -> bool {
-        f32::is_nan(self)
-    }
-    fn max(self, other: f32) -> f32 {
-        f32::max(self, other)
-    }
+/// `RealScalar` for a float type, whose constants and methods are the
+/// type's own; `real_work_size` reads a LAPACK workspace size written as
+/// `$t` (`|$w| body`).
+macro_rules! float_scalar {
+    ($t:ident, real_work_size: |$w:ident| $work_size:expr) => {
+        impl RealScalar for $t {
+            const EPSILON: $t = $t::EPSILON;
+            const MIN_POSITIVE: $t = $t::MIN_POSITIVE;
+            const MAX: $t = $t::MAX;
+            const ZERO: $t = 0.0;
+            const ONE: $t = 1.0;
+            const NAN: $t = $t::NAN;
+            fn to_f64(self) -> f64 {
+                f64::from(self)
+            }
+            fn real_work_size(self) -> usize {
+                let $w = self;
+                $work_size
+            }
+            fn sqrt(self) -> $t {
+                $t::sqrt(self)
+            }
+            fn copysign(self, sign: $t) -> $t {
+                $t::copysign(self, sign)
+            }
+            fn is_nan(self) -> bool {
+                $t::is_nan(self)
+            }
+            fn max(self, other: $t) -> $t {
+                $t::max(self, other)
+            }
+        }
+    };
 }
 
-impl RealScalar for f64 {
-    const EPSILON: f64 = f64::EPSILON;
-    const MIN_POSITIVE: f64 = f64::MIN_POSITIVE;
-    const MAX: f64 = f64::MAX;
-    const ZERO: f64 = 0.0;
-    const ONE: f64 = 1.0;
-    const NAN: f64 = f64::NAN;
-    fn to_f64(self) -> f64 {
-        self
-    }
-    fn real_work_size(self) -> usize {
-        work_size_f64(self)
-    }
-    fn sqrt(self) -> f64 {
-        f64::sqrt(self)
-    }
-    fn copysign(self, sign: f64) -> f64 {
-        f64::copysign(self, sign)
-    }
-    fn is_nan(self) -> bool {
-        f64::is_nan(self)
-    }
-    fn max(self, other: f64) -> f64 {
-        f64::max(self, other)
-    }
-}
+float_scalar!(f32, real_work_size: |w| work_size_f64(f64::from(w) * (1.0 + f64::from(f32::EPSILON))));
+float_scalar!(f64, real_work_size: |w| work_size_f64(w));
 
 /// `ceil(w)`, at least 1; NaN or negative give 1.
 fn work_size_f64(w: f64) -> usize {
