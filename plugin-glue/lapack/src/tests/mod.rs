@@ -75,34 +75,27 @@ trait T: FastPath {
     fn from_f64(re: f64, im: f64) -> Self;
     fn to_c64(self) -> Complex<f64>;
 }
-impl T for f32 {
-    fn conj(self) -> f32 {
-        self
-    }
-    fn tol() -> f64 {
-        2e-4
-    }
-    fn from_f64(re: f64, _: f64) -> f32 {
-        re as f32
-    }
-    fn to_c64(self) -> Complex<f64> {
-        Complex::new(f64::from(self), 0.0)
-    }
+/// `T` for a real type, whose tolerance is `$tol`.
+macro_rules! real_t {
+    ($t:ty, $tol:expr) => {
+        impl T for $t {
+            fn conj(self) -> $t {
+                self
+            }
+            fn tol() -> f64 {
+                $tol
+            }
+            fn from_f64(re: f64, _: f64) -> $t {
+                re as $t
+            }
+            fn to_c64(self) -> Complex<f64> {
+                Complex::new(f64::from(self), 0.0)
+            }
+        }
+    };
 }
-impl T for f64 {
-    fn conj(self) -> f64 {
-        self
-    }
-    fn tol() -> f64 {
-        1e-11
-    }
-    fn from_f64(re: f64, _: f64) -> f64 {
-        re
-    }
-    fn to_c64(self) -> Complex<f64> {
-        Complex::new(self, 0.0)
-    }
-}
+real_t!(f32, 2e-4);
+real_t!(f64, 1e-11);
 impl T for Complex<f32> {
     fn conj(self) -> Self {
         Complex::conj(&self)
