@@ -352,59 +352,31 @@ fn every_target_has_a_program() {
     );
 }
 
-#[test]
-fn trsm() {
-    run_family(&["trsm_"]);
+/// One test per family: `name: [prefixes]` runs the programs whose names
+/// start with one of the prefixes (see [`run_family`]).
+macro_rules! families {
+    ($($name:ident: [$($prefix:literal),+],)*) => {
+        $(
+            #[test]
+            fn $name() {
+                run_family(&[$($prefix),+]);
+            }
+        )*
+    };
 }
 
-#[test]
-fn getrf() {
-    run_family(&["getrf_"]);
-}
-
-#[test]
-fn potrf() {
-    run_family(&["potrf_"]);
-}
-
-#[test]
-fn qr() {
-    run_family(&["qr_", "geqp3_", "ormqr_", "orgqr_"]);
-}
-
-#[test]
-fn eigh() {
-    run_family(&["eigh", "eigvalsh"]);
-}
-
-#[test]
-fn svd() {
-    run_family(&["svd", "gesvd_"]);
-}
-
-#[test]
-fn eig() {
-    run_family(&["eig_", "eigvals"]);
-}
-
-#[test]
-fn schur() {
-    run_family(&["schur", "sqrtm"]);
-}
-
-#[test]
-fn hessenberg() {
-    run_family(&["hessenberg"]);
-}
-
-#[test]
-fn tridiagonal() {
-    run_family(&["tridiagonal_", "gtsv"]);
-}
-
-#[test]
-fn csr() {
-    run_family(&["csr_"]);
+families! {
+    trsm: ["trsm_"],
+    getrf: ["getrf_"],
+    potrf: ["potrf_"],
+    qr: ["qr_", "geqp3_", "ormqr_", "orgqr_"],
+    eigh: ["eigh", "eigvalsh"],
+    svd: ["svd", "gesvd_"],
+    eig: ["eig_", "eigvals"],
+    schur: ["schur", "sqrtm"],
+    hessenberg: ["hessenberg"],
+    tridiagonal: ["tridiagonal_", "gtsv"],
+    csr: ["csr_"],
 }
 
 /// Environment variable that tells the child process of
