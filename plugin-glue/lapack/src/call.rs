@@ -374,6 +374,22 @@ impl Ctx<'_> {
             for_each_batch(batch, flops, init, body)
         })
     }
+
+    /// [`Ctx::for_each`] on the pieces of each batch element: runs
+    /// `body(workspace, pieces of b)` for every batch element `b < batch`.
+    pub fn for_each_element<W, P: Pieces>(
+        &self,
+        batch: usize,
+        flops: f64,
+        init: impl Fn() -> W + Sync + Send,
+        pieces: P,
+        body: impl Fn(&mut W, P::Piece) + Sync + Send,
+    ) {
+        self.for_each(batch, flops, init, |w, b| {
+            // SAFETY: `for_each` hands each batch index to one worker only.
+            body(w, unsafe { pieces.get(b) })
+        })
+    }
 }
 
 /// Runs `body(workspace, b)` for every `b < batch`, over rayon's pool when
@@ -501,6 +517,74 @@ impl<'a, T> Batched<'a, T> {
 pub(crate) fn piece<T>(s: &[T], stride: usize, b: usize) -> &[T] {
     &s[b * stride..(b + 1) * stride]
 }
+
+/// Per-batch-element pieces of a read-only buffer, as [`piece`] cuts them.
+#[derive(Clone, Copy)]
+pub(crate) struct Shared<'a, T> {
+    slice: &'a [T],
+    stride: usize,
+}
+
+impl<'a, T> Shared<'a, T> {
+    /// `slice` in pieces of `stride` elements.
+    pub fn new(slice: &'a [T], stride: usize) -> Self {
+        Shared { slice, stride }
+    }
+}
+
+/// Buffers split per batch element, as [`Ctx::for_each_element`] hands
+/// them out: a [`Batched`], a [`Shared`], or a tuple of them (whose piece
+/// is the tuple of their pieces).
+pub(crate) trait Pieces: Sync {
+    /// The pieces of one batch element.
+    type Piece;
+
+    /// The pieces of batch element `b`.
+    ///
+    /// # Safety
+    ///
+    /// As [`Batched::get`]: no other reference to a mutable piece `b` may
+    /// be alive while the returned one is.
+    unsafe fn get(&self, b: usize) -> Self::Piece;
+}
+
+impl<'a, T: Send> Pieces for Batched<'a, T> {
+    type Piece = &'a mut [T];
+
+    unsafe fn get(&self, b: usize) -> &'a mut [T] {
+        // SAFETY: forwarded from the caller.
+        unsafe { Batched::get(self, b) }
+    }
+}
+
+impl<'a, T: Sync> Pieces for Shared<'a, T> {
+    type Piece = &'a [T];
+
+    unsafe fn get(&self, b: usize) -> &'a [T] {
+        piece(self.slice, self.stride, b)
+    }
+}
+
+/// [`Pieces`] for a tuple of pieces.
+macro_rules! tuple_pieces {
+    ($($p:ident),+) => {
+        impl<$($p: Pieces),+> Pieces for ($($p,)+) {
+            type Piece = ($($p::Piece,)+);
+
+            #[expect(non_snake_case, reason = "one binding per type parameter")]
+            unsafe fn get(&self, b: usize) -> Self::Piece {
+                let ($($p,)+) = self;
+                // SAFETY: forwarded from the caller, for each buffer.
+                unsafe { ($($p.get(b),)+) }
+            }
+        }
+    };
+}
+tuple_pieces!(A, B);
+tuple_pieces!(A, B, C);
+tuple_pieces!(A, B, C, D);
+tuple_pieces!(A, B, C, D, E);
+tuple_pieces!(A, B, C, D, E, F);
 
 /// Runs a LAPACK workspace query (`query` passes its argument as WORK with
 /// LWORK = −1) and returns the optimal size, at least 1.

@@ -133,13 +133,11 @@ pub(crate) fn gees<T: Gees>(
     ctx.int("lwork", lwork)?;
     let nn = n * n;
     let wi_stride = if out.wi.is_empty() { 0 } else { n };
-    let (tb, zb, wb, wib) = (
+    let elements = (
         Batched::new(out.t, nn, batch),
         Batched::new(out.z, nn, batch),
         Batched::new(out.w, n, batch),
         Batched::new(out.wi, wi_stride, batch),
-    );
-    let (sb, ib) = (
         Batched::new(out.sdim, 1, batch),
         Batched::new(out.info, 1, batch),
     );
@@ -151,21 +149,16 @@ pub(crate) fn gees<T: Gees>(
             vec![T::default(); nn],
         )
     };
-    ctx.for_each(batch, flops, init, |(work, rwork, zscratch), b| {
-        // SAFETY: each batch index is handed to one worker only.
-        let (t, z, w, wi, s, i) = unsafe {
-            (
-                tb.get(b),
-                zb.get(b),
-                wb.get(b),
-                wib.get(b),
-                sb.get(b),
-                ib.get(b),
-            )
-        };
-        let vs: &mut [T] = if jobvs == b'V' { z } else { zscratch };
-        i[0] = T::call(ctx, jobvs, ni, t, &mut s[0], w, wi, vs, work, rwork);
-    });
+    ctx.for_each_element(
+        batch,
+        flops,
+        init,
+        elements,
+        |(work, rwork, zscratch), (t, z, w, wi, s, i)| {
+            let vs: &mut [T] = if jobvs == b'V' { z } else { zscratch };
+            i[0] = T::call(ctx, jobvs, ni, t, &mut s[0], w, wi, vs, work, rwork);
+        },
+    );
     Ok(())
 }
 

@@ -3,7 +3,7 @@
 
 use num_complex::Complex;
 
-use crate::call::{Batched, Call, Ctx, Operand, piece};
+use crate::call::{Batched, Call, Ctx, Operand, Shared};
 use crate::checked;
 use crate::scalar::{ComplexLapack, Elem, LapackScalar, RealLapack, RealScalar};
 use plugin_glue::dtype::DType;
@@ -86,14 +86,13 @@ pub(crate) fn geev_real<T: RealLapack>(
     let lwork = checked::geev_real_lwork::<T>(l, jobvl, jobvr, ni, ni, ni, ni);
     ctx.int("lwork", lwork)?;
     let nn = n * n;
-    let (wrb, wib, ib) = (
+    let elements = (
+        Shared::new(a, nn),
         Batched::new(out.wr, n, batch),
         Batched::new(out.wi, n, batch),
-        Batched::new(out.info, 1, batch),
-    );
-    let (vlb, vrb) = (
         Batched::new(out.vl, nn, batch),
         Batched::new(out.vr, nn, batch),
+        Batched::new(out.info, 1, batch),
     );
     let flops = 25.0 * (nn * n) as f64;
     let init = || {
@@ -104,30 +103,32 @@ pub(crate) fn geev_real<T: RealLapack>(
             vec![T::ZERO; nn],
         )
     };
-    ctx.for_each(batch, flops, init, |(work, scratch, pl, pr), b| {
-        // SAFETY: each batch index is handed to one worker only.
-        let (wr, wi, vl, vr, i) =
-            unsafe { (wrb.get(b), wib.get(b), vlb.get(b), vrb.get(b), ib.get(b)) };
-        let input = piece(a, nn, b);
-        if !input.iter().all(|x| x.is_finite()) {
-            wr.fill(T::NAN);
-            wi.fill(T::NAN);
-            i[0] = NON_FINITE_INFO;
-            return;
-        }
-        scratch.copy_from_slice(input);
-        i[0] = checked::geev_real(
-            l, jobvl, jobvr, ni, scratch, ni, wr, wi, pl, ni, pr, ni, work,
-        );
-        if i[0] == 0 {
-            if jobvl == b'V' {
-                unpack_eigenvectors(n, wi, pl, vl);
+    ctx.for_each_element(
+        batch,
+        flops,
+        init,
+        elements,
+        |(work, scratch, pl, pr), (input, wr, wi, vl, vr, i)| {
+            if !input.iter().all(|x| x.is_finite()) {
+                wr.fill(T::NAN);
+                wi.fill(T::NAN);
+                i[0] = NON_FINITE_INFO;
+                return;
             }
-            if jobvr == b'V' {
-                unpack_eigenvectors(n, wi, pr, vr);
+            scratch.copy_from_slice(input);
+            i[0] = checked::geev_real(
+                l, jobvl, jobvr, ni, scratch, ni, wr, wi, pl, ni, pr, ni, work,
+            );
+            if i[0] == 0 {
+                if jobvl == b'V' {
+                    unpack_eigenvectors(n, wi, pl, vl);
+                }
+                if jobvr == b'V' {
+                    unpack_eigenvectors(n, wi, pr, vr);
+                }
             }
-        }
-    });
+        },
+    );
     Ok(())
 }
 
@@ -168,13 +169,12 @@ pub(crate) fn geev_complex<T: ComplexLapack>(
     let lwork = checked::geev_complex_lwork::<T>(l, jobvl, jobvr, ni, ni, ni, ni);
     ctx.int("lwork", lwork)?;
     let nn = n * n;
-    let (wb, ib) = (
+    let elements = (
+        Shared::new(a, nn),
         Batched::new(out.w, n, batch),
-        Batched::new(out.info, 1, batch),
-    );
-    let (vlb, vrb) = (
         Batched::new(out.vl, nn, batch),
         Batched::new(out.vr, nn, batch),
+        Batched::new(out.info, 1, batch),
     );
     let flops = 100.0 * (nn * n) as f64;
     let init = || {
@@ -184,20 +184,23 @@ pub(crate) fn geev_complex<T: ComplexLapack>(
             vec![T::default(); nn],
         )
     };
-    ctx.for_each(batch, flops, init, |(work, rwork, scratch), b| {
-        // SAFETY: each batch index is handed to one worker only.
-        let (w, vl, vr, i) = unsafe { (wb.get(b), vlb.get(b), vrb.get(b), ib.get(b)) };
-        let input = piece(a, nn, b);
-        if !input.iter().all(|x| x.is_finite()) {
-            w.fill(T::from_real(<T::Real as RealScalar>::NAN));
-            i[0] = NON_FINITE_INFO;
-            return;
-        }
-        scratch.copy_from_slice(input);
-        i[0] = checked::geev_complex(
-            l, jobvl, jobvr, ni, scratch, ni, w, vl, ni, vr, ni, work, rwork,
-        );
-    });
+    ctx.for_each_element(
+        batch,
+        flops,
+        init,
+        elements,
+        |(work, rwork, scratch), (input, w, vl, vr, i)| {
+            if !input.iter().all(|x| x.is_finite()) {
+                w.fill(T::from_real(<T::Real as RealScalar>::NAN));
+                i[0] = NON_FINITE_INFO;
+                return;
+            }
+            scratch.copy_from_slice(input);
+            i[0] = checked::geev_complex(
+                l, jobvl, jobvr, ni, scratch, ni, w, vl, ni, vr, ni, work, rwork,
+            );
+        },
+    );
     Ok(())
 }
 

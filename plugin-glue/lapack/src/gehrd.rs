@@ -50,22 +50,16 @@ pub(crate) fn gehrd<T: LapackScalar>(
     let l = ctx.lib.symbols();
     let lwork = checked::gehrd_lwork::<T>(l, ni, iloi, ihii, ni);
     ctx.int("lwork", lwork)?;
-    let (ab, tb, ib) = (
+    let elements = (
         Batched::new(a, n * n, batch),
         Batched::new(tau, n - 1, batch),
         Batched::new(info, 1, batch),
     );
     let flops = 10.0 / 3.0 * (n * n * n) as f64;
-    ctx.for_each(
-        batch,
-        flops,
-        || vec![T::default(); lwork],
-        |work, b| {
-            // SAFETY: each batch index is handed to one worker only.
-            let (a, t, i) = unsafe { (ab.get(b), tb.get(b), ib.get(b)) };
-            i[0] = checked::gehrd(l, ni, iloi, ihii, a, ni, t, work);
-        },
-    );
+    let init = || vec![T::default(); lwork];
+    ctx.for_each_element(batch, flops, init, elements, |work, (a, t, i)| {
+        i[0] = checked::gehrd(l, ni, iloi, ihii, a, ni, t, work);
+    });
     Ok(())
 }
 

@@ -33,7 +33,7 @@ pub(crate) fn geqp3<T: LapackScalar>(
     let lwork = checked::geqp3_lwork::<T>(l, mi, ni, mi);
     ctx.int("lwork", lwork)?;
     let rwork = if T::IS_COMPLEX { 2 * n } else { 0 };
-    let (ab, jb, tb) = (
+    let elements = (
         Batched::new(a, m * n, batch),
         Batched::new(jpvt, n, batch),
         Batched::new(tau, k, batch),
@@ -45,9 +45,7 @@ pub(crate) fn geqp3<T: LapackScalar>(
             vec![<T::Real as RealScalar>::ZERO; rwork.max(1)],
         )
     };
-    ctx.for_each(batch, flops, init, |(work, rwork), b| {
-        // SAFETY: each batch index is handed to one worker only.
-        let (a, j, t) = unsafe { (ab.get(b), jb.get(b), tb.get(b)) };
+    ctx.for_each_element(batch, flops, init, elements, |(work, rwork), (a, j, t)| {
         checked::geqp3(l, mi, ni, a, mi, j, t, work, rwork);
     });
     Ok(())

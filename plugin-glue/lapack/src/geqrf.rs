@@ -23,18 +23,12 @@ pub(crate) fn geqrf<T: LapackScalar>(
     let l = ctx.lib.symbols();
     let lwork = checked::geqrf_lwork::<T>(l, mi, ni, mi);
     ctx.int("lwork", lwork)?;
-    let (ab, tb) = (Batched::new(a, m * n, batch), Batched::new(tau, k, batch));
+    let elements = (Batched::new(a, m * n, batch), Batched::new(tau, k, batch));
     let flops = 2.0 * (m * n * k) as f64;
-    ctx.for_each(
-        batch,
-        flops,
-        || vec![T::default(); lwork],
-        |work, b| {
-            // SAFETY: each batch index is handed to one worker only.
-            let (a, t) = unsafe { (ab.get(b), tb.get(b)) };
-            checked::geqrf(l, mi, ni, a, mi, t, work);
-        },
-    );
+    let init = || vec![T::default(); lwork];
+    ctx.for_each_element(batch, flops, init, elements, |work, (a, t)| {
+        checked::geqrf(l, mi, ni, a, mi, t, work);
+    });
     Ok(())
 }
 

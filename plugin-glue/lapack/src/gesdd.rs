@@ -23,6 +23,29 @@ pub(crate) struct SvdOut<'a, T: LapackScalar> {
     pub info: &'a mut [i32],
 }
 
+/// [`SvdOut`] split per batch element: `a`, `s`, `u`, `vt`, `info`.
+type SvdElements<'a, T> = (
+    Batched<'a, T>,
+    Batched<'a, <T as LapackScalar>::Real>,
+    Batched<'a, T>,
+    Batched<'a, T>,
+    Batched<'a, i32>,
+);
+
+impl<'a, T: LapackScalar> SvdOut<'a, T> {
+    /// The outputs split per batch element, for [`Ctx::for_each_element`].
+    pub fn elements(self, d: SvdDims) -> SvdElements<'a, T> {
+        let batch = self.info.len();
+        (
+            Batched::new(self.a, d.m * d.n, batch),
+            Batched::new(self.s, d.m.min(d.n), batch),
+            Batched::new(self.u, d.m * d.uc, batch),
+            Batched::new(self.vt, d.vr * d.n, batch),
+            Batched::new(self.info, 1, batch),
+        )
+    }
+}
+
 /// Shapes of one SVD call.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SvdDims {
@@ -59,7 +82,7 @@ pub(crate) fn gesdd<T: FastPath>(
     d: SvdDims,
     out: SvdOut<'_, T>,
 ) -> Result<(), HandlerError> {
-    let SvdDims { m, n, uc, vr } = d;
+    let SvdDims { m, n, vr, .. } = d;
     let k = m.min(n);
     if k == 0 {
         empty_svd(mode, d, out);
@@ -88,15 +111,6 @@ pub(crate) fn gesdd<T: FastPath>(
     let lwork = checked::gesdd_lwork::<T>(l, mode, mi, ni, mi, ldu, ldvt);
     ctx.int("lwork", lwork)?;
     let lrwork = checked::gesdd_lrwork::<T>(mode, m, n);
-    let (ab, sb, ib) = (
-        Batched::new(out.a, m * n, batch),
-        Batched::new(out.s, k, batch),
-        Batched::new(out.info, 1, batch),
-    );
-    let (ub, vb) = (
-        Batched::new(out.u, m * uc, batch),
-        Batched::new(out.vt, vr * n, batch),
-    );
     let flops = split::gesdd::flops(m, n);
     let init = || {
         (
@@ -105,13 +119,18 @@ pub(crate) fn gesdd<T: FastPath>(
             vec![0i32; 8 * k],
         )
     };
-    ctx.for_each(batch, flops, init, |(work, rwork, iwork), b| {
-        // SAFETY: each batch index is handed to one worker only.
-        let (a, s, u, vt, i) = unsafe { (ab.get(b), sb.get(b), ub.get(b), vb.get(b), ib.get(b)) };
-        i[0] = checked::gesdd(
-            l, mode, mi, ni, a, mi, s, u, ldu, vt, ldvt, work, rwork, iwork,
-        );
-    });
+    let elements = out.elements(d);
+    ctx.for_each_element(
+        batch,
+        flops,
+        init,
+        elements,
+        |(work, rwork, iwork), (a, s, u, vt, i)| {
+            i[0] = checked::gesdd(
+                l, mode, mi, ni, a, mi, s, u, ldu, vt, ldvt, work, rwork, iwork,
+            );
+        },
+    );
     Ok(())
 }
 

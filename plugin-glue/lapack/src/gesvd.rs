@@ -1,7 +1,7 @@
 //! `lapack_?gesvd_ffi`: singular value decomposition by QR iteration.
 //! Reference §3.10 (operands, results and checks as gesdd, §3.9).
 
-use crate::call::{Batched, Call, Ctx};
+use crate::call::{Call, Ctx};
 use crate::checked;
 use crate::fast_path::FastPath;
 use crate::gesdd::{SvdDims, SvdOut, svd_call};
@@ -16,7 +16,7 @@ pub(crate) fn gesvd<T: FastPath>(
     d: SvdDims,
     out: SvdOut<'_, T>,
 ) -> Result<(), HandlerError> {
-    let SvdDims { m, n, uc, vr } = d;
+    let SvdDims { m, n, vr, .. } = d;
     let k = m.min(n);
     if k == 0 {
         // Same convention as gesdd for empty matrices.
@@ -36,15 +36,6 @@ pub(crate) fn gesvd<T: FastPath>(
     let lwork = checked::gesvd_lwork::<T>(l, mode, mi, ni, mi, mi, ldvt);
     ctx.int("lwork", lwork)?;
     let lrwork = if T::IS_COMPLEX { 5 * k } else { 1 };
-    let (ab, sb, ib) = (
-        Batched::new(out.a, m * n, batch),
-        Batched::new(out.s, k, batch),
-        Batched::new(out.info, 1, batch),
-    );
-    let (ub, vb) = (
-        Batched::new(out.u, m * uc, batch),
-        Batched::new(out.vt, vr * n, batch),
-    );
     let flops = 20.0 * (m * n * k) as f64;
     let init = || {
         (
@@ -52,11 +43,16 @@ pub(crate) fn gesvd<T: FastPath>(
             vec![<T::Real as RealScalar>::ZERO; lrwork],
         )
     };
-    ctx.for_each(batch, flops, init, |(work, rwork), b| {
-        // SAFETY: each batch index is handed to one worker only.
-        let (a, s, u, vt, i) = unsafe { (ab.get(b), sb.get(b), ub.get(b), vb.get(b), ib.get(b)) };
-        i[0] = checked::gesvd(l, mode, mi, ni, a, mi, s, u, mi, vt, ldvt, work, rwork);
-    });
+    let elements = out.elements(d);
+    ctx.for_each_element(
+        batch,
+        flops,
+        init,
+        elements,
+        |(work, rwork), (a, s, u, vt, i)| {
+            i[0] = checked::gesvd(l, mode, mi, ni, a, mi, s, u, mi, vt, ldvt, work, rwork);
+        },
+    );
     Ok(())
 }
 

@@ -65,13 +65,13 @@ pub(crate) fn getrf<T: FastPath>(
         );
         return Ok(());
     }
-    ctx.for_each(
+    let elements = (ab, pb, ib);
+    ctx.for_each_element(
         batch,
         flops,
         || (),
-        |(), b| {
-            // SAFETY: each batch index is handed to one worker only.
-            let (a, p, i) = unsafe { (ab.get(b), pb.get(b), ib.get(b)) };
+        elements,
+        |(), (a, p, i)| {
             i[0] = one(a, p);
         },
     );

@@ -34,24 +34,20 @@ pub(crate) fn gtsv<T: LapackScalar>(
     }
     let (ni, nrhsi) = (ctx.int("n", n)?, ctx.int("nrhs", nrhs)?);
     let l = ctx.lib.symbols();
-    let (dlb, db, dub) = (
+    let elements = (
         Batched::new(out.dl, n, batch),
         Batched::new(out.d, n, batch),
         Batched::new(out.du, n, batch),
-    );
-    let (bb, ib) = (
         Batched::new(out.b, n * nrhs, batch),
         Batched::new(out.info, 1, batch),
     );
     let flops = 8.0 * (n * (nrhs + 1)) as f64;
-    ctx.for_each(
+    ctx.for_each_element(
         batch,
         flops,
         || (),
-        |(), b| {
-            // SAFETY: each batch index is handed to one worker only.
-            let (dl, d, du, x, i) =
-                unsafe { (dlb.get(b), db.get(b), dub.get(b), bb.get(b), ib.get(b)) };
+        elements,
+        |(), (dl, d, du, x, i)| {
             i[0] = checked::gtsv(l, ni, nrhsi, &mut dl[1..], d, du, x, ni);
         },
     );

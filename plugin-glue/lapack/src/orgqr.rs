@@ -1,7 +1,7 @@
 //! `lapack_?orgqr_ffi` / `lapack_?ungqr_ffi`: form Q from Householder
 //! reflectors. Reference §3.6.
 
-use crate::call::{Batched, Call, Ctx, piece};
+use crate::call::{Batched, Call, Ctx, Shared};
 use crate::checked;
 use crate::scalar::LapackScalar;
 use plugin_glue::handler::HandlerError;
@@ -24,19 +24,12 @@ pub(crate) fn orgqr<T: LapackScalar>(
     let l = ctx.lib.symbols();
     let lwork = checked::orgqr_lwork::<T>(l, mi, ni, ti, mi);
     ctx.int("lwork", lwork)?;
-    let ab = Batched::new(a, m * n, batch);
+    let elements = (Batched::new(a, m * n, batch), Shared::new(tau, t));
     let flops = 4.0 * (m * n * t) as f64;
-    ctx.for_each(
-        batch,
-        flops,
-        || vec![T::default(); lwork],
-        |work, b| {
-            // SAFETY: each batch index is handed to one worker only.
-            let a = unsafe { ab.get(b) };
-            let tau = piece(tau, t, b);
-            checked::orgqr(l, mi, ni, ti, a, mi, tau, work);
-        },
-    );
+    let init = || vec![T::default(); lwork];
+    ctx.for_each_element(batch, flops, init, elements, |work, (a, tau)| {
+        checked::orgqr(l, mi, ni, ti, a, mi, tau, work);
+    });
     Ok(())
 }
 

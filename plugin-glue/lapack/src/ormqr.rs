@@ -1,7 +1,7 @@
 //! `lapack_?ormqr_ffi` / `lapack_?unmqr_ffi`: apply Q from Householder
 //! reflectors to a matrix. Reference §3.7.
 
-use crate::call::{Batched, Call, Ctx, piece};
+use crate::call::{Batched, Call, Ctx, Shared};
 use crate::checked;
 use crate::scalar::LapackScalar;
 use plugin_glue::handler::HandlerError;
@@ -50,7 +50,11 @@ pub(crate) fn ormqr<T: LapackScalar>(
     let l = ctx.lib.symbols();
     let lwork = checked::ormqr_lwork::<T>(l, side, trans, pi, qi, ti, lda, pi);
     ctx.int("lwork", lwork)?;
-    let cb = Batched::new(c, p * q, batch);
+    let elements = (
+        Batched::new(c, p * q, batch),
+        Shared::new(a, m * r),
+        Shared::new(tau, t),
+    );
     let flops = 4.0 * (p * q * t) as f64;
     let init = || {
         (
@@ -58,13 +62,16 @@ pub(crate) fn ormqr<T: LapackScalar>(
             vec![T::default(); (m * r).max(1)],
         )
     };
-    ctx.for_each(batch, flops, init, |(work, scratch), b| {
-        // SAFETY: each batch index is handed to one worker only.
-        let c = unsafe { cb.get(b) };
-        scratch[..m * r].copy_from_slice(piece(a, m * r, b));
-        let tau = piece(tau, t, b);
-        checked::ormqr(l, side, trans, pi, qi, ti, scratch, lda, tau, c, pi, work);
-    });
+    ctx.for_each_element(
+        batch,
+        flops,
+        init,
+        elements,
+        |(work, scratch), (c, a, tau)| {
+            scratch[..m * r].copy_from_slice(a);
+            checked::ormqr(l, side, trans, pi, qi, ti, scratch, lda, tau, c, pi, work);
+        },
+    );
     Ok(())
 }
 

@@ -21,15 +21,14 @@ pub(crate) fn potrf<T: LapackScalar>(
         return Ok(());
     }
     let ni = ctx.int("n", n)?;
-    let (ab, ib) = (Batched::new(a, n * n, batch), Batched::new(info, 1, batch));
+    let elements = (Batched::new(a, n * n, batch), Batched::new(info, 1, batch));
     let flops = (n * n * n) as f64 / 3.0;
-    ctx.for_each(
+    ctx.for_each_element(
         batch,
         flops,
         || (),
-        |(), b| {
-            // SAFETY: each batch index is handed to one worker only.
-            let (a, i) = unsafe { (ab.get(b), ib.get(b)) };
+        elements,
+        |(), (a, i)| {
             i[0] = checked::potrf(ctx.lib.symbols(), uplo, ni, a, ni);
         },
     );

@@ -33,23 +33,17 @@ pub(crate) fn syevd<T: FastPath>(
     let l = ctx.lib.symbols();
     let flops = 9.0 * (n * n * n) as f64;
     if T::RUST_KERNELS && jobz == b'V' && n <= small_eigh::MAX_N {
-        let (ab, wb, ib) = (
+        let elements = (
             Batched::new(a, n * n, batch),
             Batched::new(w, n, batch),
             Batched::new(info, 1, batch),
         );
-        ctx.for_each(
-            batch,
-            flops,
-            || small_eigh::Work::new(n),
-            |work, b| {
-                // SAFETY: each batch index is handed to one worker only.
-                let (a, w, i) = unsafe { (ab.get(b), wb.get(b), ib.get(b)) };
-                // Real types always have the Rust kernel; -1 would be
-                // reported as a bad argument if one ever did not.
-                i[0] = T::syevd_small(uplo, n, a, w, work).unwrap_or(-1);
-            },
-        );
+        let init = || small_eigh::Work::new(n);
+        ctx.for_each_element(batch, flops, init, elements, |work, (a, w, i)| {
+            // Real types always have the Rust kernel; -1 would be
+            // reported as a bad argument if one ever did not.
+            i[0] = T::syevd_small(uplo, n, a, w, work).unwrap_or(-1);
+        });
         return Ok(());
     }
     if batch == 1
@@ -63,7 +57,7 @@ pub(crate) fn syevd<T: FastPath>(
     ctx.int("lwork", lwork)?;
     ctx.int("lrwork", lrwork)?;
     ctx.int("liwork", liwork)?;
-    let (ab, wb, ib) = (
+    let elements = (
         Batched::new(a, n * n, batch),
         Batched::new(w, n, batch),
         Batched::new(info, 1, batch),
@@ -75,11 +69,15 @@ pub(crate) fn syevd<T: FastPath>(
             vec![0i32; liwork],
         )
     };
-    ctx.for_each(batch, flops, init, |(work, rwork, iwork), b| {
-        // SAFETY: each batch index is handed to one worker only.
-        let (a, w, i) = unsafe { (ab.get(b), wb.get(b), ib.get(b)) };
-        i[0] = checked::syevd(l, jobz, uplo, ni, a, ni, w, work, rwork, iwork);
-    });
+    ctx.for_each_element(
+        batch,
+        flops,
+        init,
+        elements,
+        |(work, rwork, iwork), (a, w, i)| {
+            i[0] = checked::syevd(l, jobz, uplo, ni, a, ni, w, work, rwork, iwork);
+        },
+    );
     Ok(())
 }
 

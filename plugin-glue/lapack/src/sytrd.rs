@@ -34,27 +34,18 @@ pub(crate) fn sytrd<T: LapackScalar>(
     let lwork = checked::sytrd_lwork::<T>(l, uplo, ni, ni);
     ctx.int("lwork", lwork)?;
     let m1 = n.saturating_sub(1);
-    let (ab, db, ib) = (
+    let elements = (
         Batched::new(out.a, n * n, batch),
         Batched::new(out.d, n, batch),
-        Batched::new(out.info, 1, batch),
-    );
-    let (eb, tb) = (
         Batched::new(out.e, m1, batch),
         Batched::new(out.tau, m1, batch),
+        Batched::new(out.info, 1, batch),
     );
     let flops = 4.0 / 3.0 * (n * n * n) as f64;
-    ctx.for_each(
-        batch,
-        flops,
-        || vec![T::default(); lwork],
-        |work, b| {
-            // SAFETY: each batch index is handed to one worker only.
-            let (a, d, e, t, i) =
-                unsafe { (ab.get(b), db.get(b), eb.get(b), tb.get(b), ib.get(b)) };
-            i[0] = checked::sytrd(l, uplo, ni, a, ni, d, e, t, work);
-        },
-    );
+    let init = || vec![T::default(); lwork];
+    ctx.for_each_element(batch, flops, init, elements, |work, (a, d, e, t, i)| {
+        i[0] = checked::sytrd(l, uplo, ni, a, ni, d, e, t, work);
+    });
     Ok(())
 }
 

@@ -1,7 +1,7 @@
 //! `lapack_?trsm_ffi`: triangular solve with many right-hand sides (BLAS
 //! `?trsm`, alpha = 1). Reference §3.1.
 
-use crate::call::{Batched, Call, Ctx, piece};
+use crate::call::{Batched, Call, Ctx, Shared};
 use crate::checked;
 use crate::fast_path::FastPath;
 use crate::small;
@@ -50,18 +50,16 @@ pub(crate) fn trsm<T: FastPath>(
     let p = args.order();
     let batch = x.len() / (m * n);
     let (mi, ni, pi) = (ctx.int("m", m)?, ctx.int("n", n)?, ctx.int("p", p)?);
-    let xb = Batched::new(x, m * n, batch);
+    let elements = (Shared::new(a, p * p), Batched::new(x, m * n, batch));
     let rhs = args.right_hand_sides();
     let flops = (p * p) as f64 * rhs as f64;
     let rust_kernel = p <= small::MAX_DIM && rhs <= small::MAX_RHS;
-    ctx.for_each(
+    ctx.for_each_element(
         batch,
         flops,
         || (),
-        |(), b| {
-            let ab = piece(a, p * p, b);
-            // SAFETY: each batch index is handed to one worker only.
-            let xb = unsafe { xb.get(b) };
+        elements,
+        |(), (ab, xb)| {
             if rust_kernel && T::trsm_small(args, ab, xb) {
                 return;
             }
