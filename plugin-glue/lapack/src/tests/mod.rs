@@ -96,34 +96,27 @@ macro_rules! real_t {
 }
 real_t!(f32, 2e-4);
 real_t!(f64, 1e-11);
-impl T for Complex<f32> {
-    fn conj(self) -> Self {
-        Complex::conj(&self)
-    }
-    fn tol() -> f64 {
-        2e-4
-    }
-    fn from_f64(re: f64, im: f64) -> Self {
-        Complex::new(re as f32, im as f32)
-    }
-    fn to_c64(self) -> Complex<f64> {
-        Complex::new(f64::from(self.re), f64::from(self.im))
-    }
+/// `T` for a complex type with `$r` parts, whose tolerance is `$tol`.
+macro_rules! complex_t {
+    ($r:ty, $tol:expr) => {
+        impl T for Complex<$r> {
+            fn conj(self) -> Self {
+                Complex::conj(&self)
+            }
+            fn tol() -> f64 {
+                $tol
+            }
+            fn from_f64(re: f64, im: f64) -> Self {
+                Complex::new(re as $r, im as $r)
+            }
+            fn to_c64(self) -> Complex<f64> {
+                Complex::new(f64::from(self.re), f64::from(self.im))
+            }
+        }
+    };
 }
-impl T for Complex<f64> {
-    fn conj(self) -> Self {
-        Complex::conj(&self)
-    }
-    fn tol() -> f64 {
-        1e-11
-    }
-    fn from_f64(re: f64, im: f64) -> Self {
-        Complex::new(re, im)
-    }
-    fn to_c64(self) -> Complex<f64> {
-        self
-    }
-}
+complex_t!(f32, 2e-4);
+complex_t!(f64, 1e-11);
 
 /// Deterministic values in [-1, 1) (complex types get an imaginary part).
 fn random<S: T>(len: usize, seed: u64) -> Vec<S> {
