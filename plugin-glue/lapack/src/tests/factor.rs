@@ -1,6 +1,7 @@
 //! getrf, trsm, potrf, and the QR family (geqrf, orgqr, geqp3, ormqr).
 
 use super::*;
+use plugin_glue::handler::HandlerError;
 
 // ------------------------------------------------------------------ getrf
 
@@ -10,12 +11,12 @@ fn getrf_hand_checked_2x2() {
     let mut a = Host::new(vec![1.0f64, 3.0, 2.0, 4.0], &[2, 2]);
     let mut lu = zeros::<f64>(&[2, 2]);
     let (mut ipiv, mut info) = (zeros::<i32>(&[2]), zeros::<i32>(&[]));
-    let call = Call {
-        target: "t",
-        args: vec![a.buf()],
-        rets: vec![lu.buf(), ipiv.buf(), info.buf()],
-        attrs: vec![],
-    };
+    let call = call_of(
+        "t",
+        vec![a.buf()],
+        vec![lu.buf(), ipiv.buf(), info.buf()],
+        vec![],
+    );
     getrf::run::<f64>(&ctx("t"), &call).unwrap();
     assert_eq!(ipiv.data, [2, 2]);
     assert_eq!(info.data, [0]);
@@ -49,12 +50,12 @@ fn getrf_reconstructs<S: T>(p: &str) {
             Host::new(vec![-99; batch], &[batch as i64]),
         );
         let lu_buf = a.buf();
-        let call = Call {
+        let call = call_of(
             target,
-            args: vec![lu_buf],
-            rets: vec![lu_buf, ipiv.buf(), info.buf()],
-            attrs: vec![],
-        };
+            vec![lu_buf],
+            vec![lu_buf, ipiv.buf(), info.buf()],
+            vec![],
+        );
         getrf::run::<S>(&ctx(target), &call).unwrap();
         assert!(
             info.data.iter().all(|&i| i == 0),
@@ -85,12 +86,7 @@ fn getrf_singular_reports_positive_info() {
     let mut a = Host::new(vec![1.0f32, 2.0, 2.0, 4.0], &[2, 2]);
     let (mut ipiv, mut info) = (zeros::<i32>(&[2]), zeros::<i32>(&[]));
     let b = a.buf();
-    let call = Call {
-        target: "t",
-        args: vec![b],
-        rets: vec![b, ipiv.buf(), info.buf()],
-        attrs: vec![],
-    };
+    let call = call_of("t", vec![b], vec![b, ipiv.buf(), info.buf()], vec![]);
     getrf::run::<f32>(&ctx("t"), &call).unwrap();
     assert_eq!(info.data, [2]);
 }
@@ -123,12 +119,7 @@ fn trsm_solves<S: T>(p: &str) {
                         ch("uplo", uplo),
                         ch("extra", b'?'),
                     ];
-                    let call = Call {
-                        target: "t",
-                        args: vec![a.buf(), bb.buf()],
-                        rets: vec![x.buf()],
-                        attrs,
-                    };
+                    let call = call_of("t", vec![a.buf(), bb.buf()], vec![x.buf()], attrs);
                     trsm::run::<S>(&ctx("t"), &call).unwrap();
                     for b in 0..batch {
                         let mut t = Mat::from(k, k, &a_data[b * k * k..(b + 1) * k * k]);
@@ -175,50 +166,45 @@ impl<S: T> Mat<S> {
     }
 }
 
+/// Runs `lapack_dtrsm_ffi` with `attrs` on `a` and on `b`, solved in place.
+fn run_dtrsm(
+    a: &mut Host<f64>,
+    b: &mut Host<f64>,
+    attrs: Vec<(&'static [u8], AttrValue)>,
+) -> Result<(), HandlerError> {
+    let target = "lapack_dtrsm_ffi";
+    let bb = b.buf();
+    trsm::run::<f64>(
+        &ctx(target),
+        &call_of(target, vec![a.buf(), bb], vec![bb], attrs),
+    )
+}
+
 #[test]
 fn trsm_accepts_s8_chars_and_rejects_bad_ones() {
     let mut a = Host::new(vec![2.0f64], &[1, 1]);
     let mut b = Host::new(vec![4.0f64], &[1, 1]);
     let s8 = |n: &'static str, c: u8| (n.as_bytes(), AttrValue::Int(DType::S8, i64::from(c)));
-    let bb = b.buf();
-    let call = Call {
-        target: "lapack_dtrsm_ffi",
-        args: vec![a.buf(), bb],
-        rets: vec![bb],
-        attrs: vec![
-            s8("side", b'L'),
-            s8("uplo", b'L'),
-            s8("trans_x", b'N'),
-            s8("diag", b'N'),
-        ],
-    };
-    trsm::run::<f64>(&ctx("lapack_dtrsm_ffi"), &call).unwrap();
+    let attrs = [
+        ("side", b'L'),
+        ("uplo", b'L'),
+        ("trans_x", b'N'),
+        ("diag", b'N'),
+    ];
+    run_dtrsm(&mut a, &mut b, attrs.map(|(n, c)| s8(n, c)).to_vec()).unwrap();
     assert_eq!(b.data, [2.0]);
-    let bb = b.buf();
-    let call = Call {
-        target: "lapack_dtrsm_ffi",
-        args: vec![a.buf(), bb],
-        rets: vec![bb],
-        attrs: vec![
-            ch("side", b'X'),
-            ch("uplo", b'L'),
-            ch("trans_x", b'N'),
-            ch("diag", b'N'),
-        ],
-    };
-    let e = trsm::run::<f64>(&ctx("lapack_dtrsm_ffi"), &call).unwrap_err();
+    let bad_side = [
+        ("side", b'X'),
+        ("uplo", b'L'),
+        ("trans_x", b'N'),
+        ("diag", b'N'),
+    ];
+    let e = run_dtrsm(&mut a, &mut b, bad_side.map(|(n, c)| ch(n, c)).to_vec()).unwrap_err();
     assert!(
         e.message.contains("lapack_dtrsm_ffi") && e.message.contains("side"),
         "{e}"
     );
-    let bb = b.buf();
-    let call = Call {
-        target: "lapack_dtrsm_ffi",
-        args: vec![a.buf(), bb],
-        rets: vec![bb],
-        attrs: vec![],
-    };
-    let e = trsm::run::<f64>(&ctx("lapack_dtrsm_ffi"), &call).unwrap_err();
+    let e = run_dtrsm(&mut a, &mut b, vec![]).unwrap_err();
     assert!(e.message.contains("missing attribute `side`"), "{e}");
 }
 
@@ -228,12 +214,12 @@ fn shape_and_dtype_mismatches_are_invalid_argument() {
     let mut ipiv = zeros::<i32>(&[3]);
     let mut info = zeros::<i32>(&[]);
     let b = a.buf();
-    let call = Call {
-        target: "lapack_sgetrf_ffi",
-        args: vec![b],
-        rets: vec![b, ipiv.buf(), info.buf()],
-        attrs: vec![],
-    };
+    let call = call_of(
+        "lapack_sgetrf_ffi",
+        vec![b],
+        vec![b, ipiv.buf(), info.buf()],
+        vec![],
+    );
     let e = getrf::run::<f32>(&ctx("lapack_sgetrf_ffi"), &call).unwrap_err();
     assert_eq!(e.code, plugin_glue::handler::ErrorCode::InvalidArgument);
     assert!(
@@ -243,12 +229,7 @@ fn shape_and_dtype_mismatches_are_invalid_argument() {
     );
     let e = getrf::run::<f64>(&ctx("lapack_dgetrf_ffi"), &call).unwrap_err();
     assert!(e.message.contains("element type"), "{e}");
-    let call = Call {
-        target: "lapack_sgetrf_ffi",
-        args: vec![b],
-        rets: vec![b],
-        attrs: vec![],
-    };
+    let call = call_of("lapack_sgetrf_ffi", vec![b], vec![b], vec![]);
     let e = getrf::run::<f32>(&ctx("lapack_sgetrf_ffi"), &call).unwrap_err();
     assert!(
         e.message.contains("expected 1 operands and 3 results"),
@@ -270,12 +251,12 @@ fn potrf_reconstructs<S: T>(p: &str) {
     let mut a = Host::new(input.clone(), &[batch as i64, n as i64, n as i64]);
     let mut l = zeros::<S>(&[batch as i64, n as i64, n as i64]);
     let mut info = zeros::<i32>(&[batch as i64]);
-    let call = Call {
-        target: "t",
-        args: vec![a.buf()],
-        rets: vec![l.buf(), info.buf()],
-        attrs: vec![ch("uplo", b'L')],
-    };
+    let call = call_of(
+        "t",
+        vec![a.buf()],
+        vec![l.buf(), info.buf()],
+        vec![ch("uplo", b'L')],
+    );
     potrf::run::<S>(&ctx("t"), &call).unwrap();
     assert_eq!(info.data, vec![0; batch]);
     for b in 0..batch {
@@ -295,28 +276,20 @@ fn potrf_reconstructs<S: T>(p: &str) {
         );
     }
     // Not positive definite → info > 0; empty → info 0.
-    let mut a = Host::new(vec![S::from_f64(-1.0, 0.0)], &[1, 1]);
-    let mut info = zeros::<i32>(&[]);
-    let buf = a.buf();
-    let call = Call {
-        target: "t",
-        args: vec![buf],
-        rets: vec![buf, info.buf()],
-        attrs: vec![ch("uplo", b'L')],
+    let info_of = |mut a: Host<S>, mut info: Host<i32>| {
+        let buf = a.buf();
+        let call = call_of(
+            "t",
+            vec![buf],
+            vec![buf, info.buf()],
+            vec![ch("uplo", b'L')],
+        );
+        potrf::run::<S>(&ctx("t"), &call).unwrap();
+        info.data
     };
-    potrf::run::<S>(&ctx("t"), &call).unwrap();
-    assert_eq!(info.data, [1]);
-    let mut a = zeros::<S>(&[0, 0]);
-    let mut info = Host::new(vec![7], &[]);
-    let buf = a.buf();
-    let call = Call {
-        target: "t",
-        args: vec![buf],
-        rets: vec![buf, info.buf()],
-        attrs: vec![ch("uplo", b'L')],
-    };
-    potrf::run::<S>(&ctx("t"), &call).unwrap();
-    assert_eq!(info.data, [0]);
+    let not_positive = Host::new(vec![S::from_f64(-1.0, 0.0)], &[1, 1]);
+    assert_eq!(info_of(not_positive, zeros(&[])), [1]);
+    assert_eq!(info_of(zeros(&[0, 0]), Host::new(vec![7], &[])), [0]);
 }
 all_dtypes!(potrf_llh_equals_a, potrf_reconstructs);
 
@@ -329,12 +302,7 @@ fn qr_reconstructs<S: T>(p: &str) {
         let mut a = Host::new(input.clone(), &[batch as i64, m as i64, n as i64]);
         let mut out = zeros::<S>(&[batch as i64, m as i64, n as i64]);
         let mut tau = zeros::<S>(&[batch as i64, k as i64]);
-        let call = Call {
-            target: "geqrf",
-            args: vec![a.buf()],
-            rets: vec![out.buf(), tau.buf()],
-            attrs: vec![],
-        };
+        let call = call_of("geqrf", vec![a.buf()], vec![out.buf(), tau.buf()], vec![]);
         geqrf::run::<S>(&ctx("geqrf"), &call).unwrap();
         for b in 0..batch {
             let refl = Mat::from(m, n, &out.data[b * m * n..(b + 1) * m * n]);
@@ -366,12 +334,7 @@ fn geqp3_reconstructs<S: T>(p: &str) {
     let mut jpvt = zeros::<i32>(&[batch as i64, n as i64]);
     let mut tau = zeros::<S>(&[batch as i64, k as i64]);
     let (ab, jb) = (a.buf(), jpvt.buf());
-    let call = Call {
-        target: "geqp3",
-        args: vec![ab, jb],
-        rets: vec![ab, jb, tau.buf()],
-        attrs: vec![],
-    };
+    let call = call_of("geqp3", vec![ab, jb], vec![ab, jb, tau.buf()], vec![]);
     geqp3::run::<S>(&ctx("geqp3"), &call).unwrap();
     for b in 0..batch {
         let refl = Mat::from(m, n, &a.data[b * m * n..(b + 1) * m * n]);
@@ -406,12 +369,7 @@ fn ormqr_matches_explicit_q<S: T>(p: &str) {
     let mut a = Host::new(input, &[m as i64, n as i64]);
     let mut tau = zeros::<S>(&[n as i64]);
     let ab = a.buf();
-    let call = Call {
-        target: "geqrf",
-        args: vec![ab],
-        rets: vec![ab, tau.buf()],
-        attrs: vec![],
-    };
+    let call = call_of("geqrf", vec![ab], vec![ab, tau.buf()], vec![]);
     geqrf::run::<S>(&ctx("geqrf"), &call).unwrap();
     let refl = Mat::from(m, n, &a.data);
     let q = form_q(&refl, &tau.data, m);
@@ -425,12 +383,12 @@ fn ormqr_matches_explicit_q<S: T>(p: &str) {
             (b"left".as_slice(), AttrValue::Bool(left)),
             (b"transpose".as_slice(), AttrValue::Bool(transpose)),
         ];
-        let call = Call {
-            target: "ormqr",
-            args: vec![a.buf(), tau.buf(), c.buf()],
-            rets: vec![out.buf()],
+        let call = call_of(
+            "ormqr",
+            vec![a.buf(), tau.buf(), c.buf()],
+            vec![out.buf()],
             attrs,
-        };
+        );
         ormqr::run::<S>(&ctx("ormqr"), &call).unwrap();
         assert_eq!(a.data, before, "{p}ormqr must not modify a");
         let op = if transpose { q.adjoint() } else { q.clone() };
@@ -455,12 +413,7 @@ fn parallel_batches_match_one_matrix_at_a_time() {
     let mut a = Host::new(input.clone(), &[batch as i64, n as i64, n as i64]);
     let mut tau = zeros::<f64>(&[batch as i64, n as i64]);
     let ab = a.buf();
-    let call = Call {
-        target: "geqrf",
-        args: vec![ab],
-        rets: vec![ab, tau.buf()],
-        attrs: vec![],
-    };
+    let call = call_of("geqrf", vec![ab], vec![ab, tau.buf()], vec![]);
     geqrf::run::<f64>(&ctx("geqrf"), &call).unwrap();
     for b in [0, 31, 63] {
         let mut one = Host::new(
@@ -469,12 +422,7 @@ fn parallel_batches_match_one_matrix_at_a_time() {
         );
         let mut t1 = zeros::<f64>(&[n as i64]);
         let ob = one.buf();
-        let call = Call {
-            target: "geqrf",
-            args: vec![ob],
-            rets: vec![ob, t1.buf()],
-            attrs: vec![],
-        };
+        let call = call_of("geqrf", vec![ob], vec![ob, t1.buf()], vec![]);
         geqrf::run::<f64>(&ctx("geqrf"), &call).unwrap();
         assert_eq!(one.data, a.data[b * n * n..(b + 1) * n * n], "element {b}");
         assert_eq!(t1.data, tau.data[b * n..(b + 1) * n], "element {b}");

@@ -61,6 +61,22 @@ fn zeros<T: Elem + Default>(dims: &[i64]) -> Host<T> {
     )
 }
 
+/// A call of `target` on `args`, with results `rets` and attributes
+/// `attrs`.
+fn call_of<'a>(
+    target: &'a str,
+    args: Vec<Buf<'a>>,
+    rets: Vec<Buf<'a>>,
+    attrs: Vec<(&'a [u8], AttrValue)>,
+) -> Call<'a> {
+    Call {
+        target,
+        args,
+        rets,
+        attrs,
+    }
+}
+
 fn ch(name: &'static str, c: u8) -> (&'static [u8], AttrValue) {
     (name.as_bytes(), AttrValue::Int(DType::U8, i64::from(c)))
 }
@@ -327,12 +343,7 @@ fn form_q<S: T>(refl: &Mat<S>, tau: &[S], qc: usize) -> Mat<S> {
     let mut q = Host::new(padded, &[m as i64, qc as i64]);
     let mut t = Host::new(tau.to_vec(), &[tau.len() as i64]);
     let qb = q.buf();
-    let call = Call {
-        target: "orgqr",
-        args: vec![qb, t.buf()],
-        rets: vec![qb],
-        attrs: vec![],
-    };
+    let call = call_of("orgqr", vec![qb, t.buf()], vec![qb], vec![]);
     orgqr::run::<S>(&ctx("orgqr"), &call).unwrap();
     Mat::from(m, qc, &q.data)
 }

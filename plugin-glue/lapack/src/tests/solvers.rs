@@ -24,6 +24,22 @@ fn tridiag_residual<S: T>(dl: &[S], d: &[S], du: &[S], b: &[S], x: &[S], what: &
     }
 }
 
+/// [`tridiag_residual`] for each order-`n` system of a batch.
+fn tridiag_residuals<S: T>(n: usize, dl: &[S], d: &[S], du: &[S], b: &[S], x: &[S], what: &str) {
+    let nk = n * (b.len() / d.len());
+    for e in 0..d.len() / n {
+        let (r, rk) = (e * n..(e + 1) * n, e * nk..(e + 1) * nk);
+        tridiag_residual(
+            &dl[r.clone()],
+            &d[r.clone()],
+            &du[r],
+            &b[rk.clone()],
+            &x[rk],
+            what,
+        );
+    }
+}
+
 fn gtsv_solves<S: T>(p: &str) {
     let (batch, n, k) = (2usize, 6usize, 3usize);
     let (dl0, du0) = (random::<S>(batch * n, 90), random::<S>(batch * n, 91));
@@ -40,25 +56,15 @@ fn gtsv_solves<S: T>(p: &str) {
     let mut b = Host::new(b0.clone(), &[2, 6, 3]);
     let mut info = zeros::<i32>(&[2]);
     let (dlb, db, dub, bb) = (dl.buf(), d.buf(), du.buf(), b.buf());
-    let call = Call {
-        target: "gtsv",
-        args: vec![dlb, db, dub, bb],
-        rets: vec![dlb, db, dub, bb, info.buf()],
-        attrs: vec![],
-    };
+    let call = call_of(
+        "gtsv",
+        vec![dlb, db, dub, bb],
+        vec![dlb, db, dub, bb, info.buf()],
+        vec![],
+    );
     gtsv::run::<S>(&ctx("gtsv"), &call).unwrap();
     assert_eq!(info.data, [0, 0]);
-    for e in 0..batch {
-        let r = e * n..(e + 1) * n;
-        tridiag_residual(
-            &dl0[r.clone()],
-            &d0[r.clone()],
-            &du0[r],
-            &b0[e * n * k..(e + 1) * n * k],
-            &b.data[e * n * k..(e + 1) * n * k],
-            &format!("{p}gtsv"),
-        );
-    }
+    tridiag_residuals(n, &dl0, &d0, &du0, &b0, &b.data, &format!("{p}gtsv"));
 }
 all_dtypes!(gtsv_residual_is_small, gtsv_solves);
 
@@ -82,25 +88,15 @@ fn perturbed_solves<S: T>(p: &str) {
         Host::new(b0.clone(), &[2, 6, 2]),
     );
     let mut x = zeros::<S>(&[2, 6, 2]);
-    let call = Call {
-        target: "tridiagonal_solve_perturbed_ffi",
-        args: vec![dl.buf(), d.buf(), du.buf(), b.buf()],
-        rets: vec![x.buf()],
-        attrs: vec![],
-    };
+    let call = call_of(
+        "tridiagonal_solve_perturbed_ffi",
+        vec![dl.buf(), d.buf(), du.buf(), b.buf()],
+        vec![x.buf()],
+        vec![],
+    );
     tridiagonal::run(&call).unwrap();
     assert_eq!(b.data, b0, "{p}: b is read-only");
-    for e in 0..batch {
-        let r = e * n..(e + 1) * n;
-        tridiag_residual(
-            &dl0[r.clone()],
-            &d0[r.clone()],
-            &du0[r],
-            &b0[e * n * k..(e + 1) * n * k],
-            &x.data[e * n * k..(e + 1) * n * k],
-            &format!("{p}perturbed"),
-        );
-    }
+    tridiag_residuals(n, &dl0, &d0, &du0, &b0, &x.data, &format!("{p}perturbed"));
 }
 all_dtypes!(perturbed_tridiagonal_residual_is_small, perturbed_solves);
 
@@ -108,12 +104,12 @@ all_dtypes!(perturbed_tridiagonal_residual_is_small, perturbed_solves);
 fn perturbed_tridiagonal_rejects_mixed_types() {
     let (mut dl, mut d, mut du) = (zeros::<f32>(&[2]), zeros::<f64>(&[2]), zeros::<f32>(&[2]));
     let (mut b, mut x) = (zeros::<f32>(&[2, 1]), zeros::<f32>(&[2, 1]));
-    let call = Call {
-        target: "tridiagonal_solve_perturbed_ffi",
-        args: vec![dl.buf(), d.buf(), du.buf(), b.buf()],
-        rets: vec![x.buf()],
-        attrs: vec![],
-    };
+    let call = call_of(
+        "tridiagonal_solve_perturbed_ffi",
+        vec![dl.buf(), d.buf(), du.buf(), b.buf()],
+        vec![x.buf()],
+        vec![],
+    );
     let e = tridiagonal::run(&call).unwrap_err();
     assert!(e.message.contains("operand 1 (d) has element type"), "{e}");
 }
@@ -127,24 +123,24 @@ fn csr_handler_checks_indices() {
     let mut indices = Host::new(vec![1i32, 5], &[2]);
     let mut rhs = Host::new(vec![1.0f32, 2.0], &[2]);
     let mut out = zeros::<f32>(&[2]);
-    let call = Call {
-        target: "cpu_csr_sparse_dense_ffi",
-        args: vec![data.buf(), indptr.buf(), indices.buf(), rhs.buf()],
-        rets: vec![out.buf()],
-        attrs: vec![],
-    };
+    let call = call_of(
+        "cpu_csr_sparse_dense_ffi",
+        vec![data.buf(), indptr.buf(), indices.buf(), rhs.buf()],
+        vec![out.buf()],
+        vec![],
+    );
     let e = sparse::run(&call).unwrap_err();
     assert!(
         e.message.contains("indices[1] = 5 (row 1) is outside 0..2"),
         "{e}"
     );
     indices.data[1] = 0;
-    let call = Call {
-        target: "cpu_csr_sparse_dense_ffi",
-        args: vec![data.buf(), indptr.buf(), indices.buf(), rhs.buf()],
-        rets: vec![out.buf()],
-        attrs: vec![],
-    };
+    let call = call_of(
+        "cpu_csr_sparse_dense_ffi",
+        vec![data.buf(), indptr.buf(), indices.buf(), rhs.buf()],
+        vec![out.buf()],
+        vec![],
+    );
     sparse::run(&call).unwrap();
     assert_eq!(out.data, [2.0, 2.0]);
 }

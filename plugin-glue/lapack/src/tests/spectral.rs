@@ -22,12 +22,12 @@ fn syevd_reconstructs<S: T>(p: &str) {
         let mut w = zeros::<S::Real>(&[batch as i64, n as i64]);
         let mut info = zeros::<i32>(&[batch as i64]);
         let ab = a.buf();
-        let call = Call {
-            target: "syevd",
-            args: vec![ab],
-            rets: vec![ab, w.buf(), info.buf()],
-            attrs: vec![ch("mode", b'V'), ch("uplo", uplo)],
-        };
+        let call = call_of(
+            "syevd",
+            vec![ab],
+            vec![ab, w.buf(), info.buf()],
+            vec![ch("mode", b'V'), ch("uplo", uplo)],
+        );
         syevd::run::<S>(&ctx("syevd"), &call).unwrap();
         assert_eq!(info.data, vec![0; batch]);
         for b in 0..batch {
@@ -276,12 +276,12 @@ fn svd_reconstructs<S: T>(p: &str) {
                 );
                 let mut info = zeros::<i32>(&[batch as i64]);
                 let ab = a.buf();
-                let call = Call {
-                    target: "svd",
-                    args: vec![ab],
-                    rets: vec![ab, s.buf(), u.buf(), vt.buf(), info.buf()],
-                    attrs: vec![ch("mode", mode)],
-                };
+                let call = call_of(
+                    "svd",
+                    vec![ab],
+                    vec![ab, s.buf(), u.buf(), vt.buf(), info.buf()],
+                    vec![ch("mode", mode)],
+                );
                 if gesvd {
                     gesvd::run::<S>(&ctx("gesvd"), &call).unwrap();
                 } else {
@@ -330,12 +330,12 @@ fn svd_reconstructs<S: T>(p: &str) {
         zeros::<i32>(&[]),
     );
     let ab = a.buf();
-    let call = Call {
-        target: "svd",
-        args: vec![ab],
-        rets: vec![ab, s.buf(), u.buf(), vt.buf(), info.buf()],
-        attrs: vec![ch("mode", b'O')],
-    };
+    let call = call_of(
+        "svd",
+        vec![ab],
+        vec![ab, s.buf(), u.buf(), vt.buf(), info.buf()],
+        vec![ch("mode", b'O')],
+    );
     assert_eq!(
         gesdd::run::<S>(&ctx("svd"), &call).unwrap_err().code,
         plugin_glue::handler::ErrorCode::Unimplemented
@@ -354,12 +354,12 @@ fn svd_mode_n_accepts_reduced_shapes_too() {
         zeros::<i32>(&[]),
     );
     let ab = a.buf();
-    let call = Call {
-        target: "svd",
-        args: vec![ab],
-        rets: vec![ab, s.buf(), u.buf(), vt.buf(), info.buf()],
-        attrs: vec![ch("mode", b'N')],
-    };
+    let call = call_of(
+        "svd",
+        vec![ab],
+        vec![ab, s.buf(), u.buf(), vt.buf(), info.buf()],
+        vec![ch("mode", b'N')],
+    );
     gesdd::run::<f64>(&ctx("svd"), &call).unwrap();
     assert!(s.data[0] >= s.data[1] && s.data[1] > 0.0);
 }
@@ -411,12 +411,12 @@ where
     );
     let mut info = zeros::<i32>(&[batch as i64]);
     let attrs = vec![ch("compute_left", b'V'), ch("compute_right", b'V')];
-    let call = Call {
-        target: "geev",
-        args: vec![a.buf()],
-        rets: vec![wr.buf(), wi.buf(), vl.buf(), vr.buf(), info.buf()],
+    let call = call_of(
+        "geev",
+        vec![a.buf()],
+        vec![wr.buf(), wi.buf(), vl.buf(), vr.buf(), info.buf()],
         attrs,
-    };
+    );
     geev::run_real::<S>(&ctx("geev"), &call).unwrap();
     assert_eq!(a.data, input, "{p}geev leaves a untouched");
     assert_eq!(info.data, vec![0; batch]);
@@ -452,12 +452,12 @@ where
     bad[3] = S::from_f64(f64::NAN, 0.0);
     let mut a = Host::new(bad, &[batch as i64, n as i64, n as i64]);
     let attrs = vec![ch("compute_left", b'N'), ch("compute_right", b'N')];
-    let call = Call {
-        target: "geev",
-        args: vec![a.buf()],
-        rets: vec![wr.buf(), wi.buf(), vl.buf(), vr.buf(), info.buf()],
+    let call = call_of(
+        "geev",
+        vec![a.buf()],
+        vec![wr.buf(), wi.buf(), vl.buf(), vr.buf(), info.buf()],
         attrs,
-    };
+    );
     geev::run_real::<S>(&ctx("geev"), &call).unwrap();
     assert_eq!(info.data, [-4, 0]);
     assert!(
@@ -479,12 +479,12 @@ fn geev_complex<S: T + scalar::ComplexLapack>(p: &str) {
     );
     let mut info = zeros::<i32>(&[batch as i64]);
     let attrs = vec![ch("compute_left", b'V'), ch("compute_right", b'V')];
-    let call = Call {
-        target: "geev",
-        args: vec![a.buf()],
-        rets: vec![w.buf(), vl.buf(), vr.buf(), info.buf()],
+    let call = call_of(
+        "geev",
+        vec![a.buf()],
+        vec![w.buf(), vl.buf(), vr.buf(), info.buf()],
         attrs,
-    };
+    );
     geev::run_complex::<S>(&ctx("geev"), &call).unwrap();
     assert_eq!(info.data, vec![0; batch]);
     for b in 0..batch {
@@ -543,12 +543,12 @@ fn gees_reconstructs<S: T>(p: &str, run: Run) {
             rets.push(wi.buf());
         }
         rets.extend([sdim.buf(), info.buf()]);
-        let call = Call {
-            target: "gees",
-            args: vec![a.buf()],
+        let call = call_of(
+            "gees",
+            vec![a.buf()],
             rets,
-            attrs: vec![ch("mode", mode), ch("sort", b'N')],
-        };
+            vec![ch("mode", mode), ch("sort", b'N')],
+        );
         run(&ctx("gees"), &call).unwrap();
         assert_eq!(info.data, vec![0; batch]);
         assert_eq!(sdim.data, vec![0; batch]);
@@ -612,12 +612,12 @@ fn gehrd_reconstructs<S: T>(p: &str) {
     let mut info = zeros::<i32>(&[batch as i64]);
     let ab = a.buf();
     let int = |name: &'static str, v: i64| (name.as_bytes(), AttrValue::Int(DType::S32, v));
-    let call = Call {
-        target: "gehrd",
-        args: vec![ab],
-        rets: vec![ab, tau.buf(), info.buf()],
-        attrs: vec![int("high", n as i64), int("low", 1)],
-    };
+    let call = call_of(
+        "gehrd",
+        vec![ab],
+        vec![ab, tau.buf(), info.buf()],
+        vec![int("high", n as i64), int("low", 1)],
+    );
     gehrd::run::<S>(&ctx("gehrd"), &call).unwrap();
     assert_eq!(info.data, vec![0; batch]);
     for b in 0..batch {
@@ -632,12 +632,12 @@ fn gehrd_reconstructs<S: T>(p: &str) {
     }
     // Illegal ilo → info -2 without calling LAPACK.
     let ab = a.buf();
-    let call = Call {
-        target: "gehrd",
-        args: vec![ab],
-        rets: vec![ab, tau.buf(), info.buf()],
-        attrs: vec![int("high", n as i64), int("low", 0)],
-    };
+    let call = call_of(
+        "gehrd",
+        vec![ab],
+        vec![ab, tau.buf(), info.buf()],
+        vec![int("high", n as i64), int("low", 0)],
+    );
     gehrd::run::<S>(&ctx("gehrd"), &call).unwrap();
     assert_eq!(info.data, vec![-2; batch]);
 }
@@ -653,12 +653,12 @@ fn sytrd_reconstructs<S: T>(p: &str) {
     );
     let (mut tau, mut info) = (zeros::<S>(&[n as i64 - 1]), zeros::<i32>(&[]));
     let ab = a.buf();
-    let call = Call {
-        target: "sytrd",
-        args: vec![ab],
-        rets: vec![ab, d.buf(), e.buf(), tau.buf(), info.buf()],
-        attrs: vec![ch("uplo", b'L')],
-    };
+    let call = call_of(
+        "sytrd",
+        vec![ab],
+        vec![ab, d.buf(), e.buf(), tau.buf(), info.buf()],
+        vec![ch("uplo", b'L')],
+    );
     sytrd::run::<S>(&ctx("sytrd"), &call).unwrap();
     assert_eq!(info.data, [0]);
     let mut t = Mat::from(n, n, &vec![S::default(); n * n]);
