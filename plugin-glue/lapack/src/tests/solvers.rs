@@ -1,6 +1,7 @@
 //! gtsv, the perturbed tridiagonal solve and the CSR product.
 
 use super::*;
+use plugin_glue::handler::HandlerError;
 
 // ------------------------------------------------------------------- gtsv
 
@@ -68,6 +69,17 @@ fn gtsv_solves<S: T>(p: &str) {
 }
 all_dtypes!(gtsv_residual_is_small, gtsv_solves);
 
+/// Runs `tridiagonal_solve_perturbed_ffi` on `dl`, `d`, `du`, `b` into `x`.
+fn run_perturbed([dl, d, du, b]: [Buf<'_>; 4], x: Buf<'_>) -> Result<(), HandlerError> {
+    let call = call_of(
+        "tridiagonal_solve_perturbed_ffi",
+        vec![dl, d, du, b],
+        vec![x],
+        vec![],
+    );
+    tridiagonal::run(&call)
+}
+
 fn perturbed_solves<S: T>(p: &str) {
     let (batch, n, k) = (2usize, 6usize, 2usize);
     let (dl0, du0) = (random::<S>(batch * n, 94), random::<S>(batch * n, 95));
@@ -88,13 +100,7 @@ fn perturbed_solves<S: T>(p: &str) {
         Host::new(b0.clone(), &[2, 6, 2]),
     );
     let mut x = zeros::<S>(&[2, 6, 2]);
-    let call = call_of(
-        "tridiagonal_solve_perturbed_ffi",
-        vec![dl.buf(), d.buf(), du.buf(), b.buf()],
-        vec![x.buf()],
-        vec![],
-    );
-    tridiagonal::run(&call).unwrap();
+    run_perturbed([dl.buf(), d.buf(), du.buf(), b.buf()], x.buf()).unwrap();
     assert_eq!(b.data, b0, "{p}: b is read-only");
     tridiag_residuals(n, &dl0, &d0, &du0, &b0, &x.data, &format!("{p}perturbed"));
 }
@@ -104,13 +110,7 @@ all_dtypes!(perturbed_tridiagonal_residual_is_small, perturbed_solves);
 fn perturbed_tridiagonal_rejects_mixed_types() {
     let (mut dl, mut d, mut du) = (zeros::<f32>(&[2]), zeros::<f64>(&[2]), zeros::<f32>(&[2]));
     let (mut b, mut x) = (zeros::<f32>(&[2, 1]), zeros::<f32>(&[2, 1]));
-    let call = call_of(
-        "tridiagonal_solve_perturbed_ffi",
-        vec![dl.buf(), d.buf(), du.buf(), b.buf()],
-        vec![x.buf()],
-        vec![],
-    );
-    let e = tridiagonal::run(&call).unwrap_err();
+    let e = run_perturbed([dl.buf(), d.buf(), du.buf(), b.buf()], x.buf()).unwrap_err();
     assert!(e.message.contains("operand 1 (d) has element type"), "{e}");
 }
 
@@ -123,24 +123,21 @@ fn csr_handler_checks_indices() {
     let mut indices = Host::new(vec![1i32, 5], &[2]);
     let mut rhs = Host::new(vec![1.0f32, 2.0], &[2]);
     let mut out = zeros::<f32>(&[2]);
-    let call = call_of(
-        "cpu_csr_sparse_dense_ffi",
-        vec![data.buf(), indptr.buf(), indices.buf(), rhs.buf()],
-        vec![out.buf()],
-        vec![],
-    );
-    let e = sparse::run(&call).unwrap_err();
+    let mut run = |indices: &mut Host<i32>| {
+        let args = vec![data.buf(), indptr.buf(), indices.buf(), rhs.buf()];
+        sparse::run(&call_of(
+            "cpu_csr_sparse_dense_ffi",
+            args,
+            vec![out.buf()],
+            vec![],
+        ))
+    };
+    let e = run(&mut indices).unwrap_err();
     assert!(
         e.message.contains("indices[1] = 5 (row 1) is outside 0..2"),
         "{e}"
     );
     indices.data[1] = 0;
-    let call = call_of(
-        "cpu_csr_sparse_dense_ffi",
-        vec![data.buf(), indptr.buf(), indices.buf(), rhs.buf()],
-        vec![out.buf()],
-        vec![],
-    );
-    sparse::run(&call).unwrap();
+    run(&mut indices).unwrap();
     assert_eq!(out.data, [2.0, 2.0]);
 }
