@@ -4,6 +4,8 @@
 use crate::call::{Batched, Call, Ctx, Shared};
 use crate::checked;
 use crate::fast_path::FastPath;
+use crate::ffi::LapackSymbols;
+use crate::scalar::LapackScalar;
 use crate::small;
 use plugin_glue::handler::HandlerError;
 
@@ -31,6 +33,20 @@ impl Trsm {
     pub fn right_hand_sides(&self) -> usize {
         if self.side == b'L' { self.n } else { self.m }
     }
+
+    /// BLAS `?trsm` on one batch element: the triangle A in `a`
+    /// ([`Trsm::order`] square) and B in `b` (m×n), solved in place; `ints`
+    /// holds m, n and the order as BLAS integers.
+    pub fn blas<T: LapackScalar>(
+        &self,
+        l: &LapackSymbols,
+        [m, n, order]: [i32; 3],
+        a: &[T],
+        b: &mut [T],
+    ) {
+        let (side, uplo, trans, diag) = (self.side, self.uplo, self.trans, self.diag);
+        checked::trsm(l, side, uplo, trans, diag, m, n, a, order, b, m);
+    }
 }
 
 /// Solves `op(A)·X = B` (`side = 'L'`) or `X·op(A) = B` (`side = 'R'`) for
@@ -49,7 +65,7 @@ pub(crate) fn trsm<T: FastPath>(
     }
     let p = args.order();
     let batch = x.len() / (m * n);
-    let (mi, ni, pi) = (ctx.int("m", m)?, ctx.int("n", n)?, ctx.int("p", p)?);
+    let ints = [ctx.int("m", m)?, ctx.int("n", n)?, ctx.int("p", p)?];
     let elements = (Shared::new(a, p * p), Batched::new(x, m * n, batch));
     let rhs = args.right_hand_sides();
     let flops = (p * p) as f64 * rhs as f64;
@@ -63,19 +79,7 @@ pub(crate) fn trsm<T: FastPath>(
             if rust_kernel && T::trsm_small(args, ab, xb) {
                 return;
             }
-            checked::trsm(
-                ctx.lib.symbols(),
-                args.side,
-                args.uplo,
-                args.trans,
-                args.diag,
-                mi,
-                ni,
-                ab,
-                pi,
-                xb,
-                mi,
-            );
+            args.blas(ctx.lib.symbols(), ints, ab, xb);
         },
     );
     Ok(())

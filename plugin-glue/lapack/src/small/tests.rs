@@ -200,23 +200,7 @@ fn trsm_matches_blas() {
             let b = matrix(m * n, 5);
             let (mut ours, mut theirs) = (b.clone(), b);
             trsm(args, &a, &mut ours);
-            let (mi, ni, pi) = (m as i32, n as i32, p as i32);
-            // SAFETY: `a` is p×p (lda = p), `theirs` m×n (ldb = m).
-            unsafe {
-                <f64 as crate::scalar::LapackScalar>::trsm(
-                    lapack(),
-                    args.side,
-                    args.uplo,
-                    args.trans,
-                    args.diag,
-                    mi,
-                    ni,
-                    a.as_ptr(),
-                    pi,
-                    theirs.as_mut_ptr(),
-                    mi,
-                )
-            };
+            args.blas(lapack(), [m, n, p].map(|v| v as i32), &a, &mut theirs);
             for (g, w) in ours.iter().zip(&theirs) {
                 assert!(
                     (g - w).abs() <= 1e-12 * w.abs().max(1.0),
