@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::scalar::RealLapack;
+use plugin_glue::handler::HandlerError;
 
 // ------------------------------------------------------------------ syevd
 
@@ -101,25 +102,50 @@ fn split_syevd_matches_syevd<S: T + RealLapack>(p: &str) {
         });
         assert_eq!(info, 0, "{p}syevd n={n} split");
         let what = format!("{p}syevd n={n} uplo {} split", uplo as char);
-        assert_close(
-            &Mat::from(n, 1, &w),
-            &Mat::from(n, 1, &expected),
-            &format!("{what}: w"),
-        );
         let v = Mat::from(n, n, &v);
-        let vt = v.adjoint();
-        for j in sampled_columns(n) {
-            let vj = column(&v, j);
-            let av = a0.mul(&vj);
+        let orthonormal = [("Vᵀv = e", &v)];
+        check_split(
+            &a0,
+            ("w", &w, &expected),
+            (&v, &v),
+            "A·v = λv",
+            &orthonormal,
+            &what,
+        );
+    }
+}
+
+/// Checks a split decomposition of `a0` against the plain one: its
+/// values (`name`, `values`, `expected`), then for columns sampled from
+/// every thread's block A·v_j = values[j]·u_j (`relation`, with `(u, v)`)
+/// and, for each `(relation, b)` of `orthonormal`, Bᵀb_j = e_j.
+fn check_split<S: T>(
+    a0: &Mat<S>,
+    (name, values, expected): (&str, &[S], &[S]),
+    (u, v): (&Mat<S>, &Mat<S>),
+    relation: &str,
+    orthonormal: &[(&str, &Mat<S>)],
+    what: &str,
+) {
+    let n = values.len();
+    assert_close(
+        &Mat::from(n, 1, values),
+        &Mat::from(n, 1, expected),
+        &format!("{what}: {name}"),
+    );
+    let adjoints: Vec<Mat<S>> = orthonormal.iter().map(|(_, b)| b.adjoint()).collect();
+    for j in sampled_columns(n) {
+        let (uj, vj) = (column(u, j), column(v, j));
+        assert_close(
+            &a0.mul(&vj),
+            &uj.scale_cols(|_| values[j]),
+            &format!("{what}: {relation}, column {j}"),
+        );
+        for ((check, b), bt) in orthonormal.iter().zip(&adjoints) {
             assert_close(
-                &av,
-                &vj.scale_cols(|_| w[j]),
-                &format!("{what}: A·v = λv, column {j}"),
-            );
-            assert_close(
-                &vt.mul(&vj),
+                &bt.mul(&column(b, j)),
                 &unit(n, j),
-                &format!("{what}: Vᵀv = e, column {j}"),
+                &format!("{what}: {check}, column {j}"),
             );
         }
     }
@@ -152,53 +178,11 @@ fn plain_gesdd<S: T + RealLapack>(n: usize, a: &mut [S]) -> (Vec<S>, i32) {
     let l = lib().symbols();
     let ni = n as i32;
     let (mut s, mut u, mut vt) = (vec![S::ZERO; n], vec![S::ZERO; n * n], vec![S::ZERO; n * n]);
-    let mut iwork = vec![0; 8 * n];
-    let (mut q, mut r) = (S::ZERO, S::ZERO);
-    // SAFETY: a workspace query, then the call with the size it asked for;
-    // every array is n×n or n long as `?gesdd` 'S' needs.
-    let info = unsafe {
-        let args = (
-            a.as_mut_ptr(),
-            s.as_mut_ptr(),
-            u.as_mut_ptr(),
-            vt.as_mut_ptr(),
-        );
-        S::gesdd(
-            l,
-            b'S',
-            ni,
-            ni,
-            args.0,
-            ni,
-            args.1,
-            args.2,
-            ni,
-            args.3,
-            ni,
-            &mut q,
-            -1,
-            &mut r,
-            iwork.as_mut_ptr(),
-        );
-        let mut work = vec![S::ZERO; q.work_size()];
-        S::gesdd(
-            l,
-            b'S',
-            ni,
-            ni,
-            args.0,
-            ni,
-            args.1,
-            args.2,
-            ni,
-            args.3,
-            ni,
-            work.as_mut_ptr(),
-            work.len() as i32,
-            &mut r,
-            iwork.as_mut_ptr(),
-        )
-    };
+    let lwork = crate::checked::gesdd_lwork::<S>(l, b'S', ni, ni, ni, ni, ni);
+    let (mut work, mut rwork, mut iwork) = (vec![S::ZERO; lwork], [S::ZERO], vec![0; 8 * n]);
+    let info = crate::checked::gesdd(
+        l, b'S', ni, ni, a, ni, &mut s, &mut u, ni, &mut vt, ni, &mut work, &mut rwork, &mut iwork,
+    );
     (s, info)
 }
 
@@ -220,32 +204,16 @@ fn split_gesdd_matches_gesdd<S: T + RealLapack>(p: &str) {
             split::gesdd::gesdd(&ctx, n, &mut a, &mut s, &mut u, &mut vt).unwrap()
         });
         assert_eq!(info, 0, "{what}");
-        assert_close(
-            &Mat::from(n, 1, &s),
-            &Mat::from(n, 1, &expected),
-            &format!("{what}: s"),
-        );
         let (u, v) = (Mat::from(n, n, &u), Mat::from(n, n, &vt).adjoint());
-        let (ut, vt) = (u.adjoint(), v.adjoint());
-        for j in sampled_columns(n) {
-            let (uj, vj) = (column(&u, j), column(&v, j));
-            let av = a0.mul(&vj);
-            assert_close(
-                &av,
-                &uj.scale_cols(|_| s[j]),
-                &format!("{what}: A·v = σu, column {j}"),
-            );
-            assert_close(
-                &ut.mul(&uj),
-                &unit(n, j),
-                &format!("{what}: Uᵀu = e, column {j}"),
-            );
-            assert_close(
-                &vt.mul(&vj),
-                &unit(n, j),
-                &format!("{what}: Vᵀv = e, column {j}"),
-            );
-        }
+        let orthonormal = [("Uᵀu = e", &u), ("Vᵀv = e", &v)];
+        check_split(
+            &a0,
+            ("s", &s, &expected),
+            (&u, &v),
+            "A·v = σu",
+            &orthonormal,
+            &what,
+        );
     }
 }
 
@@ -256,6 +224,23 @@ fn split_gesdd_matches_plain_gesdd() {
 }
 
 // ------------------------------------------------------------------- SVD
+
+/// Runs the SVD handler `run` (gesdd's or gesvd's) in `mode` on `a`,
+/// into `s`, `u`, `vt` and `info`.
+fn run_svd<S: T>(
+    run: fn(&Ctx<'_>, &Call<'_>) -> Result<(), HandlerError>,
+    a: &mut Host<S>,
+    (s, u, vt): (&mut Host<S::Real>, &mut Host<S>, &mut Host<S>),
+    info: &mut Host<i32>,
+    mode: u8,
+) -> Result<(), HandlerError> {
+    let ab = a.buf();
+    let rets = vec![ab, s.buf(), u.buf(), vt.buf(), info.buf()];
+    run(
+        &ctx("svd"),
+        &call_of("svd", vec![ab], rets, vec![ch("mode", mode)]),
+    )
+}
 
 fn svd_reconstructs<S: T>(p: &str) {
     for gesvd in [false, true] {
@@ -275,18 +260,12 @@ fn svd_reconstructs<S: T>(p: &str) {
                     &[batch as i64, vr as i64, n as i64],
                 );
                 let mut info = zeros::<i32>(&[batch as i64]);
-                let ab = a.buf();
-                let call = call_of(
-                    "svd",
-                    vec![ab],
-                    vec![ab, s.buf(), u.buf(), vt.buf(), info.buf()],
-                    vec![ch("mode", mode)],
-                );
-                if gesvd {
-                    gesvd::run::<S>(&ctx("gesvd"), &call).unwrap();
+                let run = if gesvd {
+                    gesvd::run::<S>
                 } else {
-                    gesdd::run::<S>(&ctx("gesdd"), &call).unwrap();
-                }
+                    gesdd::run::<S>
+                };
+                run_svd(run, &mut a, (&mut s, &mut u, &mut vt), &mut info, mode).unwrap();
                 let what = format!(
                     "{p}{} mode {} {m}x{n}",
                     if gesvd { "gesvd" } else { "gesdd" },
@@ -329,15 +308,11 @@ fn svd_reconstructs<S: T>(p: &str) {
         zeros::<S>(&[2, 2]),
         zeros::<i32>(&[]),
     );
-    let ab = a.buf();
-    let call = call_of(
-        "svd",
-        vec![ab],
-        vec![ab, s.buf(), u.buf(), vt.buf(), info.buf()],
-        vec![ch("mode", b'O')],
-    );
+    let outs = (&mut s, &mut u, &mut vt);
     assert_eq!(
-        gesdd::run::<S>(&ctx("svd"), &call).unwrap_err().code,
+        run_svd(gesdd::run::<S>, &mut a, outs, &mut info, b'O')
+            .unwrap_err()
+            .code,
         plugin_glue::handler::ErrorCode::Unimplemented
     );
 }
@@ -353,14 +328,14 @@ fn svd_mode_n_accepts_reduced_shapes_too() {
         zeros::<f64>(&[2, 2]),
         zeros::<i32>(&[]),
     );
-    let ab = a.buf();
-    let call = call_of(
-        "svd",
-        vec![ab],
-        vec![ab, s.buf(), u.buf(), vt.buf(), info.buf()],
-        vec![ch("mode", b'N')],
-    );
-    gesdd::run::<f64>(&ctx("svd"), &call).unwrap();
+    run_svd(
+        gesdd::run::<f64>,
+        &mut a,
+        (&mut s, &mut u, &mut vt),
+        &mut info,
+        b'N',
+    )
+    .unwrap();
     assert!(s.data[0] >= s.data[1] && s.data[1] > 0.0);
 }
 
