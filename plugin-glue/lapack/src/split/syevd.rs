@@ -126,7 +126,7 @@ fn tridiagonal_eigensystem<T: RealLapack>(
     }
     d.copy_from_slice(&d0);
     e.copy_from_slice(&e0);
-    let info = stedc(ctx, n, n, d, e, z)?;
+    let info = Block { d, e, z }.stedc(ctx, n)?;
     Ok((info, None))
 }
 
@@ -155,12 +155,12 @@ fn split_eigensystem<T: RealLapack>(
     let (e1, e2) = e.split_at_mut(m);
     let (z1, z2) = z.split_at_mut(m * n + m);
     let (h1, h2) = (
-        Half {
+        Block {
             d: d1,
             e: e1,
             z: z1,
         },
-        Half {
+        Block {
             d: d2,
             e: e2,
             z: z2,
@@ -169,8 +169,8 @@ fn split_eigensystem<T: RealLapack>(
     let mut infos = [Ok(0), Ok(0)];
     let [i1, i2] = &mut infos;
     run_together(vec![
-        Box::new(move || *i1 = h1.solve(ctx, n)) as Job<'_>,
-        Box::new(move || *i2 = h2.solve(ctx, n)),
+        Box::new(move || *i1 = h1.stedc(ctx, n)) as Job<'_>,
+        Box::new(move || *i2 = h2.stedc(ctx, n)),
     ]);
     for info in infos {
         if info? != 0 {
@@ -203,42 +203,32 @@ fn split_eigensystem<T: RealLapack>(
     Ok(Some(order))
 }
 
-/// One half of a split tridiagonal matrix: its diagonal and off-diagonal
-/// (the last element of `e` unused), and `z` starting at its diagonal block
-/// of the n×n eigenvector matrix.
-struct Half<'a, T> {
+/// A diagonal block of a symmetric tridiagonal matrix, the whole matrix or
+/// one half of a split: its diagonal and off-diagonal (the last element of
+/// `e` unused), and `z` starting at its diagonal block of the n×n
+/// eigenvector matrix.
+struct Block<'a, T> {
     d: &'a mut [T],
     e: &'a mut [T],
     z: &'a mut [T],
 }
 
-impl<T: RealLapack> Half<'_, T> {
-    /// `?stedc` on this half, eigenvectors into its block (ldz = `ldz`).
-    fn solve(self, ctx: &Ctx<'_>, ldz: usize) -> Result<i32, HandlerError> {
-        let k = self.d.len();
-        stedc(ctx, k, ldz, self.d, self.e, self.z)
+impl<T: RealLapack> Block<'_, T> {
+    /// `?stedc` with `COMPZ = 'I'` on this block, eigenvectors into its
+    /// part of `z` with leading dimension `ldz`; returns INFO.
+    fn stedc(self, ctx: &Ctx<'_>, ldz: usize) -> Result<i32, HandlerError> {
+        let Block { d, e, z } = self;
+        let k = d.len();
+        assert!(
+            e.len() >= k.saturating_sub(1) && z.len() >= (k.max(1) - 1) * ldz + k,
+            "stedc sizes"
+        );
+        let l = ctx.lib.symbols();
+        let (ki, ldzi) = (ctx.int("n", k)?, ctx.int("ldz", ldz)?);
+        let (lwork, liwork) = checked::stedc_lwork::<T>(l, b'I', ki, ldzi);
+        let (mut work, mut iwork) = (vec![T::ZERO; lwork], vec![0i32; liwork]);
+        Ok(checked::stedc(l, ki, d, e, z, ldzi, &mut work, &mut iwork))
     }
-}
-
-/// `?stedc` with `COMPZ = 'I'` on the `k×k` tridiagonal matrix (`d`, `e`),
-/// eigenvectors into `z` with leading dimension `ldz`; returns INFO.
-fn stedc<T: RealLapack>(
-    ctx: &Ctx<'_>,
-    k: usize,
-    ldz: usize,
-    d: &mut [T],
-    e: &mut [T],
-    z: &mut [T],
-) -> Result<i32, HandlerError> {
-    assert!(
-        d.len() >= k && e.len() >= k.saturating_sub(1) && z.len() >= (k.max(1) - 1) * ldz + k,
-        "stedc sizes"
-    );
-    let l = ctx.lib.symbols();
-    let (ki, ldzi) = (ctx.int("n", k)?, ctx.int("ldz", ldz)?);
-    let (lwork, liwork) = checked::stedc_lwork::<T>(l, b'I', ki, ldzi);
-    let (mut work, mut iwork) = (vec![T::ZERO; lwork], vec![0i32; liwork]);
-    Ok(checked::stedc(l, ki, d, e, z, ldzi, &mut work, &mut iwork))
 }
 
 /// `z` := Q·`z` for the Q that `?sytrd` left in `a` and `tau`, over
@@ -294,7 +284,7 @@ fn needs_scaling<T: RealScalar>(uplo: u8, n: usize, a: &[T]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{needs_scaling, stedc, tridiagonal_eigensystem};
+    use super::{Block, needs_scaling, tridiagonal_eigensystem};
     use crate::call::Ctx;
     use crate::library;
 
@@ -324,7 +314,12 @@ mod tests {
             assert_eq!(info, 0);
             let order = order.expect("the split ran");
             let (mut w, mut e1, mut z1) = (d0.clone(), e0.clone(), vec![0.0; n * n]);
-            assert_eq!(stedc(&ctx, n, n, &mut w, &mut e1, &mut z1).unwrap(), 0);
+            let whole = Block {
+                d: &mut w,
+                e: &mut e1,
+                z: &mut z1,
+            };
+            assert_eq!(whole.stedc(&ctx, n).unwrap(), 0);
             for j in 0..n {
                 assert!(
                     (d[j] - w[j]).abs() < 1e-13,
