@@ -102,37 +102,35 @@ fn split_syevd_matches_syevd<S: T + RealLapack>(p: &str) {
         });
         assert_eq!(info, 0, "{p}syevd n={n} split");
         let what = format!("{p}syevd n={n} uplo {} split", uplo as char);
+        check_values("w", &w, &expected, &what);
         let v = Mat::from(n, n, &v);
-        let orthonormal = [("Vᵀv = e", &v)];
-        check_split(
-            &a0,
-            ("w", &w, &expected),
-            (&v, &v),
-            "A·v = λv",
-            &orthonormal,
-            &what,
-        );
+        check_columns(&a0, &w, (&v, &v), "A·v = λv", &[("Vᵀv = e", &v)], &what);
     }
 }
 
-/// Checks a split decomposition of `a0` against the plain one: its
-/// values (`name`, `values`, `expected`), then for columns sampled from
-/// every thread's block A·v_j = values[j]·u_j (`relation`, with `(u, v)`)
-/// and, for each `(relation, b)` of `orthonormal`, Bᵀb_j = e_j.
-fn check_split<S: T>(
-    a0: &Mat<S>,
-    (name, values, expected): (&str, &[S], &[S]),
-    (u, v): (&Mat<S>, &Mat<S>),
-    relation: &str,
-    orthonormal: &[(&str, &Mat<S>)],
-    what: &str,
-) {
+/// Checks the values (`name`) of a split decomposition against the plain
+/// one's.
+fn check_values<S: T>(name: &str, values: &[S], expected: &[S], what: &str) {
     let n = values.len();
     assert_close(
         &Mat::from(n, 1, values),
         &Mat::from(n, 1, expected),
         &format!("{what}: {name}"),
     );
+}
+
+/// Checks, on columns sampled from every thread's block, a split
+/// decomposition of `a0`: A·v_j = values[j]·u_j (`relation`) and, for each
+/// `(relation, b)` of `orthonormal`, Bᵀb_j = e_j.
+fn check_columns<S: T>(
+    a0: &Mat<S>,
+    values: &[S],
+    (u, v): (&Mat<S>, &Mat<S>),
+    relation: &str,
+    orthonormal: &[(&str, &Mat<S>)],
+    what: &str,
+) {
+    let n = values.len();
     let adjoints: Vec<Mat<S>> = orthonormal.iter().map(|(_, b)| b.adjoint()).collect();
     for j in sampled_columns(n) {
         let (uj, vj) = (column(u, j), column(v, j));
@@ -204,16 +202,10 @@ fn split_gesdd_matches_gesdd<S: T + RealLapack>(p: &str) {
             split::gesdd::gesdd(&ctx, n, &mut a, &mut s, &mut u, &mut vt).unwrap()
         });
         assert_eq!(info, 0, "{what}");
+        check_values("s", &s, &expected, &what);
         let (u, v) = (Mat::from(n, n, &u), Mat::from(n, n, &vt).adjoint());
         let orthonormal = [("Uᵀu = e", &u), ("Vᵀv = e", &v)];
-        check_split(
-            &a0,
-            ("s", &s, &expected),
-            (&u, &v),
-            "A·v = σu",
-            &orthonormal,
-            &what,
-        );
+        check_columns(&a0, &s, (&u, &v), "A·v = σu", &orthonormal, &what);
     }
 }
 
@@ -369,6 +361,18 @@ fn check_eigenpairs<S: T>(
     }
 }
 
+/// Runs a geev handler (`run_real` or `run_complex`) on `a` into `rets`,
+/// with `jobs` as `(compute_left, compute_right)`.
+fn run_geev<'a, S: T>(
+    run: fn(&Ctx<'_>, &Call<'_>) -> Result<(), HandlerError>,
+    a: &'a mut Host<S>,
+    rets: Vec<Buf<'a>>,
+    (left, right): (u8, u8),
+) -> Result<(), HandlerError> {
+    let attrs = vec![ch("compute_left", left), ch("compute_right", right)];
+    run(&ctx("geev"), &call_of("geev", vec![a.buf()], rets, attrs))
+}
+
 fn geev_real<S: T + scalar::RealLapack>(p: &str)
 where
     Complex<S>: Elem,
@@ -385,14 +389,8 @@ where
         zeros::<Complex<S>>(&[batch as i64, n as i64, n as i64]),
     );
     let mut info = zeros::<i32>(&[batch as i64]);
-    let attrs = vec![ch("compute_left", b'V'), ch("compute_right", b'V')];
-    let call = call_of(
-        "geev",
-        vec![a.buf()],
-        vec![wr.buf(), wi.buf(), vl.buf(), vr.buf(), info.buf()],
-        attrs,
-    );
-    geev::run_real::<S>(&ctx("geev"), &call).unwrap();
+    let rets = vec![wr.buf(), wi.buf(), vl.buf(), vr.buf(), info.buf()];
+    run_geev(geev::run_real::<S>, &mut a, rets, (b'V', b'V')).unwrap();
     assert_eq!(a.data, input, "{p}geev leaves a untouched");
     assert_eq!(info.data, vec![0; batch]);
     let mut saw_pair = false;
@@ -426,14 +424,8 @@ where
     let mut bad = input.clone();
     bad[3] = S::from_f64(f64::NAN, 0.0);
     let mut a = Host::new(bad, &[batch as i64, n as i64, n as i64]);
-    let attrs = vec![ch("compute_left", b'N'), ch("compute_right", b'N')];
-    let call = call_of(
-        "geev",
-        vec![a.buf()],
-        vec![wr.buf(), wi.buf(), vl.buf(), vr.buf(), info.buf()],
-        attrs,
-    );
-    geev::run_real::<S>(&ctx("geev"), &call).unwrap();
+    let rets = vec![wr.buf(), wi.buf(), vl.buf(), vr.buf(), info.buf()];
+    run_geev(geev::run_real::<S>, &mut a, rets, (b'N', b'N')).unwrap();
     assert_eq!(info.data, [-4, 0]);
     assert!(
         vl.data
@@ -453,14 +445,8 @@ fn geev_complex<S: T + scalar::ComplexLapack>(p: &str) {
         zeros::<S>(&[batch as i64, n as i64, n as i64]),
     );
     let mut info = zeros::<i32>(&[batch as i64]);
-    let attrs = vec![ch("compute_left", b'V'), ch("compute_right", b'V')];
-    let call = call_of(
-        "geev",
-        vec![a.buf()],
-        vec![w.buf(), vl.buf(), vr.buf(), info.buf()],
-        attrs,
-    );
-    geev::run_complex::<S>(&ctx("geev"), &call).unwrap();
+    let rets = vec![w.buf(), vl.buf(), vr.buf(), info.buf()];
+    run_geev(geev::run_complex::<S>, &mut a, rets, (b'V', b'V')).unwrap();
     assert_eq!(info.data, vec![0; batch]);
     for b in 0..batch {
         let c = |v: &[S]| v.iter().map(|&x| x.to_c64()).collect::<Vec<_>>();
@@ -579,21 +565,24 @@ fn q_from_subdiagonal<S: T>(a: &Mat<S>, tau: &[S]) -> Mat<S> {
     q
 }
 
+/// Runs the gehrd handler on the n×n matrices of `a` with `low` and
+/// `high` = n, into `tau` and `info`.
+fn run_gehrd<S: T>(a: &mut Host<S>, tau: &mut Host<S>, info: &mut Host<i32>, low: i64) {
+    let n = *a.dims.last().unwrap();
+    let int = |name: &'static str, v: i64| (name.as_bytes(), AttrValue::Int(DType::S32, v));
+    let ab = a.buf();
+    let attrs = vec![int("high", n), int("low", low)];
+    let call = call_of("gehrd", vec![ab], vec![ab, tau.buf(), info.buf()], attrs);
+    gehrd::run::<S>(&ctx("gehrd"), &call).unwrap();
+}
+
 fn gehrd_reconstructs<S: T>(p: &str) {
     let (batch, n) = (2usize, 5usize);
     let input = random::<S>(batch * n * n, 70);
     let mut a = Host::new(input.clone(), &[batch as i64, n as i64, n as i64]);
     let mut tau = zeros::<S>(&[batch as i64, n as i64 - 1]);
     let mut info = zeros::<i32>(&[batch as i64]);
-    let ab = a.buf();
-    let int = |name: &'static str, v: i64| (name.as_bytes(), AttrValue::Int(DType::S32, v));
-    let call = call_of(
-        "gehrd",
-        vec![ab],
-        vec![ab, tau.buf(), info.buf()],
-        vec![int("high", n as i64), int("low", 1)],
-    );
-    gehrd::run::<S>(&ctx("gehrd"), &call).unwrap();
+    run_gehrd(&mut a, &mut tau, &mut info, 1);
     assert_eq!(info.data, vec![0; batch]);
     for b in 0..batch {
         let out = Mat::from(n, n, &a.data[b * n * n..(b + 1) * n * n]);
@@ -606,14 +595,7 @@ fn gehrd_reconstructs<S: T>(p: &str) {
         );
     }
     // Illegal ilo → info -2 without calling LAPACK.
-    let ab = a.buf();
-    let call = call_of(
-        "gehrd",
-        vec![ab],
-        vec![ab, tau.buf(), info.buf()],
-        vec![int("high", n as i64), int("low", 0)],
-    );
-    gehrd::run::<S>(&ctx("gehrd"), &call).unwrap();
+    run_gehrd(&mut a, &mut tau, &mut info, 0);
     assert_eq!(info.data, vec![-2; batch]);
 }
 all_dtypes!(gehrd_q_h_qh_equals_a, gehrd_reconstructs);
