@@ -12,11 +12,12 @@
 //!
 //! Not a stable API.
 
-use cyxla_guest_sdk::abi::{self, args, array, attrs, buffer, byte_span, call_frame, rets, scalar};
+use cyxla_guest_sdk as sdk;
+use cyxla_guest_sdk::abi::{self, call_frame};
 use plugin_glue::DType;
 
 use crate::call::{HostAttr, HostBuffer, HostCall};
-use crate::layout::{CallLayout, DATA_ALIGN};
+use crate::layout::{CallLayout, DATA_ALIGN, Source};
 use crate::limits::{LimitOverrides, Limits};
 
 /// Reads values out of fuzzer bytes; zeros once they run out.
@@ -113,82 +114,71 @@ impl Input<'_> {
     }
 }
 
-/// Decodes a planned header as a guest would (guest addresses).
-struct Frame<'a> {
-    header: &'a [u8],
-    base: u32,
-}
-
-impl Frame<'_> {
-    fn at(&self, addr: u32, len: usize) -> &[u8] {
-        let start = addr
-            .checked_sub(self.base)
-            .unwrap_or_else(|| panic!("address {addr:#x} below the frame at {:#x}", self.base))
-            as usize;
-        self.header
-            .get(start..start + len)
-            .unwrap_or_else(|| panic!("address {addr:#x} ({len} bytes) outside the header"))
-    }
-
-    fn u32(&self, addr: u32) -> u32 {
-        u32::from_le_bytes(self.at(addr, 4).try_into().unwrap_or([0; 4]))
-    }
-
-    fn i64(&self, addr: u32) -> i64 {
-        i64::from_le_bytes(self.at(addr, 8).try_into().unwrap_or([0; 8]))
-    }
-
-    fn span(&self, addr: u32) -> &[u8] {
-        let ptr = self.u32(addr + byte_span::PTR);
-        let len = self.u32(addr + byte_span::LEN) as usize;
-        if len == 0 {
-            return &[];
+/// Checks that the SDK decoded `expected` from the frame: names, kinds,
+/// dtypes, lengths and bytes, nested dictionaries too.
+fn check_attrs(got: sdk::Attrs<'_>, expected: &[(String, HostAttr)]) {
+    assert_eq!(got.len(), expected.len(), "attribute count");
+    for (i, (name, value)) in expected.iter().enumerate() {
+        let entry = got.entry(i);
+        if let HostAttr::Scalar(dtype, _) = value
+            && !SCALAR_TYPES.contains(dtype)
+        {
+            // XLA delivers no such scalar; the SDK refuses it, naming it.
+            let error = entry.expect_err("a scalar of a type XLA does not deliver");
+            assert!(error.message.contains("unsupported"), "{}", error.message);
+            continue;
         }
-        self.at(ptr, len)
-    }
-
-    fn check_attrs(&self, at: u32, expected: &[(String, HostAttr)]) {
-        assert_eq!(self.u32(at), attrs::STRUCT_SIZE);
-        assert_eq!(self.i64(at + attrs::SIZE_FIELD), expected.len() as i64);
-        let (types, names, values) = (
-            self.u32(at + attrs::TYPES),
-            self.u32(at + attrs::NAMES),
-            self.u32(at + attrs::ATTRS),
-        );
-        for (i, (name, value)) in expected.iter().enumerate() {
-            let i = i as u32;
-            assert_eq!(self.span(self.u32(names + 4 * i)), name.as_bytes());
-            let v = self.u32(values + 4 * i);
-            let kind = self.u32(types + 4 * i);
-            match value {
-                HostAttr::Scalar(dtype, bytes) => {
-                    assert_eq!(kind, abi::attr_type::SCALAR);
-                    assert_eq!(self.u32(v + scalar::DTYPE), dtype.to_xla());
-                    let data = self.u32(v + scalar::VALUE);
-                    assert_eq!(data % 8, 0, "scalar values are 8-aligned");
-                    if !bytes.is_empty() {
-                        assert_eq!(self.at(data, bytes.len()), bytes.as_slice());
-                    }
-                }
-                HostAttr::Array(dtype, len, bytes) => {
-                    assert_eq!(kind, abi::attr_type::ARRAY);
-                    assert_eq!(self.u32(v + array::DTYPE), dtype.to_xla());
-                    assert_eq!(self.u32(v + array::SIZE_FIELD) as usize, *len);
-                    if !bytes.is_empty() {
-                        let data = self.u32(v + array::DATA);
-                        assert_eq!(self.at(data, bytes.len()), bytes.as_slice());
-                    }
-                }
-                HostAttr::String(bytes) => {
-                    assert_eq!(kind, abi::attr_type::STRING);
-                    assert_eq!(self.span(v), bytes.as_slice());
-                }
-                HostAttr::Dictionary(inner) => {
-                    assert_eq!(kind, abi::attr_type::DICTIONARY);
-                    self.check_attrs(v, inner);
+        let (got_name, got_value) =
+            entry.unwrap_or_else(|e| panic!("attribute {i} ({name:?}): {}", e.message));
+        assert_eq!(got_name, name.as_bytes());
+        match (value, got_value) {
+            (HostAttr::Scalar(dtype, bytes), sdk::Attr::Scalar(scalar)) => {
+                assert_eq!(scalar.dtype(), *dtype);
+                match scalar {
+                    sdk::Scalar::Pred(v) => assert_eq!(v, bytes[0] != 0),
+                    _ => assert_eq!(scalar_le_bytes(&scalar), *bytes),
                 }
             }
+            (HostAttr::Array(dtype, len, bytes), sdk::Attr::Array(array)) => {
+                assert_eq!((array.dtype(), array.len()), (*dtype, *len));
+                assert_eq!(array.bytes(), bytes.as_slice());
+            }
+            (HostAttr::String(bytes), sdk::Attr::String(got)) => assert_eq!(got, bytes.as_slice()),
+            (HostAttr::Dictionary(inner), sdk::Attr::Dictionary(got)) => check_attrs(got, inner),
+            (expected, got) => panic!("attribute {name:?}: laid out {expected:?}, decoded {got:?}"),
         }
+    }
+}
+
+/// The scalar types XLA delivers as attributes (and the SDK decodes).
+const SCALAR_TYPES: [DType; 11] = [
+    DType::Pred,
+    DType::S8,
+    DType::S16,
+    DType::S32,
+    DType::S64,
+    DType::U8,
+    DType::U16,
+    DType::U32,
+    DType::U64,
+    DType::F32,
+    DType::F64,
+];
+
+/// A decoded scalar's little-endian bytes.
+fn scalar_le_bytes(scalar: &sdk::Scalar) -> Vec<u8> {
+    match *scalar {
+        sdk::Scalar::Pred(v) => vec![u8::from(v)],
+        sdk::Scalar::S8(v) => v.to_le_bytes().to_vec(),
+        sdk::Scalar::S16(v) => v.to_le_bytes().to_vec(),
+        sdk::Scalar::S32(v) => v.to_le_bytes().to_vec(),
+        sdk::Scalar::S64(v) => v.to_le_bytes().to_vec(),
+        sdk::Scalar::U8(v) => vec![v],
+        sdk::Scalar::U16(v) => v.to_le_bytes().to_vec(),
+        sdk::Scalar::U32(v) => v.to_le_bytes().to_vec(),
+        sdk::Scalar::U64(v) => v.to_le_bytes().to_vec(),
+        sdk::Scalar::F32(v) => v.to_le_bytes().to_vec(),
+        sdk::Scalar::F64(v) => v.to_le_bytes().to_vec(),
     }
 }
 
@@ -217,10 +207,10 @@ fn depth(attrs: &[(String, HostAttr)]) -> usize {
 /// When the layout breaks one of these (a bug), never on odd input.
 pub fn call_layout(data: &[u8]) {
     let mut input = Input { data };
-    // The scratch base is 8-aligned (the host checks what `cyxla_alloc`
-    // returns).
+    // The scratch base is 8-aligned and not 0 (the host checks what
+    // `cyxla_alloc` returns: 0 is its failure).
     let base = match input.u8() % 3 {
-        0 => input.u32() & !7,
+        0 => (input.u32() & !7).max(8),
         1 => (u32::MAX - (input.u32() & 0xffff)) & !7,
         _ => 0x1_0000,
     };
@@ -295,56 +285,105 @@ pub fn call_layout(data: &[u8]) {
     let header = &layout.header;
     assert!(header.len() as u64 <= u64::from(layout.total));
     assert!(u64::from(base) + u64::from(layout.total) <= u64::from(u32::MAX));
-    let f = Frame { header, base };
-    assert_eq!(f.u32(base), call_frame::STRUCT_SIZE);
-    assert_eq!(f.u32(base + call_frame::API), api);
-    assert_eq!(
-        f.u32(base + call_frame::STAGE),
-        abi::execution_stage::EXECUTE
-    );
-    assert_eq!(f.u32(base + call_frame::FUTURE), 0);
-    let a = base + call_frame::ARGS;
-    let r = base + call_frame::RETS;
-    assert_eq!(f.u32(a), args::STRUCT_SIZE);
-    assert_eq!(f.u32(r), rets::STRUCT_SIZE);
-    assert_eq!(f.i64(a + args::SIZE_FIELD), n_args as i64);
-    assert_eq!(f.i64(r + rets::SIZE_FIELD), n_rets as i64);
+    // The fields the SDK does not expose: the API table and the future.
+    let word =
+        |at: u32| u32::from_le_bytes(header[at as usize..][..4].try_into().unwrap_or([0; 4]));
+    assert_eq!(word(call_frame::API), api);
+    assert_eq!(word(call_frame::FUTURE), 0);
     assert_eq!(layout.inputs.len(), n_args);
     assert_eq!(layout.outputs.len(), n_rets);
 
+    // The rest as a guest reads it, with the SDK's own decoder, from the
+    // scratch region (8-aligned words, as guest memory is) at `base`.
+    let total = layout.total as usize;
+    let mut words = vec![0u64; total.div_ceil(8)];
+    // SAFETY: u64s are 8 bytes each, so the Vec's memory holds at least
+    // `total` initialised bytes; the slice replaces `words` while it lives.
+    let memory = unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), total) };
+    memory[..header.len()].copy_from_slice(header);
+    for fill in &layout.fills {
+        if let Source::Operand(i) = fill.source {
+            let region =
+                fill.region.offset as usize..(fill.region.offset + fill.region.len) as usize;
+            memory[region].copy_from_slice(&buffers[i].bytes());
+        }
+    }
+    let memory_at = memory.as_ptr().addr();
+    // The guest address of a decoded slice.
+    let address = |bytes: &[u8]| base as usize + (bytes.as_ptr().addr() - memory_at);
+
+    // Operands and attributes first; then, decoded again (a handler that
+    // views an operand may not take the result that aliases it), results.
+    // SAFETY: results' data overlaps nothing else the frame refers to: the
+    // layout puts each in a region of its own after the header (checked
+    // below from the decoded addresses), or in its operand's.
+    let frame = unsafe { sdk::CallFrame::from_memory_at(&mut *memory, base, base) }
+        .unwrap_or_else(|e| panic!("the SDK refused the frame: {}", e.message));
+    assert_eq!(frame.address(), base);
+    assert_eq!(frame.stage(), abi::execution_stage::EXECUTE);
+    assert_eq!((frame.num_args(), frame.num_rets()), (n_args, n_rets));
+    let mut decoded = Vec::new();
+    for (i, expected) in buffers.iter().enumerate().take(n_args) {
+        let b = frame
+            .any_arg(i)
+            .unwrap_or_else(|e| panic!("operand {i}: {}", e.message));
+        let bytes = b.bytes().expect("operand data inside memory");
+        assert_eq!(bytes, expected.bytes(), "operand {i}'s bytes");
+        if !bytes.is_empty() {
+            assert_eq!(
+                address(bytes),
+                base as usize + layout.inputs[i].offset as usize
+            );
+        }
+        decoded.push((b.dtype(), b.dims().to_vec(), b.byte_len()));
+    }
+    check_attrs(frame.attrs(), &attributes);
+    // SAFETY: as above; the first view is no longer used.
+    let frame = unsafe { sdk::CallFrame::from_memory_at(&mut *memory, base, base) }
+        .expect("the same frame decodes twice");
+    for (j, &alias) in shared.iter().enumerate() {
+        assert_eq!(
+            frame.aliased_arg(j).expect("a well-formed result"),
+            alias,
+            "result {j}'s aliased operand"
+        );
+        let b = frame
+            .any_ret(j)
+            .unwrap_or_else(|e| panic!("result {j}: {}", e.message));
+        decoded.push((b.dtype(), b.dims().to_vec(), b.byte_len()));
+        let bytes = b.into_bytes().expect("result data inside memory");
+        if !bytes.is_empty() {
+            assert_eq!(
+                address(bytes),
+                base as usize + layout.outputs[j].offset as usize
+            );
+        }
+        if let Some(operand) = shared[j] {
+            assert_eq!(
+                *bytes,
+                buffers[operand].bytes(),
+                "result {j} starts as its operand"
+            );
+        }
+    }
+
     let mut end = header.len() as u64;
     for (slot, expected) in buffers.iter().enumerate() {
-        let (ptrs, types, i, region) = if slot < n_args {
-            (
-                f.u32(a + args::ARGS),
-                f.u32(a + args::TYPES),
-                slot,
-                layout.inputs[slot],
-            )
-        } else {
-            (
-                f.u32(r + rets::RETS),
-                f.u32(r + rets::TYPES),
-                slot - n_args,
-                layout.outputs[slot - n_args],
-            )
-        };
-        assert_eq!(f.u32(types + 4 * i as u32), abi::arg_type::BUFFER);
-        let b = f.u32(ptrs + 4 * i as u32);
-        assert_eq!(f.u32(b), buffer::STRUCT_SIZE);
-        assert_eq!(f.u32(b + buffer::DTYPE), expected.dtype().to_xla());
         assert_eq!(
-            f.i64(b + buffer::RANK),
-            expected.dims().len() as i64,
-            "rank of buffer {slot}"
+            decoded[slot],
+            (
+                expected.dtype(),
+                expected.dims().to_vec(),
+                expected.bytes().len()
+            ),
+            "dtype, dims and size of buffer {slot}"
         );
-        let dims = f.u32(b + buffer::DIMS);
-        for (d, &dim) in expected.dims().iter().enumerate() {
-            assert_eq!(f.i64(dims + 8 * d as u32), dim);
-        }
+        let region = match slot.checked_sub(n_args) {
+            None => layout.inputs[slot],
+            Some(j) => layout.outputs[j],
+        };
         assert_eq!(region.len as usize, expected.bytes().len());
         assert_eq!(region.offset % DATA_ALIGN, 0);
-        assert_eq!(f.u32(b + buffer::DATA), base + region.offset);
         if let Some(operand) = slot.checked_sub(n_args).and_then(|j| shared[j]) {
             // One region for the result and its operand.
             assert_eq!(
@@ -372,7 +411,7 @@ pub fn call_layout(data: &[u8]) {
             .map(|(region, _)| *region),
     );
     assert_eq!(fills, own, "the regions filled before the call");
-    f.check_attrs(base + call_frame::ATTRS, &attributes);
+    drop(words);
 
     // Planning again gives the same bytes (the layout is reused per call).
     let first = (layout.header.clone(), layout.total);
