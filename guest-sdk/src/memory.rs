@@ -308,7 +308,11 @@ mod tests {
         assert_eq!(buf[1], 7, "guest address origin + 8 is byte 8");
         for outside in [8, origin - 4, origin - 1, u32::MAX - 2] {
             let e = mem.u32(outside, &"x").unwrap_err();
-            assert!(e.message.contains("outside guest memory"), "{outside:#x}: {}", e.message);
+            assert!(
+                e.message.contains("outside guest memory"),
+                "{outside:#x}: {}",
+                e.message
+            );
         }
         assert_eq!(mem.c_str(origin + 8, 64).unwrap(), &[7]);
     }
