@@ -163,6 +163,24 @@ impl<'a> Memory<'a> {
         }
     }
 
+    /// The address of `count` elements of `T` at `addr`, checked for bounds,
+    /// null and alignment; a dangling (non-null, aligned) pointer when the
+    /// elements take no bytes.
+    fn elements<T>(
+        &self,
+        addr: u32,
+        count: usize,
+        what: &dyn core::fmt::Display,
+    ) -> Result<*mut T> {
+        let len = count
+            .checked_mul(size_of::<T>())
+            .ok_or_else(|| Error::internal(alloc::format!("{what}: size overflows")))?;
+        if len == 0 {
+            return Ok(NonNull::<T>::dangling().as_ptr());
+        }
+        Ok(self.range(addr, len, align_of::<T>(), what)?.cast::<T>())
+    }
+
     /// `count` elements of `T` at `addr`, shared.
     ///
     /// # Safety
@@ -175,19 +193,11 @@ impl<'a> Memory<'a> {
         count: usize,
         what: &dyn core::fmt::Display,
     ) -> Result<&'a [T]> {
-        let len = count
-            .checked_mul(size_of::<T>())
-            .ok_or_else(|| Error::internal(alloc::format!("{what}: size overflows")))?;
-        if len == 0 {
-            // SAFETY: an empty slice needs only a non-null aligned pointer.
-            return Ok(unsafe {
-                core::slice::from_raw_parts(NonNull::<T>::dangling().as_ptr(), count)
-            });
-        }
-        let p = self.range(addr, len, align_of::<T>(), what)?;
-        // SAFETY: range() checked bounds, non-null and alignment; the caller
+        let p = self.elements::<T>(addr, count, what)?;
+        // SAFETY: elements() checked bounds, non-null and alignment (or
+        // returned a dangling pointer for an empty slice); the caller
         // guarantees validity of the bit patterns and the absence of &mut.
-        Ok(unsafe { core::slice::from_raw_parts(p.cast::<T>(), count) })
+        Ok(unsafe { core::slice::from_raw_parts(p, count) })
     }
 
     /// `count` elements of `T` at `addr`, exclusive.
@@ -202,19 +212,11 @@ impl<'a> Memory<'a> {
         count: usize,
         what: &dyn core::fmt::Display,
     ) -> Result<&'a mut [T]> {
-        let len = count
-            .checked_mul(size_of::<T>())
-            .ok_or_else(|| Error::internal(alloc::format!("{what}: size overflows")))?;
-        if len == 0 {
-            // SAFETY: an empty slice needs only a non-null aligned pointer.
-            return Ok(unsafe {
-                core::slice::from_raw_parts_mut(NonNull::<T>::dangling().as_ptr(), count)
-            });
-        }
-        let p = self.range(addr, len, align_of::<T>(), what)?;
-        // SAFETY: range() checked bounds, non-null and alignment; the caller
+        let p = self.elements::<T>(addr, count, what)?;
+        // SAFETY: elements() checked bounds, non-null and alignment (or
+        // returned a dangling pointer for an empty slice); the caller
         // guarantees validity and exclusivity.
-        Ok(unsafe { core::slice::from_raw_parts_mut(p.cast::<T>(), count) })
+        Ok(unsafe { core::slice::from_raw_parts_mut(p, count) })
     }
 
     /// The bytes of the NUL-terminated string at `addr` (without the NUL),
