@@ -4,86 +4,74 @@
 use crate::abi;
 use core::mem::{align_of, offset_of, size_of};
 
-/// `XLA_FFI_Error_Create_Args`.
-#[repr(C)]
-pub(crate) struct ErrorCreate {
-    pub(crate) struct_size: u32,
-    pub(crate) extension_start: u32,
-    pub(crate) message: u32,
-    pub(crate) errc: u32,
-}
+/// Defines an args struct that opens with `struct_size` and
+/// `extension_start`, a `const` constructor that sets `struct_size` from
+/// `abi::$layout::STRUCT_SIZE` (and no extension), and compile-time checks
+/// of its size, alignment and every offset against `abi::$layout`.
+macro_rules! args_struct {
+    (
+        $(#[$doc:meta])*
+        $name:ident, $layout:ident {
+            $( $field:ident: $ty:ty = $off:ident ),* $(,)?
+        }
+    ) => {
+        $(#[$doc])*
+        #[repr(C)]
+        pub(crate) struct $name {
+            pub(crate) struct_size: u32,
+            pub(crate) extension_start: u32,
+            $( pub(crate) $field: $ty, )*
+        }
 
-/// `XLA_FFI_Error_GetMessage_Args`.
-#[repr(C)]
-pub(crate) struct ErrorGetMessage {
-    pub(crate) struct_size: u32,
-    pub(crate) extension_start: u32,
-    pub(crate) error: u32,
-    pub(crate) message: u32,
-}
+        // Only the wasm32 guest calls the imports that take these.
+        #[cfg(target_arch = "wasm32")]
+        impl $name {
+            /// The struct with `struct_size` set and no extension.
+            pub(crate) const fn new($( $field: $ty ),*) -> $name {
+                $name {
+                    struct_size: abi::$layout::STRUCT_SIZE,
+                    extension_start: 0,
+                    $( $field, )*
+                }
+            }
+        }
 
-/// `XLA_FFI_Error_Destroy_Args`.
-#[repr(C)]
-pub(crate) struct ErrorDestroy {
-    pub(crate) struct_size: u32,
-    pub(crate) extension_start: u32,
-    pub(crate) error: u32,
-}
-
-/// `XLA_FFI_RunId_Get_Args`.
-#[repr(C)]
-pub(crate) struct RunIdGet {
-    pub(crate) struct_size: u32,
-    pub(crate) extension_start: u32,
-    pub(crate) ctx: u32,
-    pub(crate) run_id: i64,
-}
-
-/// `XLA_FFI_DeviceOrdinal_Get_Args`.
-#[repr(C)]
-pub(crate) struct DeviceOrdinalGet {
-    pub(crate) struct_size: u32,
-    pub(crate) extension_start: u32,
-    pub(crate) ctx: u32,
-    pub(crate) device_ordinal: i32,
-}
-
-/// `XLA_FFI_Api_Version`.
-#[repr(C)]
-pub(crate) struct ApiVersion {
-    pub(crate) struct_size: u32,
-    pub(crate) extension_start: u32,
-    pub(crate) major_version: i32,
-    pub(crate) minor_version: i32,
-}
-
-macro_rules! assert_layout {
-    ($t:ty, $m:ident { $($field:ident = $off:ident),* }) => {
         const _: () = {
-            assert!(size_of::<$t>() == abi::$m::SIZE as usize);
-            assert!(align_of::<$t>() == abi::$m::ALIGN as usize);
-            $(assert!(offset_of!($t, $field) == abi::$m::$off as usize);)*
+            assert!(size_of::<$name>() == abi::$layout::SIZE as usize);
+            assert!(align_of::<$name>() == abi::$layout::ALIGN as usize);
+            assert!(offset_of!($name, struct_size) == abi::$layout::STRUCT_SIZE_OFFSET as usize);
+            assert!(offset_of!($name, extension_start) == abi::$layout::EXTENSION_START as usize);
+            $( assert!(offset_of!($name, $field) == abi::$layout::$off as usize); )*
         };
     };
 }
 
-assert_layout!(ErrorCreate, error_create_args {
-    struct_size = STRUCT_SIZE_OFFSET, extension_start = EXTENSION_START, message = MESSAGE, errc = ERRC
-});
-assert_layout!(ErrorGetMessage, error_get_message_args {
-    struct_size = STRUCT_SIZE_OFFSET, extension_start = EXTENSION_START, error = ERROR, message = MESSAGE
-});
-assert_layout!(ErrorDestroy, error_destroy_args {
-    struct_size = STRUCT_SIZE_OFFSET, extension_start = EXTENSION_START, error = ERROR
-});
-assert_layout!(RunIdGet, run_id_get_args {
-    struct_size = STRUCT_SIZE_OFFSET, extension_start = EXTENSION_START, ctx = CTX, run_id = RUN_ID
-});
-assert_layout!(DeviceOrdinalGet, device_ordinal_get_args {
-    struct_size = STRUCT_SIZE_OFFSET, extension_start = EXTENSION_START, ctx = CTX,
-    device_ordinal = DEVICE_ORDINAL
-});
-assert_layout!(ApiVersion, api_version {
-    struct_size = STRUCT_SIZE_OFFSET, extension_start = EXTENSION_START,
-    major_version = MAJOR_VERSION, minor_version = MINOR_VERSION
-});
+args_struct! {
+    /// `XLA_FFI_Error_Create_Args`.
+    ErrorCreate, error_create_args { message: u32 = MESSAGE, errc: u32 = ERRC }
+}
+
+args_struct! {
+    /// `XLA_FFI_Error_GetMessage_Args`.
+    ErrorGetMessage, error_get_message_args { error: u32 = ERROR, message: u32 = MESSAGE }
+}
+
+args_struct! {
+    /// `XLA_FFI_Error_Destroy_Args`.
+    ErrorDestroy, error_destroy_args { error: u32 = ERROR }
+}
+
+args_struct! {
+    /// `XLA_FFI_RunId_Get_Args`.
+    RunIdGet, run_id_get_args { ctx: u32 = CTX, run_id: i64 = RUN_ID }
+}
+
+args_struct! {
+    /// `XLA_FFI_DeviceOrdinal_Get_Args`.
+    DeviceOrdinalGet, device_ordinal_get_args { ctx: u32 = CTX, device_ordinal: i32 = DEVICE_ORDINAL }
+}
+
+args_struct! {
+    /// `XLA_FFI_Api_Version`.
+    ApiVersion, api_version { major_version: i32 = MAJOR_VERSION, minor_version: i32 = MINOR_VERSION }
+}

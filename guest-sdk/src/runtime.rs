@@ -39,12 +39,7 @@ mod wasm {
     static API: Api = Api {
         struct_size: abi::api::STRUCT_SIZE,
         extension_start: 0,
-        api_version: args::ApiVersion {
-            struct_size: abi::api_version::STRUCT_SIZE,
-            extension_start: 0,
-            major_version: abi::FFI_API_MAJOR,
-            minor_version: abi::FFI_API_MINOR,
-        },
+        api_version: args::ApiVersion::new(abi::FFI_API_MAJOR, abi::FFI_API_MINOR),
         internal_api: 0,
         fns: sys::API_FNS,
     };
@@ -101,12 +96,7 @@ mod wasm {
     fn create_error(error: &Error) -> u32 {
         let mut message: Vec<u8> = error.message.bytes().take_while(|&b| b != 0).collect();
         message.push(0);
-        let mut a = args::ErrorCreate {
-            struct_size: abi::error_create_args::STRUCT_SIZE,
-            extension_start: 0,
-            message: addr(message.as_ptr()),
-            errc: error.code.to_raw(),
-        };
+        let mut a = args::ErrorCreate::new(addr(message.as_ptr()), error.code.to_raw());
         // SAFETY: `a` and the NUL-terminated message live across the call; the
         // host copies the message before returning.
         let handle = unsafe { sys::error_create(&mut a) };
