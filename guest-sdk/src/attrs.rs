@@ -465,14 +465,17 @@ fn mismatch<T>(expected: &str, got: &Attr<'_>) -> Result<T> {
     )))
 }
 
-macro_rules! scalar_from_attr {
-    ($($t:ty => $v:ident, $expected:literal;)*) => {$(
+/// Implements [`FromAttr`] for each type that one pattern of [`Attr`]
+/// holds: `Type, "what is expected": pattern => binding;`. Any other
+/// attribute is a [`mismatch`].
+macro_rules! from_attr {
+    ($($t:ty, $expected:literal: $pat:pat => $v:ident;)*) => {$(
         impl<'a> FromAttr<'a> for $t {
             const EXPECTED: &'static str = $expected;
 
             fn from_attr(attr: Attr<'a>) -> Result<Self> {
                 match attr {
-                    Attr::Scalar(Scalar::$v(v)) => Ok(v),
+                    $pat => Ok($v),
                     other => mismatch(Self::EXPECTED, &other),
                 }
             }
@@ -480,29 +483,21 @@ macro_rules! scalar_from_attr {
     )*};
 }
 
-scalar_from_attr! {
-    bool => Pred, "a pred scalar";
-    i8 => S8, "a s8 scalar";
-    i16 => S16, "a s16 scalar";
-    i32 => S32, "a s32 scalar";
-    i64 => S64, "a s64 scalar";
-    u8 => U8, "a u8 scalar";
-    u16 => U16, "a u16 scalar";
-    u32 => U32, "a u32 scalar";
-    u64 => U64, "a u64 scalar";
-    f32 => F32, "a f32 scalar";
-    f64 => F64, "a f64 scalar";
-}
-
-impl<'a> FromAttr<'a> for Scalar {
-    const EXPECTED: &'static str = "a scalar";
-
-    fn from_attr(attr: Attr<'a>) -> Result<Self> {
-        match attr {
-            Attr::Scalar(s) => Ok(s),
-            other => mismatch(Self::EXPECTED, &other),
-        }
-    }
+from_attr! {
+    bool, "a pred scalar": Attr::Scalar(Scalar::Pred(v)) => v;
+    i8, "a s8 scalar": Attr::Scalar(Scalar::S8(v)) => v;
+    i16, "a s16 scalar": Attr::Scalar(Scalar::S16(v)) => v;
+    i32, "a s32 scalar": Attr::Scalar(Scalar::S32(v)) => v;
+    i64, "a s64 scalar": Attr::Scalar(Scalar::S64(v)) => v;
+    u8, "a u8 scalar": Attr::Scalar(Scalar::U8(v)) => v;
+    u16, "a u16 scalar": Attr::Scalar(Scalar::U16(v)) => v;
+    u32, "a u32 scalar": Attr::Scalar(Scalar::U32(v)) => v;
+    u64, "a u64 scalar": Attr::Scalar(Scalar::U64(v)) => v;
+    f32, "a f32 scalar": Attr::Scalar(Scalar::F32(v)) => v;
+    f64, "a f64 scalar": Attr::Scalar(Scalar::F64(v)) => v;
+    Scalar, "a scalar": Attr::Scalar(s) => s;
+    Array<'a>, "an array": Attr::Array(a) => a;
+    Attrs<'a>, "a dictionary": Attr::Dictionary(d) => d;
 }
 
 impl<'a> FromAttr<'a> for &'a str {
@@ -529,28 +524,6 @@ impl<'a, T: Element> FromAttr<'a> for &'a [T] {
                 T::DTYPE,
                 other.describe()
             ))),
-        }
-    }
-}
-
-impl<'a> FromAttr<'a> for Array<'a> {
-    const EXPECTED: &'static str = "an array";
-
-    fn from_attr(attr: Attr<'a>) -> Result<Self> {
-        match attr {
-            Attr::Array(a) => Ok(a),
-            other => mismatch(Self::EXPECTED, &other),
-        }
-    }
-}
-
-impl<'a> FromAttr<'a> for Attrs<'a> {
-    const EXPECTED: &'static str = "a dictionary";
-
-    fn from_attr(attr: Attr<'a>) -> Result<Self> {
-        match attr {
-            Attr::Dictionary(d) => Ok(d),
-            other => mismatch(Self::EXPECTED, &other),
         }
     }
 }
