@@ -127,36 +127,15 @@ fn check_abi(file: &str, m: &Module) -> Vec<(String, String)> {
         Some(ExternalKind::Memory),
         "{file}: exported memory"
     );
-    assert_eq!(
-        m.export_type(abi::EXPORT_ABI_VERSION),
-        Some(&sig(&[], &[I32])),
-        "{file}: {}",
-        abi::EXPORT_ABI_VERSION
-    );
-    assert_eq!(
-        m.export_type(abi::EXPORT_API),
-        Some(&sig(&[], &[I32])),
-        "{file}: {}",
-        abi::EXPORT_API
-    );
-    assert_eq!(
-        m.export_type(abi::EXPORT_ALLOC),
-        Some(&sig(&[I32, I32], &[I32])),
-        "{file}: {}",
-        abi::EXPORT_ALLOC
-    );
-    assert_eq!(
-        m.export_type(abi::EXPORT_FREE),
-        Some(&sig(&[I32, I32, I32], &[])),
-        "{file}: {}",
-        abi::EXPORT_FREE
-    );
-    assert_eq!(
-        m.export_type(abi::EXPORT_LAST_PANIC),
-        Some(&sig(&[], &[I32])),
-        "{file}: {}",
-        abi::EXPORT_LAST_PANIC
-    );
+    for (name, want) in [
+        (abi::EXPORT_ABI_VERSION, sig(&[], &[I32])),
+        (abi::EXPORT_API, sig(&[], &[I32])),
+        (abi::EXPORT_ALLOC, sig(&[I32, I32], &[I32])),
+        (abi::EXPORT_FREE, sig(&[I32, I32, I32], &[])),
+        (abi::EXPORT_LAST_PANIC, sig(&[], &[I32])),
+    ] {
+        assert_eq!(m.export_type(name), Some(&want), "{file}: {name}");
+    }
     // Targets: exactly one section; every export is a handler.
     let sections: Vec<&Vec<u8>> = m
         .customs

@@ -53,6 +53,28 @@ fn new_error(caller: &mut Caller<'_, HostState>, code: u32, message: String) -> 
     caller.data().errors.len() as i32
 }
 
+/// Defines `import` as a context call that writes `value` (little-endian)
+/// to the out-field at `offset` of its args struct and succeeds.
+fn define_context_get<const N: usize>(
+    linker: &mut Linker<HostState>,
+    import: &str,
+    offset: u32,
+    value: [u8; N],
+) {
+    linker
+        .func_wrap(
+            abi::IMPORT_MODULE,
+            import,
+            move |mut caller: Caller<'_, HostState>, args: i32| -> i32 {
+                let mem = memory(&mut caller);
+                let at = args as u32 + offset;
+                mem.write(&mut caller, at as usize, &value).unwrap();
+                0
+            },
+        )
+        .unwrap();
+}
+
 /// Defines the 18 `cyxla` imports: errors, run id and device ordinal work;
 /// the rest answer UNIMPLEMENTED.
 fn linker(engine: &Engine) -> Linker<HostState> {
@@ -106,32 +128,18 @@ fn linker(engine: &Engine) -> Linker<HostState> {
             |_: Caller<'_, HostState>, _args: i32| {},
         )
         .unwrap();
-    linker
-        .func_wrap(
-            m,
-            abi::IMPORT_RUN_ID_GET,
-            |mut caller: Caller<'_, HostState>, args: i32| -> i32 {
-                let mem = memory(&mut caller);
-                let at = args as u32 + abi::run_id_get_args::RUN_ID;
-                mem.write(&mut caller, at as usize, &RUN_ID.to_le_bytes())
-                    .unwrap();
-                0
-            },
-        )
-        .unwrap();
-    linker
-        .func_wrap(
-            m,
-            abi::IMPORT_DEVICE_ORDINAL_GET,
-            |mut caller: Caller<'_, HostState>, args: i32| -> i32 {
-                let mem = memory(&mut caller);
-                let at = args as u32 + abi::device_ordinal_get_args::DEVICE_ORDINAL;
-                mem.write(&mut caller, at as usize, &DEVICE_ORDINAL.to_le_bytes())
-                    .unwrap();
-                0
-            },
-        )
-        .unwrap();
+    define_context_get(
+        &mut linker,
+        abi::IMPORT_RUN_ID_GET,
+        abi::run_id_get_args::RUN_ID,
+        RUN_ID.to_le_bytes(),
+    );
+    define_context_get(
+        &mut linker,
+        abi::IMPORT_DEVICE_ORDINAL_GET,
+        abi::device_ordinal_get_args::DEVICE_ORDINAL,
+        DEVICE_ORDINAL.to_le_bytes(),
+    );
     let defined = [
         abi::IMPORT_ERROR_CREATE,
         abi::IMPORT_ERROR_GET_MESSAGE,
