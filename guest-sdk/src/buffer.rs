@@ -145,32 +145,33 @@ impl fmt::Display for DimsOf {
     }
 }
 
+/// The shape accessors of every buffer type, read from its `raw` field.
 macro_rules! shape_methods {
     () => {
         /// Dimensions, major to minor (row-major layout).
         pub fn dims(&self) -> &'a [i64] {
-            self.raw().dims
+            self.raw.dims
         }
 
         /// Number of dimensions.
         pub fn rank(&self) -> usize {
-            self.raw().dims.len()
+            self.raw.dims.len()
         }
 
         /// Number of elements (product of the dimensions; 1 for rank 0).
         pub fn element_count(&self) -> usize {
-            self.raw().elements
+            self.raw.elements
         }
 
         /// Size of the last (minor) dimension, or `None` for rank 0.
         pub fn last_dim(&self) -> Option<usize> {
             // Dimensions were checked non-negative and to fit usize products.
-            self.raw().dims.last().map(|&d| d as usize)
+            self.raw.dims.last().map(|&d| d as usize)
         }
 
         /// Element type.
         pub fn dtype(&self) -> DataType {
-            self.raw().dtype
+            self.raw.dtype
         }
     };
 }
@@ -185,10 +186,6 @@ pub struct AnyBuffer<'a> {
 impl<'a> AnyBuffer<'a> {
     pub(crate) fn new(raw: RawBuffer<'a>) -> AnyBuffer<'a> {
         AnyBuffer { raw }
-    }
-
-    fn raw(&self) -> &RawBuffer<'a> {
-        &self.raw
     }
 
     shape_methods!();
@@ -248,10 +245,6 @@ pub struct Buffer<'a, T> {
 }
 
 impl<'a, T: Element> Buffer<'a, T> {
-    fn raw(&self) -> &RawBuffer<'a> {
-        &self.raw
-    }
-
     shape_methods!();
 
     /// The elements, row-major.
@@ -280,10 +273,6 @@ impl<'a> AnyResultBuffer<'a> {
     /// exists or will be created during `'a`.
     pub(crate) fn new_exclusive(raw: RawBuffer<'a>) -> AnyResultBuffer<'a> {
         AnyResultBuffer { raw }
-    }
-
-    fn raw(&self) -> &RawBuffer<'a> {
-        &self.raw
     }
 
     shape_methods!();
@@ -338,10 +327,6 @@ pub struct ResultBuffer<'a, T> {
 }
 
 impl<'a, T: Element> ResultBuffer<'a, T> {
-    fn raw(&self) -> &RawBuffer<'a> {
-        &self.raw
-    }
-
     shape_methods!();
 
     /// The elements, row-major.
