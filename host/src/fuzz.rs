@@ -121,7 +121,7 @@ fn check_attrs(got: sdk::Attrs<'_>, expected: &[(String, HostAttr)]) {
     for (i, (name, value)) in expected.iter().enumerate() {
         let entry = got.entry(i);
         if let HostAttr::Scalar(dtype, _) = value
-            && !SCALAR_TYPES.contains(dtype)
+            && !is_scalar_attribute(*dtype)
         {
             // XLA delivers no such scalar; the SDK refuses it, naming it.
             let error = entry.expect_err("a scalar of a type XLA does not deliver");
@@ -150,20 +150,15 @@ fn check_attrs(got: sdk::Attrs<'_>, expected: &[(String, HostAttr)]) {
     }
 }
 
-/// The scalar types XLA delivers as attributes (and the SDK decodes).
-const SCALAR_TYPES: [DType; 11] = [
-    DType::Pred,
-    DType::S8,
-    DType::S16,
-    DType::S32,
-    DType::S64,
-    DType::U8,
-    DType::U16,
-    DType::U32,
-    DType::U64,
-    DType::F32,
-    DType::F64,
-];
+/// Whether XLA delivers scalar attributes of `dtype` (the SDK decodes
+/// exactly these).
+fn is_scalar_attribute(dtype: DType) -> bool {
+    use DType::*;
+    matches!(
+        dtype,
+        Pred | S8 | S16 | S32 | S64 | U8 | U16 | U32 | U64 | F32 | F64
+    )
+}
 
 /// A decoded scalar's little-endian bytes.
 fn scalar_le_bytes(scalar: &sdk::Scalar) -> Vec<u8> {
