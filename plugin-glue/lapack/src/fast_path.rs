@@ -11,8 +11,8 @@ use num_complex::Complex;
 
 use crate::call::Ctx;
 use crate::scalar::LapackScalar;
+use crate::small::Trsm;
 use crate::small_eigh::Work;
-use crate::trsm::Trsm;
 use crate::{small, small_eigh, split};
 use plugin_glue::handler::HandlerError;
 

@@ -38,7 +38,32 @@
 //! complex division are LAPACK's business).
 
 use crate::scalar::RealScalar;
-use crate::trsm::Trsm;
+
+/// The BLAS arguments of one `?trsm` (alpha = 1), shared by every element
+/// of a batch: `side`, `uplo`, `trans` and `diag` as BLAS takes them, and
+/// B's `m×n` shape.
+#[derive(Clone, Copy)]
+pub(crate) struct Trsm {
+    pub side: u8,
+    pub uplo: u8,
+    pub trans: u8,
+    pub diag: u8,
+    pub m: usize,
+    pub n: usize,
+}
+
+impl Trsm {
+    /// The order of the triangle A: m on the left, n on the right.
+    pub fn order(&self) -> usize {
+        if self.side == b'L' { self.m } else { self.n }
+    }
+
+    /// Number of right-hand sides: columns of B on the left, rows on the
+    /// right.
+    pub fn right_hand_sides(&self) -> usize {
+        if self.side == b'L' { self.n } else { self.m }
+    }
+}
 
 /// Largest number of rows and columns handled here: beyond it OpenBLAS's
 /// blocked kernels catch up (at 24–32 the unblocked Rust LU and `dgetrf_`

@@ -6,34 +6,10 @@ use crate::checked;
 use crate::fast_path::FastPath;
 use crate::ffi::LapackSymbols;
 use crate::scalar::LapackScalar;
-use crate::small;
+use crate::small::{self, Trsm};
 use plugin_glue::handler::HandlerError;
 
-/// The BLAS arguments of one `?trsm` (alpha = 1), shared by every element
-/// of a batch: `side`, `uplo`, `trans` and `diag` as BLAS takes them, and
-/// B's `m×n` shape.
-#[derive(Clone, Copy)]
-pub(crate) struct Trsm {
-    pub side: u8,
-    pub uplo: u8,
-    pub trans: u8,
-    pub diag: u8,
-    pub m: usize,
-    pub n: usize,
-}
-
 impl Trsm {
-    /// The order of the triangle A: m on the left, n on the right.
-    pub fn order(&self) -> usize {
-        if self.side == b'L' { self.m } else { self.n }
-    }
-
-    /// Number of right-hand sides: columns of B on the left, rows on the
-    /// right.
-    pub fn right_hand_sides(&self) -> usize {
-        if self.side == b'L' { self.n } else { self.m }
-    }
-
     /// BLAS `?trsm` on one batch element: the triangle A in `a`
     /// ([`Trsm::order`] square) and B in `b` (m×n), solved in place; `ints`
     /// holds m, n and the order as BLAS integers.
