@@ -150,31 +150,17 @@ fn bounds_sandbox(interrupt: Interrupt) -> (tempfile::TempDir, Sandbox) {
     (dir, sandbox)
 }
 
-fn mechanisms() -> Vec<Interrupt> {
-    let mut mechanisms = vec![Interrupt::Epoch];
-    if cfg!(all(target_arch = "x86_64", target_os = "linux")) {
-        mechanisms.push(Interrupt::Signal);
-    }
-    mechanisms
-}
-
 #[test]
 fn memory_reaches_its_limit_exactly_and_its_last_bytes_are_usable() {
-    for interrupt in mechanisms() {
+    for interrupt in interrupt_mechanisms() {
         let (_dir, sandbox) = bounds_sandbox(interrupt);
         let h = handler(&sandbox, "b_edge_ok");
         for _ in 0..2 {
             let call = HostCall::new().ret(HostBuffer::zeros(DType::S32, &[3]));
             h.call_host(&call)
                 .unwrap_or_else(|e| panic!("{interrupt:?}: {}", e.message));
-            let words: Vec<i32> = call
-                .result(0)
-                .bytes()
-                .chunks_exact(4)
-                .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
-                .collect();
             assert_eq!(
-                words,
+                i32_words(call.result(0)),
                 [LIMIT_PAGES as i32, -1, 0x0102_0304],
                 "{interrupt:?}: [pages, growth past the limit, last word]"
             );
@@ -184,7 +170,7 @@ fn memory_reaches_its_limit_exactly_and_its_last_bytes_are_usable() {
 
 #[test]
 fn every_access_past_the_end_of_memory_traps() {
-    for interrupt in mechanisms() {
+    for interrupt in interrupt_mechanisms() {
         let (_dir, sandbox) = bounds_sandbox(interrupt);
         for attack in ATTACKS {
             let target = format!("b_{attack}");

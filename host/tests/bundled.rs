@@ -126,13 +126,7 @@ fn scale_any_scales_f64() {
             HostAttr::Scalar(DType::F64, 2.0f64.to_le_bytes().to_vec()),
         );
     handler("scale_any").call_host(&call).unwrap();
-    let out: Vec<f64> = call
-        .result(0)
-        .bytes()
-        .chunks_exact(8)
-        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
-        .collect();
-    assert_eq!(out, [2.0, -5.0, 2e300]);
+    assert_eq!(call.result(0).to_f64(), [2.0, -5.0, 2e300]);
 }
 
 #[test]
@@ -156,12 +150,7 @@ fn echo_attrs_sees_attributes_as_xla_lays_them_out() {
             ),
         );
     handler("echo_attrs").call_host(&call).unwrap();
-    let out: Vec<f64> = call
-        .result(0)
-        .bytes()
-        .chunks_exact(8)
-        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
-        .collect();
+    let out = call.result(0).to_f64();
     let expected: Vec<f64> = vec![
         3.0, // count
         1.0, 97.0, 3.0, 4.0, 1.0, -3.0, // a: scalar s32 -3

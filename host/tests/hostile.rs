@@ -337,12 +337,7 @@ fn memory_grows_to_the_limit_and_not_past_it() {
     let h = handler(&sandbox, "x_grow_to_limit");
     let call = HostCall::new().ret(HostBuffer::zeros(DType::S32, &[2]));
     h.call_host(&call).unwrap();
-    let words: Vec<i32> = call
-        .result(0)
-        .bytes()
-        .chunks_exact(4)
-        .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
-        .collect();
+    let words = i32_words(call.result(0));
     assert!(
         words[0] > 0,
         "growth to exactly the limit succeeds: {words:?}"
@@ -552,11 +547,7 @@ fn time_to_deadline(sandbox: &Sandbox, target: &str) -> Duration {
 
 #[test]
 fn loops_stop_within_50ms_of_the_deadline_with_either_mechanism() {
-    let mut mechanisms = vec![Interrupt::Epoch];
-    if cfg!(all(target_arch = "x86_64", target_os = "linux")) {
-        mechanisms.push(Interrupt::Signal);
-    }
-    for interrupt in mechanisms {
+    for interrupt in interrupt_mechanisms() {
         let mut limits = test_limits();
         limits.interrupt = interrupt;
         let (_dir, sandbox) = hostile_sandbox(limits);
@@ -684,12 +675,7 @@ fn wasi_grants_no_files_environment_arguments_or_sockets() {
     let (_dir, sandbox) = wasi_sandbox(test_limits());
     let call = HostCall::new().ret(HostBuffer::new(DType::S32, &[7], vec![0x55; 28]));
     handler(&sandbox, "w_probe").call_host(&call).unwrap();
-    let words: Vec<i32> = call
-        .result(0)
-        .bytes()
-        .chunks_exact(4)
-        .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
-        .collect();
+    let words = i32_words(call.result(0));
     // WASI errnos: 8 EBADF, 57 ENOTSOCK, 58 ENOTSUP.
     assert_eq!(words[0], 0, "environment variables: {words:?}");
     assert_eq!(words[1], 0, "arguments: {words:?}");

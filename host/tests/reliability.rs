@@ -251,14 +251,12 @@ fn sleeping_returns_at_once_relative_absolute_or_two_clocks() {
             let started = Instant::now();
             handler(&sandbox, target).call_host(&call).unwrap();
             let took = started.elapsed();
-            let words: Vec<i32> = call
-                .result(0)
-                .bytes()
-                .chunks_exact(4)
-                .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
-                .collect();
             // errno 0, every subscription reported, a clock event (type 0).
-            assert_eq!(words, [0, events, 0, userdata], "{interrupt:?} {target}");
+            assert_eq!(
+                i32_words(call.result(0)),
+                [0, events, 0, userdata],
+                "{interrupt:?} {target}"
+            );
             assert!(
                 took < Duration::from_millis(500),
                 "{interrupt:?} {target}: slept {took:?}"
@@ -436,11 +434,7 @@ const HOST_WORK_TARGETS: [&str; 10] = [
 
 #[test]
 fn a_1s_deadline_ends_every_class_of_host_work_before_3s() {
-    let mut mechanisms = vec![Interrupt::Epoch];
-    if cfg!(all(target_arch = "x86_64", target_os = "linux")) {
-        mechanisms.push(Interrupt::Signal);
-    }
-    for interrupt in mechanisms {
+    for interrupt in interrupt_mechanisms() {
         let mut limits = test_limits();
         limits.interrupt = interrupt;
         limits.call_timeout = Duration::from_secs(1);

@@ -851,13 +851,7 @@ fn types_and_state_persist_per_instance() {
     for _ in 0..2 {
         let call = HostCall::new().ret(HostBuffer::zeros(DType::S32, &[2]));
         h.call_host(&call).unwrap();
-        let words: Vec<i32> = call
-            .result(0)
-            .bytes()
-            .chunks_exact(4)
-            .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
-            .collect();
-        assert_eq!(words, [1, 0x1234]);
+        assert_eq!(i32_words(call.result(0)), [1, 0x1234]);
     }
 }
 

@@ -7,6 +7,7 @@ pub mod e2e;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use cyxla_host::limits::Interrupt;
 use cyxla_host::{AllowList, Engine, Guest, GuestHandler, HostBuffer, HostCall, Limits, Sandbox};
 use plugin_glue::{DType, HandlerError};
 
@@ -157,6 +158,16 @@ pub fn test_limits() -> Limits {
     limits
 }
 
+/// The interrupt mechanisms to test on this platform: epochs everywhere,
+/// and signals on x86_64 Linux, the one platform that has them.
+pub fn interrupt_mechanisms() -> Vec<Interrupt> {
+    let mut mechanisms = vec![Interrupt::Epoch];
+    if cfg!(all(target_arch = "x86_64", target_os = "linux")) {
+        mechanisms.push(Interrupt::Signal);
+    }
+    mechanisms
+}
+
 pub fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
@@ -190,6 +201,15 @@ pub fn run_double(handler: &GuestHandler) {
     let call = vector_call(&[1.0, 2.5, -3.0]);
     handler.call_host(&call).unwrap();
     assert_eq!(call.result(0).to_f32(), [2.0, 5.0, -6.0]);
+}
+
+/// The contents of `buffer` as little-endian `i32` words.
+pub fn i32_words(buffer: &HostBuffer) -> Vec<i32> {
+    buffer
+        .bytes()
+        .chunks_exact(4)
+        .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
 }
 
 pub fn expect_error(handler: &GuestHandler, call: &HostCall) -> HandlerError {
