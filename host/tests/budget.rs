@@ -5,7 +5,8 @@
 mod common;
 
 use common::{
-    expect_error, full_guest, handler, run_double, sandbox_with, test_limits, vector_call,
+    assert_code, expect_error, full_guest, handler, run_double, sandbox_with, test_limits,
+    vector_call,
 };
 use plugin_glue::ErrorCode;
 
@@ -18,12 +19,7 @@ fn growth_past_the_budget_is_refused_and_memory_comes_back_with_its_instance() {
     let grow = handler(&sandbox, "b_grow");
     // memory.grow of 100 pages (6.25 MiB): under `memory`, over the budget.
     let refused = expect_error(&grow, &vector_call(&[1.0]));
-    assert_eq!(
-        refused.code,
-        ErrorCode::ResourceExhausted,
-        "{}",
-        refused.message
-    );
+    assert_code(&refused, ErrorCode::ResourceExhausted);
     assert!(
         refused.message.contains("memory_budget of 4 MiB"),
         "{}",

@@ -120,12 +120,7 @@ fn instantiation_on_a_small_calling_thread_moves_to_a_thread_with_room() {
     let h = handler(&sandbox, "d_double");
     let error = on_thread(1 << 20, || expect_error(&h, &vector_call(&[1.0])));
     // Instantiated elsewhere; the call itself is refused, not crashed.
-    assert_eq!(
-        error.code,
-        ErrorCode::ResourceExhausted,
-        "{}",
-        error.message
-    );
+    assert_code(&error, ErrorCode::ResourceExhausted);
     assert!(
         error
             .message
@@ -153,22 +148,12 @@ fn a_call_on_a_thread_without_room_is_refused_and_one_with_room_traps_cleanly() 
         );
         // Rust's default thread stack (rayon's too): 2 MiB.
         let error = on_thread(2 << 20, || expect_error(&recurse, &vector_call(&[1.0])));
-        assert_eq!(
-            error.code,
-            ErrorCode::ResourceExhausted,
-            "{}",
-            error.message
-        );
+        assert_code(&error, ErrorCode::ResourceExhausted);
         assert!(error.message.contains("`stack`"), "{}", error.message);
         let error = on_thread(16 << 20, move || {
             expect_error(&recurse, &vector_call(&[1.0]))
         });
-        assert_eq!(
-            error.code,
-            ErrorCode::ResourceExhausted,
-            "{}",
-            error.message
-        );
+        assert_code(&error, ErrorCode::ResourceExhausted);
         assert!(
             error.message.contains(&format!(
                 "trapped: call stack exhausted (the wasm stack limit is {} MiB)",
@@ -265,7 +250,7 @@ fn sleeping_returns_at_once_relative_absolute_or_two_clocks() {
         let started = Instant::now();
         let error = expect_error(&handler(&sandbox, "s_forever"), &vector_call(&[1.0]));
         let took = started.elapsed();
-        assert_eq!(error.code, ErrorCode::DeadlineExceeded, "{}", error.message);
+        assert_code(&error, ErrorCode::DeadlineExceeded);
         assert!(took < Duration::from_secs(3), "{interrupt:?}: {took:?}");
         run_double(&handler(&sandbox, "s_double"));
     }

@@ -4,7 +4,8 @@
 mod common;
 
 use common::{
-    expect_error, full_guest, handler, run_double, sandbox_with, test_limits, vector_call,
+    assert_code, expect_error, full_guest, handler, run_double, sandbox_with, test_limits,
+    vector_call,
 };
 use plugin_glue::ErrorCode;
 
@@ -29,17 +30,12 @@ fn counts_are_exact_after_a_known_sequence() {
         expect_error(&fail, &vector_call(&[1.0]));
     }
     let trapped = expect_error(&trap, &vector_call(&[1.0]));
-    assert_eq!(trapped.code, ErrorCode::Internal, "{}", trapped.message);
+    assert_code(&trapped, ErrorCode::Internal);
     let late = expect_error(&spin, &vector_call(&[1.0]));
-    assert_eq!(late.code, ErrorCode::DeadlineExceeded, "{}", late.message);
+    assert_code(&late, ErrorCode::DeadlineExceeded);
     run_double(&double);
     let refused = expect_error(&grow, &vector_call(&[1.0]));
-    assert_eq!(
-        refused.code,
-        ErrorCode::ResourceExhausted,
-        "{}",
-        refused.message
-    );
+    assert_code(&refused, ErrorCode::ResourceExhausted);
 
     let d = double.stats();
     assert_eq!(

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use cyxla_host::limits::Interrupt;
 use cyxla_host::{AllowList, Engine, Guest, GuestHandler, HostBuffer, HostCall, Limits, Sandbox};
-use plugin_glue::{DType, HandlerError};
+use plugin_glue::{DType, ErrorCode, HandlerError};
 
 // ---------------------------------------------------------------------------
 // A WAT guest skeleton implementing the ABI by hand
@@ -217,6 +217,12 @@ pub fn expect_error(handler: &GuestHandler, call: &HostCall) -> HandlerError {
         Ok(()) => panic!("target `{}` succeeded, expected an error", handler.target()),
         Err(error) => error,
     }
+}
+
+/// Fails unless `error` has `code`, showing its message.
+#[track_caller]
+pub fn assert_code(error: &HandlerError, code: ErrorCode) {
+    assert_eq!(error.code, code, "{}", error.message);
 }
 
 pub fn load_error(bytes: &[u8]) -> String {
