@@ -767,27 +767,17 @@ fn broken_modules_are_rejected_at_load_while_others_serve() {
         "(func (export \"cyxla_abi_version\") (result i32) (i32.const 2))",
     );
     write(dir.path(), "v2.wasm", &wasm(&v2));
-    write(
+    write_guest(
         dir.path(),
         "twice.wasm",
-        &wasm(&guest_wat(
-            HANDLERS,
-            &[("twice_t", "double"), ("twice_t", "fail")],
-        )),
+        &[("twice_t", "double"), ("twice_t", "fail")],
     );
-    write(
+    write_guest(
         dir.path(),
         "dup_a.wasm",
-        &wasm(&guest_wat(
-            HANDLERS,
-            &[("dup", "double"), ("a_only", "double")],
-        )),
+        &[("dup", "double"), ("a_only", "double")],
     );
-    write(
-        dir.path(),
-        "dup_b.wasm",
-        &wasm(&guest_wat(HANDLERS, &[("dup", "double")])),
-    );
+    write_guest(dir.path(), "dup_b.wasm", &[("dup", "double")]);
     let sandbox = Sandbox::new(dir.path(), AllowList::all(), test_limits()).unwrap();
     let reasons: Vec<(String, String)> = sandbox
         .guests()

@@ -175,16 +175,8 @@ fn an_invalid_side_file_rejects_its_guest_and_others_keep_serving() {
         ),
     ] {
         let dir = tempfile::tempdir().unwrap();
-        write(
-            dir.path(),
-            "a.wasm",
-            &wasm(&guest_wat(HANDLERS, &[("a_double", "double")])),
-        );
-        write(
-            dir.path(),
-            "b.wasm",
-            &wasm(&guest_wat(HANDLERS, &[("b_double", "double")])),
-        );
+        write_guest(dir.path(), "a.wasm", &[("a_double", "double")]);
+        write_guest(dir.path(), "b.wasm", &[("b_double", "double")]);
         write(dir.path(), "a.limits.toml", side.as_bytes());
         let sandbox = Sandbox::new(dir.path(), AllowList::all(), test_limits()).unwrap();
         let [rejected] = sandbox.guests().rejected() else {
@@ -275,11 +267,7 @@ fn a_looping_start_function_meets_the_instantiation_deadline() {
         "slow.limits.toml",
         b"instantiate_timeout = \"50ms\"\n",
     );
-    write(
-        dir.path(),
-        "ok.wasm",
-        &wasm(&guest_wat(HANDLERS, &[("ok_double", "double")])),
-    );
+    write_guest(dir.path(), "ok.wasm", &[("ok_double", "double")]);
     let started = Instant::now();
     let sandbox = Sandbox::new(dir.path(), AllowList::all(), test_limits()).unwrap();
     assert!(started.elapsed() < Duration::from_secs(3));
@@ -333,10 +321,10 @@ fn compile_threads_bound_the_threads_that_compile() {
         // compile threads this process has (rayon starts them all at once).
         let dir = tempfile::tempdir().unwrap();
         for i in 0..6 {
-            write(
+            write_guest(
                 dir.path(),
                 &format!("g{i}.wasm"),
-                &wasm(&guest_wat(HANDLERS, &[(&format!("g{i}_double"), "double")])),
+                &[(&format!("g{i}_double"), "double")],
             );
         }
         let mut limits = test_limits();

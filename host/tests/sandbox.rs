@@ -553,11 +553,7 @@ fn non_wasm_files_and_components_are_rejected() {
 #[test]
 fn a_folder_keeps_good_guests_and_reports_bad_files() {
     let dir = tempfile::tempdir().unwrap();
-    write(
-        dir.path(),
-        "good.wasm",
-        &wasm(&guest_wat(HANDLERS, &[("good_t", "double")])),
-    );
+    write_guest(dir.path(), "good.wasm", &[("good_t", "double")]);
     write(dir.path(), "notes.wasm", b"these are not wasm");
     write(dir.path(), "readme.txt", b"ignored: not a .wasm");
     let engine = Engine::new(&test_limits()).unwrap();
@@ -577,19 +573,12 @@ fn a_folder_keeps_good_guests_and_reports_bad_files() {
 #[test]
 fn a_target_declared_twice_is_served_by_neither_guest() {
     let dir = tempfile::tempdir().unwrap();
-    write(
+    write_guest(
         dir.path(),
         "a.wasm",
-        &wasm(&guest_wat(
-            HANDLERS,
-            &[("dup", "double"), ("only_a", "double")],
-        )),
+        &[("dup", "double"), ("only_a", "double")],
     );
-    write(
-        dir.path(),
-        "b.wasm",
-        &wasm(&guest_wat(HANDLERS, &[("dup", "fail")])),
-    );
+    write_guest(dir.path(), "b.wasm", &[("dup", "fail")]);
     let sandbox = Sandbox::new(
         dir.path(),
         AllowList::targets(["dup", "only_a"]),
@@ -619,24 +608,17 @@ fn a_target_declared_twice_is_served_by_neither_guest() {
 #[test]
 fn hints_say_why_a_target_is_not_registered() {
     let dir = tempfile::tempdir().unwrap();
-    write(
+    write_guest(
         dir.path(),
         "x.wasm",
-        &wasm(&guest_wat(
-            HANDLERS,
-            &[("served", "double"), ("allowed", "double")],
-        )),
+        &[("served", "double"), ("allowed", "double")],
     );
     let broken = guest_wat(HANDLERS, &[("broken_t", "double")]).replace(
         "(func (export \"cyxla_abi_version\") (result i32) (i32.const 1))",
         "(func (export \"cyxla_abi_version\") (result i32) (i32.const 9))",
     );
     write(dir.path(), "broken.wasm", &wasm(&broken));
-    write(
-        dir.path(),
-        "idle.wasm",
-        &wasm(&guest_wat(HANDLERS, &[("idle_t", "double")])),
-    );
+    write_guest(dir.path(), "idle.wasm", &[("idle_t", "double")]);
     // broken.wasm fails its trial instantiation: only a guest with an
     // allowed target gets that far (the others are validated, not compiled).
     let sandbox = Sandbox::new(

@@ -5,7 +5,7 @@
 #[path = "../../tests/common/mod.rs"]
 mod common;
 
-use common::{HANDLERS, assert_exit, guest_wat, text, wasm, write};
+use common::{assert_exit, text, write, write_guest};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -463,16 +463,8 @@ fn cyxla_host(args: &[&str]) -> std::process::Output {
 #[test]
 fn the_limit_flag_sets_defaults_and_the_side_file_wins() {
     let dir = tempfile::tempdir().unwrap();
-    write(
-        dir.path(),
-        "a.wasm",
-        &wasm(&guest_wat(HANDLERS, &[("a_double", "double")])),
-    );
-    write(
-        dir.path(),
-        "b.wasm",
-        &wasm(&guest_wat(HANDLERS, &[("b_double", "double")])),
-    );
+    write_guest(dir.path(), "a.wasm", &[("a_double", "double")]);
+    write_guest(dir.path(), "b.wasm", &[("b_double", "double")]);
     write(dir.path(), "a.limits.toml", b"memory = \"32 MiB\"\n");
     let out = cyxla_host(&[
         "--limit",

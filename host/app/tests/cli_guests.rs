@@ -7,7 +7,7 @@
 #[path = "../../tests/common/mod.rs"]
 mod common;
 
-use common::{HANDLERS, assert_exit, guest_wat, many_targets, text, wasm, write};
+use common::{assert_exit, many_targets, text, write, write_guest};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -421,13 +421,10 @@ fn allow_all_refuses_what_cannot_register_and_serves_the_rest() {
     write(dir.path(), "big.wasm", &many_targets(5000));
     write(dir.path(), "big.limits.toml", b"targets = 5000\n");
     // A native LAPACK target, and one of its own.
-    write(
+    write_guest(
         dir.path(),
         "lapack.wasm",
-        &wasm(&guest_wat(
-            HANDLERS,
-            &[("lapack_sgetrf_ffi", "double"), ("own_double", "double")],
-        )),
+        &[("lapack_sgetrf_ffi", "double"), ("own_double", "double")],
     );
     let out = run_copy16(dir.path(), &["--allow-all"]);
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -174,6 +174,12 @@ pub fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     path
 }
 
+/// Writes a guest of the [`HANDLERS`] serving `targets` (`(target, export)`)
+/// to `dir/name`.
+pub fn write_guest(dir: &Path, name: &str, targets: &[(&str, &str)]) -> PathBuf {
+    write(dir, name, &wasm(&guest_wat(HANDLERS, targets)))
+}
+
 /// A sandbox over a temp dir holding `files`, allowing everything.
 pub fn sandbox_with(files: &[(&str, Vec<u8>)], limits: Limits) -> (tempfile::TempDir, Sandbox) {
     let dir = tempfile::tempdir().unwrap();
