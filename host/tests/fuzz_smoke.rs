@@ -148,18 +148,8 @@ fn guest_modules_bundled_malformed_and_looping() {
         fuzz::guest_module(&bytes);
     }
     // A guest that loops in its handler: stopped by its deadline
-    // (`fuzz::GUEST_DEADLINE`) every time, within `fuzz::GUEST_HANG`. (Its
-    // `cyxla_alloc` gives the host an aligned 64 KiB inside its memory: one
-    // that does not is rejected at load and never runs.)
-    let looping = wat::parse_str(
-        r#"(module
-             (memory (export "memory") 2)
-             (func (export "cyxla_abi_version") (result i32) (i32.const 1))
-             (func (export "cyxla_api") (result i32) (i32.const 1024))
-             (func (export "cyxla_alloc") (param i32 i32) (result i32) (i32.const 65536))
-             (func (export "handler") (param i32) (result i32) (loop $l (br $l)) (i32.const 0)))"#,
-    )
-    .unwrap();
+    // (`fuzz::GUEST_DEADLINE`) every time, within `fuzz::GUEST_HANG`.
+    let looping = looping_guest();
     let started = std::time::Instant::now();
     fuzz::guest_module(&looping);
     // Two calls, each stopped by its deadline.
@@ -168,6 +158,21 @@ fn guest_modules_bundled_malformed_and_looping() {
         "the looping guest ran {:?}",
         started.elapsed()
     );
+}
+
+/// A guest whose handler loops forever. (Its `cyxla_alloc` gives the host
+/// an aligned 64 KiB inside its memory: one that does not is rejected at
+/// load and never runs.)
+fn looping_guest() -> Vec<u8> {
+    wat::parse_str(
+        r#"(module
+             (memory (export "memory") 2)
+             (func (export "cyxla_abi_version") (result i32) (i32.const 1))
+             (func (export "cyxla_api") (result i32) (i32.const 1024))
+             (func (export "cyxla_alloc") (param i32 i32) (result i32) (i32.const 65536))
+             (func (export "handler") (param i32) (result i32) (loop $l (br $l)) (i32.const 0)))"#,
+    )
+    .unwrap()
 }
 
 /// Modules of inputs on which the guest_module fuzzer died of a signal
@@ -195,15 +200,7 @@ fn guest_module_fuzz_findings() {
         modules.len(),
         dir.display()
     );
-    let looping = wat::parse_str(
-        r#"(module
-             (memory (export "memory") 2)
-             (func (export "cyxla_abi_version") (result i32) (i32.const 1))
-             (func (export "cyxla_api") (result i32) (i32.const 1024))
-             (func (export "cyxla_alloc") (param i32 i32) (result i32) (i32.const 65536))
-             (func (export "handler") (param i32) (result i32) (loop $l (br $l)) (i32.const 0)))"#,
-    )
-    .unwrap();
+    let looping = looping_guest();
     let started = std::time::Instant::now();
     for _ in 0..50 {
         for module in &modules {
