@@ -642,25 +642,37 @@ fn functions_with_too_many_locals_are_refused_before_compiling() {
         );
     }
     // At the limit it compiles, in bounded time.
+    let took = compiles_in_bounded_time("l.wasm", many_locals(10_000), limits);
+    eprintln!("a function of 10 000 locals read in a loop compiles in {took:?}");
+    // `--limit locals=N` (or a side file) sets another limit.
+    let err = load_error_under_limit(("locals", "100"), "l.wasm", &many_locals(101));
+    assert!(err.contains("more than 100 locals"), "{err}");
+}
+
+/// Loads `bytes` as `file` into a sandbox under `limits`, and fails unless
+/// it is accepted within 120 s; returns the time it took.
+fn compiles_in_bounded_time(file: &str, bytes: Vec<u8>, limits: Limits) -> Duration {
     let start = Instant::now();
-    let (_dir, sandbox) = sandbox_with(&[("l.wasm", many_locals(10_000))], limits);
+    let (_dir, sandbox) = sandbox_with(&[(file, bytes)], limits);
     assert!(
         sandbox.guests().rejected().is_empty(),
         "{:?}",
         sandbox.guests().rejected()
     );
     let took = start.elapsed();
-    eprintln!("a function of 10 000 locals read in a loop compiles in {took:?}");
     assert!(took < Duration::from_secs(120), "{took:?}");
-    // `--limit locals=N` (or a side file) sets another limit.
-    let mut low = Limits::default();
-    low.set("locals", "100").unwrap();
-    let engine = cyxla_host::Engine::new(&low).unwrap();
-    let err =
-        cyxla_host::Guest::from_bytes(&engine, std::path::Path::new("l.wasm"), &many_locals(101))
-            .unwrap_err()
-            .to_string();
-    assert!(err.contains("more than 100 locals"), "{err}");
+    took
+}
+
+/// Why `bytes` (as `file`) fails to load under the default limits with one
+/// limit set otherwise, as `--limit name=value` would.
+fn load_error_under_limit((name, value): (&str, &str), file: &str, bytes: &[u8]) -> String {
+    let mut limits = Limits::default();
+    limits.set(name, value).unwrap();
+    let engine = cyxla_host::Engine::new(&limits).unwrap();
+    cyxla_host::Guest::from_bytes(&engine, std::path::Path::new(file), bytes)
+        .unwrap_err()
+        .to_string()
 }
 
 /// A guest whose `blocks` handler has `n` blocks: in a chain (each ends
@@ -702,29 +714,11 @@ fn functions_with_too_many_blocks_are_refused_before_compiling() {
     }
     // At the limit it compiles, in bounded time.
     for nested in [false, true] {
-        let start = Instant::now();
-        let (_dir, sandbox) =
-            sandbox_with(&[("b.wasm", many_blocks(10_000, nested))], limits.clone());
-        assert!(
-            sandbox.guests().rejected().is_empty(),
-            "{:?}",
-            sandbox.guests().rejected()
-        );
-        let took = start.elapsed();
+        let took = compiles_in_bounded_time("b.wasm", many_blocks(10_000, nested), limits.clone());
         eprintln!("a function of 10 000 blocks (nested: {nested}) compiles in {took:?}");
-        assert!(took < Duration::from_secs(120), "{took:?}");
     }
     // `--limit blocks=N` (or a side file) sets another limit.
-    let mut low = Limits::default();
-    low.set("blocks", "100").unwrap();
-    let engine = cyxla_host::Engine::new(&low).unwrap();
-    let err = cyxla_host::Guest::from_bytes(
-        &engine,
-        std::path::Path::new("b.wasm"),
-        &many_blocks(101, false),
-    )
-    .unwrap_err()
-    .to_string();
+    let err = load_error_under_limit(("blocks", "100"), "b.wasm", &many_blocks(101, false));
     assert!(err.contains("more than 100 blocks"), "{err}");
     assert!(err.contains("b.wasm"), "{err}");
 }
