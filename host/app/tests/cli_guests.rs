@@ -54,6 +54,24 @@ fn output(mut cmd: Command) -> Output {
     cmd.output().expect("cyxla-host runs")
 }
 
+/// Runs the bytecode of `entry` (see [`command`]) to completion.
+fn run_bytecode(
+    plugin: Plugin,
+    guests: &Path,
+    allow: &[&str],
+    entry: &ProgramEntry,
+    extra: &[&str],
+) -> Output {
+    output(command(
+        plugin,
+        guests,
+        allow,
+        &entry.mlirbc_path(),
+        entry,
+        extra,
+    ))
+}
+
 fn targets(entry: &ProgramEntry) -> Vec<&str> {
     entry.targets.iter().map(String::as_str).collect()
 }
@@ -170,43 +188,28 @@ fn a_perf_map_names_the_guest_functions_when_asked_for() {
 #[test]
 fn guest_error_and_trap_exit_1_naming_target_and_guest_file() {
     for plugin in Plugin::ALL {
-        let entry = manifest().program("fail");
-        let out = output(command(
-            plugin,
-            bundled_guests(),
-            &["fail"],
-            &entry.mlirbc_path(),
-            entry,
-            &[],
-        ));
-        assert_exit(&out, 1, "fail");
-        let err = text(&out.stderr);
-        assert!(
-            err.contains(
-                "RESOURCE_EXHAUSTED: target `fail` (guest trap.wasm): tenant quota exceeded"
+        // Each program calls the target of its name.
+        for (name, message) in [
+            (
+                "fail",
+                "RESOURCE_EXHAUSTED: target `fail` (guest trap.wasm): tenant quota exceeded",
             ),
-            "{}: {err}",
-            plugin.label()
-        );
-
-        let entry = manifest().program("trap");
-        let out = output(command(
-            plugin,
-            bundled_guests(),
-            &["trap"],
-            &entry.mlirbc_path(),
-            entry,
-            &[],
-        ));
-        assert_exit(&out, 1, "trap");
-        let err = text(&out.stderr);
-        assert!(
-            err.contains(
-                "INTERNAL: target `trap` (guest trap.wasm): trapped: wasm `unreachable` instruction executed"
+            (
+                "trap",
+                "INTERNAL: target `trap` (guest trap.wasm): trapped: wasm `unreachable` instruction executed",
             ),
-            "{}: {err}",
-            plugin.label()
-        );
+        ] {
+            let out = run_bytecode(
+                plugin,
+                bundled_guests(),
+                &[name],
+                manifest().program(name),
+                &[],
+            );
+            assert_exit(&out, 1, name);
+            let err = text(&out.stderr);
+            assert!(err.contains(message), "{}: {err}", plugin.label());
+        }
     }
 }
 
@@ -215,14 +218,7 @@ fn an_unallowed_target_gets_xlas_message_and_the_allow_hint() {
     let entry = manifest().program("rms_norm_then_scale");
     let guests = bundled_guests();
     for plugin in Plugin::ALL {
-        let out = output(command(
-            plugin,
-            guests,
-            &["rms_norm"],
-            &entry.mlirbc_path(),
-            entry,
-            &[],
-        ));
+        let out = run_bytecode(plugin, guests, &["rms_norm"], entry, &[]);
         assert_exit(&out, 1, "scale_any not allowed");
         let err = text(&out.stderr);
         assert!(
@@ -256,14 +252,7 @@ fn a_duplicate_target_is_an_error_naming_both_files() {
     );
     copy_into(dir.path(), &bundled("scale_any.wasm"), "scale_any.wasm");
     let entry = manifest().program("rms_norm_3x5");
-    let out = output(command(
-        Plugin::P115,
-        dir.path(),
-        &["rms_norm"],
-        &entry.mlirbc_path(),
-        entry,
-        &[],
-    ));
+    let out = run_bytecode(Plugin::P115, dir.path(), &["rms_norm"], entry, &[]);
     assert_exit(&out, 2, "duplicate target");
     let err = text(&out.stderr);
     let expected = format!(
@@ -275,14 +264,7 @@ fn a_duplicate_target_is_an_error_naming_both_files() {
 
     // A target no other guest declares still serves.
     let entry = manifest().program("scale_any_f32_3x4");
-    let out = output(command(
-        Plugin::P115,
-        dir.path(),
-        &["scale_any"],
-        &entry.mlirbc_path(),
-        entry,
-        &["--json"],
-    ));
+    let out = run_bytecode(Plugin::P115, dir.path(), &["scale_any"], entry, &["--json"]);
     assert_exit(&out, 0, "scale_any next to the duplicate");
 }
 
@@ -298,14 +280,13 @@ fn a_malformed_wasm_is_reported_and_the_other_guests_keep_serving() {
 
     let entry = manifest().program("rms_norm_then_scale");
     let out_dir = tempfile::tempdir().unwrap();
-    let out = output(command(
+    let out = run_bytecode(
         Plugin::P115,
         dir.path(),
         &["rms_norm", "scale_any"],
-        &entry.mlirbc_path(),
         entry,
         &["--output-dir", &out_dir.path().display().to_string()],
-    ));
+    );
     assert_exit(&out, 0, "two guests next to malformed ones");
     let (dims, descr, bytes) = read_npy(&out_dir.path().join("out0.npy"));
     entry
@@ -352,11 +333,10 @@ fn four_devices_each_run_the_guest_and_each_result_is_checked() {
     let entry = manifest().program("rms_norm_2x3x16");
     for plugin in Plugin::ALL {
         let dir = tempfile::tempdir().unwrap();
-        let out = output(command(
+        let out = run_bytecode(
             plugin,
             bundled_guests(),
             &["rms_norm"],
-            &entry.mlirbc_path(),
             entry,
             &[
                 "--devices",
@@ -364,7 +344,7 @@ fn four_devices_each_run_the_guest_and_each_result_is_checked() {
                 "--output-dir",
                 &dir.path().display().to_string(),
             ],
-        ));
+        );
         assert_exit(&out, 0, "--devices 4");
         for device in 0..4 {
             let file = if device == 0 {
