@@ -141,10 +141,13 @@ fn scaffold(name: &str, language: &str) -> (tempfile::TempDir, PathBuf) {
     (scratch, dir)
 }
 
-/// `check` accepts `guests/NAME.wasm` with target NAME, and the launcher
-/// runs `call_from_jax.py` with it.
-fn check_and_call(dir: &Path, name: &str) {
+/// Copies the module built at `dir/built` to `guests/NAME.wasm`; `check`
+/// accepts it with target NAME, and the launcher runs `call_from_jax.py`
+/// with it.
+fn check_and_call(dir: &Path, name: &str, built: &str) {
+    std::fs::create_dir_all(dir.join("guests")).expect("guests folder");
     let wasm = dir.join("guests").join(format!("{name}.wasm"));
+    std::fs::copy(dir.join(built), &wasm).expect("copy the module");
     let out = bin()
         .arg("check")
         .arg(&wasm)
@@ -195,13 +198,11 @@ fn issue15_new_rust_guest_builds_passes_check_and_runs_from_jax() {
         cargo().args(["build", "--target", "wasm32-unknown-unknown", "--release"]),
         RUST_HINT,
     );
-    std::fs::create_dir_all(dir.join("guests")).expect("guests folder");
-    std::fs::copy(
-        dir.join(format!("target/wasm32-unknown-unknown/release/{name}.wasm")),
-        dir.join(format!("guests/{name}.wasm")),
-    )
-    .expect("copy the module");
-    check_and_call(&dir, name);
+    check_and_call(
+        &dir,
+        name,
+        &format!("target/wasm32-unknown-unknown/release/{name}.wasm"),
+    );
 }
 
 #[test]
@@ -231,13 +232,7 @@ fn issue15_new_cpp_guest_builds_passes_check_and_runs_from_jax() {
         Command::new("cmake").args(["--build", "build"]),
         CPP_HINT,
     );
-    std::fs::create_dir_all(dir.join("guests")).expect("guests folder");
-    std::fs::copy(
-        dir.join(format!("build/{name}.wasm")),
-        dir.join(format!("guests/{name}.wasm")),
-    )
-    .expect("copy the module");
-    check_and_call(&dir, name);
+    check_and_call(&dir, name, &format!("build/{name}.wasm"));
 }
 
 #[test]
