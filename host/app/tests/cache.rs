@@ -65,12 +65,18 @@ fn artifact(cache: &Path) -> PathBuf {
         .expect("an artifact")
 }
 
-#[test]
-fn entries_are_written_once_and_verified_before_use() {
+/// A temporary directory holding `guests/c.wasm`, and that `guests` folder.
+fn guests_dir() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("guests");
     std::fs::create_dir(&dir).unwrap();
     std::fs::write(dir.join("c.wasm"), full_guest("c_")).unwrap();
+    (tmp, dir)
+}
+
+#[test]
+fn entries_are_written_once_and_verified_before_use() {
+    let (tmp, dir) = guests_dir();
     let cache = tmp.path().join("cache");
     let wasm = dir.join("c.wasm");
 
@@ -138,10 +144,7 @@ fn entries_are_written_once_and_verified_before_use() {
 
 #[test]
 fn a_cache_folder_others_may_write_is_not_used() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("guests");
-    std::fs::create_dir(&dir).unwrap();
-    std::fs::write(dir.join("c.wasm"), full_guest("c_")).unwrap();
+    let (tmp, dir) = guests_dir();
     let cache = tmp.path().join("shared-cache");
     std::fs::create_dir(&cache).unwrap();
     std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o777)).unwrap();
