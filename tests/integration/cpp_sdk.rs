@@ -21,7 +21,6 @@
 //! Needs clang-19, lld-19, wasi-libc, libc++-19-dev-wasm32, cmake and the
 //! venv (`scripts/setup.sh`); nothing is skipped when they are missing.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -570,34 +569,7 @@ fn error_paths_reach_the_client_with_code_and_message() {
 
 #[test]
 fn generator_reproduces_programs() {
-    let out = tempfile::tempdir().expect("temporary directory");
-    cyxla_tests::run_generator("tests/gen_cpp_programs.py", out.path());
-    let files = |dir: &Path| -> BTreeMap<String, Vec<u8>> {
-        std::fs::read_dir(dir)
-            .unwrap_or_else(|e| panic!("list {}: {e}", dir.display()))
-            .map(|entry| {
-                let entry = entry.expect("directory entry");
-                let name = entry.file_name().into_string().expect("UTF-8 name");
-                (name, std::fs::read(entry.path()).expect("read"))
-            })
-            .collect()
-    };
-    let generated = files(out.path());
-    let committed = files(&programs_dir());
-    let names = |m: &BTreeMap<String, Vec<u8>>| m.keys().cloned().collect::<Vec<_>>();
-    assert_eq!(
-        names(&generated),
-        names(&committed),
-        "tests/cpp/programs/ is not what tests/gen_cpp_programs.py generates: rerun \
-         `.venv/bin/python tests/gen_cpp_programs.py`"
-    );
-    for (name, bytes) in &generated {
-        assert!(
-            committed[name] == *bytes,
-            "tests/cpp/programs/{name} differs from what tests/gen_cpp_programs.py generates: \
-             rerun `.venv/bin/python tests/gen_cpp_programs.py`"
-        );
-    }
+    cyxla_tests::assert_generator_reproduces("tests/gen_cpp_programs.py", "tests/cpp/programs");
     let m = manifest();
     assert!(m.regenerate.contains("gen_cpp_programs.py"));
     assert!(!m.jax_version.is_empty() && !m.jaxlib_version.is_empty());

@@ -9,7 +9,7 @@
 //! once per process: XLA keeps the first handler registered under a name in
 //! each plugin image for the life of the process.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use cyxla_host::{AllowList, Limits, Registered, Sandbox};
@@ -293,36 +293,11 @@ fn assert_relative(got: &[f32], want: &[f32], rtol: f64, what: &str) {
 // The programs and their manifest
 // ---------------------------------------------------------------------------
 
-/// The files directly in `dir`, by name.
-fn files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
-        .map(|entry| entry.expect("directory entry").path())
-        .filter(|path| path.is_file())
-        .map(|path| {
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            let bytes = std::fs::read(&path)
-                .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-            (name, bytes)
-        })
-        .collect()
-}
-
 #[test]
 fn generator_reproduces_committed_programs() {
-    let out = tempfile::tempdir().expect("temporary directory");
-    cyxla_tests::run_generator("tests/gen_guest_programs.py", out.path());
-    let generated = files(out.path());
-    let committed = files(&guest_programs_dir());
-    let differing: Vec<&String> = generated
-        .keys()
-        .chain(committed.keys())
-        .filter(|k| generated.get(*k) != committed.get(*k))
-        .collect();
-    assert!(
-        differing.is_empty(),
-        "tests/programs/guests/ is not what tests/gen_guest_programs.py generates: rerun \
-         `{REGENERATE}` and commit the result; files missing, extra or differing: {differing:?}"
+    cyxla_tests::assert_generator_reproduces(
+        "tests/gen_guest_programs.py",
+        "tests/programs/guests",
     );
 }
 
@@ -398,8 +373,9 @@ fn manifest_agrees_with_files_and_guests() {
             p.name
         );
     }
-    let on_disk: std::collections::BTreeSet<String> =
-        files(&guest_programs_dir()).into_keys().collect();
+    let on_disk: std::collections::BTreeSet<String> = cyxla_tests::files_in(&guest_programs_dir())
+        .into_keys()
+        .collect();
     assert_eq!(
         on_disk, referenced,
         "tests/programs/guests/ and its manifest disagree: rerun `{REGENERATE}`"

@@ -2,9 +2,8 @@
 //! `tests/gen_programs.py` generates, the manifest agrees with the files, and
 //! the native test handlers export every handler the programs call.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::ffi::c_void;
-use std::path::Path;
 
 use cyxla_tests::{
     TEST_HANDLERS, dtype_from_descr, manifest, programs_dir, read_npy, test_handlers_lib,
@@ -12,48 +11,11 @@ use cyxla_tests::{
 
 const REGENERATE: &str = ".venv/bin/python tests/gen_programs.py";
 
-/// The files directly in `dir`, by name. Subdirectories (such as
-/// `tests/programs/lapack/`, written by another generator) are not ours.
-fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
-        .map(|entry| entry.expect("directory entry"))
-        .filter(|entry| !entry.path().is_dir())
-        .map(|entry| {
-            let path = entry.path();
-            let name = entry.file_name().into_string().expect("UTF-8 file name");
-            let bytes = std::fs::read(&path)
-                .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-            (name, bytes)
-        })
-        .collect()
-}
-
 #[test]
 fn generator_reproduces_committed_programs() {
-    let out = tempfile::tempdir().expect("temporary directory");
-    cyxla_tests::run_generator("tests/gen_programs.py", out.path());
-
-    let generated = files(out.path());
-    let committed = files(&programs_dir());
-    let missing: Vec<&String> = generated
-        .keys()
-        .filter(|k| !committed.contains_key(*k))
-        .collect();
-    let extra: Vec<&String> = committed
-        .keys()
-        .filter(|k| !generated.contains_key(*k))
-        .collect();
-    let differing: Vec<&String> = generated
-        .iter()
-        .filter(|(k, v)| committed.get(*k).is_some_and(|c| c != *v))
-        .map(|(k, _)| k)
-        .collect();
-    assert!(
-        missing.is_empty() && extra.is_empty() && differing.is_empty(),
-        "tests/programs/ is not what tests/gen_programs.py generates: rerun `{REGENERATE}` \
-         and commit the result\n  missing: {missing:?}\n  extra: {extra:?}\n  differing: {differing:?}"
-    );
+    // Subdirectories (such as `tests/programs/lapack/`) have their own
+    // generators.
+    cyxla_tests::assert_generator_reproduces("tests/gen_programs.py", "tests/programs");
 }
 
 #[test]
@@ -184,7 +146,7 @@ fn manifest_agrees_with_files() {
         }
     }
 
-    let on_disk: BTreeSet<String> = files(&programs_dir()).into_keys().collect();
+    let on_disk: BTreeSet<String> = cyxla_tests::files_in(&programs_dir()).into_keys().collect();
     let unlisted: Vec<&String> = on_disk.difference(&referenced).collect();
     let absent: Vec<&String> = referenced.difference(&on_disk).collect();
     assert!(

@@ -25,6 +25,7 @@
 //! ```
 #![deny(missing_docs)]
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -81,6 +82,63 @@ pub fn run_generator(script: &str, out: &Path) {
             .current_dir(&root),
         "run scripts/setup.sh if the venv is incomplete",
     );
+}
+
+/// Runs the program generator `script` (as [`run_generator`]) into a
+/// temporary directory and fails unless it writes exactly the files directly
+/// in `committed` (a directory relative to the workspace root; its
+/// subdirectories belong to other generators). The message names the files
+/// missing, extra and differing, and says how to regenerate.
+///
+/// # Panics
+///
+/// If the generator fails or the files differ.
+pub fn assert_generator_reproduces(script: &str, committed: &str) {
+    let out = tempfile::tempdir().expect("temporary directory");
+    run_generator(script, out.path());
+    let generated = files_in(out.path());
+    let committed_files = files_in(&workspace_root().join(committed));
+    let missing: Vec<&String> = generated
+        .keys()
+        .filter(|k| !committed_files.contains_key(*k))
+        .collect();
+    let extra: Vec<&String> = committed_files
+        .keys()
+        .filter(|k| !generated.contains_key(*k))
+        .collect();
+    let differing: Vec<&String> = generated
+        .iter()
+        .filter(|(k, v)| committed_files.get(*k).is_some_and(|c| c != *v))
+        .map(|(k, _)| k)
+        .collect();
+    assert!(
+        missing.is_empty() && extra.is_empty() && differing.is_empty(),
+        "{committed}/ is not what {script} generates: rerun `.venv/bin/python {script}` \
+         and commit the result\n  missing: {missing:?}\n  extra: {extra:?}\n  differing: {differing:?}"
+    );
+}
+
+/// The files directly in `dir` (not its subdirectories), by name.
+///
+/// # Panics
+///
+/// If `dir` or one of its files cannot be read.
+pub fn files_in(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .map(|entry| entry.expect("directory entry").path())
+        .filter(|path| path.is_file())
+        .map(|path| {
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .expect("UTF-8 file name")
+                .to_owned();
+            let bytes = std::fs::read(&path)
+                .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+            (name, bytes)
+        })
+        .collect()
 }
 
 /// A command's exit status and output, for failure messages.
