@@ -34,28 +34,13 @@ fn manifest_agrees_with_files() {
             (&*format!("{}.mlir", p.name), &*format!("{}.mlirbc", p.name))
         );
 
-        let text = std::fs::read_to_string(p.mlir_path())
-            .unwrap_or_else(|e| panic!("{}: cannot read {}: {e}", p.name, p.mlir_path().display()));
+        let text = p.checked_mlir_text();
         assert!(
             text.contains("func.func public @main("),
             "{}: no @main in {}",
             p.name,
             p.mlir
         );
-        assert!(
-            !text.contains(".py\""),
-            "{}: {} carries Python source locations",
-            p.name,
-            p.mlir
-        );
-        for t in &p.targets {
-            assert!(
-                text.contains(&format!("stablehlo.custom_call @{t}(")),
-                "{}: {} does not call {t}",
-                p.name,
-                p.mlir
-            );
-        }
         assert_eq!(
             text.matches("stablehlo.custom_call @").count() > 0,
             !p.targets.is_empty(),

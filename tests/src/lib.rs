@@ -412,6 +412,33 @@ impl ProgramEntry {
         programs_dir().join(&self.mlirbc)
     }
 
+    /// Reads the StableHLO text, failing unless it calls every one of
+    /// [`targets`](Self::targets) and carries no Python source locations.
+    ///
+    /// # Panics
+    ///
+    /// If the file cannot be read or fails a check.
+    pub fn checked_mlir_text(&self) -> String {
+        let path = self.mlir_path();
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: cannot read {}: {e}", self.name, path.display()));
+        assert!(
+            !text.contains(".py\""),
+            "{}: {} carries Python source locations",
+            self.name,
+            self.mlir
+        );
+        for t in &self.targets {
+            assert!(
+                text.contains(&format!("stablehlo.custom_call @{t}(")),
+                "{}: {} does not call {t}",
+                self.name,
+                self.mlir
+            );
+        }
+        text
+    }
+
     /// Reads every input: `(dims, descr, bytes)` per parameter.
     ///
     /// # Panics
