@@ -7,6 +7,7 @@
 
 mod common;
 
+use std::ffi::c_int;
 use std::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -186,22 +187,24 @@ impl Handler for Ordinal {
 // Foreign handlers written against the raw C API
 // ---------------------------------------------------------------------------
 
-/// The metadata the probe carries, if `frame` is a probe.
+/// If `frame` is XLA's metadata probe, answers it with API version
+/// `0.minor` and returns true.
 ///
 /// # Safety
 ///
 /// `frame` must be a frame built by XLA.
-unsafe fn probe_metadata(
-    frame: *mut XLA_FFI_CallFrame,
-) -> Option<*mut plugin_glue::ffi::xla_ffi::XLA_FFI_Metadata> {
-    // SAFETY: caller contract.
+unsafe fn answer_probe(frame: *mut XLA_FFI_CallFrame, minor: c_int) -> bool {
+    // SAFETY: caller contract: XLA's frame; a probe's metadata is writable.
     unsafe {
         let ext = (*frame).extension_start;
         if ext.is_null() || (*ext).type_ != XLA_FFI_Extension_Metadata {
-            return None;
+            return false;
         }
-        Some((*ext.cast::<XLA_FFI_Metadata_Extension>()).metadata)
+        let metadata = (*ext.cast::<XLA_FFI_Metadata_Extension>()).metadata;
+        (*metadata).api_version.major_version = 0;
+        (*metadata).api_version.minor_version = minor;
     }
+    true
 }
 
 /// Ignores the probe (leaves 0.0): XLA drops it.
@@ -212,12 +215,7 @@ unsafe extern "C" fn foreign_ignores_probe(_frame: *mut XLA_FFI_CallFrame) -> *m
 /// Answers 0.3 (too new for P81) and negates arg 0 into ret 0.
 unsafe extern "C" fn foreign_negate_v03(frame: *mut XLA_FFI_CallFrame) -> *mut XLA_FFI_Error {
     // SAFETY: XLA's frame.
-    if let Some(metadata) = unsafe { probe_metadata(frame) } {
-        // SAFETY: the probe's metadata is writable.
-        unsafe {
-            (*metadata).api_version.major_version = 0;
-            (*metadata).api_version.minor_version = 3;
-        }
+    if unsafe { answer_probe(frame, 3) } {
         return ptr::null_mut();
     }
     // SAFETY: an EXECUTE frame from XLA, valid for this call.
@@ -241,13 +239,7 @@ unsafe extern "C" fn foreign_negate_v03(frame: *mut XLA_FFI_CallFrame) -> *mut X
 /// Answers 0.99, a version no runtime accepts and beyond the compatible range.
 unsafe extern "C" fn foreign_v099(frame: *mut XLA_FFI_CallFrame) -> *mut XLA_FFI_Error {
     // SAFETY: XLA's frame.
-    if let Some(metadata) = unsafe { probe_metadata(frame) } {
-        // SAFETY: the probe's metadata is writable.
-        unsafe {
-            (*metadata).api_version.major_version = 0;
-            (*metadata).api_version.minor_version = 99;
-        }
-    }
+    unsafe { answer_probe(frame, 99) };
     ptr::null_mut()
 }
 
