@@ -9,21 +9,10 @@ use plugin_glue::client::{Buffer, Client};
 use plugin_glue::ffi::xla_ffi::{XLA_FFI_CallFrame, XLA_FFI_Error};
 use plugin_glue::{DType, Error, ErrorCode};
 
-use common::Which;
+use common::{Which, f32_bytes, f32_values};
 
 fn client(which: Which, devices: usize) -> Client {
     Client::new(&which.load(), Some(devices)).unwrap_or_else(|e| panic!("{which:?}: {e}"))
-}
-
-fn f32_bytes(values: &[f32]) -> Vec<u8> {
-    values.iter().flat_map(|v| v.to_le_bytes()).collect()
-}
-
-fn f32_values(bytes: &[u8]) -> Vec<f32> {
-    bytes
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
 }
 
 const ADD: &str = r#"module @m {

@@ -20,22 +20,11 @@ use plugin_glue::frame::{Attr, Attrs, CallFrame, Scalar};
 use plugin_glue::registry::{self, TargetKind};
 use plugin_glue::{DType, Error, ErrorCode, Handler, HandlerError};
 
-use common::{ALL, Which};
+use common::{ALL, Which, f32_bytes, f32_values};
 
 // ---------------------------------------------------------------------------
 // Plugins and programs
 // ---------------------------------------------------------------------------
-
-fn f32_bytes(values: &[f32]) -> Vec<u8> {
-    values.iter().flat_map(|v| v.to_le_bytes()).collect()
-}
-
-fn f32s(bytes: &[u8]) -> Vec<f32> {
-    bytes
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
-}
 
 /// `f32[4] -> f32[4]` through `custom_call @target` with `config` as the
 /// typed-FFI attribute dictionary.
@@ -55,7 +44,7 @@ fn run(client: &Client, program: &str, input: &[f32]) -> plugin_glue::Result<Vec
     let exe = client.compile(program.as_bytes(), 1)?;
     let x = client.buffer_from_host(&f32_bytes(input), DType::F32, &[4], 0)?;
     let out = exe.execute(&[vec![&x]])?;
-    Ok(f32s(&out[0][0].to_host()?))
+    Ok(f32_values(&out[0][0].to_host()?))
 }
 
 const INPUT: [f32; 4] = [1.0, 2.0, 3.0, 4.0];
@@ -467,7 +456,7 @@ fn device_ordinal_and_run_id_come_from_xla() {
     let mut ordinals: Vec<f32> = out
         .iter()
         .map(|device| {
-            let y = f32s(&device[0].to_host().unwrap());
+            let y = f32_values(&device[0].to_host().unwrap());
             assert_eq!(y[1], 1.0, "run_id was readable");
             y[0]
         })
@@ -500,7 +489,7 @@ fn concurrent_executions_share_one_handler() {
                         )
                         .unwrap();
                     let out = exe.execute(&[vec![&x]]).unwrap();
-                    let y = f32s(&out[0][0].to_host().unwrap());
+                    let y = f32_values(&out[0][0].to_host().unwrap());
                     assert_eq!(
                         y,
                         [v * 0.5, (v + 1.0) * 0.5, (v + 2.0) * 0.5, (v + 3.0) * 0.5]

@@ -7,6 +7,19 @@ use std::path::{Path, PathBuf};
 
 use plugin_glue::plugin::Plugin;
 
+/// Little-endian bytes of f32 values.
+pub fn f32_bytes(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// f32 values of little-endian bytes.
+pub fn f32_values(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
 /// The three plugins of the compatibility set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Which {
