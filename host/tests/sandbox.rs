@@ -393,10 +393,20 @@ fn a_valid_guest_lists_its_targets() {
     assert!(!guest.uses_wasi());
 }
 
+/// Why a guest of the HANDLERS serving target `t` fails to load once each
+/// `(from, to)` edit is made to its text; each `from` occurs exactly once.
+fn load_error_with_edits(edits: &[(&str, &str)]) -> String {
+    let mut wat = guest_wat(HANDLERS, &[("t", "double")]);
+    for (from, to) in edits {
+        assert_eq!(wat.matches(from).count(), 1, "{from:?} in the test guest");
+        wat = wat.replace(from, to);
+    }
+    load_error(&wasm(&wat))
+}
+
 #[test]
 fn a_missing_required_export_is_rejected() {
-    let wat = guest_wat(HANDLERS, &[("t", "double")]).replace("(export \"cyxla_alloc\")", "");
-    let error = load_error(&wasm(&wat));
+    let error = load_error_with_edits(&[("(export \"cyxla_alloc\")", "")]);
     assert!(
         error.contains("it does not export `cyxla_alloc` (a function (i32, i32) -> i32)"),
         "{error}"
@@ -427,12 +437,10 @@ fn a_declared_export_that_does_not_exist_is_rejected() {
 
 #[test]
 fn a_foreign_import_is_rejected_naming_module_and_name() {
-    let wat = guest_wat(HANDLERS, &[("t", "double")]).replacen(
+    let error = load_error_with_edits(&[(
         "(module",
         "(module (import \"env\" \"foo\" (func (param i32))) ",
-        1,
-    );
-    let error = load_error(&wasm(&wat));
+    )]);
     assert!(
         error.contains(
             "bad.wasm is rejected: it imports `env`.`foo`, which the sandbox does not offer"
@@ -443,26 +451,25 @@ fn a_foreign_import_is_rejected_naming_module_and_name() {
 
 #[test]
 fn an_unknown_or_mistyped_cyxla_import_is_rejected() {
-    let wat = guest_wat(HANDLERS, &[("t", "double")]).replacen(
+    let error = load_error_with_edits(&[(
         "(module",
         "(module (import \"cyxla\" \"open_file\" (func (param i32) (result i32))) ",
-        1,
-    );
-    let error = load_error(&wasm(&wat));
+    )]);
     assert!(
         error.contains("imports `cyxla`.`open_file`, which the sandbox does not offer"),
         "{error}"
     );
 
-    let wat = guest_wat(HANDLERS, &[("t", "double")]).replace(
-        "(import \"cyxla\" \"stream_get\" (func $stream_get (param i32) (result i32)))",
-        "(import \"cyxla\" \"stream_get\" (func $stream_get (param i32 i32) (result i32)))",
-    );
-    let wat = wat.replace(
-        "(call $stream_get (i32.const 2048))",
-        "(call $stream_get (i32.const 2048) (i32.const 0))",
-    );
-    let error = load_error(&wasm(&wat));
+    let error = load_error_with_edits(&[
+        (
+            "(import \"cyxla\" \"stream_get\" (func $stream_get (param i32) (result i32)))",
+            "(import \"cyxla\" \"stream_get\" (func $stream_get (param i32 i32) (result i32)))",
+        ),
+        (
+            "(call $stream_get (i32.const 2048))",
+            "(call $stream_get (i32.const 2048) (i32.const 0))",
+        ),
+    ]);
     assert!(
         error.contains(
             "imports `cyxla`.`stream_get` with type (i32, i32) -> i32, expected (i32) -> i32"
@@ -473,11 +480,10 @@ fn an_unknown_or_mistyped_cyxla_import_is_rejected() {
 
 #[test]
 fn an_imported_memory_is_rejected() {
-    let wat = guest_wat(HANDLERS, &[("t", "double")]).replace(
+    let error = load_error_with_edits(&[(
         "(memory (export \"memory\") 2)",
         "(import \"cyxla\" \"memory\" (memory 2)) (export \"memory\" (memory 0))",
-    );
-    let error = load_error(&wasm(&wat));
+    )]);
     assert!(
         error.contains("imports a memory `cyxla`.`memory`"),
         "{error}"
@@ -486,11 +492,10 @@ fn an_imported_memory_is_rejected() {
 
 #[test]
 fn a_wrong_abi_version_is_rejected() {
-    let wat = guest_wat(HANDLERS, &[("t", "double")]).replace(
+    let error = load_error_with_edits(&[(
         "(func (export \"cyxla_abi_version\") (result i32) (i32.const 1))",
         "(func (export \"cyxla_abi_version\") (result i32) (i32.const 2))",
-    );
-    let error = load_error(&wasm(&wat));
+    )]);
     assert!(
         error.contains("`cyxla_abi_version()` returned 2; this host speaks guest ABI version 1"),
         "{error}"
@@ -499,11 +504,10 @@ fn a_wrong_abi_version_is_rejected() {
 
 #[test]
 fn an_api_table_outside_memory_is_rejected() {
-    let wat = guest_wat(HANDLERS, &[("t", "double")]).replace(
+    let error = load_error_with_edits(&[(
         "(func (export \"cyxla_api\") (result i32) (i32.const 1024))",
         "(func (export \"cyxla_api\") (result i32) (i32.const -4))",
-    );
-    let error = load_error(&wasm(&wat));
+    )]);
     assert!(
         error.contains("`cyxla_api()` returned 0xfffffffc"),
         "{error}"
@@ -865,11 +869,10 @@ fn exit_ends_the_call_not_the_process() {
 
 #[test]
 fn an_initial_memory_over_the_limit_is_rejected() {
-    let wat = guest_wat(HANDLERS, &[("t", "double")]).replace(
+    let error = load_error_with_edits(&[(
         "(memory (export \"memory\") 2)",
         "(memory (export \"memory\") 100)",
-    );
-    let error = load_error(&wasm(&wat));
+    )]);
     assert!(
         error.contains("cannot be instantiated") && error.contains("(limit 4 MiB)"),
         "{error}"
