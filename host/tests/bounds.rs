@@ -188,12 +188,9 @@ fn every_access_past_the_end_of_memory_traps() {
             // After a refused growth the host names the limit the guest
             // ran into.
             let code = if attack == "past_refused_growth" {
-                assert!(
-                    error.message.contains(
-                        "after its memory was refused growth to 4352 KiB (limit 4288 KiB)"
-                    ),
-                    "{}",
-                    error.message
+                assert_message_contains(
+                    &error,
+                    "after its memory was refused growth to 4352 KiB (limit 4288 KiB)",
                 );
                 ErrorCode::ResourceExhausted
             } else {

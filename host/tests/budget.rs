@@ -5,8 +5,8 @@
 mod common;
 
 use common::{
-    assert_code, expect_error, full_guest, handler, run_double, sandbox_with, test_limits,
-    vector_call,
+    assert_code, assert_message_contains, expect_error, full_guest, handler, run_double,
+    sandbox_with, test_limits, vector_call,
 };
 use plugin_glue::ErrorCode;
 
@@ -20,11 +20,7 @@ fn growth_past_the_budget_is_refused_and_memory_comes_back_with_its_instance() {
     // memory.grow of 100 pages (6.25 MiB): under `memory`, over the budget.
     let refused = expect_error(&grow, &vector_call(&[1.0]));
     assert_code(&refused, ErrorCode::ResourceExhausted);
-    assert!(
-        refused.message.contains("memory_budget of 4 MiB"),
-        "{}",
-        refused.message
-    );
+    assert_message_contains(&refused, "memory_budget of 4 MiB");
     // The next call works, and so do others while the first sandbox lives.
     run_double(&handler(&sandbox, "b_double"));
     let (_dir2, other) = sandbox_with(&[("c.wasm", full_guest("c_"))], limits.clone());

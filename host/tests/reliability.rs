@@ -149,7 +149,7 @@ fn a_call_on_a_thread_without_room_is_refused_and_one_with_room_traps_cleanly() 
         // Rust's default thread stack (rayon's too): 2 MiB.
         let error = on_thread(2 << 20, || expect_error(&recurse, &vector_call(&[1.0])));
         assert_code(&error, ErrorCode::ResourceExhausted);
-        assert!(error.message.contains("`stack`"), "{}", error.message);
+        assert_message_contains(&error, "`stack`");
         let error = on_thread(16 << 20, move || {
             expect_error(&recurse, &vector_call(&[1.0]))
         });

@@ -101,11 +101,7 @@ fn an_infinite_loop_hits_the_deadline() {
     let error = expect_error(&spin, &vector_call(&[1.0]));
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(error.code, ErrorCode::DeadlineExceeded);
-    assert!(
-        error.message.contains("exceeded its deadline (300ms)"),
-        "{}",
-        error.message
-    );
+    assert_message_contains(&error, "exceeded its deadline (300ms)");
     run_double(&handler(&sandbox, "f_double"));
 }
 
@@ -114,11 +110,7 @@ fn deep_recursion_exhausts_the_stack() {
     let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("g_"))], test_limits());
     let error = expect_error(&handler(&sandbox, "g_recurse"), &vector_call(&[1.0]));
     assert_eq!(error.code, ErrorCode::ResourceExhausted);
-    assert!(
-        error.message.contains("call stack exhausted"),
-        "{}",
-        error.message
-    );
+    assert_message_contains(&error, "call stack exhausted");
     run_double(&handler(&sandbox, "g_double"));
 }
 
@@ -155,11 +147,7 @@ fn a_forged_error_handle_is_an_internal_error() {
     let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("j_"))], test_limits());
     let error = expect_error(&handler(&sandbox, "j_forged"), &vector_call(&[1.0]));
     assert_eq!(error.code, ErrorCode::Internal);
-    assert!(
-        error.message.contains("forged error handle (0x3039)"),
-        "{}",
-        error.message
-    );
+    assert_message_contains(&error, "forged error handle (0x3039)");
 }
 
 #[test]
@@ -167,12 +155,9 @@ fn a_bad_pointer_to_a_host_function_is_a_guest_fault() {
     let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("k_"))], test_limits());
     let h = handler(&sandbox, "k_bad_pointer");
     let error = expect_error(&h, &vector_call(&[1.0]));
-    assert!(
-        error.message.contains(
-            "made an invalid host call: `XLA_FFI_Error_Create`: the argument struct at guest address 0xfffffff8"
-        ),
-        "{}",
-        error.message
+    assert_message_contains(
+        &error,
+        "made an invalid host call: `XLA_FFI_Error_Create`: the argument struct at guest address 0xfffffff8",
     );
     assert_eq!(h.live_instances(), 0);
 }
@@ -859,11 +844,7 @@ fn exit_ends_the_call_not_the_process() {
     let (_dir, sandbox) = state_sandbox("t_", test_limits());
     let h = handler(&sandbox, "t_exit");
     let error = expect_error(&h, &HostCall::new());
-    assert!(
-        error.message.contains("called exit(3)"),
-        "{}",
-        error.message
-    );
+    assert_message_contains(&error, "called exit(3)");
     assert_eq!(h.live_instances(), 0);
 }
 

@@ -231,6 +231,16 @@ pub fn assert_code(error: &HandlerError, code: ErrorCode) {
     assert_eq!(error.code, code, "{}", error.message);
 }
 
+/// Fails unless `error`'s message contains `needle`, showing the message.
+#[track_caller]
+pub fn assert_message_contains(error: &HandlerError, needle: &str) {
+    assert!(
+        error.message.contains(needle),
+        "expected `{needle}` in: {}",
+        error.message
+    );
+}
+
 pub fn load_error(bytes: &[u8]) -> String {
     let engine = Engine::new(&test_limits()).unwrap();
     match Guest::from_bytes(&engine, Path::new("bad.wasm"), bytes) {
