@@ -23,8 +23,8 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
-use cyxla_benches::mode;
 use cyxla_benches::report::{self, Met};
+use cyxla_benches::{interleaved_medians, mode};
 use cyxla_host::limits::Interrupt;
 use cyxla_host::{AllowList, GuestHandler, HostAttr, HostBuffer, HostCall, Limits, Sandbox};
 use plugin_glue::DType;
@@ -368,23 +368,12 @@ fn summary(variants: &[Variant], kernels: &[Kernel]) -> Vec<Vec<f64>> {
         } else {
             mode::pick(10, 3)
         };
-        let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); variants.len()];
-        for _ in 0..rounds {
-            for (i, v) in variants.iter().enumerate() {
-                let start = Instant::now();
-                for _ in 0..iters {
-                    (k.run)(v, &k.call);
-                }
-                samples[i].push(start.elapsed() / iters);
-            }
-        }
-        let medians: Vec<f64> = samples
-            .iter_mut()
-            .map(|s| {
-                s.sort();
-                s[s.len() / 2].as_secs_f64() * 1e3
-            })
-            .collect();
+        let medians: Vec<f64> = interleaved_medians(variants.len(), rounds, iters, |i| {
+            (k.run)(&variants[i], &k.call)
+        })
+        .iter()
+        .map(|m| m.as_secs_f64() * 1e3)
+        .collect();
         println!(
             "  {:<28} {:>9.4} ms {:>9.4} ms {:>9.4} ms {:>7.2}x {:>7.2}x",
             k.name,

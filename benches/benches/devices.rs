@@ -45,13 +45,7 @@ const THREADS: usize = 8;
 fn guest_folder(dir: &Path, matmul: &Path) -> PathBuf {
     let folder = dir.join("guests");
     std::fs::create_dir_all(&folder).expect("guests folder");
-    let mut bundled: Vec<PathBuf> = std::fs::read_dir(cyxla_benches::bundled_guests())
-        .expect("the bundled guests (scripts/setup.sh builds them)")
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wasm"))
-        .collect();
-    bundled.sort();
+    let mut bundled = cyxla_benches::bundled_modules();
     bundled.truncate(GUESTS - 1);
     let names: Vec<&str> = bundled
         .iter()

@@ -13,11 +13,10 @@
 
 use std::hint::black_box;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
 use cyxla_benches::report::{self, Met};
-use cyxla_benches::{Variant, chain_program, load_default_plugin, mode};
+use cyxla_benches::{Variant, chain_program, interleaved_medians, load_default_plugin, mode};
 use cyxla_host::{AllowList, Limits, Sandbox};
 use plugin_glue::client::{Buffer, Client, Executable};
 use plugin_glue::frame::CallFrame;
@@ -123,23 +122,12 @@ fn bench(c: &mut Criterion) {
 fn summary(s: &Setup) {
     let rounds: usize = mode::pick(31, 5);
     let iters: u32 = mode::pick(200, 50);
-    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); s.variants.len()];
-    for _ in 0..rounds {
-        for (i, (_, exe)) in s.variants.iter().enumerate() {
-            let start = Instant::now();
-            for _ in 0..iters {
-                execute(exe, &s.input);
-            }
-            samples[i].push(start.elapsed() / iters);
-        }
-    }
-    let medians: Vec<f64> = samples
-        .iter_mut()
-        .map(|v| {
-            v.sort();
-            v[v.len() / 2].as_secs_f64() * 1e9
-        })
-        .collect();
+    let medians: Vec<f64> = interleaved_medians(s.variants.len(), rounds, iters, |i| {
+        execute(&s.variants[i].1, &s.input)
+    })
+    .iter()
+    .map(|m| m.as_secs_f64() * 1e9)
+    .collect();
     let base = medians[0];
     println!(
         "\nper-call cost over {CALLS} chained custom calls (median of {rounds} interleaved rounds):"

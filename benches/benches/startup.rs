@@ -53,13 +53,7 @@ fn bench(_c: &mut Criterion) {
     let tmp = tempfile::tempdir().expect("a temp dir");
     let folder = tmp.path().join("guests");
     std::fs::create_dir(&folder).expect("guests folder");
-    let mut modules: Vec<PathBuf> = std::fs::read_dir(cyxla_benches::bundled_guests())
-        .expect("the bundled guests (scripts/setup.sh builds them)")
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wasm"))
-        .collect();
-    modules.sort();
+    let modules = cyxla_benches::bundled_modules();
     assert!(
         modules.len() >= GUESTS,
         "{} bundled guests, need {GUESTS}",

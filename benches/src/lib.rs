@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use cyxla_app::setup::{self, NativeSpec};
 use plugin_glue::plugin::Plugin;
@@ -68,6 +69,51 @@ pub fn bundled_guests() -> PathBuf {
         return cyxla_app::setup::default_guests_dir();
     }
     cyxla_tests::bundled_guests().to_owned()
+}
+
+/// The bundled guests' modules (the `*.wasm` files in [`bundled_guests`]),
+/// sorted by path.
+///
+/// # Panics
+///
+/// If the folder cannot be read.
+pub fn bundled_modules() -> Vec<PathBuf> {
+    let mut modules: Vec<PathBuf> = std::fs::read_dir(bundled_guests())
+        .expect("the bundled guests (scripts/setup.sh builds them)")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wasm"))
+        .collect();
+    modules.sort();
+    modules
+}
+
+/// Times `variants` variants in `rounds` interleaved rounds: each round
+/// runs `run(i)` `iters` times for each variant `i` in turn. Returns each
+/// variant's median time per run.
+pub fn interleaved_medians(
+    variants: usize,
+    rounds: usize,
+    iters: u32,
+    mut run: impl FnMut(usize),
+) -> Vec<Duration> {
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); variants];
+    for _ in 0..rounds {
+        for (i, times) in samples.iter_mut().enumerate() {
+            let start = Instant::now();
+            for _ in 0..iters {
+                run(i);
+            }
+            times.push(start.elapsed() / iters);
+        }
+    }
+    samples
+        .iter_mut()
+        .map(|s| {
+            s.sort();
+            s[s.len() / 2]
+        })
+        .collect()
 }
 
 /// A program `f32[16] -> f32[16]` that chains `calls` custom calls to
