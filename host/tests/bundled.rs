@@ -6,6 +6,7 @@ mod common;
 
 use std::sync::OnceLock;
 
+use common::assert_message_contains;
 use cyxla_host::{AllowList, GuestHandler, HostAttr, HostBuffer, HostCall, Limits, Sandbox};
 use plugin_glue::{DType, ErrorCode};
 
@@ -95,13 +96,7 @@ fn a_panic_is_named() {
 #[test]
 fn a_trap_is_named() {
     let error = handler("trap").call_host(&HostCall::new()).unwrap_err();
-    assert!(
-        error
-            .message
-            .contains("trapped: wasm `unreachable` instruction executed"),
-        "{}",
-        error.message
-    );
+    assert_message_contains(&error, "trapped: wasm `unreachable` instruction executed");
 }
 
 #[test]

@@ -112,12 +112,9 @@ fn a_side_file_sets_the_wasm_stack() {
         .unwrap();
     a_result.unwrap();
     assert_eq!(b_error.code, ErrorCode::ResourceExhausted);
-    assert!(
-        b_error
-            .message
-            .contains("call stack exhausted (the wasm stack limit is 512 KiB)"),
-        "{}",
-        b_error.message
+    assert_message_contains(
+        &b_error,
+        "call stack exhausted (the wasm stack limit is 512 KiB)",
     );
     assert!(
         !Arc::ptr_eq(

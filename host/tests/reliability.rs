@@ -121,12 +121,9 @@ fn instantiation_on_a_small_calling_thread_moves_to_a_thread_with_room() {
     let error = on_thread(1 << 20, || expect_error(&h, &vector_call(&[1.0])));
     // Instantiated elsewhere; the call itself is refused, not crashed.
     assert_code(&error, ErrorCode::ResourceExhausted);
-    assert!(
-        error
-            .message
-            .contains("native stack left, less than the wasm stack limit (4 MiB, `stack`)"),
-        "{}",
-        error.message
+    assert_message_contains(
+        &error,
+        "native stack left, less than the wasm stack limit (4 MiB, `stack`)",
     );
     assert_eq!(h.live_instances(), 1, "the instance was made");
     on_thread(16 << 20, || run_double(&h));

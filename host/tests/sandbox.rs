@@ -133,13 +133,7 @@ fn memory_growth_past_the_limit_is_refused() {
 fn out_of_bounds_access_traps() {
     let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("i_"))], test_limits());
     let error = expect_error(&handler(&sandbox, "i_oob"), &vector_call(&[1.0]));
-    assert!(
-        error
-            .message
-            .contains("trapped: out of bounds memory access"),
-        "{}",
-        error.message
-    );
+    assert_message_contains(&error, "trapped: out of bounds memory access");
 }
 
 #[test]
