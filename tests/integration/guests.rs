@@ -240,6 +240,16 @@ fn check_error(entry: &ProgramEntry, error: &Error, what: &str) {
     }
 }
 
+/// Runs each program of `names` on each plugin, checking its outputs or
+/// its expected error.
+fn check_on_every_plugin(names: &[&str]) {
+    for plugin in Plugin::ALL {
+        for name in names {
+            host(plugin).check_program(name);
+        }
+    }
+}
+
 fn names_starting_with(prefix: &str) -> Vec<&'static str> {
     manifest()
         .programs
@@ -419,37 +429,24 @@ fn rms_norm_matches_numpy_over_batch_size_one_and_zero_size_shapes() {
             "rms_norm_{shape} in {names:?}"
         );
     }
-    for plugin in Plugin::ALL {
-        for name in &names {
-            host(plugin).check_program(name);
-        }
-    }
+    check_on_every_plugin(&names);
 }
 
 #[test]
 fn rms_norm_of_a_rank0_input_is_the_guests_invalid_argument() {
-    for plugin in Plugin::ALL {
-        host(plugin).check_program("rms_norm_rank0");
-    }
+    check_on_every_plugin(&["rms_norm_rank0"]);
 }
 
 #[test]
 fn vmap_of_the_call_is_one_batched_guest_call() {
-    for plugin in Plugin::ALL {
-        host(plugin).check_program("rms_norm_vmap");
-        host(plugin).check_program("rms_norm_vmap_axis1");
-    }
+    check_on_every_plugin(&["rms_norm_vmap", "rms_norm_vmap_axis1"]);
 }
 
 #[test]
 fn grad_through_custom_vjp_runs_fwd_and_bwd_in_guests() {
     let names = names_starting_with("rms_norm_grad_");
     assert!(names.len() >= 2, "{names:?}");
-    for plugin in Plugin::ALL {
-        for name in &names {
-            host(plugin).check_program(name);
-        }
-    }
+    check_on_every_plugin(&names);
 }
 
 #[test]
@@ -479,22 +476,14 @@ fn scale_any_dispatches_on_f32_and_f64() {
         .map(|n| manifest().program(n).inputs[0].xla_dtype.as_str())
         .collect();
     assert_eq!(dtypes, ["f32", "f64"].into());
-    for plugin in Plugin::ALL {
-        for name in &names {
-            host(plugin).check_program(name);
-        }
-    }
+    check_on_every_plugin(&names);
 }
 
 #[test]
 fn tridiag_solve_matches_a_dense_solve() {
     let names = names_starting_with("tridiag_solve_");
     assert_eq!(names.len(), 2, "{names:?}");
-    for plugin in Plugin::ALL {
-        for name in &names {
-            host(plugin).check_program(name);
-        }
-    }
+    check_on_every_plugin(&names);
 }
 
 #[test]
@@ -526,11 +515,11 @@ fn in_place_updates_through_aliasing_and_donation_match_numpy() {
             "{name}: donation"
         );
     }
-    for plugin in Plugin::ALL {
-        for name in names.iter().filter(|n| !n.starts_with("inplace_set0_cpp")) {
-            host(plugin).check_program(name);
-        }
-    }
+    let rust: Vec<&str> = names
+        .into_iter()
+        .filter(|n| !n.starts_with("inplace_set0_cpp"))
+        .collect();
+    check_on_every_plugin(&rust);
 }
 
 #[test]
