@@ -190,25 +190,29 @@ fn an_invalid_side_file_rejects_its_guest_and_others_keep_serving() {
     }
 }
 
-#[test]
-fn too_many_functions_are_refused_before_compiling() {
+/// Why `NAME.wasm`, a guest of the HANDLERS and `funcs` serving target `t`,
+/// fails to load beside a side file `NAME.limits.toml` holding `side`.
+fn load_error_beside_side_file(name: &str, funcs: &str, side: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
-    let many: String = (0..50)
-        .map(|i| format!("(func $f{i} (result i32) (i32.const {i}))"))
-        .collect();
-    write(
+    let wasm_file = write(
         dir.path(),
-        "bomb.wasm",
+        &format!("{name}.wasm"),
         &wasm(&guest_wat(
-            &format!("{HANDLERS} {many}"),
+            &format!("{HANDLERS} {funcs}"),
             &[("t", "double")],
         )),
     );
-    write(dir.path(), "bomb.limits.toml", b"functions = 40\n");
+    write(dir.path(), &format!("{name}.limits.toml"), side.as_bytes());
     let engine = cyxla_host::Engine::new(&test_limits()).unwrap();
-    let error = Guest::load(&engine, &dir.path().join("bomb.wasm"))
-        .unwrap_err()
-        .to_string();
+    Guest::load(&engine, &wasm_file).unwrap_err().to_string()
+}
+
+#[test]
+fn too_many_functions_are_refused_before_compiling() {
+    let many: String = (0..50)
+        .map(|i| format!("(func $f{i} (result i32) (i32.const {i}))"))
+        .collect();
+    let error = load_error_beside_side_file("bomb", &many, "functions = 40\n");
     assert!(
         error.contains("bomb.wasm is rejected before compiling: it defines 69 functions, over the limit of 40 (functions)"),
         "{error}"
@@ -223,24 +227,7 @@ fn a_huge_function_body_is_refused_before_compiling() {
         "(block ".repeat(20_000),
         ")".repeat(20_000)
     );
-    let dir = tempfile::tempdir().unwrap();
-    write(
-        dir.path(),
-        "big.wasm",
-        &wasm(&guest_wat(
-            &format!("{HANDLERS} {body}"),
-            &[("t", "double")],
-        )),
-    );
-    write(
-        dir.path(),
-        "big.limits.toml",
-        b"function_size = \"16 KiB\"\n",
-    );
-    let engine = cyxla_host::Engine::new(&test_limits()).unwrap();
-    let error = Guest::load(&engine, &dir.path().join("big.wasm"))
-        .unwrap_err()
-        .to_string();
+    let error = load_error_beside_side_file("big", &body, "function_size = \"16 KiB\"\n");
     assert!(
         error.contains("rejected before compiling: its function number 19 (among those it defines) has a body of 60002 bytes, over the limit of 16 KiB (function_size)"),
         "{error}"
