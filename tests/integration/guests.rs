@@ -346,16 +346,9 @@ fn manifest_agrees_with_files_and_guests() {
         );
         let mut names = vec![p.mlir.clone(), p.mlirbc.clone()];
         for t in p.inputs.iter().chain(&p.outputs) {
-            let Some(path) = t.path() else { continue };
-            let (dims, descr, _) = read_npy(&path);
-            assert_eq!(
-                (&dims, &descr),
-                (&t.shape, &t.descr),
-                "{}: {}",
-                p.name,
-                path.display()
-            );
-            names.push(t.file.clone().unwrap());
+            if t.read_checked(&p.name).is_some() {
+                names.push(t.file.clone().unwrap());
+            }
         }
         for name in names {
             let local = name

@@ -550,6 +550,24 @@ impl TensorEntry {
         self.file.as_ref().map(|f| programs_dir().join(f))
     }
 
+    /// Reads the `.npy` file, if there is one, and returns its data bytes.
+    ///
+    /// # Panics
+    ///
+    /// As [`read_npy`]; also unless its header has this entry's shape and
+    /// type (the message names `program` and the file).
+    pub fn read_checked(&self, program: &str) -> Option<Vec<u8>> {
+        let path = self.path()?;
+        let (dims, descr, bytes) = read_npy(&path);
+        assert_eq!(
+            (&dims, &descr),
+            (&self.shape, &self.descr),
+            "{program}: header of {}",
+            path.display()
+        );
+        Some(bytes)
+    }
+
     /// The element type.
     ///
     /// # Panics
