@@ -527,9 +527,7 @@ fn time_to_deadline(sandbox: &Sandbox, target: &str) -> Duration {
     let h = handler(sandbox, target);
     (0..3)
         .map(|_| {
-            let started = Instant::now();
-            let error = expect_error(&h, &vector_call(&[1.0]));
-            let took = started.elapsed();
+            let (error, took) = timed_error(&h, &vector_call(&[1.0]));
             assert_code(&error, ErrorCode::DeadlineExceeded);
             assert!(
                 error.message.starts_with(&format!(
@@ -716,9 +714,7 @@ fn a_guest_looping_in_wasi_calls_meets_its_deadline() {
         let mut limits = test_limits();
         limits.interrupt = interrupt;
         let (_dir, sandbox) = wasi_sandbox(limits);
-        let started = Instant::now();
-        let error = expect_error(&handler(&sandbox, "w_chatter"), &vector_call(&[1.0]));
-        let took = started.elapsed();
+        let (error, took) = timed_error(&handler(&sandbox, "w_chatter"), &vector_call(&[1.0]));
         assert!(
             error
                 .message

@@ -5,7 +5,7 @@
 pub mod e2e;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use cyxla_host::limits::Interrupt;
 use cyxla_host::{AllowList, Engine, Guest, GuestHandler, HostBuffer, HostCall, Limits, Sandbox};
@@ -223,6 +223,14 @@ pub fn expect_error(handler: &GuestHandler, call: &HostCall) -> HandlerError {
         Ok(()) => panic!("target `{}` succeeded, expected an error", handler.target()),
         Err(error) => error,
     }
+}
+
+/// The error `call` ends with (as [`expect_error`]) and how long the call
+/// took.
+pub fn timed_error(handler: &GuestHandler, call: &HostCall) -> (HandlerError, Duration) {
+    let started = Instant::now();
+    let error = expect_error(handler, call);
+    (error, started.elapsed())
 }
 
 /// Fails unless `error` has `code`, showing its message.
