@@ -439,6 +439,29 @@ impl ProgramEntry {
         text
     }
 
+    /// Checks output 0 as `cyxla-host run --devices N --output-dir DIR`
+    /// writes it for each of `devices` devices: `out0.npy` for device 0,
+    /// `out0.dev<d>.npy` for the others.
+    ///
+    /// # Panics
+    ///
+    /// If a file cannot be read or differs from the expected output; the
+    /// message starts with `what` and the file name.
+    pub fn check_device_outputs(&self, dir: &Path, devices: usize, what: &str) {
+        for device in 0..devices {
+            let file = if device == 0 {
+                "out0.npy".to_owned()
+            } else {
+                format!("out0.dev{device}.npy")
+            };
+            let (dims, descr, bytes) = read_npy(&dir.join(&file));
+            let dtype = dtype_from_descr(&descr)
+                .unwrap_or_else(|| panic!("{what} {file}: unsupported type {descr}"));
+            self.check_output(0, dtype, &dims, &bytes)
+                .unwrap_or_else(|e| panic!("{what} {file}: {e}"));
+        }
+    }
+
     /// Reads every input: `(dims, descr, bytes)` per parameter.
     ///
     /// # Panics

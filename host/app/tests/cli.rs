@@ -187,16 +187,7 @@ fn replicated_over_four_devices_each_device_checked() {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = run(plugin, &entry.mlirbc_path(), &args);
         assert_exit(&out, 0, "4 devices");
-        for device in 0..4 {
-            let file = if device == 0 {
-                "out0.npy".to_owned()
-            } else {
-                format!("out0.dev{device}.npy")
-            };
-            let (dims, descr, bytes) = read_npy(&dir.path().join(file));
-            let dtype = cyxla_tests::dtype_from_descr(&descr).unwrap();
-            entry.check_output(0, dtype, &dims, &bytes).unwrap();
-        }
+        entry.check_device_outputs(dir.path(), 4, plugin.label());
         assert_eq!(text(&out.stdout).lines().count(), 4);
     }
 }

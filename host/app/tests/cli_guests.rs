@@ -346,17 +346,7 @@ fn four_devices_each_run_the_guest_and_each_result_is_checked() {
             ],
         );
         assert_exit(&out, 0, "--devices 4");
-        for device in 0..4 {
-            let file = if device == 0 {
-                "out0.npy".to_owned()
-            } else {
-                format!("out0.dev{device}.npy")
-            };
-            let (dims, descr, bytes) = read_npy(&dir.path().join(&file));
-            entry
-                .check_output(0, dtype_from_descr(&descr).unwrap(), &dims, &bytes)
-                .unwrap_or_else(|e| panic!("{} {file}: {e}", plugin.label()));
-        }
+        entry.check_device_outputs(dir.path(), 4, plugin.label());
         assert_eq!(text(&out.stdout).lines().count(), 4, "one line per device");
     }
 }
