@@ -168,8 +168,8 @@ pub(crate) struct CallLayout {
 }
 
 /// The shape of the call a [`CallLayout`] was planned for: everything the
-/// header depends on except the attributes (which are encoded again on
-/// every call, at the end of the header).
+/// header depends on except the attributes (which are encoded again, at the
+/// end of the header, on every call that has any).
 #[derive(Debug, Default)]
 struct Shape {
     base: u32,
@@ -183,6 +183,9 @@ struct Shape {
     shared: Vec<usize>,
     /// Header length before the attributes.
     attrs_at: usize,
+    /// Whether the call had no attributes (the header then ends with an
+    /// empty table, the same for every call without them).
+    no_attrs: bool,
     /// Offset of the first data region.
     data_at: u32,
 }
@@ -260,10 +263,11 @@ impl CallLayout {
     /// planned for (same base and API table, same operand and result
     /// dtypes, dims and sizes, the same buffers aliased), keeps the header
     /// up to the attributes and every data region, and encodes only the
-    /// attributes again. Returns false (having changed nothing that
-    /// [`CallLayout::plan_anew`] does not redo) if the shape differs.
+    /// attributes again (none when neither call has any). Returns false
+    /// (having changed nothing that [`CallLayout::plan_anew`] does not
+    /// redo) if the shape differs.
     fn replan<C: CallView>(&mut self, call: &C, base: u32, api: u32) -> Result<bool, HandlerError> {
-        let Some(shape) = self.shape.take() else {
+        let Some(mut shape) = self.shape.take() else {
             return Ok(false);
         };
         let n_args = call.num_args();
@@ -291,11 +295,16 @@ impl CallLayout {
         if self.shared != shape.shared {
             return Ok(false);
         }
-        self.header.truncate(shape.attrs_at);
-        self.depth = 0;
-        self.encode_attrs(&call.attrs(), call_frame::ATTRS)?;
-        if align_up(to_u32(self.header.len(), "header")?, DATA_ALIGN)? != shape.data_at {
-            return Ok(false);
+        let attrs = call.attrs();
+        let no_attrs = attrs.count() == 0;
+        if !(no_attrs && shape.no_attrs) {
+            self.header.truncate(shape.attrs_at);
+            self.depth = 0;
+            self.encode_attrs(&attrs, call_frame::ATTRS)?;
+            if align_up(to_u32(self.header.len(), "header")?, DATA_ALIGN)? != shape.data_at {
+                return Ok(false);
+            }
+            shape.no_attrs = no_attrs;
         }
         self.shape = Some(shape);
         Ok(true)
@@ -414,6 +423,7 @@ impl CallLayout {
         // Attributes, inline in the frame, last in the header.
         let attrs_at = self.header.len();
         let attrs = call.attrs();
+        shape.no_attrs = attrs.count() == 0;
         self.encode_attrs(&attrs, call_frame::ATTRS)?;
 
         self.find_aliases(n_args)?;
@@ -765,17 +775,26 @@ pub(crate) mod tests {
             buffers(HostCall::new(), &[2, 3]).attr("eps", scalar(1e-6)),
         ];
         let mut again = CallLayout::default();
-        for (i, call) in calls.iter().enumerate() {
-            for base in [0x1_0000, 0x1_0000, 0x2_0000] {
-                let mut fresh = CallLayout::default();
-                fresh.plan(call, base, 0x400).unwrap();
-                again.plan(call, base, 0x400).unwrap();
-                assert_eq!(again.header, fresh.header, "call {i} at {base:#x}: header");
-                assert_eq!(again.inputs, fresh.inputs, "call {i}: inputs");
-                assert_eq!(again.outputs, fresh.outputs, "call {i}: outputs");
-                assert_eq!(again.fills, fresh.fills, "call {i}: fills");
-                assert_eq!(again.total, fresh.total, "call {i}: total");
-            }
+        // In order, each at one base twice and then another; then calls of
+        // one shape in turn: aliased and not (same addresses or not), with
+        // and without attributes.
+        let order = (0..calls.len())
+            .flat_map(|i| [(i, 0x1_0000), (i, 0x1_0000), (i, 0x2_0000)])
+            .chain(
+                [8, 9, 8, 8, 9, 9, 4, 5, 5, 4, 6, 6, 5]
+                    .into_iter()
+                    .map(|i| (i, 0x1_0000)),
+            );
+        for (i, base) in order {
+            let call = &calls[i];
+            let mut fresh = CallLayout::default();
+            fresh.plan(call, base, 0x400).unwrap();
+            again.plan(call, base, 0x400).unwrap();
+            assert_eq!(again.header, fresh.header, "call {i} at {base:#x}: header");
+            assert_eq!(again.inputs, fresh.inputs, "call {i}: inputs");
+            assert_eq!(again.outputs, fresh.outputs, "call {i}: outputs");
+            assert_eq!(again.fills, fresh.fills, "call {i}: fills");
+            assert_eq!(again.total, fresh.total, "call {i}: total");
         }
     }
 
