@@ -57,7 +57,7 @@ impl<'a> Memory<'a> {
 
     /// Where guest address `addr` lies in the view (bytes from its start),
     /// if not before it.
-    #[inline]
+    #[inline(always)]
     fn index(&self, addr: u32) -> Option<usize> {
         #[cfg(target_arch = "wasm32")]
         return Some(addr as usize);
@@ -68,7 +68,7 @@ impl<'a> Memory<'a> {
     /// Pointer to guest range `addr..addr + len`, checked to be inside memory,
     /// not null (unless empty) and aligned to `align`. `what` names the range
     /// in errors.
-    #[inline]
+    #[inline(always)]
     fn range(
         &self,
         addr: u32,
@@ -120,7 +120,7 @@ impl<'a> Memory<'a> {
 
     /// Checks that `addr..addr + len` could be viewed as elements aligned to
     /// `align` (see [`Memory::slice`]) without creating a reference.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn check(
         &self,
         addr: u32,
@@ -135,7 +135,7 @@ impl<'a> Memory<'a> {
     }
 
     /// Reads a little-endian `u32` at `addr`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn u32(&self, addr: u32, what: &dyn core::fmt::Display) -> Result<u32> {
         let p = self.range(addr, 4, 1, what)?;
         // SAFETY: range() checked that the 4 bytes are inside memory, which is
@@ -144,7 +144,7 @@ impl<'a> Memory<'a> {
     }
 
     /// Reads a little-endian `i64` at `addr`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn i64(&self, addr: u32, what: &dyn core::fmt::Display) -> Result<i64> {
         let p = self.range(addr, 8, 1, what)?;
         // SAFETY: as in u32(): 8 in-bounds bytes, unaligned read.
@@ -152,7 +152,7 @@ impl<'a> Memory<'a> {
     }
 
     /// Address arithmetic on guest addresses, failing instead of wrapping.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn offset(addr: u32, by: u64, what: &dyn core::fmt::Display) -> Result<u32> {
         match u64::from(addr)
             .checked_add(by)
