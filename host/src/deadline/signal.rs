@@ -356,38 +356,46 @@ extern "C" fn on_signal(
     }
 }
 
+/// Runs `f` on this thread's slot, if a deadline was ever armed on this
+/// thread (threads that never ran guest code have none).
+fn with_slot(f: impl FnOnce(&Slot)) {
+    let slot = CURRENT.with(Cell::get);
+    if slot.is_null() {
+        return;
+    }
+    // SAFETY: `CURRENT` points at this thread's slot, kept alive by `OWNER`
+    // for the thread's life; the borrow ends when `f` returns.
+    f(unsafe { &*slot });
+}
+
 /// Host code of ours starts on this thread, inside guest code's call (the
 /// store's call hook, [`crate::instance`]): no return address is rewritten
 /// until [`host_code_left`], and one rewritten just before (in the window
 /// between the builtin's trampoline and this hook) is put back, so that the
 /// stack unwinds.
 pub(crate) fn host_code_entered() {
-    let slot = CURRENT.with(Cell::get);
-    if slot.is_null() {
-        return;
-    }
-    // SAFETY: `CURRENT` points at this thread's slot, kept alive by `OWNER`.
-    let slot = unsafe { &*slot };
-    slot.in_host.fetch_add(1, Ordering::Relaxed);
-    // The handler runs on this thread: it must see `in_host` before the
-    // word is put back, not after.
-    std::sync::atomic::compiler_fence(Ordering::SeqCst);
-    let at = slot.rewritten.swap(0, Ordering::Relaxed);
-    if at != 0 {
-        let from = slot.rewritten_from.load(Ordering::Relaxed);
-        // SAFETY: the handler rewrote the return address at `at` in the
-        // frame of the trampoline of a builtin that guest code of this call
-        // called and that has not returned (it is the host call starting
-        // now, the only one since the handler ran: once it rewrote a word,
-        // it rewrites no other for this call). That frame is live, above
-        // this one on this thread's stack.
-        unsafe {
-            let word = at as *mut usize;
-            if *word == installed().map_or(0, |i| i.trap_pc) {
-                *word = from;
+    with_slot(|slot| {
+        slot.in_host.fetch_add(1, Ordering::Relaxed);
+        // The handler runs on this thread: it must see `in_host` before the
+        // word is put back, not after.
+        std::sync::atomic::compiler_fence(Ordering::SeqCst);
+        let at = slot.rewritten.swap(0, Ordering::Relaxed);
+        if at != 0 {
+            let from = slot.rewritten_from.load(Ordering::Relaxed);
+            // SAFETY: the handler rewrote the return address at `at` in the
+            // frame of the trampoline of a builtin that guest code of this call
+            // called and that has not returned (it is the host call starting
+            // now, the only one since the handler ran: once it rewrote a word,
+            // it rewrites no other for this call). That frame is live, above
+            // this one on this thread's stack.
+            unsafe {
+                let word = at as *mut usize;
+                if *word == installed().map_or(0, |i| i.trap_pc) {
+                    *word = from;
+                }
             }
         }
-    }
+    });
 }
 
 /// Host code of ours resumes on this thread after guest code it called
@@ -395,30 +403,22 @@ pub(crate) fn host_code_entered() {
 /// [`host_code_entered`]. A word the handler rewrote in that guest code
 /// belongs to a frame that is gone: it is forgotten, not put back.
 pub(crate) fn host_code_resumed() {
-    let slot = CURRENT.with(Cell::get);
-    if slot.is_null() {
-        return;
-    }
-    // SAFETY: `CURRENT` points at this thread's slot, kept alive by `OWNER`.
-    let slot = unsafe { &*slot };
-    slot.in_host.fetch_add(1, Ordering::Relaxed);
-    std::sync::atomic::compiler_fence(Ordering::SeqCst);
-    slot.rewritten.store(0, Ordering::Relaxed);
+    with_slot(|slot| {
+        slot.in_host.fetch_add(1, Ordering::Relaxed);
+        std::sync::atomic::compiler_fence(Ordering::SeqCst);
+        slot.rewritten.store(0, Ordering::Relaxed);
+    });
 }
 
 /// Host code of ours returns to guest code, or calls guest code, on this
 /// thread (see [`host_code_entered`]).
 pub(crate) fn host_code_left() {
-    let slot = CURRENT.with(Cell::get);
-    if slot.is_null() {
-        return;
-    }
-    // SAFETY: `CURRENT` points at this thread's slot, kept alive by `OWNER`.
-    let slot = unsafe { &*slot };
-    std::sync::atomic::compiler_fence(Ordering::SeqCst);
-    let depth = slot.in_host.load(Ordering::Relaxed);
-    slot.in_host
-        .store(depth.saturating_sub(1), Ordering::Relaxed);
+    with_slot(|slot| {
+        std::sync::atomic::compiler_fence(Ordering::SeqCst);
+        let depth = slot.in_host.load(Ordering::Relaxed);
+        slot.in_host
+            .store(depth.saturating_sub(1), Ordering::Relaxed);
+    });
 }
 
 /// Bytes above the interrupted stack pointer searched for a builtin
