@@ -1,7 +1,9 @@
 //! LAPACK routines on slices: one safe function per routine, which checks
 //! each slice's length against the dims and leading dimensions it is called
 //! with, then makes the FFI call. The families above call these and hold
-//! no `unsafe` for LAPACK.
+//! no `unsafe` for LAPACK. The functions are written from the table of
+//! [`lapack_routines!`](crate::ffi::lapack_routines), where each routine's
+//! parameters stand once with the checks of its slices.
 //!
 //! A failed check is a bug in the caller's shape checks, not bad input (the
 //! handlers validate shapes first), so it panics, and the panic becomes the
@@ -12,9 +14,14 @@
 //! The workspace queries (`*_lwork`) make LAPACK's LWORK = −1 call with the
 //! same dims and return the optimal size, at least 1.
 
+#![expect(
+    clippy::too_many_arguments,
+    reason = "each function mirrors its LAPACK or BLAS routine"
+)]
+
 use crate::call::{QueryArrays, workspace};
 use crate::ffi::lapack_int;
-use crate::scalar::LapackScalar;
+use crate::scalar::{ComplexLapack, LapackScalar, RealLapack};
 
 /// Writes one routine's workspace query from its argument list:
 ///
@@ -59,6 +66,11 @@ mod svd;
 pub(crate) use eigen::*;
 pub(crate) use factor::*;
 pub(crate) use svd::*;
+
+use eigen::vectors;
+use svd::{ormbr_reflectors, svd_vectors};
+
+crate::ffi::lapack_routines!(checked);
 
 /// `v` as a length; panics on a negative dimension.
 fn len(routine: &str, what: &str, v: lapack_int) -> usize {

@@ -68,7 +68,8 @@ pub type openblas_get_config_t = unsafe extern "C" fn() -> *const c_char;
 pub type openblas_get_corename_t = unsafe extern "C" fn() -> *const c_char;
 
 /// The LAPACK and BLAS routines cyxla calls, each written once: its
-/// Fortran parameters in order, and for each one how it is passed.
+/// Fortran parameters in order, for each one how it is passed, and the
+/// checks of the safe layer over it.
 ///
 /// `lapack_routines!(MODE)` feeds this table to [`bind_routines!`], which
 /// writes from it, for the mode asked:
@@ -78,27 +79,37 @@ pub type openblas_get_corename_t = unsafe extern "C" fn() -> *const c_char;
 /// * `decl common`, `decl only real`, `decl only complex`: the methods of
 ///   `LapackScalar`, `RealLapack` and `ComplexLapack` (docs from the table);
 /// * `impl common real s`, `impl only complex z`, …: their implementations
-///   for one symbol set of [`LapackSymbols`].
+///   for one symbol set of [`LapackSymbols`];
+/// * `checked`: the safe functions of `checked`, one a routine.
 ///
 /// An entry is `common NAME [REAL, COMPLEX]` (the real and complex routine
 /// names, e.g. `[syevd, heevd]`), `real NAME [ROUTINE]` or
 /// `complex NAME [ROUTINE]`, then the parameters. A parameter is one of:
 ///
-/// | in the table | method parameter | Fortran argument |
-/// | --- | --- | --- |
-/// | `x: char` | `x: u8` | `CHARACTER` (pointer, plus a hidden length 1) |
-/// | `x: int` | `x: lapack_int` | `INTEGER` (pointer to a copy) |
-/// | `x: val` | `x: Self` | a scalar of the type (pointer to a copy) |
-/// | `x: mat` / `x: cmat` | `*mut Self` / `*const Self` | array of the type |
-/// | `x: reals` | `*mut Self::Real` | `REAL` / `DOUBLE PRECISION` array |
-/// | `x: ints` | `*mut lapack_int` | `INTEGER` array |
-/// | `x: cx reals`, `x: cx int` | as without `cx` | complex routines only: the real ones take no such argument and ignore the method's |
-/// | `x = char C` | none | the character `C` (or the parameter `C`) |
-/// | `x = one` | none | the scalar 1 |
-/// | `x = none` | none | a NULL `SELECT` function (`SORT = 'N'`) |
-/// | `x = null` | none | a NULL `LOGICAL` array (`BWORK` with `SORT = 'N'`) |
-/// | `x = scratch mat`, `x = scratch int` | none | an unreferenced element |
-/// | `info` | none | `INFO`, which the method returns |
+/// | in the table | method parameter | Fortran argument | safe parameter |
+/// | --- | --- | --- | --- |
+/// | `x: char` | `x: u8` | `CHARACTER` (pointer, plus a hidden length 1) | `x: u8` |
+/// | `x: int` | `x: lapack_int` | `INTEGER` (pointer to a copy) | `x: lapack_int` |
+/// | `x: len` | `x: lapack_int` | `INTEGER`: the length of a workspace (−1 = query) | none: the workspace slice's length |
+/// | `x: val` | `x: Self` | a scalar of the type (pointer to a copy) | `x: T` |
+/// | `x: mat` / `x: cmat` | `*mut Self` / `*const Self` | array of the type | `&mut [T]` / `&[T]` |
+/// | `x: reals` | `*mut Self::Real` | `REAL` / `DOUBLE PRECISION` array | `&mut [T::Real]` |
+/// | `x: ints` | `*mut lapack_int` | `INTEGER` array | `&mut [lapack_int]` |
+/// | `x: cx reals`, `x: cx len` | as without `cx` | complex routines only: the real ones take no such argument and ignore the method's | as without `cx` |
+/// | `x = char C` | none | the character `C` (or the parameter `C`) | none |
+/// | `x = one` | none | the scalar 1 | none |
+/// | `x = none` | none | a NULL `SELECT` function (`SORT = 'N'`) | none |
+/// | `x = null` | none | a NULL `LOGICAL` array (`BWORK` with `SORT = 'N'`) | none |
+/// | `x = scratch mat`, `x = scratch int` | none | an unreferenced element | none |
+/// | `info` | none | `INFO`, which the method returns | none |
+///
+/// After the parameters, `checked NAME<T: BOUND> |r| { … }` gives the safe
+/// function's name, its docs before it, and the statements that check its
+/// slices (`r` is the routine's name, for the messages). Each array
+/// parameter must be shadowed there by the pointer a check of `checked`
+/// hands out (`matrix`, `array`, `work_array`, `or_dummy`, …), and each
+/// `len` parameter bound beside its workspace's pointer: a slice is not a
+/// pointer, so the call does not compile with an array left unchecked.
 macro_rules! lapack_routines {
     ($($mode:tt)+) => {
         $crate::ffi::bind_routines!(@entries [$($mode)+] []
@@ -109,40 +120,86 @@ macro_rules! lapack_routines {
             /// The pointers and leading dimensions must describe valid matrices of
             /// the sizes `?trsm` reads and writes for these arguments.
             common trsm [trsm, trsm] (side: char, uplo: char, trans: char, diag: char,
-                m: int, n: int, alpha = one, a: cmat, lda: int, b: mat, ldb: int,);
+                m: int, n: int, alpha = one, a: cmat, lda: int, b: mat, ldb: int,)
+            /// `?trsm` with `alpha = 1`: solves op(A)·X = B (`side` 'L') or
+            /// X·op(A) = B ('R') for the m×n `b` (`ldb`), A the k×k triangle of `a`
+            /// (`lda`, k = m or n).
+            checked trsm<T: LapackScalar> |r| {
+                let k = if side == b'L' { m } else { n };
+                let a = matrix(r, "a", a, k, k, lda);
+                let b = matrix(r, "b", b, m, n, ldb);
+            };
             /// `?getrf`; returns INFO.
             ///
             /// # Safety
             ///
             /// As LAPACK requires: `a` holds `lda·n` elements, `ipiv` `min(m,n)`.
-            common getrf [getrf, getrf] (m: int, n: int, a: mat, lda: int, ipiv: ints, info,);
+            common getrf [getrf, getrf] (m: int, n: int, a: mat, lda: int, ipiv: ints, info,)
+            /// `?getrf` on the m×n `a` (`lda`), pivots into `ipiv` (min(m,n));
+            /// returns INFO.
+            checked getrf<T: LapackScalar> |r| {
+                let a = matrix(r, "a", a, m, n, lda);
+                let ipiv = array(r, "ipiv", ipiv, len(r, "m", m.min(n)));
+            };
             /// `?potrf`; returns INFO.
             ///
             /// # Safety
             ///
             /// As LAPACK requires: `a` holds `lda·n` elements.
-            common potrf [potrf, potrf] (uplo: char, n: int, a: mat, lda: int, info,);
+            common potrf [potrf, potrf] (uplo: char, n: int, a: mat, lda: int, info,)
+            /// `?potrf` on the n×n `a` (`lda`, the `uplo` triangle); returns INFO.
+            checked potrf<T: LapackScalar> |r| {
+                let a = matrix(r, "a", a, n, n, lda);
+            };
             /// `?geqrf`; returns INFO.
             ///
             /// # Safety
             ///
             /// As LAPACK requires for these dims and `lwork` (−1 = query).
             common geqrf [geqrf, geqrf] (m: int, n: int, a: mat, lda: int, tau: mat,
-                work: mat, lwork: int, info,);
+                work: mat, lwork: len, info,)
+            /// `?geqrf` on the m×n `a` (`lda`), min(m,n) scalars into `tau`, LWORK =
+            /// `work.len()`; returns INFO.
+            checked geqrf<T: LapackScalar> |r| {
+                let a = matrix(r, "a", a, m, n, lda);
+                let tau = array(r, "tau", tau, len(r, "m", m.min(n)));
+                let (work, lwork) = work_array(r, work);
+            };
             /// `?geqp3` (`rwork`, 2n reals, is ignored for real types); returns INFO.
             ///
             /// # Safety
             ///
             /// As LAPACK requires for these dims and `lwork` (−1 = query).
             common geqp3 [geqp3, geqp3] (m: int, n: int, a: mat, lda: int, jpvt: ints,
-                tau: mat, work: mat, lwork: int, rwork: cx reals, info,);
+                tau: mat, work: mat, lwork: len, rwork: cx reals, info,)
+            /// `?geqp3` on the m×n `a` (`lda`) with the column pivots `jpvt` (n, in
+            /// and out), min(m,n) scalars into `tau`, LWORK = `work.len()` and, for
+            /// the complex types, `rwork` (2n reals; ignored for the real ones);
+            /// returns INFO.
+            checked geqp3<T: LapackScalar> |r| {
+                let nu = len(r, "n", n);
+                let a = matrix(r, "a", a, m, n, lda);
+                let jpvt = array(r, "jpvt", jpvt, nu);
+                let tau = array(r, "tau", tau, len(r, "m", m.min(n)));
+                let (work, lwork) = work_array(r, work);
+                // The real types take no RWORK.
+                let rwork = complex_rwork::<T>(r, rwork, 2 * nu);
+            };
             /// `?orgqr` / `?ungqr`; returns INFO.
             ///
             /// # Safety
             ///
             /// As LAPACK requires for these dims and `lwork` (−1 = query).
             common orgqr [orgqr, ungqr] (m: int, n: int, k: int, a: mat, lda: int,
-                tau: cmat, work: mat, lwork: int, info,);
+                tau: cmat, work: mat, lwork: len, info,)
+            /// `?orgqr` / `?ungqr`: the first n columns of Q = H(1)…H(k) over the m×n
+            /// `a` (`lda`), from k reflectors and `tau` (k), LWORK = `work.len()`;
+            /// returns INFO.
+            checked orgqr<T: LapackScalar> |r| {
+                let a = matrix(r, "a", a, m, n, lda);
+                let tau = array(r, "tau", tau, len(r, "k", k));
+                let (work, lwork) = work_array(r, work);
+            };
             /// `?ormqr` / `?unmqr`; returns INFO.
             ///
             /// # Safety
@@ -150,23 +207,68 @@ macro_rules! lapack_routines {
             /// As LAPACK requires for these dims and `lwork` (−1 = query). `a` is
             /// written to temporarily and restored.
             common ormqr [ormqr, unmqr] (side: char, trans: char, m: int, n: int, k: int,
-                a: mat, lda: int, tau: cmat, c: mat, ldc: int, work: mat, lwork: int, info,);
+                a: mat, lda: int, tau: cmat, c: mat, ldc: int, work: mat, lwork: len, info,)
+            /// `?ormqr` / `?unmqr`: applies Q = H(1)…H(k) (or its adjoint, `trans`)
+            /// from `side` to the m×n `c` (`ldc`), the k reflectors in the columns of
+            /// `a` (`lda`; written to and restored by LAPACK) and `tau` (k), LWORK =
+            /// `work.len()`; returns INFO.
+            checked ormqr<T: LapackScalar> |r| {
+                // `a` holds k reflectors of the order of Q.
+                let order = if side == b'L' { m } else { n };
+                let a = matrix(r, "a", a, order, k, lda);
+                let tau = array(r, "tau", tau, len(r, "k", k));
+                let c = matrix(r, "c", c, m, n, ldc);
+                let (work, lwork) = work_array(r, work);
+            };
             /// `?syevd` / `?heevd` (`rwork` ignored for real types); returns INFO.
             ///
             /// # Safety
             ///
             /// As LAPACK requires for these dims and workspace sizes (−1 = query).
             common syevd [syevd, heevd] (jobz: char, uplo: char, n: int, a: mat, lda: int,
-                w: reals, work: mat, lwork: int, rwork: cx reals, lrwork: cx int,
-                iwork: ints, liwork: int, info,);
+                w: reals, work: mat, lwork: len, rwork: cx reals, lrwork: cx len,
+                iwork: ints, liwork: len, info,)
+            /// `?syevd` / `?heevd` on the n×n `a` (`lda`, the `uplo` triangle): the
+            /// eigenvalues into `w` (n) and, with `jobz` 'V', the eigenvectors over
+            /// `a`; LWORK, LRWORK (complex types; 1 for the real ones) and LIWORK are
+            /// the lengths of `work`, `rwork` and `iwork`. Returns INFO.
+            checked syevd<T: LapackScalar> |r| {
+                let a = matrix(r, "a", a, n, n, lda);
+                let w = array(r, "w", w, len(r, "n", n));
+                let (work, lwork) = work_array(r, work);
+                let (rwork, lrwork) = work_array(r, rwork);
+                let (iwork, liwork) = work_array(r, iwork);
+            };
             /// `?gesdd` (`rwork` ignored for real types); returns INFO.
             ///
             /// # Safety
             ///
             /// As LAPACK requires for these dims and workspace sizes (−1 = query).
             common gesdd [gesdd, gesdd] (jobz: char, m: int, n: int, a: mat, lda: int,
-                s: reals, u: mat, ldu: int, vt: mat, ldvt: int, work: mat, lwork: int,
-                rwork: cx reals, iwork: ints, info,);
+                s: reals, u: mat, ldu: int, vt: mat, ldvt: int, work: mat, lwork: len,
+                rwork: cx reals, iwork: ints, info,)
+            /// `?gesdd` on the m×n `a` (`lda`, destroyed): the singular values into
+            /// `s` (min(m,n)) and, as `jobz` asks ('A', 'S'; none for 'N'), U into `u`
+            /// (`ldu`) and Vᵀ into `vt` (`ldvt`); LWORK is `work.len()`, `rwork` holds
+            /// [`gesdd_lrwork`] reals (complex types) and `iwork` 8·min(m,n). Returns
+            /// INFO.
+            checked gesdd<T: LapackScalar> |r| {
+                let (mu, nu) = (len(r, "m", m), len(r, "n", n));
+                let k = mu.min(nu);
+                let (ucols, vrows) = svd_vectors(jobz, m, n);
+                let a = matrix(r, "a", a, m, n, lda);
+                let s = array(r, "s", s, k);
+                if jobz != b'N' {
+                    need_matrix(r, "u", u.len(), m, ucols, ldu);
+                    need_matrix(r, "vt", vt.len(), vrows, n, ldvt);
+                }
+                let (work, lwork) = work_array(r, work);
+                let rwork = array(r, "rwork", rwork, gesdd_lrwork::<T>(jobz, mu, nu));
+                let iwork = array(r, "iwork", iwork, 8 * k);
+                // With 'N' LAPACK never touches `u` and `vt`: valid dummies when empty.
+                let (mut du, mut dvt) = ([T::default()], [T::default()]);
+                let (u, vt) = (or_dummy(u, &mut du), or_dummy(vt, &mut dvt));
+            };
             /// `?gesvd` with `jobu = jobvt = job` (`rwork` ignored for real types);
             /// returns INFO.
             ///
@@ -175,7 +277,27 @@ macro_rules! lapack_routines {
             /// As LAPACK requires for these dims and workspace sizes (−1 = query).
             common gesvd [gesvd, gesvd] (job: char, jobvt = char job, m: int, n: int,
                 a: mat, lda: int, s: reals, u: mat, ldu: int, vt: mat, ldvt: int,
-                work: mat, lwork: int, rwork: cx reals, info,);
+                work: mat, lwork: len, rwork: cx reals, info,)
+            /// `?gesvd` with JOBU = JOBVT = `job` on the m×n `a` (`lda`, destroyed):
+            /// the singular values into `s` (min(m,n)) and, as `job` asks ('A', 'S';
+            /// none for 'N'), U into `u` (`ldu`) and Vᵀ into `vt` (`ldvt`); LWORK is
+            /// `work.len()` and `rwork` holds 5·min(m,n) reals (complex types).
+            /// Returns INFO.
+            checked gesvd<T: LapackScalar> |r| {
+                let k = len(r, "m", m.min(n));
+                let (ucols, vrows) = svd_vectors(job, m, n);
+                let a = matrix(r, "a", a, m, n, lda);
+                let s = array(r, "s", s, k);
+                if job != b'N' {
+                    need_matrix(r, "u", u.len(), m, ucols, ldu);
+                    need_matrix(r, "vt", vt.len(), vrows, n, ldvt);
+                }
+                let (work, lwork) = work_array(r, work);
+                let rwork = complex_rwork::<T>(r, rwork, 5 * k);
+                // With 'N' LAPACK never touches `u` and `vt`: valid dummies when empty.
+                let (mut du, mut dvt) = ([T::default()], [T::default()]);
+                let (u, vt) = (or_dummy(u, &mut du), or_dummy(vt, &mut dvt));
+            };
             /// `?geev`; returns INFO.
             ///
             /// # Safety
@@ -183,15 +305,45 @@ macro_rules! lapack_routines {
             /// As LAPACK requires for these dims and `lwork` (−1 = query).
             real geev [geev] (jobvl: char, jobvr: char, n: int, a: mat, lda: int,
                 wr: mat, wi: mat, vl: mat, ldvl: int, vr: mat, ldvr: int, work: mat,
-                lwork: int, info,);
+                lwork: len, info,)
+            /// Real `?geev` on the n×n `a` (`lda`, destroyed): eigenvalues into `wr`
+            /// and `wi` (n each), left and right eigenvectors (packed) into `vl` and
+            /// `vr` (n×n at `ldvl`, `ldvr`) when `jobvl`, `jobvr` are 'V'; LWORK is
+            /// `work.len()`. Returns INFO.
+            checked geev_real<T: RealLapack> |r| {
+                let nu = len(r, "n", n);
+                let a = matrix(r, "a", a, n, n, lda);
+                let wr = array(r, "wr", wr, nu);
+                let wi = array(r, "wi", wi, nu);
+                // LAPACK references `vl` and `vr` only for 'V': valid dummies otherwise.
+                let (mut dl, mut dr) = ([T::default()], [T::default()]);
+                let vl = vectors(r, "vl", jobvl, vl, n, ldvl, &mut dl);
+                let vr = vectors(r, "vr", jobvr, vr, n, ldvr, &mut dr);
+                let (work, lwork) = work_array(r, work);
+            };
             /// `?geev`; `rwork` holds 2n reals. Returns INFO.
             ///
             /// # Safety
             ///
             /// As LAPACK requires for these dims and `lwork` (−1 = query).
             complex geev [geev] (jobvl: char, jobvr: char, n: int, a: mat, lda: int,
-                w: mat, vl: mat, ldvl: int, vr: mat, ldvr: int, work: mat, lwork: int,
-                rwork: reals, info,);
+                w: mat, vl: mat, ldvl: int, vr: mat, ldvr: int, work: mat, lwork: len,
+                rwork: reals, info,)
+            /// Complex `?geev` on the n×n `a` (`lda`, destroyed): eigenvalues into `w`
+            /// (n), left and right eigenvectors into `vl` and `vr` (n×n at `ldvl`,
+            /// `ldvr`) when `jobvl`, `jobvr` are 'V'; LWORK is `work.len()`, `rwork`
+            /// holds 2n reals. Returns INFO.
+            checked geev_complex<T: ComplexLapack> |r| {
+                let nu = len(r, "n", n);
+                let a = matrix(r, "a", a, n, n, lda);
+                let w = array(r, "w", w, nu);
+                // LAPACK references `vl` and `vr` only for 'V': valid dummies otherwise.
+                let (mut dl, mut dr) = ([T::default()], [T::default()]);
+                let vl = vectors(r, "vl", jobvl, vl, n, ldvl, &mut dl);
+                let vr = vectors(r, "vr", jobvr, vr, n, ldvr, &mut dr);
+                let (work, lwork) = work_array(r, work);
+                let rwork = array(r, "rwork", rwork, 2 * nu);
+            };
             /// `?gees` with `SORT = 'N'`; returns INFO.
             ///
             /// # Safety
@@ -199,7 +351,21 @@ macro_rules! lapack_routines {
             /// As LAPACK requires for these dims and `lwork` (−1 = query).
             real gees [gees] (jobvs: char, sort = char b'N', select = none, n: int,
                 a: mat, lda: int, sdim: ints, wr: mat, wi: mat, vs: mat, ldvs: int,
-                work: mat, lwork: int, bwork = null, info,);
+                work: mat, lwork: len, bwork = null, info,)
+            /// Real `?gees` (no sorting) on the n×n `a` (`lda`, overwritten by the
+            /// Schur form): eigenvalues into `wr` and `wi` (n each), the Schur vectors
+            /// into `vs` (n×n at `ldvs`) when `jobvs` is 'V', 0 into `sdim` (one
+            /// integer); LWORK is `work.len()`. Returns INFO.
+            checked gees_real<T: RealLapack> |r| {
+                let nu = len(r, "n", n);
+                let a = matrix(r, "a", a, n, n, lda);
+                let sdim = array(r, "sdim", sdim, 1);
+                let wr = array(r, "wr", wr, nu);
+                let wi = array(r, "wi", wi, nu);
+                let mut dummy = [T::default()];
+                let vs = vectors(r, "vs", jobvs, vs, n, ldvs, &mut dummy);
+                let (work, lwork) = work_array(r, work);
+            };
             /// `?gees` with `SORT = 'N'`; `rwork` holds n reals. Returns INFO.
             ///
             /// # Safety
@@ -207,36 +373,98 @@ macro_rules! lapack_routines {
             /// As LAPACK requires for these dims and `lwork` (−1 = query).
             complex gees [gees] (jobvs: char, sort = char b'N', select = none, n: int,
                 a: mat, lda: int, sdim: ints, w: mat, vs: mat, ldvs: int, work: mat,
-                lwork: int, rwork: reals, bwork = null, info,);
+                lwork: len, rwork: reals, bwork = null, info,)
+            /// Complex `?gees` (no sorting) on the n×n `a` (`lda`, overwritten by the
+            /// Schur form): eigenvalues into `w` (n), the Schur vectors into `vs` (n×n
+            /// at `ldvs`) when `jobvs` is 'V', 0 into `sdim` (one integer); LWORK is
+            /// `work.len()`, `rwork` holds n reals. Returns INFO.
+            checked gees_complex<T: ComplexLapack> |r| {
+                let nu = len(r, "n", n);
+                let a = matrix(r, "a", a, n, n, lda);
+                let sdim = array(r, "sdim", sdim, 1);
+                let w = array(r, "w", w, nu);
+                let mut dummy = [T::default()];
+                let vs = vectors(r, "vs", jobvs, vs, n, ldvs, &mut dummy);
+                let (work, lwork) = work_array(r, work);
+                let rwork = array(r, "rwork", rwork, nu);
+            };
             /// `?gehrd`; returns INFO.
             ///
             /// # Safety
             ///
             /// As LAPACK requires for these dims and `lwork` (−1 = query).
             common gehrd [gehrd, gehrd] (n: int, ilo: int, ihi: int, a: mat, lda: int,
-                tau: mat, work: mat, lwork: int, info,);
+                tau: mat, work: mat, lwork: len, info,)
+            /// `?gehrd` on the n×n `a` (`lda`), n−1 scalars into `tau` (none for
+            /// n = 1), LWORK = `work.len()`; returns INFO.
+            checked gehrd<T: LapackScalar> |r| {
+                let mut dummy = [T::default()];
+                let a = matrix(r, "a", a, n, n, lda);
+                // For n = 1 LAPACK writes nothing to `tau`: a valid dummy when empty.
+                let reflectors = len(r, "n", n).saturating_sub(1);
+                let tau = array_or_dummy(r, "tau", tau, reflectors, &mut dummy);
+                let (work, lwork) = work_array(r, work);
+            };
             /// `?sytrd` / `?hetrd`; returns INFO.
             ///
             /// # Safety
             ///
             /// As LAPACK requires for these dims and `lwork` (−1 = query).
             common sytrd [sytrd, hetrd] (uplo: char, n: int, a: mat, lda: int, d: reals,
-                e: reals, tau: mat, work: mat, lwork: int, info,);
+                e: reals, tau: mat, work: mat, lwork: len, info,)
+            /// `?sytrd` / `?hetrd` on the n×n `a` (`lda`, the `uplo` triangle): the
+            /// diagonal into `d` (n), the off-diagonal into `e` and the scalars into
+            /// `tau` (n−1 each, none for n = 1), LWORK = `work.len()`; returns INFO.
+            checked sytrd<T: LapackScalar> |r| {
+                let nu = len(r, "n", n);
+                let (mut de, mut dt) = ([<T::Real as Default>::default()], [T::default()]);
+                let a = matrix(r, "a", a, n, n, lda);
+                let d = array(r, "d", d, nu);
+                // For n = 1 LAPACK writes nothing to `e` and `tau`: valid dummies.
+                let e = array_or_dummy(r, "e", e, nu.saturating_sub(1), &mut de);
+                let tau = array_or_dummy(r, "tau", tau, nu.saturating_sub(1), &mut dt);
+                let (work, lwork) = work_array(r, work);
+            };
             /// `?gtsv`; returns INFO.
             ///
             /// # Safety
             ///
             /// As LAPACK requires: `dl`, `du` hold n−1 elements, `d` n, `b` `ldb·nrhs`.
             common gtsv [gtsv, gtsv] (n: int, nrhs: int, dl: mat, d: mat, du: mat, b: mat,
-                ldb: int, info,);
-            /// `?stedc` (`compz` 'I': eigenvectors of the tridiagonal matrix into
-            /// `z`); returns INFO.
+                ldb: int, info,)
+            /// `?gtsv`: solves the n×n tridiagonal system with sub-diagonal `dl`,
+            /// diagonal `d` and super-diagonal `du` (n−1, n, n−1) for the n×nrhs `b`
+            /// (`ldb`), in place; returns INFO.
+            checked gtsv<T: LapackScalar> |r| {
+                let nu = len(r, "n", n);
+                let dl = array(r, "dl", dl, nu.saturating_sub(1));
+                let d = array(r, "d", d, nu);
+                let du = array(r, "du", du, nu.saturating_sub(1));
+                // With nrhs = 0 LAPACK reads no right-hand side: a valid dummy.
+                need_matrix(r, "b", b.len(), n, nrhs, ldb);
+                let mut dummy = [T::default()];
+                let b = or_dummy(b, &mut dummy);
+            };
+            /// `?stedc` with `compz` 'I' (eigenvectors of the tridiagonal matrix
+            /// into `z`); returns INFO.
             ///
             /// # Safety
             ///
             /// As LAPACK requires for these dims, `lwork` and `liwork` (−1 = query).
-            real stedc [stedc] (compz: char, n: int, d: mat, e: mat, z: mat, ldz: int,
-                work: mat, lwork: int, iwork: ints, liwork: int, info,);
+            real stedc [stedc] (compz = char b'I', n: int, d: mat, e: mat, z: mat, ldz: int,
+                work: mat, lwork: len, iwork: ints, liwork: len, info,)
+            /// `?stedc` with `compz` 'I': the eigensystem of the n×n symmetric
+            /// tridiagonal matrix with diagonal `d` (n, eigenvalues out) and
+            /// off-diagonal `e` (n−1), eigenvectors into `z` (n×n at `ldz`); LWORK and
+            /// LIWORK are the lengths of `work` and `iwork`. Returns INFO.
+            checked stedc<T: RealLapack> |r| {
+                let nu = len(r, "n", n);
+                let d = array(r, "d", d, nu);
+                let e = array(r, "e", e, nu.saturating_sub(1));
+                let z = matrix(r, "z", z, n, n, ldz);
+                let (work, lwork) = work_array(r, work);
+                let (iwork, liwork) = work_array(r, iwork);
+            };
             /// `?ormtr` with `SIDE = 'L'`, `TRANS = 'N'`: `c` := Q·`c` for the Q of
             /// `?sytrd`; returns INFO.
             ///
@@ -245,7 +473,16 @@ macro_rules! lapack_routines {
             /// As LAPACK requires for these dims and `lwork` (−1 = query).
             real ormtr [ormtr] (side = char b'L', uplo: char, trans = char b'N', m: int,
                 n: int, a: cmat, lda: int, tau: cmat, c: mat, ldc: int, work: mat,
-                lwork: int, info,);
+                lwork: len, info,)
+            /// `?ormtr` with SIDE = 'L', TRANS = 'N': `c` (m×n at `ldc`) := Q·`c` for
+            /// the Q that `?sytrd` (`uplo`) left in `a` (m×m at `lda`) and `tau`
+            /// (m−1); LWORK is `work.len()`. Returns INFO.
+            checked ormtr<T: RealLapack> |r| {
+                let a = matrix(r, "a", a, m, m, lda);
+                let tau = array(r, "tau", tau, len(r, "m", m).saturating_sub(1));
+                let c = matrix(r, "c", c, m, n, ldc);
+                let (work, lwork) = work_array(r, work);
+            };
             /// `?laed1`: the eigensystem of a block-diagonal tridiagonal matrix
             /// plus a rank-one term, from the eigensystems of its two blocks;
             /// returns INFO.
@@ -255,7 +492,21 @@ macro_rules! lapack_routines {
             /// As LAPACK requires: `d` holds n, `q` is n×n (`ldq`), `indxq` n,
             /// `work` 4n + n², `iwork` 4n.
             real laed1 [laed1] (n: int, d: mat, q: mat, ldq: int, indxq: ints, rho: val,
-                cutpnt: int, work: mat, iwork: ints, info,);
+                cutpnt: int, work: mat, iwork: ints, info,)
+            /// `?laed1`: the eigensystem of the n×n block-diagonal tridiagonal matrix
+            /// (blocks split at `cutpnt`, in 1..n) plus `rho` times a rank-one term,
+            /// from its blocks' eigenvalues `d` (n) and eigenvectors `q` (n×n at
+            /// `ldq`) with the permutation `indxq` (n); `work` holds 4n + n² and
+            /// `iwork` 4n, as `?laed1` documents. Returns INFO.
+            checked laed1<T: RealLapack> |r| {
+                let nu = len(r, "n", n);
+                assert!((1..n).contains(&cutpnt), "{r}: cutpnt {cutpnt} is not in 1..{n}");
+                let d = array(r, "d", d, nu);
+                let q = matrix(r, "q", q, n, n, ldq);
+                let indxq = array(r, "indxq", indxq, nu);
+                let work = array(r, "work", work, 4 * nu + nu * nu);
+                let iwork = array(r, "iwork", iwork, 4 * nu);
+            };
             /// `?gebrd`: reduces the m×n `a` to bidiagonal form QᵀAP; returns
             /// INFO.
             ///
@@ -263,7 +514,20 @@ macro_rules! lapack_routines {
             ///
             /// As LAPACK requires for these dims and `lwork` (−1 = query).
             real gebrd [gebrd] (m: int, n: int, a: mat, lda: int, d: mat, e: mat,
-                tauq: mat, taup: mat, work: mat, lwork: int, info,);
+                tauq: mat, taup: mat, work: mat, lwork: len, info,)
+            /// `?gebrd` on the m×n `a` (`lda`): the bidiagonal's diagonal into `d`
+            /// (min(m,n)) and off-diagonal into `e` (min(m,n) − 1), the scalars of Q
+            /// and P into `tauq` and `taup` (min(m,n) each); LWORK is `work.len()`.
+            /// Returns INFO.
+            checked gebrd<T: RealLapack> |r| {
+                let k = len(r, "m", m.min(n));
+                let a = matrix(r, "a", a, m, n, lda);
+                let d = array(r, "d", d, k);
+                let e = array(r, "e", e, k.saturating_sub(1));
+                let tauq = array(r, "tauq", tauq, k);
+                let taup = array(r, "taup", taup, k);
+                let (work, lwork) = work_array(r, work);
+            };
             /// `?bdsdc` with `UPLO = 'U'`, `COMPQ = 'I'`: the SVD of an upper
             /// bidiagonal matrix, singular vectors into `u` and `vt`; returns INFO.
             ///
@@ -273,7 +537,20 @@ macro_rules! lapack_routines {
             /// `work` 3n² + 4n, `iwork` 8n.
             real bdsdc [bdsdc] (uplo = char b'U', compq = char b'I', n: int, d: mat,
                 e: mat, u: mat, ldu: int, vt: mat, ldvt: int, q = scratch mat,
-                iq = scratch int, work: mat, iwork: ints, info,);
+                iq = scratch int, work: mat, iwork: ints, info,)
+            /// `?bdsdc` with UPLO = 'U', COMPQ = 'I': the SVD of the n×n upper
+            /// bidiagonal matrix with diagonal `d` (n, singular values out) and
+            /// superdiagonal `e` (n−1), singular vectors into `u` and `vt` (n×n at
+            /// `ldu`, `ldvt`); `work` holds 3n² + 4n and `iwork` 8n. Returns INFO.
+            checked bdsdc<T: RealLapack> |r| {
+                let nu = len(r, "n", n);
+                let d = array(r, "d", d, nu);
+                let e = array(r, "e", e, nu.saturating_sub(1));
+                let u = matrix(r, "u", u, n, n, ldu);
+                let vt = matrix(r, "vt", vt, n, n, ldvt);
+                let work = array(r, "work", work, 3 * nu * nu + 4 * nu);
+                let iwork = array(r, "iwork", iwork, 8 * nu);
+            };
             /// `?ormbr`: applies the Q (`vect` 'Q') or P (`vect` 'P') of `?gebrd`
             /// to `c` from `side`, transposed with `trans` 'T'; returns INFO.
             ///
@@ -282,7 +559,20 @@ macro_rules! lapack_routines {
             /// As LAPACK requires for these dims and `lwork` (−1 = query).
             real ormbr [ormbr] (vect: char, side: char, trans: char, m: int, n: int,
                 k: int, a: cmat, lda: int, tau: cmat, c: mat, ldc: int, work: mat,
-                lwork: int, info,);
+                lwork: len, info,)
+            /// `?ormbr`: applies `?gebrd`'s Q (`vect` 'Q') or P ('P'), from the
+            /// reflectors in `a` (`lda`) and `tau` (min(nq,k)), to the m×n `c` (`ldc`)
+            /// from `side`, transposed with `trans` 'T'; LWORK is `work.len()`.
+            /// Returns INFO.
+            checked ormbr<T: RealLapack> |r| {
+                // `a` holds the reflectors `vect` names.
+                let nq = if side == b'L' { m } else { n };
+                let (rows, cols) = ormbr_reflectors(vect, nq, k);
+                let a = matrix(r, "a", a, rows, cols, lda);
+                let tau = array(r, "tau", tau, len(r, "k", nq.min(k)));
+                let c = matrix(r, "c", c, m, n, ldc);
+                let (work, lwork) = work_array(r, work);
+            };
         );
     };
 }
@@ -295,9 +585,11 @@ macro_rules! bind_routines {
         $crate::ffi::bind_routines!(@emit $mode $($acc)*);
     };
     (@entries $mode:tt $acc:tt $(#[$doc:meta])* $tag:ident $method:ident [$($sym:ident),+]
-        ($($p:tt)*); $($rest:tt)*) => {
+        ($($p:tt)*) $(#[$cdoc:meta])* checked $checked:ident<T: $bound:ident> |$r:ident| $body:tt;
+        $($rest:tt)*) => {
         $crate::ffi::bind_routines!(@take $mode $tag [$($sym),+] $acc
-            [[$(#[$doc])*] $method ($($p)*)] $($rest)*);
+            [[$(#[$doc])*] $method ($($p)*) [[$(#[$cdoc])*] $checked $bound $r $body]]
+            $($rest)*);
     };
     (@take [struct real] common [$s:ident, $c:ident] [$($acc:tt)*] [$($e:tt)*] $($rest:tt)*) => {
         $crate::ffi::bind_routines!(@entries [struct real] [$($acc)* {$s $($e)*}] $($rest)*);
@@ -339,12 +631,15 @@ macro_rules! bind_routines {
         $crate::ffi::bind_routines!(@entries [impl only complex $set] [$($acc)* {$c $($e)*}]
             $($rest)*);
     };
+    (@take [checked] $tag:ident $syms:tt [$($acc:tt)*] [$($e:tt)*] $($rest:tt)*) => {
+        $crate::ffi::bind_routines!(@entries [checked] [$($acc)* {$tag $($e)*}] $($rest)*);
+    };
     (@take $mode:tt $tag:ident $syms:tt $acc:tt $e:tt $($rest:tt)*) => {
         $crate::ffi::bind_routines!(@entries $mode $acc $($rest)*);
     };
 
     // ---- What each mode writes from its entries.
-    (@emit [struct real] $({$sym:ident $docs:tt $method:ident ($($p:tt)*)})*) => {
+    (@emit [struct real] $({$sym:ident $docs:tt $method:ident ($($p:tt)*) $chk:tt})*) => {
         /// The routines of one real type (`s` or `d`).
         pub struct RealRoutines<T> {
             $(
@@ -354,7 +649,7 @@ macro_rules! bind_routines {
         }
         $crate::ffi::bind_routines!(@load RealRoutines<T> $($sym)*);
     };
-    (@emit [struct complex] $({$sym:ident $docs:tt $method:ident ($($p:tt)*)})*) => {
+    (@emit [struct complex] $({$sym:ident $docs:tt $method:ident ($($p:tt)*) $chk:tt})*) => {
         /// The routines of one complex type (`c` or `z`); `R` is its real part.
         pub struct ComplexRoutines<T, R> {
             $(
@@ -396,14 +691,77 @@ macro_rules! bind_routines {
             }
         }
     };
-    (@emit [decl $($group:ident)+] $({$sym:ident [$(#[$doc:meta])*] $method:ident ($($p:tt)*)})*) => {
+    (@emit [decl $($group:ident)+] $({$sym:ident [$(#[$doc:meta])*] $method:ident ($($p:tt)*) $chk:tt})*) => {
         $($crate::ffi::bind_routines!(@p [decl [$(#[$doc])*] $method] complex
             [] [] [] [] [] [] [] $($p)*);)*
     };
     (@emit [impl $group:ident $variant:ident $set:ident]
-        $({$sym:ident $docs:tt $method:ident ($($p:tt)*)})*) => {
+        $({$sym:ident $docs:tt $method:ident ($($p:tt)*) $chk:tt})*) => {
         $($crate::ffi::bind_routines!(@p [impl $set $method $sym] $variant
             [] [] [] [] [] [] [] $($p)*);)*
+    };
+    (@emit [checked] $({$tag:ident $docs:tt $method:ident ($($p:tt)*) $chk:tt})*) => {
+        $($crate::ffi::bind_routines!(@c [$method $chk] [] [] [] $($p)*);)*
+    };
+
+    // ---- One routine's safe function, its parameters munched into: the
+    // function's parameters, the call's arguments, INFO.
+    (@c $h:tt $s:tt $a:tt []) => {
+        $crate::ffi::bind_routines! {@c_fn $h $s $a []}
+    };
+    (@c $h:tt $s:tt $a:tt [$info:ident]) => {
+        $crate::ffi::bind_routines! {@c_fn $h $s $a [-> $crate::ffi::lapack_int]}
+    };
+    (@c_fn [$method:ident [[$(#[$doc:meta])*] $checked:ident $bound:ident $r:ident {$($body:tt)*}]]
+        [$($s:tt)*] [$($a:tt)*] [$($ret:tt)*]) => {
+        $(#[$doc])*
+        pub(crate) fn $checked<T: $bound>(l: &$crate::ffi::LapackSymbols, $($s)*) $($ret)* {
+            let $r = stringify!($method);
+            $($body)*
+            // SAFETY: every array argument is a pointer that a check of the
+            // table's entry handed out (a slice is not a pointer, so none is
+            // passed unchecked): `matrix`, `array` and `work_array` only once
+            // the slice holds what the routine references for these dims and
+            // options, `or_dummy` a valid element where it references none;
+            // every `len` argument is its workspace's length.
+            unsafe { T::$method(l, $($a)*) }
+        }
+    };
+    (@c $h:tt [$($s:tt)*] [$($a:tt)*] $i:tt $n:ident: char, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@c $h [$($s)* $n: u8,] [$($a)* $n,] $i $($rest)*}
+    };
+    (@c $h:tt [$($s:tt)*] [$($a:tt)*] $i:tt $n:ident: int, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@c $h [$($s)* $n: $crate::ffi::lapack_int,] [$($a)* $n,] $i
+            $($rest)*}
+    };
+    (@c $h:tt $s:tt [$($a:tt)*] $i:tt $n:ident: $(cx)? len, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@c $h $s [$($a)* $n,] $i $($rest)*}
+    };
+    (@c $h:tt [$($s:tt)*] [$($a:tt)*] $i:tt $n:ident: val, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@c $h [$($s)* $n: T,] [$($a)* $n,] $i $($rest)*}
+    };
+    (@c $h:tt [$($s:tt)*] [$($a:tt)*] $i:tt $n:ident: mat, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@c $h [$($s)* $n: &mut [T],] [$($a)* $n,] $i $($rest)*}
+    };
+    (@c $h:tt [$($s:tt)*] [$($a:tt)*] $i:tt $n:ident: cmat, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@c $h [$($s)* $n: &[T],] [$($a)* $n,] $i $($rest)*}
+    };
+    (@c $h:tt [$($s:tt)*] [$($a:tt)*] $i:tt $n:ident: $(cx)? reals, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@c $h [$($s)* $n: &mut [T::Real],] [$($a)* $n,] $i
+            $($rest)*}
+    };
+    (@c $h:tt [$($s:tt)*] [$($a:tt)*] $i:tt $n:ident: ints, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@c $h [$($s)* $n: &mut [$crate::ffi::lapack_int],]
+            [$($a)* $n,] $i $($rest)*}
+    };
+    (@c $h:tt $s:tt $a:tt $i:tt $n:ident = $kind:ident, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@c $h $s $a $i $($rest)*}
+    };
+    (@c $h:tt $s:tt $a:tt $i:tt $n:ident = $kind:ident $c:tt, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@c $h $s $a $i $($rest)*}
+    };
+    (@c $h:tt $s:tt $a:tt [] $info:ident, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@c $h $s $a [$info] $($rest)*}
     };
 
     // ---- One routine's parameters, munched into: method parameters,
@@ -446,6 +804,12 @@ macro_rules! bind_routines {
             unsafe { (l.$set.$sym)($($a)* $($la)*) };
             $info
         }
+    };
+    (@p $o:tt $v:ident $d:tt $f:tt $a:tt $lt:tt $la:tt $u:tt $r:tt $n:ident: len, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@p $o $v $d $f $a $lt $la $u $r $n: int, $($rest)*}
+    };
+    (@p $o:tt $v:ident $d:tt $f:tt $a:tt $lt:tt $la:tt $u:tt $r:tt $n:ident: cx len, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@p $o $v $d $f $a $lt $la $u $r $n: cx int, $($rest)*}
     };
     (@p $o:tt $v:ident [$($d:tt)*] [$($f:tt)*] [$($a:tt)*] [$($lt:tt)*] [$($la:tt)*] $u:tt $r:tt
         $n:ident: char, $($rest:tt)*) => {

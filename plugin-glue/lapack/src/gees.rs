@@ -38,7 +38,7 @@ pub(crate) trait Gees: LapackScalar {
         jobvs: u8,
         n: i32,
         a: &mut [Self],
-        sdim: &mut i32,
+        sdim: &mut [i32],
         w: &mut [Self],
         wi: &mut [Self],
         vs: &mut [Self],
@@ -59,7 +59,7 @@ impl<T: RealLapack> Gees for T {
         jobvs: u8,
         n: i32,
         a: &mut [T],
-        sdim: &mut i32,
+        sdim: &mut [i32],
         w: &mut [T],
         wi: &mut [T],
         vs: &mut [T],
@@ -85,7 +85,7 @@ macro_rules! complex_gees {
                 jobvs: u8,
                 n: i32,
                 a: &mut [Self],
-                sdim: &mut i32,
+                sdim: &mut [i32],
                 w: &mut [Self],
                 _wi: &mut [Self],
                 vs: &mut [Self],
@@ -156,7 +156,7 @@ pub(crate) fn gees<T: Gees>(
         elements,
         |(work, rwork, zscratch), (t, z, w, wi, s, i)| {
             let vs: &mut [T] = if jobvs == b'V' { z } else { zscratch };
-            i[0] = T::call(ctx, jobvs, ni, t, &mut s[0], w, wi, vs, work, rwork);
+            i[0] = T::call(ctx, jobvs, ni, t, s, w, wi, vs, work, rwork);
         },
     );
     Ok(())

@@ -225,7 +225,7 @@ impl<T: RealLapack> Block<'_, T> {
         );
         let l = ctx.lib.symbols();
         let (ki, ldzi) = (ctx.int("n", k)?, ctx.int("ldz", ldz)?);
-        let (lwork, liwork) = checked::stedc_lwork::<T>(l, b'I', ki, ldzi);
+        let (lwork, liwork) = checked::stedc_lwork::<T>(l, ki, ldzi);
         let (mut work, mut iwork) = (vec![T::ZERO; lwork], vec![0i32; liwork]);
         Ok(checked::stedc(l, ki, d, e, z, ldzi, &mut work, &mut iwork))
     }
