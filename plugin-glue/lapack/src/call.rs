@@ -604,6 +604,8 @@ pub(crate) struct QueryArrays<T: crate::scalar::LapackScalar> {
     t: [[T; 2]; 6],
     r: [[T::Real; 2]; 3],
     i: [[i32; 2]; 3],
+    /// How many stand-ins of `t`, `r` and `i` are handed out.
+    used: [usize; 3],
 }
 
 impl<T: crate::scalar::LapackScalar> QueryArrays<T> {
@@ -613,18 +615,27 @@ impl<T: crate::scalar::LapackScalar> QueryArrays<T> {
             t: [[T::default(); 2]; 6],
             r: [[T::Real::default(); 2]; 3],
             i: [[0; 2]; 3],
+            used: [0; 3],
         }
     }
-    /// Stand-in `k` (< 6) for an array of `T`.
-    pub fn t(&mut self, k: usize) -> *mut T {
+    /// The index of the next stand-in of kind `kind` (0 `t`, 1 `r`, 2 `i`).
+    fn next(&mut self, kind: usize) -> usize {
+        self.used[kind] += 1;
+        self.used[kind] - 1
+    }
+    /// The next stand-in (of 6) for an array of `T`.
+    pub fn t(&mut self) -> *mut T {
+        let k = self.next(0);
         self.t[k].as_mut_ptr()
     }
-    /// Stand-in `k` (< 3) for an array of reals.
-    pub fn r(&mut self, k: usize) -> *mut T::Real {
+    /// The next stand-in (of 3) for an array of reals.
+    pub fn r(&mut self) -> *mut T::Real {
+        let k = self.next(1);
         self.r[k].as_mut_ptr()
     }
-    /// Stand-in `k` (< 3) for an integer array.
-    pub fn i(&mut self, k: usize) -> *mut i32 {
+    /// The next stand-in (of 3) for an integer array.
+    pub fn i(&mut self) -> *mut i32 {
+        let k = self.next(2);
         self.i[k].as_mut_ptr()
     }
 }

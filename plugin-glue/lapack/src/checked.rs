@@ -11,8 +11,9 @@
 //! pointer LAPACK gets comes out of a check (`array`, `matrix`,
 //! `work_array`, …), which hands it out only once the slice is long enough.
 //!
-//! The workspace queries (`*_lwork`) make LAPACK's LWORK = −1 call with the
-//! same dims and return the optimal size, at least 1.
+//! The workspace queries ([`lwork`], also from the table) make LAPACK's
+//! LWORK = −1 call with the same dims and return the optimal size, at
+//! least 1.
 
 #![expect(
     clippy::too_many_arguments,
@@ -23,54 +24,25 @@ use crate::call::{QueryArrays, workspace};
 use crate::ffi::lapack_int;
 use crate::scalar::{ComplexLapack, LapackScalar, RealLapack};
 
-/// Writes one routine's workspace query from its argument list:
-///
-/// ```text
-/// lwork_query! {
-///     /// Docs.
-///     fn NAME<T: BOUND>(l, DIM, …, CHAR: u8, …)
-///         |q, w| T::ROUTINE(l, …, w, -1, …);
-/// }
-/// ```
-///
-/// becomes `pub(crate) fn NAME<T: BOUND>(l: &LapackSymbols, DIM: lapack_int,
-/// …, CHAR: u8, …) -> usize` (a parameter is a `lapack_int` unless it
-/// names its type), which makes the call through [`query_lwork`]: `w` is
-/// WORK, LWORK is −1 and every other array a stand-in of `q`.
-macro_rules! lwork_query {
-    (@type) => { $crate::ffi::lapack_int };
-    (@type $ty:ty) => { $ty };
-    (
-        $(#[$doc:meta])*
-        fn $name:ident<T: $bound:ident>($l:ident $(, $arg:ident $(: $ty:ty)?)*)
-            |$q:ident, $w:ident| $call:expr;
-    ) => {
-        $(#[$doc])*
-        pub(crate) fn $name<T: $bound>(
-            $l: &$crate::ffi::LapackSymbols
-            $(, $arg: lwork_query!(@type $($ty)?))*
-        ) -> usize {
-            // SAFETY: a workspace query (LWORK = −1) reads only the dims and
-            // writes the first element of WORK (and of RWORK and IWORK where
-            // the routine has them); every other array is a stand-in of
-            // `QueryArrays`, a valid array.
-            super::query_lwork(|$q, $w| unsafe { $call })
-        }
-    };
-}
-
 mod eigen;
-mod factor;
 mod svd;
 
 pub(crate) use eigen::*;
-pub(crate) use factor::*;
 pub(crate) use svd::*;
 
 use eigen::vectors;
 use svd::{ormbr_reflectors, svd_vectors};
 
 crate::ffi::lapack_routines!(checked);
+
+/// The workspace queries, one for each safe function above with one
+/// workspace, under its name: LAPACK's LWORK = −1 call with the same dims.
+pub(crate) mod lwork {
+    use super::query_lwork;
+    use crate::scalar::{ComplexLapack, LapackScalar, RealLapack};
+
+    crate::ffi::lapack_routines!(lwork);
+}
 
 /// `v` as a length; panics on a negative dimension.
 fn len(routine: &str, what: &str, v: lapack_int) -> usize {

@@ -80,7 +80,10 @@ pub type openblas_get_corename_t = unsafe extern "C" fn() -> *const c_char;
 ///   `LapackScalar`, `RealLapack` and `ComplexLapack` (docs from the table);
 /// * `impl common real s`, `impl only complex z`, …: their implementations
 ///   for one symbol set of [`LapackSymbols`];
-/// * `checked`: the safe functions of `checked`, one a routine.
+/// * `checked`: the safe functions of `checked`, one a routine;
+/// * `lwork`: the workspace queries of `checked::lwork`, one for each
+///   routine with one workspace (`work: mat, lwork: len`), under the name
+///   of its safe function.
 ///
 /// An entry is `common NAME [REAL, COMPLEX]` (the real and complex routine
 /// names, e.g. `[syevd, heevd]`), `real NAME [ROUTINE]` or
@@ -631,6 +634,9 @@ macro_rules! bind_routines {
         $crate::ffi::bind_routines!(@entries [impl only complex $set] [$($acc)* {$c $($e)*}]
             $($rest)*);
     };
+    (@take [lwork] $tag:ident $syms:tt [$($acc:tt)*] [$($e:tt)*] $($rest:tt)*) => {
+        $crate::ffi::bind_routines!(@entries [lwork] [$($acc)* {$tag $($e)*}] $($rest)*);
+    };
     (@take [checked] $tag:ident $syms:tt [$($acc:tt)*] [$($e:tt)*] $($rest:tt)*) => {
         $crate::ffi::bind_routines!(@entries [checked] [$($acc)* {$tag $($e)*}] $($rest)*);
     };
@@ -702,6 +708,63 @@ macro_rules! bind_routines {
     };
     (@emit [checked] $({$tag:ident $docs:tt $method:ident ($($p:tt)*) $chk:tt})*) => {
         $($crate::ffi::bind_routines!(@c [$method $chk] [] [] [] $($p)*);)*
+    };
+    (@emit [lwork] $({$tag:ident $docs:tt $method:ident ($($p:tt)*)
+        [$cdocs:tt $checked:ident $bound:ident $r:ident $body:tt]})*) => {
+        $($crate::ffi::bind_routines!(@q [$method $checked $bound] {q w} [] [] [] $($p)*);)*
+    };
+
+    // ---- One routine's workspace query, its parameters munched into: the
+    // function's parameters (the dims), the call's arguments (stand-ins
+    // for the arrays, −1 for the lengths), the lengths.
+    (@q [$method:ident $checked:ident $bound:ident] {$q:ident $w:ident} [$($s:tt)*] [$($a:tt)*] [$lwork:ident]) => {
+        #[doc = concat!("The optimal LWORK of [`", stringify!($checked), "`](super::",
+            stringify!($checked), ") for these dims, at least 1.")]
+        pub(crate) fn $checked<T: $bound>(l: &$crate::ffi::LapackSymbols, $($s)*) -> usize {
+            // SAFETY: a workspace query (LWORK = −1) reads only the dims and
+            // writes the first element of WORK (and of RWORK and IWORK where
+            // the routine has them); every other array is a stand-in of
+            // `QueryArrays`, a valid array of its own.
+            query_lwork(|$q, $w| unsafe { T::$method(l, $($a)*) })
+        }
+    };
+    (@q $h:tt {$q:ident $w:ident} $s:tt $a:tt $lens:tt) => {};
+    (@q $h:tt {$q:ident $w:ident} $s:tt [$($a:tt)*] [$($l:tt)*] work: mat, $n:ident: len, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@q $h {$q $w} $s [$($a)* $w, -1,] [$($l)* $n] $($rest)*}
+    };
+    (@q $h:tt {$q:ident $w:ident} [$($s:tt)*] [$($a:tt)*] $l:tt $n:ident: char, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@q $h {$q $w} [$($s)* $n: u8,] [$($a)* $n,] $l $($rest)*}
+    };
+    (@q $h:tt {$q:ident $w:ident} [$($s:tt)*] [$($a:tt)*] $l:tt $n:ident: int, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@q $h {$q $w} [$($s)* $n: $crate::ffi::lapack_int,] [$($a)* $n,] $l
+            $($rest)*}
+    };
+    (@q $h:tt {$q:ident $w:ident} $s:tt [$($a:tt)*] [$($l:tt)*] $n:ident: $(cx)? len, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@q $h {$q $w} $s [$($a)* -1,] [$($l)* $n] $($rest)*}
+    };
+    (@q $h:tt {$q:ident $w:ident} $s:tt [$($a:tt)*] $l:tt $n:ident: val, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@q $h {$q $w} $s [$($a)* T::default(),] $l $($rest)*}
+    };
+    (@q $h:tt {$q:ident $w:ident} $s:tt [$($a:tt)*] $l:tt $n:ident: mat, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@q $h {$q $w} $s [$($a)* $q.t(),] $l $($rest)*}
+    };
+    (@q $h:tt {$q:ident $w:ident} $s:tt [$($a:tt)*] $l:tt $n:ident: cmat, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@q $h {$q $w} $s [$($a)* $q.t(),] $l $($rest)*}
+    };
+    (@q $h:tt {$q:ident $w:ident} $s:tt [$($a:tt)*] $l:tt $n:ident: $(cx)? reals, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@q $h {$q $w} $s [$($a)* $q.r(),] $l $($rest)*}
+    };
+    (@q $h:tt {$q:ident $w:ident} $s:tt [$($a:tt)*] $l:tt $n:ident: ints, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@q $h {$q $w} $s [$($a)* $q.i(),] $l $($rest)*}
+    };
+    (@q $h:tt {$q:ident $w:ident} $s:tt $a:tt $l:tt $n:ident = $kind:ident, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@q $h {$q $w} $s $a $l $($rest)*}
+    };
+    (@q $h:tt {$q:ident $w:ident} $s:tt $a:tt $l:tt $n:ident = $kind:ident $c:tt, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@q $h {$q $w} $s $a $l $($rest)*}
+    };
+    (@q $h:tt {$q:ident $w:ident} $s:tt $a:tt $l:tt $info:ident, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@q $h {$q $w} $s $a $l $($rest)*}
     };
 
     // ---- One routine's safe function, its parameters munched into: the

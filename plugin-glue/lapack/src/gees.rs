@@ -52,7 +52,7 @@ impl<T: RealLapack> Gees for T {
         0
     }
     fn lwork(ctx: &Ctx<'_>, jobvs: u8, n: i32) -> usize {
-        checked::gees_real_lwork::<T>(ctx.lib.symbols(), jobvs, n, n, n)
+        checked::lwork::gees_real::<T>(ctx.lib.symbols(), jobvs, n, n, n)
     }
     fn call(
         ctx: &Ctx<'_>,
@@ -78,7 +78,7 @@ macro_rules! complex_gees {
                 n
             }
             fn lwork(ctx: &Ctx<'_>, jobvs: u8, n: i32) -> usize {
-                checked::gees_complex_lwork::<$t>(ctx.lib.symbols(), jobvs, n, n, n)
+                checked::lwork::gees_complex::<$t>(ctx.lib.symbols(), jobvs, n, n, n)
             }
             fn call(
                 ctx: &Ctx<'_>,

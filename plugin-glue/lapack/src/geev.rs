@@ -83,7 +83,7 @@ pub(crate) fn geev_real<T: RealLapack>(
     }
     let ni = ctx.int("n", n)?;
     let l = ctx.lib.symbols();
-    let lwork = checked::geev_real_lwork::<T>(l, jobvl, jobvr, ni, ni, ni, ni);
+    let lwork = checked::lwork::geev_real::<T>(l, jobvl, jobvr, ni, ni, ni, ni);
     ctx.int("lwork", lwork)?;
     let nn = n * n;
     let elements = (
@@ -166,7 +166,7 @@ pub(crate) fn geev_complex<T: ComplexLapack>(
     }
     let ni = ctx.int("n", n)?;
     let l = ctx.lib.symbols();
-    let lwork = checked::geev_complex_lwork::<T>(l, jobvl, jobvr, ni, ni, ni, ni);
+    let lwork = checked::lwork::geev_complex::<T>(l, jobvl, jobvr, ni, ni, ni, ni);
     ctx.int("lwork", lwork)?;
     let nn = n * n;
     let elements = (

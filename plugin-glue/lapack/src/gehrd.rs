@@ -48,7 +48,7 @@ pub(crate) fn gehrd<T: LapackScalar>(
         ctx.int("high", ihi as usize)?,
     );
     let l = ctx.lib.symbols();
-    let lwork = checked::gehrd_lwork::<T>(l, ni, iloi, ihii, ni);
+    let lwork = checked::lwork::gehrd::<T>(l, ni, iloi, ihii, ni);
     ctx.int("lwork", lwork)?;
     let elements = (
         Batched::new(a, n * n, batch),

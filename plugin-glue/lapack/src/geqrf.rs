@@ -21,7 +21,7 @@ pub(crate) fn geqrf<T: LapackScalar>(
     let batch = a.len() / (m * n);
     let (mi, ni) = (ctx.int("m", m)?, ctx.int("n", n)?);
     let l = ctx.lib.symbols();
-    let lwork = checked::geqrf_lwork::<T>(l, mi, ni, mi);
+    let lwork = checked::lwork::geqrf::<T>(l, mi, ni, mi);
     ctx.int("lwork", lwork)?;
     let elements = (Batched::new(a, m * n, batch), Batched::new(tau, k, batch));
     let flops = 2.0 * (m * n * k) as f64;

@@ -48,7 +48,7 @@ pub(crate) fn ormqr<T: LapackScalar>(
     );
     let lda = mi.max(1);
     let l = ctx.lib.symbols();
-    let lwork = checked::ormqr_lwork::<T>(l, side, trans, pi, qi, ti, lda, pi);
+    let lwork = checked::lwork::ormqr::<T>(l, side, trans, pi, qi, ti, lda, pi);
     ctx.int("lwork", lwork)?;
     let elements = (
         Batched::new(c, p * q, batch),

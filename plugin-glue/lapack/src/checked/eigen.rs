@@ -1,22 +1,10 @@
-//! The eigenproblems: `?gehrd`, `?sytrd`/`?hetrd`, `?syevd`/`?heevd`,
-//! `?geev`, `?gees`, and the steps of the split `?syevd` (`?stedc`,
-//! `?laed1`, `?ormtr`).
+//! The eigenproblems' pieces the table does not write: the workspace
+//! queries of `?syevd`/`?heevd` and `?stedc`, which return more than LWORK,
+//! and the check of `?geev`'s and `?gees`' eigenvector arrays.
 
 use super::{int_work_size, need_matrix, or_dummy, query_lwork};
 use crate::ffi::{LapackSymbols, lapack_int};
-use crate::scalar::{ComplexLapack, LapackScalar, RealLapack, RealScalar};
-
-lwork_query! {
-    /// The optimal LWORK of [`gehrd`](super::gehrd) for these dims.
-    fn gehrd_lwork<T: LapackScalar>(l, n, ilo, ihi, lda)
-        |q, w| T::gehrd(l, n, ilo, ihi, q.t(0), lda, q.t(1), w, -1);
-}
-
-lwork_query! {
-    /// The optimal LWORK of [`sytrd`](super::sytrd) for these dims.
-    fn sytrd_lwork<T: LapackScalar>(l, uplo: u8, n, lda)
-        |q, w| T::sytrd(l, uplo, n, q.t(0), lda, q.r(0), q.r(1), q.t(1), w, -1);
-}
+use crate::scalar::{LapackScalar, RealLapack, RealScalar};
 
 /// The optimal (LWORK, LRWORK, LIWORK) of [`syevd`](super::syevd) for these dims, each at
 /// least 1 (LRWORK is the complex types' RWORK).
@@ -37,9 +25,9 @@ pub(crate) fn syevd_lwork<T: LapackScalar>(
             jobz,
             uplo,
             n,
-            q.t(0),
+            q.t(),
             lda,
-            q.r(0),
+            q.r(),
             w,
             -1,
             &mut qrw,
@@ -68,32 +56,6 @@ pub(super) fn vectors<T>(
     or_dummy(v, dummy)
 }
 
-lwork_query! {
-    /// The optimal LWORK of [`geev_real`](super::geev_real) for these dims.
-    fn geev_real_lwork<T: RealLapack>(l, jobvl: u8, jobvr: u8, n, lda, ldvl, ldvr)
-        |q, w| T::geev(l, jobvl, jobvr, n, q.t(0), lda, q.t(1), q.t(2), q.t(3), ldvl, q.t(4), ldvr,
-            w, -1);
-}
-
-lwork_query! {
-    /// The optimal LWORK of [`geev_complex`](super::geev_complex) for these dims.
-    fn geev_complex_lwork<T: ComplexLapack>(l, jobvl: u8, jobvr: u8, n, lda, ldvl, ldvr)
-        |q, w| T::geev(l, jobvl, jobvr, n, q.t(0), lda, q.t(1), q.t(2), ldvl, q.t(3), ldvr, w, -1,
-            q.r(0));
-}
-
-lwork_query! {
-    /// The optimal LWORK of [`gees_real`](super::gees_real) for these dims.
-    fn gees_real_lwork<T: RealLapack>(l, jobvs: u8, n, lda, ldvs)
-        |q, w| T::gees(l, jobvs, n, q.t(0), lda, q.i(0), q.t(1), q.t(2), q.t(3), ldvs, w, -1);
-}
-
-lwork_query! {
-    /// The optimal LWORK of [`gees_complex`](super::gees_complex) for these dims.
-    fn gees_complex_lwork<T: ComplexLapack>(l, jobvs: u8, n, lda, ldvs)
-        |q, w| T::gees(l, jobvs, n, q.t(0), lda, q.i(0), q.t(1), q.t(3), ldvs, w, -1, q.r(0));
-}
-
 /// The optimal (LWORK, LIWORK) of [`stedc`](super::stedc) for these dims, at least 1
 /// each.
 pub(crate) fn stedc_lwork<T: RealLapack>(
@@ -105,13 +67,7 @@ pub(crate) fn stedc_lwork<T: RealLapack>(
     // SAFETY: a workspace query (LWORK = LIWORK = −1) reads only the dims
     // and writes the two optimal sizes; the stand-ins are valid arrays.
     let lwork = query_lwork(|q, w| unsafe {
-        T::stedc(l, n, q.t(0), q.t(1), q.t(2), ldz, w, -1, &mut qiw, -1)
+        T::stedc(l, n, q.t(), q.t(), q.t(), ldz, w, -1, &mut qiw, -1)
     });
     (lwork, int_work_size(qiw))
-}
-
-lwork_query! {
-    /// The optimal LWORK of [`ormtr`](super::ormtr) for these dims.
-    fn ormtr_lwork<T: RealLapack>(l, uplo: u8, m, n, lda, ldc)
-        |q, w| T::ormtr(l, uplo, m, n, q.t(0), lda, q.t(1), q.t(2), ldc, w, -1);
 }

@@ -62,7 +62,7 @@ pub(crate) fn gesdd<T: RealLapack>(
     let l = ctx.lib.symbols();
     let ni = ctx.int("n", n)?;
     let (mut e, mut tauq, mut taup) = (vec![T::ZERO; n], vec![T::ZERO; n], vec![T::ZERO; n]);
-    let query = checked::gebrd_lwork::<T>(l, ni, ni, ni);
+    let query = checked::lwork::gebrd::<T>(l, ni, ni, ni);
     // Also `?bdsdc`'s workspace.
     let mut work = vec![T::ZERO; query.max(3 * n * n + 4 * n)];
     let mut iwork = vec![0i32; 8 * n];
@@ -102,7 +102,7 @@ fn ormbr_job<'a, T: RealLapack>(
     } else {
         (b'R', b'T')
     };
-    let lwork = checked::ormbr_lwork::<T>(l, vect, side, trans, ni, ni, ni, ni, ni);
+    let lwork = checked::lwork::ormbr::<T>(l, vect, side, trans, ni, ni, ni, ni, ni);
     let ormbr = move |c: &mut [T], work: &mut [T]| {
         // `?ormbr`'s INFO can only flag a bad argument, which these are not
         // (`?gesdd` ignores it too).

@@ -76,7 +76,7 @@ pub(crate) fn syevd<T: RealLapack>(
     let l = ctx.lib.symbols();
     let ni = ctx.int("n", n)?;
     let (mut e, mut tau) = (vec![T::ZERO; n], vec![T::ZERO; n]);
-    let mut work = vec![T::ZERO; checked::sytrd_lwork::<T>(l, uplo, ni, ni)];
+    let mut work = vec![T::ZERO; checked::lwork::sytrd::<T>(l, uplo, ni, ni)];
     let openblas_threads = n >= MIN_N_OPENBLAS_THREADS;
     if openblas_threads {
         exclusive.set_openblas_threads(exclusive.threads());
@@ -247,7 +247,7 @@ fn apply_q<T: RealLapack>(
     let width = n.div_ceil(parts);
     let columns = |c: usize| i32::try_from(c).expect("at most n columns");
     // The first block is the widest.
-    let lwork = checked::ormtr_lwork::<T>(l, uplo, ni, columns(width), ni, ni);
+    let lwork = checked::lwork::ormtr::<T>(l, uplo, ni, columns(width), ni, ni);
     let ormtr = move |c: &mut [T], work: &mut [T]| {
         // `?ormtr`'s INFO can only flag a bad argument, which these are not
         // (`?syevd` ignores it too).

@@ -176,7 +176,7 @@ fn plain_gesdd<S: T + RealLapack>(n: usize, a: &mut [S]) -> (Vec<S>, i32) {
     let l = lib().symbols();
     let ni = n as i32;
     let (mut s, mut u, mut vt) = (vec![S::ZERO; n], vec![S::ZERO; n * n], vec![S::ZERO; n * n]);
-    let lwork = crate::checked::gesdd_lwork::<S>(l, b'S', ni, ni, ni, ni, ni);
+    let lwork = crate::checked::lwork::gesdd::<S>(l, b'S', ni, ni, ni, ni, ni);
     let (mut work, mut rwork, mut iwork) = (vec![S::ZERO; lwork], [S::ZERO], vec![0; 8 * n]);
     let info = crate::checked::gesdd(
         l, b'S', ni, ni, a, ni, &mut s, &mut u, ni, &mut vt, ni, &mut work, &mut rwork, &mut iwork,
