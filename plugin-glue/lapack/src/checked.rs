@@ -22,7 +22,7 @@
 
 use crate::call::{QueryArrays, workspace};
 use crate::ffi::lapack_int;
-use crate::scalar::{ComplexLapack, LapackScalar, RealLapack};
+use crate::scalar::{LapackScalar, RealLapack};
 
 mod eigen;
 mod svd;
@@ -39,7 +39,7 @@ crate::ffi::lapack_routines!(checked);
 /// workspace, under its name: LAPACK's LWORK = −1 call with the same dims.
 pub(crate) mod lwork {
     use super::query_lwork;
-    use crate::scalar::{ComplexLapack, LapackScalar, RealLapack};
+    use crate::scalar::{LapackScalar, RealLapack};
 
     crate::ffi::lapack_routines!(lwork);
 }
@@ -172,6 +172,12 @@ fn work_array<T>(routine: &str, work: &mut [T]) -> (*mut T, lapack_int) {
 /// types' RWORK (1 for the real types, which take none).
 fn complex_rwork<T: LapackScalar>(routine: &str, rwork: &mut [T::Real], n: usize) -> *mut T::Real {
     array(routine, "rwork", rwork, if T::IS_COMPLEX { n } else { 1 })
+}
+
+/// The pointer to `wi` once it holds the `n` elements of an array only
+/// the real types have (nothing for the complex types, which ignore it).
+fn real_array<T: LapackScalar>(routine: &str, what: &str, wi: &mut [T], n: usize) -> *mut T {
+    array(routine, what, wi, if T::IS_COMPLEX { 0 } else { n })
 }
 
 /// One routine's workspace query: `query` makes the call with LWORK = −1,

@@ -99,6 +99,7 @@ pub type openblas_get_corename_t = unsafe extern "C" fn() -> *const c_char;
 /// | `x: reals` | `*mut Self::Real` | `REAL` / `DOUBLE PRECISION` array | `&mut [T::Real]` |
 /// | `x: ints` | `*mut lapack_int` | `INTEGER` array | `&mut [lapack_int]` |
 /// | `x: cx reals`, `x: cx len` | as without `cx` | complex routines only: the real ones take no such argument and ignore the method's | as without `cx` |
+/// | `x: re mat` | as without `re` | real routines only: the complex ones take no such argument and ignore the method's | as without `re` |
 /// | `x = char C` | none | the character `C` (or the parameter `C`) | none |
 /// | `x = one` | none | the scalar 1 | none |
 /// | `x = none` | none | a NULL `SELECT` function (`SORT = 'N'`) | none |
@@ -301,95 +302,57 @@ macro_rules! lapack_routines {
                 let (mut du, mut dvt) = ([T::default()], [T::default()]);
                 let (u, vt) = (or_dummy(u, &mut du), or_dummy(vt, &mut dvt));
             };
-            /// `?geev`; returns INFO.
+            /// `?geev` (`wi` ignored for complex types, `rwork` for real ones);
+            /// returns INFO.
             ///
             /// # Safety
             ///
             /// As LAPACK requires for these dims and `lwork` (−1 = query).
-            real geev [geev] (jobvl: char, jobvr: char, n: int, a: mat, lda: int,
-                wr: mat, wi: mat, vl: mat, ldvl: int, vr: mat, ldvr: int, work: mat,
-                lwork: len, info,)
-            /// Real `?geev` on the n×n `a` (`lda`, destroyed): eigenvalues into `wr`
-            /// and `wi` (n each), left and right eigenvectors (packed) into `vl` and
-            /// `vr` (n×n at `ldvl`, `ldvr`) when `jobvl`, `jobvr` are 'V'; LWORK is
-            /// `work.len()`. Returns INFO.
-            checked geev_real<T: RealLapack> |r| {
+            common geev [geev, geev] (jobvl: char, jobvr: char, n: int, a: mat, lda: int,
+                w: mat, wi: re mat, vl: mat, ldvl: int, vr: mat, ldvr: int, work: mat,
+                lwork: len, rwork: cx reals, info,)
+            /// `?geev` on the n×n `a` (`lda`, destroyed): eigenvalues into `w` (n;
+            /// for real types their real parts, and the imaginary parts into `wi`),
+            /// left and right eigenvectors (packed for real types) into `vl` and `vr`
+            /// (n×n at `ldvl`, `ldvr`) when `jobvl`, `jobvr` are 'V'; LWORK is
+            /// `work.len()`, `rwork` holds 2n reals (complex types). Returns INFO.
+            checked geev<T: LapackScalar> |r| {
                 let nu = len(r, "n", n);
                 let a = matrix(r, "a", a, n, n, lda);
-                let wr = array(r, "wr", wr, nu);
-                let wi = array(r, "wi", wi, nu);
+                let w = array(r, if T::IS_COMPLEX { "w" } else { "wr" }, w, nu);
+                let wi = real_array::<T>(r, "wi", wi, nu);
                 // LAPACK references `vl` and `vr` only for 'V': valid dummies otherwise.
                 let (mut dl, mut dr) = ([T::default()], [T::default()]);
                 let vl = vectors(r, "vl", jobvl, vl, n, ldvl, &mut dl);
                 let vr = vectors(r, "vr", jobvr, vr, n, ldvr, &mut dr);
                 let (work, lwork) = work_array(r, work);
+                let rwork = complex_rwork::<T>(r, rwork, 2 * nu);
             };
-            /// `?geev`; `rwork` holds 2n reals. Returns INFO.
+            /// `?gees` with `SORT = 'N'` (`wi` ignored for complex types, `rwork`
+            /// for real ones); returns INFO.
             ///
             /// # Safety
             ///
             /// As LAPACK requires for these dims and `lwork` (−1 = query).
-            complex geev [geev] (jobvl: char, jobvr: char, n: int, a: mat, lda: int,
-                w: mat, vl: mat, ldvl: int, vr: mat, ldvr: int, work: mat, lwork: len,
-                rwork: reals, info,)
-            /// Complex `?geev` on the n×n `a` (`lda`, destroyed): eigenvalues into `w`
-            /// (n), left and right eigenvectors into `vl` and `vr` (n×n at `ldvl`,
-            /// `ldvr`) when `jobvl`, `jobvr` are 'V'; LWORK is `work.len()`, `rwork`
-            /// holds 2n reals. Returns INFO.
-            checked geev_complex<T: ComplexLapack> |r| {
-                let nu = len(r, "n", n);
-                let a = matrix(r, "a", a, n, n, lda);
-                let w = array(r, "w", w, nu);
-                // LAPACK references `vl` and `vr` only for 'V': valid dummies otherwise.
-                let (mut dl, mut dr) = ([T::default()], [T::default()]);
-                let vl = vectors(r, "vl", jobvl, vl, n, ldvl, &mut dl);
-                let vr = vectors(r, "vr", jobvr, vr, n, ldvr, &mut dr);
-                let (work, lwork) = work_array(r, work);
-                let rwork = array(r, "rwork", rwork, 2 * nu);
-            };
-            /// `?gees` with `SORT = 'N'`; returns INFO.
-            ///
-            /// # Safety
-            ///
-            /// As LAPACK requires for these dims and `lwork` (−1 = query).
-            real gees [gees] (jobvs: char, sort = char b'N', select = none, n: int,
-                a: mat, lda: int, sdim: ints, wr: mat, wi: mat, vs: mat, ldvs: int,
-                work: mat, lwork: len, bwork = null, info,)
-            /// Real `?gees` (no sorting) on the n×n `a` (`lda`, overwritten by the
-            /// Schur form): eigenvalues into `wr` and `wi` (n each), the Schur vectors
-            /// into `vs` (n×n at `ldvs`) when `jobvs` is 'V', 0 into `sdim` (one
-            /// integer); LWORK is `work.len()`. Returns INFO.
-            checked gees_real<T: RealLapack> |r| {
+            common gees [gees, gees] (jobvs: char, sort = char b'N', select = none, n: int,
+                a: mat, lda: int, sdim: ints, w: mat, wi: re mat, vs: mat, ldvs: int,
+                work: mat, lwork: len, rwork: cx reals, bwork = null, info,)
+            /// `?gees` (no sorting) on the n×n `a` (`lda`, overwritten by the Schur
+            /// form): eigenvalues into `w` (n; for real types their real parts, and
+            /// the imaginary parts into `wi`), the Schur vectors into `vs` (n×n at
+            /// `ldvs`) when `jobvs` is 'V', 0 into `sdim` (one integer); LWORK is
+            /// `work.len()`, `rwork` holds n reals (complex types). Returns INFO.
+            checked gees<T: LapackScalar> |r| {
                 let nu = len(r, "n", n);
                 let a = matrix(r, "a", a, n, n, lda);
                 let sdim = array(r, "sdim", sdim, 1);
-                let wr = array(r, "wr", wr, nu);
-                let wi = array(r, "wi", wi, nu);
+                let w = array(r, if T::IS_COMPLEX { "w" } else { "wr" }, w, nu);
+                let wi = real_array::<T>(r, "wi", wi, nu);
+                // LAPACK references `vs` only for 'V': a valid dummy otherwise.
                 let mut dummy = [T::default()];
                 let vs = vectors(r, "vs", jobvs, vs, n, ldvs, &mut dummy);
                 let (work, lwork) = work_array(r, work);
-            };
-            /// `?gees` with `SORT = 'N'`; `rwork` holds n reals. Returns INFO.
-            ///
-            /// # Safety
-            ///
-            /// As LAPACK requires for these dims and `lwork` (−1 = query).
-            complex gees [gees] (jobvs: char, sort = char b'N', select = none, n: int,
-                a: mat, lda: int, sdim: ints, w: mat, vs: mat, ldvs: int, work: mat,
-                lwork: len, rwork: reals, bwork = null, info,)
-            /// Complex `?gees` (no sorting) on the n×n `a` (`lda`, overwritten by the
-            /// Schur form): eigenvalues into `w` (n), the Schur vectors into `vs` (n×n
-            /// at `ldvs`) when `jobvs` is 'V', 0 into `sdim` (one integer); LWORK is
-            /// `work.len()`, `rwork` holds n reals. Returns INFO.
-            checked gees_complex<T: ComplexLapack> |r| {
-                let nu = len(r, "n", n);
-                let a = matrix(r, "a", a, n, n, lda);
-                let sdim = array(r, "sdim", sdim, 1);
-                let w = array(r, "w", w, nu);
-                let mut dummy = [T::default()];
-                let vs = vectors(r, "vs", jobvs, vs, n, ldvs, &mut dummy);
-                let (work, lwork) = work_array(r, work);
-                let rwork = array(r, "rwork", rwork, nu);
+                let rwork = complex_rwork::<T>(r, rwork, nu);
             };
             /// `?gehrd`; returns INFO.
             ///
@@ -745,7 +708,7 @@ macro_rules! bind_routines {
     (@q $h:tt {$q:ident $w:ident} $s:tt [$($a:tt)*] $l:tt $n:ident: val, $($rest:tt)*) => {
         $crate::ffi::bind_routines! {@q $h {$q $w} $s [$($a)* T::default(),] $l $($rest)*}
     };
-    (@q $h:tt {$q:ident $w:ident} $s:tt [$($a:tt)*] $l:tt $n:ident: mat, $($rest:tt)*) => {
+    (@q $h:tt {$q:ident $w:ident} $s:tt [$($a:tt)*] $l:tt $n:ident: $(re)? mat, $($rest:tt)*) => {
         $crate::ffi::bind_routines! {@q $h {$q $w} $s [$($a)* $q.t(),] $l $($rest)*}
     };
     (@q $h:tt {$q:ident $w:ident} $s:tt [$($a:tt)*] $l:tt $n:ident: cmat, $($rest:tt)*) => {
@@ -803,7 +766,7 @@ macro_rules! bind_routines {
     (@c $h:tt [$($s:tt)*] [$($a:tt)*] $i:tt $n:ident: val, $($rest:tt)*) => {
         $crate::ffi::bind_routines! {@c $h [$($s)* $n: T,] [$($a)* $n,] $i $($rest)*}
     };
-    (@c $h:tt [$($s:tt)*] [$($a:tt)*] $i:tt $n:ident: mat, $($rest:tt)*) => {
+    (@c $h:tt [$($s:tt)*] [$($a:tt)*] $i:tt $n:ident: $(re)? mat, $($rest:tt)*) => {
         $crate::ffi::bind_routines! {@c $h [$($s)* $n: &mut [T],] [$($a)* $n,] $i $($rest)*}
     };
     (@c $h:tt [$($s:tt)*] [$($a:tt)*] $i:tt $n:ident: cmat, $($rest:tt)*) => {
@@ -867,6 +830,14 @@ macro_rules! bind_routines {
             unsafe { (l.$set.$sym)($($a)* $($la)*) };
             $info
         }
+    };
+    (@p $o:tt real $d:tt $f:tt $a:tt $lt:tt $la:tt $u:tt $r:tt $n:ident: re mat, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@p $o real $d $f $a $lt $la $u $r $n: mat, $($rest)*}
+    };
+    (@p $o:tt complex [$($d:tt)*] $f:tt $a:tt $lt:tt $la:tt [$($u:tt)*] $r:tt
+        $n:ident: re mat, $($rest:tt)*) => {
+        $crate::ffi::bind_routines! {@p $o complex [$($d)* $n: *mut Self,] $f $a $lt $la
+            [$($u)* $n] $r $($rest)*}
     };
     (@p $o:tt $v:ident $d:tt $f:tt $a:tt $lt:tt $la:tt $u:tt $r:tt $n:ident: len, $($rest:tt)*) => {
         $crate::ffi::bind_routines! {@p $o $v $d $f $a $lt $la $u $r $n: int, $($rest)*}

@@ -24,96 +24,8 @@ pub(crate) struct GeesOut<'a, T> {
     pub info: &'a mut [i32],
 }
 
-/// What distinguishes the real and complex `?gees`.
-pub(crate) trait Gees: LapackScalar {
-    /// Length of the real workspace (`n` for complex types, 0 for real).
-    fn rwork_len(n: usize) -> usize;
-    /// The optimal LWORK of [`Gees::call`] for these dims.
-    fn lwork(ctx: &Ctx<'_>, jobvs: u8, n: i32) -> usize;
-    /// One `?gees` call on the n×n `a` (`wi` and `rwork` unused by the
-    /// variant that has none).
-    #[expect(clippy::too_many_arguments, reason = "mirrors the LAPACK routine")]
-    fn call(
-        ctx: &Ctx<'_>,
-        jobvs: u8,
-        n: i32,
-        a: &mut [Self],
-        sdim: &mut [i32],
-        w: &mut [Self],
-        wi: &mut [Self],
-        vs: &mut [Self],
-        work: &mut [Self],
-        rwork: &mut [Self::Real],
-    ) -> i32;
-}
-
-impl<T: RealLapack> Gees for T {
-    fn rwork_len(_: usize) -> usize {
-        0
-    }
-    fn lwork(ctx: &Ctx<'_>, jobvs: u8, n: i32) -> usize {
-        checked::lwork::gees_real::<T>(ctx.lib.symbols(), jobvs, n, n, n)
-    }
-    fn call(
-        ctx: &Ctx<'_>,
-        jobvs: u8,
-        n: i32,
-        a: &mut [T],
-        sdim: &mut [i32],
-        w: &mut [T],
-        wi: &mut [T],
-        vs: &mut [T],
-        work: &mut [T],
-        _rwork: &mut [T],
-    ) -> i32 {
-        checked::gees_real(ctx.lib.symbols(), jobvs, n, a, n, sdim, w, wi, vs, n, work)
-    }
-}
-
-/// Complex element types, wrapped so the blanket real impl does not clash.
-macro_rules! complex_gees {
-    ($t:ty) => {
-        impl Gees for $t {
-            fn rwork_len(n: usize) -> usize {
-                n
-            }
-            fn lwork(ctx: &Ctx<'_>, jobvs: u8, n: i32) -> usize {
-                checked::lwork::gees_complex::<$t>(ctx.lib.symbols(), jobvs, n, n, n)
-            }
-            fn call(
-                ctx: &Ctx<'_>,
-                jobvs: u8,
-                n: i32,
-                a: &mut [Self],
-                sdim: &mut [i32],
-                w: &mut [Self],
-                _wi: &mut [Self],
-                vs: &mut [Self],
-                work: &mut [Self],
-                rwork: &mut [Self::Real],
-            ) -> i32 {
-                checked::gees_complex(
-                    ctx.lib.symbols(),
-                    jobvs,
-                    n,
-                    a,
-                    n,
-                    sdim,
-                    w,
-                    vs,
-                    n,
-                    work,
-                    rwork,
-                )
-            }
-        }
-    };
-}
-complex_gees!(num_complex::Complex<f32>);
-complex_gees!(num_complex::Complex<f64>);
-
 /// `?gees` (no sorting) on every `n×n` element of `out.t`, in place.
-pub(crate) fn gees<T: Gees>(
+pub(crate) fn gees<T: LapackScalar>(
     ctx: &Ctx<'_>,
     jobvs: u8,
     n: usize,
@@ -129,7 +41,7 @@ pub(crate) fn gees<T: Gees>(
         return Ok(());
     }
     let ni = ctx.int("n", n)?;
-    let lwork = T::lwork(ctx, jobvs, ni);
+    let lwork = checked::lwork::gees::<T>(ctx.lib.symbols(), jobvs, ni, ni, ni);
     ctx.int("lwork", lwork)?;
     let nn = n * n;
     let wi_stride = if out.wi.is_empty() { 0 } else { n };
@@ -145,7 +57,7 @@ pub(crate) fn gees<T: Gees>(
     let init = || {
         (
             vec![T::default(); lwork],
-            vec![<T::Real as RealScalar>::ZERO; T::rwork_len(n).max(1)],
+            vec![<T::Real as RealScalar>::ZERO; if T::IS_COMPLEX { n } else { 1 }],
             vec![T::default(); nn],
         )
     };
@@ -156,7 +68,20 @@ pub(crate) fn gees<T: Gees>(
         elements,
         |(work, rwork, zscratch), (t, z, w, wi, s, i)| {
             let vs: &mut [T] = if jobvs == b'V' { z } else { zscratch };
-            i[0] = T::call(ctx, jobvs, ni, t, s, w, wi, vs, work, rwork);
+            i[0] = checked::gees(
+                ctx.lib.symbols(),
+                jobvs,
+                ni,
+                t,
+                ni,
+                s,
+                w,
+                wi,
+                vs,
+                ni,
+                work,
+                rwork,
+            );
         },
     );
     Ok(())
@@ -212,7 +137,7 @@ pub(crate) fn run_real<T: RealLapack>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<
 
 /// The complex handler: operand `a`; results `t` (alias ← a), `z`, `w`,
 /// `sdim`, `info`; attributes `mode`, `sort`.
-pub(crate) fn run_complex<T: Gees + ComplexLapack>(
+pub(crate) fn run_complex<T: ComplexLapack>(
     ctx: &Ctx<'_>,
     call: &Call<'_>,
 ) -> Result<(), HandlerError> {

@@ -83,7 +83,7 @@ pub(crate) fn geev_real<T: RealLapack>(
     }
     let ni = ctx.int("n", n)?;
     let l = ctx.lib.symbols();
-    let lwork = checked::lwork::geev_real::<T>(l, jobvl, jobvr, ni, ni, ni, ni);
+    let lwork = checked::lwork::geev::<T>(l, jobvl, jobvr, ni, ni, ni, ni);
     ctx.int("lwork", lwork)?;
     let nn = n * n;
     let elements = (
@@ -116,8 +116,21 @@ pub(crate) fn geev_real<T: RealLapack>(
                 return;
             }
             scratch.copy_from_slice(input);
-            i[0] = checked::geev_real(
-                l, jobvl, jobvr, ni, scratch, ni, wr, wi, pl, ni, pr, ni, work,
+            i[0] = checked::geev(
+                l,
+                jobvl,
+                jobvr,
+                ni,
+                scratch,
+                ni,
+                wr,
+                wi,
+                pl,
+                ni,
+                pr,
+                ni,
+                work,
+                &mut [T::ZERO],
             );
             if i[0] == 0 {
                 if jobvl == b'V' {
@@ -166,7 +179,7 @@ pub(crate) fn geev_complex<T: ComplexLapack>(
     }
     let ni = ctx.int("n", n)?;
     let l = ctx.lib.symbols();
-    let lwork = checked::lwork::geev_complex::<T>(l, jobvl, jobvr, ni, ni, ni, ni);
+    let lwork = checked::lwork::geev::<T>(l, jobvl, jobvr, ni, ni, ni, ni);
     ctx.int("lwork", lwork)?;
     let nn = n * n;
     let elements = (
@@ -196,8 +209,21 @@ pub(crate) fn geev_complex<T: ComplexLapack>(
                 return;
             }
             scratch.copy_from_slice(input);
-            i[0] = checked::geev_complex(
-                l, jobvl, jobvr, ni, scratch, ni, w, vl, ni, vr, ni, work, rwork,
+            i[0] = checked::geev(
+                l,
+                jobvl,
+                jobvr,
+                ni,
+                scratch,
+                ni,
+                w,
+                &mut [],
+                vl,
+                ni,
+                vr,
+                ni,
+                work,
+                rwork,
             );
         },
     );

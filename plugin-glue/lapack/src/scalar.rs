@@ -4,9 +4,9 @@
 //! [`LapackSymbols`](crate::ffi::LapackSymbols), generated from the table of
 //! [`lapack_routines!`](crate::ffi::lapack_routines): one method per routine, taking raw pointers exactly as
 //! LAPACK does and returning `INFO`. Real and complex routines differ only
-//! by their `RWORK` arrays, which the real versions ignore. `?geev` and
-//! `?gees` return different outputs for real and complex types and live on
-//! [`RealLapack`] and [`ComplexLapack`].
+//! by their `RWORK` arrays, which the real versions ignore, and `?geev`'s
+//! and `?gees`' `WI`, which the complex versions ignore. The routines only
+//! the real types have live on [`RealLapack`].
 
 use std::fmt::Debug;
 use std::ops::{Add, Div, Mul, Neg, Sub};
@@ -151,9 +151,8 @@ fn work_size_f64(w: f64) -> usize {
     }
 }
 
-/// The routines only the real types have: `?geev` and `?gees` with `wr`
-/// and `wi` outputs, and the steps of `?syevd` and `?gesdd` that
-/// `split::syevd` and `split::gesdd` call one by one.
+/// The routines only the real types have: the steps of `?syevd` and
+/// `?gesdd` that `split::syevd` and `split::gesdd` call one by one.
 #[expect(
     clippy::too_many_arguments,
     reason = "each method mirrors its LAPACK routine"
@@ -162,11 +161,8 @@ pub(crate) trait RealLapack: RealScalar {
     crate::ffi::lapack_routines!(decl only real);
 }
 
-/// `?geev` and `?gees` of the complex types (`w` output, `rwork`).
-#[expect(
-    clippy::too_many_arguments,
-    reason = "each method mirrors its LAPACK routine"
-)]
+/// The complex types, for the handlers whose outputs differ from the real
+/// types' (`?geev`, `?gees`), and the routines only they have (none yet).
 pub(crate) trait ComplexLapack: LapackScalar {
     crate::ffi::lapack_routines!(decl only complex);
 }
