@@ -215,6 +215,16 @@ impl<'a> Operand<'a> {
         ))
     }
 
+    /// `(batch dims, n)` of a batch of square matrices of `dtype`.
+    pub fn square(&self, dtype: DType) -> Result<(&'a [i64], usize), HandlerError> {
+        self.dtype(dtype)?;
+        let (batch, m, n) = self.matrix()?;
+        if m != n {
+            return Err(self.err(format_args!("must be square, got {m}×{n}")));
+        }
+        Ok((batch, n))
+    }
+
     /// `(batch dims, length)` of a batch of vectors (rank ≥ 1).
     pub fn vector(&self) -> Result<(&'a [i64], usize), HandlerError> {
         let d = self.buf.dims;
@@ -354,6 +364,23 @@ impl Ctx<'_> {
                 self.target
             ))
         })
+    }
+
+    /// The LWORK a workspace query returned, once it fits LAPACK's
+    /// integer (else an `INVALID_ARGUMENT`, as [`Ctx::int`]).
+    pub fn lwork(&self, lwork: usize) -> Result<usize, HandlerError> {
+        self.int("lwork", lwork)?;
+        Ok(lwork)
+    }
+
+    /// The order `n` as a LAPACK integer, or `None` when it is 0: then
+    /// there is nothing to compute, and every batch element's `info` is 0.
+    pub fn order(&self, n: usize, info: &mut [i32]) -> Result<Option<i32>, HandlerError> {
+        if n == 0 {
+            info.fill(0);
+            return Ok(None);
+        }
+        self.int("n", n).map(Some)
     }
 
     /// Runs `body(workspace, b)` for every batch element `b < batch`, in

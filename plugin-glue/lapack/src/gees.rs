@@ -36,13 +36,16 @@ pub(crate) fn gees<T: LapackScalar>(
     if jobvs != b'V' || n == 0 {
         out.z.fill(T::default());
     }
-    if n == 0 {
-        out.info.fill(0);
+    let Some(ni) = ctx.order(n, out.info)? else {
         return Ok(());
-    }
-    let ni = ctx.int("n", n)?;
-    let lwork = checked::lwork::gees::<T>(ctx.lib.symbols(), jobvs, ni, ni, ni);
-    ctx.int("lwork", lwork)?;
+    };
+    let lwork = ctx.lwork(checked::lwork::gees::<T>(
+        ctx.lib.symbols(),
+        jobvs,
+        ni,
+        ni,
+        ni,
+    ))?;
     let nn = n * n;
     let wi_stride = if out.wi.is_empty() { 0 } else { n };
     let elements = (
@@ -91,11 +94,7 @@ fn common<'a, T: LapackScalar>(
     call: &Call<'a>,
     a: &Operand<'a>,
 ) -> Result<(&'a [i64], usize, u8), HandlerError> {
-    a.dtype(T::DTYPE)?;
-    let (batch, m, n) = a.matrix()?;
-    if m != n {
-        return Err(a.err(format_args!("must be square, got {m}×{n}")));
-    }
+    let (batch, n) = a.square(T::DTYPE)?;
     let jobvs = call.char_attr("mode", b"VN")?;
     if call.char_attr("sort", b"NS")? == b'S' {
         return Err(HandlerError::new(

@@ -77,14 +77,11 @@ pub(crate) fn geev_real<T: RealLapack>(
     };
     out.vl.fill(zero);
     out.vr.fill(zero);
-    if n == 0 {
-        out.info.fill(0);
+    let Some(ni) = ctx.order(n, out.info)? else {
         return Ok(());
-    }
-    let ni = ctx.int("n", n)?;
+    };
     let l = ctx.lib.symbols();
-    let lwork = checked::lwork::geev::<T>(l, jobvl, jobvr, ni, ni, ni, ni);
-    ctx.int("lwork", lwork)?;
+    let lwork = ctx.lwork(checked::lwork::geev::<T>(l, jobvl, jobvr, ni, ni, ni, ni))?;
     let nn = n * n;
     let elements = (
         Shared::new(a, nn),
@@ -173,14 +170,11 @@ pub(crate) fn geev_complex<T: ComplexLapack>(
     if jobvr != b'V' || n == 0 {
         out.vr.fill(T::default());
     }
-    if n == 0 {
-        out.info.fill(0);
+    let Some(ni) = ctx.order(n, out.info)? else {
         return Ok(());
-    }
-    let ni = ctx.int("n", n)?;
+    };
     let l = ctx.lib.symbols();
-    let lwork = checked::lwork::geev::<T>(l, jobvl, jobvr, ni, ni, ni, ni);
-    ctx.int("lwork", lwork)?;
+    let lwork = ctx.lwork(checked::lwork::geev::<T>(l, jobvl, jobvr, ni, ni, ni, ni))?;
     let nn = n * n;
     let elements = (
         Shared::new(a, nn),
@@ -235,11 +229,7 @@ fn common<'a, T: LapackScalar>(
     call: &Call<'a>,
     a: &Operand<'a>,
 ) -> Result<(&'a [i64], usize, u8, u8), HandlerError> {
-    a.dtype(T::DTYPE)?;
-    let (batch, m, n) = a.matrix()?;
-    if m != n {
-        return Err(a.err(format_args!("must be square, got {m}×{n}")));
-    }
+    let (batch, n) = a.square(T::DTYPE)?;
     Ok((
         batch,
         n,

@@ -38,18 +38,15 @@ pub(crate) fn gehrd<T: LapackScalar>(
         info.fill(bad);
         return Ok(());
     }
-    if n == 0 {
-        info.fill(0);
+    let Some(ni) = ctx.order(n, info)? else {
         return Ok(());
-    }
-    let (ni, iloi, ihii) = (
-        ctx.int("n", n)?,
+    };
+    let (iloi, ihii) = (
         ctx.int("low", ilo as usize)?,
         ctx.int("high", ihi as usize)?,
     );
     let l = ctx.lib.symbols();
-    let lwork = checked::lwork::gehrd::<T>(l, ni, iloi, ihii, ni);
-    ctx.int("lwork", lwork)?;
+    let lwork = ctx.lwork(checked::lwork::gehrd::<T>(l, ni, iloi, ihii, ni))?;
     let elements = (
         Batched::new(a, n * n, batch),
         Batched::new(tau, n - 1, batch),

@@ -30,8 +30,7 @@ pub(crate) fn geqp3<T: LapackScalar>(
     let batch = a.len() / (m * n);
     let (mi, ni) = (ctx.int("m", m)?, ctx.int("n", n)?);
     let l = ctx.lib.symbols();
-    let lwork = checked::lwork::geqp3::<T>(l, mi, ni, mi);
-    ctx.int("lwork", lwork)?;
+    let lwork = ctx.lwork(checked::lwork::geqp3::<T>(l, mi, ni, mi))?;
     let rwork = if T::IS_COMPLEX { 2 * n } else { 0 };
     let elements = (
         Batched::new(a, m * n, batch),

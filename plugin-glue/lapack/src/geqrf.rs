@@ -21,8 +21,7 @@ pub(crate) fn geqrf<T: LapackScalar>(
     let batch = a.len() / (m * n);
     let (mi, ni) = (ctx.int("m", m)?, ctx.int("n", n)?);
     let l = ctx.lib.symbols();
-    let lwork = checked::lwork::geqrf::<T>(l, mi, ni, mi);
-    ctx.int("lwork", lwork)?;
+    let lwork = ctx.lwork(checked::lwork::geqrf::<T>(l, mi, ni, mi))?;
     let elements = (Batched::new(a, m * n, batch), Batched::new(tau, k, batch));
     let flops = 2.0 * (m * n * k) as f64;
     let init = || vec![T::default(); lwork];

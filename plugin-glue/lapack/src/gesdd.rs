@@ -108,8 +108,7 @@ pub(crate) fn gesdd<T: FastPath>(
         ctx.int("vt rows", vr.max(1))?,
     );
     let l = ctx.lib.symbols();
-    let lwork = checked::lwork::gesdd::<T>(l, mode, mi, ni, mi, ldu, ldvt);
-    ctx.int("lwork", lwork)?;
+    let lwork = ctx.lwork(checked::lwork::gesdd::<T>(l, mode, mi, ni, mi, ldu, ldvt))?;
     let lrwork = checked::gesdd_lrwork::<T>(mode, m, n);
     let flops = split::gesdd::flops(m, n);
     let init = || {

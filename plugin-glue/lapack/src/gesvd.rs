@@ -33,8 +33,7 @@ pub(crate) fn gesvd<T: FastPath>(
         ctx.int("vt rows", vr.max(1))?,
     );
     let l = ctx.lib.symbols();
-    let lwork = checked::lwork::gesvd::<T>(l, mode, mi, ni, mi, mi, ldvt);
-    ctx.int("lwork", lwork)?;
+    let lwork = ctx.lwork(checked::lwork::gesvd::<T>(l, mode, mi, ni, mi, mi, ldvt))?;
     let lrwork = if T::IS_COMPLEX { 5 * k } else { 1 };
     let flops = 20.0 * (m * n * k) as f64;
     let init = || {

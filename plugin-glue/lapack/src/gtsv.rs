@@ -28,11 +28,10 @@ pub(crate) fn gtsv<T: LapackScalar>(
     out: GtsvOut<'_, T>,
 ) -> Result<(), HandlerError> {
     let batch = out.info.len();
-    if n == 0 {
-        out.info.fill(0);
+    let Some(ni) = ctx.order(n, out.info)? else {
         return Ok(());
-    }
-    let (ni, nrhsi) = (ctx.int("n", n)?, ctx.int("nrhs", nrhs)?);
+    };
+    let nrhsi = ctx.int("nrhs", nrhs)?;
     let l = ctx.lib.symbols();
     let elements = (
         Batched::new(out.dl, n, batch),

@@ -22,8 +22,7 @@ pub(crate) fn orgqr<T: LapackScalar>(
     let batch = a.len() / (m * n);
     let (mi, ni, ti) = (ctx.int("m", m)?, ctx.int("n", n)?, ctx.int("k", t)?);
     let l = ctx.lib.symbols();
-    let lwork = checked::lwork::orgqr::<T>(l, mi, ni, ti, mi);
-    ctx.int("lwork", lwork)?;
+    let lwork = ctx.lwork(checked::lwork::orgqr::<T>(l, mi, ni, ti, mi))?;
     let elements = (Batched::new(a, m * n, batch), Shared::new(tau, t));
     let flops = 4.0 * (m * n * t) as f64;
     let init = || vec![T::default(); lwork];

@@ -48,8 +48,9 @@ pub(crate) fn ormqr<T: LapackScalar>(
     );
     let lda = mi.max(1);
     let l = ctx.lib.symbols();
-    let lwork = checked::lwork::ormqr::<T>(l, side, trans, pi, qi, ti, lda, pi);
-    ctx.int("lwork", lwork)?;
+    let lwork = ctx.lwork(checked::lwork::ormqr::<T>(
+        l, side, trans, pi, qi, ti, lda, pi,
+    ))?;
     let elements = (
         Batched::new(c, p * q, batch),
         Shared::new(a, m * r),

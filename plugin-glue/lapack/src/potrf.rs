@@ -16,11 +16,9 @@ pub(crate) fn potrf<T: LapackScalar>(
     info: &mut [i32],
 ) -> Result<(), HandlerError> {
     let batch = info.len();
-    if n == 0 {
-        info.fill(0);
+    let Some(ni) = ctx.order(n, info)? else {
         return Ok(());
-    }
-    let ni = ctx.int("n", n)?;
+    };
     let elements = (Batched::new(a, n * n, batch), Batched::new(info, 1, batch));
     let flops = (n * n * n) as f64 / 3.0;
     ctx.for_each_element(
@@ -38,11 +36,7 @@ pub(crate) fn potrf<T: LapackScalar>(
 /// The handler: operand `a`; results `l` (alias ← a), `info`; attribute `uplo`.
 pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
     let ([a], [l, info]) = call.operands(["a"], ["l", "info"])?;
-    a.dtype(T::DTYPE)?;
-    let (batch, m, n) = a.matrix()?;
-    if m != n {
-        return Err(a.err(format_args!("must be square, got {m}×{n}")));
-    }
+    let (batch, n) = a.square(T::DTYPE)?;
     let uplo = call.char_attr("uplo", b"LU")?;
     info.expect(DType::S32, batch, &[])?;
     // SAFETY: results are ours; the operand is not used after the alias step.

@@ -25,11 +25,9 @@ pub(crate) fn syevd<T: FastPath>(
     info: &mut [i32],
 ) -> Result<(), HandlerError> {
     let batch = info.len();
-    if n == 0 {
-        info.fill(0);
+    let Some(ni) = ctx.order(n, info)? else {
         return Ok(());
-    }
-    let ni = ctx.int("n", n)?;
+    };
     let l = ctx.lib.symbols();
     let flops = 9.0 * (n * n * n) as f64;
     if T::RUST_KERNELS && jobz == b'V' && n <= small_eigh::MAX_N {
@@ -85,11 +83,7 @@ pub(crate) fn syevd<T: FastPath>(
 /// attributes `uplo`, `mode`.
 pub(crate) fn run<T: FastPath>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
     let ([a], [v, w, info]) = call.operands(["a"], ["v", "w", "info"])?;
-    a.dtype(T::DTYPE)?;
-    let (batch, m, n) = a.matrix()?;
-    if m != n {
-        return Err(a.err(format_args!("must be square, got {m}×{n}")));
-    }
+    let (batch, n) = a.square(T::DTYPE)?;
     let uplo = call.char_attr("uplo", b"LU")?;
     let jobz = call.char_attr("mode", b"VN")?;
     w.expect(<T::Real as crate::scalar::Elem>::DTYPE, batch, &[n])?;

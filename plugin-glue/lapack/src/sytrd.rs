@@ -31,8 +31,7 @@ pub(crate) fn sytrd<T: LapackScalar>(
     let batch = out.info.len();
     let ni = ctx.int("n", n)?;
     let l = ctx.lib.symbols();
-    let lwork = checked::lwork::sytrd::<T>(l, uplo, ni, ni);
-    ctx.int("lwork", lwork)?;
+    let lwork = ctx.lwork(checked::lwork::sytrd::<T>(l, uplo, ni, ni))?;
     let m1 = n.saturating_sub(1);
     let elements = (
         Batched::new(out.a, n * n, batch),
