@@ -259,19 +259,13 @@ macro_rules! lapack_routines {
             checked gesdd<T: LapackScalar> |r| {
                 let (mu, nu) = (len(r, "m", m), len(r, "n", n));
                 let k = mu.min(nu);
-                let (ucols, vrows) = svd_vectors(jobz, m, n);
                 let a = matrix(r, "a", a, m, n, lda);
                 let s = array(r, "s", s, k);
-                if jobz != b'N' {
-                    need_matrix(r, "u", u.len(), m, ucols, ldu);
-                    need_matrix(r, "vt", vt.len(), vrows, n, ldvt);
-                }
+                let mut dummies = [[T::default()]; 2];
+                let (u, vt) = svd_vectors(r, jobz, [m, n], (u, ldu), (vt, ldvt), &mut dummies);
                 let (work, lwork) = work_array(r, work);
                 let rwork = array(r, "rwork", rwork, gesdd_lrwork::<T>(jobz, mu, nu));
                 let iwork = array(r, "iwork", iwork, 8 * k);
-                // With 'N' LAPACK never touches `u` and `vt`: valid dummies when empty.
-                let (mut du, mut dvt) = ([T::default()], [T::default()]);
-                let (u, vt) = (or_dummy(u, &mut du), or_dummy(vt, &mut dvt));
             };
             /// `?gesvd` with `jobu = jobvt = job` (`rwork` ignored for real types);
             /// returns INFO.
@@ -289,18 +283,12 @@ macro_rules! lapack_routines {
             /// Returns INFO.
             checked gesvd<T: LapackScalar> |r| {
                 let k = len(r, "m", m.min(n));
-                let (ucols, vrows) = svd_vectors(job, m, n);
                 let a = matrix(r, "a", a, m, n, lda);
                 let s = array(r, "s", s, k);
-                if job != b'N' {
-                    need_matrix(r, "u", u.len(), m, ucols, ldu);
-                    need_matrix(r, "vt", vt.len(), vrows, n, ldvt);
-                }
+                let mut dummies = [[T::default()]; 2];
+                let (u, vt) = svd_vectors(r, job, [m, n], (u, ldu), (vt, ldvt), &mut dummies);
                 let (work, lwork) = work_array(r, work);
                 let rwork = complex_rwork::<T>(r, rwork, 5 * k);
-                // With 'N' LAPACK never touches `u` and `vt`: valid dummies when empty.
-                let (mut du, mut dvt) = ([T::default()], [T::default()]);
-                let (u, vt) = (or_dummy(u, &mut du), or_dummy(vt, &mut dvt));
             };
             /// `?geev` (`wi` ignored for complex types, `rwork` for real ones);
             /// returns INFO.

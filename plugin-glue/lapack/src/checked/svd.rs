@@ -1,6 +1,7 @@
 //! What the checks of the singular value decompositions (`?gesdd`,
 //! `?gesvd`, and `?ormbr` of the split `?gesdd`) compute from their dims.
 
+use super::{need_matrix, or_dummy};
 use crate::ffi::lapack_int;
 use crate::scalar::LapackScalar;
 
@@ -18,15 +19,31 @@ pub(crate) fn gesdd_lrwork<T: LapackScalar>(jobz: u8, m: usize, n: usize) -> usi
     }
 }
 
-/// The singular vectors' shapes `?gesdd` (and `?gesvd` with `job` for
-/// both) writes: (U's columns, Vᵀ's rows) for 'A', 'S' and 'N' (none).
-pub(super) fn svd_vectors(job: u8, m: lapack_int, n: lapack_int) -> (lapack_int, lapack_int) {
-    match job {
+/// The pointers to `u` and `vt` (at `ldu` and `ldvt`) once they hold the
+/// singular vectors of the m×n matrix that `?gesdd` (and `?gesvd` with
+/// `job` for both) writes: U's columns and Vᵀ's rows are m and n for 'A',
+/// min(m,n) for 'S'. With 'N' LAPACK never touches them, and an empty one
+/// is replaced by its element of `dummies`.
+pub(super) fn svd_vectors<T>(
+    routine: &str,
+    job: u8,
+    [m, n]: [lapack_int; 2],
+    (u, ldu): (&mut [T], lapack_int),
+    (vt, ldvt): (&mut [T], lapack_int),
+    dummies: &mut [[T; 1]; 2],
+) -> (*mut T, *mut T) {
+    let (ucols, vrows) = match job {
         b'A' => (m, n),
         b'S' => (m.min(n), m.min(n)),
         b'N' => (0, 0),
         other => panic!("svd: job {} is not one of 'A', 'S', 'N'", char::from(other)),
+    };
+    if job != b'N' {
+        need_matrix(routine, "u", u.len(), m, ucols, ldu);
+        need_matrix(routine, "vt", vt.len(), vrows, n, ldvt);
     }
+    let [du, dvt] = dummies;
+    (or_dummy(u, du), or_dummy(vt, dvt))
 }
 
 /// The rows and columns of `?gebrd`'s reflectors that `?ormbr` reads for
