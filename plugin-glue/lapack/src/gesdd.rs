@@ -44,6 +44,21 @@ impl<'a, T: LapackScalar> SvdOut<'a, T> {
             Batched::new(self.info, 1, batch),
         )
     }
+
+    /// What every SVD call does first: for empty matrices, fills the
+    /// outputs ([`empty_svd`]) and returns `None`; else zero-fills u and vt
+    /// in mode 'N', where LAPACK writes neither, and hands the outputs back.
+    pub fn start(self, mode: u8, d: SvdDims) -> Option<Self> {
+        if d.m.min(d.n) == 0 {
+            empty_svd(mode, d, self);
+            return None;
+        }
+        if mode == b'N' {
+            self.u.fill(T::default());
+            self.vt.fill(T::default());
+        }
+        Some(self)
+    }
 }
 
 /// Shapes of one SVD call.
@@ -57,6 +72,18 @@ pub(crate) struct SvdDims {
     pub uc: usize,
     /// Rows of vt.
     pub vr: usize,
+}
+
+impl SvdDims {
+    /// m, n and vt's leading dimension (its rows, at least 1) as LAPACK
+    /// integers.
+    pub fn ints(self, ctx: &Ctx<'_>) -> Result<[i32; 3], HandlerError> {
+        Ok([
+            ctx.int("m", self.m)?,
+            ctx.int("n", self.n)?,
+            ctx.int("vt rows", self.vr.max(1))?,
+        ])
+    }
 }
 
 /// Fills the outputs when the matrices are empty (JAX never emits that
@@ -82,12 +109,11 @@ pub(crate) fn gesdd<T: FastPath>(
     d: SvdDims,
     out: SvdOut<'_, T>,
 ) -> Result<(), HandlerError> {
-    let SvdDims { m, n, vr, .. } = d;
-    let k = m.min(n);
-    if k == 0 {
-        empty_svd(mode, d, out);
+    let Some(out) = out.start(mode, d) else {
         return Ok(());
-    }
+    };
+    let SvdDims { m, n, .. } = d;
+    let k = m.min(n);
     let batch = out.info.len();
     if batch == 1
         && m == n
@@ -97,18 +123,9 @@ pub(crate) fn gesdd<T: FastPath>(
         out.info[0] = info;
         return Ok(());
     }
-    if mode == b'N' {
-        out.u.fill(T::default());
-        out.vt.fill(T::default());
-    }
-    let (mi, ni, ldu, ldvt) = (
-        ctx.int("m", m)?,
-        ctx.int("n", n)?,
-        ctx.int("m", m)?,
-        ctx.int("vt rows", vr.max(1))?,
-    );
+    let [mi, ni, ldvt] = d.ints(ctx)?;
     let l = ctx.lib.symbols();
-    let lwork = ctx.lwork(checked::lwork::gesdd::<T>(l, mode, mi, ni, mi, ldu, ldvt))?;
+    let lwork = ctx.lwork(checked::lwork::gesdd::<T>(l, mode, mi, ni, mi, mi, ldvt))?;
     let lrwork = checked::gesdd_lrwork::<T>(mode, m, n);
     let flops = split::gesdd::flops(m, n);
     let init = || {
@@ -126,7 +143,7 @@ pub(crate) fn gesdd<T: FastPath>(
         elements,
         |(work, rwork, iwork), (a, s, u, vt, i)| {
             i[0] = checked::gesdd(
-                l, mode, mi, ni, a, mi, s, u, ldu, vt, ldvt, work, rwork, iwork,
+                l, mode, mi, ni, a, mi, s, u, mi, vt, ldvt, work, rwork, iwork,
             );
         },
     );

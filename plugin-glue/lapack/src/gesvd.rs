@@ -16,22 +16,13 @@ pub(crate) fn gesvd<T: FastPath>(
     d: SvdDims,
     out: SvdOut<'_, T>,
 ) -> Result<(), HandlerError> {
-    let SvdDims { m, n, vr, .. } = d;
+    let Some(out) = out.start(mode, d) else {
+        return Ok(());
+    };
+    let SvdDims { m, n, .. } = d;
     let k = m.min(n);
-    if k == 0 {
-        // Same convention as gesdd for empty matrices.
-        return crate::gesdd::gesdd(ctx, mode, d, out);
-    }
     let batch = out.info.len();
-    if mode == b'N' {
-        out.u.fill(T::default());
-        out.vt.fill(T::default());
-    }
-    let (mi, ni, ldvt) = (
-        ctx.int("m", m)?,
-        ctx.int("n", n)?,
-        ctx.int("vt rows", vr.max(1))?,
-    );
+    let [mi, ni, ldvt] = d.ints(ctx)?;
     let l = ctx.lib.symbols();
     let lwork = ctx.lwork(checked::lwork::gesvd::<T>(l, mode, mi, ni, mi, mi, ldvt))?;
     let lrwork = if T::IS_COMPLEX { 5 * k } else { 1 };
