@@ -108,15 +108,22 @@ fn common<'a, T: LapackScalar>(
     Ok((batch, n, jobvs))
 }
 
-/// The real handler: operand `a`; results `t` (alias ← a), `z`, `wr`, `wi`,
-/// `sdim`, `info`; attributes `mode`, `sort`.
-pub(crate) fn run_real<T: RealLapack>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
-    let ([a], [t, z, wr, wi, sdim, info]) =
-        call.operands(["a"], ["t", "z", "wr", "wi", "sdim", "info"])?;
+/// Both handlers once their operands are named: `w` holds the eigenvalues
+/// (their real parts for the real types) and `wi`, the real types' only,
+/// their imaginary parts.
+fn run_with<'a, T: LapackScalar>(
+    ctx: &Ctx<'_>,
+    call: &Call<'a>,
+    a: Operand<'a>,
+    [t, z, w]: [Operand<'a>; 3],
+    wi: Option<Operand<'a>>,
+    [sdim, info]: [Operand<'a>; 2],
+) -> Result<(), HandlerError> {
     let (batch, n, jobvs) = common::<T>(call, &a)?;
     z.expect(T::DTYPE, batch, &[n, n])?;
-    wr.expect(T::DTYPE, batch, &[n])?;
-    wi.expect(T::DTYPE, batch, &[n])?;
+    for w in std::iter::once(&w).chain(&wi) {
+        w.expect(T::DTYPE, batch, &[n])?;
+    }
     sdim.expect(DType::S32, batch, &[])?;
     info.expect(DType::S32, batch, &[])?;
     // SAFETY: results are ours and distinct; the operand is not used after
@@ -125,13 +132,24 @@ pub(crate) fn run_real<T: RealLapack>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<
         GeesOut {
             t: a.alias_into::<T>(&t)?,
             z: z.slice_mut()?,
-            w: wr.slice_mut()?,
-            wi: wi.slice_mut()?,
+            w: w.slice_mut()?,
+            wi: match wi {
+                Some(wi) => wi.slice_mut()?,
+                None => &mut [],
+            },
             sdim: sdim.slice_mut()?,
             info: info.slice_mut()?,
         }
     };
     gees(ctx, jobvs, n, out)
+}
+
+/// The real handler: operand `a`; results `t` (alias ← a), `z`, `wr`, `wi`,
+/// `sdim`, `info`; attributes `mode`, `sort`.
+pub(crate) fn run_real<T: RealLapack>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+    let ([a], [t, z, wr, wi, sdim, info]) =
+        call.operands(["a"], ["t", "z", "wr", "wi", "sdim", "info"])?;
+    run_with::<T>(ctx, call, a, [t, z, wr], Some(wi), [sdim, info])
 }
 
 /// The complex handler: operand `a`; results `t` (alias ← a), `z`, `w`,
@@ -141,21 +159,5 @@ pub(crate) fn run_complex<T: ComplexLapack>(
     call: &Call<'_>,
 ) -> Result<(), HandlerError> {
     let ([a], [t, z, w, sdim, info]) = call.operands(["a"], ["t", "z", "w", "sdim", "info"])?;
-    let (batch, n, jobvs) = common::<T>(call, &a)?;
-    z.expect(T::DTYPE, batch, &[n, n])?;
-    w.expect(T::DTYPE, batch, &[n])?;
-    sdim.expect(DType::S32, batch, &[])?;
-    info.expect(DType::S32, batch, &[])?;
-    // SAFETY: as in `run_real`.
-    let out = unsafe {
-        GeesOut {
-            t: a.alias_into::<T>(&t)?,
-            z: z.slice_mut()?,
-            w: w.slice_mut()?,
-            wi: &mut [],
-            sdim: sdim.slice_mut()?,
-            info: info.slice_mut()?,
-        }
-    };
-    gees(ctx, jobvs, n, out)
+    run_with::<T>(ctx, call, a, [t, z, w], None, [sdim, info])
 }
