@@ -61,6 +61,22 @@ pub(crate) fn unpack_eigenvectors<T: RealScalar>(
     }
 }
 
+/// What both variants do before their loop: n as a LAPACK integer and the
+/// optimal LWORK, or `None` when n is 0 (every INFO 0, nothing to do).
+fn start<T: LapackScalar>(
+    ctx: &Ctx<'_>,
+    [jobvl, jobvr]: [u8; 2],
+    n: usize,
+    info: &mut [i32],
+) -> Result<Option<(i32, usize)>, HandlerError> {
+    let Some(ni) = ctx.order(n, info)? else {
+        return Ok(None);
+    };
+    let l = ctx.lib.symbols();
+    let lwork = ctx.lwork(checked::lwork::geev::<T>(l, jobvl, jobvr, ni, ni, ni, ni))?;
+    Ok(Some((ni, lwork)))
+}
+
 /// `?geev` on every real `n×n` element of `a` (left untouched).
 pub(crate) fn geev_real<T: RealLapack>(
     ctx: &Ctx<'_>,
@@ -77,11 +93,10 @@ pub(crate) fn geev_real<T: RealLapack>(
     };
     out.vl.fill(zero);
     out.vr.fill(zero);
-    let Some(ni) = ctx.order(n, out.info)? else {
+    let Some((ni, lwork)) = start::<T>(ctx, [jobvl, jobvr], n, out.info)? else {
         return Ok(());
     };
     let l = ctx.lib.symbols();
-    let lwork = ctx.lwork(checked::lwork::geev::<T>(l, jobvl, jobvr, ni, ni, ni, ni))?;
     let nn = n * n;
     let elements = (
         Shared::new(a, nn),
@@ -170,11 +185,10 @@ pub(crate) fn geev_complex<T: ComplexLapack>(
     if jobvr != b'V' || n == 0 {
         out.vr.fill(T::default());
     }
-    let Some(ni) = ctx.order(n, out.info)? else {
+    let Some((ni, lwork)) = start::<T>(ctx, [jobvl, jobvr], n, out.info)? else {
         return Ok(());
     };
     let l = ctx.lib.symbols();
-    let lwork = ctx.lwork(checked::lwork::geev::<T>(l, jobvl, jobvr, ni, ni, ni, ni))?;
     let nn = n * n;
     let elements = (
         Shared::new(a, nn),
