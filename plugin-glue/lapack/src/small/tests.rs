@@ -2,17 +2,8 @@ use super::*;
 
 /// A deterministic pseudo-random matrix in [-1, 1).
 fn matrix(len: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (0..len)
-        .map(|_| {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-        })
-        .collect()
+    let mut next = crate::tests::uniform(seed);
+    (0..len).map(|_| next()).collect()
 }
 
 /// The size-specialised kernels compute exactly what the general ones do.

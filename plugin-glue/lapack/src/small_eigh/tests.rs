@@ -7,16 +7,11 @@ fn lapack() -> &'static crate::ffi::LapackSymbols {
 
 /// A deterministic pseudo-random symmetric matrix (both triangles).
 fn symmetric(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
+    let mut next = crate::tests::uniform(seed);
     let mut a = vec![0.0; n * n];
     for j in 0..n {
         for i in j..n {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let x = ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0;
+            let x = next();
             a[i + j * n] = x;
             a[j + i * n] = x;
         }

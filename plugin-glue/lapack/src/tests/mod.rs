@@ -134,17 +134,23 @@ macro_rules! complex_t {
 complex_t!(f32, 2e-4);
 complex_t!(f64, 1e-11);
 
+/// Deterministic values in [-1, 1): a 64-bit linear congruential stream
+/// from `seed`, the test data of every test here.
+pub(crate) fn uniform(seed: u64) -> impl FnMut() -> f64 {
+    let step = |s: u64| {
+        s.wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407)
+    };
+    let mut state = step(seed);
+    move || {
+        state = step(state);
+        ((state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    }
+}
+
 /// Deterministic values in [-1, 1) (complex types get an imaginary part).
 fn random<S: T>(len: usize, seed: u64) -> Vec<S> {
-    let mut state = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    let mut next = move || {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-    };
+    let mut next = uniform(seed);
     (0..len).map(|_| S::from_f64(next(), next())).collect()
 }
 
