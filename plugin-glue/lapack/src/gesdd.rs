@@ -1,5 +1,6 @@
 //! `lapack_?gesdd_ffi`: singular value decomposition, divide and conquer.
-//! Reference §3.9.
+//! Reference §3.9. The checks and the loop over the batch serve
+//! `lapack_?gesvd_ffi` too, with `?gesvd` as the [`Driver`].
 
 use crate::call::{Batched, Call, Ctx, Operand};
 use crate::checked;
@@ -101,13 +102,23 @@ fn empty_svd<T: LapackScalar>(mode: u8, d: SvdDims, out: SvdOut<'_, T>) {
     }
 }
 
-/// `?gesdd` on every element: `mode` 'A' (full u, vt), 'S' (reduced) or 'N'
+/// The LAPACK routine an SVD call runs on its elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Driver {
+    /// `?gesdd`, divide and conquer (split for one large square matrix).
+    Gesdd,
+    /// `?gesvd` with JOBU = JOBVT = `mode`, QR iteration.
+    Gesvd,
+}
+
+/// `driver` on every element: `mode` 'A' (full u, vt), 'S' (reduced) or 'N'
 /// (singular values only; u and vt are zero-filled).
-pub(crate) fn gesdd<T: FastPath>(
+pub(crate) fn svd<T: FastPath>(
     ctx: &Ctx<'_>,
     mode: u8,
     d: SvdDims,
     out: SvdOut<'_, T>,
+    driver: Driver,
 ) -> Result<(), HandlerError> {
     let Some(out) = out.start(mode, d) else {
         return Ok(());
@@ -115,7 +126,8 @@ pub(crate) fn gesdd<T: FastPath>(
     let SvdDims { m, n, .. } = d;
     let k = m.min(n);
     let batch = out.info.len();
-    if batch == 1
+    if driver == Driver::Gesdd
+        && batch == 1
         && m == n
         && matches!(mode, b'A' | b'S')
         && let Some(info) = T::gesdd_split(ctx, n, out.a, out.s, out.u, out.vt)?
@@ -125,14 +137,26 @@ pub(crate) fn gesdd<T: FastPath>(
     }
     let [mi, ni, ldvt] = d.ints(ctx)?;
     let l = ctx.lib.symbols();
-    let lwork = ctx.lwork(checked::lwork::gesdd::<T>(l, mode, mi, ni, mi, mi, ldvt))?;
-    let lrwork = checked::gesdd_lrwork::<T>(mode, m, n);
-    let flops = split::gesdd::flops(m, n);
+    // LWORK, the complex types' RWORK, IWORK and the flops of one element.
+    let (lwork, lrwork, liwork, flops) = match driver {
+        Driver::Gesdd => (
+            ctx.lwork(checked::lwork::gesdd::<T>(l, mode, mi, ni, mi, mi, ldvt))?,
+            checked::gesdd_lrwork::<T>(mode, m, n),
+            8 * k,
+            split::gesdd::flops(m, n),
+        ),
+        Driver::Gesvd => (
+            ctx.lwork(checked::lwork::gesvd::<T>(l, mode, mi, ni, mi, mi, ldvt))?,
+            if T::IS_COMPLEX { 5 * k } else { 1 },
+            0,
+            20.0 * (m * n * k) as f64,
+        ),
+    };
     let init = || {
         (
             vec![T::default(); lwork],
             vec![<T::Real as RealScalar>::ZERO; lrwork],
-            vec![0i32; 8 * k],
+            vec![0i32; liwork],
         )
     };
     let elements = out.elements(d);
@@ -142,9 +166,14 @@ pub(crate) fn gesdd<T: FastPath>(
         init,
         elements,
         |(work, rwork, iwork), (a, s, u, vt, i)| {
-            i[0] = checked::gesdd(
-                l, mode, mi, ni, a, mi, s, u, mi, vt, ldvt, work, rwork, iwork,
-            );
+            i[0] = match driver {
+                Driver::Gesdd => checked::gesdd(
+                    l, mode, mi, ni, a, mi, s, u, mi, vt, ldvt, work, rwork, iwork,
+                ),
+                Driver::Gesvd => {
+                    checked::gesvd(l, mode, mi, ni, a, mi, s, u, mi, vt, ldvt, work, rwork)
+                }
+            };
         },
     );
     Ok(())
@@ -213,5 +242,5 @@ pub(crate) fn svd_call<'a, T: LapackScalar>(
 /// `info`; attribute `mode`.
 pub(crate) fn run<T: FastPath>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
     let (mode, dims, out) = svd_call::<T>(call)?;
-    gesdd(ctx, mode, dims, out)
+    svd(ctx, mode, dims, out, Driver::Gesdd)
 }
