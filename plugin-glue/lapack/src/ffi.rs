@@ -648,7 +648,8 @@ macro_rules! bind_routines {
             }
         }
     };
-    (@emit [decl $($group:ident)+] $({$sym:ident [$(#[$doc:meta])*] $method:ident ($($p:tt)*) $chk:tt})*) => {
+    (@emit [decl $($group:ident)+]
+        $({$sym:ident [$(#[$doc:meta])*] $method:ident ($($p:tt)*) $chk:tt})*) => {
         $($crate::ffi::bind_routines!(@p [decl [$(#[$doc])*] $method] complex
             [] [] [] [] [] [] [] $($p)*);)*
     };
@@ -668,7 +669,8 @@ macro_rules! bind_routines {
     // ---- One routine's workspace query, its parameters munched into: the
     // function's parameters (the dims), the call's arguments (stand-ins
     // for the arrays, −1 for the lengths), the lengths.
-    (@q [$method:ident $checked:ident $bound:ident] {$q:ident $w:ident} [$($s:tt)*] [$($a:tt)*] [$lwork:ident]) => {
+    (@q [$method:ident $checked:ident $bound:ident] {$q:ident $w:ident} [$($s:tt)*] [$($a:tt)*]
+        [$lwork:ident]) => {
         #[doc = concat!("The optimal LWORK of [`", stringify!($checked), "`](super::",
             stringify!($checked), ") for these dims, at least 1.")]
         pub(crate) fn $checked<T: $bound>(l: &$crate::ffi::LapackSymbols, $($s)*) -> usize {
@@ -680,17 +682,19 @@ macro_rules! bind_routines {
         }
     };
     (@q $h:tt {$q:ident $w:ident} $s:tt $a:tt $lens:tt) => {};
-    (@q $h:tt {$q:ident $w:ident} $s:tt [$($a:tt)*] [$($l:tt)*] work: mat, $n:ident: len, $($rest:tt)*) => {
+    (@q $h:tt {$q:ident $w:ident} $s:tt [$($a:tt)*] [$($l:tt)*]
+        work: mat, $n:ident: len, $($rest:tt)*) => {
         $crate::ffi::bind_routines! {@q $h {$q $w} $s [$($a)* $w, -1,] [$($l)* $n] $($rest)*}
     };
     (@q $h:tt {$q:ident $w:ident} [$($s:tt)*] [$($a:tt)*] $l:tt $n:ident: char, $($rest:tt)*) => {
         $crate::ffi::bind_routines! {@q $h {$q $w} [$($s)* $n: u8,] [$($a)* $n,] $l $($rest)*}
     };
     (@q $h:tt {$q:ident $w:ident} [$($s:tt)*] [$($a:tt)*] $l:tt $n:ident: int, $($rest:tt)*) => {
-        $crate::ffi::bind_routines! {@q $h {$q $w} [$($s)* $n: $crate::ffi::lapack_int,] [$($a)* $n,] $l
-            $($rest)*}
+        $crate::ffi::bind_routines! {@q $h {$q $w} [$($s)* $n: $crate::ffi::lapack_int,]
+            [$($a)* $n,] $l $($rest)*}
     };
-    (@q $h:tt {$q:ident $w:ident} $s:tt [$($a:tt)*] [$($l:tt)*] $n:ident: $(cx)? len, $($rest:tt)*) => {
+    (@q $h:tt {$q:ident $w:ident} $s:tt [$($a:tt)*] [$($l:tt)*]
+        $n:ident: $(cx)? len, $($rest:tt)*) => {
         $crate::ffi::bind_routines! {@q $h {$q $w} $s [$($a)* -1,] [$($l)* $n] $($rest)*}
     };
     (@q $h:tt {$q:ident $w:ident} $s:tt [$($a:tt)*] $l:tt $n:ident: val, $($rest:tt)*) => {
@@ -830,7 +834,8 @@ macro_rules! bind_routines {
     (@p $o:tt $v:ident $d:tt $f:tt $a:tt $lt:tt $la:tt $u:tt $r:tt $n:ident: len, $($rest:tt)*) => {
         $crate::ffi::bind_routines! {@p $o $v $d $f $a $lt $la $u $r $n: int, $($rest)*}
     };
-    (@p $o:tt $v:ident $d:tt $f:tt $a:tt $lt:tt $la:tt $u:tt $r:tt $n:ident: cx len, $($rest:tt)*) => {
+    (@p $o:tt $v:ident $d:tt $f:tt $a:tt $lt:tt $la:tt $u:tt $r:tt
+        $n:ident: cx len, $($rest:tt)*) => {
         $crate::ffi::bind_routines! {@p $o $v $d $f $a $lt $la $u $r $n: cx int, $($rest)*}
     };
     (@p $o:tt $v:ident [$($d:tt)*] [$($f:tt)*] [$($a:tt)*] [$($lt:tt)*] [$($la:tt)*] $u:tt $r:tt
