@@ -140,6 +140,19 @@ struct Span {
     slot: usize,
 }
 
+/// Up to this many buffer spans, [`CallLayout::find_aliases`] first checks
+/// every pair for overlap instead of sorting.
+const FEW_SPANS: usize = 8;
+
+/// Whether no two of `spans` (each non-empty) share a byte.
+fn pairwise_disjoint(spans: &[Span]) -> bool {
+    spans.iter().enumerate().all(|(i, a)| {
+        spans[i + 1..]
+            .iter()
+            .all(|b| a.end <= b.start || b.end <= a.start)
+    })
+}
+
 /// The encoded frame of one call; reused across calls (no allocation once
 /// the buffers have grown to the largest call seen).
 #[derive(Debug, Default)]
@@ -505,6 +518,12 @@ impl CallLayout {
     /// state.
     fn find_aliases(&mut self, n_args: usize) -> Result<(), HandlerError> {
         if self.spans.len() < 2 {
+            return Ok(());
+        }
+        // The usual call: a few buffers, none overlapping another. Checking
+        // every pair is cheaper than sorting, and leaves `shared` as it is
+        // (each buffer its own region), as the walk below would.
+        if self.spans.len() <= FEW_SPANS && pairwise_disjoint(&self.spans) {
             return Ok(());
         }
         self.spans
