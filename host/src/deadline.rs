@@ -194,9 +194,9 @@ impl Shared {
     }
 
     /// Ticks that are due but that the timer thread has not applied yet.
-    fn pending_ticks(&self) -> u64 {
+    fn pending_ticks(&self, now: std::time::Instant) -> u64 {
         let next = self.next_tick.load(Ordering::Acquire);
-        let now = self.nanos(std::time::Instant::now());
+        let now = self.nanos(now);
         if next == u64::MAX || now < next {
             0
         } else {
@@ -316,14 +316,17 @@ impl Ticker {
         ticks: u64,
         code: &'a CodeRanges,
     ) -> Active<'a> {
-        // One clock read serves the signal deadline and the host-call one.
-        let at = match self.mode {
+        // One clock read serves the epoch deadline, the signal deadline and
+        // the host-call one.
+        let now = match self.mode {
             Interrupt::Unchecked => None,
-            _ => Instant::now().checked_add(timeout),
+            _ => Some(Instant::now()),
         };
+        let at = now.and_then(|now| now.checked_add(timeout));
         let armed = match self.mode {
             Interrupt::Epoch => {
-                store.set_epoch_deadline(ticks.saturating_add(self.shared.pending_ticks()));
+                let pending = now.map_or(0, |now| self.shared.pending_ticks(now));
+                store.set_epoch_deadline(ticks.saturating_add(pending));
                 None
             }
             Interrupt::Signal => Some(signal::arm(at, code)),
