@@ -1,7 +1,7 @@
 //! [`CallFrame`]: the checked view of one call's wasm32 `XLA_FFI_CallFrame`.
 
 use alloc::vec::Vec;
-use core::cell::Cell;
+use core::cell::{Cell, OnceCell};
 
 use crate::abi::{self, arg_type, call_frame as layout, ret_type};
 use crate::attrs::{Attrs, FromAttr};
@@ -105,6 +105,7 @@ enum Slots<'a> {
 }
 
 impl<'a> Slots<'a> {
+    #[inline(always)]
     fn new(n: usize) -> Slots<'a> {
         if n <= INLINE_SLOTS {
             Slots::Inline(Default::default(), n)
@@ -128,13 +129,73 @@ impl<'a> core::ops::Deref for Slots<'a> {
 /// What a [`CallFrame`] remembers of one buffer.
 #[derive(Default)]
 struct Slot<'a> {
-    decoded: Cell<Option<RawBuffer<'a>>>,
+    decoded: OnceCell<RawBuffer<'a>>,
     /// Results: handed out.
     taken: Cell<bool>,
     /// Operands: handed out (shared views may be alive for the whole call).
     viewed: Cell<bool>,
     /// Operands: the taken result that aliases this operand's memory.
     in_place: Cell<Option<usize>>,
+}
+
+/// A [`CallFrame`] without its [`Slots`]: the frame's scalar fields, read
+/// and checked.
+struct Header<'a> {
+    mem: Memory<'a>,
+    addr: u32,
+    ctx: u32,
+    stage: u32,
+    num_args: usize,
+    arg_types: u32,
+    args: u32,
+    num_rets: usize,
+    ret_types: u32,
+    rets: u32,
+    attrs: Attrs<'a>,
+}
+
+impl<'a> Header<'a> {
+    /// Reads and checks the frame at guest address `addr` of `mem`.
+    fn decode(mem: Memory<'a>, addr: u32) -> Result<Header<'a>> {
+        let what = "call frame";
+        let at = |off: u32| Memory::offset(addr, u64::from(off), &what);
+        let struct_size = mem.u32(addr, &what)?;
+        if struct_size != layout::STRUCT_SIZE {
+            return Err(Error::internal(alloc::format!(
+                "call frame struct_size is {struct_size}, expected {} (wasm32 XLA_FFI_CallFrame)",
+                layout::STRUCT_SIZE
+            )));
+        }
+        mem.check(addr, layout::SIZE as usize, 8, &what)?;
+        let count = |off: u32, kind: &str| -> Result<usize> {
+            let n = mem.i64(at(off)?, &what)?;
+            if (0..=MAX_BUFFERS).contains(&n) {
+                Ok(n as usize)
+            } else {
+                Err(Error::internal(alloc::format!("call frame has {n} {kind}")))
+            }
+        };
+        let num_args = count(layout::ARGS + abi::args::SIZE_FIELD, "arguments")?;
+        let num_rets = count(layout::RETS + abi::rets::SIZE_FIELD, "results")?;
+        let header = Header {
+            mem,
+            addr,
+            ctx: mem.u32(at(layout::CTX)?, &what)?,
+            stage: mem.u32(at(layout::STAGE)?, &what)?,
+            num_args,
+            arg_types: mem.u32(at(layout::ARGS + abi::args::TYPES)?, &what)?,
+            args: mem.u32(at(layout::ARGS + abi::args::ARGS)?, &what)?,
+            num_rets,
+            ret_types: mem.u32(at(layout::RETS + abi::rets::TYPES)?, &what)?,
+            rets: mem.u32(at(layout::RETS + abi::rets::RETS)?, &what)?,
+            attrs: Attrs::decode(mem, at(layout::ATTRS)?)?,
+        };
+        mem.check(header.arg_types, num_args * 4, 1, &"argument types")?;
+        mem.check(header.args, num_args * 4, 1, &"arguments")?;
+        mem.check(header.ret_types, num_rets * 4, 1, &"result types")?;
+        mem.check(header.rets, num_rets * 4, 1, &"results")?;
+        Ok(header)
+    }
 }
 
 impl core::fmt::Debug for CallFrame<'_> {
@@ -216,45 +277,53 @@ impl<'a> CallFrame<'a> {
 
     /// Decodes and checks the frame at guest address `addr` of `mem`.
     pub(crate) fn decode(mem: Memory<'a>, addr: u32) -> Result<CallFrame<'a>> {
-        let what = "call frame";
-        let at = |off: u32| Memory::offset(addr, u64::from(off), &what);
-        let struct_size = mem.u32(addr, &what)?;
-        if struct_size != layout::STRUCT_SIZE {
-            return Err(Error::internal(alloc::format!(
-                "call frame struct_size is {struct_size}, expected {} (wasm32 XLA_FFI_CallFrame)",
-                layout::STRUCT_SIZE
-            )));
-        }
-        mem.check(addr, layout::SIZE as usize, 8, &what)?;
-        let count = |off: u32, kind: &str| -> Result<usize> {
-            let n = mem.i64(at(off)?, &what)?;
-            if (0..=MAX_BUFFERS).contains(&n) {
-                Ok(n as usize)
-            } else {
-                Err(Error::internal(alloc::format!("call frame has {n} {kind}")))
-            }
-        };
-        let num_args = count(layout::ARGS + abi::args::SIZE_FIELD, "arguments")?;
-        let num_rets = count(layout::RETS + abi::rets::SIZE_FIELD, "results")?;
-        let frame = CallFrame {
+        Ok(CallFrame::new(Header::decode(mem, addr)?))
+    }
+
+    /// Decodes and checks the frame at guest address `addr` of `mem`, then
+    /// runs `handler` on it. The frame is built where it is used: a frame is
+    /// a few hundred bytes (its inline [`Slots`]), which moving out of a
+    /// `Result` would copy on every call.
+    #[cfg(target_arch = "wasm32")]
+    #[inline(always)]
+    pub(crate) fn decode_then<R>(
+        mem: Memory<'a>,
+        addr: u32,
+        handler: impl FnOnce(&CallFrame<'a>) -> Result<R>,
+    ) -> Result<R> {
+        let frame = CallFrame::new(Header::decode(mem, addr)?);
+        handler(&frame)
+    }
+
+    #[inline(always)]
+    fn new(header: Header<'a>) -> CallFrame<'a> {
+        let Header {
             mem,
             addr,
-            ctx: mem.u32(at(layout::CTX)?, &what)?,
-            stage: mem.u32(at(layout::STAGE)?, &what)?,
+            ctx,
+            stage,
             num_args,
-            arg_types: mem.u32(at(layout::ARGS + abi::args::TYPES)?, &what)?,
-            args: mem.u32(at(layout::ARGS + abi::args::ARGS)?, &what)?,
+            arg_types,
+            args,
             num_rets,
-            ret_types: mem.u32(at(layout::RETS + abi::rets::TYPES)?, &what)?,
-            rets: mem.u32(at(layout::RETS + abi::rets::RETS)?, &what)?,
-            attrs: Attrs::decode(mem, at(layout::ATTRS)?)?,
+            ret_types,
+            rets,
+            attrs,
+        } = header;
+        CallFrame {
+            mem,
+            addr,
+            ctx,
+            stage,
+            num_args,
+            arg_types,
+            args,
+            num_rets,
+            ret_types,
+            rets,
+            attrs,
             slots: Slots::new(num_args + num_rets),
-        };
-        mem.check(frame.arg_types, num_args * 4, 1, &"argument types")?;
-        mem.check(frame.args, num_args * 4, 1, &"arguments")?;
-        mem.check(frame.ret_types, num_rets * 4, 1, &"result types")?;
-        mem.check(frame.rets, num_rets * 4, 1, &"results")?;
-        Ok(frame)
+        }
     }
 
     /// Guest address of the frame.
@@ -299,7 +368,7 @@ impl<'a> CallFrame<'a> {
     /// Operand or result `which`, decoded and checked on first use and
     /// remembered for the rest of the call (`check_exclusive` looks at every
     /// buffer each time a result is taken).
-    fn raw(&self, which: Which) -> Result<RawBuffer<'a>> {
+    fn raw(&self, which: Which) -> Result<&RawBuffer<'a>> {
         let (i, n, types, ptrs, want, kind) = match which {
             Which::Arg(i) => (
                 i,
@@ -344,8 +413,7 @@ impl<'a> CallFrame<'a> {
             .mem
             .u32(Memory::offset(ptrs, 4 * i as u64, &which)?, &which)?;
         let raw = RawBuffer::decode(self.mem, addr, which)?;
-        slot.decoded.set(Some(raw));
-        Ok(raw)
+        Ok(slot.decoded.get_or_init(|| raw))
     }
 
     /// Operand `i`, any dtype.
@@ -356,7 +424,7 @@ impl<'a> CallFrame<'a> {
     /// a result aliased with it was taken (``argument 0 is aliased with
     /// result 0 (in place), which was taken: its values are in result 0``).
     pub fn any_arg(&self, i: usize) -> Result<AnyBuffer<'a>> {
-        let raw = self.raw(Which::Arg(i))?;
+        let raw = *self.raw(Which::Arg(i))?;
         let slot = &self.slots[i];
         if let Some(j) = slot.in_place.get() {
             return Err(Error::invalid_argument(alloc::format!(
@@ -392,7 +460,7 @@ impl<'a> CallFrame<'a> {
     /// overlaps a dims array.
     pub fn any_ret(&self, i: usize) -> Result<AnyResultBuffer<'a>> {
         let which = Which::Ret(i);
-        let raw = self.raw(which)?;
+        let raw = *self.raw(which)?;
         let slot = &self.slots[self.num_args + i];
         if slot.taken.get() {
             return Err(Error::invalid_argument(alloc::format!(

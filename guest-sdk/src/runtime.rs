@@ -162,7 +162,7 @@ mod wasm {
         })();
         let result = match prelude {
             Ok(None) => return 0,
-            Ok(Some(_)) => CallFrame::decode(mem, frame).and_then(|f| handler(&f)),
+            Ok(Some(_)) => CallFrame::decode_then(mem, frame, |f| handler(f)),
             Err(e) => Err(e),
         };
         match result {
