@@ -101,8 +101,13 @@ pub(crate) struct Instance {
     engine: Engine,
     limits: Limits,
     code: std::sync::Arc<CodeRanges>,
-    /// Bytes at the start of the scratch region that earlier calls wrote.
-    dirty: u32,
+    /// Ranges of the scratch region (offsets from its start; sorted,
+    /// disjoint) that hold bytes the host copied in for the last call: its
+    /// header and its operands.
+    copied: Vec<(u32, u32)>,
+    /// [`Instance::copied`] of the call being written (kept to reuse its
+    /// allocation).
+    copying: Vec<(u32, u32)>,
     /// What the last call measured (times only while timing is on).
     pub(crate) measure: CallMeasure,
 }
@@ -252,7 +257,8 @@ impl Instance {
             engine,
             limits,
             code: std::sync::Arc::clone(&guest.code),
-            dirty: 0,
+            copied: Vec::new(),
+            copying: Vec::new(),
             measure: CallMeasure::default(),
         };
         instance
@@ -293,8 +299,7 @@ impl Instance {
         if self.layout.total > self.scratch.len {
             // `cyxla_alloc` is guest code: what earlier calls left in the
             // old region goes first.
-            self.zero_scratch(self.dirty);
-            self.dirty = 0;
+            self.scrub_copied();
             self.grow_scratch(self.layout.total)?;
             self.layout
                 .plan(call, self.scratch.offset, self.api)
@@ -363,22 +368,48 @@ impl Instance {
         outcome
     }
 
-    /// Zeroes the first `len` bytes of the scratch region.
-    fn zero_scratch(&mut self, len: u32) {
+    /// Zeroes what the last call copied into the scratch region.
+    fn scrub_copied(&mut self) {
         let data = self.memory.data_mut(&mut self.store);
-        if let Some(range) = guest_range(data.len(), self.scratch.offset, len as usize) {
-            data[range].fill(0);
+        for &(start, end) in &self.copied {
+            if let Some(range) = guest_range(
+                data.len(),
+                self.scratch.offset.saturating_add(start),
+                (end - start) as usize,
+            ) {
+                data[range].fill(0);
+            }
         }
+        self.copied.clear();
     }
 
-    /// Copies the header and the inputs into guest memory and zeroes the
-    /// output regions. A result aliased with an operand shares its region,
-    /// which is filled once, with the operand's bytes.
+    /// Copies the header and the inputs into guest memory. A result aliased
+    /// with an operand shares its region, which is filled once, with the
+    /// operand's bytes; any other result's region is left as it is (XLA's
+    /// result buffers hold unspecified bytes too).
+    ///
+    /// No call finds bytes the host copied in for an earlier one: what the
+    /// last call's header and operands left, this call overwrites with its
+    /// own or zeroes. What the guest wrote itself (its results, its heap)
+    /// it may find again, as it finds its statics. Each buffer is copied in
+    /// once and nothing is zeroed twice: a result region that held a
+    /// result last time costs nothing here.
     fn write_frame<C: CallView>(&mut self, call: &C) -> Result<(), CallFailure> {
         let base = self.scratch.offset;
+        self.copying.clear();
+        // The layout keeps the header below `total`, a u32.
+        let header = u32::try_from(self.layout.header.len()).unwrap_or(self.layout.total);
+        self.copying.push((0, header));
+        for fill in &self.layout.fills {
+            if let Source::Operand(_) = fill.source {
+                let start = fill.region.offset;
+                self.copying.push((start, start + fill.region.len));
+            }
+        }
         let data = self.memory.data_mut(&mut self.store);
         let size = data.len();
-        let extent = self.layout.total.max(self.dirty) as usize;
+        let last_end = self.copied.last().map_or(0, |&(_, end)| end);
+        let extent = self.layout.total.max(last_end) as usize;
         let Some(range) = guest_range(size, base, extent) else {
             return Err(CallFailure {
                 error: HandlerError::internal(format!(
@@ -388,28 +419,19 @@ impl Instance {
                 from_guest: false,
             });
         };
-        // Every byte that earlier calls wrote (up to `dirty`) is rewritten
-        // or zeroed before guest code runs: the header is copied, the
-        // operands are copied, the results, the padding between regions and
-        // whatever lies past this call's end are zeroed. No call finds bytes
-        // the host wrote for an earlier one, at the cost of zeroing only
-        // what this call does not overwrite.
         let scratch = &mut data[range];
-        let header = self.layout.header.len();
-        scratch[..header].copy_from_slice(&self.layout.header);
-        let mut cursor = header;
+        for_each_uncovered(&self.copied, &self.copying, |start, end| {
+            scratch[start as usize..end as usize].fill(0);
+        });
+        scratch[..header as usize].copy_from_slice(&self.layout.header);
         for fill in &self.layout.fills {
-            let start = fill.region.offset as usize;
-            scratch[cursor..start].fill(0);
-            cursor = start + fill.region.len as usize;
-            let dst = &mut scratch[start..cursor];
-            match fill.source {
-                Source::Operand(i) => call.read_arg(i, dst).map_err(CallFailure::keep)?,
-                Source::Zeros => dst.fill(0),
+            if let Source::Operand(i) = fill.source {
+                let start = fill.region.offset as usize;
+                let dst = &mut scratch[start..start + fill.region.len as usize];
+                call.read_arg(i, dst).map_err(CallFailure::keep)?;
             }
         }
-        scratch[cursor..].fill(0);
-        self.dirty = self.layout.total;
+        std::mem::swap(&mut self.copied, &mut self.copying);
         Ok(())
     }
 
@@ -488,7 +510,7 @@ impl Instance {
             len: want,
         };
         // The guest's allocator may hand out memory it used before: start
-        // from zeros (calls scrub what they leave, see `scrub`).
+        // from zeros (what calls copy in is scrubbed, see `write_frame`).
         let data = self.memory.data_mut(&mut self.store);
         if let Some(range) = guest_range(data.len(), addr, want as usize) {
             data[range].fill(0);
@@ -551,6 +573,31 @@ impl Instance {
 
 /// The error for a call on a thread without native stack room for the
 /// guest's wasm stack limit.
+/// Calls `f` with each piece of the ranges in `old` that no range in `new`
+/// covers. Both hold sorted, disjoint, half-open ranges.
+fn for_each_uncovered(old: &[(u32, u32)], new: &[(u32, u32)], mut f: impl FnMut(u32, u32)) {
+    let mut next = 0;
+    for &(start, end) in old {
+        let mut at = start;
+        // Ranges of `new` ending at or before `at` cover nothing from here on.
+        while next < new.len() && new[next].1 <= at {
+            next += 1;
+        }
+        let mut j = next;
+        while at < end && j < new.len() && new[j].0 < end {
+            let (cover_start, cover_end) = new[j];
+            if cover_start > at {
+                f(at, cover_start);
+            }
+            at = at.max(cover_end);
+            j += 1;
+        }
+        if at < end {
+            f(at, end);
+        }
+    }
+}
+
 fn stack_refusal(stack_bytes: usize) -> HandlerError {
     let show = |n: usize| bytes_display(u64::try_from(n).unwrap_or(u64::MAX));
     let left = stack::remaining().unwrap_or(0);
@@ -719,5 +766,57 @@ fn bounded_name(name: &str) -> String {
         out.0
     } else {
         format!("{}…", out.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::for_each_uncovered;
+
+    /// Sorted, disjoint ranges from a byte mask.
+    fn ranges(mask: &[bool]) -> Vec<(u32, u32)> {
+        let mut out: Vec<(u32, u32)> = Vec::new();
+        for (i, _) in mask.iter().enumerate().filter(|(_, set)| **set) {
+            let i = i as u32;
+            match out.last_mut() {
+                Some(last) if last.1 == i => last.1 = i + 1,
+                _ => out.push((i, i + 1)),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn uncovered_pieces_are_the_old_bytes_no_new_range_covers() {
+        // Every pair of masks over 8 bytes, with each range split in two
+        // where it can be, so that adjacent ranges occur too.
+        for old_bits in 0u32..256 {
+            for new_bits in 0u32..256 {
+                let old: Vec<bool> = (0..8).map(|i| old_bits >> i & 1 == 1).collect();
+                let new: Vec<bool> = (0..8).map(|i| new_bits >> i & 1 == 1).collect();
+                let mut new_ranges = Vec::new();
+                for (start, end) in ranges(&new) {
+                    if end - start > 1 {
+                        let mid = start + (end - start) / 2;
+                        new_ranges.extend([(start, mid), (mid, end)]);
+                    } else {
+                        new_ranges.push((start, end));
+                    }
+                }
+                let mut got = vec![false; 8];
+                let mut pieces = Vec::new();
+                for_each_uncovered(&ranges(&old), &new_ranges, |start, end| {
+                    assert!(start < end, "{old_bits:08b} {new_bits:08b}: empty piece");
+                    pieces.push((start, end));
+                    for byte in &mut got[start as usize..end as usize] {
+                        assert!(!*byte, "{old_bits:08b} {new_bits:08b}: byte twice");
+                        *byte = true;
+                    }
+                });
+                let want: Vec<bool> = old.iter().zip(&new).map(|(o, n)| *o && !*n).collect();
+                assert_eq!(got, want, "old {old_bits:08b}, new {new_bits:08b}");
+                assert!(pieces.windows(2).all(|w| w[0].1 <= w[1].0), "sorted");
+            }
+        }
     }
 }

@@ -15,9 +15,11 @@
 //!
 //! Everything up to the data (the "header") is built in a reused host
 //! buffer with absolute guest addresses and copied in one piece; input bytes
-//! are copied straight from the native buffers; output regions are zeroed
-//! before the call and copied out after it, from the regions and sizes the
-//! host computed here, never from anything the guest left in the frame.
+//! are copied straight from the native buffers; output regions are not
+//! filled (a guest finds what it wrote there itself in an earlier call, or
+//! zeros, never bytes the host copied in for an earlier call) and are copied
+//! out after the call, from the regions and sizes the host computed here,
+//! never from anything the guest left in the frame.
 //!
 //! Buffers that XLA aliases share one region. A result at exactly an
 //! operand's native address and size (`input_output_aliases`, donation) gets
@@ -120,8 +122,11 @@ pub(crate) enum Source {
     /// Operand `.0`'s bytes (and those of every operand or result that
     /// aliases it).
     Operand(usize),
-    /// Zeros: a result that aliases no operand.
-    Zeros,
+    /// Nothing: a result that aliases no operand. Its region holds
+    /// unspecified bytes when the guest starts, as XLA's result buffers do,
+    /// but never bytes the host copied in for an earlier call (see
+    /// `Instance::write_frame`).
+    Unfilled,
 }
 
 /// One distinct data region and what fills it.
@@ -459,7 +464,7 @@ impl CallLayout {
                 let source = if slot < n_args {
                     Source::Operand(slot)
                 } else {
-                    Source::Zeros
+                    Source::Unfilled
                 };
                 self.fills.push(Fill {
                     region: Region { offset, len },
@@ -1069,7 +1074,7 @@ pub(crate) mod tests {
             [
                 (layout.inputs[0], Source::Operand(0)),
                 (layout.inputs[1], Source::Operand(1)),
-                (layout.outputs[1], Source::Zeros),
+                (layout.outputs[1], Source::Unfilled),
             ]
         );
         assert!(
@@ -1116,9 +1121,9 @@ pub(crate) mod tests {
             [
                 Source::Operand(0),
                 Source::Operand(1),
-                Source::Zeros,
-                Source::Zeros,
-                Source::Zeros
+                Source::Unfilled,
+                Source::Unfilled,
+                Source::Unfilled
             ]
         );
         assert_eq!(layout.outputs[2].len, 8);

@@ -93,8 +93,8 @@ pub struct Limits {
     /// memory (heap, statics) survives from one call to the next, so no call
     /// sees data of an earlier call, whoever made it. Off by default: an
     /// instance serves many calls, and only what the host wrote into it
-    /// (frames, operands, results) is overwritten or zeroed before the next
-    /// call runs.
+    /// (frames, operands) is overwritten or zeroed before the next call
+    /// runs.
     pub fresh_instances: bool,
 }
 

@@ -188,8 +188,10 @@ fn inplace_set0_updates_an_aliased_result_in_rust_and_cpp() {
             row[0] = -1e300;
         }
         assert_eq!(call.result(0).to_f64(), want, "{target}");
-        // Without aliasing the result starts zeroed in the sandbox (XLA's
-        // buffer held garbage), and only the first element is written.
+        // Without aliasing, the result's region is where the aliased call
+        // before had x, which the host copied in: it scrubs that, so the
+        // result starts zeroed (XLA's buffer held garbage), and only the
+        // first element is written.
         let call = HostCall::new()
             .arg(HostBuffer::f64(&[4], &[1.0, 2.0, 3.0, 4.0]))
             .ret(HostBuffer::new(DType::F64, &[4], vec![0xff; 32]))

@@ -363,7 +363,18 @@ fn a_rewritten_frame_changes_nothing_the_host_copies() {
     run_double(&handler(&sandbox, "x_double"));
 
     // A result pointer redirected to guest bytes: the host still copies its
-    // own (zeroed) region.
+    // own region, never the 0x42 bytes the pointer now names. That region
+    // holds what this guest wrote there in earlier calls (results are not
+    // cleared between calls, as XLA's are not)...
+    let call = vector_call(&[1.0, 2.0, 3.0, 4.0]);
+    handler(&sandbox, "x_redirect").call_host(&call).unwrap();
+    let bytes = call.result(0).bytes();
+    assert!(
+        !bytes.contains(&0x42),
+        "redirected bytes copied out: {bytes:x?}"
+    );
+    // ...and zeros in an instance that never served a call.
+    let (_dir, sandbox) = hostile_sandbox(test_limits());
     let call = vector_call(&[1.0, 2.0, 3.0, 4.0]);
     handler(&sandbox, "x_redirect").call_host(&call).unwrap();
     assert_eq!(call.result(0).to_f32(), [0.0; 4]);

@@ -269,8 +269,8 @@ fn an_in_place_update_of_an_aliased_result_keeps_the_operands_values() {
     assert_eq!(call.result(0).to_f32(), [42.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
     assert_eq!(call.operand(0).to_f32(), call.result(0).to_f32());
     // Without the alias the result starts zeroed, even in the instance that
-    // just held x where a result now lies, and even if XLA's buffer held
-    // garbage.
+    // just held x where a result now lies (the host scrubs what it copied
+    // in), and even if XLA's buffer held garbage.
     let call = HostCall::new()
         .arg(HostBuffer::f32(&[6], &x))
         .ret(HostBuffer::new(DType::F32, &[6], vec![0xff; 24]));
