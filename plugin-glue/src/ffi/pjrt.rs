@@ -418,10 +418,49 @@ pub mod slot {
 // Args structs
 // ---------------------------------------------------------------------------
 
-/// Declares `#[repr(C)]` args structs, their `*_STRUCT_SIZE` consts and a
+/// Declares one `#[repr(C)]` args struct, its `*_STRUCT_SIZE` const and a
 /// zeroing `new()` that sets `struct_size`. Every field is a pointer, an
 /// integer, an `Option` of a function pointer or an inline struct of those,
 /// so all-zero is a valid value.
+macro_rules! args_struct {
+    (
+        $(#[$doc:meta])*
+        $name:ident, $size_const:ident = $size:literal {
+            $($(#[$fdoc:meta])* $field:ident: $ty:ty,)*
+        }
+    ) => {
+        $(#[$doc])*
+        #[repr(C)]
+        #[derive(Debug)]
+        pub struct $name {
+            $($(#[$fdoc])* pub $field: $ty,)*
+        }
+
+        #[doc = concat!("`", stringify!($size_const), "`: offset + size of the last field.")]
+        pub const $size_const: usize = $size;
+
+        impl $name {
+            #[expect(
+                clippy::new_without_default,
+                reason = "struct_size is set in this one constructor; no Default on purpose (STYLE.md §3)"
+            )]
+            #[doc = concat!("A zeroed `", stringify!($name), "` with `struct_size = ", stringify!($size_const), "`.")]
+            pub fn new() -> $name {
+                // SAFETY: every field is an integer, a raw pointer, an
+                // `Option<extern fn>` or an inline struct of those (see the
+                // macro's contract), for all of which all-zero bytes are a
+                // valid value (0, NULL, None).
+                let mut value: $name = unsafe { std::mem::zeroed() };
+                value.struct_size = $size_const;
+                value
+            }
+        }
+    };
+}
+
+/// Declares args structs with `args_struct!`, each opening with the
+/// header every PJRT args struct shares: `struct_size` and an unused
+/// `extension_start`. Only the fields after that header are listed.
 macro_rules! args_structs {
     ($(
         $(#[$doc:meta])*
@@ -430,30 +469,14 @@ macro_rules! args_structs {
         }
     )*) => {
         $(
-            $(#[$doc])*
-            #[repr(C)]
-            #[derive(Debug)]
-            pub struct $name {
-                $($(#[$fdoc])* pub $field: $ty,)*
-            }
-
-            #[doc = concat!("`", stringify!($size_const), "`: offset + size of the last field.")]
-            pub const $size_const: usize = $size;
-
-            impl $name {
-                #[expect(
-                    clippy::new_without_default,
-                    reason = "struct_size is set in this one constructor; no Default on purpose (STYLE.md §3)"
-                )]
-                #[doc = concat!("A zeroed `", stringify!($name), "` with `struct_size = ", stringify!($size_const), "`.")]
-                pub fn new() -> $name {
-                    // SAFETY: every field is an integer, a raw pointer, an
-                    // `Option<extern fn>` or an inline struct of those (see the
-                    // macro's contract), for all of which all-zero bytes are a
-                    // valid value (0, NULL, None).
-                    let mut value: $name = unsafe { std::mem::zeroed() };
-                    value.struct_size = $size_const;
-                    value
+            args_struct! {
+                $(#[$doc])*
+                $name, $size_const = $size {
+                    #[doc = concat!("`", stringify!($size_const), "`.")]
+                    struct_size: usize,
+                    /// Unused.
+                    extension_start: *mut PJRT_Extension_Base,
+                    $($(#[$fdoc])* $field: $ty,)*
                 }
             }
         )*
@@ -463,20 +486,12 @@ macro_rules! args_structs {
 args_structs! {
     /// `PJRT_Error_Destroy_Args`.
     PJRT_Error_Destroy_Args, PJRT_Error_Destroy_Args_STRUCT_SIZE = 24 {
-        /// `PJRT_Error_Destroy_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// The error to free.
         error: *mut PJRT_Error,
     }
 
     /// `PJRT_Error_Message_Args`.
     PJRT_Error_Message_Args, PJRT_Error_Message_Args_STRUCT_SIZE = 40 {
-        /// `PJRT_Error_Message_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// The error.
         error: *const PJRT_Error,
         /// Out: message bytes, valid until the error is destroyed.
@@ -487,10 +502,6 @@ args_structs! {
 
     /// `PJRT_Error_GetCode_Args`.
     PJRT_Error_GetCode_Args, PJRT_Error_GetCode_Args_STRUCT_SIZE = 28 {
-        /// `PJRT_Error_GetCode_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// The error.
         error: *const PJRT_Error,
         /// Out: the code.
@@ -499,18 +510,10 @@ args_structs! {
 
     /// `PJRT_Plugin_Initialize_Args`.
     PJRT_Plugin_Initialize_Args, PJRT_Plugin_Initialize_Args_STRUCT_SIZE = 16 {
-        /// `PJRT_Plugin_Initialize_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
     }
 
     /// `PJRT_Plugin_Attributes_Args`.
     PJRT_Plugin_Attributes_Args, PJRT_Plugin_Attributes_Args_STRUCT_SIZE = 32 {
-        /// `PJRT_Plugin_Attributes_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// Out: attributes, alive for the life of the process.
         attributes: *const PJRT_NamedValue,
         /// Out: number of attributes.
@@ -519,30 +522,18 @@ args_structs! {
 
     /// `PJRT_Event_Destroy_Args`.
     PJRT_Event_Destroy_Args, PJRT_Event_Destroy_Args_STRUCT_SIZE = 24 {
-        /// `PJRT_Event_Destroy_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// The event to free.
         event: *mut PJRT_Event,
     }
 
     /// `PJRT_Event_Await_Args`.
     PJRT_Event_Await_Args, PJRT_Event_Await_Args_STRUCT_SIZE = 24 {
-        /// `PJRT_Event_Await_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// The event to wait for; its error is returned.
         event: *mut PJRT_Event,
     }
 
     /// `PJRT_NamedValue`: one key-value option or attribute.
     PJRT_NamedValue, PJRT_NamedValue_STRUCT_SIZE = 56 {
-        /// `PJRT_NamedValue_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// Name bytes (not NUL-terminated by contract).
         name: *const c_char,
         /// Name length.
@@ -557,10 +548,6 @@ args_structs! {
 
     /// `PJRT_Client_Create_Args`.
     PJRT_Client_Create_Args, PJRT_Client_Create_Args_STRUCT_SIZE = 88 {
-        /// `PJRT_Client_Create_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// Options (array of `num_options`).
         create_options: *const PJRT_NamedValue,
         /// Number of options.
@@ -583,20 +570,12 @@ args_structs! {
 
     /// `PJRT_Client_Destroy_Args`.
     PJRT_Client_Destroy_Args, PJRT_Client_Destroy_Args_STRUCT_SIZE = 24 {
-        /// `PJRT_Client_Destroy_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// The client to free.
         client: *mut PJRT_Client,
     }
 
     /// `PJRT_Client_PlatformName_Args`.
     PJRT_Client_PlatformName_Args, PJRT_Client_PlatformName_Args_STRUCT_SIZE = 40 {
-        /// `PJRT_Client_PlatformName_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// The client.
         client: *mut PJRT_Client,
         /// Out: name bytes, owned by the client.
@@ -607,10 +586,6 @@ args_structs! {
 
     /// `PJRT_Client_AddressableDevices_Args`.
     PJRT_Client_AddressableDevices_Args, PJRT_Client_AddressableDevices_Args_STRUCT_SIZE = 40 {
-        /// `PJRT_Client_AddressableDevices_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// The client.
         client: *mut PJRT_Client,
         /// Out: devices, owned by the client.
@@ -621,10 +596,6 @@ args_structs! {
 
     /// `PJRT_Program`: code and its format.
     PJRT_Program, PJRT_Program_STRUCT_SIZE = 48 {
-        /// `PJRT_Program_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// Program bytes (in for compile, out for OptimizedProgram).
         code: *mut c_char,
         /// Length of `code`.
@@ -637,10 +608,6 @@ args_structs! {
 
     /// `PJRT_Client_Compile_Args`.
     PJRT_Client_Compile_Args, PJRT_Client_Compile_Args_STRUCT_SIZE = 56 {
-        /// `PJRT_Client_Compile_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// The client.
         client: *mut PJRT_Client,
         /// The program.
@@ -655,10 +622,6 @@ args_structs! {
 
     /// `PJRT_Client_BufferFromHostBuffer_Args`.
     PJRT_Client_BufferFromHostBuffer_Args, PJRT_Client_BufferFromHostBuffer_Args_STRUCT_SIZE = 120 {
-        /// `PJRT_Client_BufferFromHostBuffer_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// The client.
         client: *mut PJRT_Client,
         /// Host data.
@@ -689,10 +652,6 @@ args_structs! {
 
     /// `PJRT_ExecuteOptions` in its 0.81 form (accepted by 0.81–0.115 plugins).
     PJRT_ExecuteOptions, PJRT_ExecuteOptions_STRUCT_SIZE = 112 {
-        /// `PJRT_ExecuteOptions_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// Send callbacks (NULL).
         send_callbacks: *mut *mut PJRT_SendCallbackInfo,
         /// Receive callbacks (NULL).
@@ -721,10 +680,6 @@ args_structs! {
 
     /// `PJRT_LoadedExecutable_Execute_Args`.
     PJRT_LoadedExecutable_Execute_Args, PJRT_LoadedExecutable_Execute_Args_STRUCT_SIZE = 80 {
-        /// `PJRT_LoadedExecutable_Execute_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// The executable.
         executable: *mut PJRT_LoadedExecutable,
         /// Options.
@@ -745,20 +700,12 @@ args_structs! {
 
     /// `PJRT_LoadedExecutable_Destroy_Args`.
     PJRT_LoadedExecutable_Destroy_Args, PJRT_LoadedExecutable_Destroy_Args_STRUCT_SIZE = 24 {
-        /// `PJRT_LoadedExecutable_Destroy_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// The executable to free.
         executable: *mut PJRT_LoadedExecutable,
     }
 
     /// `PJRT_LoadedExecutable_GetExecutable_Args`.
     PJRT_LoadedExecutable_GetExecutable_Args, PJRT_LoadedExecutable_GetExecutable_Args_STRUCT_SIZE = 32 {
-        /// `PJRT_LoadedExecutable_GetExecutable_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// The loaded executable.
         loaded_executable: *mut PJRT_LoadedExecutable,
         /// Out: the executable (caller destroys it with `PJRT_Executable_Destroy`).
@@ -767,10 +714,6 @@ args_structs! {
 
     /// `PJRT_LoadedExecutable_AddressableDevices_Args`.
     PJRT_LoadedExecutable_AddressableDevices_Args, PJRT_LoadedExecutable_AddressableDevices_Args_STRUCT_SIZE = 40 {
-        /// `PJRT_LoadedExecutable_AddressableDevices_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// The loaded executable.
         executable: *mut PJRT_LoadedExecutable,
         /// Out: devices it runs on, owned by the executable.
@@ -781,20 +724,12 @@ args_structs! {
 
     /// `PJRT_Executable_Destroy_Args`.
     PJRT_Executable_Destroy_Args, PJRT_Executable_Destroy_Args_STRUCT_SIZE = 24 {
-        /// `PJRT_Executable_Destroy_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// The executable to free.
         executable: *mut PJRT_Executable,
     }
 
     /// `PJRT_Executable_NumOutputs_Args`.
     PJRT_Executable_NumOutputs_Args, PJRT_Executable_NumOutputs_Args_STRUCT_SIZE = 32 {
-        /// `PJRT_Executable_NumOutputs_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// The executable.
         executable: *mut PJRT_Executable,
         /// Out: number of outputs.
@@ -803,10 +738,6 @@ args_structs! {
 
     /// `PJRT_Executable_OptimizedProgram_Args`.
     PJRT_Executable_OptimizedProgram_Args, PJRT_Executable_OptimizedProgram_Args_STRUCT_SIZE = 32 {
-        /// `PJRT_Executable_OptimizedProgram_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// The executable.
         executable: *mut PJRT_Executable,
         /// In/out: `code` NULL to query `code_size`, then a buffer to fill.
@@ -815,10 +746,6 @@ args_structs! {
 
     /// `PJRT_Executable_OutputElementTypes_Args`.
     PJRT_Executable_OutputElementTypes_Args, PJRT_Executable_OutputElementTypes_Args_STRUCT_SIZE = 40 {
-        /// `PJRT_Executable_OutputElementTypes_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// The executable.
         executable: *mut PJRT_Executable,
         /// Out: element types, owned by the executable.
@@ -829,10 +756,6 @@ args_structs! {
 
     /// `PJRT_Executable_OutputDimensions_Args`.
     PJRT_Executable_OutputDimensions_Args, PJRT_Executable_OutputDimensions_Args_STRUCT_SIZE = 48 {
-        /// `PJRT_Executable_OutputDimensions_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// The executable.
         executable: *mut PJRT_Executable,
         /// Out: number of outputs.
@@ -845,20 +768,12 @@ args_structs! {
 
     /// `PJRT_Buffer_Destroy_Args`.
     PJRT_Buffer_Destroy_Args, PJRT_Buffer_Destroy_Args_STRUCT_SIZE = 24 {
-        /// `PJRT_Buffer_Destroy_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// The buffer to free.
         buffer: *mut PJRT_Buffer,
     }
 
     /// `PJRT_Buffer_ElementType_Args`.
     PJRT_Buffer_ElementType_Args, PJRT_Buffer_ElementType_Args_STRUCT_SIZE = 28 {
-        /// `PJRT_Buffer_ElementType_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// The buffer.
         buffer: *mut PJRT_Buffer,
         /// Out: element type.
@@ -867,10 +782,6 @@ args_structs! {
 
     /// `PJRT_Buffer_Dimensions_Args`.
     PJRT_Buffer_Dimensions_Args, PJRT_Buffer_Dimensions_Args_STRUCT_SIZE = 40 {
-        /// `PJRT_Buffer_Dimensions_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// The buffer.
         buffer: *mut PJRT_Buffer,
         /// Out: dimensions, owned by the buffer.
@@ -881,10 +792,6 @@ args_structs! {
 
     /// `PJRT_Buffer_ToHostBuffer_Args`.
     PJRT_Buffer_ToHostBuffer_Args, PJRT_Buffer_ToHostBuffer_Args_STRUCT_SIZE = 56 {
-        /// `PJRT_Buffer_ToHostBuffer_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// The buffer to read.
         src: *mut PJRT_Buffer,
         /// Host layout (NULL: dense row-major).
@@ -899,10 +806,6 @@ args_structs! {
 
     /// `PJRT_Buffer_ReadyEvent_Args`.
     PJRT_Buffer_ReadyEvent_Args, PJRT_Buffer_ReadyEvent_Args_STRUCT_SIZE = 32 {
-        /// `PJRT_Buffer_ReadyEvent_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// The buffer.
         buffer: *mut PJRT_Buffer,
         /// Out: fires when the buffer is ready or failed (caller destroys).
@@ -911,24 +814,38 @@ args_structs! {
 
     /// `PJRT_ExecuteContext_Create_Args`.
     PJRT_ExecuteContext_Create_Args, PJRT_ExecuteContext_Create_Args_STRUCT_SIZE = 24 {
-        /// `PJRT_ExecuteContext_Create_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// Out: the context.
         context: *mut PJRT_ExecuteContext,
     }
 
     /// `PJRT_ExecuteContext_Destroy_Args`.
     PJRT_ExecuteContext_Destroy_Args, PJRT_ExecuteContext_Destroy_Args_STRUCT_SIZE = 24 {
-        /// `PJRT_ExecuteContext_Destroy_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
         /// The context to free.
         context: *mut PJRT_ExecuteContext,
     }
 
+    /// `PJRT_FFI_Type_Register_Args`.
+    PJRT_FFI_Type_Register_Args, PJRT_FFI_Type_Register_Args_STRUCT_SIZE = 48 {
+        /// Type name bytes.
+        type_name: *const c_char,
+        /// Type name length.
+        type_name_size: usize,
+        /// In/out: type id (0 = let XLA assign one).
+        type_id: i64,
+        /// Type callbacks (placeholders in XLA).
+        type_info: *mut PJRT_FFI_Type_Info,
+    }
+
+    /// `PJRT_FFI_UserData_Add_Args`.
+    PJRT_FFI_UserData_Add_Args, PJRT_FFI_UserData_Add_Args_STRUCT_SIZE = 40 {
+        /// The context to add to.
+        context: *mut PJRT_ExecuteContext,
+        /// The data (inline).
+        user_data: PJRT_FFI_UserData,
+    }
+}
+
+args_struct! {
     /// `PJRT_FFI_Register_Handler_Args`. Unlike every other args struct it has
     /// **no** `extension_start` (ABI reference §5, pitfall 20).
     PJRT_FFI_Register_Handler_Args, PJRT_FFI_Register_Handler_Args_STRUCT_SIZE = 52 {
@@ -946,34 +863,6 @@ args_structs! {
         platform_name_size: usize,
         /// Handler traits bits.
         traits: PJRT_FFI_Handler_TraitsBits,
-    }
-
-    /// `PJRT_FFI_Type_Register_Args`.
-    PJRT_FFI_Type_Register_Args, PJRT_FFI_Type_Register_Args_STRUCT_SIZE = 48 {
-        /// `PJRT_FFI_Type_Register_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
-        /// Type name bytes.
-        type_name: *const c_char,
-        /// Type name length.
-        type_name_size: usize,
-        /// In/out: type id (0 = let XLA assign one).
-        type_id: i64,
-        /// Type callbacks (placeholders in XLA).
-        type_info: *mut PJRT_FFI_Type_Info,
-    }
-
-    /// `PJRT_FFI_UserData_Add_Args`.
-    PJRT_FFI_UserData_Add_Args, PJRT_FFI_UserData_Add_Args_STRUCT_SIZE = 40 {
-        /// `PJRT_FFI_UserData_Add_Args_STRUCT_SIZE`.
-        struct_size: usize,
-        /// Unused.
-        extension_start: *mut PJRT_Extension_Base,
-        /// The context to add to.
-        context: *mut PJRT_ExecuteContext,
-        /// The data (inline).
-        user_data: PJRT_FFI_UserData,
     }
 }
 
