@@ -48,7 +48,7 @@ pub use executable::Executable;
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ffi::pjrt::{self, PJRT_Client, PJRT_Device, PJRT_Event, slot};
+use crate::ffi::pjrt::{self, PJRT_Client, PJRT_Device, PJRT_Event, Slot, slot};
 use crate::plugin::{Plugin, raw_slice};
 
 /// `PJRT_Client_Create` option naming the number of CPU devices.
@@ -115,22 +115,19 @@ impl Client {
             })?;
             options.push(pjrt::PJRT_NamedValue::int64(CPU_DEVICE_COUNT_OPTION, count));
         }
-        let create = plugin.function(slot::PJRT_Client_Create)?;
+        plugin.function(slot::PJRT_Client_Create)?;
         // Look up everything needed to clean up before creating anything.
         plugin.function(slot::PJRT_Client_Destroy)?;
-        let addressable = plugin.function(slot::PJRT_Client_AddressableDevices)?;
+        plugin.function(slot::PJRT_Client_AddressableDevices)?;
 
         let mut args = pjrt::PJRT_Client_Create_Args::new();
         args.create_options = options.as_ptr();
         args.num_options = options.len();
-        // SAFETY: `create` is the plugin's `PJRT_Client_Create`; `args` is
-        // initialised and `options` (with its static names) outlives the call;
-        // the key-value callbacks are NULL (single process).
-        let error = unsafe { create(&mut args) };
-        plugin.check("PJRT_Client_Create", error)?;
-        let raw = NonNull::new(args.client).ok_or_else(|| {
-            Error::InvalidInput("PJRT_Client_Create succeeded but returned no client".into())
-        })?;
+        // SAFETY: `args` is initialised and `options` (with its static
+        // names) outlives the call; the key-value callbacks are NULL (single
+        // process).
+        unsafe { plugin.call(slot::PJRT_Client_Create, &mut args) }?;
+        let raw = returned(args.client, slot::PJRT_Client_Create, "client")?;
         let mut inner = ClientInner {
             plugin: plugin.clone(),
             raw,
@@ -139,23 +136,12 @@ impl Client {
 
         let mut args = pjrt::PJRT_Client_AddressableDevices_Args::new();
         args.client = raw.as_ptr();
-        // SAFETY: `addressable` is the plugin's
-        // `PJRT_Client_AddressableDevices` and `raw` a live client.
-        let error = unsafe { addressable(&mut args) };
-        plugin.check("PJRT_Client_AddressableDevices", error)?;
+        // SAFETY: `PJRT_Client_AddressableDevices` on `raw`, a live client.
+        unsafe { plugin.call(slot::PJRT_Client_AddressableDevices, &mut args) }?;
         // SAFETY: on success the plugin set a device array of
         // `num_addressable_devices` entries owned by the client.
         let devices = unsafe { raw_slice(args.addressable_devices, args.num_addressable_devices) };
-        inner.devices = devices
-            .iter()
-            .map(|d| {
-                NonNull::new(*d).ok_or_else(|| {
-                    Error::InvalidInput(
-                        "PJRT_Client_AddressableDevices returned a NULL device".into(),
-                    )
-                })
-            })
-            .collect::<Result<_>>()?;
+        inner.devices = non_null_devices(devices, slot::PJRT_Client_AddressableDevices.name())?;
         Ok(Client {
             inner: Arc::new(inner),
         })
@@ -172,12 +158,14 @@ impl Client {
     ///
     /// [`Error::Pjrt`] if `PJRT_Client_PlatformName` fails.
     pub fn platform_name(&self) -> Result<String> {
-        let platform_name = self.inner.plugin.function(slot::PJRT_Client_PlatformName)?;
         let mut args = pjrt::PJRT_Client_PlatformName_Args::new();
         args.client = self.inner.raw.as_ptr();
-        // SAFETY: the plugin's `PJRT_Client_PlatformName` on a live client.
-        let error = unsafe { platform_name(&mut args) };
-        self.inner.plugin.check("PJRT_Client_PlatformName", error)?;
+        // SAFETY: `PJRT_Client_PlatformName` on a live client.
+        unsafe {
+            self.inner
+                .plugin
+                .call(slot::PJRT_Client_PlatformName, &mut args)
+        }?;
         // SAFETY: on success `platform_name` has `platform_name_size` bytes
         // owned by the client, which is alive.
         let bytes = unsafe { raw_slice(args.platform_name.cast::<u8>(), args.platform_name_size) };
@@ -247,7 +235,7 @@ impl Client {
                 bytes.len()
             )));
         }
-        let from_host = inner
+        inner
             .plugin
             .function(slot::PJRT_Client_BufferFromHostBuffer)?;
         inner.plugin.function(slot::PJRT_Buffer_Destroy)?;
@@ -259,25 +247,46 @@ impl Client {
         args.num_dims = dims.len();
         args.host_buffer_semantics = pjrt::PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
         args.device = target.as_ptr();
-        // SAFETY: the plugin's `PJRT_Client_BufferFromHostBuffer` on a live
-        // client and device; `bytes` holds exactly the dense data described
-        // by `type_`/`dims` (checked above) and, with
-        // kImmutableOnlyDuringCall, is only read during the call.
-        let error = unsafe { from_host(&mut args) };
-        inner
-            .plugin
-            .check("PJRT_Client_BufferFromHostBuffer", error)?;
+        // SAFETY: `PJRT_Client_BufferFromHostBuffer` on a live client and
+        // device; `bytes` holds exactly the dense data described by
+        // `type_`/`dims` (checked above) and, with kImmutableOnlyDuringCall,
+        // is only read during the call.
+        unsafe {
+            inner
+                .plugin
+                .call(slot::PJRT_Client_BufferFromHostBuffer, &mut args)
+        }?;
         let done = args.done_with_host_buffer;
-        let buffer = NonNull::new(args.buffer).map(|raw| Buffer::from_raw(inner.clone(), raw));
-        let awaited = inner.await_event(done, "PJRT_Client_BufferFromHostBuffer");
-        let buffer = buffer.ok_or_else(|| {
-            Error::InvalidInput(
-                "PJRT_Client_BufferFromHostBuffer succeeded but returned no buffer".into(),
-            )
-        })?;
+        let function = slot::PJRT_Client_BufferFromHostBuffer;
+        let buffer = returned(args.buffer, function, "buffer")
+            .map(|raw| Buffer::from_raw(inner.clone(), raw));
+        let awaited = inner.await_event(done, function.name());
+        let buffer = buffer?;
         awaited?;
         Ok(buffer)
     }
+}
+
+/// The `what` handle that the function in `slot` returned on success,
+/// checked to be non-NULL.
+fn returned<T, F>(handle: *mut T, slot: Slot<F>, what: &str) -> Result<NonNull<T>> {
+    let function = slot.name();
+    NonNull::new(handle)
+        .ok_or_else(|| Error::InvalidInput(format!("{function} succeeded but returned no {what}")))
+}
+
+/// The devices `function` listed, each checked to be non-NULL.
+fn non_null_devices(
+    devices: &[*mut PJRT_Device],
+    function: &str,
+) -> Result<Vec<NonNull<PJRT_Device>>> {
+    devices
+        .iter()
+        .map(|d| {
+            NonNull::new(*d)
+                .ok_or_else(|| Error::InvalidInput(format!("{function} returned a NULL device")))
+        })
+        .collect()
 }
 
 /// Bytes of a dense array of `dims` elements of `dtype`.
@@ -328,31 +337,22 @@ impl ClientInner {
     }
 
     fn destroy_event(&self, event: *mut PJRT_Event) -> Result<()> {
-        let destroy = self.plugin.function(slot::PJRT_Event_Destroy)?;
         let mut args = pjrt::PJRT_Event_Destroy_Args::new();
         args.event = event;
-        // SAFETY: the plugin's `PJRT_Event_Destroy` on a live event owned by
-        // us, destroyed exactly once.
-        let error = unsafe { destroy(&mut args) };
-        self.plugin.check("PJRT_Event_Destroy", error)
+        // SAFETY: `PJRT_Event_Destroy` on a live event owned by us,
+        // destroyed exactly once.
+        unsafe { self.plugin.call(slot::PJRT_Event_Destroy, &mut args) }
     }
 }
 
 impl Drop for ClientInner {
     fn drop(&mut self) {
-        let result = self
-            .plugin
-            .function(slot::PJRT_Client_Destroy)
-            .and_then(|destroy| {
-                let mut args = pjrt::PJRT_Client_Destroy_Args::new();
-                args.client = self.raw.as_ptr();
-                // SAFETY: the plugin's `PJRT_Client_Destroy` on the client we
-                // own; every buffer and executable holds an `Arc` to this
-                // object, so none outlives the client.
-                let error = unsafe { destroy(&mut args) };
-                self.plugin.check("PJRT_Client_Destroy", error)
-            });
-        if let Err(e) = result {
+        let mut args = pjrt::PJRT_Client_Destroy_Args::new();
+        args.client = self.raw.as_ptr();
+        // SAFETY: `PJRT_Client_Destroy` on the client we own; every buffer
+        // and executable holds an `Arc` to this object, so none outlives the
+        // client.
+        if let Err(e) = unsafe { self.plugin.call(slot::PJRT_Client_Destroy, &mut args) } {
             tracing::warn!("cannot destroy the PJRT client: {e}");
         }
     }

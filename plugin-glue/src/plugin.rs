@@ -320,12 +320,10 @@ impl Plugin {
     /// [`Error::FunctionNotAvailable`] / [`Error::NullFunction`] if the
     /// plugin lacks the function, [`Error::Pjrt`] if it fails.
     pub fn attributes(&self) -> Result<Vec<(String, String)>> {
-        let attributes = self.function(slot::PJRT_Plugin_Attributes)?;
         let mut args = pjrt::PJRT_Plugin_Attributes_Args::new();
-        // SAFETY: `attributes` is the plugin's `PJRT_Plugin_Attributes`
-        // (signature from the header) and `args` is initialised.
-        let error = unsafe { attributes(&mut args) };
-        self.check("PJRT_Plugin_Attributes", error)?;
+        // SAFETY: `PJRT_Plugin_Attributes` only writes its out fields, and
+        // `args` is initialised.
+        unsafe { self.call(slot::PJRT_Plugin_Attributes, &mut args) }?;
         // SAFETY: on success the plugin set `attributes`/`num_attributes` to
         // an array that lives as long as the process (header contract).
         let values = unsafe { raw_slice(args.attributes, args.num_attributes) };
@@ -381,6 +379,31 @@ impl Plugin {
         // is a pointer-sized `extern "C" fn` type (asserted above) and `raw`
         // is non-NULL.
         Ok(unsafe { std::mem::transmute_copy::<*const c_void, F>(&raw) })
+    }
+
+    /// Calls the fallible function in `slot` with `args` and turns the
+    /// `PJRT_Error*` it returns into a `Result` naming that function.
+    ///
+    /// # Errors
+    ///
+    /// As [`Plugin::function`] if the slot is unavailable; [`Error::Pjrt`]
+    /// with XLA's code and message if the call fails.
+    ///
+    /// # Safety
+    ///
+    /// `args` must meet the contract of the function in `slot`: the handles
+    /// in it are live (and owned, for a function that destroys them) and
+    /// every pointer in it is valid for what the function reads and writes.
+    pub(crate) unsafe fn call<A>(
+        &self,
+        slot: Slot<unsafe extern "C" fn(*mut A) -> *mut PJRT_Error>,
+        args: &mut A,
+    ) -> Result<()> {
+        let function = self.function(slot)?;
+        // SAFETY: `function` is the plugin's function in `slot`, which takes
+        // `*mut A`; the caller vouches for `args`.
+        let error = unsafe { function(args) };
+        self.check(slot.name(), error)
     }
 
     /// Turns a `PJRT_Error*` returned by `function` into a `Result`: reads
@@ -466,12 +489,10 @@ impl Plugin {
         if done.contains(&key) {
             return Ok(());
         }
-        let initialize = self.function(slot::PJRT_Plugin_Initialize)?;
         let mut args = pjrt::PJRT_Plugin_Initialize_Args::new();
-        // SAFETY: `initialize` is the plugin's `PJRT_Plugin_Initialize`; the
-        // lock held here makes it run once per table in this process.
-        let error = unsafe { initialize(&mut args) };
-        self.check("PJRT_Plugin_Initialize", error)?;
+        // SAFETY: `PJRT_Plugin_Initialize` takes no input; the lock held
+        // here makes it run once per table in this process.
+        unsafe { self.call(slot::PJRT_Plugin_Initialize, &mut args) }?;
         done.insert(key);
         Ok(())
     }

@@ -51,12 +51,10 @@ impl Buffer {
     /// [`Error::InvalidInput`] if it returns a type this crate does not know.
     pub fn dtype(&self) -> Result<DType> {
         let plugin = self.client.plugin();
-        let element_type = plugin.function(slot::PJRT_Buffer_ElementType)?;
         let mut args = pjrt::PJRT_Buffer_ElementType_Args::new();
         args.buffer = self.raw();
-        // SAFETY: the plugin's `PJRT_Buffer_ElementType` on a live buffer.
-        let error = unsafe { element_type(&mut args) };
-        plugin.check("PJRT_Buffer_ElementType", error)?;
+        // SAFETY: `PJRT_Buffer_ElementType` on a live buffer.
+        unsafe { plugin.call(slot::PJRT_Buffer_ElementType, &mut args) }?;
         DType::from_pjrt(args.type_).ok_or_else(|| {
             Error::InvalidInput(format!(
                 "PJRT_Buffer_ElementType returned unknown PJRT_Buffer_Type {}",
@@ -72,12 +70,10 @@ impl Buffer {
     /// [`Error::Pjrt`] if `PJRT_Buffer_Dimensions` fails.
     pub fn dims(&self) -> Result<Vec<i64>> {
         let plugin = self.client.plugin();
-        let dimensions = plugin.function(slot::PJRT_Buffer_Dimensions)?;
         let mut args = pjrt::PJRT_Buffer_Dimensions_Args::new();
         args.buffer = self.raw();
-        // SAFETY: the plugin's `PJRT_Buffer_Dimensions` on a live buffer.
-        let error = unsafe { dimensions(&mut args) };
-        plugin.check("PJRT_Buffer_Dimensions", error)?;
+        // SAFETY: `PJRT_Buffer_Dimensions` on a live buffer.
+        unsafe { plugin.call(slot::PJRT_Buffer_Dimensions, &mut args) }?;
         // SAFETY: on success `dims` has `num_dims` entries owned by the
         // buffer, which is alive; they are copied out at once.
         Ok(unsafe { raw_slice(args.dims, args.num_dims) }.to_vec())
@@ -91,12 +87,10 @@ impl Buffer {
     /// [`Error::Pjrt`] naming `PJRT_Buffer_ReadyEvent`.
     pub fn wait_ready(&self) -> Result<()> {
         let plugin = self.client.plugin();
-        let ready_event = plugin.function(slot::PJRT_Buffer_ReadyEvent)?;
         let mut args = pjrt::PJRT_Buffer_ReadyEvent_Args::new();
         args.buffer = self.raw();
-        // SAFETY: the plugin's `PJRT_Buffer_ReadyEvent` on a live buffer.
-        let error = unsafe { ready_event(&mut args) };
-        plugin.check("PJRT_Buffer_ReadyEvent", error)?;
+        // SAFETY: `PJRT_Buffer_ReadyEvent` on a live buffer.
+        unsafe { plugin.call(slot::PJRT_Buffer_ReadyEvent, &mut args) }?;
         self.client
             .await_event(args.event, "PJRT_Buffer_ReadyEvent")
     }
@@ -110,14 +104,11 @@ impl Buffer {
     /// or the computation that produced the buffer failed.
     pub fn to_host(&self) -> Result<Vec<u8>> {
         let plugin = self.client.plugin();
-        let to_host = plugin.function(slot::PJRT_Buffer_ToHostBuffer)?;
-
         let mut args = pjrt::PJRT_Buffer_ToHostBuffer_Args::new();
         args.src = self.raw();
-        // SAFETY: the plugin's `PJRT_Buffer_ToHostBuffer` on a live buffer
-        // with `dst = NULL`: it only reports the needed `dst_size`.
-        let error = unsafe { to_host(&mut args) };
-        plugin.check("PJRT_Buffer_ToHostBuffer", error)?;
+        // SAFETY: `PJRT_Buffer_ToHostBuffer` on a live buffer with
+        // `dst = NULL`: it only reports the needed `dst_size`.
+        unsafe { plugin.call(slot::PJRT_Buffer_ToHostBuffer, &mut args) }?;
         self.client
             .await_event(args.event, "PJRT_Buffer_ToHostBuffer")?;
         let size = args.dst_size;
@@ -129,8 +120,7 @@ impl Buffer {
         args.dst_size = size;
         // SAFETY: as above, now with `dst` pointing at `size` writable bytes
         // that stay alive (and unaliased) until the event below has fired.
-        let error = unsafe { to_host(&mut args) };
-        plugin.check("PJRT_Buffer_ToHostBuffer", error)?;
+        unsafe { plugin.call(slot::PJRT_Buffer_ToHostBuffer, &mut args) }?;
         self.client
             .await_event(args.event, "PJRT_Buffer_ToHostBuffer")?;
         Ok(host)
@@ -140,18 +130,11 @@ impl Buffer {
 impl Drop for Buffer {
     fn drop(&mut self) {
         let plugin = self.client.plugin();
-        let result = plugin
-            .function(slot::PJRT_Buffer_Destroy)
-            .and_then(|destroy| {
-                let mut args = pjrt::PJRT_Buffer_Destroy_Args::new();
-                args.buffer = self.raw();
-                // SAFETY: the plugin's `PJRT_Buffer_Destroy` on the buffer we
-                // own, destroyed exactly once; the client is still alive (we
-                // hold an `Arc` to it).
-                let error = unsafe { destroy(&mut args) };
-                plugin.check("PJRT_Buffer_Destroy", error)
-            });
-        if let Err(e) = result {
+        let mut args = pjrt::PJRT_Buffer_Destroy_Args::new();
+        args.buffer = self.raw();
+        // SAFETY: `PJRT_Buffer_Destroy` on the buffer we own, destroyed
+        // exactly once; the client is still alive (we hold an `Arc` to it).
+        if let Err(e) = unsafe { plugin.call(slot::PJRT_Buffer_Destroy, &mut args) } {
             tracing::warn!("cannot destroy a PJRT buffer: {e}");
         }
     }

@@ -4,7 +4,7 @@ use std::ffi::c_char;
 use std::ptr::{self, NonNull};
 use std::sync::Arc;
 
-use super::{Buffer, ClientInner, proto};
+use super::{Buffer, ClientInner, non_null_devices, proto, returned};
 use crate::dtype::DType;
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
@@ -54,7 +54,7 @@ impl Executable {
         options: &[u8],
     ) -> Result<Executable> {
         let plugin = client.plugin();
-        let compile = plugin.function(slot::PJRT_Client_Compile)?;
+        plugin.function(slot::PJRT_Client_Compile)?;
         // Everything needed to clean up and to run, looked up before compiling.
         plugin.function(slot::PJRT_LoadedExecutable_Destroy)?;
         plugin.function(slot::PJRT_LoadedExecutable_Execute)?;
@@ -70,15 +70,12 @@ impl Executable {
         args.program = &code;
         args.compile_options = options.as_ptr().cast();
         args.compile_options_size = options.len();
-        // SAFETY: the plugin's `PJRT_Client_Compile` on a live client;
-        // `code`, `program`, `format` and `options` outlive the call, and
-        // `options` sets num_replicas and num_partitions ≥ 1 (without them
-        // XLA aborts the process).
-        let error = unsafe { compile(&mut args) };
-        plugin.check("PJRT_Client_Compile", error)?;
-        let loaded = NonNull::new(args.executable).ok_or_else(|| {
-            Error::InvalidInput("PJRT_Client_Compile succeeded but returned no executable".into())
-        })?;
+        // SAFETY: `PJRT_Client_Compile` on a live client; `code`, `program`,
+        // `format` and `options` outlive the call, and `options` sets
+        // num_replicas and num_partitions ≥ 1 (without them XLA aborts the
+        // process).
+        unsafe { plugin.call(slot::PJRT_Client_Compile, &mut args) }?;
+        let loaded = returned(args.executable, slot::PJRT_Client_Compile, "executable")?;
         let mut exe = Executable {
             client: client.clone(),
             loaded,
@@ -87,49 +84,38 @@ impl Executable {
             num_outputs: 0,
         };
 
-        let get_executable = plugin.function(slot::PJRT_LoadedExecutable_GetExecutable)?;
+        plugin.function(slot::PJRT_LoadedExecutable_GetExecutable)?;
         plugin.function(slot::PJRT_Executable_Destroy)?;
         let mut args = pjrt::PJRT_LoadedExecutable_GetExecutable_Args::new();
         args.loaded_executable = loaded.as_ptr();
-        // SAFETY: the plugin's `PJRT_LoadedExecutable_GetExecutable` on a
-        // live loaded executable.
-        let error = unsafe { get_executable(&mut args) };
-        plugin.check("PJRT_LoadedExecutable_GetExecutable", error)?;
-        exe.executable = NonNull::new(args.executable);
-        let executable = exe.executable.ok_or_else(|| {
-            Error::InvalidInput(
-                "PJRT_LoadedExecutable_GetExecutable succeeded but returned no executable".into(),
-            )
-        })?;
+        // SAFETY: `PJRT_LoadedExecutable_GetExecutable` on a live loaded
+        // executable.
+        unsafe { plugin.call(slot::PJRT_LoadedExecutable_GetExecutable, &mut args) }?;
+        let executable = returned(
+            args.executable,
+            slot::PJRT_LoadedExecutable_GetExecutable,
+            "executable",
+        )?;
+        exe.executable = Some(executable);
 
-        let num_outputs = plugin.function(slot::PJRT_Executable_NumOutputs)?;
         let mut args = pjrt::PJRT_Executable_NumOutputs_Args::new();
         args.executable = executable.as_ptr();
-        // SAFETY: the plugin's `PJRT_Executable_NumOutputs` on a live executable.
-        let error = unsafe { num_outputs(&mut args) };
-        plugin.check("PJRT_Executable_NumOutputs", error)?;
+        // SAFETY: `PJRT_Executable_NumOutputs` on a live executable.
+        unsafe { plugin.call(slot::PJRT_Executable_NumOutputs, &mut args) }?;
         exe.num_outputs = args.num_outputs;
 
-        let addressable = plugin.function(slot::PJRT_LoadedExecutable_AddressableDevices)?;
         let mut args = pjrt::PJRT_LoadedExecutable_AddressableDevices_Args::new();
         args.executable = loaded.as_ptr();
-        // SAFETY: the plugin's `PJRT_LoadedExecutable_AddressableDevices` on
-        // a live loaded executable.
-        let error = unsafe { addressable(&mut args) };
-        plugin.check("PJRT_LoadedExecutable_AddressableDevices", error)?;
+        // SAFETY: `PJRT_LoadedExecutable_AddressableDevices` on a live loaded
+        // executable.
+        unsafe { plugin.call(slot::PJRT_LoadedExecutable_AddressableDevices, &mut args) }?;
         // SAFETY: on success the plugin set an array of
         // `num_addressable_devices` devices owned by the executable.
         let devices = unsafe { raw_slice(args.addressable_devices, args.num_addressable_devices) };
-        exe.devices = devices
-            .iter()
-            .map(|d| {
-                NonNull::new(*d).ok_or_else(|| {
-                    Error::InvalidInput(
-                        "PJRT_LoadedExecutable_AddressableDevices returned a NULL device".into(),
-                    )
-                })
-            })
-            .collect::<Result<_>>()?;
+        exe.devices = non_null_devices(
+            devices,
+            slot::PJRT_LoadedExecutable_AddressableDevices.name(),
+        )?;
         if exe.devices.is_empty() {
             return Err(Error::InvalidInput(
                 "the compiled executable has no addressable device".into(),
@@ -166,24 +152,18 @@ impl Executable {
     /// disagree or name an unknown type.
     pub fn output_shapes(&self) -> Result<Vec<(DType, Vec<i64>)>> {
         let plugin = self.client.plugin();
-        let element_types = plugin.function(slot::PJRT_Executable_OutputElementTypes)?;
         let mut args = pjrt::PJRT_Executable_OutputElementTypes_Args::new();
         args.executable = self.executable();
-        // SAFETY: the plugin's `PJRT_Executable_OutputElementTypes` on a
-        // live executable.
-        let error = unsafe { element_types(&mut args) };
-        plugin.check("PJRT_Executable_OutputElementTypes", error)?;
+        // SAFETY: `PJRT_Executable_OutputElementTypes` on a live executable.
+        unsafe { plugin.call(slot::PJRT_Executable_OutputElementTypes, &mut args) }?;
         // SAFETY: on success `output_types` has `num_output_types` entries
         // owned by the executable, which is alive; copied out at once.
         let types = unsafe { raw_slice(args.output_types, args.num_output_types) }.to_vec();
 
-        let dimensions = plugin.function(slot::PJRT_Executable_OutputDimensions)?;
         let mut args = pjrt::PJRT_Executable_OutputDimensions_Args::new();
         args.executable = self.executable();
-        // SAFETY: the plugin's `PJRT_Executable_OutputDimensions` on a live
-        // executable.
-        let error = unsafe { dimensions(&mut args) };
-        plugin.check("PJRT_Executable_OutputDimensions", error)?;
+        // SAFETY: `PJRT_Executable_OutputDimensions` on a live executable.
+        unsafe { plugin.call(slot::PJRT_Executable_OutputDimensions, &mut args) }?;
         // SAFETY: on success `dim_sizes` has `num_outputs` entries owned by
         // the executable.
         let ranks = unsafe { raw_slice(args.dim_sizes, args.num_outputs) }.to_vec();
@@ -222,17 +202,15 @@ impl Executable {
     pub fn parameter_shapes(&self) -> Result<Vec<(DType, Vec<i64>)>> {
         const FUNCTION: &str = "PJRT_Executable_OptimizedProgram";
         let plugin = self.client.plugin();
-        let optimized = plugin.function(slot::PJRT_Executable_OptimizedProgram)?;
+        plugin.function(slot::PJRT_Executable_OptimizedProgram)?;
 
         let mut program = pjrt::PJRT_Program::new();
         let mut args = pjrt::PJRT_Executable_OptimizedProgram_Args::new();
         args.executable = self.executable();
         args.program = &mut program;
-        // SAFETY: the plugin's `PJRT_Executable_OptimizedProgram` on a live
-        // executable with `program.code = NULL`: it sets `code_size` and the
-        // format.
-        let error = unsafe { optimized(&mut args) };
-        plugin.check(FUNCTION, error)?;
+        // SAFETY: `PJRT_Executable_OptimizedProgram` on a live executable
+        // with `program.code = NULL`: it sets `code_size` and the format.
+        unsafe { plugin.call(slot::PJRT_Executable_OptimizedProgram, &mut args) }?;
 
         let mut code = vec![0u8; program.code_size];
         program.code = code.as_mut_ptr().cast();
@@ -242,8 +220,7 @@ impl Executable {
         args.program = &mut program;
         // SAFETY: as above, now with `code` pointing at `code_size` writable
         // bytes that outlive the call.
-        let error = unsafe { optimized(&mut args) };
-        plugin.check(FUNCTION, error)?;
+        unsafe { plugin.call(slot::PJRT_Executable_OptimizedProgram, &mut args) }?;
         code.truncate(program.code_size.min(code.len()));
         // SAFETY: the plugin set `format`/`format_size` to a string it owns
         // (a static constant in XLA).
@@ -299,7 +276,7 @@ impl Executable {
             }
         }
         let plugin = self.client.plugin();
-        let execute = plugin.function(slot::PJRT_LoadedExecutable_Execute)?;
+        plugin.function(slot::PJRT_LoadedExecutable_Execute)?;
         plugin.function(slot::PJRT_Buffer_Destroy)?;
 
         let arg_buffers: Vec<Vec<*mut PJRT_Buffer>> = args
@@ -323,13 +300,12 @@ impl Executable {
         call.num_args = num_args;
         call.output_lists = output_lists.as_ptr();
         call.device_complete_events = events.as_mut_ptr();
-        // SAFETY: the plugin's `PJRT_LoadedExecutable_Execute` on a live
-        // loaded executable; `argument_lists` is `[num_devices][num_args]`
-        // live buffers of this client (checked above) that `args` keeps
-        // alive; `output_lists` is caller-allocated `[num_devices][num_outputs]`
-        // and `device_complete_events` `[num_devices]`, all outliving the call.
-        let error = unsafe { execute(&mut call) };
-        plugin.check(EXECUTE, error)?;
+        // SAFETY: `PJRT_LoadedExecutable_Execute` on a live loaded
+        // executable; `argument_lists` is `[num_devices][num_args]` live
+        // buffers of this client (checked above) that `args` keeps alive;
+        // `output_lists` is caller-allocated `[num_devices][num_outputs]` and
+        // `device_complete_events` `[num_devices]`, all outliving the call.
+        unsafe { plugin.call(slot::PJRT_LoadedExecutable_Execute, &mut call) }?;
         // The plugin wrote through `output_lists`, which point into `outputs`.
         drop(output_lists);
 
@@ -445,32 +421,20 @@ impl Drop for Executable {
     fn drop(&mut self) {
         let plugin = self.client.plugin();
         if let Some(executable) = self.executable {
-            let result = plugin
-                .function(slot::PJRT_Executable_Destroy)
-                .and_then(|destroy| {
-                    let mut args = pjrt::PJRT_Executable_Destroy_Args::new();
-                    args.executable = executable.as_ptr();
-                    // SAFETY: the plugin's `PJRT_Executable_Destroy` on the
-                    // executable we got from GetExecutable and own; destroyed once.
-                    let error = unsafe { destroy(&mut args) };
-                    plugin.check("PJRT_Executable_Destroy", error)
-                });
-            if let Err(e) = result {
+            let mut args = pjrt::PJRT_Executable_Destroy_Args::new();
+            args.executable = executable.as_ptr();
+            // SAFETY: `PJRT_Executable_Destroy` on the executable we got from
+            // GetExecutable and own; destroyed once.
+            if let Err(e) = unsafe { plugin.call(slot::PJRT_Executable_Destroy, &mut args) } {
                 tracing::warn!("cannot destroy a PJRT executable: {e}");
             }
         }
-        let result = plugin
-            .function(slot::PJRT_LoadedExecutable_Destroy)
-            .and_then(|destroy| {
-                let mut args = pjrt::PJRT_LoadedExecutable_Destroy_Args::new();
-                args.executable = self.loaded.as_ptr();
-                // SAFETY: the plugin's `PJRT_LoadedExecutable_Destroy` on the
-                // loaded executable we own; destroyed once, after the
-                // executable derived from it; the client is alive.
-                let error = unsafe { destroy(&mut args) };
-                plugin.check("PJRT_LoadedExecutable_Destroy", error)
-            });
-        if let Err(e) = result {
+        let mut args = pjrt::PJRT_LoadedExecutable_Destroy_Args::new();
+        args.executable = self.loaded.as_ptr();
+        // SAFETY: `PJRT_LoadedExecutable_Destroy` on the loaded executable we
+        // own; destroyed once, after the executable derived from it; the
+        // client is alive.
+        if let Err(e) = unsafe { plugin.call(slot::PJRT_LoadedExecutable_Destroy, &mut args) } {
             tracing::warn!("cannot destroy a PJRT loaded executable: {e}");
         }
     }
