@@ -71,6 +71,39 @@ unsafe extern "C" fn dummy_handler(_frame: *mut XLA_FFI_CallFrame) -> *mut XLA_F
     std::ptr::null_mut()
 }
 
+/// Asserts that the error `err` matches `pattern`, printing it if not.
+macro_rules! assert_err {
+    ($err:expr, $pattern:pat) => {{
+        let err = &$err;
+        assert!(matches!(err, $pattern), "{err:?}");
+    }};
+}
+
+/// Asserts that `err` is the PJRT error `code: message` of `function`.
+fn assert_pjrt_error(err: Error, function: &str, code: ErrorCode, message: &str) {
+    match err {
+        Error::Pjrt {
+            function: got_function,
+            code: got_code,
+            message: got_message,
+        } => {
+            assert_eq!(got_function, function);
+            assert_eq!(got_code, code);
+            assert_eq!(got_message, message);
+        }
+        other => panic!("expected a PJRT error, got {other:?}"),
+    }
+}
+
+/// Asserts that loading the fake plugin in `mode` fails with an error
+/// matching `pattern`.
+macro_rules! assert_load_fails {
+    ($mode:expr, $pattern:pat) => {{
+        let (result, _guard) = load_mode($mode);
+        assert_err!(result.unwrap_err(), $pattern);
+    }};
+}
+
 #[test]
 fn ok_mode_loads_with_version_extensions_and_attributes() {
     let (plugin, _guard) = load_ok("ok");
@@ -118,22 +151,13 @@ fn register_handler_sends_the_v3_layout_with_platform_host() {
     unsafe { plugin.register_handler("my_target", dummy_handler, 0) }.expect("registration");
     // SAFETY: as above.
     let err = unsafe { plugin.register_handler("fake_echo_target", dummy_handler, 1) }.unwrap_err();
-    match err {
-        Error::Pjrt {
-            function,
-            code,
-            message,
-        } => {
-            assert_eq!(function, "PJRT_FFI_Register_Handler");
-            assert_eq!(code, ErrorCode::InvalidArgument);
-            assert_eq!(
-                message,
-                "fake register_handler: target=fake_echo_target platform=Host traits=1 \
-                 struct_size=52 handler=non-null"
-            );
-        }
-        other => panic!("expected a PJRT error, got {other:?}"),
-    }
+    assert_pjrt_error(
+        err,
+        "PJRT_FFI_Register_Handler",
+        ErrorCode::InvalidArgument,
+        "fake register_handler: target=fake_echo_target platform=Host traits=1 \
+         struct_size=52 handler=non-null",
+    );
 }
 
 #[test]
@@ -141,14 +165,11 @@ fn missing_client_functions_are_typed_errors() {
     // The 0.81-sized table has PJRT_Client_Create's slot, but it is NULL.
     let (plugin, _guard) = load_ok("ok");
     let err = Client::new(&plugin, Some(1)).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::NullFunction {
-                function: "PJRT_Client_Create"
-            }
-        ),
-        "{err:?}"
+    assert_err!(
+        err,
+        Error::NullFunction {
+            function: "PJRT_Client_Create"
+        }
     );
     assert!(err.to_string().contains("PJRT_Client_Create"), "{err}");
 }
@@ -180,68 +201,47 @@ fn short_table_names_function_and_version() {
 
 #[test]
 fn header_only_table_fails_at_load() {
-    let (result, _guard) = load_mode("header-only");
-    let err = result.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::FunctionNotAvailable {
-                function: "PJRT_Error_Destroy",
-                major: 0,
-                minor: 81
-            }
-        ),
-        "{err:?}"
+    assert_load_fails!(
+        "header-only",
+        Error::FunctionNotAvailable {
+            function: "PJRT_Error_Destroy",
+            major: 0,
+            minor: 81
+        }
     );
 }
 
 #[test]
 fn table_shorter_than_its_header_is_rejected() {
-    let (result, _guard) = load_mode("tiny-api");
-    let err = result.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::StructSize {
-                name: "PJRT_Api",
-                expected: 40,
-                got: 16
-            }
-        ),
-        "{err:?}"
+    assert_load_fails!(
+        "tiny-api",
+        Error::StructSize {
+            name: "PJRT_Api",
+            expected: 40,
+            got: 16
+        }
     );
 }
 
 #[test]
 fn null_initialize_is_a_null_function_error() {
-    let (result, _guard) = load_mode("null-init");
-    let err = result.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::NullFunction {
-                function: "PJRT_Plugin_Initialize"
-            }
-        ),
-        "{err:?}"
+    assert_load_fails!(
+        "null-init",
+        Error::NullFunction {
+            function: "PJRT_Plugin_Initialize"
+        }
     );
 }
 
 #[test]
 fn failing_initialize_reports_pjrt_code_and_message() {
     let (result, _guard) = load_mode("init-error");
-    match result.unwrap_err() {
-        Error::Pjrt {
-            function,
-            code,
-            message,
-        } => {
-            assert_eq!(function, "PJRT_Plugin_Initialize");
-            assert_eq!(code, ErrorCode::InvalidArgument);
-            assert_eq!(message, "fake: initialization refused");
-        }
-        other => panic!("expected a PJRT error, got {other:?}"),
-    }
+    assert_pjrt_error(
+        result.unwrap_err(),
+        "PJRT_Plugin_Initialize",
+        ErrorCode::InvalidArgument,
+        "fake: initialization refused",
+    );
 }
 
 #[test]
@@ -249,13 +249,10 @@ fn null_extension_chain_loads_without_ffi() {
     let (plugin, _guard) = load_ok("null-ext");
     assert!(plugin.extensions().is_empty());
     let err = plugin.ffi_extension().unwrap_err();
-    assert!(
-        matches!(err, Error::MissingExtension { extension: "FFI" }),
-        "{err:?}"
-    );
+    assert_err!(err, Error::MissingExtension { extension: "FFI" });
     // SAFETY: the handler is never registered (no extension).
     let err = unsafe { plugin.register_handler("t", dummy_handler, 0) }.unwrap_err();
-    assert!(matches!(err, Error::MissingExtension { .. }), "{err:?}");
+    assert_err!(err, Error::MissingExtension { .. });
 }
 
 #[test]
@@ -315,18 +312,13 @@ fn extension_smaller_than_its_base_ends_the_walk() {
 
 #[test]
 fn major_version_one_is_unsupported() {
-    let (result, _guard) = load_mode("major1");
-    let err = result.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::UnsupportedApiVersion {
-                major: 1,
-                minor: 81,
-                ..
-            }
-        ),
-        "{err:?}"
+    assert_load_fails!(
+        "major1",
+        Error::UnsupportedApiVersion {
+            major: 1,
+            minor: 81,
+            ..
+        }
     );
 }
 
@@ -360,7 +352,7 @@ fn missing_file_is_a_load_error() {
     let _guard = MODE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
     // SAFETY: no such file: nothing is loaded.
     let err = unsafe { Plugin::load(Path::new("/nonexistent/cyxla/plugin.so")) }.unwrap_err();
-    assert!(matches!(err, Error::LoadLibrary { .. }), "{err:?}");
+    assert_err!(err, Error::LoadLibrary { .. });
 }
 
 #[test]
