@@ -28,7 +28,7 @@ use cranelift_codegen::ir::{AbiParam, InstBuilder, Signature, UserFuncName, type
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
+use cranelift_module::{FuncId, Linkage, Module, ModuleError, default_libcall_names};
 
 use crate::error::{Error, Result};
 use crate::ffi::xla_ffi::{XLA_FFI_CallFrame, XLA_FFI_Error, XLA_FFI_Handler};
@@ -153,6 +153,24 @@ impl Trampolines {
         b.finalize(config);
     }
 
+    /// Declares the local function `name` with the handler signature and
+    /// writes the trampoline body for `slot` into the context; a failure to
+    /// declare becomes `declare_error(e)`.
+    fn declare_with_body(
+        &mut self,
+        name: &str,
+        slot: u64,
+        declare_error: impl FnOnce(ModuleError) -> Error,
+    ) -> Result<FuncId> {
+        let signature = self.handler_signature();
+        let id = self
+            .module
+            .declare_function(name, Linkage::Local, &signature)
+            .map_err(declare_error)?;
+        self.fill_body(slot, id, signature);
+        Ok(id)
+    }
+
     /// Builds the trampoline for `slot`, used by target `target` (named in
     /// errors), and returns its address as an XLA FFI handler.
     ///
@@ -165,18 +183,11 @@ impl Trampolines {
             target: target.to_owned(),
             message: format!("{step} the trampoline for slot {slot}: {e}"),
         };
-        // 1. declare
-        let signature = self.handler_signature();
-        let id = self
-            .module
-            .declare_function(
-                &format!("cyxla_trampoline_{slot}"),
-                Linkage::Local,
-                &signature,
-            )
-            .map_err(|e| fail("cannot declare", &e))?;
+        // 1. declare, with the body written into the context
+        let id = self.declare_with_body(&format!("cyxla_trampoline_{slot}"), slot, |e| {
+            fail("cannot declare", &e)
+        })?;
         // 2. define
-        self.fill_body(slot, id, signature);
         let defined = self.module.define_function(id, &mut self.ctx);
         // 3. clear (also after a failure, so the next build starts clean)
         self.module.clear_context(&mut self.ctx);
@@ -201,19 +212,12 @@ impl Trampolines {
     ///
     /// [`Error::Trampoline`] with the verifier's report if the IR is invalid.
     pub fn verified_ir(&mut self, slot: u64) -> Result<String> {
-        let signature = self.handler_signature();
-        let id = self
-            .module
-            .declare_function(
-                &format!("cyxla_ir_check_{slot}"),
-                Linkage::Local,
-                &signature,
-            )
-            .map_err(|e| Error::Trampoline {
+        self.declare_with_body(&format!("cyxla_ir_check_{slot}"), slot, |e| {
+            Error::Trampoline {
                 target: "*".into(),
                 message: format!("cannot declare the IR check for slot {slot}: {e}"),
-            })?;
-        self.fill_body(slot, id, signature);
+            }
+        })?;
         let flags = settings::Flags::new(settings::builder());
         let verified =
             cranelift_codegen::verify_function(&self.ctx.func, &flags).map_err(|errors| {
