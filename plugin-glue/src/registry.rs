@@ -671,6 +671,11 @@ mod tests {
         }
     }
 
+    /// The probe verdict recorded for slot `index`.
+    fn verdict_of(index: usize) -> std::result::Result<(i32, i32), String> {
+        SLOTS[index].get().unwrap().verdict()
+    }
+
     fn slot_for(target: &str, kind: Kind) -> (usize, XLA_FFI_Handler) {
         let mut state = lock(&STATE);
         allocate(
@@ -722,7 +727,7 @@ mod tests {
         // SAFETY: as above.
         unsafe { entry(probe.ptr()) };
         assert_eq!(
-            SLOTS[index].get().unwrap().verdict(),
+            verdict_of(index),
             Err("its metadata probe answered version 0.0 (expected 0.1..=0.0)".into())
         );
     }
@@ -742,7 +747,7 @@ mod tests {
         // SAFETY: complete probe frame; args are never read in a probe.
         assert!(unsafe { entry(probe.ptr()) }.is_null());
         assert_eq!(probe.answer(), (0, 3));
-        assert_eq!(SLOTS[index].get().unwrap().verdict(), Ok((0, 3)));
+        assert_eq!(verdict_of(index), Ok((0, 3)));
 
         // A malformed metadata extension is an error and is recorded.
         probe.ext.extension_base.struct_size = 16;
@@ -754,27 +759,13 @@ mod tests {
             "{}",
             e.message
         );
-        assert!(
-            SLOTS[index]
-                .get()
-                .unwrap()
-                .verdict()
-                .unwrap_err()
-                .contains("malformed")
-        );
+        assert!(verdict_of(index).unwrap_err().contains("malformed"));
     }
 
     #[test]
     fn no_probe_means_dropped() {
         let (index, _) = slot_for("never_probed", Kind::Native(Arc::new(Scale)));
-        assert!(
-            SLOTS[index]
-                .get()
-                .unwrap()
-                .verdict()
-                .unwrap_err()
-                .contains("never called")
-        );
+        assert!(verdict_of(index).unwrap_err().contains("never called"));
     }
 
     #[test]
@@ -849,17 +840,34 @@ mod tests {
 
     static FOREIGN_CALLS: AtomicUsize = AtomicUsize::new(0);
 
+    /// The API version a probe frame asks the handler to fill in, or `None`
+    /// for an execution frame.
+    ///
+    /// # Safety
+    ///
+    /// `frame` must be a live test frame whose extension, if it has one, is
+    /// a metadata extension with a live `metadata`.
+    unsafe fn probe_version(frame: *mut XLA_FFI_CallFrame) -> Option<*mut XLA_FFI_Api_Version> {
+        // SAFETY: caller contract.
+        unsafe {
+            let ext = (*frame).extension_start;
+            if ext.is_null() {
+                return None;
+            }
+            let metadata = (*ext.cast::<XLA_FFI_Metadata_Extension>()).metadata;
+            Some(ptr::addr_of_mut!((*metadata).api_version))
+        }
+    }
+
     /// A foreign handler that answers the probe with 0.0 (wrong).
     unsafe extern "C" fn foreign_wrong(frame: *mut XLA_FFI_CallFrame) -> *mut XLA_FFI_Error {
         FOREIGN_CALLS.fetch_add(1, Ordering::SeqCst);
         // SAFETY: test frames.
-        unsafe {
-            if !(*frame).extension_start.is_null() {
-                let ext = (*frame)
-                    .extension_start
-                    .cast::<XLA_FFI_Metadata_Extension>();
-                (*(*ext).metadata).api_version.major_version = 0;
-                (*(*ext).metadata).api_version.minor_version = 0;
+        if let Some(version) = unsafe { probe_version(frame) } {
+            // SAFETY: a live version field of the probe's metadata.
+            unsafe {
+                (*version).major_version = 0;
+                (*version).minor_version = 0;
             }
         }
         ptr::null_mut()
@@ -868,14 +876,10 @@ mod tests {
     /// A foreign handler that answers 0.2 and fails every execution.
     unsafe extern "C" fn foreign_ok(frame: *mut XLA_FFI_CallFrame) -> *mut XLA_FFI_Error {
         // SAFETY: test frames.
-        unsafe {
-            if !(*frame).extension_start.is_null() {
-                let ext = (*frame)
-                    .extension_start
-                    .cast::<XLA_FFI_Metadata_Extension>();
-                (*(*ext).metadata).api_version.minor_version = 2;
-                return ptr::null_mut();
-            }
+        if let Some(version) = unsafe { probe_version(frame) } {
+            // SAFETY: a live version field of the probe's metadata.
+            unsafe { (*version).minor_version = 2 };
+            return ptr::null_mut();
         }
         fake_error("foreign says no", 9)
     }
@@ -894,7 +898,7 @@ mod tests {
         assert!(unsafe { entry(probe.ptr()) }.is_null());
         assert_eq!(FOREIGN_CALLS.load(Ordering::SeqCst), before + 1);
         assert_eq!(
-            SLOTS[index].get().unwrap().verdict(),
+            verdict_of(index),
             Err("its metadata probe answered version 0.0 (expected 0.1..=0.4)".into())
         );
 
@@ -902,7 +906,7 @@ mod tests {
         let mut probe = ProbeFrame::new(0, 4);
         // SAFETY: as above.
         assert!(unsafe { entry(probe.ptr()) }.is_null());
-        assert_eq!(SLOTS[index].get().unwrap().verdict(), Ok((0, 2)));
+        assert_eq!(verdict_of(index), Ok((0, 2)));
         let mut frame = scale_frame(1.0);
         // SAFETY: a complete owned frame; the foreign fn returns a fake error.
         let e = unsafe { take_error(entry(frame.ptr())) };
@@ -914,7 +918,7 @@ mod tests {
         let e = unsafe { take_error(entry(probe.ptr())) };
         assert_eq!(e.message, "probe refused");
         assert_eq!(
-            SLOTS[index].get().unwrap().verdict(),
+            verdict_of(index),
             Err("its metadata probe returned an error: probe refused".into())
         );
     }
