@@ -222,9 +222,31 @@ impl ApiTable {
         Some(unsafe { create(&mut args) })
     }
 
-    /// The runtime's `XLA_FFI_Error_GetMessage`, if it has one.
-    pub(crate) fn get_message_fn(&self) -> Option<crate::ffi::xla_ffi::XLA_FFI_Error_GetMessage> {
-        api_slot!(self, XLA_FFI_Error_GetMessage)
+    /// Reads an error's message (`XLA_FFI_Error_GetMessage`) without
+    /// destroying it: `None` if the runtime lacks the function, `Some(None)`
+    /// if it gave no message.
+    ///
+    /// # Safety
+    ///
+    /// `error` must be a live error returned by this runtime.
+    pub(crate) unsafe fn error_message(&self, error: *mut XLA_FFI_Error) -> Option<Option<String>> {
+        let get_message = api_slot!(self, XLA_FFI_Error_GetMessage)?;
+        let mut args = XLA_FFI_Error_GetMessage_Args {
+            struct_size: XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE,
+            extension_start: ptr::null_mut(),
+            error,
+            message: ptr::null(),
+        };
+        // SAFETY: runtime function with a valid args struct and a live error
+        // (caller's contract).
+        unsafe { get_message(&mut args) };
+        if args.message.is_null() {
+            return Some(None);
+        }
+        // SAFETY: the runtime returns a NUL-terminated string that lives
+        // until the error is destroyed, after this copy.
+        let message = unsafe { CStr::from_ptr(args.message) };
+        Some(Some(message.to_string_lossy().into_owned()))
     }
 
     /// Reads an error's message (`XLA_FFI_Error_GetMessage`) and destroys it
@@ -235,25 +257,11 @@ impl ApiTable {
     /// `error` must be a live error returned by this runtime and not yet
     /// destroyed or handed back to XLA.
     pub(crate) unsafe fn take_error_message(&self, error: *mut XLA_FFI_Error) -> String {
-        let mut message = String::from("(the runtime gave no message)");
-        if let Some(get_message) = api_slot!(self, XLA_FFI_Error_GetMessage) {
-            let mut args = XLA_FFI_Error_GetMessage_Args {
-                struct_size: XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE,
-                extension_start: ptr::null_mut(),
-                error,
-                message: ptr::null(),
-            };
-            // SAFETY: runtime function with a valid args struct and a live
-            // error (caller's contract).
-            unsafe { get_message(&mut args) };
-            if !args.message.is_null() {
-                // SAFETY: the runtime returns a NUL-terminated string that
-                // lives until the error is destroyed (below).
-                message = unsafe { CStr::from_ptr(args.message) }
-                    .to_string_lossy()
-                    .into_owned();
-            }
-        }
+        // SAFETY: a live error of this runtime (caller's contract),
+        // destroyed only below.
+        let message = unsafe { self.error_message(error) }
+            .flatten()
+            .unwrap_or_else(|| "(the runtime gave no message)".into());
         if let Some(destroy) = api_slot!(self, XLA_FFI_Error_Destroy) {
             let mut args = XLA_FFI_Error_Destroy_Args {
                 struct_size: XLA_FFI_Error_Destroy_Args_STRUCT_SIZE,

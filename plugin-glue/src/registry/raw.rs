@@ -2,16 +2,15 @@
 //! header, the metadata probe's extension chain, error reporting through
 //! `frame->api`, and panic payloads.
 
-use std::ffi::CStr;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr;
 
 use crate::ffi::xla_ffi::{
     XLA_FFI_Api, XLA_FFI_CallFrame, XLA_FFI_CallFrame_STRUCT_SIZE, XLA_FFI_Error,
-    XLA_FFI_Error_Code, XLA_FFI_Error_Code_INVALID_ARGUMENT, XLA_FFI_Error_GetMessage_Args,
-    XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE, XLA_FFI_ExecutionStage, XLA_FFI_Extension_Base,
-    XLA_FFI_Extension_Metadata, XLA_FFI_Metadata, XLA_FFI_Metadata_Extension,
-    XLA_FFI_Metadata_Extension_STRUCT_SIZE, XLA_FFI_Metadata_STRUCT_SIZE,
+    XLA_FFI_Error_Code, XLA_FFI_Error_Code_INVALID_ARGUMENT, XLA_FFI_ExecutionStage,
+    XLA_FFI_Extension_Base, XLA_FFI_Extension_Metadata, XLA_FFI_Metadata,
+    XLA_FFI_Metadata_Extension, XLA_FFI_Metadata_Extension_STRUCT_SIZE,
+    XLA_FFI_Metadata_STRUCT_SIZE,
 };
 use crate::frame::ApiTable;
 
@@ -190,25 +189,12 @@ pub(super) unsafe fn find_metadata(
 ///
 /// `error` must be a live error of the runtime behind `api`.
 pub(super) unsafe fn peek_error_message(api: &ApiTable, error: *mut XLA_FFI_Error) -> String {
-    let Some(get_message) = api.get_message_fn() else {
-        return "(the runtime cannot read error messages)".into();
-    };
-    let mut args = XLA_FFI_Error_GetMessage_Args {
-        struct_size: XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE,
-        extension_start: ptr::null_mut(),
-        error,
-        message: ptr::null(),
-    };
-    // SAFETY: the runtime's GetMessage with a valid args struct and a live
-    // error (caller contract).
-    unsafe { get_message(&mut args) };
-    if args.message.is_null() {
-        return "(no message)".into();
+    // SAFETY: a live error of the runtime behind `api` (caller contract).
+    match unsafe { api.error_message(error) } {
+        None => "(the runtime cannot read error messages)".into(),
+        Some(None) => "(no message)".into(),
+        Some(Some(message)) => message,
     }
-    // SAFETY: a NUL-terminated string valid while the error lives.
-    unsafe { CStr::from_ptr(args.message) }
-        .to_string_lossy()
-        .into_owned()
 }
 
 /// The text of a panic payload.
