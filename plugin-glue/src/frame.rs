@@ -339,6 +339,32 @@ unsafe impl Send for CallContext {}
 // SAFETY: as for Send.
 unsafe impl Sync for CallContext {}
 
+/// The body of a [`CallContext`] query: calls the `XLA_FFI_Api` function
+/// `$function` with the context and returns the `$out` field it fills in.
+/// Its caller vouches that the call is still in progress.
+macro_rules! context_query {
+    ($context:expr, $function:ident, $args:ident { $out:ident }, $size:ident) => {{
+        const FUNCTION: &str = stringify!($function);
+        // SAFETY: forwarded caller contract.
+        let (api, ctx) = unsafe { $context.api_and_ctx(FUNCTION) }?;
+        let get = api_slot!(&api, $function).ok_or_else(|| unavailable(FUNCTION))?;
+        let mut args = $args {
+            struct_size: $size,
+            extension_start: ptr::null_mut(),
+            ctx,
+            $out: 0,
+        };
+        // SAFETY: runtime function, valid args struct, the live ctx.
+        let error = unsafe { get(&mut args) };
+        if error.is_null() {
+            Ok(args.$out)
+        } else {
+            // SAFETY: a fresh error from this runtime, owned by us.
+            Err(unsafe { api.runtime_error(FUNCTION, error) })
+        }
+    }};
+}
+
 impl CallContext {
     /// `XLA_FFI_DeviceOrdinal_Get`: the device ordinal the call runs on.
     ///
@@ -351,25 +377,12 @@ impl CallContext {
     /// The call this context was taken from must still be in progress (its
     /// handler has not returned).
     pub unsafe fn device_ordinal(&self) -> Result<i32, HandlerError> {
-        const FUNCTION: &str = "XLA_FFI_DeviceOrdinal_Get";
-        // SAFETY: forwarded caller contract.
-        let (api, ctx) = unsafe { self.api_and_ctx(FUNCTION) }?;
-        let Some(get) = api_slot!(&api, XLA_FFI_DeviceOrdinal_Get) else {
-            return Err(unavailable(FUNCTION));
-        };
-        let mut args = XLA_FFI_DeviceOrdinal_Get_Args {
-            struct_size: XLA_FFI_DeviceOrdinal_Get_Args_STRUCT_SIZE,
-            extension_start: ptr::null_mut(),
-            ctx,
-            device_ordinal: 0,
-        };
-        // SAFETY: runtime function, valid args struct, the live ctx.
-        let error = unsafe { get(&mut args) };
-        if !error.is_null() {
-            // SAFETY: a fresh error from this runtime, owned by us.
-            return Err(unsafe { api.runtime_error(FUNCTION, error) });
-        }
-        Ok(args.device_ordinal)
+        context_query!(
+            self,
+            XLA_FFI_DeviceOrdinal_Get,
+            XLA_FFI_DeviceOrdinal_Get_Args { device_ordinal },
+            XLA_FFI_DeviceOrdinal_Get_Args_STRUCT_SIZE
+        )
     }
 
     /// `XLA_FFI_RunId_Get`: the run id of this execution.
@@ -382,25 +395,12 @@ impl CallContext {
     ///
     /// As for [`CallContext::device_ordinal`].
     pub unsafe fn run_id(&self) -> Result<i64, HandlerError> {
-        const FUNCTION: &str = "XLA_FFI_RunId_Get";
-        // SAFETY: forwarded caller contract.
-        let (api, ctx) = unsafe { self.api_and_ctx(FUNCTION) }?;
-        let Some(get) = api_slot!(&api, XLA_FFI_RunId_Get) else {
-            return Err(unavailable(FUNCTION));
-        };
-        let mut args = XLA_FFI_RunId_Get_Args {
-            struct_size: XLA_FFI_RunId_Get_Args_STRUCT_SIZE,
-            extension_start: ptr::null_mut(),
-            ctx,
-            run_id: 0,
-        };
-        // SAFETY: runtime function, valid args struct, the live ctx.
-        let error = unsafe { get(&mut args) };
-        if !error.is_null() {
-            // SAFETY: a fresh error from this runtime, owned by us.
-            return Err(unsafe { api.runtime_error(FUNCTION, error) });
-        }
-        Ok(args.run_id)
+        context_query!(
+            self,
+            XLA_FFI_RunId_Get,
+            XLA_FFI_RunId_Get_Args { run_id },
+            XLA_FFI_RunId_Get_Args_STRUCT_SIZE
+        )
     }
 
     /// # Safety
@@ -720,77 +720,58 @@ mod tests {
 
     #[test]
     fn struct_sizes_and_nulls_are_checked() {
-        let mut f = frame_with(vec![], vec![]);
-        f.raw.struct_size = 160;
-        // SAFETY: owned frame.
-        let e = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap_err();
-        assert_eq!(
-            e.message,
-            "the call frame has struct_size 160, expected at least 168"
-        );
-
-        let mut f = frame_with(vec![], vec![]);
-        f.raw.args.struct_size = 32;
-        // SAFETY: owned frame.
-        let e = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap_err();
-        assert_eq!(
-            e.message,
-            "the frame's args has struct_size 32, expected at least 40"
-        );
-
-        let mut f = frame_with(vec![], vec![]);
-        f.raw.attrs.struct_size = 40;
-        // SAFETY: owned frame.
-        let e = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap_err();
-        assert_eq!(
-            e.message,
-            "the frame's attrs has struct_size 40, expected at least 48"
-        );
-
-        let mut f = frame_with(
-            vec![OwnedBuffer::new(XLA_FFI_DataType_F32, &[1], &[0; 4])],
-            vec![],
-        );
-        f.args[0].raw.struct_size = 40;
-        // SAFETY: owned frame.
-        let e = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap_err();
-        assert_eq!(
-            e.message,
-            "argument 0: the buffer has struct_size 40, expected at least 48"
-        );
-
-        let mut f = frame_with(
-            vec![OwnedBuffer::new(XLA_FFI_DataType_F32, &[1], &[0; 4])],
-            vec![],
-        );
-        f.args[0].raw.data = ptr::null_mut();
-        // SAFETY: owned frame.
-        let e = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap_err();
-        assert_eq!(e.message, "argument 0: data is NULL for 4 bytes");
-
-        let mut f = frame_with(
-            vec![OwnedBuffer::new(XLA_FFI_DataType_F32, &[1], &[0; 4])],
-            vec![],
-        );
-        f.raw.args.args = ptr::null_mut();
-        // SAFETY: owned frame.
-        let e = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap_err();
-        assert_eq!(e.message, "args.args is NULL");
-
-        let mut f = frame_with(
-            vec![OwnedBuffer::new(XLA_FFI_DataType_F32, &[1], &[0; 4])],
-            vec![],
-        );
-        f.arg_types[0] = 2;
-        // SAFETY: owned frame.
-        let e = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap_err();
-        assert_eq!(e.message, "argument 0 has type 2, expected BUFFER (1)");
-
-        let mut f = frame_with(vec![], vec![]);
-        f.raw.rets.size = -1;
-        // SAFETY: owned frame.
-        let e = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap_err();
-        assert_eq!(e.message, "the frame's rets.size is -1");
+        /// Breaks one field of a valid frame.
+        type Corrupt = fn(&mut OwnedFrame);
+        let one_f32 = || vec![OwnedBuffer::new(XLA_FFI_DataType_F32, &[1], &[0; 4])];
+        let cases: [(Vec<OwnedBuffer>, Corrupt, &str); 8] = [
+            (
+                vec![],
+                |f| f.raw.struct_size = 160,
+                "the call frame has struct_size 160, expected at least 168",
+            ),
+            (
+                vec![],
+                |f| f.raw.args.struct_size = 32,
+                "the frame's args has struct_size 32, expected at least 40",
+            ),
+            (
+                vec![],
+                |f| f.raw.attrs.struct_size = 40,
+                "the frame's attrs has struct_size 40, expected at least 48",
+            ),
+            (
+                one_f32(),
+                |f| f.args[0].raw.struct_size = 40,
+                "argument 0: the buffer has struct_size 40, expected at least 48",
+            ),
+            (
+                one_f32(),
+                |f| f.args[0].raw.data = ptr::null_mut(),
+                "argument 0: data is NULL for 4 bytes",
+            ),
+            (
+                one_f32(),
+                |f| f.raw.args.args = ptr::null_mut(),
+                "args.args is NULL",
+            ),
+            (
+                one_f32(),
+                |f| f.arg_types[0] = 2,
+                "argument 0 has type 2, expected BUFFER (1)",
+            ),
+            (
+                vec![],
+                |f| f.raw.rets.size = -1,
+                "the frame's rets.size is -1",
+            ),
+        ];
+        for (args, corrupt, expected) in cases {
+            let mut f = frame_with(args, vec![]);
+            corrupt(&mut f);
+            // SAFETY: owned frame; what was corrupted is rejected before use.
+            let e = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap_err();
+            assert_eq!(e.message, expected);
+        }
 
         // SAFETY: NULL is allowed and rejected.
         let e = unsafe { CallFrame::from_raw(ptr::null()) }.unwrap_err();
