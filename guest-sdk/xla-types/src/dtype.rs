@@ -1,105 +1,56 @@
 //! [`DataType`]: the element type of a buffer or attribute, numbered as
 //! `XLA_FFI_DataType`.
 
-use core::fmt;
+c_enum! {
+    /// `XLA_FFI_DataType` values (they mirror `xla::PrimitiveType`, not
+    /// `PJRT_Buffer_Type`).
+    pub mod data_type: "XLA_FFI_DataType";
 
-use crate::data_type as dt;
-
-/// `XLA_FFI_DataType`: the element type of a buffer, array attribute or
-/// scalar attribute. Values mirror `xla::PrimitiveType` (not
-/// `PJRT_Buffer_Type`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u32)]
-#[non_exhaustive]
-#[expect(
-    missing_docs,
-    reason = "one variant per XLA_FFI_DataType member, named after it"
-)]
-pub enum DataType {
-    Invalid = dt::INVALID,
-    Pred = dt::PRED,
-    S8 = dt::S8,
-    S16 = dt::S16,
-    S32 = dt::S32,
-    S64 = dt::S64,
-    U8 = dt::U8,
-    U16 = dt::U16,
-    U32 = dt::U32,
-    U64 = dt::U64,
-    F16 = dt::F16,
-    F32 = dt::F32,
-    F64 = dt::F64,
-    C64 = dt::C64,
-    Bf16 = dt::BF16,
-    Token = dt::TOKEN,
-    C128 = dt::C128,
-    F8E5M2 = dt::F8E5M2,
-    F8E4M3FN = dt::F8E4M3FN,
-    S4 = dt::S4,
-    U4 = dt::U4,
-    F8E4M3B11FNUZ = dt::F8E4M3B11FNUZ,
-    F8E5M2FNUZ = dt::F8E5M2FNUZ,
-    F8E4M3FNUZ = dt::F8E4M3FNUZ,
-    S2 = dt::S2,
-    U2 = dt::U2,
-    F8E4M3 = dt::F8E4M3,
-    F8E3M4 = dt::F8E3M4,
-    S1 = dt::S1,
-    U1 = dt::U1,
-    F4E2M1FN = dt::F4E2M1FN,
-    F8E8M0FNU = dt::F8E8M0FNU,
+    /// `XLA_FFI_DataType`: the element type of a buffer, array attribute or
+    /// scalar attribute. Values mirror `xla::PrimitiveType` (not
+    /// `PJRT_Buffer_Type`).
+    pub enum DataType;
+    /// Every data type, in numeric order.
+    pub const ALL;
+    /// The lower-case name JAX and XLA print, e.g. `f32`, `pred`, `bf16`.
+    fn name;
+    {
+        Invalid = INVALID = 0, "invalid";
+        Pred = PRED = 1, "pred";
+        S8 = S8 = 2, "s8";
+        S16 = S16 = 3, "s16";
+        S32 = S32 = 4, "s32";
+        S64 = S64 = 5, "s64";
+        U8 = U8 = 6, "u8";
+        U16 = U16 = 7, "u16";
+        U32 = U32 = 8, "u32";
+        U64 = U64 = 9, "u64";
+        F16 = F16 = 10, "f16";
+        F32 = F32 = 11, "f32";
+        F64 = F64 = 12, "f64";
+        C64 = C64 = 15, "c64";
+        Bf16 = BF16 = 16, "bf16";
+        Token = TOKEN = 17, "token";
+        C128 = C128 = 18, "c128";
+        F8E5M2 = F8E5M2 = 19, "f8e5m2";
+        F8E4M3FN = F8E4M3FN = 20, "f8e4m3fn";
+        S4 = S4 = 21, "s4";
+        U4 = U4 = 22, "u4";
+        F8E4M3B11FNUZ = F8E4M3B11FNUZ = 23, "f8e4m3b11fnuz";
+        F8E5M2FNUZ = F8E5M2FNUZ = 24, "f8e5m2fnuz";
+        F8E4M3FNUZ = F8E4M3FNUZ = 25, "f8e4m3fnuz";
+        S2 = S2 = 26, "s2";
+        U2 = U2 = 27, "u2";
+        F8E4M3 = F8E4M3 = 28, "f8e4m3";
+        F8E3M4 = F8E3M4 = 29, "f8e3m4";
+        S1 = S1 = 30, "s1";
+        U1 = U1 = 31, "u1";
+        F4E2M1FN = F4E2M1FN = 32, "f4e2m1fn";
+        F8E8M0FNU = F8E8M0FNU = 33, "f8e8m0fnu";
+    }
 }
 
 impl DataType {
-    /// Every data type, in numeric order.
-    pub const ALL: [DataType; 32] = {
-        use DataType::*;
-        [
-            Invalid,
-            Pred,
-            S8,
-            S16,
-            S32,
-            S64,
-            U8,
-            U16,
-            U32,
-            U64,
-            F16,
-            F32,
-            F64,
-            C64,
-            Bf16,
-            Token,
-            C128,
-            F8E5M2,
-            F8E4M3FN,
-            S4,
-            U4,
-            F8E4M3B11FNUZ,
-            F8E5M2FNUZ,
-            F8E4M3FNUZ,
-            S2,
-            U2,
-            F8E4M3,
-            F8E3M4,
-            S1,
-            U1,
-            F4E2M1FN,
-            F8E8M0FNU,
-        ]
-    };
-
-    /// The data type with `XLA_FFI_DataType` value `raw`, if there is one.
-    pub fn from_raw(raw: u32) -> Option<DataType> {
-        DataType::ALL.into_iter().find(|d| d.to_raw() == raw)
-    }
-
-    /// The `XLA_FFI_DataType` value.
-    pub fn to_raw(self) -> u32 {
-        self as u32
-    }
-
     /// The element type of an XLA buffer or attribute with this
     /// `XLA_FFI_DataType` value: as [`from_raw`](Self::from_raw), but `None`
     /// for `INVALID` too.
@@ -154,45 +105,6 @@ impl DataType {
             .checked_mul(u64::from(self.bits()))
             .map(|b| b.div_ceil(8))
     }
-
-    /// The lower-case name JAX and XLA print, e.g. `f32`, `pred`, `bf16`.
-    pub fn name(self) -> &'static str {
-        use DataType::*;
-        match self {
-            Invalid => "invalid",
-            Pred => "pred",
-            S8 => "s8",
-            S16 => "s16",
-            S32 => "s32",
-            S64 => "s64",
-            U8 => "u8",
-            U16 => "u16",
-            U32 => "u32",
-            U64 => "u64",
-            F16 => "f16",
-            F32 => "f32",
-            F64 => "f64",
-            C64 => "c64",
-            Bf16 => "bf16",
-            Token => "token",
-            C128 => "c128",
-            F8E5M2 => "f8e5m2",
-            F8E4M3FN => "f8e4m3fn",
-            S4 => "s4",
-            U4 => "u4",
-            F8E4M3B11FNUZ => "f8e4m3b11fnuz",
-            F8E5M2FNUZ => "f8e5m2fnuz",
-            F8E4M3FNUZ => "f8e4m3fnuz",
-            S2 => "s2",
-            U2 => "u2",
-            F8E4M3 => "f8e4m3",
-            F8E3M4 => "f8e3m4",
-            S1 => "s1",
-            U1 => "u1",
-            F4E2M1FN => "f4e2m1fn",
-            F8E8M0FNU => "f8e8m0fnu",
-        }
-    }
 }
 
 /// `(DataType, PJRT_Buffer_Type)` pairs, from the ABI reference's appendix A:
@@ -230,12 +142,6 @@ const PJRT_PAIRS: [(DataType, u32); 31] = [
     (DataType::S1, 30),
     (DataType::U1, 31),
 ];
-
-impl fmt::Display for DataType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -19,74 +19,90 @@
 #[cfg(test)]
 extern crate std;
 
+/// Declares a C enum of XLA's once, from one table: the module of its raw
+/// `u32` values (with `raw_only` values that have no variant, such as
+/// `OK`), and a Rust enum over the rest with `ALL` (in table order),
+/// `from_raw`, `to_raw`, `name` and a `Display` that prints the name. A
+/// row's name is its C name unless the row gives one.
+macro_rules! c_enum {
+    (
+        $(#[$mod_doc:meta])*
+        pub mod $raw_mod:ident: $c_name:literal;
+        $(raw_only $raw_only:ident = $raw_only_value:literal;)*
+
+        $(#[$enum_doc:meta])*
+        pub enum $name:ident;
+        $(#[$all_doc:meta])*
+        $all_vis:vis const ALL;
+        $(#[$name_doc:meta])*
+        fn name;
+        {
+            $(
+                $(#[$variant_doc:meta])*
+                $variant:ident = $raw:ident = $value:literal $(, $text:literal)?;
+            )*
+        }
+    ) => {
+        $(#[$mod_doc])*
+        pub mod $raw_mod {
+            #![expect(
+                missing_docs,
+                reason = "one constant per member of the C enum, named after it"
+            )]
+            $(pub const $raw_only: u32 = $raw_only_value;)*
+            $(pub const $raw: u32 = $value;)*
+        }
+
+        $(#[$enum_doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        #[non_exhaustive]
+        pub enum $name {
+            $(
+                #[doc = concat!("`", stringify!($raw), "` (", $value, ").")]
+                $(#[$variant_doc])*
+                $variant = $raw_mod::$raw,
+            )*
+        }
+
+        impl $name {
+            $(#[$all_doc])*
+            $all_vis const ALL: [$name; [$($raw_mod::$raw),*].len()] = [$($name::$variant),*];
+
+            #[doc = concat!("The value whose `", $c_name, "` number is `raw`, if there is one.")]
+            pub fn from_raw(raw: u32) -> Option<$name> {
+                $name::ALL.into_iter().find(|v| v.to_raw() == raw)
+            }
+
+            #[doc = concat!("The `", $c_name, "` number.")]
+            pub fn to_raw(self) -> u32 {
+                self as u32
+            }
+
+            $(#[$name_doc])*
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($name::$variant => c_enum!(@name $raw $(, $text)?),)*
+                }
+            }
+        }
+
+        impl core::fmt::Display for $name {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    };
+    (@name $raw:ident) => {
+        stringify!($raw)
+    };
+    (@name $raw:ident, $text:literal) => {
+        $text
+    };
+}
+
 mod dtype;
 mod error;
 
-pub use dtype::DataType;
-pub use error::ErrorCode;
-
-/// `XLA_FFI_DataType` values (they mirror `xla::PrimitiveType`, not
-/// `PJRT_Buffer_Type`).
-pub mod data_type {
-    #![expect(
-        missing_docs,
-        reason = "one constant per XLA_FFI_DataType member, named after it"
-    )]
-    pub const INVALID: u32 = 0;
-    pub const PRED: u32 = 1;
-    pub const S8: u32 = 2;
-    pub const S16: u32 = 3;
-    pub const S32: u32 = 4;
-    pub const S64: u32 = 5;
-    pub const U8: u32 = 6;
-    pub const U16: u32 = 7;
-    pub const U32: u32 = 8;
-    pub const U64: u32 = 9;
-    pub const F16: u32 = 10;
-    pub const F32: u32 = 11;
-    pub const F64: u32 = 12;
-    pub const C64: u32 = 15;
-    pub const BF16: u32 = 16;
-    pub const TOKEN: u32 = 17;
-    pub const C128: u32 = 18;
-    pub const F8E5M2: u32 = 19;
-    pub const F8E4M3FN: u32 = 20;
-    pub const S4: u32 = 21;
-    pub const U4: u32 = 22;
-    pub const F8E4M3B11FNUZ: u32 = 23;
-    pub const F8E5M2FNUZ: u32 = 24;
-    pub const F8E4M3FNUZ: u32 = 25;
-    pub const S2: u32 = 26;
-    pub const U2: u32 = 27;
-    pub const F8E4M3: u32 = 28;
-    pub const F8E3M4: u32 = 29;
-    pub const S1: u32 = 30;
-    pub const U1: u32 = 31;
-    pub const F4E2M1FN: u32 = 32;
-    pub const F8E8M0FNU: u32 = 33;
-}
-
-/// `XLA_FFI_Error_Code` values (abseil numbering).
-pub mod error_code {
-    #![expect(
-        missing_docs,
-        reason = "one constant per XLA_FFI_Error_Code member, named after it"
-    )]
-    pub const OK: u32 = 0;
-    pub const CANCELLED: u32 = 1;
-    pub const UNKNOWN: u32 = 2;
-    pub const INVALID_ARGUMENT: u32 = 3;
-    pub const DEADLINE_EXCEEDED: u32 = 4;
-    pub const NOT_FOUND: u32 = 5;
-    pub const ALREADY_EXISTS: u32 = 6;
-    pub const PERMISSION_DENIED: u32 = 7;
-    pub const RESOURCE_EXHAUSTED: u32 = 8;
-    pub const FAILED_PRECONDITION: u32 = 9;
-    pub const ABORTED: u32 = 10;
-    pub const OUT_OF_RANGE: u32 = 11;
-    pub const UNIMPLEMENTED: u32 = 12;
-    pub const INTERNAL: u32 = 13;
-    pub const UNAVAILABLE: u32 = 14;
-    pub const DATA_LOSS: u32 = 15;
-    pub const UNAUTHENTICATED: u32 = 16;
-}
+pub use dtype::{DataType, data_type};
+pub use error::{ErrorCode, error_code};
