@@ -36,8 +36,8 @@ fn copy16_handler(frame: &CallFrame<'_>) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cyxla_guest_sdk::DataType;
     use cyxla_guest_sdk::testing::FrameBuilder;
-    use cyxla_guest_sdk::{DataType, ErrorCode};
 
     #[test]
     fn copies_sixteen() {
@@ -62,11 +62,11 @@ mod tests {
             .arg(&[3], &[1.0f32, 2.0, 3.0])
             .ret(DataType::F32, &[3])
             .build();
-        let e = call.call(copy16_handler).unwrap_err();
-        assert_eq!(e.code, ErrorCode::InvalidArgument);
         assert_eq!(
-            e.message,
-            "expected 16 f32 elements in and out, got 3 in and 3 out"
+            call.call(copy16_handler),
+            Err(Error::invalid_argument(
+                "expected 16 f32 elements in and out, got 3 in and 3 out"
+            ))
         );
     }
 }

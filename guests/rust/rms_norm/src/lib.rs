@@ -264,48 +264,48 @@ mod tests {
 
     #[test]
     fn size_zero_dims_work() {
-        let mut call = FrameBuilder::new()
-            .arg::<f32>(&[0, 4], &[])
-            .ret(DataType::F32, &[0, 4])
-            .ret(DataType::F32, &[0])
-            .attr("eps", 1e-5f32)
-            .build();
-        call.call(rms_norm_fwd_handler).unwrap();
-        let mut call = FrameBuilder::new()
-            .arg::<f32>(&[3, 0], &[])
-            .ret(DataType::F32, &[3, 0])
-            .ret(DataType::F32, &[3])
-            .attr("eps", 1e-5f32)
-            .build();
-        call.call(rms_norm_fwd_handler).unwrap();
-        assert!(call.ret::<f32>(1).iter().all(|r| r.is_nan()));
+        // (input shape, rows): no rows, then rows of no elements.
+        for (dims, rows) in [([0, 4], [0]), ([3, 0], [3])] {
+            let mut call = FrameBuilder::new()
+                .arg::<f32>(&dims, &[])
+                .ret(DataType::F32, &dims)
+                .ret(DataType::F32, &rows)
+                .attr("eps", 1e-5f32)
+                .build();
+            call.call(rms_norm_fwd_handler).unwrap();
+            // An empty row has no RMS.
+            assert!(call.ret::<f32>(1).iter().all(|r| r.is_nan()));
+        }
     }
 
     #[test]
     fn wrong_inputs_are_named() {
-        let mut call = FrameBuilder::new()
-            .arg(&[2], &[1.0f64, 2.0])
-            .ret(DataType::F32, &[2])
-            .attr("eps", 1e-5f32)
-            .build();
-        let e = call.call(rms_norm_handler).unwrap_err();
-        assert_eq!(e.message, "argument 0: expected a f32 buffer, got f64 [2]");
-        let mut call = FrameBuilder::new()
-            .arg(&[2], &[1.0f32, 2.0])
-            .ret(DataType::F32, &[2])
-            .attr("eps", 1e-5f64)
-            .build();
-        let e = call.call(rms_norm_handler).unwrap_err();
-        assert_eq!(
-            e.message,
-            "attribute `eps`: expected a f32 scalar, got a f64 scalar"
-        );
-        let mut call = FrameBuilder::new()
-            .arg(&[2], &[1.0f32, 2.0])
-            .ret(DataType::F32, &[3])
-            .attr("eps", 1e-5f32)
-            .build();
-        let e = call.call(rms_norm_handler).unwrap_err();
-        assert_eq!(e.message, "y has shape [3], expected [2]");
+        let cases = [
+            (
+                FrameBuilder::new()
+                    .arg(&[2], &[1.0f64, 2.0])
+                    .ret(DataType::F32, &[2])
+                    .attr("eps", 1e-5f32),
+                "argument 0: expected a f32 buffer, got f64 [2]",
+            ),
+            (
+                FrameBuilder::new()
+                    .arg(&[2], &[1.0f32, 2.0])
+                    .ret(DataType::F32, &[2])
+                    .attr("eps", 1e-5f64),
+                "attribute `eps`: expected a f32 scalar, got a f64 scalar",
+            ),
+            (
+                FrameBuilder::new()
+                    .arg(&[2], &[1.0f32, 2.0])
+                    .ret(DataType::F32, &[3])
+                    .attr("eps", 1e-5f32),
+                "y has shape [3], expected [2]",
+            ),
+        ];
+        for (frame, message) in cases {
+            let e = frame.build().call(rms_norm_handler).unwrap_err();
+            assert_eq!(e.message, message);
+        }
     }
 }
