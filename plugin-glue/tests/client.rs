@@ -269,9 +269,13 @@ fn check_replicated(which: Which) {
         );
     }
     // One argument list per device is required.
-    let err = exe.execute(&args[..1]).unwrap_err();
+    assert_invalid_input(&exe.execute(&args[..1]).unwrap_err(), "4 device");
+}
+
+/// Asserts that `err` is [`Error::InvalidInput`] with `needle` in its message.
+fn assert_invalid_input(err: &Error, needle: &str) {
     assert!(
-        matches!(&err, Error::InvalidInput(m) if m.contains("4 device")),
+        matches!(err, Error::InvalidInput(m) if m.contains(needle)),
         "{err:?}"
     );
 }
@@ -315,10 +319,7 @@ fn check_compile_errors(which: Which) {
 
     for replicas in [0, 3] {
         let err = client.compile(ADD.as_bytes(), replicas).unwrap_err();
-        assert!(
-            matches!(&err, Error::InvalidInput(m) if m.contains("2 device")),
-            "{err:?}"
-        );
+        assert_invalid_input(&err, "2 device");
     }
 }
 
@@ -335,10 +336,7 @@ fn check_buffer_errors(which: Which) {
     let err = client
         .buffer_from_host(&[0u8; 4], DType::F32, &[1], 1)
         .unwrap_err();
-    assert!(
-        matches!(&err, Error::InvalidInput(m) if m.contains("device 1")),
-        "{err:?}"
-    );
+    assert_invalid_input(&err, "device 1");
     let err = client
         .buffer_from_host(&[], DType::F32, &[-1], 0)
         .unwrap_err();

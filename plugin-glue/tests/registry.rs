@@ -17,6 +17,7 @@ use plugin_glue::ffi::xla_ffi::{
     XLA_FFI_CallFrame, XLA_FFI_Error, XLA_FFI_Extension_Metadata, XLA_FFI_Metadata_Extension,
 };
 use plugin_glue::frame::{Attr, Attrs, CallFrame, Scalar};
+use plugin_glue::plugin::Plugin;
 use plugin_glue::registry::{self, TargetKind};
 use plugin_glue::{DType, Error, ErrorCode, Handler, HandlerError};
 
@@ -40,6 +41,18 @@ fn program(target: &str, config: &str) -> String {
 }
 
 /// Compiles `program` for one device and runs it on `input`.
+/// Registers `handler` for `target` on `plugin`, then opens a client with
+/// `devices` devices.
+fn register_and_connect(
+    plugin: &Plugin,
+    target: &str,
+    handler: Arc<dyn Handler>,
+    devices: usize,
+) -> Client {
+    registry::register(plugin, target, handler).unwrap();
+    Client::new(plugin, Some(devices)).unwrap()
+}
+
 fn run(client: &Client, program: &str, input: &[f32]) -> plugin_glue::Result<Vec<f32>> {
     let exe = client.compile(program.as_bytes(), 1)?;
     let x = client.buffer_from_host(&f32_bytes(input), DType::F32, &[4], 0)?;
@@ -268,8 +281,7 @@ fn handler_errors_reach_the_client_with_code_and_message() {
     for which in ALL {
         let plugin = which.load();
         let target = format!("cyxla_glue_fails_{}", which.label());
-        registry::register(&plugin, &target, Arc::new(Fails)).unwrap();
-        let client = Client::new(&plugin, Some(1)).unwrap();
+        let client = register_and_connect(&plugin, &target, Arc::new(Fails), 1);
         match run(&client, &program(&target, ""), &INPUT) {
             Err(Error::Pjrt { code, message, .. }) => {
                 assert_eq!(code, ErrorCode::OutOfRange, "{which:?}: {message}");
@@ -288,8 +300,8 @@ fn a_panicking_handler_fails_its_call_only() {
     for which in ALL {
         let plugin = which.load();
         let target = format!("cyxla_glue_panics_{}", which.label());
-        registry::register(&plugin, &target, Arc::new(PanicsOnce(AtomicUsize::new(0)))).unwrap();
-        let client = Client::new(&plugin, Some(1)).unwrap();
+        let handler = Arc::new(PanicsOnce(AtomicUsize::new(0)));
+        let client = register_and_connect(&plugin, &target, handler, 1);
         let program = program(&target, "");
         match run(&client, &program, &INPUT) {
             Err(Error::Pjrt { code, message, .. }) => {
@@ -315,8 +327,7 @@ fn attributes_of_every_kind_are_decoded() {
         let plugin = which.load();
         let target = format!("cyxla_glue_attrs_{}", which.label());
         let handler = Arc::new(DumpAttrs(Mutex::new(Vec::new())));
-        registry::register(&plugin, &target, handler.clone()).unwrap();
-        let client = Client::new(&plugin, Some(1)).unwrap();
+        let client = register_and_connect(&plugin, &target, handler.clone(), 1);
         let out = run(&client, &program(&target, config), &INPUT)
             .unwrap_or_else(|e| panic!("{which:?}: {e}"));
         assert_eq!(out, INPUT);
@@ -443,8 +454,7 @@ fn registering_a_target_twice() {
 fn device_ordinal_and_run_id_come_from_xla() {
     let plugin = Which::P115.load();
     let target = "cyxla_glue_ordinal";
-    registry::register(&plugin, target, Arc::new(Ordinal)).unwrap();
-    let client = Client::new(&plugin, Some(2)).unwrap();
+    let client = register_and_connect(&plugin, target, Arc::new(Ordinal), 2);
     let exe = client.compile(program(target, "").as_bytes(), 2).unwrap();
     let x0 = client
         .buffer_from_host(&f32_bytes(&INPUT), DType::F32, &[4], 0)
@@ -469,8 +479,7 @@ fn device_ordinal_and_run_id_come_from_xla() {
 fn concurrent_executions_share_one_handler() {
     let plugin = Which::P115.load();
     let target = "cyxla_glue_concurrent";
-    registry::register(&plugin, target, Arc::new(Scale)).unwrap();
-    let client = Client::new(&plugin, Some(1)).unwrap();
+    let client = register_and_connect(&plugin, target, Arc::new(Scale), 1);
     let exe = client
         .compile(program(target, "factor = 0.5 : f32").as_bytes(), 1)
         .unwrap();
