@@ -139,64 +139,59 @@ class shared_mutex {
   unsigned long shared_ = 0;
 };
 
-/** @brief std::unique_lock: a movable lock owner. */
-template <class Mutex>
-class unique_lock {
+namespace __cyxla {
+
+/** @brief What std::unique_lock and std::shared_lock share: a movable
+ *  owner of one mutex, locked exclusively or (`Shared`) shared. */
+template <class Mutex, bool Shared>
+class lock_owner {
  public:
   using mutex_type = Mutex;
-  unique_lock() noexcept = default;
-  explicit unique_lock(mutex_type& m) : m_(&m), owns_(false) {
-    m.lock();
+  lock_owner() noexcept = default;
+  explicit lock_owner(mutex_type& m) : m_(&m), owns_(false) {
+    lock_mutex(m);
     owns_ = true;
   }
-  unique_lock(mutex_type& m, defer_lock_t) noexcept : m_(&m), owns_(false) {}
-  unique_lock(mutex_type& m, try_to_lock_t) : m_(&m), owns_(m.try_lock()) {}
-  unique_lock(mutex_type& m, adopt_lock_t) noexcept : m_(&m), owns_(true) {}
-  unique_lock(const unique_lock&) = delete;
-  unique_lock& operator=(const unique_lock&) = delete;
-  unique_lock(unique_lock&& other) noexcept : m_(other.m_), owns_(other.owns_) {
+  lock_owner(mutex_type& m, defer_lock_t) noexcept : m_(&m), owns_(false) {}
+  lock_owner(mutex_type& m, try_to_lock_t) : m_(&m), owns_(try_lock_mutex(m)) {}
+  lock_owner(mutex_type& m, adopt_lock_t) noexcept : m_(&m), owns_(true) {}
+  lock_owner(const lock_owner&) = delete;
+  lock_owner& operator=(const lock_owner&) = delete;
+  lock_owner(lock_owner&& other) noexcept : m_(other.m_), owns_(other.owns_) {
     other.m_ = nullptr;
     other.owns_ = false;
   }
-  unique_lock& operator=(unique_lock&& other) noexcept {
-    if (owns_) m_->unlock();
+  lock_owner& operator=(lock_owner&& other) noexcept {
+    if (owns_) unlock_mutex(*m_);
     m_ = other.m_;
     owns_ = other.owns_;
     other.m_ = nullptr;
     other.owns_ = false;
     return *this;
   }
-  ~unique_lock() {
-    if (owns_) m_->unlock();
+  ~lock_owner() {
+    if (owns_) unlock_mutex(*m_);
   }
-  /** @brief Locks the mutex. */
+  /** @brief Locks the mutex (shared, for a shared lock). */
   void lock() {
-    if (m_ == nullptr) ::cyxla_panic("std::unique_lock::lock: no mutex");
-    if (owns_) ::cyxla_panic("std::unique_lock::lock: already owns the lock");
-    m_->lock();
+    check_lockable(false);
+    lock_mutex(*m_);
     owns_ = true;
   }
-  /** @brief Tries to lock the mutex. */
+  /** @brief Tries to lock the mutex (shared, for a shared lock). */
   bool try_lock() {
-    if (m_ == nullptr) ::cyxla_panic("std::unique_lock::try_lock: no mutex");
-    if (owns_) ::cyxla_panic("std::unique_lock::try_lock: already owns the lock");
-    owns_ = m_->try_lock();
+    check_lockable(true);
+    owns_ = try_lock_mutex(*m_);
     return owns_;
   }
-  /** @brief Unlocks the mutex. */
+  /** @brief Releases the lock. */
   void unlock() {
-    if (!owns_) ::cyxla_panic("std::unique_lock::unlock: does not own the lock");
-    m_->unlock();
+    if (!owns_) {
+      ::cyxla_panic(Shared ? "std::shared_lock::unlock: does not own the lock"
+                           : "std::unique_lock::unlock: does not own the lock");
+    }
+    unlock_mutex(*m_);
     owns_ = false;
-  }
-  /** @brief Swaps with `other`. */
-  void swap(unique_lock& other) noexcept {
-    mutex_type* m = m_;
-    bool owns = owns_;
-    m_ = other.m_;
-    owns_ = other.owns_;
-    other.m_ = m;
-    other.owns_ = owns;
   }
   /** @brief Forgets the mutex without unlocking it. */
   mutex_type* release() noexcept {
@@ -212,9 +207,71 @@ class unique_lock {
   /** @brief The mutex, or null. */
   mutex_type* mutex() const noexcept { return m_; }
 
- private:
+ protected:
+  static void lock_mutex(mutex_type& m) {
+    if constexpr (Shared) {
+      m.lock_shared();
+    } else {
+      m.lock();
+    }
+  }
+  static bool try_lock_mutex(mutex_type& m) {
+    if constexpr (Shared) {
+      return m.try_lock_shared();
+    } else {
+      return m.try_lock();
+    }
+  }
+  static void unlock_mutex(mutex_type& m) {
+    if constexpr (Shared) {
+      m.unlock_shared();
+    } else {
+      m.unlock();
+    }
+  }
+
   mutex_type* m_ = nullptr;
   bool owns_ = false;
+
+ private:
+  /** @brief Traps unless there is a mutex, not yet owned, for lock() or
+   *  (`trying`) try_lock(). */
+  void check_lockable(bool trying) const {
+    if constexpr (Shared) {
+      if (m_ == nullptr || owns_) {
+        ::cyxla_panic(trying ? "std::shared_lock::try_lock: no mutex, or already owned"
+                             : "std::shared_lock::lock: no mutex, or already owned");
+      }
+    } else {
+      if (m_ == nullptr) {
+        ::cyxla_panic(trying ? "std::unique_lock::try_lock: no mutex"
+                             : "std::unique_lock::lock: no mutex");
+      }
+      if (owns_) {
+        ::cyxla_panic(trying ? "std::unique_lock::try_lock: already owns the lock"
+                             : "std::unique_lock::lock: already owns the lock");
+      }
+    }
+  }
+};
+
+}  // namespace __cyxla
+
+/** @brief std::unique_lock: a movable lock owner. */
+template <class Mutex>
+class unique_lock : public __cyxla::lock_owner<Mutex, false> {
+ public:
+  using __cyxla::lock_owner<Mutex, false>::lock_owner;
+  unique_lock() noexcept = default;
+  /** @brief Swaps with `other`. */
+  void swap(unique_lock& other) noexcept {
+    Mutex* m = this->m_;
+    bool owns = this->owns_;
+    this->m_ = other.m_;
+    this->owns_ = other.owns_;
+    other.m_ = m;
+    other.owns_ = owns;
+  }
 };
 
 template <class Mutex>
@@ -224,70 +281,23 @@ void swap(unique_lock<Mutex>& a, unique_lock<Mutex>& b) noexcept {
 
 /** @brief std::shared_lock: a movable shared-lock owner. */
 template <class Mutex>
-class shared_lock {
+class shared_lock : public __cyxla::lock_owner<Mutex, true> {
  public:
-  using mutex_type = Mutex;
+  using __cyxla::lock_owner<Mutex, true>::lock_owner;
   shared_lock() noexcept = default;
-  explicit shared_lock(mutex_type& m) : m_(&m), owns_(false) {
-    m.lock_shared();
-    owns_ = true;
-  }
-  shared_lock(mutex_type& m, defer_lock_t) noexcept : m_(&m), owns_(false) {}
-  shared_lock(mutex_type& m, try_to_lock_t) : m_(&m), owns_(m.try_lock_shared()) {}
-  shared_lock(mutex_type& m, adopt_lock_t) noexcept : m_(&m), owns_(true) {}
-  shared_lock(const shared_lock&) = delete;
-  shared_lock& operator=(const shared_lock&) = delete;
-  shared_lock(shared_lock&& other) noexcept : m_(other.m_), owns_(other.owns_) {
-    other.m_ = nullptr;
-    other.owns_ = false;
-  }
-  shared_lock& operator=(shared_lock&& other) noexcept {
-    if (owns_) m_->unlock_shared();
-    m_ = other.m_;
-    owns_ = other.owns_;
-    other.m_ = nullptr;
-    other.owns_ = false;
-    return *this;
-  }
-  ~shared_lock() {
-    if (owns_) m_->unlock_shared();
-  }
-  /** @brief Locks the mutex shared. */
-  void lock() {
-    if (m_ == nullptr || owns_) ::cyxla_panic("std::shared_lock::lock: no mutex, or already owned");
-    m_->lock_shared();
-    owns_ = true;
-  }
-  /** @brief Tries to lock the mutex shared. */
-  bool try_lock() {
-    if (m_ == nullptr || owns_) ::cyxla_panic("std::shared_lock::try_lock: no mutex, or already owned");
-    owns_ = m_->try_lock_shared();
-    return owns_;
-  }
-  /** @brief Releases the shared lock. */
-  void unlock() {
-    if (!owns_) ::cyxla_panic("std::shared_lock::unlock: does not own the lock");
-    m_->unlock_shared();
-    owns_ = false;
-  }
-  /** @brief Forgets the mutex without unlocking it. */
-  mutex_type* release() noexcept {
-    mutex_type* m = m_;
-    m_ = nullptr;
-    owns_ = false;
-    return m;
-  }
-  /** @brief Whether this lock owns its mutex. */
-  bool owns_lock() const noexcept { return owns_; }
-  /** @brief Same as owns_lock(). */
-  explicit operator bool() const noexcept { return owns_; }
-  /** @brief The mutex, or null. */
-  mutex_type* mutex() const noexcept { return m_; }
-
- private:
-  mutex_type* m_ = nullptr;
-  bool owns_ = false;
 };
+
+/* Inherited constructors take no part in class template argument deduction
+ * before C++23: these guides keep `std::unique_lock lock(m);` and
+ * `std::shared_lock lock(m, std::defer_lock);` compiling. */
+template <class Mutex>
+unique_lock(Mutex&) -> unique_lock<Mutex>;
+template <class Mutex, class Tag>
+unique_lock(Mutex&, Tag) -> unique_lock<Mutex>;
+template <class Mutex>
+shared_lock(Mutex&) -> shared_lock<Mutex>;
+template <class Mutex, class Tag>
+shared_lock(Mutex&, Tag) -> shared_lock<Mutex>;
 
 /** @brief std::try_lock: locks every lockable or none; returns -1 on
  *  success, else the index of the one that failed. */
