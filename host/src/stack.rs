@@ -73,9 +73,29 @@ fn lowest() -> Option<usize> {
 /// thread, the stack rlimit below its top).
 #[cfg(target_os = "linux")]
 fn query_lowest() -> Option<usize> {
+    let stack = query()?;
+    // The guard (if glibc counts it in the stack) is not usable.
+    Some(stack.addr.saturating_add(stack.guard))
+}
+
+/// This thread's stack as glibc describes it.
+#[cfg(target_os = "linux")]
+struct Stack {
+    /// The lowest address (the guard, if any, included).
+    addr: usize,
+    /// The size in bytes from `addr`.
+    size: usize,
+    /// The guard size, or 0 if glibc cannot tell.
+    guard: usize,
+}
+
+/// This thread's stack from `pthread_getattr_np`, if glibc can tell.
+#[cfg(target_os = "linux")]
+fn query() -> Option<Stack> {
     // SAFETY: `attr` is initialised by pthread_getattr_np before it is read
-    // and destroyed once; `addr` and `size` are written by
-    // pthread_attr_getstack on success only, and read only then.
+    // and destroyed once; `addr`, `size` and `guard` are written by
+    // pthread_attr_getstack and pthread_attr_getguardsize on success only,
+    // and read only then.
     unsafe {
         let mut attr: libc::pthread_attr_t = std::mem::zeroed();
         if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
@@ -90,9 +110,11 @@ fn query_lowest() -> Option<usize> {
         if !ok || addr.is_null() || size == 0 {
             return None;
         }
-        // The guard (if glibc counts it in the stack) is not usable.
-        let guard = if guard_ok { guard } else { 0 };
-        Some((addr as usize).saturating_add(guard))
+        Some(Stack {
+            addr: addr as usize,
+            size,
+            guard: if guard_ok { guard } else { 0 },
+        })
     }
 }
 
@@ -105,21 +127,8 @@ fn lowest() -> Option<usize> {
 /// can tell. Not async-signal-safe (call it outside signal handlers).
 #[cfg(target_os = "linux")]
 pub(crate) fn bounds() -> Option<(usize, usize)> {
-    // SAFETY: as in `query_lowest`.
-    unsafe {
-        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
-        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
-            return None;
-        }
-        let mut addr: *mut libc::c_void = std::ptr::null_mut();
-        let mut size: libc::size_t = 0;
-        let ok = libc::pthread_attr_getstack(&attr, &mut addr, &mut size) == 0;
-        libc::pthread_attr_destroy(&mut attr);
-        if !ok || addr.is_null() || size == 0 {
-            return None;
-        }
-        Some((addr as usize, (addr as usize).saturating_add(size)))
-    }
+    let stack = query()?;
+    Some((stack.addr, stack.addr.saturating_add(stack.size)))
 }
 
 /// Unknown elsewhere.
