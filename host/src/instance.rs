@@ -6,7 +6,9 @@ use std::time::Instant;
 
 use cyxla_guest_sdk::abi;
 use plugin_glue::{ErrorCode, HandlerError};
-use wasmtime::{CallHook, InstancePre, Memory, Store, Trap, TypedFunc, WasmBacktrace};
+use wasmtime::{
+    CallHook, InstancePre, Memory, Store, Trap, TypedFunc, WasmBacktrace, WasmParams, WasmResults,
+};
 
 use crate::deadline::{self, CodeRanges};
 use crate::engine::Engine;
@@ -320,17 +322,9 @@ impl Instance {
             state.limiter.refused_budget = None;
             state.limiter.refused_table = None;
         }
-        let (result, interrupted) = {
-            let active = self.engine.ticker().enter(
-                &mut self.store,
-                self.limits.call_timeout,
-                self.limits.deadline_ticks(),
-                &self.code,
-            );
-            let result =
-                self.handlers[target].call(&mut self.store, self.layout.frame_addr().cast_signed());
-            (result, active.interrupted())
-        };
+        let handler = self.handlers[target].clone();
+        let frame = self.layout.frame_addr().cast_signed();
+        let (result, interrupted) = self.run_guest(&handler, frame);
         let returned = timing.then(Instant::now);
         drain_logs(&self.store, guest, target_name);
 
@@ -468,18 +462,8 @@ impl Instance {
                 ),
             )));
         };
-        let (result, interrupted) = {
-            let active = self.engine.ticker().enter(
-                &mut self.store,
-                self.limits.call_timeout,
-                self.limits.deadline_ticks(),
-                &self.code,
-            );
-            let result = self
-                .alloc
-                .call(&mut self.store, (want_i32, DATA_ALIGN.cast_signed()));
-            (result, active.interrupted())
-        };
+        let alloc = self.alloc.clone();
+        let (result, interrupted) = self.run_guest(&alloc, (want_i32, DATA_ALIGN.cast_signed()));
         let addr = match result {
             Ok(addr) => addr.cast_unsigned(),
             Err(error) => return Err(self.trapped(&error, interrupted)),
@@ -516,6 +500,23 @@ impl Instance {
             data[range].fill(0);
         }
         Ok(())
+    }
+
+    /// Calls guest function `func` under the call deadline: its result, and
+    /// whether a signal deadline stopped it.
+    fn run_guest<P: WasmParams, R: WasmResults>(
+        &mut self,
+        func: &TypedFunc<P, R>,
+        params: P,
+    ) -> (wasmtime::Result<R>, bool) {
+        let active = self.engine.ticker().enter(
+            &mut self.store,
+            self.limits.call_timeout,
+            self.limits.deadline_ticks(),
+            &self.code,
+        );
+        let result = func.call(&mut self.store, params);
+        (result, active.interrupted())
     }
 
     /// The failure for an error out of guest code (`interrupted`: stopped
