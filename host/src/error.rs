@@ -197,30 +197,18 @@ pub(crate) fn bounded(mut text: String, max: usize) -> String {
 impl Error {
     /// This error with every message it carries cut to `max` bytes
     /// ([`bounded`]).
-    pub(crate) fn bounded(self, max: usize) -> Error {
-        match self {
-            Error::OverLimit { path, message } => Error::OverLimit {
-                path,
-                message: bounded(message, max),
-            },
-            Error::NotWasm { path, reason } => Error::NotWasm {
-                path,
-                reason: bounded(reason, max),
-            },
-            Error::InvalidModule { path, message } => Error::InvalidModule {
-                path,
-                message: bounded(message, max),
-            },
-            Error::Abi { path, reason } => Error::Abi {
-                path,
-                reason: bounded(reason, max),
-            },
-            Error::Instantiate { path, message } => Error::Instantiate {
-                path,
-                message: bounded(message, max),
-            },
-            other => other,
+    pub(crate) fn bounded(mut self, max: usize) -> Error {
+        match &mut self {
+            Error::OverLimit { message: text, .. }
+            | Error::NotWasm { reason: text, .. }
+            | Error::InvalidModule { message: text, .. }
+            | Error::Abi { reason: text, .. }
+            | Error::Instantiate { message: text, .. } => {
+                *text = bounded(std::mem::take(text), max);
+            }
+            _ => {}
         }
+        self
     }
 }
 
