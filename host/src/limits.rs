@@ -714,34 +714,26 @@ impl<'de, T> Visitor<'de> for Expecting<T> {
     }
 }
 
-impl<'de> Deserialize<'de> for ByteSize {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ByteSize, D::Error> {
-        d.deserialize_any(Expecting {
-            what: "a size like \"64 MiB\" or a number of bytes",
-            parse: |s| parse_bytes(s).map(ByteSize),
-            from_int: Some(ByteSize),
-        })
-    }
+/// `Deserialize` for each wrapper: a string in its syntax, or a bare number
+/// where it takes one.
+macro_rules! deserialize_with {
+    ($($ty:ident: $what:expr, $parse:ident, $from_int:expr;)*) => {$(
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<$ty, D::Error> {
+                d.deserialize_any(Expecting {
+                    what: $what,
+                    parse: |s| $parse(s).map($ty),
+                    from_int: $from_int,
+                })
+            }
+        }
+    )*};
 }
 
-impl<'de> Deserialize<'de> for Time {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Time, D::Error> {
-        d.deserialize_any(Expecting {
-            what: "a time with a unit, like \"250ms\" or \"2s\"",
-            parse: |s| parse_time(s).map(Time),
-            from_int: None,
-        })
-    }
-}
-
-impl<'de> Deserialize<'de> for Count {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Count, D::Error> {
-        d.deserialize_any(Expecting {
-            what: "a whole number",
-            parse: |s| parse_count(s).map(Count),
-            from_int: Some(Count),
-        })
-    }
+deserialize_with! {
+    ByteSize: "a size like \"64 MiB\" or a number of bytes", parse_bytes, Some(ByteSize);
+    Time: "a time with a unit, like \"250ms\" or \"2s\"", parse_time, None;
+    Count: "a whole number", parse_count, Some(Count);
 }
 
 /// `n` bytes as `N MiB`, `N KiB` or `N bytes`, whichever is exact.
