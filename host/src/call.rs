@@ -5,7 +5,7 @@
 
 use std::cell::RefCell;
 
-use plugin_glue::frame::{Attr, Attrs, CallFrame, Scalar};
+use plugin_glue::frame::{Attr, Attrs, BufferView, CallFrame, Scalar};
 use plugin_glue::{DType, HandlerError};
 
 use crate::layout::{AttrSource, AttrValue, BufferDesc, CallView};
@@ -250,6 +250,20 @@ impl HostCall {
         self.ret_buffer(&self.rets[i])
     }
 
+    /// Operand `i`, or the error a handler gets for an index past the end.
+    fn checked_arg(&self, i: usize) -> Result<&HostBuffer, HandlerError> {
+        self.args
+            .get(i)
+            .ok_or_else(|| index_error("operand", i, self.args.len()))
+    }
+
+    /// Result `i`, or the error a handler gets for an index past the end.
+    fn checked_ret(&self, i: usize) -> Result<&HostRet, HandlerError> {
+        self.rets
+            .get(i)
+            .ok_or_else(|| index_error("result", i, self.rets.len()))
+    }
+
     fn ret_buffer<'s>(&'s self, ret: &'s HostRet) -> &'s HostBuffer {
         match ret {
             HostRet::Own(buffer) | HostRet::Overlap { buffer, .. } => buffer,
@@ -297,17 +311,11 @@ impl CallView for HostCall {
     }
 
     fn arg(&self, i: usize) -> Result<BufferDesc<'_>, HandlerError> {
-        self.args
-            .get(i)
-            .map(desc)
-            .ok_or_else(|| index_error("operand", i, self.args.len()))
+        self.checked_arg(i).map(desc)
     }
 
     fn ret(&self, i: usize) -> Result<BufferDesc<'_>, HandlerError> {
-        let ret = self
-            .rets
-            .get(i)
-            .ok_or_else(|| index_error("result", i, self.rets.len()))?;
+        let ret = self.checked_ret(i)?;
         let mut desc = desc(self.ret_buffer(ret));
         if let HostRet::Overlap {
             operand, offset, ..
@@ -323,19 +331,12 @@ impl CallView for HostCall {
     }
 
     fn read_arg(&self, i: usize, dst: &mut [u8]) -> Result<(), HandlerError> {
-        let buffer = self
-            .args
-            .get(i)
-            .ok_or_else(|| index_error("operand", i, self.args.len()))?;
-        dst.copy_from_slice(&buffer.data.borrow());
+        dst.copy_from_slice(&self.checked_arg(i)?.data.borrow());
         Ok(())
     }
 
     fn write_ret(&self, i: usize, src: &[u8]) -> Result<(), HandlerError> {
-        let ret = self
-            .rets
-            .get(i)
-            .ok_or_else(|| index_error("result", i, self.rets.len()))?;
+        let ret = self.checked_ret(i)?;
         self.ret_buffer(ret).data.borrow_mut().copy_from_slice(src);
         Ok(())
     }
@@ -390,23 +391,11 @@ impl<'a> CallView for CallFrame<'a> {
     }
 
     fn arg(&self, i: usize) -> Result<BufferDesc<'_>, HandlerError> {
-        let view = CallFrame::arg(self, i)?;
-        Ok(BufferDesc {
-            dtype: view.dtype().to_xla(),
-            dims: view.dims(),
-            byte_len: view.byte_len(),
-            addr: view.data_ptr().addr(),
-        })
+        CallFrame::arg(self, i).map(view_desc)
     }
 
     fn ret(&self, i: usize) -> Result<BufferDesc<'_>, HandlerError> {
-        let view = CallFrame::ret(self, i)?;
-        Ok(BufferDesc {
-            dtype: view.dtype().to_xla(),
-            dims: view.dims(),
-            byte_len: view.byte_len(),
-            addr: view.data_ptr().addr(),
-        })
+        CallFrame::ret(self, i).map(view_desc)
     }
 
     fn attrs(&self) -> Attrs<'a> {
@@ -414,100 +403,82 @@ impl<'a> CallView for CallFrame<'a> {
     }
 
     fn read_arg(&self, i: usize, dst: &mut [u8]) -> Result<(), HandlerError> {
-        let view = CallFrame::arg(self, i)?;
-        if view.byte_len() == 0 {
-            // Tokens and empty arrays: their data pointer must not be read.
-            return Ok(());
+        if let Some(view) = with_data(CallFrame::arg(self, i)?, "operand", i, dst.len())? {
+            // SAFETY: the frame is XLA's EXECUTE frame of the call in
+            // progress, so the operand's data is valid for `byte_len` bytes
+            // until the handler returns; no `&mut` to it is alive: result
+            // slices are only made in `write_ret`, after every operand was
+            // read and dropped.
+            dst.copy_from_slice(unsafe { view.bytes() });
         }
-        // SAFETY: the frame is XLA's EXECUTE frame of the call in progress,
-        // so the operand's data is valid for `byte_len` bytes until the
-        // handler returns; no `&mut` to it is alive: result slices are only
-        // made in `write_ret`, after every operand was read and dropped.
-        let src = unsafe { view.bytes() };
-        if src.len() != dst.len() {
-            return Err(HandlerError::internal(format!(
-                "operand {i} holds {} bytes, the layout expected {}",
-                src.len(),
-                dst.len()
-            )));
-        }
-        dst.copy_from_slice(src);
         Ok(())
     }
 
     fn write_ret(&self, i: usize, src: &[u8]) -> Result<(), HandlerError> {
-        let view = CallFrame::ret(self, i)?;
-        if view.byte_len() == 0 {
-            return Ok(());
+        if let Some(view) = with_data(CallFrame::ret(self, i)?, "result", i, src.len())? {
+            // SAFETY: result buffers are XLA's, valid and writable for
+            // `byte_len` bytes during the call; the slice lives only for
+            // this copy, and no operand slice is alive (operands are read
+            // before the guest runs), so the exclusive borrow holds even
+            // when a result aliases an operand.
+            unsafe { view.uninit_bytes() }.write_copy_of_slice(src);
         }
-        // SAFETY: result buffers are XLA's, valid and writable for
-        // `byte_len` bytes during the call; the slice lives only for this
-        // copy, and no operand slice is alive (operands are read before the
-        // guest runs), so the exclusive borrow holds even when a result
-        // aliases an operand.
-        let dst = unsafe { view.uninit_bytes() };
-        if src.len() != dst.len() {
-            return Err(HandlerError::internal(format!(
-                "result {i} holds {} bytes, the layout expected {}",
-                dst.len(),
-                src.len()
-            )));
-        }
-        dst.write_copy_of_slice(src);
         Ok(())
     }
 }
 
+/// What the layout needs of a buffer of XLA's frame.
+fn view_desc(view: BufferView<'_>) -> BufferDesc<'_> {
+    BufferDesc {
+        dtype: view.dtype().to_xla(),
+        dims: view.dims(),
+        byte_len: view.byte_len(),
+        addr: view.data_ptr().addr(),
+    }
+}
+
+/// `view` (`what` `i` of the frame) if it has data to copy, checked to hold
+/// the `len` bytes the layout planned for it; `None` for tokens and empty
+/// arrays, whose data pointer must not be touched.
+fn with_data<'a>(
+    view: BufferView<'a>,
+    what: &str,
+    i: usize,
+    len: usize,
+) -> Result<Option<BufferView<'a>>, HandlerError> {
+    let held = view.byte_len();
+    if held == 0 {
+        return Ok(None);
+    }
+    if held != len {
+        return Err(HandlerError::internal(format!(
+            "{what} {i} holds {held} bytes, the layout expected {len}"
+        )));
+    }
+    Ok(Some(view))
+}
+
 /// A scalar's type and little-endian bytes (in a fixed buffer, with length).
 fn scalar_bytes(scalar: Scalar) -> (DType, [u8; 8], usize) {
-    let mut out = [0u8; 8];
-    let (dtype, len) = match scalar {
-        Scalar::Pred(v) => {
-            out[0] = u8::from(v);
-            (DType::Pred, 1)
-        }
-        Scalar::S8(v) => {
-            out[..1].copy_from_slice(&v.to_le_bytes());
-            (DType::S8, 1)
-        }
-        Scalar::S16(v) => {
-            out[..2].copy_from_slice(&v.to_le_bytes());
-            (DType::S16, 2)
-        }
-        Scalar::S32(v) => {
-            out[..4].copy_from_slice(&v.to_le_bytes());
-            (DType::S32, 4)
-        }
-        Scalar::S64(v) => {
-            out.copy_from_slice(&v.to_le_bytes());
-            (DType::S64, 8)
-        }
-        Scalar::U8(v) => {
-            out[0] = v;
-            (DType::U8, 1)
-        }
-        Scalar::U16(v) => {
-            out[..2].copy_from_slice(&v.to_le_bytes());
-            (DType::U16, 2)
-        }
-        Scalar::U32(v) => {
-            out[..4].copy_from_slice(&v.to_le_bytes());
-            (DType::U32, 4)
-        }
-        Scalar::U64(v) => {
-            out.copy_from_slice(&v.to_le_bytes());
-            (DType::U64, 8)
-        }
-        Scalar::F32(v) => {
-            out[..4].copy_from_slice(&v.to_le_bytes());
-            (DType::F32, 4)
-        }
-        Scalar::F64(v) => {
-            out.copy_from_slice(&v.to_le_bytes());
-            (DType::F64, 8)
-        }
-    };
-    (dtype, out, len)
+    /// `bytes` at the start of a zeroed 8-byte buffer, and their length.
+    fn padded<const N: usize>(dtype: DType, bytes: [u8; N]) -> (DType, [u8; 8], usize) {
+        let mut out = [0u8; 8];
+        out[..N].copy_from_slice(&bytes);
+        (dtype, out, N)
+    }
+    match scalar {
+        Scalar::Pred(v) => padded(DType::Pred, [u8::from(v)]),
+        Scalar::S8(v) => padded(DType::S8, v.to_le_bytes()),
+        Scalar::S16(v) => padded(DType::S16, v.to_le_bytes()),
+        Scalar::S32(v) => padded(DType::S32, v.to_le_bytes()),
+        Scalar::S64(v) => padded(DType::S64, v.to_le_bytes()),
+        Scalar::U8(v) => padded(DType::U8, [v]),
+        Scalar::U16(v) => padded(DType::U16, v.to_le_bytes()),
+        Scalar::U32(v) => padded(DType::U32, v.to_le_bytes()),
+        Scalar::U64(v) => padded(DType::U64, v.to_le_bytes()),
+        Scalar::F32(v) => padded(DType::F32, v.to_le_bytes()),
+        Scalar::F64(v) => padded(DType::F64, v.to_le_bytes()),
+    }
 }
 
 impl<'a> AttrSource for Attrs<'a> {
