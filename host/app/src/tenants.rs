@@ -505,62 +505,68 @@ impl UnixUser {
 }
 
 fn passwd_entry(uid: libc::uid_t) -> Option<(String, PathBuf)> {
-    let mut buffer = vec![0 as libc::c_char; 16 << 10];
-    // SAFETY: an all-zero passwd is a valid value to be overwritten.
-    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
-    let mut result: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: every pointer is valid for the call; `buffer` is the scratch
-    // space whose size is passed; `result` is set to `&entry` or NULL.
-    let rc = unsafe {
-        libc::getpwuid_r(
-            uid,
-            &mut entry,
-            buffer.as_mut_ptr(),
-            buffer.len(),
-            &mut result,
+    // SAFETY: an all-zero passwd is a valid value to be overwritten, and
+    // getpwuid_r is a lookup of the shape `user_database` wants: on success
+    // `pw_name` and `pw_dir` point into the scratch buffer, NUL-terminated.
+    unsafe {
+        user_database(
+            16 << 10,
+            |entry, buffer, size, result| libc::getpwuid_r(uid, entry, buffer, size, result),
+            |entry: &libc::passwd| {
+                let home = c_string(entry.pw_dir);
+                (c_string(entry.pw_name), PathBuf::from(home))
+            },
         )
-    };
-    if rc != 0 || result.is_null() {
-        return None;
     }
-    // SAFETY: on success the strings point into `buffer`, NUL-terminated.
-    let (name, home) = unsafe {
-        (
-            std::ffi::CStr::from_ptr(entry.pw_name)
-                .to_string_lossy()
-                .into_owned(),
-            std::ffi::CStr::from_ptr(entry.pw_dir)
-                .to_string_lossy()
-                .into_owned(),
-        )
-    };
-    Some((name, PathBuf::from(home)))
 }
 
 fn group_name(gid: libc::gid_t) -> Option<String> {
-    let mut buffer = vec![0 as libc::c_char; 64 << 10];
-    // SAFETY: an all-zero group is a valid value to be overwritten.
-    let mut entry: libc::group = unsafe { std::mem::zeroed() };
-    let mut result: *mut libc::group = std::ptr::null_mut();
-    // SAFETY: as in `passwd_entry`.
-    let rc = unsafe {
-        libc::getgrgid_r(
-            gid,
-            &mut entry,
-            buffer.as_mut_ptr(),
-            buffer.len(),
-            &mut result,
+    // SAFETY: as in `passwd_entry`, with getgrgid_r and `gr_name`.
+    unsafe {
+        user_database(
+            64 << 10,
+            |entry, buffer, size, result| libc::getgrgid_r(gid, entry, buffer, size, result),
+            |entry: &libc::group| c_string(entry.gr_name),
         )
-    };
+    }
+}
+
+/// One entry of the user database, from a reentrant lookup such as
+/// `getpwuid_r` given an entry to fill, a scratch buffer of `scratch` bytes
+/// and where to say whether it found one; `read` takes what is wanted from
+/// the entry while the buffer its strings point into still lives.
+///
+/// # Safety
+///
+/// An all-zero `E` must be a valid value, and `lookup` must be such a call:
+/// on success (0, `result` not NULL) the entry's strings point into the
+/// buffer, NUL-terminated, as `read` expects.
+unsafe fn user_database<E, R>(
+    scratch: usize,
+    lookup: impl FnOnce(*mut E, *mut libc::c_char, usize, *mut *mut E) -> libc::c_int,
+    read: impl FnOnce(&E) -> R,
+) -> Option<R> {
+    let mut buffer = vec![0 as libc::c_char; scratch];
+    // SAFETY: the caller vouches that an all-zero `E` is valid.
+    let mut entry: E = unsafe { std::mem::zeroed() };
+    let mut result: *mut E = std::ptr::null_mut();
+    let rc = lookup(&mut entry, buffer.as_mut_ptr(), buffer.len(), &mut result);
     if rc != 0 || result.is_null() {
         return None;
     }
-    // SAFETY: on success `gr_name` points into `buffer`, NUL-terminated.
-    Some(
-        unsafe { std::ffi::CStr::from_ptr(entry.gr_name) }
-            .to_string_lossy()
-            .into_owned(),
-    )
+    Some(read(&entry))
+}
+
+/// The NUL-terminated string at `ptr`, lossily as UTF-8.
+///
+/// # Safety
+///
+/// `ptr` points to a NUL-terminated string that lives for the call.
+unsafe fn c_string(ptr: *const libc::c_char) -> String {
+    // SAFETY: the caller vouches for `ptr`.
+    unsafe { std::ffi::CStr::from_ptr(ptr) }
+        .to_string_lossy()
+        .into_owned()
 }
 
 #[cfg(test)]
