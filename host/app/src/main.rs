@@ -236,6 +236,17 @@ fn lapack_summary(no_lapack: bool) -> String {
     }
 }
 
+/// Prints a checker's report and, unless it is clean, fails as a program
+/// error saying `problem`.
+fn print_report(text: &str, ok: bool, problem: impl FnOnce() -> String) -> Result<(), Failure> {
+    print!("{text}");
+    if ok {
+        Ok(())
+    } else {
+        Err(Failure::Program(anyhow::anyhow!(problem())))
+    }
+}
+
 /// XLA's plugins log at INFO to stderr through TSL logging ("cpu_device_count
 /// set via create_options"); keep them to warnings unless the user chose.
 fn quiet_xla_logging() {
@@ -352,16 +363,9 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
             command: PolicyCommand::Check { file },
         } => {
             let report = policy::check(&file);
-            print!("{}", report.text);
-            if report.ok {
-                Ok(())
-            } else {
-                Err(Failure::Program(anyhow::anyhow!(
-                    "{} has {} problem(s)",
-                    file.display(),
-                    report.problems
-                )))
-            }
+            print_report(&report.text, report.ok, || {
+                format!("{} has {} problem(s)", file.display(), report.problems)
+            })
         }
         Command::New(cmd) => {
             let args = NewArgs {
@@ -388,15 +392,9 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
         Command::Check { path } => {
             let report =
                 check::check_with_limits(&path, &cli.host.limits()).map_err(Failure::Setup)?;
-            print!("{}", report.text);
-            if report.ok {
-                Ok(())
-            } else {
-                Err(Failure::Program(anyhow::anyhow!(
-                    "{} was rejected",
-                    path.display()
-                )))
-            }
+            print_report(&report.text, report.ok, || {
+                format!("{} was rejected", path.display())
+            })
         }
     }
 }
