@@ -323,10 +323,7 @@ in `src/lib.rs`. Guest SDK: `{sdk}` (`cargo doc -p cyxla-guest-sdk --open`).
 ```sh
 {steps}```
 "#,
-        steps = next_steps(name, Language::Rust, Path::new("."))
-            .lines()
-            .skip(1)
-            .fold(String::new(), |acc, l| acc + l + "\n"),
+        steps = readme_steps(name, Language::Rust),
     );
     vec![
         ("Cargo.toml".to_owned(), cargo),
@@ -336,6 +333,15 @@ in `src/lib.rs`. Guest SDK: `{sdk}` (`cargo doc -p cyxla-guest-sdk --open`).
         ("README.md".to_owned(), readme),
         (".gitignore".to_owned(), "/target\n/guests\n".to_owned()),
     ]
+}
+
+/// The next steps for a README's shell block: those for the project's own
+/// folder, without their heading line.
+fn readme_steps(name: &str, language: Language) -> String {
+    next_steps(name, language, Path::new("."))
+        .lines()
+        .skip(1)
+        .fold(String::new(), |acc, l| acc + l + "\n")
 }
 
 fn cpp_files(name: &str, sdk: &Path) -> Vec<(String, String)> {
@@ -436,10 +442,7 @@ SDK: `{sdk}` (see its README.md).
 ```sh
 {steps}```
 "#,
-        steps = next_steps(name, Language::Cpp, Path::new("."))
-            .lines()
-            .skip(1)
-            .fold(String::new(), |acc, l| acc + l + "\n"),
+        steps = readme_steps(name, Language::Cpp),
     );
     vec![
         (format!("{name}_kernel.h"), kernel_h),
