@@ -243,117 +243,78 @@ fn bad_inputs_are_clear_errors_never_crashes() {
     let program = attrs.mlir_path();
     let p = program.to_str().unwrap();
     let s = |p: &Path| p.display().to_string();
+    // `run PROGRAM (-i INPUT)... [--native SPEC]`
+    let run = |program: &Path, inputs: &[&Path], native: Option<String>| {
+        let mut args = vec!["run".to_owned(), s(program)];
+        for input in inputs {
+            args.extend(["-i".to_owned(), s(input)]);
+        }
+        args.extend(native.into_iter().flat_map(|n| ["--native".to_owned(), n]));
+        args
+    };
     let cases: Vec<(&str, Vec<String>, i32, Vec<&str>)> = vec![
         (
             "missing .npy",
-            vec![
-                "run".into(),
-                p.into(),
-                "-i".into(),
-                s(&dir.path().join("nope.npy")),
-                "--native".into(),
-                nat.clone(),
-            ],
+            run(&program, &[&dir.path().join("nope.npy")], Some(nat.clone())),
             2,
             vec!["nope.npy"],
         ),
         (
             "corrupt .npy",
-            vec![
-                "run".into(),
-                p.into(),
-                "-i".into(),
-                s(&corrupt),
-                "--native".into(),
-                nat.clone(),
-            ],
+            run(&program, &[&corrupt], Some(nat.clone())),
             2,
             vec!["corrupt.npy"],
         ),
         (
             "wrong dtype",
-            vec![
-                "run".into(),
-                p.into(),
-                "-i".into(),
-                s(&wrong_dtype),
-                "--native".into(),
-                nat.clone(),
-            ],
+            run(&program, &[&wrong_dtype], Some(nat.clone())),
             2,
             vec!["input 0", "expected f32"],
         ),
         (
             "wrong shape",
-            vec![
-                "run".into(),
-                p.into(),
-                "-i".into(),
-                s(&wrong_shape),
-                "--native".into(),
-                nat.clone(),
-            ],
+            run(&program, &[&wrong_shape], Some(nat.clone())),
             2,
             vec!["input 0", "expected f32[2,3]"],
         ),
         (
             "wrong number of inputs",
-            vec![
-                "run".into(),
-                p.into(),
-                "-i".into(),
-                s(&good),
-                "-i".into(),
-                s(&good),
-                "--native".into(),
-                nat.clone(),
-            ],
+            run(&program, &[&good, &good], Some(nat.clone())),
             2,
             vec!["takes 1 input(s)", "got 2"],
         ),
         (
             "corrupt program",
-            vec!["run".into(), s(&bad_program), "-i".into(), s(&good)],
+            run(&bad_program, &[&good], None),
             1,
             vec!["bad.mlir", "PJRT_Client_Compile"],
         ),
         (
             "missing program",
-            vec![
-                "run".into(),
-                s(&dir.path().join("none.mlir")),
-                "-i".into(),
-                s(&good),
-            ],
+            run(&dir.path().join("none.mlir"), &[&good], None),
             2,
             vec!["none.mlir"],
         ),
         (
             "--native names a missing symbol",
-            vec![
-                "run".into(),
-                p.into(),
-                "-i".into(),
-                s(&good),
-                "--native".into(),
-                format!(
+            run(
+                &program,
+                &[&good],
+                Some(format!(
                     "cyxla_test_attrs={}:no_such_symbol",
                     test_handlers_lib().display()
-                ),
-            ],
+                )),
+            ),
             2,
             vec!["no_such_symbol", "libcyxla_test_handlers"],
         ),
         (
             "--native names a missing library",
-            vec![
-                "run".into(),
-                p.into(),
-                "-i".into(),
-                s(&good),
-                "--native".into(),
-                format!("t={}:sym", s(&dir.path().join("nolib.so"))),
-            ],
+            run(
+                &program,
+                &[&good],
+                Some(format!("t={}:sym", s(&dir.path().join("nolib.so")))),
+            ),
             2,
             vec!["nolib.so"],
         ),
