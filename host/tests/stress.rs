@@ -11,7 +11,6 @@ use common::{full_guest, test_limits};
 use cyxla_host::{AllowList, Sandbox};
 use plugin_glue::DType;
 use plugin_glue::client::Client;
-use plugin_glue::plugin::Plugin;
 
 const DEVICES: usize = 4;
 /// Custom calls chained in one program.
@@ -47,9 +46,7 @@ fn rss() -> u64 {
 
 #[test]
 fn four_devices_run_a_hundred_thousand_sandboxed_calls() {
-    // SAFETY: the default XLA CPU plugin that scripts/setup.sh installs.
-    let plugin =
-        unsafe { Plugin::load(&cyxla_tests::Plugin::P115.path()) }.expect("load the PJRT plugin");
+    let plugin = cyxla_tests::Plugin::P115.load();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("k.wasm"), full_guest("stress_")).unwrap();
     let sandbox = Sandbox::new(

@@ -31,7 +31,9 @@ use cyxla_app::npy::HostArray;
 use cyxla_app::setup::{self, NativeSpec};
 use cyxla_guest_sdk::abi;
 use cyxla_host::{AllowList, Engine, Guest, Limits, Sandbox};
-use cyxla_tests::{Plugin as PluginKind, describe, read_npy, run_ok, workspace_root};
+use cyxla_tests::{
+    Plugin as PluginKind, describe, read_npy, register_guests, run_ok, workspace_root,
+};
 use plugin_glue::error::Error as GlueError;
 use plugin_glue::plugin::Plugin;
 use serde::Deserialize;
@@ -153,10 +155,7 @@ fn setup() -> &'static Setup {
         build_kernels(&wasm_dir, false);
         build_kernels(&native_dir, true);
 
-        let plugin_path = PluginKind::P115.path();
-        // SAFETY: the default XLA CPU plugin that scripts/setup.sh installs.
-        let plugin = unsafe { Plugin::load(&plugin_path) }
-            .unwrap_or_else(|e| panic!("cannot load {}: {e}", plugin_path.display()));
+        let plugin = PluginKind::P115.load();
 
         let targets: Vec<&str> = KERNELS
             .iter()
@@ -168,14 +167,7 @@ fn setup() -> &'static Setup {
             Limits::default(),
         )
         .expect("load the C/C++ guests");
-        assert!(
-            sandbox.guests().rejected().is_empty(),
-            "rejected C/C++ guests: {:#?}",
-            sandbox.guests().rejected()
-        );
-        let registered = sandbox
-            .register_allowed(&plugin)
-            .expect("register the C/C++ guests");
+        let registered = register_guests(&sandbox, &plugin, "C/C++ guests");
         let mut got: Vec<&str> = registered.iter().map(|r| r.target.as_str()).collect();
         got.sort_unstable();
         let mut want = targets.clone();

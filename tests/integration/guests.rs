@@ -15,6 +15,7 @@ use std::sync::{Arc, OnceLock};
 use cyxla_host::{AllowList, Limits, Registered, Sandbox};
 use cyxla_tests::{
     Plugin, ProgramEntry, bundled_guests, guest_manifest as manifest, programs_dir, read_npy,
+    register_guests,
 };
 use plugin_glue::client::{Buffer, Client, Executable};
 use plugin_glue::{DType, Error, ErrorCode};
@@ -79,21 +80,15 @@ fn host(plugin: Plugin) -> &'static Host {
 }
 
 fn start(which: Plugin) -> Host {
-    let path = which.path();
-    // SAFETY: one of the XLA CPU plugins that scripts/setup.sh installs.
-    let plugin = unsafe { plugin_glue::plugin::Plugin::load(&path) }
-        .unwrap_or_else(|e| panic!("cannot load {}: {e}", path.display()));
+    let plugin = which.load();
     let dir = bundled_guests();
     let sandbox = Sandbox::new(dir, AllowList::targets(ALLOWED), Limits::default())
         .unwrap_or_else(|e| panic!("cannot load the guests in {}: {e}", dir.display()));
-    assert!(
-        sandbox.guests().rejected().is_empty(),
-        "bundled guests rejected: {:#?}",
-        sandbox.guests().rejected()
+    let registered = register_guests(
+        &sandbox,
+        &plugin,
+        &format!("{} bundled guests", which.label()),
     );
-    let registered = sandbox
-        .register_allowed(&plugin)
-        .unwrap_or_else(|e| panic!("{}: cannot register the guest targets: {e}", which.label()));
     let client = Client::new(&plugin, Some(DEVICES))
         .unwrap_or_else(|e| panic!("{}: cannot create a client: {e}", which.label()));
     Host {

@@ -33,6 +33,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use cyxla_app::setup::{DEFAULT_PLUGIN, SITE_PACKAGES};
+use cyxla_host::{Registered, Sandbox};
 use plugin_glue::DType;
 use serde::Deserialize;
 
@@ -233,6 +234,39 @@ impl Plugin {
         );
         path
     }
+
+    /// Loads the plugin library.
+    ///
+    /// # Panics
+    ///
+    /// If the library is not installed or does not load.
+    pub fn load(self) -> plugin_glue::plugin::Plugin {
+        let path = self.path();
+        // SAFETY: one of the XLA CPU plugins that scripts/setup.sh installs.
+        unsafe { plugin_glue::plugin::Plugin::load(&path) }
+            .unwrap_or_else(|e| panic!("cannot load {}: {e}", path.display()))
+    }
+}
+
+/// Registers the targets `sandbox` allows with `plugin`, after checking that
+/// it rejected none of its guests (`what` names them in the messages).
+///
+/// # Panics
+///
+/// If a guest was rejected or a target cannot be registered.
+pub fn register_guests(
+    sandbox: &Sandbox,
+    plugin: &plugin_glue::plugin::Plugin,
+    what: &str,
+) -> Vec<Registered> {
+    assert!(
+        sandbox.guests().rejected().is_empty(),
+        "{what} rejected: {:#?}",
+        sandbox.guests().rejected()
+    );
+    sandbox
+        .register_allowed(plugin)
+        .unwrap_or_else(|e| panic!("{what}: cannot register the guest targets: {e}"))
 }
 
 /// Handlers exported by [`test_handlers_lib`] (C names, also the custom-call

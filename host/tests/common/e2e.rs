@@ -34,8 +34,7 @@ pub fn harness(
     prefix: &'static str,
 ) -> &'static Harness {
     cell.get_or_init(|| {
-        // SAFETY: one of the XLA CPU plugins that scripts/setup.sh installs.
-        let plugin = unsafe { Plugin::load(&which.path()) }.expect("load the PJRT plugin");
+        let plugin = which.load();
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("k.wasm"), full_guest(prefix)).unwrap();
         let allowed = AllowList::targets(ALLOWED.iter().map(|t| format!("{prefix}{t}")));
