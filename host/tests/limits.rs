@@ -126,20 +126,12 @@ fn a_side_file_sets_the_wasm_stack() {
 #[test]
 fn a_side_file_caps_instances() {
     let (_dir, sandbox) = two_guests("instances = 1\ninstance_wait = \"20s\"\n");
-    let h = Arc::new(handler(&sandbox, "a_double"));
-    let threads: Vec<_> = (0..4)
-        .map(|_| {
-            let h = Arc::clone(&h);
-            std::thread::spawn(move || {
-                for _ in 0..20 {
-                    run_double(&h);
-                }
-            })
-        })
-        .collect();
-    for t in threads {
-        t.join().unwrap();
-    }
+    let h = handler(&sandbox, "a_double");
+    on_threads(4, |_| {
+        for _ in 0..20 {
+            run_double(&h);
+        }
+    });
     assert_eq!(h.live_instances(), 1);
 }
 

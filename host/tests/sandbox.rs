@@ -10,7 +10,6 @@
 mod common;
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
@@ -185,23 +184,15 @@ fn the_device_ordinal_comes_from_the_native_call() {
 #[test]
 fn concurrent_calls_use_at_most_the_instance_limit() {
     let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("n_"))], test_limits());
-    let h = Arc::new(handler(&sandbox, "n_double"));
-    let threads: Vec<_> = (0..6)
-        .map(|t| {
-            let h = Arc::clone(&h);
-            std::thread::spawn(move || {
-                for i in 0..20 {
-                    let x = (t * 100 + i) as f32;
-                    let call = vector_call(&[x, 1.0]);
-                    h.call_host(&call).unwrap();
-                    assert_eq!(call.result(0).to_f32(), [2.0 * x, 2.0]);
-                }
-            })
-        })
-        .collect();
-    for t in threads {
-        t.join().unwrap();
-    }
+    let h = handler(&sandbox, "n_double");
+    on_threads(6, |t| {
+        for i in 0..20 {
+            let x = (t * 100 + i) as f32;
+            let call = vector_call(&[x, 1.0]);
+            h.call_host(&call).unwrap();
+            assert_eq!(call.result(0).to_f32(), [2.0 * x, 2.0]);
+        }
+    });
     assert!(
         (1..=3).contains(&h.live_instances()),
         "{}",

@@ -2,7 +2,7 @@
 //! custom calls are served by the WAT guests of [`super`], compiled and run
 //! with plugin-glue's client.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use cyxla_host::{AllowList, Limits, Registered, Sandbox};
 use plugin_glue::DType;
@@ -188,28 +188,19 @@ pub fn check_all(h: &Harness) {
 
 /// Concurrent executions of one executable from several threads.
 pub fn check_concurrent(h: &'static Harness) {
-    let exe = Arc::new(
-        h.client
-            .compile(vector_program(&h.target("double"), 4, "").as_bytes(), 1)
-            .unwrap(),
-    );
-    let threads: Vec<_> = (0..4)
-        .map(|t| {
-            let exe = Arc::clone(&exe);
-            std::thread::spawn(move || {
-                for i in 0..10 {
-                    let x = (t * 10 + i) as f32;
-                    assert_eq!(
-                        h.run_compiled(&exe, &[x, 1.0, 2.0, 3.0]).unwrap(),
-                        [2.0 * x, 2.0, 4.0, 6.0]
-                    );
-                }
-            })
-        })
-        .collect();
-    for t in threads {
-        t.join().unwrap();
-    }
+    let exe = h
+        .client
+        .compile(vector_program(&h.target("double"), 4, "").as_bytes(), 1)
+        .unwrap();
+    super::on_threads(4, |t| {
+        for i in 0..10 {
+            let x = (t * 10 + i) as f32;
+            assert_eq!(
+                h.run_compiled(&exe, &[x, 1.0, 2.0, 3.0]).unwrap(),
+                [2.0 * x, 2.0, 4.0, 6.0]
+            );
+        }
+    });
 }
 
 /// The bundled `rms_norm` guest (Rust, built with the SDK) in a StableHLO

@@ -209,6 +209,21 @@ pub fn run_double(handler: &GuestHandler) {
     assert_eq!(call.result(0).to_f32(), [2.0, 5.0, -6.0]);
 }
 
+/// Runs `body(t)` on `threads` threads at once (`t` from 0), and waits for
+/// them all.
+///
+/// # Panics
+///
+/// If `body` panics on any thread.
+pub fn on_threads(threads: usize, body: impl Fn(usize) + Sync) {
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            let body = &body;
+            scope.spawn(move || body(t));
+        }
+    });
+}
+
 /// The contents of `buffer` as little-endian `i32` words.
 pub fn i32_words(buffer: &HostBuffer) -> Vec<i32> {
     buffer
