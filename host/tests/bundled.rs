@@ -6,7 +6,7 @@ mod common;
 
 use std::sync::OnceLock;
 
-use common::assert_message_contains;
+use common::{assert_message, assert_message_contains};
 use cyxla_host::{AllowList, GuestHandler, HostAttr, HostBuffer, HostCall, Limits, Sandbox};
 use plugin_glue::{DType, ErrorCode};
 
@@ -70,25 +70,17 @@ fn a_guest_error_comes_back_with_its_code() {
     assert_eq!(error.message, "target `fail` (guest trap.wasm): no good");
     let error = handler("fail").call_host(&HostCall::new()).unwrap_err();
     assert_eq!(error.code, ErrorCode::FailedPrecondition);
-    assert!(
-        error.message.ends_with("the `fail` target always fails"),
-        "{}",
-        error.message
-    );
+    assert_message(&error, |m| m.ends_with("the `fail` target always fails"));
 }
 
 #[test]
 fn a_panic_is_named() {
     let call = HostCall::new().attr("message", string_attr("on purpose"));
     let error = handler("panic").call_host(&call).unwrap_err();
-    assert!(
-        error
-            .message
-            .starts_with("target `panic` (guest trap.wasm): the guest panicked at ")
-            && error.message.ends_with(": deliberate panic: on purpose"),
-        "{}",
-        error.message
-    );
+    assert_message(&error, |m| {
+        m.starts_with("target `panic` (guest trap.wasm): the guest panicked at ")
+            && m.ends_with(": deliberate panic: on purpose")
+    });
     // The next call works.
     handler("noop").call_host(&HostCall::new()).unwrap();
 }

@@ -77,13 +77,11 @@ fn a_trap_names_the_trap_and_the_next_call_works() {
     let trap = handler(&sandbox, "e_trap");
     let error = expect_error(&trap, &vector_call(&[1.0]));
     assert_eq!(error.code, ErrorCode::Internal);
-    assert!(
-        error.message.starts_with(
-            "target `e_trap` (guest k.wasm): trapped: wasm `unreachable` instruction executed"
-        ),
-        "{}",
-        error.message
-    );
+    assert_message(&error, |m| {
+        m.starts_with(
+            "target `e_trap` (guest k.wasm): trapped: wasm `unreachable` instruction executed",
+        )
+    });
     assert_eq!(
         trap.live_instances(),
         0,
@@ -118,14 +116,9 @@ fn memory_growth_past_the_limit_is_refused() {
     let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("h_"))], test_limits());
     let error = expect_error(&handler(&sandbox, "h_grow"), &vector_call(&[1.0]));
     assert_eq!(error.code, ErrorCode::ResourceExhausted);
-    assert!(
-        error
-            .message
-            .contains("after its memory was refused growth to")
-            && error.message.contains("(limit 4 MiB)"),
-        "{}",
-        error.message
-    );
+    assert_message(&error, |m| {
+        m.contains("after its memory was refused growth to") && m.contains("(limit 4 MiB)")
+    });
 }
 
 #[test]
@@ -160,13 +153,9 @@ fn unsupported_api_functions_answer_unimplemented() {
     let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("l_"))], test_limits());
     let error = expect_error(&handler(&sandbox, "l_stream"), &vector_call(&[1.0]));
     assert_eq!(error.code, ErrorCode::Unimplemented);
-    assert!(
-        error
-            .message
-            .ends_with("`XLA_FFI_Stream_Get` is not supported in the cyxla sandbox"),
-        "{}",
-        error.message
-    );
+    assert_message(&error, |m| {
+        m.ends_with("`XLA_FFI_Stream_Get` is not supported in the cyxla sandbox")
+    });
 }
 
 #[test]

@@ -254,6 +254,12 @@ pub fn assert_code(error: &HandlerError, code: ErrorCode) {
     assert_eq!(error.code, code, "{}", error.message);
 }
 
+/// Fails unless `check` holds of `error`'s message, showing the message.
+#[track_caller]
+pub fn assert_message(error: &HandlerError, check: impl FnOnce(&str) -> bool) {
+    assert!(check(&error.message), "{}", error.message);
+}
+
 /// Fails unless `error`'s message contains `needle`, showing the message.
 #[track_caller]
 pub fn assert_message_contains(error: &HandlerError, needle: &str) {
