@@ -122,6 +122,23 @@ struct Child {
     other: Vec<String>,
 }
 
+impl Child {
+    /// How far the peak RSS rose over the baseline.
+    fn grown(&self) -> u64 {
+        self.peak.saturating_sub(self.baseline)
+    }
+
+    /// The peak RSS and what the calls added to it, for the test's log.
+    fn rss(&self) -> String {
+        format!(
+            "peak RSS {} MiB, {} MiB over the {} MiB before the calls",
+            mib(self.peak),
+            mib(self.grown()),
+            mib(self.baseline)
+        )
+    }
+}
+
 /// Runs the test `name` of this binary again as a child with [`CHILD_ENV`]
 /// set to `name`; returns its report and its peak RSS (from `wait4`).
 #[expect(
@@ -192,12 +209,10 @@ fn the_instances_of_one_guest_hold_at_most_instances_times_memory() {
         return child(&[("hog.wasm", "hog")], limits(4, 4 << 30));
     }
     let c = run_child(NAME);
-    let grown = c.peak.saturating_sub(c.baseline);
+    let grown = c.grown();
     eprintln!(
-        "{THREADS} threads x {CALLS} calls of a 32 MiB guest, 4 instances: peak RSS {} MiB, {} MiB over the {} MiB before the calls (bound 4 x 32 MiB = 128 MiB; unbounded {} MiB)",
-        mib(c.peak),
-        mib(grown),
-        mib(c.baseline),
+        "{THREADS} threads x {CALLS} calls of a 32 MiB guest, 4 instances: {} (bound 4 x 32 MiB = 128 MiB; unbounded {} MiB)",
+        c.rss(),
         mib(THREADS as u64 * MEMORY)
     );
     assert!(c.other.is_empty(), "{:?}", c.other);
@@ -218,12 +233,10 @@ fn all_guests_of_a_process_hold_at_most_the_memory_budget() {
         );
     }
     let c = run_child(NAME);
-    let grown = c.peak.saturating_sub(c.baseline);
+    let grown = c.grown();
     eprintln!(
-        "{THREADS} threads x {CALLS} calls of two 32 MiB guests of 4 instances each, memory_budget 80 MiB: peak RSS {} MiB, {} MiB over the {} MiB before the calls ({} calls ran, {} refused by the budget; unbounded 256 MiB)",
-        mib(c.peak),
-        mib(grown),
-        mib(c.baseline),
+        "{THREADS} threads x {CALLS} calls of two 32 MiB guests of 4 instances each, memory_budget 80 MiB: {} ({} calls ran, {} refused by the budget; unbounded 256 MiB)",
+        c.rss(),
         c.ok,
         c.refused_by_budget
     );
