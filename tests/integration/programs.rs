@@ -172,18 +172,14 @@ fn manifest_has_the_agreed_programs() {
     let multi = m.program("multi_output");
     assert_eq!(multi.outputs.len(), 2);
     assert_ne!(multi.outputs[0].descr, multi.outputs[1].descr);
-    let fail = m
-        .program("fail")
-        .expect_error
-        .as_ref()
-        .expect("fail must fail");
-    assert_eq!((fail.stage.as_str(), fail.code_value), ("execute", 9));
-    let unknown = m
-        .program("unknown_target")
-        .expect_error
-        .as_ref()
-        .expect("must fail");
-    assert_eq!((unknown.stage.as_str(), unknown.code_value), ("compile", 5));
+    for (name, want) in [("fail", ("execute", 9)), ("unknown_target", ("compile", 5))] {
+        let error = m
+            .program(name)
+            .expect_error
+            .as_ref()
+            .unwrap_or_else(|| panic!("{name} must fail"));
+        assert_eq!((error.stage.as_str(), error.code_value), want, "{name}");
+    }
 }
 
 #[test]
