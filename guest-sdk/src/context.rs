@@ -6,35 +6,37 @@ use crate::error::Result;
 #[cfg(target_arch = "wasm32")]
 use crate::{args, error::Error, memory::Memory, sys};
 
-/// `XLA_FFI_DeviceOrdinal_Get` through the host import.
-pub(crate) fn device_ordinal(ctx: u32) -> Result<i32> {
-    #[cfg(target_arch = "wasm32")]
-    {
-        let mut a = args::DeviceOrdinalGet::new(ctx, 0);
-        // SAFETY: `a` is a live, correctly laid out args struct; the host
-        // writes only inside it.
-        let handle = unsafe { sys::device_ordinal_get(&mut a) };
-        check(handle, abi::IMPORT_DEVICE_ORDINAL_GET).map(|()| a.device_ordinal)
-    }
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        outside_wasm32(ctx, abi::IMPORT_DEVICE_ORDINAL_GET)
-    }
+/// Defines each getter: `$import` through its host import (`sys::$sys` on
+/// an `args::$args` struct), answering the struct's `$field`.
+macro_rules! context_getters {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident -> $ty:ty = $import:ident: $sys:ident, $args:ident, $field:ident;
+    )*) => {$(
+        $(#[$doc])*
+        pub(crate) fn $name(ctx: u32) -> Result<$ty> {
+            #[cfg(target_arch = "wasm32")]
+            {
+                let mut a = args::$args::new(ctx, 0);
+                // SAFETY: `a` is a live, correctly laid out args struct; the
+                // host writes only inside it.
+                let handle = unsafe { sys::$sys(&mut a) };
+                check(handle, abi::$import).map(|()| a.$field)
+            }
+            #[cfg(not(target_arch = "wasm32"))]
+            {
+                outside_wasm32(ctx, abi::$import)
+            }
+        }
+    )*};
 }
 
-/// `XLA_FFI_RunId_Get` through the host import.
-pub(crate) fn run_id(ctx: u32) -> Result<i64> {
-    #[cfg(target_arch = "wasm32")]
-    {
-        let mut a = args::RunIdGet::new(ctx, 0);
-        // SAFETY: as in device_ordinal.
-        let handle = unsafe { sys::run_id_get(&mut a) };
-        check(handle, abi::IMPORT_RUN_ID_GET).map(|()| a.run_id)
-    }
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        outside_wasm32(ctx, abi::IMPORT_RUN_ID_GET)
-    }
+context_getters! {
+    /// `XLA_FFI_DeviceOrdinal_Get` through the host import.
+    device_ordinal -> i32 = IMPORT_DEVICE_ORDINAL_GET:
+        device_ordinal_get, DeviceOrdinalGet, device_ordinal;
+    /// `XLA_FFI_RunId_Get` through the host import.
+    run_id -> i64 = IMPORT_RUN_ID_GET: run_id_get, RunIdGet, run_id;
 }
 
 /// The error of a context call outside a wasm32 guest, where there is no
