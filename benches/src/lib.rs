@@ -415,14 +415,15 @@ pub fn workspace_root() -> PathBuf {
 
 /// Deterministic f32 test data in [-1, 1) (a linear congruential sequence).
 pub fn data(len: usize, seed: u64) -> Vec<f32> {
-    let mut state = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
+    let step = |state: u64| {
+        state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407)
+    };
+    let mut state = step(seed);
     (0..len)
         .map(|_| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            state = step(state);
             ((state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
         })
         .collect()
