@@ -369,25 +369,22 @@ fn bad_inputs_are_clear_errors_never_crashes() {
 fn plugin_comes_from_the_environment_when_not_given() {
     let m = manifest();
     let entry = m.program("no_custom_call");
-    let out = bin()
-        .env(
-            "CYXLA_PJRT_PLUGIN",
-            programs_dir().join("no-such-plugin.so"),
-        )
-        .arg("run")
-        .arg(entry.mlir_path())
-        .args(inputs_of("no_custom_call"))
-        .output()
-        .unwrap();
+    let run = |command: &mut Command| {
+        command
+            .arg("run")
+            .arg(entry.mlir_path())
+            .args(inputs_of("no_custom_call"))
+            .output()
+            .unwrap()
+    };
+    let out = run(bin().env(
+        "CYXLA_PJRT_PLUGIN",
+        programs_dir().join("no-such-plugin.so"),
+    ));
     assert_exit(&out, 2, "plugin from CYXLA_PJRT_PLUGIN");
     assert!(text(&out.stderr).contains("no-such-plugin.so"));
     // Without --plugin and the variable, the installed default is used.
-    let out = bin()
-        .arg("run")
-        .arg(entry.mlir_path())
-        .args(inputs_of("no_custom_call"))
-        .output()
-        .unwrap();
+    let out = run(&mut bin());
     assert_exit(&out, 0, "installed default plugin");
 }
 
