@@ -206,24 +206,8 @@ impl FrameBuilder {
         w.u32(frame + frame_layout::API, 0);
         w.u32(frame + frame_layout::CTX, 8);
         w.u32(frame + frame_layout::STAGE, abi::execution_stage::EXECUTE);
-        let a = frame + frame_layout::ARGS;
-        let args = w.write_buffers(
-            a,
-            &self.args,
-            abi::args::TYPES,
-            abi::args::ARGS,
-            abi::args::STRUCT_SIZE,
-            &[],
-        );
-        let r = frame + frame_layout::RETS;
-        let rets = w.write_buffers(
-            r,
-            &self.rets,
-            abi::rets::TYPES,
-            abi::rets::RETS,
-            abi::rets::STRUCT_SIZE,
-            &args,
-        );
+        let args = w.write_buffers(frame + frame_layout::ARGS, &self.args, &ARGS, &[]);
+        let rets = w.write_buffers(frame + frame_layout::RETS, &self.rets, &RETS, &args);
         w.write_attrs(frame + frame_layout::ATTRS, &self.attrs);
         FrameImage {
             base,
@@ -233,6 +217,28 @@ impl FrameBuilder {
         }
     }
 }
+
+/// What differs between the Args and the Rets struct: their `struct_size`
+/// and the offsets of their types and pointers arrays.
+struct BufferList {
+    struct_size: u32,
+    types: u32,
+    ptrs: u32,
+}
+
+/// `XLA_FFI_Args`.
+const ARGS: BufferList = BufferList {
+    struct_size: abi::args::STRUCT_SIZE,
+    types: abi::args::TYPES,
+    ptrs: abi::args::ARGS,
+};
+
+/// `XLA_FFI_Rets`.
+const RETS: BufferList = BufferList {
+    struct_size: abi::rets::STRUCT_SIZE,
+    types: abi::rets::TYPES,
+    ptrs: abi::rets::RETS,
+};
 
 /// A call laid out for guest addresses `base..base + bytes.len()`.
 #[derive(Clone, Debug)]
@@ -279,23 +285,22 @@ impl Writer {
         at
     }
 
-    /// Writes an Args/Rets struct at `at`; returns (data address, byte length)
-    /// of each buffer. An aliased result uses its operand's data in `args`.
+    /// Writes an Args/Rets struct (laid out as `list` says) at `at`; returns
+    /// (data address, byte length) of each buffer. An aliased result uses
+    /// its operand's data in `args`.
     fn write_buffers(
         &mut self,
         at: u32,
         bufs: &[BufferSpec],
-        types_off: u32,
-        ptrs_off: u32,
-        ss: u32,
+        list: &BufferList,
         args: &[(u32, usize)],
     ) -> Vec<(u32, usize)> {
-        self.u32(at, ss);
+        self.u32(at, list.struct_size);
         self.i64(at + abi::args::SIZE_FIELD, bufs.len() as i64);
         let types = self.alloc(4 * bufs.len() as u32, 4);
         let ptrs = self.alloc(4 * bufs.len() as u32, 4);
-        self.u32(at + types_off, types);
-        self.u32(at + ptrs_off, ptrs);
+        self.u32(at + list.types, types);
+        self.u32(at + list.ptrs, ptrs);
         let mut regions = Vec::new();
         for (i, b) in bufs.iter().enumerate() {
             let elements: i64 = b.dims.iter().product();
