@@ -76,14 +76,20 @@ fn deadlines_inside_builtins_leave_their_frames_unwindable() {
     for round in 0..40 {
         for target in ["b_fill", "b_copy", "b_grow"] {
             let (error, took) = timed_error(&handler(&sandbox, target), &vector_call(&[1.0]));
-            let expected = if target == "b_grow" {
-                ErrorCode::ResourceExhausted
+            // The grow loop reaches the memory limit in about 2 000 grows:
+            // stopped after that, the call reports the refused growth
+            // (RESOURCE_EXHAUSTED); on a machine slow enough that the 30 ms
+            // deadline comes first, the deadline. Either is right here:
+            // this test is about the frames the signal leaves behind.
+            let expected: &[ErrorCode] = if target == "b_grow" {
+                &[ErrorCode::ResourceExhausted, ErrorCode::DeadlineExceeded]
             } else {
-                ErrorCode::DeadlineExceeded
+                &[ErrorCode::DeadlineExceeded]
             };
-            assert_eq!(
-                error.code, expected,
-                "round {round} {target}: {}",
+            assert!(
+                expected.contains(&error.code),
+                "round {round} {target}: expected one of {expected:?}, got {:?}: {}",
+                error.code,
                 error.message
             );
             assert!(
