@@ -402,6 +402,7 @@ impl<'a> CallView for CallFrame<'a> {
         CallFrame::attrs(self)
     }
 
+    #[inline]
     fn read_arg(&self, i: usize, dst: &mut [u8]) -> Result<(), HandlerError> {
         if let Some(view) = with_data(CallFrame::arg(self, i)?, "operand", i, dst.len())? {
             // SAFETY: the frame is XLA's EXECUTE frame of the call in
@@ -414,6 +415,7 @@ impl<'a> CallView for CallFrame<'a> {
         Ok(())
     }
 
+    #[inline]
     fn write_ret(&self, i: usize, src: &[u8]) -> Result<(), HandlerError> {
         if let Some(view) = with_data(CallFrame::ret(self, i)?, "result", i, src.len())? {
             // SAFETY: result buffers are XLA's, valid and writable for

@@ -322,9 +322,14 @@ impl Instance {
             state.limiter.refused_budget = None;
             state.limiter.refused_table = None;
         }
-        let handler = self.handlers[target].clone();
-        let frame = self.layout.frame_addr().cast_signed();
-        let (result, interrupted) = self.run_guest(&handler, frame);
+        let (result, interrupted) = run_guest(
+            &mut self.store,
+            &self.engine,
+            &self.limits,
+            &self.code,
+            &self.handlers[target],
+            self.layout.frame_addr().cast_signed(),
+        );
         let returned = timing.then(Instant::now);
         drain_logs(&self.store, guest, target_name);
 
@@ -462,8 +467,14 @@ impl Instance {
                 ),
             )));
         };
-        let alloc = self.alloc.clone();
-        let (result, interrupted) = self.run_guest(&alloc, (want_i32, DATA_ALIGN.cast_signed()));
+        let (result, interrupted) = run_guest(
+            &mut self.store,
+            &self.engine,
+            &self.limits,
+            &self.code,
+            &self.alloc,
+            (want_i32, DATA_ALIGN.cast_signed()),
+        );
         let addr = match result {
             Ok(addr) => addr.cast_unsigned(),
             Err(error) => return Err(self.trapped(&error, interrupted)),
@@ -500,23 +511,6 @@ impl Instance {
             data[range].fill(0);
         }
         Ok(())
-    }
-
-    /// Calls guest function `func` under the call deadline: its result, and
-    /// whether a signal deadline stopped it.
-    fn run_guest<P: WasmParams, R: WasmResults>(
-        &mut self,
-        func: &TypedFunc<P, R>,
-        params: P,
-    ) -> (wasmtime::Result<R>, bool) {
-        let active = self.engine.ticker().enter(
-            &mut self.store,
-            self.limits.call_timeout,
-            self.limits.deadline_ticks(),
-            &self.code,
-        );
-        let result = func.call(&mut self.store, params);
-        (result, active.interrupted())
     }
 
     /// The failure for an error out of guest code (`interrupted`: stopped
@@ -597,6 +591,26 @@ fn for_each_uncovered(old: &[(u32, u32)], new: &[(u32, u32)], mut f: impl FnMut(
             f(at, end);
         }
     }
+}
+
+/// Calls guest function `func` of the instance whose store, engine, limits
+/// and code these are, under the call deadline: its result, and whether a
+/// signal deadline stopped it. (A free function, so that a caller can lend
+/// `func` from the instance while the store is borrowed mutably.)
+#[inline]
+fn run_guest<P: WasmParams, R: WasmResults>(
+    store: &mut Store<HostState>,
+    engine: &Engine,
+    limits: &Limits,
+    code: &CodeRanges,
+    func: &TypedFunc<P, R>,
+    params: P,
+) -> (wasmtime::Result<R>, bool) {
+    let active = engine
+        .ticker()
+        .enter(store, limits.call_timeout, limits.deadline_ticks(), code);
+    let result = func.call(&mut *store, params);
+    (result, active.interrupted())
 }
 
 fn stack_refusal(stack_bytes: usize) -> HandlerError {
