@@ -25,13 +25,13 @@
 
 use std::hint::black_box;
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use cyxla_benches::report::{self, Met, median};
-use cyxla_benches::{load_default_plugin, mode};
+use cyxla_benches::{load_default_plugin, mode, workspace_root};
 use cyxla_lapack::KernelChoice;
 use plugin_glue::DType;
 use plugin_glue::client::{Buffer, Client, Executable};
@@ -80,13 +80,6 @@ impl Program {
         }
         start.elapsed().as_secs_f64() / iters as f64
     }
-}
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("benches/ lives in the workspace")
-        .to_path_buf()
 }
 
 /// Runs the generator into `dir` and returns its manifest.

@@ -39,10 +39,7 @@ use serde::Deserialize;
 
 /// The workspace root (the directory holding the root `Cargo.toml`).
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the tests package lives in a subdirectory of the workspace")
-        .to_path_buf()
+    cyxla_app::setup::workspace_root()
 }
 
 /// `tests/programs/`: the committed programs and `manifest.json`.
