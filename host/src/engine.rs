@@ -59,7 +59,7 @@ use wasmtime::{Config, Linker, OptLevel, ProfilingStrategy};
 
 use crate::cache::ModuleCache;
 use crate::deadline::{Interrupt, Ticker};
-use crate::error::{Error, Result, wasmtime_message};
+use crate::error::{Error, Result, WasmError};
 use crate::imports;
 use crate::limits::Limits;
 use crate::state::HostState;
@@ -171,13 +171,16 @@ impl Engine {
             config.profiler(ProfilingStrategy::PerfMap);
         }
         let wasm = wasmtime::Engine::new(&config).map_err(|e| Error::Engine {
-            message: wasmtime_message(&e),
+            message: WasmError::new(e),
         })?;
         let linker = imports::linker(&wasm).map_err(|e| Error::Engine {
-            message: wasmtime_message(&e),
+            message: WasmError::new(e),
         })?;
-        let ticker = Ticker::start(&wasm, limits.tick, mode).map_err(|e| Error::Engine {
-            message: format!("cannot start the deadline timer thread: {e}"),
+        let ticker = Ticker::start(&wasm, limits.tick, mode).map_err(|e| {
+            let text = format!("cannot start the deadline timer thread: {e}");
+            Error::Engine {
+                message: WasmError::described(wasmtime::Error::new(e), text),
+            }
         })?;
         Ok(Engine {
             inner: Arc::new(Inner {

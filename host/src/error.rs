@@ -55,8 +55,8 @@ pub enum Error {
     InvalidModule {
         /// The guest file.
         path: PathBuf,
-        /// wasmtime's message.
-        message: String,
+        /// wasmtime's (or the wasm parser's) error.
+        message: WasmError,
     },
     /// The module does not follow the guest ABI: a missing or mistyped
     /// export, a foreign import, a bad `cyxla.targets` section, a wrong ABI
@@ -73,8 +73,9 @@ pub enum Error {
     Instantiate {
         /// The guest file.
         path: PathBuf,
-        /// What happened.
-        message: String,
+        /// What happened, with wasmtime's error (a [`wasmtime::Trap`] when
+        /// the guest trapped).
+        message: WasmError,
     },
     /// Two or more guests declare the same target; none of them serves it.
     DuplicateTarget {
@@ -94,10 +95,79 @@ pub enum Error {
     },
     /// The wasmtime engine could not be built.
     Engine {
-        /// wasmtime's message.
-        message: String,
+        /// wasmtime's error (or the timer thread's, as a wasmtime error).
+        message: WasmError,
     },
 }
+
+/// A wasmtime error with its text bounded: what [`Error`] carries where
+/// wasmtime (or the wasm parser, or the OS on wasmtime's behalf) failed.
+///
+/// `Display` prints the text, which is cut to the sandbox's message limit
+/// when the error comes from a guest, and the chain ends here
+/// (`source()` is `None`): a chain printer such as anyhow's `{:#}` cannot
+/// reach wasmtime's unbounded text. [`WasmError::wasmtime`] gives the
+/// original error, to downcast (to [`wasmtime::Trap`], for example).
+#[derive(Debug)]
+pub struct WasmError {
+    error: wasmtime::Error,
+    text: String,
+}
+
+impl WasmError {
+    /// `error`, described by its whole chain on one line (`{error:#}`).
+    pub(crate) fn new(error: wasmtime::Error) -> WasmError {
+        let text = format!("{error:#}");
+        WasmError { error, text }
+    }
+
+    /// `error`, described by `text`.
+    pub(crate) fn described(error: wasmtime::Error, text: String) -> WasmError {
+        WasmError { error, text }
+    }
+
+    /// A failure with no error behind it but `text` itself.
+    pub(crate) fn msg(text: String) -> WasmError {
+        WasmError {
+            error: wasmtime::Error::msg(text.clone()),
+            text,
+        }
+    }
+
+    /// The original error, whole (its text is not bounded).
+    pub fn wasmtime(&self) -> &wasmtime::Error {
+        &self.error
+    }
+
+    /// The original error, whole (its text is not bounded).
+    pub fn into_wasmtime(self) -> wasmtime::Error {
+        self.error
+    }
+
+    /// The text `Display` prints.
+    pub fn message(&self) -> &str {
+        &self.text
+    }
+
+    /// Cuts its text to `max` bytes ([`bounded`]).
+    fn bound(&mut self, max: usize) {
+        self.text = bounded(std::mem::take(&mut self.text), max);
+    }
+}
+
+impl From<wasmparser::BinaryReaderError> for WasmError {
+    fn from(error: wasmparser::BinaryReaderError) -> WasmError {
+        WasmError::new(wasmtime::Error::new(error))
+    }
+}
+
+impl fmt::Display for WasmError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl std::error::Error for WasmError {}
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -164,9 +234,12 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            // The OS error is part of the message (rejection lists print
-            // `{}` alone); not a source too, or `{:#}` would print it twice.
-            Error::Io { .. } => None,
+            // Each message also says its cause (rejection lists print `{}`
+            // alone), so a chain printer (`{:#}`) says it twice.
+            Error::Io { source, .. } => Some(source),
+            Error::InvalidModule { message, .. }
+            | Error::Instantiate { message, .. }
+            | Error::Engine { message } => Some(message),
             Error::Register { source, .. } => Some(&**source),
             _ => None,
         }
@@ -176,7 +249,6 @@ impl std::error::Error for Error {
 /// The sandbox's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// A wasmtime error with its whole chain, on one line.
 /// `text` cut to at most `max` bytes (on a character boundary), ending
 /// with how much was cut: everything derived from guest bytes that reaches
 /// a log or an error goes through here.
@@ -201,10 +273,11 @@ impl Error {
         match &mut self {
             Error::OverLimit { message: text, .. }
             | Error::NotWasm { reason: text, .. }
-            | Error::InvalidModule { message: text, .. }
-            | Error::Abi { reason: text, .. }
-            | Error::Instantiate { message: text, .. } => {
+            | Error::Abi { reason: text, .. } => {
                 *text = bounded(std::mem::take(text), max);
+            }
+            Error::InvalidModule { message, .. } | Error::Instantiate { message, .. } => {
+                message.bound(max);
             }
             _ => {}
         }
@@ -212,6 +285,137 @@ impl Error {
     }
 }
 
-pub(crate) fn wasmtime_message(error: &wasmtime::Error) -> String {
-    format!("{error:#}")
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `error` and its causes, each on one line, as anyhow's `{:#}` prints
+    /// them.
+    fn chain(error: &dyn std::error::Error) -> String {
+        let mut text = error.to_string();
+        let mut next = error.source();
+        while let Some(cause) = next {
+            text.push_str(": ");
+            text.push_str(&cause.to_string());
+            next = cause.source();
+        }
+        text
+    }
+
+    fn invalid_module() -> wasmtime::Error {
+        let engine = wasmtime::Engine::default();
+        // The magic and version, then a section id that does not exist.
+        wasmtime::Module::new(&engine, b"\0asm\x01\0\0\0\x7f\x01\0").unwrap_err()
+    }
+
+    #[test]
+    fn invalid_module_keeps_wasmtime_error() {
+        let original = format!("{:#}", invalid_module());
+        let error = Error::InvalidModule {
+            path: "bad.wasm".into(),
+            message: WasmError::new(invalid_module()),
+        };
+        assert_eq!(
+            error.to_string(),
+            format!("guest bad.wasm is not valid WebAssembly: {original}")
+        );
+        let Error::InvalidModule { message, .. } = &error else {
+            unreachable!()
+        };
+        assert_eq!(format!("{:#}", message.wasmtime()), original);
+        let source = std::error::Error::source(&error).expect("a source");
+        assert!(source.downcast_ref::<WasmError>().is_some());
+        assert!(source.source().is_none());
+    }
+
+    #[test]
+    fn instantiate_keeps_the_trap() {
+        let error = Error::Instantiate {
+            path: "t.wasm".into(),
+            message: WasmError::described(
+                wasmtime::Error::new(wasmtime::Trap::UnreachableCodeReached),
+                "instantiation trapped: unreachable".into(),
+            ),
+        };
+        assert_eq!(
+            error.to_string(),
+            "guest t.wasm cannot be instantiated: instantiation trapped: unreachable"
+        );
+        let Error::Instantiate { message, .. } = &error else {
+            unreachable!()
+        };
+        assert_eq!(
+            message.wasmtime().downcast_ref::<wasmtime::Trap>(),
+            Some(&wasmtime::Trap::UnreachableCodeReached)
+        );
+    }
+
+    #[test]
+    fn bounded_error_stays_bounded_through_its_chain() {
+        let huge = "x".repeat(100_000);
+        let max = 200;
+        let wasmtime_error = wasmtime::Error::msg(huge.clone()).context(huge.clone());
+        let short = format!("{:#}", invalid_module()).len();
+        for (error, original) in [
+            (
+                Error::InvalidModule {
+                    path: "bad.wasm".into(),
+                    message: WasmError::new(wasmtime_error),
+                },
+                2 * huge.len(),
+            ),
+            (
+                Error::Instantiate {
+                    path: "bad.wasm".into(),
+                    message: WasmError::described(invalid_module(), huge.clone()),
+                },
+                short,
+            ),
+        ] {
+            let error = error.bounded(max);
+            let prefix = "guest bad.wasm cannot be instantiated: ".len();
+            assert!(error.to_string().len() <= prefix + max, "{error}");
+            // The message once in the error, once as its source, and no
+            // deeper: wasmtime's unbounded text is out of the chain.
+            assert!(chain(&error).len() <= prefix + 2 + 2 * max);
+            let (Error::InvalidModule { message, .. } | Error::Instantiate { message, .. }) =
+                &error
+            else {
+                unreachable!()
+            };
+            assert!(message.to_string().ends_with(" bytes cut)"));
+            // The original stays whole.
+            assert!(format!("{:#}", message.wasmtime()).len() >= original);
+        }
+    }
+
+    #[test]
+    fn io_error_is_the_source() {
+        let error = Error::Io {
+            path: "guests".into(),
+            source: io::Error::new(io::ErrorKind::NotFound, "no such directory"),
+        };
+        assert_eq!(error.to_string(), "cannot read guests: no such directory");
+        let source = std::error::Error::source(&error).expect("a source");
+        let io = source.downcast_ref::<io::Error>().expect("an io::Error");
+        assert_eq!(io.kind(), io::ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn parser_error_reads_as_before() {
+        let parser = wasmparser::Parser::new(0)
+            // A type section of 5 bytes, cut off after its id and size.
+            .parse_all(b"\0asm\x01\0\0\0\x01\x05")
+            .find_map(Result::err)
+            .expect("a parse error");
+        let text = parser.to_string();
+        let error = WasmError::from(parser);
+        assert_eq!(error.to_string(), text);
+        assert!(
+            error
+                .wasmtime()
+                .downcast_ref::<wasmparser::BinaryReaderError>()
+                .is_some()
+        );
+    }
 }

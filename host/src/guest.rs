@@ -27,7 +27,7 @@ use wasmtime::{ExternType, FuncType, Module, ValType};
 
 use crate::deadline::CodeRanges;
 use crate::engine::Engine;
-use crate::error::{Error, Result, wasmtime_message};
+use crate::error::{Error, Result, WasmError};
 use crate::instance::{Instance, Linked, NewError};
 use crate::limits::{Limits, bytes_display};
 
@@ -362,7 +362,7 @@ fn scan_sections(path: &Path, bytes: &[u8], limits: &Limits) -> Result<Vec<u8>> 
     for payload in wasmparser::Parser::new(0).parse_all(bytes) {
         let payload = payload.map_err(|e| Error::InvalidModule {
             path: path.to_owned(),
-            message: e.to_string(),
+            message: e.into(),
         })?;
         match payload {
             wasmparser::Payload::CustomSection(reader) if reader.name() == abi::TARGETS_SECTION => {
@@ -388,12 +388,12 @@ fn scan_sections(path: &Path, bytes: &[u8], limits: &Limits) -> Result<Vec<u8>> 
                 let mut locals: u64 = 0;
                 let reader = body.get_locals_reader().map_err(|e| Error::InvalidModule {
                     path: path.to_owned(),
-                    message: e.to_string(),
+                    message: e.into(),
                 })?;
                 for group in reader {
                     let (count, _) = group.map_err(|e| Error::InvalidModule {
                         path: path.to_owned(),
-                        message: e.to_string(),
+                        message: e.into(),
                     })?;
                     locals = locals.saturating_add(u64::from(count));
                     if locals > limits.locals {
@@ -408,12 +408,12 @@ fn scan_sections(path: &Path, bytes: &[u8], limits: &Limits) -> Result<Vec<u8>> 
                     body.get_operators_reader()
                         .map_err(|e| Error::InvalidModule {
                             path: path.to_owned(),
-                            message: e.to_string(),
+                            message: e.into(),
                         })?;
                 while !operators.eof() {
                     let operator = operators.read().map_err(|e| Error::InvalidModule {
                         path: path.to_owned(),
-                        message: e.to_string(),
+                        message: e.into(),
                     })?;
                     if matches!(
                         operator,
@@ -505,7 +505,7 @@ fn check_and_compile(
     {
         Module::validate(engine.wasm(), bytes).map_err(|e| Error::InvalidModule {
             path: path.to_owned(),
-            message: wasmtime_message(&e),
+            message: WasmError::new(e),
         })?;
         return Ok(Loaded::Idle(Idle {
             path: path.to_owned(),
@@ -515,17 +515,14 @@ fn check_and_compile(
 
     let module = engine.compile(bytes).map_err(|e| Error::InvalidModule {
         path: path.to_owned(),
-        message: wasmtime_message(&e),
+        message: WasmError::new(e),
     })?;
     let imports = check_imports(path, &module)?;
     let (has_initialize, has_last_panic) = check_exports(path, &module, &targets)?;
     let pre = engine.linker().instantiate_pre(&module).map_err(|e| {
         abi_error(
             path,
-            format!(
-                "its imports do not match what the sandbox offers: {}",
-                wasmtime_message(&e)
-            ),
+            format!("its imports do not match what the sandbox offers: {e:#}"),
         )
     })?;
 

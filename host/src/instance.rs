@@ -12,7 +12,7 @@ use wasmtime::{
 
 use crate::deadline::{self, CodeRanges};
 use crate::engine::Engine;
-use crate::error::bounded;
+use crate::error::{WasmError, bounded};
 use crate::imports::guest_range;
 use crate::layout::{CallLayout, CallView, DATA_ALIGN, Region, Source};
 use crate::limits::{Limits, bytes_display};
@@ -52,14 +52,15 @@ pub(crate) enum NewError {
     /// The guest breaks the ABI (wrong version, API table outside memory).
     Abi(String),
     /// Instantiation or initialisation failed.
-    Failed(String),
+    Failed(WasmError),
 }
 
 impl NewError {
     /// The message.
     pub(crate) fn message(&self) -> &str {
         match self {
-            NewError::Abi(m) | NewError::Failed(m) => m,
+            NewError::Abi(m) => m,
+            NewError::Failed(e) => e.message(),
         }
     }
 }
@@ -135,11 +136,15 @@ impl Instance {
                 .stack_size(stack::THREAD_STACK)
                 .spawn_scoped(scope, || Instance::new_here(guest))
                 .map_err(|e| {
-                    NewError::Failed(format!("cannot start a thread to instantiate on: {e}"))
+                    NewError::Failed(WasmError::msg(format!(
+                        "cannot start a thread to instantiate on: {e}"
+                    )))
                 })?
                 .join()
                 .unwrap_or_else(|_| {
-                    Err(NewError::Failed("the instantiation thread panicked".into()))
+                    Err(NewError::Failed(WasmError::msg(
+                        "the instantiation thread panicked".into(),
+                    )))
                 })
         })
     }
@@ -178,7 +183,7 @@ impl Instance {
                 limits.instantiate_timeout,
                 active.interrupted(),
             );
-            NewError::Failed(format!("{step} {text}"))
+            NewError::Failed(WasmError::described(e, format!("{step} {text}")))
         };
 
         let instance = guest
@@ -265,7 +270,7 @@ impl Instance {
         };
         instance
             .grow_scratch(INITIAL_SCRATCH)
-            .map_err(|failure| NewError::Failed(failure.error.message))?;
+            .map_err(|failure| NewError::Failed(WasmError::msg(failure.error.message)))?;
         Ok(instance)
     }
 
