@@ -43,6 +43,9 @@ pub enum Error {
         file: PathBuf,
         /// What is wrong (names the file, the line and the setting).
         message: String,
+        /// The error behind it, if any (the OS error when the side file
+        /// cannot be read).
+        source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
     },
     /// The file is not a core WebAssembly module.
     NotWasm {
@@ -240,6 +243,10 @@ impl std::error::Error for Error {
             Error::InvalidModule { message, .. }
             | Error::Instantiate { message, .. }
             | Error::Engine { message } => Some(message),
+            Error::LimitsFile { source, .. } => {
+                let source: &(dyn std::error::Error + 'static) = source.as_deref()?;
+                Some(source)
+            }
             Error::Register { source, .. } => Some(&**source),
             _ => None,
         }
@@ -399,6 +406,20 @@ mod tests {
         let source = std::error::Error::source(&error).expect("a source");
         let io = source.downcast_ref::<io::Error>().expect("an io::Error");
         assert_eq!(io.kind(), io::ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn limits_file_keeps_the_os_error() {
+        let error = Error::LimitsFile {
+            path: "g.wasm".into(),
+            file: "g.limits.toml".into(),
+            message: "cannot read limits file g.limits.toml: denied".into(),
+            source: Some(std::sync::Arc::new(io::Error::from(
+                io::ErrorKind::PermissionDenied,
+            ))),
+        };
+        let source = std::error::Error::source(&error).expect("a source");
+        assert!(source.downcast_ref::<io::Error>().is_some());
     }
 
     #[test]

@@ -165,6 +165,7 @@ impl Guest {
                 path: path.to_owned(),
                 file: e.source.clone().unwrap_or_default(),
                 message: e.message,
+                source: e.cause,
             })
         })?;
         let engine = &engine.for_limits(&limits).map_err(reject)?;

@@ -207,6 +207,7 @@ impl Limits {
         let fail = |message: String| LimitError {
             source: None,
             message: format!("--limit {name}={value}: {message}"),
+            cause: None,
         };
         // A table of one string, read as a side file is: flags and side
         // files share one deserializer (and its messages).
@@ -217,6 +218,7 @@ impl Limits {
         self.apply(&overrides).map_err(|message| LimitError {
             source: None,
             message: format!("--limit {name}={value}: {message}"),
+            cause: None,
         })
     }
 
@@ -323,12 +325,14 @@ impl Limits {
                 return Err(LimitError {
                     message: format!("cannot read limits file {}: {e}", path.display()),
                     source: Some(path),
+                    cause: Some(std::sync::Arc::new(e)),
                 });
             }
         };
         let overrides = LimitOverrides::parse(&text).map_err(|message| LimitError {
             message: format!("limits file {} is invalid: {message}", path.display()),
             source: Some(path.clone()),
+            cause: None,
         })?;
         for (name, set, scope) in [
             ("tick", overrides.tick.is_some(), "engine-wide"),
@@ -351,6 +355,7 @@ impl Limits {
                         path.display()
                     ),
                     source: Some(path),
+                    cause: None,
                 });
             }
         }
@@ -358,6 +363,7 @@ impl Limits {
         limits.apply(&overrides).map_err(|message| LimitError {
             message: format!("limits file {} is invalid: {message}", path.display()),
             source: Some(path.clone()),
+            cause: None,
         })?;
         Ok((limits, Some(path)))
     }
@@ -409,12 +415,15 @@ pub fn side_file(wasm: &Path) -> PathBuf {
 
 /// A limit setting that cannot be applied: a bad `--limit` flag or side
 /// file.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct LimitError {
     /// The side file, if the setting came from one.
     pub source: Option<PathBuf>,
     /// What is wrong, naming the setting and the file or flag.
     pub message: String,
+    /// The error behind it, if any (the side file could not be read: the
+    /// OS error). [`std::error::Error::source`] returns it.
+    pub cause: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
 }
 
 impl fmt::Display for LimitError {
@@ -423,7 +432,12 @@ impl fmt::Display for LimitError {
     }
 }
 
-impl std::error::Error for LimitError {}
+impl std::error::Error for LimitError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        let cause: &(dyn std::error::Error + 'static) = self.cause.as_deref()?;
+        Some(cause)
+    }
+}
 
 /// How guest code past its deadline is stopped.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
@@ -883,6 +897,21 @@ mod tests {
         assert_eq!(
             side_file(Path::new("guests/rms_norm.wasm")),
             Path::new("guests/rms_norm.limits.toml")
+        );
+    }
+
+    #[test]
+    fn unreadable_side_file_keeps_the_os_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let wasm = dir.path().join("g.wasm");
+        // A directory where the side file should be: reading it fails.
+        std::fs::create_dir(side_file(&wasm)).unwrap();
+        let e = Limits::default().for_guest(&wasm).unwrap_err();
+        assert!(e.message.starts_with("cannot read limits file "), "{e}");
+        let source = std::error::Error::source(&e).expect("a source");
+        assert!(
+            source.downcast_ref::<std::io::Error>().is_some(),
+            "{source:?}"
         );
     }
 }
