@@ -292,6 +292,26 @@ impl Error {
     }
 }
 
+/// `error` and its causes in one line, as `{:#}` prints a chain (`outer:
+/// cause: cause`), leaving out each cause whose text is already in the
+/// line. The host's errors name their cause in their own message and also
+/// return it from [`std::error::Error::source`]; a plain chain printer would
+/// say it twice (`cannot read dir: No such file or directory (os error 2):
+/// No such file or directory (os error 2)`).
+pub fn report(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut line = error.to_string();
+    let mut cause = error.source();
+    while let Some(next) = cause {
+        let text = next.to_string();
+        if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+        cause = next.source();
+    }
+    line
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -438,5 +458,32 @@ mod tests {
                 .downcast_ref::<wasmparser::BinaryReaderError>()
                 .is_some()
         );
+    }
+
+    #[test]
+    fn report_names_each_cause_once() {
+        let io = io::Error::new(io::ErrorKind::NotFound, "no such file");
+        let error = Error::Io {
+            path: "/nowhere".into(),
+            source: io,
+        };
+        let line = report(&error);
+        assert_eq!(line.matches("no such file").count(), 1, "{line}");
+        assert!(line.starts_with(&error.to_string()), "{line}");
+        // A cause the message does not hold is added, as `{:#}` would.
+        #[derive(Debug)]
+        struct Outer(io::Error);
+        impl fmt::Display for Outer {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("outer")
+            }
+        }
+        impl std::error::Error for Outer {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let outer = Outer(io::Error::other("inner"));
+        assert_eq!(report(&outer), "outer: inner");
     }
 }

@@ -77,7 +77,7 @@ mod wasi;
 pub use call::{HostAttr, HostBuffer, HostCall};
 pub use dispatch::GuestHandler;
 pub use engine::{Engine, PERF_MAP_ENV};
-pub use error::{Error, Result, WasmError};
+pub use error::{Error, Result, WasmError, report};
 pub use guest::{Guest, Idle, Rejected, Target, sha256_hex_of};
 pub use guests::{Conflict, Guests};
 pub use limits::Limits;

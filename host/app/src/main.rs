@@ -210,7 +210,7 @@ fn main() -> ExitCode {
     match real_main(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
-            eprintln!("error: {:#}", failure.error());
+            eprintln!("error: {}", cyxla_host::report(failure.error().as_ref()));
             ExitCode::from(failure.exit_code())
         }
     }

@@ -402,6 +402,23 @@ fn usage_errors_exit_2() {
     assert!(text(&out.stderr).contains("TARGET=LIBRARY:SYMBOL"));
 }
 
+#[test]
+fn an_error_names_its_cause_once() {
+    // The host's errors name their cause and also return it as their
+    // source: the printed chain must not say it twice.
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-folder");
+    let out = bin()
+        .args(["--guests", missing.to_str().unwrap(), "list"])
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    let os_error = "(os error 2)";
+    assert!(stderr.contains(os_error), "{stderr}");
+    assert_eq!(stderr.matches(os_error).count(), 1, "{stderr}");
+}
+
 fn cyxla_host(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_cyxla-host"))
         .args(args)

@@ -71,7 +71,12 @@ impl State {
                 // that each is an XLA FFI handler.
                 let host =
                     unsafe { setup::start_with(plugin.clone(), &Setup::from_config(config)) }
-                        .map_err(|e| format!("cyxla: {e:#}; {HOW_TO_CONFIGURE}"))?;
+                        .map_err(|e| {
+                            format!(
+                                "cyxla: {}; {HOW_TO_CONFIGURE}",
+                                cyxla_host::report(e.as_ref())
+                            )
+                        })?;
                 crate::stats_writer::start(config.stats.clone());
                 if let Some(tenant) = &config.tenant {
                     tracing::info!(tenant = %tenant.name, by = %tenant.selected_by, "cyxla tenant");
@@ -91,8 +96,12 @@ impl State {
 }
 
 fn load_plugin(config: &Config) -> Result<Plugin, String> {
-    let path = setup::find_plugin(config.plugin.as_deref())
-        .map_err(|e| format!("cyxla: {e:#}; {HOW_TO_CONFIGURE}"))?;
+    let path = setup::find_plugin(config.plugin.as_deref()).map_err(|e| {
+        format!(
+            "cyxla: {}; {HOW_TO_CONFIGURE}",
+            cyxla_host::report(e.as_ref())
+        )
+    })?;
     // SAFETY: the operator names the real XLA plugin (CYXLA_PJRT_PLUGIN, or
     // the installed one): their statement that it is a PJRT plugin.
     unsafe { Plugin::load(&path) }.map_err(|e| {
