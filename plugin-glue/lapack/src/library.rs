@@ -37,7 +37,7 @@
 //! | 768 | 72.7 → 55.9 ms    | 196 → 139 ms       | 8.03 → 8.02 ms    |
 //!
 //! (With the generic kernels and the machine busier, even n=512 lost; the
-//! task brief measured `dgetrf` at n=128 47× slower with 2 threads.) So:
+//! first measurement had `dgetrf` at n=128 47× slower with 2 threads.) So:
 //!
 //! * a *single* matrix (batch of one) estimated at [`BIG_CALL_FLOPS`] or
 //!   more, counted in f64 flops (an f32 flop counts half, a complex one two
