@@ -495,7 +495,7 @@ impl Instance {
             )));
         }
         let size = self.memory.data_size(&self.store);
-        if guest_range(size, addr, want as usize).is_none() || addr % 8 != 0 {
+        if guest_range(size, addr, want as usize).is_none() || addr % DATA_ALIGN != 0 {
             return Err(CallFailure {
                 error: HandlerError::internal(format!(
                     "`{}({want}, {DATA_ALIGN})` returned {addr:#x}, not an aligned block inside guest memory ({size} bytes)",

@@ -833,3 +833,24 @@ fn an_initial_memory_over_the_limit_is_rejected() {
         "{error}"
     );
 }
+
+#[test]
+fn a_guest_whose_allocator_misaligns_the_scratch_block_is_rejected() {
+    // The layout promises 64-byte aligned data regions: a `cyxla_alloc`
+    // that returns a block 8 bytes past the alignment it was asked for is
+    // caught when the guest is loaded (its first instance), named, and the
+    // guest never serves a call.
+    let wat = guest_wat(HANDLERS, &[("m_double", "double")]);
+    let honest = "    (local.get $p))\n";
+    assert_eq!(wat.matches(honest).count(), 1, "the allocator's return");
+    let wat = wat.replace(honest, "    (i32.add (local.get $p) (i32.const 8)))\n");
+    let (_dir, sandbox) = sandbox_with(&[("m.wasm", wasm(&wat))], test_limits());
+    assert!(sandbox.handler("m_double").is_none());
+    let rejected = sandbox.guests().rejected();
+    assert_eq!(rejected.len(), 1);
+    let text = rejected[0].error.to_string();
+    assert!(
+        text.contains("cyxla_alloc(65536, 64)` returned 0x2008, not an aligned block"),
+        "{text}"
+    );
+}
