@@ -74,17 +74,8 @@ const MAX_BUFFERS: i64 = 1 << 16;
 /// # let _ = scale;
 /// ```
 pub struct CallFrame<'a> {
-    mem: Memory<'a>,
-    addr: u32,
-    ctx: u32,
-    stage: u32,
-    num_args: usize,
-    arg_types: u32,
-    args: u32,
-    num_rets: usize,
-    ret_types: u32,
-    rets: u32,
-    attrs: Attrs<'a>,
+    /// The frame's scalar fields, read and checked.
+    header: Header<'a>,
     /// Per buffer, operands then results: its decoding, once it succeeded,
     /// and (results only) whether it was handed out.
     slots: Slots<'a>,
@@ -201,10 +192,10 @@ impl<'a> Header<'a> {
 impl core::fmt::Debug for CallFrame<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("CallFrame")
-            .field("addr", &self.addr)
-            .field("num_args", &self.num_args)
-            .field("num_rets", &self.num_rets)
-            .field("attrs", &self.attrs)
+            .field("addr", &self.header.addr)
+            .field("num_args", &self.header.num_args)
+            .field("num_rets", &self.header.num_rets)
+            .field("attrs", &self.header.attrs)
             .finish_non_exhaustive()
     }
 }
@@ -297,54 +288,31 @@ impl<'a> CallFrame<'a> {
 
     #[inline(always)]
     fn new(header: Header<'a>) -> CallFrame<'a> {
-        let Header {
-            mem,
-            addr,
-            ctx,
-            stage,
-            num_args,
-            arg_types,
-            args,
-            num_rets,
-            ret_types,
-            rets,
-            attrs,
-        } = header;
         CallFrame {
-            mem,
-            addr,
-            ctx,
-            stage,
-            num_args,
-            arg_types,
-            args,
-            num_rets,
-            ret_types,
-            rets,
-            attrs,
-            slots: Slots::new(num_args + num_rets),
+            slots: Slots::new(header.num_args + header.num_rets),
+            header,
         }
     }
 
     /// Guest address of the frame.
     pub fn address(&self) -> u32 {
-        self.addr
+        self.header.addr
     }
 
     /// The execution stage (`abi::execution_stage::EXECUTE` for every call
     /// the host delivers).
     pub fn stage(&self) -> u32 {
-        self.stage
+        self.header.stage
     }
 
     /// Number of operands.
     pub fn num_args(&self) -> usize {
-        self.num_args
+        self.header.num_args
     }
 
     /// Number of results.
     pub fn num_rets(&self) -> usize {
-        self.num_rets
+        self.header.num_rets
     }
 
     /// Fails with `INVALID_ARGUMENT` unless the call has exactly `args`
@@ -354,13 +322,13 @@ impl<'a> CallFrame<'a> {
     ///
     /// ``expected 1 operand(s) and 2 result(s), got 1 and 1``.
     pub fn expect_arity(&self, args: usize, rets: usize) -> Result<()> {
-        if self.num_args == args && self.num_rets == rets {
+        if self.header.num_args == args && self.header.num_rets == rets {
             Ok(())
         } else {
             Err(Error::invalid_argument(alloc::format!(
                 "expected {args} operand(s) and {rets} result(s), got {} and {}",
-                self.num_args,
-                self.num_rets
+                self.header.num_args,
+                self.header.num_rets
             )))
         }
     }
@@ -372,17 +340,17 @@ impl<'a> CallFrame<'a> {
         let (i, n, types, ptrs, want, kind) = match which {
             Which::Arg(i) => (
                 i,
-                self.num_args,
-                self.arg_types,
-                self.args,
+                self.header.num_args,
+                self.header.arg_types,
+                self.header.args,
                 arg_type::BUFFER,
                 "operand",
             ),
             Which::Ret(i) => (
                 i,
-                self.num_rets,
-                self.ret_types,
-                self.rets,
+                self.header.num_rets,
+                self.header.ret_types,
+                self.header.rets,
                 ret_type::BUFFER,
                 "result",
             ),
@@ -395,12 +363,13 @@ impl<'a> CallFrame<'a> {
         }
         let slot = match which {
             Which::Arg(i) => &self.slots[i],
-            Which::Ret(i) => &self.slots[self.num_args + i],
+            Which::Ret(i) => &self.slots[self.header.num_args + i],
         };
         if let Some(raw) = slot.decoded.get() {
             return Ok(raw);
         }
         let ty = self
+            .header
             .mem
             .u32(Memory::offset(types, 4 * i as u64, &which)?, &which)?;
         if ty != want {
@@ -410,9 +379,10 @@ impl<'a> CallFrame<'a> {
             ));
         }
         let addr = self
+            .header
             .mem
             .u32(Memory::offset(ptrs, 4 * i as u64, &which)?, &which)?;
-        let raw = RawBuffer::decode(self.mem, addr, which)?;
+        let raw = RawBuffer::decode(self.header.mem, addr, which)?;
         Ok(slot.decoded.get_or_init(|| raw))
     }
 
@@ -461,7 +431,7 @@ impl<'a> CallFrame<'a> {
     pub fn any_ret(&self, i: usize) -> Result<AnyResultBuffer<'a>> {
         let which = Which::Ret(i);
         let raw = *self.raw(which)?;
-        let slot = &self.slots[self.num_args + i];
+        let slot = &self.slots[self.header.num_args + i];
         if slot.taken.get() {
             return Err(Error::invalid_argument(alloc::format!(
                 "{which} was already taken"
@@ -497,7 +467,7 @@ impl<'a> CallFrame<'a> {
         if mine.is_empty() {
             return Ok(None);
         }
-        for arg in 0..self.num_args {
+        for arg in 0..self.header.num_args {
             if self.raw(Which::Arg(arg))?.span() == mine {
                 return Ok(Some(arg));
             }
@@ -518,9 +488,9 @@ impl<'a> CallFrame<'a> {
         };
         let overlaps =
             |r: &core::ops::Range<u64>| !r.is_empty() && r.start < mine.end && mine.start < r.end;
-        let others = (0..self.num_args)
+        let others = (0..self.header.num_args)
             .map(Which::Arg)
-            .chain((0..self.num_rets).map(Which::Ret));
+            .chain((0..self.header.num_rets).map(Which::Ret));
         for which in others {
             let other = self.raw(which)?;
             let alias = match which {
@@ -544,7 +514,7 @@ impl<'a> CallFrame<'a> {
                 )));
             }
         }
-        for i in 0..self.num_args {
+        for i in 0..self.header.num_args {
             if self.raw(Which::Arg(i))?.span() == mine {
                 self.slots[i].in_place.set(Some(j));
             }
@@ -554,7 +524,7 @@ impl<'a> CallFrame<'a> {
 
     /// The call's attributes.
     pub fn attrs(&self) -> Attrs<'a> {
-        self.attrs
+        self.header.attrs
     }
 
     /// Attribute `name` converted to `T`; see [`Attrs::get`].
@@ -563,7 +533,7 @@ impl<'a> CallFrame<'a> {
     ///
     /// As [`Attrs::get`].
     pub fn attr<T: FromAttr<'a>>(&self, name: &str) -> Result<T> {
-        self.attrs.get(name)
+        self.header.attrs.get(name)
     }
 
     /// The device ordinal of this call (`XLA_FFI_DeviceOrdinal_Get`).
@@ -572,7 +542,7 @@ impl<'a> CallFrame<'a> {
     ///
     /// The host's error, or `UNIMPLEMENTED` outside wasm32.
     pub fn device_ordinal(&self) -> Result<i32> {
-        crate::context::device_ordinal(self.ctx)
+        crate::context::device_ordinal(self.header.ctx)
     }
 
     /// The run id of this call (`XLA_FFI_RunId_Get`).
@@ -581,6 +551,6 @@ impl<'a> CallFrame<'a> {
     ///
     /// The host's error, or `UNIMPLEMENTED` outside wasm32.
     pub fn run_id(&self) -> Result<i64> {
-        crate::context::run_id(self.ctx)
+        crate::context::run_id(self.header.ctx)
     }
 }
