@@ -427,6 +427,9 @@ impl Instance {
         for_each_uncovered(&self.copied, &self.copying, |start, end| {
             scratch[start as usize..end as usize].fill(0);
         });
+        // Recorded before copying: if reading an operand fails half-way, the
+        // next call still scrubs whatever this one wrote.
+        std::mem::swap(&mut self.copied, &mut self.copying);
         scratch[..header as usize].copy_from_slice(&self.layout.header);
         for fill in &self.layout.fills {
             if let Source::Operand(i) = fill.source {
@@ -435,7 +438,6 @@ impl Instance {
                 call.read_arg(i, dst).map_err(CallFailure::keep)?;
             }
         }
-        std::mem::swap(&mut self.copied, &mut self.copying);
         Ok(())
     }
 
