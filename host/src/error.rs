@@ -68,8 +68,8 @@ pub enum Error {
         /// The guest file.
         path: PathBuf,
         /// What is wrong, in a sentence that names the export, import or
-        /// record.
-        reason: String,
+        /// record (with wasmtime's error behind it where there is one).
+        reason: WasmError,
     },
     /// Instantiating the module failed (its start function or
     /// `_initialize` trapped, its memory is over the limit, ...).
@@ -242,6 +242,9 @@ impl std::error::Error for Error {
             Error::Io { source, .. } => Some(source),
             Error::InvalidModule { message, .. }
             | Error::Instantiate { message, .. }
+            | Error::Abi {
+                reason: message, ..
+            }
             | Error::Engine { message } => Some(message),
             Error::LimitsFile { source, .. } => {
                 let source: &(dyn std::error::Error + 'static) = source.as_deref()?;
@@ -278,12 +281,14 @@ impl Error {
     /// ([`bounded`]).
     pub(crate) fn bounded(mut self, max: usize) -> Error {
         match &mut self {
-            Error::OverLimit { message: text, .. }
-            | Error::NotWasm { reason: text, .. }
-            | Error::Abi { reason: text, .. } => {
+            Error::OverLimit { message: text, .. } | Error::NotWasm { reason: text, .. } => {
                 *text = bounded(std::mem::take(text), max);
             }
-            Error::InvalidModule { message, .. } | Error::Instantiate { message, .. } => {
+            Error::InvalidModule { message, .. }
+            | Error::Instantiate { message, .. }
+            | Error::Abi {
+                reason: message, ..
+            } => {
                 message.bound(max);
             }
             _ => {}
@@ -398,6 +403,13 @@ mod tests {
                 },
                 short,
             ),
+            (
+                Error::Abi {
+                    path: "bad.wasm".into(),
+                    reason: WasmError::described(invalid_module(), huge.clone()),
+                },
+                short,
+            ),
         ] {
             let error = error.bounded(max);
             let prefix = "guest bad.wasm cannot be instantiated: ".len();
@@ -405,8 +417,11 @@ mod tests {
             // The message once in the error, once as its source, and no
             // deeper: wasmtime's unbounded text is out of the chain.
             assert!(chain(&error).len() <= prefix + 2 + 2 * max);
-            let (Error::InvalidModule { message, .. } | Error::Instantiate { message, .. }) =
-                &error
+            let (Error::InvalidModule { message, .. }
+            | Error::Instantiate { message, .. }
+            | Error::Abi {
+                reason: message, ..
+            }) = &error
             else {
                 unreachable!()
             };

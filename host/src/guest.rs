@@ -311,7 +311,7 @@ impl fmt::Debug for Guest {
 fn abi_error(path: &Path, reason: impl Into<String>) -> Error {
     Error::Abi {
         path: path.to_owned(),
-        reason: reason.into(),
+        reason: WasmError::msg(reason.into()),
     }
 }
 
@@ -544,7 +544,10 @@ fn check_and_compile(
     // One trial instantiation: runs the start function and `_initialize`,
     // and checks the ABI version and the API table address.
     Instance::new(&linked).map_err(|e| match e {
-        NewError::Abi(reason) => abi_error(path, reason),
+        NewError::Abi(reason) => Error::Abi {
+            path: path.to_owned(),
+            reason,
+        },
         NewError::Failed(message) => Error::Instantiate {
             path: path.to_owned(),
             message,
@@ -712,10 +715,13 @@ fn check_exports(path: &Path, module: &Module, targets: &[Target]) -> Result<(bo
             }
             Some(_) => {
                 func(&target.export, 1, 1, true).map_err(|e| match e {
-                    Error::Abi { path, reason } => Error::Abi {
-                        path,
-                        reason: format!("{reason} (the handler of target `{}`)", target.name),
-                    },
+                    Error::Abi { path, reason } => {
+                        let text = format!("{reason} (the handler of target `{}`)", target.name);
+                        Error::Abi {
+                            path,
+                            reason: WasmError::described(reason.into_wasmtime(), text),
+                        }
+                    }
                     other => other,
                 })?;
             }

@@ -49,8 +49,9 @@ pub(crate) struct Linked {
 /// Why an instance could not be made.
 #[derive(Debug)]
 pub(crate) enum NewError {
-    /// The guest breaks the ABI (wrong version, API table outside memory).
-    Abi(String),
+    /// The guest breaks the ABI (wrong version, API table outside memory,
+    /// a missing or mistyped export, with wasmtime's error behind it).
+    Abi(WasmError),
     /// Instantiation or initialisation failed.
     Failed(WasmError),
 }
@@ -59,7 +60,7 @@ impl NewError {
     /// The message.
     pub(crate) fn message(&self) -> &str {
         match self {
-            NewError::Abi(m) => m,
+            NewError::Abi(e) => e.message(),
             NewError::Failed(e) => e.message(),
         }
     }
@@ -193,24 +194,25 @@ impl Instance {
         let memory = instance
             .get_memory(&mut store, abi::EXPORT_MEMORY)
             .ok_or_else(|| {
-                NewError::Abi(format!("it exports no memory `{}`", abi::EXPORT_MEMORY))
+                NewError::Abi(WasmError::msg(format!(
+                    "it exports no memory `{}`",
+                    abi::EXPORT_MEMORY
+                )))
             })?;
         store.data_mut().memory = Some(memory);
         let typed = |store: &mut Store<HostState>, name: &str| {
             instance
                 .get_typed_func::<(), i32>(&mut *store, name)
-                .map_err(|e| NewError::Abi(format!("export `{name}`: {e:#}")))
+                .map_err(|e| abi_export(name, e))
         };
         let alloc = instance
             .get_typed_func::<(i32, i32), i32>(&mut store, abi::EXPORT_ALLOC)
-            .map_err(|e| NewError::Abi(format!("export `{}`: {e:#}", abi::EXPORT_ALLOC)))?;
+            .map_err(|e| abi_export(abi::EXPORT_ALLOC, e))?;
         store.data_mut().alloc = Some(alloc.clone());
         if guest.has_initialize {
             let init = instance
                 .get_typed_func::<(), ()>(&mut store, abi::EXPORT_INITIALIZE)
-                .map_err(|e| {
-                    NewError::Abi(format!("export `{}`: {e:#}", abi::EXPORT_INITIALIZE))
-                })?;
+                .map_err(|e| abi_export(abi::EXPORT_INITIALIZE, e))?;
             init.call(&mut store, ())
                 .map_err(|e| failed(&store, "`_initialize`", e))?;
         }
@@ -218,11 +220,11 @@ impl Instance {
             .call(&mut store, ())
             .map_err(|e| failed(&store, "`cyxla_abi_version()`", e))?;
         if i64::from(version) != i64::from(abi::ABI_VERSION) {
-            return Err(NewError::Abi(format!(
+            return Err(NewError::Abi(WasmError::msg(format!(
                 "`{}()` returned {version}; this host speaks guest ABI version {}",
                 abi::EXPORT_ABI_VERSION,
                 abi::ABI_VERSION
-            )));
+            ))));
         }
         let api = typed(&mut store, abi::EXPORT_API)?
             .call(&mut store, ())
@@ -230,18 +232,18 @@ impl Instance {
             .cast_unsigned();
         let size = memory.data_size(&store);
         if api == 0 || guest_range(size, api, abi::api::SIZE as usize).is_none() {
-            return Err(NewError::Abi(format!(
+            return Err(NewError::Abi(WasmError::msg(format!(
                 "`{}()` returned {api:#x}, which is not the address of a {}-byte `XLA_FFI_Api` inside guest memory ({size} bytes)",
                 abi::EXPORT_API,
                 abi::api::SIZE
-            )));
+            ))));
         }
         let mut handlers = Vec::with_capacity(guest.exports.len());
         for export in &guest.exports {
             handlers.push(
                 instance
                     .get_typed_func::<i32, i32>(&mut store, export)
-                    .map_err(|e| NewError::Abi(format!("export `{export}`: {e:#}")))?,
+                    .map_err(|e| abi_export(export, e))?,
             );
         }
         let last_panic = if guest.has_last_panic {
@@ -618,6 +620,13 @@ fn run_guest<P: WasmParams, R: WasmResults>(
         .enter(store, limits.call_timeout, limits.deadline_ticks(), code);
     let result = func.call(&mut *store, params);
     (result, active.interrupted())
+}
+
+/// Export `name` is missing or has the wrong type: wasmtime's error, kept
+/// behind the message.
+fn abi_export(name: &str, error: wasmtime::Error) -> NewError {
+    let text = format!("export `{name}`: {error:#}");
+    NewError::Abi(WasmError::described(error, text))
 }
 
 fn stack_refusal(stack_bytes: usize) -> HandlerError {
