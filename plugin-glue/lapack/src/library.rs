@@ -301,6 +301,15 @@ fn openblas_threads(configured: usize, flops: f64, single: bool) -> usize {
 /// call that raises OpenBLAS's global thread count.
 static THREAD_GATE: RwLock<()> = RwLock::new(());
 
+/// The gate held as a single-threaded call holds it, for tests that call the
+/// library directly for their reference results: without it, a split call
+/// in a test running beside them could raise OpenBLAS's thread count or end
+/// its workers under them (see [`LapackLibrary::end_openblas_workers`]).
+#[cfg(test)]
+pub(crate) fn shared_gate() -> std::sync::RwLockReadGuard<'static, ()> {
+    THREAD_GATE.read().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Why no LAPACK library could be loaded: every candidate and its error.
 #[derive(Clone, Debug)]
 pub struct LoadError {

@@ -122,6 +122,7 @@ fn getrf_matches_lapack() {
         let (mut p_ours, mut p_theirs) = (vec![0; k], vec![0; k]);
         let info_ours = getrf(m, n, &mut ours, &mut p_ours);
         let (mi, ni) = (m as i32, n as i32);
+        let _gate = crate::library::shared_gate();
         // SAFETY: `theirs` is m×n with lda = m and `p_theirs` holds min(m,n).
         let info_theirs = unsafe {
             T::getrf(
@@ -191,7 +192,10 @@ fn trsm_matches_blas() {
             let b = matrix(m * n, 5);
             let (mut ours, mut theirs) = (b.clone(), b);
             trsm(args, &a, &mut ours);
-            args.blas(lapack(), [m, n, p].map(|v| v as i32), &a, &mut theirs);
+            {
+                let _gate = crate::library::shared_gate();
+                args.blas(lapack(), [m, n, p].map(|v| v as i32), &a, &mut theirs);
+            }
             for (g, w) in ours.iter().zip(&theirs) {
                 assert!(
                     (g - w).abs() <= 1e-12 * w.abs().max(1.0),

@@ -29,6 +29,7 @@ pub(crate) fn reference<T: RealScalar>(uplo: u8, n: usize, a: &[T]) -> (Vec<T>, 
     let (mut work, mut rwork, mut iwork) =
         (vec![T::ZERO; lwork], vec![T::ZERO; 1], vec![0; liwork]);
     let ni = n as i32;
+    let _gate = crate::library::shared_gate();
     // SAFETY: a is n×n (lda = n), w holds n, the workspaces have
     // LAPACK's minimum sizes for JOBZ = 'V'.
     let info = unsafe {

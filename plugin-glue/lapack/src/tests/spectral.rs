@@ -173,6 +173,7 @@ fn retry_split<R>(what: &str, mut split: impl FnMut() -> Option<R>) -> R {
 
 /// `?gesdd` itself ('S'), unsplit: singular values and INFO.
 fn plain_gesdd<S: T + RealLapack>(n: usize, a: &mut [S]) -> (Vec<S>, i32) {
+    let _gate = crate::library::shared_gate();
     let l = lib().symbols();
     let ni = n as i32;
     let (mut s, mut u, mut vt) = (vec![S::ZERO; n], vec![S::ZERO; n * n], vec![S::ZERO; n * n]);
