@@ -575,8 +575,6 @@ impl Instance {
     }
 }
 
-/// The error for a call on a thread without native stack room for the
-/// guest's wasm stack limit.
 /// Calls `f` with each piece of the ranges in `old` that no range in `new`
 /// covers. Both hold sorted, disjoint, half-open ranges.
 fn for_each_uncovered(old: &[(u32, u32)], new: &[(u32, u32)], mut f: impl FnMut(u32, u32)) {
@@ -629,6 +627,8 @@ fn abi_export(name: &str, error: wasmtime::Error) -> NewError {
     NewError::Abi(WasmError::described(error, text))
 }
 
+/// The error for a call on a thread without native stack room for the
+/// guest's wasm stack limit.
 fn stack_refusal(stack_bytes: usize) -> HandlerError {
     let show = |n: usize| bytes_display(u64::try_from(n).unwrap_or(u64::MAX));
     let left = stack::remaining().unwrap_or(0);
