@@ -172,6 +172,7 @@ impl ModuleCache {
 fn key(engine: &wasmtime::Engine, bytes: &[u8]) -> String {
     let mut hasher = std::hash::DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut hasher);
+    crate::engine::CODEGEN_PATCH.hash(&mut hasher);
     env!("CARGO_PKG_VERSION").hash(&mut hasher);
     format!(
         "{}-{:016x}",

@@ -7,8 +7,12 @@
 //!   entry and loop header; each store gets a deadline in ticks before a
 //!   call, and one timer thread per [`crate::Engine`] bumps the epoch every
 //!   [`crate::Limits::tick`]. A guest past its deadline traps with
-//!   [`wasmtime::Trap::Interrupt`]. The checks cost up to 2x in tight loops
-//!   (see `benches/benches/deadline.rs`).
+//!   [`wasmtime::Trap::Interrupt`]. The checks trap in place (a patched
+//!   Cranelift integration, `vendor/wasmtime-internal-cranelift`; its
+//!   `CYXLA-PATCH.md` says why that is sound): about 1.1-1.2x in tight
+//!   vectorised loops, where stock wasmtime's checks, which call out,
+//!   made the register allocator spill around every loop header and cost
+//!   1.3-1.8x (see `benches/benches/deadline.rs`).
 //! - **Signals** (x86_64 Linux, [`signal`]): guests are compiled without
 //!   checks; a watchdog thread signals a thread whose guest is past its
 //!   deadline and the handler makes the guest code trap. No cost in guest

@@ -29,6 +29,12 @@
 //! | pooling allocator (slots keep the 4 GiB reservation) | 1.48 | 1.09 |
 //! | Cranelift without AVX (SSE4.2) | 1.48 | 1.09 |
 //!
+//! The epoch row is stock wasmtime's check, which calls out of its cold
+//! path and so made the register allocator spill around every loop header;
+//! with the patched check (`vendor/wasmtime-internal-cranelift`, trapping
+//! in place) the matmul kernel alone runs 1.11-1.18x against no checks
+//! (its `CYXLA-PATCH.md`).
+//!
 //! Guest flags under this engine: `-O2` 1.48 (as `-O3`); no `-msimd128`
 //! 5.3–5.7; `-mrelaxed-simd` 1.46 (no relaxed operation applies under
 //! strict fp); interleave 8 1.01 at n=256 but 2.7 at n=16 (interleave 4:
@@ -81,6 +87,12 @@ const MEMORY_RESERVATION: u64 = 1 << 32;
 /// of up to this much (`i32.load offset=N`, and any access width) needs no
 /// check; larger offsets get an explicit check from Cranelift.
 const MEMORY_GUARD: u64 = 32 << 20;
+
+/// What compiled guest code depends on beyond wasmtime's version and
+/// configuration: the patch of `vendor/wasmtime-internal-cranelift` (epoch
+/// checks trap in place; see its `CYXLA-PATCH.md`). Part of the compile
+/// cache's key, so that code compiled without it is not loaded.
+pub(crate) const CODEGEN_PATCH: &str = "wasmtime-internal-cranelift 48.0.8: epoch checks trap";
 
 fn perf_map_requested() -> bool {
     std::env::var_os(PERF_MAP_ENV).is_some_and(|v| !v.is_empty() && v != "0")
@@ -310,5 +322,89 @@ impl std::fmt::Debug for Engine {
         f.debug_struct("Engine")
             .field("limits", &self.inner.limits)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use wasmtime::{Instance, Module, Store, Trap, UpdateDeadline};
+
+    use super::*;
+
+    /// A loop counting to its operand: no stores, no calls.
+    const COUNT: &str = r#"(module
+      (func (export "count") (param $n i32) (result i32) (local $i i32)
+        (loop $l
+          (local.set $i (i32.add (local.get $i) (i32.const 1)))
+          (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
+        (local.get $i)))"#;
+
+    /// The patched compiler of `vendor/wasmtime-internal-cranelift` is the
+    /// one in use: an epoch check past its deadline traps with
+    /// `Trap::Interrupt` where it stands, at a function's entry and at a
+    /// loop header, and never calls the store back. Stock wasmtime calls
+    /// the epoch callback, which here would let both calls go on; a check
+    /// that reused an earlier load of the epoch would let the loop run to
+    /// its end (seconds).
+    #[test]
+    fn epoch_checks_trap_without_calling_back() {
+        let limits = Limits {
+            interrupt: Interrupt::Epoch,
+            ..Limits::default()
+        };
+        let engine = Engine::new(&limits).expect("an engine with epoch deadlines");
+        let wasm = wat::parse_str(COUNT).expect("valid WAT");
+        let module = Module::new(engine.wasm(), wasm).expect("compiles");
+        let mut store = Store::new(engine.wasm(), ());
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&calls);
+        store.epoch_deadline_callback(move |_| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            Ok(UpdateDeadline::Continue(1))
+        });
+        let instance = Instance::new(&mut store, &module, &[]).expect("instantiates");
+        let count = instance
+            .get_typed_func::<i32, i32>(&mut store, "count")
+            .expect("count");
+
+        // Before the deadline the checks cost nothing but time.
+        store.set_epoch_deadline(1 << 40);
+        assert_eq!(count.call(&mut store, 1000).expect("runs"), 1000);
+
+        // At the deadline already: the entry check traps.
+        store.set_epoch_deadline(0);
+        let trap = count.call(&mut store, 1000).expect_err("traps at entry");
+        assert_eq!(
+            trap.downcast_ref::<Trap>(),
+            Some(&Trap::Interrupt),
+            "{trap:?}"
+        );
+
+        // The epoch moves on while the guest loops: a loop header traps.
+        store.set_epoch_deadline(2);
+        let wasm = engine.wasm().clone();
+        let ticker = std::thread::spawn(move || {
+            for _ in 0..4 {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                wasm.increment_epoch();
+            }
+        });
+        let trap = count
+            .call(&mut store, i32::MAX)
+            .expect_err("traps in the loop");
+        assert_eq!(
+            trap.downcast_ref::<Trap>(),
+            Some(&Trap::Interrupt),
+            "{trap:?}"
+        );
+        ticker.join().expect("ticker thread");
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            0,
+            "the epoch callback was called: the stock compiler is in use, not the patched one \
+             of vendor/wasmtime-internal-cranelift (see its CYXLA-PATCH.md)"
+        );
     }
 }

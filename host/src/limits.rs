@@ -443,11 +443,15 @@ impl std::error::Error for LimitError {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Interrupt {
-    /// Epochs (the default). Signals stay opt-in until a crash that
-    /// fuzzing found under them is diagnosed.
+    /// Epochs (the default): sound by construction, a check compiled into
+    /// guest code that traps as any wasm trap does. Signals rely on
+    /// wasmtime's internals (they move a running guest's program counter),
+    /// so they stay opt-in.
     #[default]
     Auto,
-    /// wasmtime's epoch interruption: a check in every loop header.
+    /// wasmtime's epoch interruption: a check at every function entry and
+    /// loop header (compiled to trap in place: see
+    /// `vendor/wasmtime-internal-cranelift/CYXLA-PATCH.md`).
     Epoch,
     /// A watchdog thread and a signal: no checks in guest code.
     Signal,

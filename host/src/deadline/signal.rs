@@ -1,7 +1,8 @@
 //! Deadlines without checks in guest code (x86_64 Linux).
 //!
 //! Epoch interruption compiles a check into every loop header; in tight
-//! numeric loops that costs up to 2x (measured in `benches/deadline.rs`).
+//! numeric loops that costs about 1.1-1.2x even with cyxla's patch of the
+//! check (measured in `benches/deadline.rs`).
 //! This module compiles guests with no checks at all and stops a guest
 //! past its deadline from outside, the way SpiderMonkey interrupts running
 //! JIT code:

@@ -2175,11 +2175,17 @@ where
                 offset: 0,
             },
         );
-        cursor.ins().load(
+        // cyxla patch (see CYXLA-PATCH.md): an atomic load, which alias
+        // analysis treats as a fence, so that no check reuses the value an
+        // earlier one loaded. Stock wasmtime gets this from the `new_epoch`
+        // call on each check's cold path (a call stores to every region,
+        // and that path merges back into the loop); now that the cold path
+        // traps, a loop storing nothing in this region would load the
+        // epoch once and never see it move. On x86-64 it is the same `mov`.
+        cursor.ins().atomic_load(
             ir::types::I64,
             ir::MemFlagsData::trusted().with_alias_region(Some(region)),
             epoch_ptr,
-            0,
         )
     }
 }

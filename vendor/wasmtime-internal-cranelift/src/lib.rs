@@ -77,6 +77,9 @@ pub const TRAP_ALLOCATION_TOO_LARGE: TrapCode =
     TrapCode::unwrap_user(Trap::AllocationTooLarge as u8 + TRAP_OFFSET);
 pub const TRAP_ARRAY_OUT_OF_BOUNDS: TrapCode =
     TrapCode::unwrap_user(Trap::ArrayOutOfBounds as u8 + TRAP_OFFSET);
+/// cyxla patch: the trap of an epoch check past its deadline.
+pub const TRAP_INTERRUPT: TrapCode =
+    TrapCode::unwrap_user(Trap::Interrupt as u8 + TRAP_OFFSET);
 pub const TRAP_UNREACHABLE: TrapCode =
     TrapCode::unwrap_user(Trap::UnreachableCodeReached as u8 + TRAP_OFFSET);
 pub const TRAP_HEAP_MISALIGNED: TrapCode =
