@@ -6,7 +6,11 @@
 //! be (`clang++ -O3 -ffp-contract=off`, the compiler's default x86-64
 //! target, against jaxlib's `ffi.h`), as a wasm guest with the SDK's flags
 //! (`-O3 -msimd128`), and natively with `-march=native` (information only).
-//! Each build serves its own target; each program is one custom call.
+//! Each build serves its own target; each program is one custom call. The
+//! guest runs under the default deadline mechanism (epochs: a check in
+//! every loop header) and, as information, from a second sandbox with
+//! signal deadlines (`interrupt=signal`, no checks in guest code): the
+//! same module, registered under a second target name.
 //!
 //! - P2, memory-bound: `rms_norm_cpp` (`guests/cpp/rms_norm.cc`) over
 //!   f32[256, 4096] (1M) and f32[4096, 4096] (16M), with the time of a
@@ -29,17 +33,25 @@
 
 use std::hint::black_box;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 use cyxla_benches::kernels::{self, Build, Kernel};
 use cyxla_benches::report::{self, Met, median};
 use cyxla_benches::{data, f32_bytes, f32_values, load_default_plugin, mode};
+use cyxla_host::limits::Interrupt;
 use cyxla_host::{AllowList, Limits, Sandbox};
 use plugin_glue::DType;
 use plugin_glue::client::{Buffer, Client, Executable};
+use plugin_glue::registry;
 
 /// The sides, in the order they run in each round.
-const BUILDS: [Build; 3] = [Build::Native, Build::Guest, Build::MarchNative];
+const BUILDS: [Build; 4] = [
+    Build::Native,
+    Build::Guest,
+    Build::MarchNative,
+    Build::GuestSignal,
+];
 
 /// One measured case: a kernel on given shapes.
 struct Case {
@@ -288,8 +300,8 @@ fn measure(l: &Loaded) {
     }
     let t: Vec<f64> = times.iter_mut().map(|v| median(v)).collect();
     let r: Vec<f64> = ratios.iter_mut().map(|v| median(v)).collect();
-    let (native, guest, march) = (t[0], t[1], t[2]);
-    let (ratio, march_ratio) = (r[1], r[2]);
+    let (native, guest, march, signal) = (t[0], t[1], t[2], t[3]);
+    let (ratio, march_ratio, signal_ratio) = (r[1], r[2], r[3]);
     println!(
         "\n{} ({iters} calls per round, median of {rounds} interleaved rounds):",
         l.case.name
@@ -304,17 +316,24 @@ fn measure(l: &Loaded) {
         "  native -march=native           {:>12}   {march_ratio:.2}x native (information)",
         ms(march)
     );
+    println!(
+        "  guest, signal deadlines        {:>12}   {signal_ratio:.2}x native (information)",
+        ms(signal)
+    );
     let mut values = vec![
         ("guest_over_native", ratio),
         ("native_ms", native * 1e3),
         ("guest_ms", guest * 1e3),
         ("march_native_ms", march * 1e3),
+        ("guest_signal_over_native", signal_ratio),
+        ("guest_signal_ms", signal * 1e3),
     ];
     let mut figure = format!(
-        "guest {} / native {}: {ratio:.2}x; -march=native {}",
+        "guest {} / native {}: {ratio:.2}x; -march=native {}; guest with signal deadlines {} ({signal_ratio:.2}x)",
         ms(guest),
         ms(native),
-        ms(march)
+        ms(march),
+        ms(signal)
     );
     if l.case.memcpy {
         let copy = median(&mut copies);
@@ -345,18 +364,35 @@ fn main() {
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernels");
     let wasm = kernels::build(&out, &[kernels::RMS_NORM, kernels::MATMUL]);
     let plugin = load_default_plugin();
-    let sandbox = Sandbox::new(
-        &wasm,
-        AllowList::targets([kernels::RMS_NORM.target, kernels::MATMUL.target]),
-        Limits::default(),
-    )
-    .expect("load the C++ guests");
+    let targets = [kernels::RMS_NORM.target, kernels::MATMUL.target];
+    let sandbox = Sandbox::new(&wasm, AllowList::targets(targets), Limits::default())
+        .expect("load the C++ guests");
     let registered = sandbox
         .register_allowed(&plugin)
         .expect("register the guests");
     assert_eq!(registered.len(), 2, "both guests serve: {registered:?}");
+    // The same guests with signal deadlines, under a second target name.
+    let mut limits = Limits::default();
+    limits.interrupt = Interrupt::Signal;
+    let signal = Sandbox::new(&wasm, AllowList::targets(targets), limits)
+        .expect("load the C++ guests with signal deadlines");
+    assert_eq!(
+        signal.guests().engine().interrupt(),
+        Interrupt::Signal,
+        "this machine does not support signal deadlines"
+    );
     for k in [kernels::RMS_NORM, kernels::MATMUL] {
         kernels::register_natives(&plugin, &out, &k);
+        let handler = signal
+            .handler(k.target)
+            .expect("the guest serves its target");
+        registry::register_with_origin(
+            &plugin,
+            &Build::GuestSignal.target(&k),
+            Arc::new(handler),
+            "guest, signal deadlines".into(),
+        )
+        .expect("register the guest with signal deadlines");
     }
     let client = Client::new(&plugin, Some(1)).expect("client");
     println!("load average before: {}", report::load_average());

@@ -276,7 +276,9 @@ pub mod report {
 /// wheel would be (`--native`: `clang++ -O3 -ffp-contract=off -fPIC
 /// -shared`, the compiler's default x86-64 target, against jaxlib's
 /// `xla/ffi/api/ffi.h`), as a guest with the SDK's flags (`-O3
-/// -msimd128`), and natively with `-march=native` (for information).
+/// -msimd128`), and natively with `-march=native` (for information). The
+/// guest also serves a second target from a sandbox with signal deadlines
+/// (`interrupt=signal`, for information: what the opt-in mechanism buys).
 pub mod kernels {
     use std::path::{Path, PathBuf};
     use std::process::Command;
@@ -319,6 +321,8 @@ pub mod kernels {
         Guest,
         /// Native with `-march=native`.
         MarchNative,
+        /// The same wasm guest, in a sandbox with signal deadlines.
+        GuestSignal,
     }
 
     impl Build {
@@ -328,12 +332,13 @@ pub mod kernels {
                 Build::Guest => kernel.target.to_owned(),
                 Build::Native => format!("{}__native", kernel.target),
                 Build::MarchNative => format!("{}__march_native", kernel.target),
+                Build::GuestSignal => format!("{}__signal", kernel.target),
             }
         }
 
         fn dir(self) -> &'static str {
             match self {
-                Build::Guest => "wasm",
+                Build::Guest | Build::GuestSignal => "wasm",
                 Build::Native => "native",
                 Build::MarchNative => "march-native",
             }
@@ -347,8 +352,8 @@ pub mod kernels {
             .and_then(|s| s.to_str())
             .expect("a source file name");
         match build {
-            Build::Guest => format!("{stem}_cpp.wasm"),
-            _ => format!("lib{stem}_cpp.so"),
+            Build::Guest | Build::GuestSignal => format!("{stem}_cpp.wasm"),
+            Build::Native | Build::MarchNative => format!("lib{stem}_cpp.so"),
         }
     }
 
