@@ -9,10 +9,11 @@
 //!   [`crate::Limits::tick`]. A guest past its deadline traps with
 //!   [`wasmtime::Trap::Interrupt`]. The checks trap in place (a patched
 //!   Cranelift integration, `vendor/wasmtime-internal-cranelift`; its
-//!   `CYXLA-PATCH.md` says why that is sound): about 1.1-1.2x in tight
-//!   vectorised loops, where stock wasmtime's checks, which call out,
-//!   made the register allocator spill around every loop header and cost
-//!   1.3-1.8x (see `benches/benches/deadline.rs`).
+//!   `CYXLA-PATCH.md` says why that is sound): 1.03-1.14x on vectorised
+//!   kernels, up to 1.8x in a scalar loop that does almost nothing per
+//!   iteration, where stock wasmtime's checks, which call out, made the
+//!   register allocator spill around every loop header and cost 1.3-1.8x
+//!   on the vectorised kernels too (see `benches/benches/deadline.rs`).
 //! - **Signals** (x86_64 Linux, [`signal`]): guests are compiled without
 //!   checks; a watchdog thread signals a thread whose guest is past its
 //!   deadline and the handler makes the guest code trap. No cost in guest

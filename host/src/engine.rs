@@ -32,7 +32,7 @@
 //! The epoch row is stock wasmtime's check, which calls out of its cold
 //! path and so made the register allocator spill around every loop header;
 //! with the patched check (`vendor/wasmtime-internal-cranelift`, trapping
-//! in place) the matmul kernel alone runs 1.11-1.18x against no checks
+//! in place) the matmul kernel alone runs 1.06-1.10x against no checks
 //! (its `CYXLA-PATCH.md`).
 //!
 //! Guest flags under this engine: `-O2` 1.48 (as `-O3`); no `-msimd128`
