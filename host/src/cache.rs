@@ -167,12 +167,18 @@ impl ModuleCache {
     }
 }
 
+/// What compiled guest code depends on beyond wasmtime's version and
+/// configuration: the patch of `vendor/wasmtime-internal-cranelift` (epoch
+/// checks trap in place; see its `CYXLA-PATCH.md`). Part of the key, so
+/// that code compiled without it is not loaded.
+const CODEGEN_PATCH: &str = "wasmtime-internal-cranelift 48.0.8: epoch checks trap";
+
 /// The key of `bytes` compiled by `engine`: the module's sha256 and a hash
 /// of everything about the engine that a compiled artifact depends on.
 fn key(engine: &wasmtime::Engine, bytes: &[u8]) -> String {
     let mut hasher = std::hash::DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut hasher);
-    crate::engine::CODEGEN_PATCH.hash(&mut hasher);
+    CODEGEN_PATCH.hash(&mut hasher);
     env!("CARGO_PKG_VERSION").hash(&mut hasher);
     format!(
         "{}-{:016x}",

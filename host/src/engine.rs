@@ -88,12 +88,6 @@ const MEMORY_RESERVATION: u64 = 1 << 32;
 /// check; larger offsets get an explicit check from Cranelift.
 const MEMORY_GUARD: u64 = 32 << 20;
 
-/// What compiled guest code depends on beyond wasmtime's version and
-/// configuration: the patch of `vendor/wasmtime-internal-cranelift` (epoch
-/// checks trap in place; see its `CYXLA-PATCH.md`). Part of the compile
-/// cache's key, so that code compiled without it is not loaded.
-pub(crate) const CODEGEN_PATCH: &str = "wasmtime-internal-cranelift 48.0.8: epoch checks trap";
-
 fn perf_map_requested() -> bool {
     std::env::var_os(PERF_MAP_ENV).is_some_and(|v| !v.is_empty() && v != "0")
 }
