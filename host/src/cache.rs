@@ -171,7 +171,7 @@ impl ModuleCache {
 /// configuration: the patch of `vendor/wasmtime-internal-cranelift` (epoch
 /// checks trap in place; see its `CYXLA-PATCH.md`). Part of the key, so
 /// that code compiled without it is not loaded.
-const CODEGEN_PATCH: &str = "wasmtime-internal-cranelift 48.0.8: epoch checks trap";
+const CODEGEN_PATCH: &str = "wasmtime-internal-cranelift 48.0.8: epoch checks trapnz in place";
 
 /// The key of `bytes` compiled by `engine`: the module's sha256 and a hash
 /// of everything about the engine that a compiled artifact depends on.
