@@ -168,10 +168,13 @@ impl ModuleCache {
 }
 
 /// What compiled guest code depends on beyond wasmtime's version and
-/// configuration: the patch of `vendor/wasmtime-internal-cranelift` (epoch
-/// checks trap in place; see its `CYXLA-PATCH.md`). Part of the key, so
-/// that code compiled without it is not loaded.
-const CODEGEN_PATCH: &str = "wasmtime-internal-cranelift 48.0.8: epoch checks trapnz in place";
+/// configuration: the patches of `vendor/wasmtime-internal-cranelift` (epoch
+/// checks trap in place) and of `vendor/cranelift-codegen` (x64 addresses
+/// without three-component `lea`, loads sunk through vector bitcasts); see
+/// each one's `CYXLA-PATCH.md`. Part of the key, so that code compiled
+/// without them is not loaded.
+const CODEGEN_PATCH: &str = "wasmtime-internal-cranelift 48.0.8: epoch checks trapnz in place; \
+                             cranelift-codegen 0.135.8: lea without nested iadd, loads sunk through vector bitcasts";
 
 /// The key of `bytes` compiled by `engine`: the module's sha256 and a hash
 /// of everything about the engine that a compiled artifact depends on.

@@ -35,6 +35,14 @@
 //! in place) the matmul kernel alone runs 1.06-1.10x against no checks
 //! (its `CYXLA-PATCH.md`).
 //!
+//! The table is from an Intel Xeon. On an AMD EPYC (Zen) the same
+//! configuration ran the kernel at 1.35–1.50× native: Cranelift computed
+//! every vector access's address with a three-component `lea`
+//! (`lea 0x30(base, index)`), which is slow on Zen, and kept each `v128`
+//! load apart from the `vmulps` that used it. The patched code generator
+//! (`vendor/cranelift-codegen`, its `CYXLA-PATCH.md`) does neither; with it
+//! the kernel alone runs at 0.94–1.03× native there.
+//!
 //! Guest flags under this engine: `-O2` 1.48 (as `-O3`); no `-msimd128`
 //! 5.3–5.7; `-mrelaxed-simd` 1.46 (no relaxed operation applies under
 //! strict fp); interleave 8 1.01 at n=256 but 2.7 at n=16 (interleave 4:

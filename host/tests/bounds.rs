@@ -95,6 +95,20 @@ fn handlers() -> String {
         // The top of the 32-bit index space: into the guard.
         ("top_i64", "(drop (i64.load (i32.const -1)))"),
         ("top_v128", "(drop (v128.load (i32.const -8)))"),
+        // A v128 load that an f32x4 operation uses: the code generator
+        // sinks it into that operation through the `i8x16` -> `f32x4`
+        // bitcast (vendor/cranelift-codegen/CYXLA-PATCH.md); the trap must
+        // come with it.
+        (
+            "straddle_v128_sunk",
+            "(v128.store (i32.const 0) (f32x4.mul (v128.const f32x4 1 2 3 4) \
+               (v128.load (i32.sub (local.get $end) (i32.const 15)))))",
+        ),
+        (
+            "top_v128_sunk",
+            "(v128.store (i32.const 0) (f32x4.add (v128.const f32x4 1 2 3 4) \
+               (v128.load (i32.const -8))))",
+        ),
         // Static offsets: inside the guard, at its end, and past it (where
         // Cranelift must emit a check).
         (
@@ -120,7 +134,7 @@ fn handlers() -> String {
     funcs
 }
 
-const ATTACKS: [&str; 13] = [
+const ATTACKS: [&str; 15] = [
     "past_refused_growth",
     "straddle_i32",
     "straddle_i64",
@@ -130,6 +144,8 @@ const ATTACKS: [&str; 13] = [
     "straddle_copy",
     "top_i64",
     "top_v128",
+    "straddle_v128_sunk",
+    "top_v128_sunk",
     "offset_in_guard",
     "offset_at_guard_end",
     "offset_past_guard",

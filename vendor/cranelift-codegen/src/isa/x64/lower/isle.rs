@@ -11,7 +11,10 @@ use super::{MergeableLoadSize, is_int_or_ref_ty, is_mergeable_load, lower_to_amo
 use crate::ir::condcodes::{FloatCC, IntCC};
 use crate::ir::immediates::*;
 use crate::ir::types::*;
-use crate::ir::{BlockCall, Inst, InstructionData, LibCall, Opcode, TrapCode, Value, ValueList};
+use crate::ir::{
+    BlockCall, Endianness, Inst, InstructionData, LibCall, Opcode, TrapCode, Value, ValueDef,
+    ValueList,
+};
 use crate::isa::x64::X64Backend;
 use crate::isa::x64::inst::{ReturnCallInfo, args::*, regs};
 use crate::isa::x64::lower::{InsnInput, emit_vm_call};
@@ -285,6 +288,41 @@ pub(crate) fn lower_branch(
     generated_code::constructor_lower_branch(&mut isle_ctx, branch, &targets)
 }
 
+impl IsleContext<'_, '_, MInst, X64Backend> {
+    /// CYXLA PATCH: the load behind `val` if `val` is a no-op bitcast
+    /// between 128-bit vector types, used only here, of a load that can be
+    /// sunk here.
+    fn sinkable_load_through_vector_bitcast(&mut self, val: Value) -> Option<SinkableLoad> {
+        let dfg = self.lower_ctx.dfg();
+        let ValueDef::Result(inst, 0) = dfg.value_def(val) else {
+            return None;
+        };
+        let InstructionData::LoadNoOffset {
+            opcode: Opcode::Bitcast,
+            arg,
+            ..
+        } = dfg.insts[inst]
+        else {
+            return None;
+        };
+        let (from, to) = (dfg.value_type(arg), dfg.value_type(val));
+        if !(from.is_vector() && to.is_vector() && from.bits() == 128 && to.bits() == 128) {
+            return None;
+        }
+        let flags = self.lower_ctx.memflags(inst)?;
+        if flags.explicit_endianness() == Some(Endianness::Big) {
+            return None;
+        }
+        // The bitcast must be used here alone: another use would lower it,
+        // and with it the load this sinks.
+        match self.lower_ctx.get_value_as_source_or_const(val).inst {
+            InputSourceInst::UniqueUse(src, 0) if src == inst => {}
+            _ => return None,
+        }
+        self.sinkable_load(arg)
+    }
+}
+
 impl Context for IsleContext<'_, '_, MInst, X64Backend> {
     isle_lower_prelude_methods!();
     isle_assembler_methods!();
@@ -439,6 +477,17 @@ impl Context for IsleContext<'_, '_, MInst, X64Backend> {
         }
 
         if let Some(load) = self.sinkable_load(val) {
+            return RegMem::Mem {
+                addr: self.sink_load(&load),
+            };
+        }
+
+        // CYXLA PATCH (see CYXLA-PATCH.md): a bitcast between 128-bit
+        // vector types in little-endian lane order moves no bits on x64, so
+        // a load it alone uses can be sunk into this operand through it.
+        // wasm's `v128.load` is an `i8x16` load that `f32x4.mul` and the like
+        // see through such a bitcast.
+        if let Some(load) = self.sinkable_load_through_vector_bitcast(val) {
             return RegMem::Mem {
                 addr: self.sink_load(&load),
             };
