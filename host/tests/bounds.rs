@@ -60,101 +60,86 @@ fn handlers() -> String {
            (i32.store offset=8 (call $out (local.get $f))
              (i32.load (i32.sub (local.get $end) (i32.const 4))))"#,
     ));
-    let attacks = [
-        // One byte past the end, after growth past the limit was refused.
-        (
-            "past_refused_growth",
-            r#"(drop (memory.grow (i32.const 1)))
-               (drop (i32.load8_u (local.get $end)))"#,
-        ),
-        // Accesses that start inside and end one byte past the end.
-        (
-            "straddle_i32",
-            "(drop (i32.load (i32.sub (local.get $end) (i32.const 3))))",
-        ),
-        (
-            "straddle_i64",
-            "(i64.store (i32.sub (local.get $end) (i32.const 7)) (i64.const 1))",
-        ),
-        (
-            "straddle_v128",
-            "(drop (v128.load (i32.sub (local.get $end) (i32.const 15))))",
-        ),
-        (
-            "straddle_offset",
-            "(drop (i32.load offset=1 (i32.sub (local.get $end) (i32.const 4))))",
-        ),
-        (
-            "straddle_fill",
-            "(memory.fill (i32.sub (local.get $end) (i32.const 8)) (i32.const 0) (i32.const 9))",
-        ),
-        (
-            "straddle_copy",
-            "(memory.copy (i32.sub (local.get $end) (i32.const 8)) (i32.const 0) (i32.const 9))",
-        ),
-        // The top of the 32-bit index space: into the guard.
-        ("top_i64", "(drop (i64.load (i32.const -1)))"),
-        ("top_v128", "(drop (v128.load (i32.const -8)))"),
-        // A v128 load that an f32x4 operation uses: the code generator
-        // sinks it into that operation through the `i8x16` -> `f32x4`
-        // bitcast (vendor/cranelift-codegen/CYXLA-PATCH.md); the trap must
-        // come with it.
-        (
-            "straddle_v128_sunk",
-            "(v128.store (i32.const 0) (f32x4.mul (v128.const f32x4 1 2 3 4) \
-               (v128.load (i32.sub (local.get $end) (i32.const 15)))))",
-        ),
-        (
-            "top_v128_sunk",
-            "(v128.store (i32.const 0) (f32x4.add (v128.const f32x4 1 2 3 4) \
-               (v128.load (i32.const -8))))",
-        ),
-        // Static offsets: inside the guard, at its end, and past it (where
-        // Cranelift must emit a check).
-        (
-            "offset_in_guard",
-            "(drop (i32.load offset=16777216 (i32.const -4)))",
-        ),
-        (
-            "offset_at_guard_end",
-            "(drop (i32.load offset=33554428 (i32.const -1)))",
-        ),
-        (
-            "offset_past_guard",
-            "(drop (i64.load offset=4294967295 (i32.const -1)))",
-        ),
-        (
-            "offset_past_limit_from_zero",
-            "(drop (i32.load offset=4390912 (i32.const 0)))",
-        ),
-    ];
-    for (name, body) in attacks {
+    for (name, body) in ATTACKS {
         funcs.push_str(&edge(name, body));
     }
     funcs
 }
 
-const ATTACKS: [&str; 15] = [
-    "past_refused_growth",
-    "straddle_i32",
-    "straddle_i64",
-    "straddle_v128",
-    "straddle_offset",
-    "straddle_fill",
-    "straddle_copy",
-    "top_i64",
-    "top_v128",
-    "straddle_v128_sunk",
-    "top_v128_sunk",
-    "offset_in_guard",
-    "offset_at_guard_end",
-    "offset_past_guard",
-    "offset_past_limit_from_zero",
+/// Accesses that must trap, by export name: each runs after growing memory
+/// to the limit, with `$end` its size in bytes.
+const ATTACKS: [(&str, &str); 15] = [
+    // One byte past the end, after growth past the limit was refused.
+    (
+        "past_refused_growth",
+        r#"(drop (memory.grow (i32.const 1)))
+           (drop (i32.load8_u (local.get $end)))"#,
+    ),
+    // Accesses that start inside and end one byte past the end.
+    (
+        "straddle_i32",
+        "(drop (i32.load (i32.sub (local.get $end) (i32.const 3))))",
+    ),
+    (
+        "straddle_i64",
+        "(i64.store (i32.sub (local.get $end) (i32.const 7)) (i64.const 1))",
+    ),
+    (
+        "straddle_v128",
+        "(drop (v128.load (i32.sub (local.get $end) (i32.const 15))))",
+    ),
+    (
+        "straddle_offset",
+        "(drop (i32.load offset=1 (i32.sub (local.get $end) (i32.const 4))))",
+    ),
+    (
+        "straddle_fill",
+        "(memory.fill (i32.sub (local.get $end) (i32.const 8)) (i32.const 0) (i32.const 9))",
+    ),
+    (
+        "straddle_copy",
+        "(memory.copy (i32.sub (local.get $end) (i32.const 8)) (i32.const 0) (i32.const 9))",
+    ),
+    // The top of the 32-bit index space: into the guard.
+    ("top_i64", "(drop (i64.load (i32.const -1)))"),
+    ("top_v128", "(drop (v128.load (i32.const -8)))"),
+    // A v128 load that an f32x4 operation uses: the code generator
+    // sinks it into that operation through the `i8x16` -> `f32x4`
+    // bitcast (vendor/cranelift-codegen/CYXLA-PATCH.md); the trap must
+    // come with it.
+    (
+        "straddle_v128_sunk",
+        "(v128.store (i32.const 0) (f32x4.mul (v128.const f32x4 1 2 3 4) \
+           (v128.load (i32.sub (local.get $end) (i32.const 15)))))",
+    ),
+    (
+        "top_v128_sunk",
+        "(v128.store (i32.const 0) (f32x4.add (v128.const f32x4 1 2 3 4) \
+           (v128.load (i32.const -8))))",
+    ),
+    // Static offsets: inside the guard, at its end, and past it (where
+    // Cranelift must emit a check).
+    (
+        "offset_in_guard",
+        "(drop (i32.load offset=16777216 (i32.const -4)))",
+    ),
+    (
+        "offset_at_guard_end",
+        "(drop (i32.load offset=33554428 (i32.const -1)))",
+    ),
+    (
+        "offset_past_guard",
+        "(drop (i64.load offset=4294967295 (i32.const -1)))",
+    ),
+    (
+        "offset_past_limit_from_zero",
+        "(drop (i32.load offset=4390912 (i32.const 0)))",
+    ),
 ];
 
 fn bounds_sandbox(interrupt: Interrupt) -> (tempfile::TempDir, Sandbox) {
     let mut exports = vec!["double", "edge_ok"];
-    exports.extend(ATTACKS);
+    exports.extend(ATTACKS.map(|(name, _)| name));
     let targets: Vec<(String, &str)> = exports.iter().map(|e| (format!("b_{e}"), *e)).collect();
     let targets: Vec<(&str, &str)> = targets.iter().map(|(t, e)| (t.as_str(), *e)).collect();
     let wat = guest_wat(&format!("{HANDLERS} {}", handlers()), &targets);
@@ -188,7 +173,7 @@ fn memory_reaches_its_limit_exactly_and_its_last_bytes_are_usable() {
 fn every_access_past_the_end_of_memory_traps() {
     for interrupt in interrupt_mechanisms() {
         let (_dir, sandbox) = bounds_sandbox(interrupt);
-        for attack in ATTACKS {
+        for (attack, _) in ATTACKS {
             let target = format!("b_{attack}");
             let h = handler(&sandbox, &target);
             let call = HostCall::new().ret(HostBuffer::zeros(DType::S32, &[3]));
