@@ -23,7 +23,7 @@ mod buffer;
 #[cfg(test)]
 pub(crate) mod testing;
 
-use std::ffi::CStr;
+use std::ffi::{CStr, c_void};
 use std::fmt;
 use std::mem::{align_of, offset_of, size_of};
 use std::ptr;
@@ -437,31 +437,24 @@ impl fmt::Debug for CallFrame<'_> {
     }
 }
 
-impl<'a> CallFrame<'a> {
-    /// Validates a frame XLA passed to a handler.
-    ///
-    /// Checks: the frame is non-NULL with `struct_size` ≥ 168; args, rets
-    /// and attrs have at least their struct sizes (40/40/48) and
-    /// non-negative counts; their arrays are non-NULL unless empty; every
-    /// argument/result type is BUFFER; every buffer is valid (see
-    /// [`BufferView`]: known dtype, non-negative dims, element count and
-    /// byte size without overflow, data non-NULL unless empty). Nested
-    /// attribute dictionaries are checked when they are read.
-    ///
-    /// The stage is not checked (the dispatcher only passes EXECUTE frames).
-    ///
-    /// # Errors
-    ///
-    /// `INVALID_ARGUMENT` naming the field, argument or result index and
-    /// the offending value.
+/// A frame whose fixed part (sizes, counts, types, arrays and inline
+/// attributes) was checked by [`Checked::of`]; its buffers are checked as
+/// they are recorded ([`CallFrame::fill`]).
+struct Checked<'a> {
+    raw: &'a XLA_FFI_CallFrame,
+    args: &'a [*mut c_void],
+    rets: &'a [*mut c_void],
+    attrs: Attrs<'a>,
+}
+
+impl<'a> Checked<'a> {
+    /// Checks the fixed part of a frame (see [`CallFrame::from_raw`]).
     ///
     /// # Safety
     ///
-    /// `frame` must be NULL or point at a complete `XLA_FFI_CallFrame`
-    /// (`size_of` bytes, as XLA allocates them) whose pointers are valid as
-    /// XLA documents them, all for `'a`; nothing may modify the frame, its
-    /// arrays, buffers descriptors or attributes during `'a`.
-    pub unsafe fn from_raw(frame: *const XLA_FFI_CallFrame) -> Result<CallFrame<'a>, HandlerError> {
+    /// As for [`CallFrame::from_raw`].
+    #[inline(always)]
+    unsafe fn of(frame: *const XLA_FFI_CallFrame) -> Result<Checked<'a>, HandlerError> {
         if frame.is_null() {
             return Err(HandlerError::invalid_argument("the call frame is NULL"));
         }
@@ -521,25 +514,108 @@ impl<'a> CallFrame<'a> {
                 )));
             }
         }
-        let mut buffers = SmallVec::with_capacity(num_args + num_rets);
-        for (i, &b) in args.iter().enumerate() {
-            // SAFETY: each entry points at an XLA_FFI_Buffer valid for 'a
-            // (caller contract).
-            buffers.push(unsafe { BufferView::from_raw(b, Role::Argument, i) }?);
-        }
-        for (i, &b) in rets.iter().enumerate() {
-            // SAFETY: as above.
-            buffers.push(unsafe { BufferView::from_raw(b, Role::Result, i) }?);
-        }
-
         // SAFETY: the inline attrs are part of the frame (valid for 'a).
         let attrs = unsafe { Attrs::from_raw(&raw.attrs, None) }?;
-        Ok(CallFrame {
+        Ok(Checked {
             raw,
-            buffers,
-            num_args,
+            args,
+            rets,
             attrs,
         })
+    }
+
+    /// A frame with this one's fixed part and no buffers yet.
+    #[inline(always)]
+    fn empty(&self) -> CallFrame<'a> {
+        CallFrame {
+            raw: self.raw,
+            buffers: SmallVec::new(),
+            num_args: self.args.len(),
+            attrs: self.attrs,
+        }
+    }
+}
+
+impl<'a> CallFrame<'a> {
+    /// Validates a frame XLA passed to a handler.
+    ///
+    /// Checks: the frame is non-NULL with `struct_size` ≥ 168; args, rets
+    /// and attrs have at least their struct sizes (40/40/48) and
+    /// non-negative counts; their arrays are non-NULL unless empty; every
+    /// argument/result type is BUFFER; every buffer is valid (see
+    /// [`BufferView`]: known dtype, non-negative dims, element count and
+    /// byte size without overflow, data non-NULL unless empty). Nested
+    /// attribute dictionaries are checked when they are read.
+    ///
+    /// The stage is not checked (the dispatcher only passes EXECUTE frames).
+    ///
+    /// # Errors
+    ///
+    /// `INVALID_ARGUMENT` naming the field, argument or result index and
+    /// the offending value.
+    ///
+    /// # Safety
+    ///
+    /// `frame` must be NULL or point at a complete `XLA_FFI_CallFrame`
+    /// (`size_of` bytes, as XLA allocates them) whose pointers are valid as
+    /// XLA documents them, all for `'a`; nothing may modify the frame, its
+    /// arrays, buffers descriptors or attributes during `'a`.
+    pub unsafe fn from_raw(frame: *const XLA_FFI_CallFrame) -> Result<CallFrame<'a>, HandlerError> {
+        // SAFETY: forwarded caller contract.
+        let checked = unsafe { Checked::of(frame) }?;
+        let mut view = checked.empty();
+        // SAFETY: as above.
+        unsafe { view.fill(&checked) }?;
+        Ok(view)
+    }
+
+    /// Validates a frame as [`CallFrame::from_raw`] does, then runs `f` on
+    /// it. The frame is built where `f` sees it: it holds its buffers
+    /// inline (hundreds of bytes), which returning it by value would copy,
+    /// twice, on every call.
+    ///
+    /// # Errors
+    ///
+    /// As for [`CallFrame::from_raw`] (then `f` does not run).
+    ///
+    /// # Safety
+    ///
+    /// As for [`CallFrame::from_raw`].
+    #[inline]
+    pub unsafe fn with_raw<R>(
+        frame: *const XLA_FFI_CallFrame,
+        f: impl FnOnce(&CallFrame<'a>) -> R,
+    ) -> Result<R, HandlerError> {
+        // SAFETY: forwarded caller contract.
+        let checked = unsafe { Checked::of(frame) }?;
+        let mut view = checked.empty();
+        // SAFETY: as above.
+        unsafe { view.fill(&checked) }?;
+        Ok(f(&view))
+    }
+
+    /// Validates and records every buffer of `checked`'s frame, operands
+    /// then results, in place.
+    ///
+    /// # Safety
+    ///
+    /// As for [`CallFrame::from_raw`], for the frame `checked` came from.
+    #[inline(always)]
+    unsafe fn fill(&mut self, checked: &Checked<'a>) -> Result<(), HandlerError> {
+        self.buffers
+            .reserve_exact(checked.args.len() + checked.rets.len());
+        for (i, &b) in checked.args.iter().enumerate() {
+            // SAFETY: each entry points at an XLA_FFI_Buffer valid for 'a
+            // (caller contract).
+            self.buffers
+                .push(unsafe { BufferView::from_raw(b, Role::Argument, i) }?);
+        }
+        for (i, &b) in checked.rets.iter().enumerate() {
+            // SAFETY: as above.
+            self.buffers
+                .push(unsafe { BufferView::from_raw(b, Role::Result, i) }?);
+        }
+        Ok(())
     }
 
     /// Number of arguments (operands of the custom call).
@@ -674,6 +750,41 @@ mod tests {
         let e = unsafe { CallFrame::from_raw(f.ptr()) }.unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidArgument);
         assert_eq!(e.message, "argument 1: unknown dtype 99");
+    }
+
+    /// `with_raw` validates as `from_raw` does: the handler sees the same
+    /// buffers, and does not run on a frame `from_raw` refuses.
+    #[test]
+    fn with_raw_checks_as_from_raw_does() {
+        let mut f = frame_with(
+            vec![OwnedBuffer::new(XLA_FFI_DataType_F32, &[2], &[0; 8])],
+            vec![OwnedBuffer::new(XLA_FFI_DataType_S32, &[3, 1], &[0; 12])],
+        );
+        // SAFETY: owned frame.
+        let seen = unsafe {
+            CallFrame::with_raw(f.ptr(), |frame| {
+                let (a, r) = (frame.arg(0).unwrap(), frame.ret(0).unwrap());
+                (
+                    frame.num_args(),
+                    frame.num_rets(),
+                    a.dtype(),
+                    r.dims().to_vec(),
+                )
+            })
+        }
+        .unwrap();
+        assert_eq!(seen, (1, 1, crate::DType::F32, vec![3, 1]));
+
+        let mut f = frame_with(
+            vec![OwnedBuffer::new(XLA_FFI_DataType_F32, &[1], &[0; 4])],
+            vec![OwnedBuffer::new(99, &[1], &[0; 4])],
+        );
+        let mut ran = false;
+        // SAFETY: owned frame.
+        let e = unsafe { CallFrame::with_raw(f.ptr(), |_| ran = true) }.unwrap_err();
+        assert!(!ran, "the handler ran on a refused frame");
+        assert_eq!(e.code, ErrorCode::InvalidArgument);
+        assert_eq!(e.message, "result 0: unknown dtype 99");
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //!   └─ verdict: probe seen and answer in [0.1, runtime]? else Error::RegistrationDropped
 //!
 //! execution: XLA → trampoline_N(frame) → dispatch(N, frame)
-//!   → stage EXECUTE? → CallFrame::from_raw → handler.execute → NULL or XLA_FFI_Error
+//!   → stage EXECUTE? → CallFrame::with_raw → handler.execute → NULL or XLA_FFI_Error
 //! ```
 //!
 //! The hot path (an EXECUTE call) takes no lock, allocates nothing and logs
@@ -241,7 +241,7 @@ pub fn lookup(plugin: &Plugin, target: &str) -> Option<RegisteredTarget> {
 ///   version)` and recorded; args are not touched. Foreign slots forward the
 ///   probe and record what the foreign handler answered.
 /// * Stages other than EXECUTE return NULL (success).
-/// * EXECUTE: the frame is validated ([`CallFrame::from_raw`]) and passed to
+/// * EXECUTE: the frame is validated ([`CallFrame::with_raw`]) and passed to
 ///   the handler; its error becomes `XLA_FFI_Error_Create(message, code)`;
 ///   a panic becomes an INTERNAL error naming the target.
 ///
@@ -425,21 +425,16 @@ impl Slot {
                     return ptr::null_mut();
                 }
                 // SAFETY: an EXECUTE frame built by XLA, valid for this call.
-                let view = match unsafe { CallFrame::from_raw(frame) } {
-                    Ok(view) => view,
-                    Err(e) => {
-                        return header.error(
-                            e.code.to_c(),
-                            &format!(
-                                "target `{}`: invalid call frame: {}",
-                                self.target, e.message
-                            ),
-                        );
-                    }
-                };
-                match handler.execute(&view) {
-                    Ok(()) => ptr::null_mut(),
-                    Err(e) => header.error(e.code.to_c(), &e.message),
+                match unsafe { CallFrame::with_raw(frame, |view| handler.execute(view)) } {
+                    Ok(Ok(())) => ptr::null_mut(),
+                    Ok(Err(e)) => header.error(e.code.to_c(), &e.message),
+                    Err(e) => header.error(
+                        e.code.to_c(),
+                        &format!(
+                            "target `{}`: invalid call frame: {}",
+                            self.target, e.message
+                        ),
+                    ),
                 }
             }
         }
