@@ -80,7 +80,11 @@ impl LogPipe {
     /// dropped), then empties the pipe. Does nothing (and takes no lock) if
     /// nothing was written.
     pub(crate) fn drain(&self, f: impl FnOnce(&str, u64)) {
-        if !self.inner.dirty.swap(false, Ordering::AcqRel) {
+        // A plain load first: the swap is a locked instruction, and every
+        // call drains both pipes, which are nearly always clean.
+        if !self.inner.dirty.load(Ordering::Acquire)
+            || !self.inner.dirty.swap(false, Ordering::AcqRel)
+        {
             return;
         }
         let mut buffer = match self.inner.buffer.lock() {
