@@ -2,7 +2,10 @@
 //! copying, bytes in and out, instances created.
 //!
 //! Counters are relaxed atomics, one set per registered target (shared by
-//! the target's handler slot across hot reloads). Times need clock reads,
+//! the target's handler slot across hot reloads). The counters every call
+//! adds to are sharded by thread: a thread adds to a shard of its own with
+//! a plain load and store, so the per-call path has no locked instruction
+//! and device threads share no cache line (a snapshot sums the shards). Times need clock reads,
 //! so they are only taken while timing is on ([`enable_timing`], which
 //! `cyxla-host run --stats` and the plugin's `CYXLA_STATS` turn on); the
 //! counts are always kept.
@@ -32,19 +35,87 @@ pub(crate) fn timing() -> bool {
 }
 
 /// The counters of one target.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct TargetStats {
-    calls: AtomicU64,
+    /// What every call adds to: a shard per thread (see [`ShardIndex`]),
+    /// and a last one shared, with locked adds, by threads beyond
+    /// [`SHARDS`].
+    shards: Box<[Shard]>,
     guest_errors: AtomicU64,
     traps: AtomicU64,
     limits: AtomicU64,
     deadlines: AtomicU64,
     other_errors: AtomicU64,
+    instances: AtomicU64,
+}
+
+impl Default for TargetStats {
+    fn default() -> TargetStats {
+        TargetStats {
+            shards: (0..=SHARDS).map(|_| Shard::default()).collect(),
+            guest_errors: AtomicU64::default(),
+            traps: AtomicU64::default(),
+            limits: AtomicU64::default(),
+            deadlines: AtomicU64::default(),
+            other_errors: AtomicU64::default(),
+            instances: AtomicU64::default(),
+        }
+    }
+}
+
+/// Threads with a shard of their own (at once; a thread's shard goes to
+/// the next thread when it ends).
+const SHARDS: usize = 32;
+
+/// The per-call counters of one target, as one thread adds to them. A
+/// cache line of its own.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct Shard {
+    calls: AtomicU64,
     guest_ns: AtomicU64,
     copy_ns: AtomicU64,
     bytes_in: AtomicU64,
     bytes_out: AtomicU64,
-    instances: AtomicU64,
+}
+
+/// Which shard this thread writes: `Some(i)` is its own (no other thread
+/// writes shard `i` while it lives), `None` the shared one.
+struct ShardIndex(Option<usize>);
+
+/// Shard indices of threads that ended, and how many were ever given out.
+static FREE_SHARDS: Mutex<(Vec<usize>, usize)> = Mutex::new((Vec::new(), 0));
+
+impl ShardIndex {
+    fn claim() -> ShardIndex {
+        let mut free = FREE_SHARDS.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(i) = free.0.pop() {
+            return ShardIndex(Some(i));
+        }
+        if free.1 < SHARDS {
+            free.1 += 1;
+            return ShardIndex(Some(free.1 - 1));
+        }
+        ShardIndex(None)
+    }
+}
+
+impl Drop for ShardIndex {
+    fn drop(&mut self) {
+        if let Some(i) = self.0 {
+            // The lock orders this thread's last adds before the next
+            // owner's first.
+            FREE_SHARDS
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .0
+                .push(i);
+        }
+    }
+}
+
+thread_local! {
+    static SHARD: ShardIndex = ShardIndex::claim();
 }
 
 /// How a call ended, for the error counters.
@@ -104,7 +175,6 @@ impl TargetStats {
                 counter.fetch_add(n, Ordering::Relaxed);
             }
         };
-        add(&self.calls, 1);
         match ending {
             Ending::Ok => {}
             Ending::GuestError => add(&self.guest_errors, 1),
@@ -113,27 +183,54 @@ impl TargetStats {
             Ending::Deadline => add(&self.deadlines, 1),
             Ending::Other => add(&self.other_errors, 1),
         }
-        add(&self.guest_ns, nanos(measure.guest));
-        add(&self.copy_ns, nanos(measure.copy));
-        add(&self.bytes_in, measure.bytes_in);
-        add(&self.bytes_out, measure.bytes_out);
+        // A thread that is ending (its shard index gone) uses the shared shard.
+        let own = SHARD.try_with(|s| s.0).ok().flatten();
+        let (shard, exclusive) = match own {
+            Some(i) => (&self.shards[i], true),
+            None => (&self.shards[SHARDS], false),
+        };
+        let add = |counter: &AtomicU64, n: u64| {
+            if n == 0 {
+                return;
+            }
+            if exclusive {
+                // This thread is the shard's only writer: readers see the
+                // old count or the new one, never a lost add.
+                counter.store(
+                    counter.load(Ordering::Relaxed).wrapping_add(n),
+                    Ordering::Relaxed,
+                );
+            } else {
+                counter.fetch_add(n, Ordering::Relaxed);
+            }
+        };
+        add(&shard.calls, 1);
+        add(&shard.guest_ns, nanos(measure.guest));
+        add(&shard.copy_ns, nanos(measure.copy));
+        add(&shard.bytes_in, measure.bytes_in);
+        add(&shard.bytes_out, measure.bytes_out);
     }
 
     /// These counters now, for `target`.
     pub fn snapshot(&self, target: &str) -> Snapshot {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let sum = |c: fn(&Shard) -> &AtomicU64| {
+            self.shards
+                .iter()
+                .fold(0u64, |total, s| total.wrapping_add(get(c(s))))
+        };
         Snapshot {
             target: target.to_owned(),
-            calls: get(&self.calls),
+            calls: sum(|s| &s.calls),
             guest_errors: get(&self.guest_errors),
             traps: get(&self.traps),
             limits: get(&self.limits),
             deadlines: get(&self.deadlines),
             other_errors: get(&self.other_errors),
-            guest_ns: get(&self.guest_ns),
-            copy_ns: get(&self.copy_ns),
-            bytes_in: get(&self.bytes_in),
-            bytes_out: get(&self.bytes_out),
+            guest_ns: sum(|s| &s.guest_ns),
+            copy_ns: sum(|s| &s.copy_ns),
+            bytes_in: sum(|s| &s.bytes_in),
+            bytes_out: sum(|s| &s.bytes_out),
             instances: get(&self.instances),
         }
     }

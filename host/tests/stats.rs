@@ -87,3 +87,38 @@ fn counts_are_exact_after_a_known_sequence() {
             .any(|t| t["target"] == "st_trap" && t["traps"] == 1)
     );
 }
+
+/// Counts from many threads at once are exact: more threads than the
+/// counters have per-thread shards (the rest share one), all alive
+/// together, on a pool of fewer instances than threads (calls wait for
+/// one to come back, and never get more than the limit).
+#[test]
+fn counts_from_many_threads_are_exact() {
+    const THREADS: usize = 40;
+    const CALLS: usize = 25;
+    let limits = test_limits();
+    let most = limits.instances_per_guest;
+    let (_dir, sandbox) = sandbox_with(&[("m.wasm", full_guest("mt_"))], limits);
+    let double = handler(&sandbox, "mt_double");
+    let all_started = std::sync::Barrier::new(THREADS);
+    common::on_threads(THREADS, |_| {
+        // Every thread is alive (and holds its shard) before any counts.
+        all_started.wait();
+        for _ in 0..CALLS {
+            run_double(&double);
+            assert!(double.live_instances() <= most);
+        }
+    });
+    let d = double.stats();
+    let calls = (THREADS * CALLS) as u64;
+    assert_eq!(
+        (d.calls, d.guest_errors, d.traps, d.other_errors, d.limits),
+        (calls, 0, 0, 0, 0)
+    );
+    assert_eq!((d.bytes_in, d.bytes_out), (12 * calls, 12 * calls));
+    assert!(
+        (1..=most as u64).contains(&d.instances),
+        "{} instances made for at most {most} at once",
+        d.instances
+    );
+}
