@@ -13,10 +13,15 @@ use core::ptr::NonNull;
 
 use crate::error::{Error, Result};
 
-/// A view of guest memory: either the wasm32 linear memory itself (`base`
-/// null, addresses are pointers) or a buffer standing in for it.
+/// A view of guest memory: on wasm32 the linear memory itself (addresses
+/// are pointers), elsewhere a buffer standing in for it.
+///
+/// On wasm32 it is one word (the length): frames and buffers carry a copy,
+/// and LLVM moves a two-word struct written field by field with one 8-byte
+/// load, which stalls on the two 4-byte stores it reads.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Memory<'a> {
+    #[cfg(not(target_arch = "wasm32"))]
     base: *mut u8,
     len: usize,
     /// The guest address of the buffer's first byte (a buffer may stand for
@@ -32,7 +37,6 @@ impl<'a> Memory<'a> {
     pub(crate) fn linear() -> Memory<'a> {
         let pages = core::arch::wasm32::memory_size(0);
         Memory {
-            base: core::ptr::null_mut(),
             len: pages.saturating_mul(65536),
             _memory: PhantomData,
         }
@@ -78,12 +82,11 @@ impl<'a> Memory<'a> {
     ) -> Result<*mut u8> {
         let start = self.index(addr).unwrap_or(usize::MAX);
         let inside = start.checked_add(len).is_some_and(|end| end <= self.len);
-        let ptr = if self.base.is_null() {
-            core::ptr::with_exposed_provenance_mut::<u8>(start)
-        } else {
-            // Inside base..base+len when `inside` (otherwise never used).
-            self.base.wrapping_add(start)
-        };
+        #[cfg(target_arch = "wasm32")]
+        let ptr = core::ptr::with_exposed_provenance_mut::<u8>(start);
+        // Inside base..base+len when `inside` (otherwise never used).
+        #[cfg(not(target_arch = "wasm32"))]
+        let ptr = self.base.wrapping_add(start);
         if inside && addr != 0 && (ptr as usize).is_multiple_of(align) {
             Ok(ptr)
         } else {
