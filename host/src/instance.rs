@@ -10,7 +10,7 @@ use wasmtime::{
     CallHook, InstancePre, Memory, Store, Trap, TypedFunc, WasmBacktrace, WasmParams, WasmResults,
 };
 
-use crate::deadline::{self, CodeRanges};
+use crate::deadline::{self, CodeRanges, Interrupt};
 use crate::engine::Engine;
 use crate::error::{WasmError, bounded};
 use crate::imports::guest_range;
@@ -158,18 +158,28 @@ impl Instance {
         store.limiter(|state| &mut state.limiter);
         // Neither interrupt mechanism stops host code: every entry to and
         // return from a host function (WASI included) checks the deadline.
-        store.call_hook(|_, hook| match hook {
-            CallHook::CallingHost => deadline::host_call_starts(),
-            CallHook::ReturningFromHost => deadline::host_call_returns(),
-            CallHook::CallingWasm => {
-                deadline::guest_call_starts();
-                Ok(())
-            }
-            CallHook::ReturningFromWasm => {
-                deadline::guest_call_returns();
-                Ok(())
-            }
-        });
+        if engine.ticker().mode() == Interrupt::Signal {
+            // Signals also need to know whether guest or host code runs.
+            store.call_hook(|_, hook| match hook {
+                CallHook::CallingHost => deadline::host_call_starts(),
+                CallHook::ReturningFromHost => deadline::host_call_returns(),
+                CallHook::CallingWasm => {
+                    deadline::guest_call_starts();
+                    Ok(())
+                }
+                CallHook::ReturningFromWasm => {
+                    deadline::guest_call_returns();
+                    Ok(())
+                }
+            });
+        } else {
+            // Epochs do not: entering and leaving guest code (twice per
+            // call) costs nothing more than the hook itself.
+            store.call_hook(|_, hook| match hook {
+                CallHook::CallingHost | CallHook::ReturningFromHost => deadline::check(),
+                CallHook::CallingWasm | CallHook::ReturningFromWasm => Ok(()),
+            });
+        }
         let active = engine.ticker().enter(
             &mut store,
             limits.instantiate_timeout,
