@@ -152,10 +152,10 @@ impl Pool {
         let mut deadline = None;
         let outcome = loop {
             if let Some(instance) = self.pop() {
-                break Ok(self.lease(instance, false));
+                break Waited::Idle(self.lease(instance, false));
             }
             if self.reserve() {
-                break Err(None);
+                break Waited::Room;
             }
             let now = Instant::now();
             let until = *deadline.get_or_insert_with(|| {
@@ -163,13 +163,13 @@ impl Pool {
                     .unwrap_or_else(|| now + std::time::Duration::from_secs(86_400))
             });
             if now >= until {
-                break Err(Some(HandlerError::new(
+                break Waited::Busy(HandlerError::new(
                     ErrorCode::ResourceExhausted,
                     format!(
                         "all {} instances of the guest stayed busy for {wait:?}",
                         self.idle.len()
                     ),
-                )));
+                ));
             }
             guard = match self.returned.wait_timeout(guard, until - now) {
                 Ok((guard, _)) => guard,
@@ -179,10 +179,10 @@ impl Pool {
         self.waiting.fetch_sub(1, Ordering::SeqCst);
         drop(guard);
         match outcome {
-            Ok(lease) => Ok(lease),
-            // A slot for a new instance (one was discarded): made unlocked.
-            Err(None) => self.make(),
-            Err(Some(error)) => Err(error),
+            Waited::Idle(lease) => Ok(lease),
+            // Made without the lock, which other waiters need.
+            Waited::Room => self.make(),
+            Waited::Busy(error) => Err(error),
         }
     }
 
@@ -213,7 +213,12 @@ impl Pool {
 
     /// One instance fewer is alive.
     fn forget_one(&self) {
-        self.live.fetch_sub(1, Ordering::SeqCst);
+        // Saturating, as a count that wrapped would refuse every instance.
+        let _ = self
+            .live
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |live| {
+                Some(live.saturating_sub(1))
+            });
         self.wake();
     }
 
@@ -245,6 +250,16 @@ impl Drop for Pool {
             }
         }
     }
+}
+
+/// What a caller that waited for an instance found.
+enum Waited<'p> {
+    /// An idle instance.
+    Idle(Lease<'p>),
+    /// Room for a new one (an instance was discarded).
+    Room,
+    /// Every instance stayed busy for the wait limit.
+    Busy(HandlerError),
 }
 
 /// An instance taken from a [`Pool`] for one call.
