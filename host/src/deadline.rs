@@ -103,33 +103,35 @@ pub(crate) fn check() -> wasmtime::Result<()> {
     Ok(())
 }
 
-/// The store's call hook on entry to a host function or a builtin: tells
-/// the signal mechanism that host code runs (it must leave the stack alone),
-/// then checks the deadline.
+/// The store's call hook, under signal deadlines, on entry to a host
+/// function or a builtin: tells the signal mechanism that host code runs
+/// (it must leave the stack alone), then checks the deadline. (Under epochs
+/// the hook only calls [`check`].)
 pub(crate) fn host_call_starts() -> wasmtime::Result<()> {
     signal::host_code_entered();
     check()
 }
 
-/// The store's call hook on return to guest code: checks the deadline,
-/// then tells the signal mechanism that host code is done. A call that
-/// fails here is over: the signal mechanism forgets the host call when the
-/// guest call ends.
+/// The store's call hook, under signal deadlines, on return to guest code:
+/// checks the deadline, then tells the signal mechanism that host code is
+/// done. A call that fails here is over: the signal mechanism forgets the
+/// host call when the guest call ends.
 pub(crate) fn host_call_returns() -> wasmtime::Result<()> {
     check()?;
     signal::host_code_left();
     Ok(())
 }
 
-/// The store's call hook on entry to guest code (an outermost call, or
-/// guest code a host function calls): guest code runs, the signal
-/// mechanism may stop its builtins.
+/// The store's call hook, under signal deadlines, on entry to guest code
+/// (an outermost call, or guest code a host function calls): guest code
+/// runs, the signal mechanism may stop its builtins.
 pub(crate) fn guest_call_starts() {
     signal::host_code_left();
 }
 
-/// The store's call hook on return from guest code: whoever called it (a
-/// host function, or the host after the outermost call) runs again.
+/// The store's call hook, under signal deadlines, on return from guest
+/// code: whoever called it (a host function, or the host after the
+/// outermost call) runs again.
 pub(crate) fn guest_call_returns() {
     signal::host_code_resumed();
 }
