@@ -75,6 +75,7 @@ impl fmt::Display for SliceError {
 ///
 /// If `len > 0`, a non-NULL, aligned `ptr` must point at `len` initialised
 /// `T`s that stay valid and unmodified for `'a`.
+#[inline(always)]
 unsafe fn slice_from_raw_parts<'a, T>(ptr: *const T, len: usize) -> Result<&'a [T], SliceError> {
     if len == 0 {
         return Ok(&[]);
@@ -97,6 +98,7 @@ unsafe fn slice_from_raw_parts<'a, T>(ptr: *const T, len: usize) -> Result<&'a [
 }
 
 /// `i64` count from a C struct → `usize`, or an error naming it.
+#[inline(always)]
 fn count(what: impl FnOnce() -> String, value: i64) -> Result<usize, HandlerError> {
     usize::try_from(value)
         .map_err(|_| HandlerError::invalid_argument(format!("{} is {value}", what())))

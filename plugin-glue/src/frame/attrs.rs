@@ -56,6 +56,7 @@ impl<'a> Attrs<'a> {
     ///
     /// `attrs` must point at an `XLA_FFI_Attrs` whose arrays hold `size`
     /// entries, each valid as XLA documents them, all for `'a`.
+    #[inline(always)]
     pub(super) unsafe fn from_raw(
         attrs: *const XLA_FFI_Attrs,
         parent: Option<&'a [u8]>,

@@ -72,6 +72,7 @@ impl<'a> BufferView<'a> {
     /// `struct_size` bytes, and at least 48) whose `dims` hold `rank`
     /// integers and whose `data` holds the bytes its shape describes, all
     /// valid for `'a`.
+    #[inline(always)]
     pub(super) unsafe fn from_raw(
         buffer: *const c_void,
         role: Role,
