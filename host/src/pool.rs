@@ -79,6 +79,7 @@ impl Pool {
     }
 
     /// An idle instance, if a slot holds one.
+    #[inline]
     fn pop(&self) -> Option<Box<Instance>> {
         for slot in &self.idle {
             // A load skips empty slots without a locked instruction (on
@@ -136,10 +137,20 @@ impl Pool {
     ///
     /// RESOURCE_EXHAUSTED if every instance stays busy for the wait limit;
     /// the instantiation error if a new instance cannot be made.
+    #[inline]
     pub(crate) fn take(&self) -> Result<Lease<'_>, HandlerError> {
-        if let Some(instance) = self.pop() {
-            return Ok(self.lease(instance, false));
+        // Inlined into the caller with `pop`, so that the lease goes to it
+        // in registers, not through memory.
+        match self.pop() {
+            Some(instance) => Ok(self.lease(instance, false)),
+            None => self.take_slow(),
         }
+    }
+
+    /// [`Pool::take`] when no instance is idle: a new one, or a wait.
+    #[cold]
+    #[inline(never)]
+    fn take_slow(&self) -> Result<Lease<'_>, HandlerError> {
         if self.reserve() {
             return self.make();
         }
