@@ -170,20 +170,19 @@ impl TargetStats {
 
     /// Counts one call.
     pub(crate) fn record(&self, ending: Ending, measure: &CallMeasure) {
-        let add = |counter: &AtomicU64, n: u64| {
-            if n != 0 {
-                counter.fetch_add(n, Ordering::Relaxed);
-            }
+        let failed = match ending {
+            Ending::Ok => None,
+            Ending::GuestError => Some(&self.guest_errors),
+            Ending::Trap => Some(&self.traps),
+            Ending::Limit => Some(&self.limits),
+            Ending::Deadline => Some(&self.deadlines),
+            Ending::Other => Some(&self.other_errors),
         };
-        match ending {
-            Ending::Ok => {}
-            Ending::GuestError => add(&self.guest_errors, 1),
-            Ending::Trap => add(&self.traps, 1),
-            Ending::Limit => add(&self.limits, 1),
-            Ending::Deadline => add(&self.deadlines, 1),
-            Ending::Other => add(&self.other_errors, 1),
+        if let Some(counter) = failed {
+            counter.fetch_add(1, Ordering::Relaxed);
         }
-        // A thread that is ending (its shard index gone) uses the shared shard.
+        // Threads beyond SHARDS, and a thread that is ending (its shard
+        // index gone), use the shared shard.
         let own = SHARD.try_with(|s| s.0).ok().flatten();
         let (shard, exclusive) = match own {
             Some(i) => (&self.shards[i], true),
