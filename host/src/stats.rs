@@ -83,18 +83,28 @@ struct Shard {
 /// writes shard `i` while it lives), `None` the shared one.
 struct ShardIndex(Option<usize>);
 
-/// Shard indices of threads that ended, and how many were ever given out.
-static FREE_SHARDS: Mutex<(Vec<usize>, usize)> = Mutex::new((Vec::new(), 0));
+/// The shard indices not held by a living thread.
+struct FreeShards {
+    /// Indices of threads that ended, to give out again.
+    returned: Vec<usize>,
+    /// Indices given out so far: `given..SHARDS` were never held.
+    given: usize,
+}
+
+static FREE_SHARDS: Mutex<FreeShards> = Mutex::new(FreeShards {
+    returned: Vec::new(),
+    given: 0,
+});
 
 impl ShardIndex {
     fn claim() -> ShardIndex {
         let mut free = FREE_SHARDS.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(i) = free.0.pop() {
+        if let Some(i) = free.returned.pop() {
             return ShardIndex(Some(i));
         }
-        if free.1 < SHARDS {
-            free.1 += 1;
-            return ShardIndex(Some(free.1 - 1));
+        if free.given < SHARDS {
+            free.given += 1;
+            return ShardIndex(Some(free.given - 1));
         }
         ShardIndex(None)
     }
@@ -108,7 +118,7 @@ impl Drop for ShardIndex {
             FREE_SHARDS
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .0
+                .returned
                 .push(i);
         }
     }
