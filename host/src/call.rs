@@ -8,6 +8,7 @@ use std::cell::RefCell;
 use plugin_glue::frame::{Attr, Attrs, BufferView, CallFrame, Scalar};
 use plugin_glue::{DType, HandlerError};
 
+use crate::copy::Copier;
 use crate::layout::{AttrSource, AttrValue, BufferDesc, CallView};
 
 /// One operand or result of a [`HostCall`].
@@ -330,14 +331,14 @@ impl CallView for HostCall {
         &self.attrs
     }
 
-    fn read_arg(&self, i: usize, dst: &mut [u8]) -> Result<(), HandlerError> {
-        dst.copy_from_slice(&self.checked_arg(i)?.data.borrow());
+    fn read_arg(&self, i: usize, dst: &mut [u8], copier: Copier) -> Result<(), HandlerError> {
+        copier.copy(dst, &self.checked_arg(i)?.data.borrow());
         Ok(())
     }
 
-    fn write_ret(&self, i: usize, src: &[u8]) -> Result<(), HandlerError> {
+    fn write_ret(&self, i: usize, src: &[u8], copier: Copier) -> Result<(), HandlerError> {
         let ret = self.checked_ret(i)?;
-        self.ret_buffer(ret).data.borrow_mut().copy_from_slice(src);
+        copier.copy(&mut self.ret_buffer(ret).data.borrow_mut(), src);
         Ok(())
     }
 }
@@ -403,27 +404,27 @@ impl<'a> CallView for CallFrame<'a> {
     }
 
     #[inline]
-    fn read_arg(&self, i: usize, dst: &mut [u8]) -> Result<(), HandlerError> {
+    fn read_arg(&self, i: usize, dst: &mut [u8], copier: Copier) -> Result<(), HandlerError> {
         if let Some(view) = with_data(CallFrame::arg(self, i)?, "operand", i, dst.len())? {
             // SAFETY: the frame is XLA's EXECUTE frame of the call in
             // progress, so the operand's data is valid for `byte_len` bytes
             // until the handler returns; no `&mut` to it is alive: result
             // slices are only made in `write_ret`, after every operand was
             // read and dropped.
-            dst.copy_from_slice(unsafe { view.bytes() });
+            copier.copy(dst, unsafe { view.bytes() });
         }
         Ok(())
     }
 
     #[inline]
-    fn write_ret(&self, i: usize, src: &[u8]) -> Result<(), HandlerError> {
+    fn write_ret(&self, i: usize, src: &[u8], copier: Copier) -> Result<(), HandlerError> {
         if let Some(view) = with_data(CallFrame::ret(self, i)?, "result", i, src.len())? {
             // SAFETY: result buffers are XLA's, valid and writable for
             // `byte_len` bytes during the call; the slice lives only for
             // this copy, and no operand slice is alive (operands are read
             // before the guest runs), so the exclusive borrow holds even
             // when a result aliases an operand.
-            unsafe { view.uninit_bytes() }.write_copy_of_slice(src);
+            copier.copy_uninit(unsafe { view.uninit_bytes() }, src);
         }
         Ok(())
     }

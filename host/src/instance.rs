@@ -10,6 +10,7 @@ use wasmtime::{
     CallHook, InstancePre, Memory, Store, Trap, TypedFunc, WasmBacktrace, WasmParams, WasmResults,
 };
 
+use crate::copy::Copier;
 use crate::deadline::{self, CodeRanges, Interrupt};
 use crate::engine::Engine;
 use crate::error::{WasmError, bounded};
@@ -436,6 +437,7 @@ impl Instance {
             });
         };
         let scratch = &mut data[range];
+        let copier = Copier::new(self.limits.copy_threads);
         for_each_uncovered(&self.copied, &self.copying, |start, end| {
             scratch[start as usize..end as usize].fill(0);
         });
@@ -447,7 +449,7 @@ impl Instance {
             if let Source::Operand(i) = fill.source {
                 let start = fill.region.offset as usize;
                 let dst = &mut scratch[start..start + fill.region.len as usize];
-                call.read_arg(i, dst).map_err(CallFailure::keep)?;
+                call.read_arg(i, dst, copier).map_err(CallFailure::keep)?;
             }
         }
         Ok(())
@@ -457,6 +459,7 @@ impl Instance {
     /// a result aliased with an operand, the region they share).
     fn read_results<C: CallView>(&mut self, call: &C) -> Result<(), CallFailure> {
         let data = self.memory.data(&self.store);
+        let copier = Copier::new(self.limits.copy_threads);
         for (i, region) in self.layout.outputs.iter().enumerate() {
             let addr = self.scratch.offset.saturating_add(region.offset);
             // Memory never shrinks, so the region planned inside it still is.
@@ -466,7 +469,8 @@ impl Instance {
                     discard: true,
                     from_guest: false,
                 })?;
-            call.write_ret(i, &data[range]).map_err(CallFailure::keep)?;
+            call.write_ret(i, &data[range], copier)
+                .map_err(CallFailure::keep)?;
         }
         Ok(())
     }

@@ -35,6 +35,8 @@
 use cyxla_guest_sdk::abi::{self, args, array, attrs, buffer, byte_span, call_frame, rets, scalar};
 use plugin_glue::{ErrorCode, HandlerError};
 
+use crate::copy::Copier;
+
 /// Alignment of every data region (XLA aligns buffers to 64 bytes too).
 pub(crate) const DATA_ALIGN: u32 = 64;
 /// Deepest nesting of attribute dictionaries accepted.
@@ -101,10 +103,12 @@ pub(crate) trait CallView {
     fn ret(&self, i: usize) -> Result<BufferDesc<'_>, HandlerError>;
     /// The attributes.
     fn attrs(&self) -> Self::Attrs<'_>;
-    /// Copies operand `i`'s bytes into `dst` (exactly its `byte_len`).
-    fn read_arg(&self, i: usize, dst: &mut [u8]) -> Result<(), HandlerError>;
-    /// Copies `src` (exactly result `i`'s `byte_len`) into result `i`.
-    fn write_ret(&self, i: usize, src: &[u8]) -> Result<(), HandlerError>;
+    /// Copies operand `i`'s bytes into `dst` (exactly its `byte_len`) with
+    /// `copier`.
+    fn read_arg(&self, i: usize, dst: &mut [u8], copier: Copier) -> Result<(), HandlerError>;
+    /// Copies `src` (exactly result `i`'s `byte_len`) into result `i` with
+    /// `copier`.
+    fn write_ret(&self, i: usize, src: &[u8], copier: Copier) -> Result<(), HandlerError>;
 }
 
 /// A data region, relative to the scratch base.
@@ -1012,10 +1016,10 @@ pub(crate) mod tests {
         fn attrs(&self) -> &[(String, HostAttr)] {
             &[]
         }
-        fn read_arg(&self, _: usize, _: &mut [u8]) -> Result<(), HandlerError> {
+        fn read_arg(&self, _: usize, _: &mut [u8], _: Copier) -> Result<(), HandlerError> {
             unreachable!("planning reads no data")
         }
-        fn write_ret(&self, _: usize, _: &[u8]) -> Result<(), HandlerError> {
+        fn write_ret(&self, _: usize, _: &[u8], _: Copier) -> Result<(), HandlerError> {
             unreachable!("planning writes no data")
         }
     }

@@ -52,6 +52,7 @@
 
 pub mod cache;
 mod call;
+mod copy;
 mod deadline;
 mod dispatch;
 mod engine;

@@ -89,6 +89,12 @@ pub struct Limits {
     /// loading a folder; wasmtime's own parallel compilation of one module's
     /// functions runs on the same threads.
     pub compile_threads: usize,
+    /// Threads that copy one large buffer (2 MiB or more) in or out of
+    /// guest memory, the calling thread included (engine-wide: a flag, not
+    /// a side-file setting). One core's `memcpy` moves well below what the
+    /// memory system can; the helpers are shared by the whole process, and
+    /// a caller never waits for one that is busy.
+    pub copy_threads: usize,
     /// Give every call a fresh instance: nothing a guest keeps in its
     /// memory (heap, statics) survives from one call to the next, so no call
     /// sees data of an earlier call, whoever made it. Off by default: an
@@ -133,6 +139,7 @@ impl Default for Limits {
     /// | `tick` | `tick` | 10 ms |
     /// | `interrupt` | `interrupt` | `auto`: `epoch` (`signal` on request) |
     /// | `compile_threads` | `compile_threads` | the number of CPUs, at most 4 |
+    /// | `copy_threads` | `copy_threads` | the number of CPUs, at most 4 |
     /// | `fresh_instances` | `fresh_instances` | `false` |
     fn default() -> Limits {
         Limits {
@@ -156,6 +163,7 @@ impl Default for Limits {
             tick: Duration::from_millis(10),
             interrupt: Interrupt::Auto,
             compile_threads: default_compile_threads(),
+            copy_threads: default_copy_threads(),
             fresh_instances: false,
         }
     }
@@ -166,6 +174,13 @@ impl Default for Limits {
 /// would otherwise hold as many worst-case compilations in memory as it has
 /// cores).
 fn default_compile_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+}
+
+/// The default of [`Limits::copy_threads`]: the CPUs this process may use,
+/// at most 4 (more threads than that do not copy faster: memory bandwidth
+/// binds first).
+fn default_copy_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
 }
 
@@ -302,6 +317,9 @@ impl Limits {
         if let Some(v) = o.compile_threads {
             next.compile_threads = count("compile_threads", v.0, 1, 256)?;
         }
+        if let Some(v) = o.copy_threads {
+            next.copy_threads = count("copy_threads", v.0, 1, crate::copy::MAX_HELPERS as u64 + 1)?;
+        }
         if let Some(v) = o.fresh_instances {
             next.fresh_instances = v.0;
         }
@@ -340,6 +358,11 @@ impl Limits {
             (
                 "compile_threads",
                 overrides.compile_threads.is_some(),
+                "engine-wide",
+            ),
+            (
+                "copy_threads",
+                overrides.copy_threads.is_some(),
                 "engine-wide",
             ),
             (
@@ -550,6 +573,8 @@ pub struct LimitOverrides {
     pub interrupt: Option<Interrupt>,
     /// [`Limits::compile_threads`] (flags only: engine-wide).
     pub compile_threads: Option<Count>,
+    /// [`Limits::copy_threads`] (flags only: engine-wide).
+    pub copy_threads: Option<Count>,
     /// [`Limits::fresh_instances`].
     pub fresh_instances: Option<Flag>,
 }

@@ -42,13 +42,14 @@ fn call_layout_over_random_calls() {
 /// Random TOML-ish text from the side file's vocabulary, so that many
 /// inputs parse.
 fn side_file_text(rng: &mut Rng) -> Vec<u8> {
-    const KEYS: [&str; 22] = [
+    const KEYS: [&str; 23] = [
         "memory",
         "targets",
         "memory_budget",
         "locals",
         "blocks",
         "compile_threads",
+        "copy_threads",
         "table_elements",
         "stack",
         "instances",

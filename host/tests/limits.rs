@@ -147,6 +147,10 @@ fn an_invalid_side_file_rejects_its_guest_and_others_keep_serving() {
             "compile_threads = 1\n",
             "`compile_threads` is engine-wide; set it with --limit compile_threads=...",
         ),
+        (
+            "copy_threads = 2\n",
+            "`copy_threads` is engine-wide; set it with --limit copy_threads=...",
+        ),
     ] {
         let dir = tempfile::tempdir().unwrap();
         write_guest(dir.path(), "a.wasm", &[("a_double", "double")]);
@@ -324,4 +328,64 @@ fn compile_threads_bound_the_threads_that_compile() {
         err.contains("compile_threads 0 is out of range (1 to 256)"),
         "{err}"
     );
+}
+
+/// Set in the child process of `copy_threads_bound_the_threads_that_copy`.
+const COPY_THREADS_CHILD: &str = "CYXLA_TEST_COPY_THREADS";
+
+#[test]
+fn copy_threads_bound_the_threads_that_copy() {
+    if let Ok(n) = std::env::var(COPY_THREADS_CHILD) {
+        // The child: double a vector of 2.4 MB (past the size from which
+        // copies are shared) with `copy_threads = n`, from two threads at
+        // once; say how many copy helpers this process has.
+        let dir = tempfile::tempdir().unwrap();
+        write_guest(dir.path(), "g.wasm", &[("g_double", "double")]);
+        let mut limits = test_limits();
+        limits.memory_bytes = 16 << 20;
+        limits.set("copy_threads", &n).unwrap();
+        let sandbox = Sandbox::new(dir.path(), AllowList::all(), limits).unwrap();
+        let double = handler(&sandbox, "g_double");
+        on_threads(2, |t| {
+            let x: Vec<f32> = (0..600_000).map(|i| (i + t) as f32).collect();
+            for _ in 0..3 {
+                let call = vector_call(&x);
+                double.call_host(&call).unwrap();
+                let y = call.result(0).to_f32();
+                assert!(y.iter().zip(&x).all(|(y, x)| *y == 2.0 * x));
+            }
+        });
+        println!("copy helpers: {}", threads_named("cyxla-copy-"));
+        return;
+    }
+    for (n, helpers) in [(1, 0), (3, 2)] {
+        let out = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "copy_threads_bound_the_threads_that_copy",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(COPY_THREADS_CHILD, n.to_string())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.contains(&format!("copy helpers: {helpers}\n")),
+            "copy_threads={n}: {stdout}"
+        );
+    }
+    let mut limits = test_limits();
+    for bad in ["0", "9"] {
+        let err = limits.set("copy_threads", bad).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("copy_threads {bad} is out of range (1 to 8)")),
+            "{err}"
+        );
+    }
 }

@@ -30,6 +30,11 @@ macro_rules! plugin_tests {
             }
 
             #[test]
+            fn large_buffers_are_copied_exactly_with_helper_threads() {
+                e2e::check_large_buffers(harness());
+            }
+
+            #[test]
             fn a_bundled_rust_guest_runs_in_xla() {
                 e2e::check_bundled_rms_norm(harness());
             }

@@ -254,3 +254,47 @@ pub fn check_bundled_rms_norm(h: &Harness) {
         }
     }
 }
+
+/// Buffers of megabytes, whose copies in and out of guest memory the host
+/// shares with helper threads (`copy_threads`): every result is exact, one
+/// call at a time and several at once, on buffers whose length is no whole
+/// number of the helpers' chunks.
+pub fn check_large_buffers(h: &Harness) {
+    let prefix = format!("{}large_", h.prefix);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.wasm"), full_guest(&prefix)).unwrap();
+    let mut limits = test_limits();
+    limits.memory_bytes = 128 << 20;
+    limits.copy_threads = 3;
+    let target = format!("{prefix}double");
+    let sandbox = Sandbox::new(dir.path(), AllowList::targets([target.as_str()]), limits).unwrap();
+    assert_eq!(sandbox.register_allowed(&h.plugin).unwrap().len(), 1);
+    let n = (3 << 20) + 5;
+    let exe = h
+        .client
+        .compile(vector_program(&target, n, "").as_bytes(), 1)
+        .expect("compile the double program");
+    let input = |seed: usize| -> Vec<f32> {
+        (0..n)
+            .map(|i| ((i * 7919 + seed) % 100_003) as f32 * 0.37 - 1.0e4)
+            .collect()
+    };
+    let check = |seed: usize| {
+        let x = input(seed);
+        let y = h.run_compiled(&exe, &x).unwrap();
+        assert_eq!(y.len(), n);
+        if let Some(i) = (0..n).find(|&i| y[i] != 2.0 * x[i]) {
+            panic!(
+                "seed {seed}: element {i} of {n} is {}, not 2 * {} (a chunk of a shared copy went astray)",
+                y[i], x[i]
+            );
+        }
+    };
+    check(1);
+    check(2);
+    super::on_threads(3, |t| {
+        for round in 0..3 {
+            check(10 + t * 3 + round);
+        }
+    });
+}
