@@ -10,7 +10,10 @@
 //! guest runs under the default deadline mechanism (epochs: a check in
 //! every loop header) and, as information, from a second sandbox with
 //! signal deadlines (`interrupt=signal`, no checks in guest code): the
-//! same module, registered under a second target name.
+//! same module, registered under a second target name. A third sandbox
+//! copies each buffer on the calling thread alone (`copy_threads=1`, as
+//! information: the default shares a copy of 2 MiB or more with helper
+//! threads).
 //!
 //! - P2, memory-bound: `rms_norm_cpp` (`guests/cpp/rms_norm.cc`) over
 //!   f32[256, 4096] (1M) and f32[4096, 4096] (16M), with the time of a
@@ -46,11 +49,12 @@ use plugin_glue::client::{Buffer, Client, Executable};
 use plugin_glue::registry;
 
 /// The sides, in the order they run in each round.
-const BUILDS: [Build; 4] = [
+const BUILDS: [Build; 5] = [
     Build::Native,
     Build::Guest,
     Build::MarchNative,
     Build::GuestSignal,
+    Build::GuestOneCopyThread,
 ];
 
 /// One measured case: a kernel on given shapes.
@@ -300,8 +304,8 @@ fn measure(l: &Loaded) {
     }
     let t: Vec<f64> = times.iter_mut().map(|v| median(v)).collect();
     let r: Vec<f64> = ratios.iter_mut().map(|v| median(v)).collect();
-    let (native, guest, march, signal) = (t[0], t[1], t[2], t[3]);
-    let (ratio, march_ratio, signal_ratio) = (r[1], r[2], r[3]);
+    let (native, guest, march, signal, one_copy) = (t[0], t[1], t[2], t[3], t[4]);
+    let (ratio, march_ratio, signal_ratio, one_copy_ratio) = (r[1], r[2], r[3], r[4]);
     println!(
         "\n{} ({iters} calls per round, median of {rounds} interleaved rounds):",
         l.case.name
@@ -320,6 +324,10 @@ fn measure(l: &Loaded) {
         "  guest, signal deadlines        {:>12}   {signal_ratio:.2}x native (information)",
         ms(signal)
     );
+    println!(
+        "  guest, copies on one thread    {:>12}   {one_copy_ratio:.2}x native (information)",
+        ms(one_copy)
+    );
     let mut values = vec![
         ("guest_over_native", ratio),
         ("native_ms", native * 1e3),
@@ -327,26 +335,29 @@ fn measure(l: &Loaded) {
         ("march_native_ms", march * 1e3),
         ("guest_signal_over_native", signal_ratio),
         ("guest_signal_ms", signal * 1e3),
+        ("guest_one_copy_thread_over_native", one_copy_ratio),
+        ("guest_one_copy_thread_ms", one_copy * 1e3),
     ];
     let mut figure = format!(
-        "guest {} / native {}: {ratio:.2}x; -march=native {}; guest with signal deadlines {} ({signal_ratio:.2}x)",
+        "guest {} / native {}: {ratio:.2}x; -march=native {}; guest with signal deadlines {} ({signal_ratio:.2}x); guest copying on one thread {} ({one_copy_ratio:.2}x)",
         ms(guest),
         ms(native),
         ms(march),
-        ms(signal)
+        ms(signal),
+        ms(one_copy)
     );
     if l.case.memcpy {
         let copy = median(&mut copies);
         let limit = (native + 2.0 * copy) / native;
         println!(
-            "  memcpy of {} MiB               {:>12}   copy-bound limit (native + 2 memcpy) / native = {limit:.2}x",
+            "  memcpy of {} MiB (one thread)  {:>12}   copy-bound limit (native + 2 memcpy) / native = {limit:.2}x",
             bytes >> 20,
             ms(copy)
         );
         values.push(("memcpy_ms", copy * 1e3));
         values.push(("copy_limit", limit));
         figure.push_str(&format!(
-            "; memcpy {} MiB {} (copy limit {limit:.2}x)",
+            "; one thread's memcpy of {} MiB {} (copy limit {limit:.2}x)",
             bytes >> 20,
             ms(copy)
         ));
@@ -381,8 +392,23 @@ fn main() {
         Interrupt::Signal,
         "this machine does not support signal deadlines"
     );
+    // And with copies on the calling thread alone, under a third.
+    let mut limits = Limits::default();
+    limits.copy_threads = 1;
+    let one_copy_thread = Sandbox::new(&wasm, AllowList::targets(targets), limits)
+        .expect("load the C++ guests with copy_threads=1");
     for k in [kernels::RMS_NORM, kernels::MATMUL] {
         kernels::register_natives(&plugin, &out, &k);
+        let handler = one_copy_thread
+            .handler(k.target)
+            .expect("the guest serves its target");
+        registry::register_with_origin(
+            &plugin,
+            &Build::GuestOneCopyThread.target(&k),
+            Arc::new(handler),
+            "guest, copies on one thread".into(),
+        )
+        .expect("register the guest with copy_threads=1");
         let handler = signal
             .handler(k.target)
             .expect("the guest serves its target");

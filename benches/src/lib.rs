@@ -278,7 +278,9 @@ pub mod report {
 /// `xla/ffi/api/ffi.h`), as a guest with the SDK's flags (`-O3
 /// -msimd128`), and natively with `-march=native` (for information). The
 /// guest also serves a second target from a sandbox with signal deadlines
-/// (`interrupt=signal`, for information: what the opt-in mechanism buys).
+/// (`interrupt=signal`, for information: what the opt-in mechanism buys),
+/// and a third from one that copies each buffer on the calling thread alone
+/// (`copy_threads=1`, for information: what the copy helpers buy).
 pub mod kernels {
     use std::path::{Path, PathBuf};
     use std::process::Command;
@@ -323,6 +325,8 @@ pub mod kernels {
         MarchNative,
         /// The same wasm guest, in a sandbox with signal deadlines.
         GuestSignal,
+        /// The same wasm guest, in a sandbox that copies on one thread.
+        GuestOneCopyThread,
     }
 
     impl Build {
@@ -333,12 +337,13 @@ pub mod kernels {
                 Build::Native => format!("{}__native", kernel.target),
                 Build::MarchNative => format!("{}__march_native", kernel.target),
                 Build::GuestSignal => format!("{}__signal", kernel.target),
+                Build::GuestOneCopyThread => format!("{}__one_copy_thread", kernel.target),
             }
         }
 
         fn dir(self) -> &'static str {
             match self {
-                Build::Guest | Build::GuestSignal => "wasm",
+                Build::Guest | Build::GuestSignal | Build::GuestOneCopyThread => "wasm",
                 Build::Native => "native",
                 Build::MarchNative => "march-native",
             }
@@ -352,7 +357,9 @@ pub mod kernels {
             .and_then(|s| s.to_str())
             .expect("a source file name");
         match build {
-            Build::Guest | Build::GuestSignal => format!("{stem}_cpp.wasm"),
+            Build::Guest | Build::GuestSignal | Build::GuestOneCopyThread => {
+                format!("{stem}_cpp.wasm")
+            }
             Build::Native | Build::MarchNative => format!("lib{stem}_cpp.so"),
         }
     }
