@@ -27,11 +27,16 @@
 //!
 //! Neither mechanism stops host code. So [`Ticker::enter`] also records the
 //! deadline of the guest code running on this thread, and host code asks
-//! [`overdue`]: every instance checks it on each entry to and return from a
-//! host function (a store call hook, WASI included), and host functions that
-//! can work long (`random_get`, `poll_oneoff`, output streams) check it as
-//! they go, so that a guest looping in host calls, or asking one host call
-//! for a lot of work, stops within its deadline plus one bounded step.
+//! [`overdue`]: the functions of module `cyxla` on entry, and host functions
+//! that can work long (`random_get`, `poll_oneoff`, output streams) as they
+//! go, so that a guest asking one host call for a lot of work stops within
+//! its deadline plus one bounded step. A guest looping in host calls stops
+//! there too: under epochs at the check of its next loop header or function
+//! entry, under signals at the store's call hook, which checks on each
+//! entry to and return from a host function (WASI included), since signals
+//! leave host code alone. Epoch engines set no call hook: entering and
+//! leaving guest code through one cost about 18 ns per call (`copy16`,
+//! 287 against 269 ns).
 
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 mod signal;
@@ -105,8 +110,8 @@ pub(crate) fn check() -> wasmtime::Result<()> {
 
 /// The store's call hook, under signal deadlines, on entry to a host
 /// function or a builtin: tells the signal mechanism that host code runs
-/// (it must leave the stack alone), then checks the deadline. (Under epochs
-/// the hook only calls [`check`].)
+/// (it must leave the stack alone), then checks the deadline. (Epoch
+/// engines set no hook; see the module documentation.)
 pub(crate) fn host_call_starts() -> wasmtime::Result<()> {
     signal::host_code_entered();
     check()

@@ -157,10 +157,12 @@ impl Instance {
         let limits = guest.limits.clone();
         let mut store = Store::new(engine.wasm(), HostState::new(&limits));
         store.limiter(|state| &mut state.limiter);
-        // Neither interrupt mechanism stops host code: every entry to and
-        // return from a host function (WASI included) checks the deadline.
+        // Under signals every entry to and return from a host function
+        // (WASI included) checks the deadline, and the signal mechanism
+        // learns whether guest or host code runs. Epochs need no hook: the
+        // guest's own checks stop it after a host call, and host functions
+        // that can work long check as they go (see `crate::deadline`).
         if engine.ticker().mode() == Interrupt::Signal {
-            // Signals also need to know whether guest or host code runs.
             store.call_hook(|_, hook| match hook {
                 CallHook::CallingHost => deadline::host_call_starts(),
                 CallHook::ReturningFromHost => deadline::host_call_returns(),
@@ -172,13 +174,6 @@ impl Instance {
                     deadline::guest_call_returns();
                     Ok(())
                 }
-            });
-        } else {
-            // Epochs do not: entering and leaving guest code (twice per
-            // call) costs nothing more than the hook itself.
-            store.call_hook(|_, hook| match hook {
-                CallHook::CallingHost | CallHook::ReturningFromHost => deadline::check(),
-                CallHook::CallingWasm | CallHook::ReturningFromWasm => Ok(()),
             });
         }
         let active = engine.ticker().enter(

@@ -11,9 +11,9 @@
 //! however long) as having fired at once, and never blocks. A guest that
 //! sleeps in a loop spins until its deadline stops it.
 //!
-//! **Bounded host calls.** Every host function checks the deadline when it
-//! is entered and when it returns (a store call hook, see
-//! [`crate::deadline`]); the ones whose work the guest sizes
+//! **Bounded host calls.** A guest past its deadline is stopped in its own
+//! code, however many host calls it makes (see [`crate::deadline`]); the
+//! host functions whose work the guest sizes
 //! ([`random_get`](crate::imports::random_get),
 //! [`poll_oneoff`](crate::imports::poll_oneoff), the output pipes) also
 //! check it every [`CHUNK`](crate::imports::CHUNK) bytes or
