@@ -2,7 +2,7 @@
 //! the API table address, a scratch region in guest memory and the reused
 //! call layout. [`Instance::call`] runs one custom call through it.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use cyxla_guest_sdk::abi;
 use plugin_glue::{ErrorCode, HandlerError};
@@ -105,6 +105,9 @@ pub(crate) struct Instance {
     layout: CallLayout,
     engine: Engine,
     limits: Limits,
+    /// `limits.deadline_ticks()`, worked out once: it divides 128-bit
+    /// numbers.
+    call_ticks: u64,
     code: std::sync::Arc<CodeRanges>,
     /// Ranges of the scratch region (offsets from its start; sorted,
     /// disjoint) that hold bytes the host copied in for the last call: its
@@ -270,6 +273,7 @@ impl Instance {
             scratch: Region { offset: 0, len: 0 },
             layout: CallLayout::default(),
             engine,
+            call_ticks: limits.deadline_ticks(),
             limits,
             code: std::sync::Arc::clone(&guest.code),
             copied: Vec::new(),
@@ -338,7 +342,7 @@ impl Instance {
         let (result, interrupted) = run_guest(
             &mut self.store,
             &self.engine,
-            &self.limits,
+            (self.limits.call_timeout, self.call_ticks),
             &self.code,
             &self.handlers[target],
             self.layout.frame_addr().cast_signed(),
@@ -488,7 +492,7 @@ impl Instance {
         let (result, interrupted) = run_guest(
             &mut self.store,
             &self.engine,
-            &self.limits,
+            (self.limits.call_timeout, self.call_ticks),
             &self.code,
             &self.alloc,
             (want_i32, DATA_ALIGN.cast_signed()),
@@ -609,22 +613,21 @@ fn for_each_uncovered(old: &[(u32, u32)], new: &[(u32, u32)], mut f: impl FnMut(
     }
 }
 
-/// Calls guest function `func` of the instance whose store, engine, limits
-/// and code these are, under the call deadline: its result, and whether a
+/// Calls guest function `func` of the instance whose store, engine and code
+/// these are, under the call deadline (its wall time, and its epoch ticks as
+/// [`Limits::deadline_ticks`] counts them): its result, and whether a
 /// signal deadline stopped it. (A free function, so that a caller can lend
 /// `func` from the instance while the store is borrowed mutably.)
 #[inline]
 fn run_guest<P: WasmParams, R: WasmResults>(
     store: &mut Store<HostState>,
     engine: &Engine,
-    limits: &Limits,
+    (timeout, ticks): (Duration, u64),
     code: &CodeRanges,
     func: &TypedFunc<P, R>,
     params: P,
 ) -> (wasmtime::Result<R>, bool) {
-    let active = engine
-        .ticker()
-        .enter(store, limits.call_timeout, limits.deadline_ticks(), code);
+    let active = engine.ticker().enter(store, timeout, ticks, code);
     let result = func.call(&mut *store, params);
     (result, active.interrupted())
 }
