@@ -111,6 +111,14 @@ pub(crate) trait CallView {
     fn write_ret(&self, i: usize, src: &[u8], copier: Copier) -> Result<(), HandlerError>;
 }
 
+/// `a == b` without a call to `memcmp`, which the slices' `==` makes: the
+/// shapes a call is checked against hold a few words each, and the library
+/// call cost more than comparing them (about 8 ns a call, `copy16`).
+#[inline]
+fn same<T: PartialEq>(a: &[T], b: &[T]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
 /// A data region, relative to the scratch base.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Region {
@@ -303,7 +311,7 @@ impl CallLayout {
         for (slot, &(dtype, byte_len, rank)) in shape.slots.iter().enumerate() {
             let desc = slot_desc(call, slot, n_args)?;
             if (desc.dtype, desc.byte_len, desc.dims.len()) != (dtype, byte_len, rank)
-                || shape.dims[dims_at..dims_at + rank] != *desc.dims
+                || !same(&shape.dims[dims_at..dims_at + rank], desc.dims)
             {
                 return Ok(false);
             }
@@ -314,7 +322,7 @@ impl CallLayout {
             *owner = slot;
         }
         self.find_aliases(n_args)?;
-        if self.shared != shape.shared {
+        if !same(&self.shared, &shape.shared) {
             return Ok(false);
         }
         let attrs = call.attrs();
