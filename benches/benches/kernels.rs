@@ -12,7 +12,7 @@
 //! signal deadlines (`interrupt=signal`, no checks in guest code): the
 //! same module, registered under a second target name. A third sandbox
 //! copies each buffer on the calling thread alone (`copy_threads=1`, as
-//! information: the default shares a copy of 2 MiB or more with helper
+//! information: the default shares a copy of 8 MiB or more with helper
 //! threads).
 //!
 //! - P2, memory-bound: `rms_norm_cpp` (`guests/cpp/rms_norm.cc`) over

@@ -89,7 +89,7 @@ pub struct Limits {
     /// loading a folder; wasmtime's own parallel compilation of one module's
     /// functions runs on the same threads.
     pub compile_threads: usize,
-    /// Threads that copy one large buffer (2 MiB or more) in or out of
+    /// Threads that copy one large buffer (8 MiB or more) in or out of
     /// guest memory, the calling thread included (engine-wide: a flag, not
     /// a side-file setting). One core's `memcpy` moves well below what the
     /// memory system can; the helpers are shared by the whole process, and

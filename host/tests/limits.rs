@@ -336,18 +336,18 @@ const COPY_THREADS_CHILD: &str = "CYXLA_TEST_COPY_THREADS";
 #[test]
 fn copy_threads_bound_the_threads_that_copy() {
     if let Ok(n) = std::env::var(COPY_THREADS_CHILD) {
-        // The child: double a vector of 2.4 MB (past the size from which
+        // The child: double a vector of 8.8 MB (past the size from which
         // copies are shared) with `copy_threads = n`, from two threads at
         // once; say how many copy helpers this process has.
         let dir = tempfile::tempdir().unwrap();
         write_guest(dir.path(), "g.wasm", &[("g_double", "double")]);
         let mut limits = test_limits();
-        limits.memory_bytes = 16 << 20;
+        limits.memory_bytes = 64 << 20;
         limits.set("copy_threads", &n).unwrap();
         let sandbox = Sandbox::new(dir.path(), AllowList::all(), limits).unwrap();
         let double = handler(&sandbox, "g_double");
         on_threads(2, |t| {
-            let x: Vec<f32> = (0..600_000).map(|i| (i + t) as f32).collect();
+            let x: Vec<f32> = (0..2_200_000).map(|i| (i + t) as f32).collect();
             for _ in 0..3 {
                 let call = vector_call(&x);
                 double.call_host(&call).unwrap();
