@@ -112,8 +112,9 @@ pub(crate) trait CallView {
 }
 
 /// `a == b` without a call to `memcmp`, which the slices' `==` makes: the
-/// shapes a call is checked against hold a few words each, and the library
-/// call cost more than comparing them (about 8 ns a call, `copy16`).
+/// shapes a call is checked against hold a few words each, and the two
+/// library calls cost more than comparing them (3% of the samples of a
+/// `copy16` call under perf).
 #[inline]
 fn same<T: PartialEq>(a: &[T], b: &[T]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
