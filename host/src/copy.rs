@@ -38,8 +38,10 @@ pub(crate) const PARALLEL_BYTES: usize = 8 << 20;
 /// The unit a thread claims.
 const CHUNK_BYTES: usize = 256 << 10;
 
-/// Most helper threads the process starts (and so most threads, less one,
-/// that share a copy): beyond four, a copy is bound by memory bandwidth.
+/// Most helper threads the process starts, and so most threads, less one,
+/// that share a copy (`copy_threads` is at most 8). The default asks for at
+/// most 3 helpers (`copy_threads` 4): past a few threads a copy is bound by
+/// memory bandwidth, not by cores.
 pub(crate) const MAX_HELPERS: usize = 7;
 
 /// How a call copies its buffers: alone, or with up to `helpers` helper
