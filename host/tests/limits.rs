@@ -279,6 +279,27 @@ fn threads_named(prefix: &str) -> usize {
         .count()
 }
 
+/// Runs test `test` of this binary alone in a child process with `env` set
+/// to `n`; returns its stdout.
+///
+/// # Panics
+///
+/// If the child fails (the message has its output).
+fn run_child(test: &str, env: &str, n: usize) -> String {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env(env, n.to_string())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
 #[test]
 fn compile_threads_bound_the_threads_that_compile() {
     if let Ok(n) = std::env::var(COMPILE_THREADS_CHILD) {
@@ -301,21 +322,10 @@ fn compile_threads_bound_the_threads_that_compile() {
         return;
     }
     for n in [1, 3] {
-        let out = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "compile_threads_bound_the_threads_that_compile",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(COMPILE_THREADS_CHILD, n.to_string())
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{stdout}{}",
-            String::from_utf8_lossy(&out.stderr)
+        let stdout = run_child(
+            "compile_threads_bound_the_threads_that_compile",
+            COMPILE_THREADS_CHILD,
+            n,
         );
         assert!(
             stdout.contains(&format!("compile threads: {n}\n")),
@@ -359,21 +369,10 @@ fn copy_threads_bound_the_threads_that_copy() {
         return;
     }
     for (n, helpers) in [(1, 0), (3, 2)] {
-        let out = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "copy_threads_bound_the_threads_that_copy",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(COPY_THREADS_CHILD, n.to_string())
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{stdout}{}",
-            String::from_utf8_lossy(&out.stderr)
+        let stdout = run_child(
+            "copy_threads_bound_the_threads_that_copy",
+            COPY_THREADS_CHILD,
+            n,
         );
         assert!(
             stdout.contains(&format!("copy helpers: {helpers}\n")),
