@@ -399,26 +399,25 @@ fn main() {
         .expect("load the C++ guests with copy_threads=1");
     for k in [kernels::RMS_NORM, kernels::MATMUL] {
         kernels::register_natives(&plugin, &out, &k);
-        let handler = one_copy_thread
-            .handler(k.target)
-            .expect("the guest serves its target");
-        registry::register_with_origin(
-            &plugin,
-            &Build::GuestOneCopyThread.target(&k),
-            Arc::new(handler),
-            "guest, copies on one thread".into(),
-        )
-        .expect("register the guest with copy_threads=1");
-        let handler = signal
-            .handler(k.target)
-            .expect("the guest serves its target");
-        registry::register_with_origin(
-            &plugin,
-            &Build::GuestSignal.target(&k),
-            Arc::new(handler),
-            "guest, signal deadlines".into(),
-        )
-        .expect("register the guest with signal deadlines");
+        for (sandbox, build, origin) in [
+            (&signal, Build::GuestSignal, "guest, signal deadlines"),
+            (
+                &one_copy_thread,
+                Build::GuestOneCopyThread,
+                "guest, copies on one thread",
+            ),
+        ] {
+            let handler = sandbox
+                .handler(k.target)
+                .expect("the guest serves its target");
+            registry::register_with_origin(
+                &plugin,
+                &build.target(&k),
+                Arc::new(handler),
+                origin.into(),
+            )
+            .unwrap_or_else(|e| panic!("register the {origin}: {e}"));
+        }
     }
     let client = Client::new(&plugin, Some(1)).expect("client");
     println!("load average before: {}", report::load_average());
