@@ -50,6 +50,31 @@ impl fmt::Debug for Attrs<'_> {
     }
 }
 
+/// An [`Attrs`] without its memory view: what a frame keeps of its
+/// attributes (and a [`FrameCache`](crate::cache::FrameCache) keeps across
+/// calls).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AttrsAt {
+    len: usize,
+    types: u32,
+    names: u32,
+    values: u32,
+}
+
+impl AttrsAt {
+    /// The attributes, read through `mem`.
+    #[inline(always)]
+    pub(crate) fn attrs(self, mem: Memory<'_>) -> Attrs<'_> {
+        Attrs {
+            mem,
+            len: self.len,
+            types: self.types,
+            names: self.names,
+            values: self.values,
+        }
+    }
+}
+
 /// Largest number of attributes accepted in one dictionary.
 const MAX_ATTRS: i64 = 1 << 20;
 
@@ -83,6 +108,17 @@ impl<'a> Attrs<'a> {
         mem.check(attrs.names, bytes, 1, &"attribute names")?;
         mem.check(attrs.values, bytes, 1, &"attribute values")?;
         Ok(attrs)
+    }
+
+    /// Where the attributes are, without the memory view.
+    #[inline(always)]
+    pub(crate) fn at(&self) -> AttrsAt {
+        AttrsAt {
+            len: self.len,
+            types: self.types,
+            names: self.names,
+            values: self.values,
+        }
     }
 
     /// Number of attributes.

@@ -113,6 +113,19 @@ impl<'a> RawBuffer<'a> {
         })
     }
 
+    /// The decoded fields without the memory view and the dims slice: what
+    /// a [`FrameCache`](crate::cache::FrameCache) keeps across calls.
+    pub(crate) fn at(&self) -> BufferAt {
+        BufferAt {
+            dtype: self.dtype,
+            rank: self.dims.len(),
+            dims_addr: self.dims_addr,
+            data: self.data,
+            elements: self.elements,
+            byte_len: self.byte_len,
+        }
+    }
+
     /// Guest byte range of the data, for overlap checks.
     pub(crate) fn span(&self) -> core::ops::Range<u64> {
         u64::from(self.data)..u64::from(self.data) + self.byte_len as u64
@@ -137,7 +150,35 @@ impl<'a> RawBuffer<'a> {
     }
 }
 
-struct DimsOf(Which);
+/// A [`RawBuffer`] without its memory view and dims slice.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BufferAt {
+    pub(crate) dtype: DataType,
+    pub(crate) rank: usize,
+    pub(crate) dims_addr: u32,
+    data: u32,
+    elements: usize,
+    byte_len: usize,
+}
+
+impl BufferAt {
+    /// The buffer `which`, read through `mem`, with `dims` its dims array
+    /// (`rank` entries at `dims_addr` of `mem`).
+    pub(crate) fn raw<'a>(self, mem: Memory<'a>, which: Which, dims: &'a [i64]) -> RawBuffer<'a> {
+        RawBuffer {
+            mem,
+            which,
+            dtype: self.dtype,
+            dims,
+            dims_addr: self.dims_addr,
+            data: self.data,
+            elements: self.elements,
+            byte_len: self.byte_len,
+        }
+    }
+}
+
+pub(crate) struct DimsOf(pub(crate) Which);
 
 impl fmt::Display for DimsOf {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

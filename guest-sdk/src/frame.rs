@@ -4,8 +4,9 @@ use alloc::vec::Vec;
 use core::cell::{Cell, OnceCell};
 
 use crate::abi::{self, arg_type, call_frame as layout, ret_type};
-use crate::attrs::{Attrs, FromAttr};
+use crate::attrs::{Attrs, AttrsAt, FromAttr};
 use crate::buffer::{AnyBuffer, AnyResultBuffer, Buffer, RawBuffer, ResultBuffer, Which};
+use crate::cache::FrameCache;
 use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::memory::Memory;
@@ -74,11 +75,14 @@ const MAX_BUFFERS: i64 = 1 << 16;
 /// # let _ = scale;
 /// ```
 pub struct CallFrame<'a> {
+    mem: Memory<'a>,
     /// The frame's scalar fields, read and checked.
-    header: Header<'a>,
+    header: Header,
     /// Per buffer, operands then results: its decoding, once it succeeded,
     /// and (results only) whether it was handed out.
     slots: Slots<'a>,
+    /// The target's cache of decodes, in a guest.
+    cache: Option<&'a FrameCache>,
 }
 
 /// Buffers whose [`Slot`]s a frame keeps without allocating.
@@ -129,25 +133,25 @@ struct Slot<'a> {
     in_place: Cell<Option<usize>>,
 }
 
-/// A [`CallFrame`] without its [`Slots`]: the frame's scalar fields, read
-/// and checked.
-struct Header<'a> {
-    mem: Memory<'a>,
+/// A [`CallFrame`] without its memory view and [`Slots`]: the frame's
+/// scalar fields, read and checked (and kept by a [`FrameCache`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Header {
     addr: u32,
     ctx: u32,
     stage: u32,
-    num_args: usize,
+    pub(crate) num_args: usize,
     arg_types: u32,
     args: u32,
-    num_rets: usize,
+    pub(crate) num_rets: usize,
     ret_types: u32,
     rets: u32,
-    attrs: Attrs<'a>,
+    attrs: AttrsAt,
 }
 
-impl<'a> Header<'a> {
+impl Header {
     /// Reads and checks the frame at guest address `addr` of `mem`.
-    fn decode(mem: Memory<'a>, addr: u32) -> Result<Header<'a>> {
+    fn decode(mem: Memory<'_>, addr: u32) -> Result<Header> {
         let what = "call frame";
         let at = |off: u32| Memory::offset(addr, u64::from(off), &what);
         let struct_size = mem.u32(addr, &what)?;
@@ -169,7 +173,6 @@ impl<'a> Header<'a> {
         let num_args = count(layout::ARGS + abi::args::SIZE_FIELD, "arguments")?;
         let num_rets = count(layout::RETS + abi::rets::SIZE_FIELD, "results")?;
         let header = Header {
-            mem,
             addr,
             ctx: mem.u32(at(layout::CTX)?, &what)?,
             stage: mem.u32(at(layout::STAGE)?, &what)?,
@@ -179,7 +182,7 @@ impl<'a> Header<'a> {
             num_rets,
             ret_types: mem.u32(at(layout::RETS + abi::rets::TYPES)?, &what)?,
             rets: mem.u32(at(layout::RETS + abi::rets::RETS)?, &what)?,
-            attrs: Attrs::decode(mem, at(layout::ATTRS)?)?,
+            attrs: Attrs::decode(mem, at(layout::ATTRS)?)?.at(),
         };
         mem.check(header.arg_types, num_args * 4, 1, &"argument types")?;
         mem.check(header.args, num_args * 4, 1, &"arguments")?;
@@ -195,7 +198,7 @@ impl core::fmt::Debug for CallFrame<'_> {
             .field("addr", &self.header.addr)
             .field("num_args", &self.header.num_args)
             .field("num_rets", &self.header.num_rets)
-            .field("attrs", &self.header.attrs)
+            .field("attrs", &self.attrs())
             .finish_non_exhaustive()
     }
 }
@@ -268,29 +271,44 @@ impl<'a> CallFrame<'a> {
 
     /// Decodes and checks the frame at guest address `addr` of `mem`.
     pub(crate) fn decode(mem: Memory<'a>, addr: u32) -> Result<CallFrame<'a>> {
-        Ok(CallFrame::new(Header::decode(mem, addr)?))
+        Ok(CallFrame::new(mem, Header::decode(mem, addr)?, None))
     }
 
     /// Decodes and checks the frame at guest address `addr` of `mem`, then
-    /// runs `handler` on it. The frame is built where it is used: a frame is
-    /// a few hundred bytes (its inline [`Slots`]), which moving out of a
-    /// `Result` would copy on every call.
-    #[cfg(target_arch = "wasm32")]
+    /// runs `handler` on it; `cache` (the target's) skips decoding what the
+    /// target's last calls decoded from the same bytes. The frame is built
+    /// where it is used: a frame is a few hundred bytes (its inline
+    /// [`Slots`]), which moving out of a `Result` would copy on every call.
+    #[cfg_attr(
+        not(any(target_arch = "wasm32", test, feature = "testing")),
+        expect(dead_code, reason = "used by guest exports and by `testing`")
+    )]
     #[inline(always)]
     pub(crate) fn decode_then<R>(
         mem: Memory<'a>,
         addr: u32,
+        cache: &'a FrameCache,
         handler: impl FnOnce(&CallFrame<'a>) -> Result<R>,
     ) -> Result<R> {
-        let frame = CallFrame::new(Header::decode(mem, addr)?);
+        let header = match cache.header(mem, addr) {
+            Some(header) => header,
+            None => {
+                let header = Header::decode(mem, addr)?;
+                cache.keep_header(mem, addr, &header);
+                header
+            }
+        };
+        let frame = CallFrame::new(mem, header, Some(cache));
         handler(&frame)
     }
 
     #[inline(always)]
-    fn new(header: Header<'a>) -> CallFrame<'a> {
+    fn new(mem: Memory<'a>, header: Header, cache: Option<&'a FrameCache>) -> CallFrame<'a> {
         CallFrame {
+            mem,
             slots: Slots::new(header.num_args + header.num_rets),
             header,
+            cache,
         }
     }
 
@@ -361,15 +379,15 @@ impl<'a> CallFrame<'a> {
                 format_args!("{which} requested, but the call has {n} {kind}(s)"),
             ));
         }
-        let slot = match which {
-            Which::Arg(i) => &self.slots[i],
-            Which::Ret(i) => &self.slots[self.header.num_args + i],
+        let index = match which {
+            Which::Arg(i) => i,
+            Which::Ret(i) => self.header.num_args + i,
         };
+        let slot = &self.slots[index];
         if let Some(raw) = slot.decoded.get() {
             return Ok(raw);
         }
         let ty = self
-            .header
             .mem
             .u32(Memory::offset(types, 4 * i as u64, &which)?, &which)?;
         if ty != want {
@@ -379,10 +397,17 @@ impl<'a> CallFrame<'a> {
             ));
         }
         let addr = self
-            .header
             .mem
             .u32(Memory::offset(ptrs, 4 * i as u64, &which)?, &which)?;
-        let raw = RawBuffer::decode(self.header.mem, addr, which)?;
+        if let Some(cache) = self.cache {
+            if let Some(raw) = cache.buffer(self.mem, index, addr, which) {
+                return Ok(slot.decoded.get_or_init(|| raw));
+            }
+            let raw = RawBuffer::decode(self.mem, addr, which)?;
+            cache.keep_buffer(self.mem, index, addr, &raw);
+            return Ok(slot.decoded.get_or_init(|| raw));
+        }
+        let raw = RawBuffer::decode(self.mem, addr, which)?;
         Ok(slot.decoded.get_or_init(|| raw))
     }
 
@@ -524,7 +549,7 @@ impl<'a> CallFrame<'a> {
 
     /// The call's attributes.
     pub fn attrs(&self) -> Attrs<'a> {
-        self.header.attrs
+        self.header.attrs.attrs(self.mem)
     }
 
     /// Attribute `name` converted to `T`; see [`Attrs::get`].
@@ -533,7 +558,7 @@ impl<'a> CallFrame<'a> {
     ///
     /// As [`Attrs::get`].
     pub fn attr<T: FromAttr<'a>>(&self, name: &str) -> Result<T> {
-        self.header.attrs.get(name)
+        self.attrs().get(name)
     }
 
     /// The device ordinal of this call (`XLA_FFI_DeviceOrdinal_Get`).

@@ -139,6 +139,7 @@ pub mod abi;
 mod args;
 mod attrs;
 mod buffer;
+mod cache;
 mod context;
 mod dtype;
 mod error;
@@ -165,6 +166,13 @@ pub use macros::Handler;
 
 #[cfg(test)]
 mod tests;
+
+// A guest has one thread: the host refuses shared memories, and each
+// export's decode cache is a `static` that assumes it.
+#[cfg(all(target_arch = "wasm32", target_feature = "atomics"))]
+compile_error!(
+    "cyxla guests are single-threaded (the host refuses shared memories): build without +atomics"
+);
 
 /// The code blocks of `guest-sdk/README.md` (the kernel author's guide):
 /// its Rust blocks run as doctests.

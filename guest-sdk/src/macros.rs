@@ -30,7 +30,11 @@ pub type Handler = for<'f, 'a> fn(&'f crate::CallFrame<'a>) -> crate::Result<()>
 ///   probe (API version 0.3) and ignores stages other than EXECUTE, decodes
 ///   and checks the frame (`struct_size` 104 and every address), calls the
 ///   handler and turns an `Err` into an error handle through the host's
-///   `error_create` import (0 on success).
+///   `error_create` import (0 on success);
+/// * a `static` cache of the export's decodes: a call whose frame, buffer
+///   structs and dims are byte for byte those an earlier call decoded
+///   reuses that decode (the host rewrites only the data while a call
+///   site's shapes stay the same).
 ///
 /// On other targets it only type-checks the handler (so kernels can be unit
 /// tested natively with the `testing` module when the `testing` feature
@@ -66,10 +70,14 @@ macro_rules! target {
             #[used]
             static RECORD: [u8; RECORD_LEN] = RECORD_BYTES;
 
+            /// What the export's last calls decoded.
+            #[cfg(target_arch = "wasm32")]
+            static CACHE: $crate::__private::FrameCache = $crate::__private::FrameCache::new();
+
             #[cfg(target_arch = "wasm32")]
             #[unsafe(export_name = stringify!($export))]
             extern "C" fn export(frame: u32) -> u32 {
-                $crate::__private::run(frame, HANDLER)
+                $crate::__private::run(frame, HANDLER, &CACHE)
             }
 
             // Uses both on every target (natively nothing else does).
@@ -83,6 +91,8 @@ macro_rules! target {
 pub mod __private {
     #[cfg(target_arch = "wasm32")]
     pub use crate::runtime::run;
+
+    pub use crate::cache::FrameCache;
 
     use crate::abi::RECORD_PREFIX;
 

@@ -59,6 +59,32 @@ impl<'a> Memory<'a> {
         }
     }
 
+    /// What this view's checks depend on: see [`Memory::covers`].
+    #[inline(always)]
+    pub(crate) fn extent(&self) -> Extent {
+        Extent {
+            #[cfg(not(target_arch = "wasm32"))]
+            base: self.base as usize,
+            #[cfg(not(target_arch = "wasm32"))]
+            origin: self.origin,
+            len: self.len,
+        }
+    }
+
+    /// Whether every range a view with `extent` accepted, this view accepts
+    /// too: the same memory at the same place, as large or larger (linear
+    /// memory only grows). A check is a function of the range and the
+    /// extent (bounds against the length, null, alignment of the address
+    /// in the view), so a decode that passed then passes now.
+    #[inline(always)]
+    pub(crate) fn covers(&self, extent: &Extent) -> bool {
+        #[cfg(not(target_arch = "wasm32"))]
+        if self.base as usize != extent.base || self.origin != extent.origin {
+            return false;
+        }
+        self.len >= extent.len
+    }
+
     /// Where guest address `addr` lies in the view (bytes from its start),
     /// if not before it.
     #[inline(always)]
@@ -144,6 +170,21 @@ impl<'a> Memory<'a> {
         // SAFETY: range() checked that the 4 bytes are inside memory, which is
         // valid for reads for 'a; read_unaligned has no alignment requirement.
         Ok(unsafe { p.cast::<u32>().read_unaligned() })
+    }
+
+    /// Reads `N` little-endian `u32` at `addr` (any alignment), with one
+    /// range check.
+    #[inline(always)]
+    pub(crate) fn words<const N: usize>(
+        &self,
+        addr: u32,
+        what: &dyn core::fmt::Display,
+    ) -> Result<[u32; N]> {
+        let p = self.range(addr, 4 * N, 1, what)?;
+        // SAFETY: range() checked that the 4 * N bytes are inside memory,
+        // which is valid for reads for 'a; read_unaligned has no alignment
+        // requirement and every bit pattern is a valid [u32; N].
+        Ok(unsafe { p.cast::<[u32; N]>().read_unaligned() })
     }
 
     /// Reads a little-endian `i64` at `addr`.
@@ -261,6 +302,17 @@ impl<'a> Memory<'a> {
     }
 }
 
+/// What the checks of a [`Memory`] depend on besides the range checked:
+/// where the view is and how large (see [`Memory::covers`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Extent {
+    #[cfg(not(target_arch = "wasm32"))]
+    base: usize,
+    #[cfg(not(target_arch = "wasm32"))]
+    origin: u32,
+    len: usize,
+}
+
 /// The error of [`Memory::offset`], out of line as [`Memory::range_error`].
 #[cold]
 #[inline(never)]
@@ -300,6 +352,23 @@ mod tests {
         // SAFETY: as above.
         assert_eq!(unsafe { mem.slice::<u64>(0, 0, &"x") }.unwrap().len(), 0);
         assert!(Memory::offset(u32::MAX, 1, &"x").is_err());
+    }
+
+    #[test]
+    fn a_view_covers_the_checks_of_views_of_the_same_memory_no_larger() {
+        let mut buf = [0u64; 8];
+        let base = buf.as_mut_ptr().cast::<u8>();
+        let view = |len: usize, origin: u32, skip: usize| {
+            // SAFETY: buf (64 bytes) outlives every view and holds
+            // skip + len bytes; the views are only compared.
+            unsafe { Memory::from_raw_parts(base.add(skip), len, origin) }
+        };
+        let checked = view(32, 0, 0).extent();
+        assert!(view(32, 0, 0).covers(&checked));
+        assert!(view(64, 0, 0).covers(&checked), "grown");
+        assert!(!view(31, 0, 0).covers(&checked), "shrunk");
+        assert!(!view(32, 8, 0).covers(&checked), "another origin");
+        assert!(!view(32, 0, 8).covers(&checked), "another place");
     }
 
     #[test]

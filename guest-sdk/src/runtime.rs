@@ -13,6 +13,7 @@ mod wasm {
 
     use crate::abi::{self, execution_stage, extension_type};
     use crate::args;
+    use crate::cache::FrameCache;
     use crate::error::{Error, Result};
     use crate::frame::CallFrame;
     use crate::memory::Memory;
@@ -140,9 +141,10 @@ mod wasm {
         )
     }
 
-    /// Runs `handler` for the frame at guest address `frame`; returns 0 or an
-    /// error handle. Used by [`target!`](crate::target); not a public API.
-    pub fn run(frame: u32, handler: crate::Handler) -> u32 {
+    /// Runs `handler` for the frame at guest address `frame`, with the
+    /// target's `cache` of decodes; returns 0 or an error handle. Used by
+    /// [`target!`](crate::target); not a public API.
+    pub fn run(frame: u32, handler: crate::Handler, cache: &'static FrameCache) -> u32 {
         let mem = Memory::linear();
         let what = "call frame";
         let prelude = (|| -> Result<Option<u32>> {
@@ -162,7 +164,7 @@ mod wasm {
         })();
         let result = match prelude {
             Ok(None) => return 0,
-            Ok(Some(_)) => CallFrame::decode_then(mem, frame, |f| handler(f)),
+            Ok(Some(_)) => CallFrame::decode_then(mem, frame, cache, |f| handler(f)),
             Err(e) => Err(e),
         };
         match result {

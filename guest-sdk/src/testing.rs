@@ -27,6 +27,7 @@ use alloc::vec::Vec;
 
 use crate::abi::{self, attr_type, call_frame as frame_layout};
 use crate::attrs::Scalar;
+use crate::cache::FrameCache;
 use crate::dtype::{DataType, Element};
 use crate::error::Result;
 use crate::frame::CallFrame;
@@ -185,6 +186,7 @@ impl FrameBuilder {
             len: image.bytes.len(),
             frame: image.frame,
             rets: image.rets,
+            cache: FrameCache::new(),
         }
     }
 
@@ -413,11 +415,14 @@ pub struct TestCall {
     len: usize,
     frame: u32,
     rets: Vec<(u32, usize)>,
+    /// What earlier calls decoded, as a guest export keeps it.
+    cache: FrameCache,
 }
 
 impl TestCall {
     /// Runs `handler` (a [`Handler`](crate::Handler) or any closure) on the
-    /// call, decoding the frame as a guest export would.
+    /// call, decoding the frame as a guest export would: a later call reuses
+    /// what this one decoded where the frame's bytes are unchanged.
     ///
     /// # Errors
     ///
@@ -426,8 +431,13 @@ impl TestCall {
         // SAFETY: `self.mem` outlives the view, which lives only during this
         // call, and nothing else touches `self.mem` meanwhile (&mut self).
         let mem = unsafe { Memory::from_raw_parts(self.mem.as_mut_ptr().cast(), self.len, 0) };
-        let frame = CallFrame::decode(mem, self.frame)?;
-        handler(&frame)
+        CallFrame::decode_then(mem, self.frame, &self.cache, handler)
+    }
+
+    /// The cache of this call's decodes.
+    #[cfg(test)]
+    pub(crate) fn cache(&self) -> &FrameCache {
+        &self.cache
     }
 
     /// Guest address of the frame.

@@ -406,3 +406,185 @@ fn empty_calls_decode() {
     .unwrap();
     call.call(ok).unwrap();
 }
+
+/// What a handler saw of argument 0 (dims and values), or the error.
+type Seen = core::result::Result<(Vec<i64>, Vec<f32>), alloc::string::String>;
+
+/// Views argument 0, takes result 0 and fills it with ones.
+fn see(call: &mut crate::testing::TestCall) -> Seen {
+    let mut seen = None;
+    call.call(|f| {
+        let x = f.arg::<f32>(0)?;
+        seen = Some((x.dims().to_vec(), x.to_vec()));
+        f.ret::<f32>(0)?.fill(1.0);
+        Ok(())
+    })
+    .map_err(|e| e.to_string())?;
+    Ok(seen.expect("the handler ran"))
+}
+
+#[test]
+fn a_repeated_call_reuses_its_decode_and_reads_new_values() {
+    let mut call = FrameBuilder::new()
+        .arg(&[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])
+        .ret(DataType::F32, &[2, 3])
+        .attr("factor", 2.0f32)
+        .build();
+    let frame = call.frame_address();
+    let scale = |f: &CallFrame<'_>| -> Result<()> {
+        let factor: f32 = f.attr("factor")?;
+        let x = f.arg::<f32>(0)?;
+        let mut y = f.ret::<f32>(0)?;
+        for (y, x) in y.iter_mut().zip(x.iter()) {
+            *y = x * factor;
+        }
+        Ok(())
+    };
+    call.call(scale).unwrap();
+    assert_eq!(call.ret::<f32>(0), [2.0, 4.0, 6.0, 8.0, 10.0, 12.0]);
+    let hits = call.cache().hits();
+    assert_eq!((hits.headers, hits.buffers), (0, 0));
+
+    // New operand values and a new attribute value: the frame's own bytes
+    // are unchanged, so its decode is reused, and the values are new.
+    let mem = call.memory_mut();
+    let arg = buffer_addr(mem, frame, false, 0);
+    let data = get_u32(mem, arg + abi::buffer::DATA) as usize;
+    mem[data..data + 4].copy_from_slice(&10.0f32.to_le_bytes());
+    let values = get_u32(mem, frame + abi::call_frame::ATTRS + abi::attrs::ATTRS);
+    let factor = get_u32(mem, get_u32(mem, values) + abi::scalar::VALUE) as usize;
+    assert_eq!(mem[factor..factor + 4], 2.0f32.to_le_bytes());
+    mem[factor..factor + 4].copy_from_slice(&3.0f32.to_le_bytes());
+    call.call(scale).unwrap();
+    assert_eq!(call.ret::<f32>(0), [30.0, 6.0, 9.0, 12.0, 15.0, 18.0]);
+    let hits = call.cache().hits();
+    assert_eq!((hits.headers, hits.buffers), (1, 2));
+}
+
+#[test]
+fn a_frame_changed_after_a_call_decodes_as_a_fresh_frame_would() {
+    type Change = fn(&mut [u8], u32);
+    fn dims_of(mem: &[u8], frame: u32, ret: bool) -> usize {
+        get_u32(mem, buffer_addr(mem, frame, ret, 0) + abi::buffer::DIMS) as usize
+    }
+    let changes: [(&str, Change); 14] = [
+        ("frame struct_size", |m, f| put_u32(m, f, 168)),
+        ("operand count", |m, f| {
+            let at = (f + abi::call_frame::ARGS + abi::args::SIZE_FIELD) as usize;
+            m[at..at + 8].copy_from_slice(&70_000i64.to_le_bytes());
+        }),
+        ("attribute count", |m, f| {
+            let at = (f + abi::call_frame::ATTRS + abi::attrs::SIZE_FIELD) as usize;
+            m[at..at + 8].copy_from_slice(&(-1i64).to_le_bytes());
+        }),
+        ("operand type", |m, f| {
+            let types = get_u32(m, f + abi::call_frame::ARGS + abi::args::TYPES);
+            put_u32(m, types, 7);
+        }),
+        ("buffer struct_size", |m, f| {
+            put_u32(m, buffer_addr(m, f, false, 0), 20);
+        }),
+        ("dtype", |m, f| {
+            put_u32(m, buffer_addr(m, f, false, 0) + abi::buffer::DTYPE, 14);
+        }),
+        ("rank", |m, f| {
+            let at = (buffer_addr(m, f, false, 0) + abi::buffer::RANK) as usize;
+            m[at..at + 8].copy_from_slice(&65i64.to_le_bytes());
+        }),
+        ("negative dimension", |m, f| {
+            let d = dims_of(m, f, false);
+            m[d..d + 8].copy_from_slice(&(-2i64).to_le_bytes());
+        }),
+        ("misaligned dims", |m, f| {
+            let at = buffer_addr(m, f, false, 0) + abi::buffer::DIMS;
+            put_u32(m, at, get_u32(m, at) + 4);
+        }),
+        ("result outside memory", |m, f| {
+            put_u32(
+                m,
+                buffer_addr(m, f, true, 0) + abi::buffer::DATA,
+                0xffff_fff0,
+            );
+        }),
+        ("result overlapping the operand", |m, f| {
+            let data = get_u32(m, buffer_addr(m, f, false, 0) + abi::buffer::DATA);
+            put_u32(m, buffer_addr(m, f, true, 0) + abi::buffer::DATA, data + 4);
+        }),
+        ("operand pointer to the result's buffer", |m, f| {
+            let ptrs = get_u32(m, f + abi::call_frame::ARGS + abi::args::ARGS);
+            put_u32(m, ptrs, buffer_addr(m, f, true, 0));
+        }),
+        ("new shapes, same element count", |m, f| {
+            for ret in [false, true] {
+                let d = dims_of(m, f, ret);
+                m[d..d + 8].copy_from_slice(&3i64.to_le_bytes());
+                m[d + 8..d + 16].copy_from_slice(&2i64.to_le_bytes());
+            }
+        }),
+        ("a shorter operand", |m, f| {
+            let d = dims_of(m, f, false);
+            m[d + 8..d + 16].copy_from_slice(&1i64.to_le_bytes());
+        }),
+    ];
+    let build = || {
+        FrameBuilder::new()
+            .arg(&[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])
+            .ret(DataType::F32, &[2, 3])
+            .attr("factor", 2.0f32)
+            .build()
+    };
+    let mut errors = 0;
+    for (what, change) in changes {
+        let mut fresh = build();
+        let frame = fresh.frame_address();
+        change(fresh.memory_mut(), frame);
+        let want = see(&mut fresh);
+
+        let mut call = build();
+        assert_eq!(
+            see(&mut call),
+            Ok((alloc::vec![2, 3], alloc::vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]))
+        );
+        change(call.memory_mut(), frame);
+        assert_eq!(see(&mut call), want, "{what}");
+        // And once more, now that the changed frame may have been kept.
+        assert_eq!(see(&mut call), want, "{what}, called again");
+        errors += usize::from(want.is_err());
+    }
+    assert_eq!(errors, 12, "every change but the last two is an error");
+}
+
+#[test]
+fn high_ranks_and_many_buffers_are_decoded_each_call() {
+    let mut builder = FrameBuilder::new().arg(&[1; 9], &[100.0f32]);
+    for i in 1..=16 {
+        builder = builder.arg(&[1], &[i as f32]);
+    }
+    let mut call = builder
+        .ret(DataType::F32, &[1])
+        .ret(DataType::F32, &[])
+        .build();
+    let sum = |f: &CallFrame<'_>| -> Result<()> {
+        let mut total = 0.0;
+        for i in 0..f.num_args() {
+            total += f.arg::<f32>(i)?[0];
+        }
+        f.ret::<f32>(0)?[0] = total;
+        f.ret::<f32>(1)?[0] = -total;
+        Ok(())
+    };
+    for round in 1..=3 {
+        call.call(sum).unwrap();
+        assert_eq!(
+            (call.ret::<f32>(0), call.ret::<f32>(1)),
+            (alloc::vec![236.0], alloc::vec![-236.0])
+        );
+        // Kept: the rank-1 operands in the first 16 slots (1 to 15); the
+        // rank-9 operand 0 and slots 16 and 17 are not.
+        assert_eq!(
+            call.cache().hits().buffers,
+            15 * (round - 1),
+            "round {round}"
+        );
+    }
+}

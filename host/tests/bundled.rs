@@ -211,3 +211,88 @@ fn aliasing_cpp_sees_one_data_pointer_only_when_aliased() {
          output buffers should point to the same data."
     );
 }
+
+/// The guest SDK reuses a target's last decode of a frame whose bytes are
+/// unchanged (the host rewrites only the data while the shapes stay): calls
+/// that change shape, dtype and attribute values between and within runs of
+/// equal shapes must each see their own.
+#[test]
+fn guests_see_each_calls_shapes_dtypes_and_attributes() {
+    let x = [1.0f32, 2.0, 3.0, -1.0, 0.5, 4.0];
+    let rms = |dims: &[i64]| -> Vec<f32> {
+        let n = *dims.last().unwrap() as usize;
+        let len = dims.iter().product::<i64>() as usize;
+        x[..len]
+            .chunks(n)
+            .flat_map(|row| {
+                let scale = 1.0 / (row.iter().map(|v| v * v).sum::<f32>() / n as f32 + 1e-5).sqrt();
+                row.iter().map(move |v| v * scale)
+            })
+            .collect()
+    };
+    let scale = handler("scale_any");
+    let norm = handler("rms_norm");
+    let f64_attr = |v: f64| HostAttr::Scalar(DType::F64, v.to_le_bytes().to_vec());
+    // Equal shapes in a row, then each change: the last axis, the element
+    // count at the same rank, the rank.
+    let shapes: [&[i64]; 7] = [&[2, 3], &[2, 3], &[3, 2], &[2, 2], &[6], &[1, 6], &[1, 5]];
+    for round in 0..3 {
+        for (k, dims) in shapes.iter().enumerate() {
+            // rms_norm's result depends on the last axis.
+            let len = dims.iter().product::<i64>() as usize;
+            let call = HostCall::new()
+                .arg(HostBuffer::f32(dims, &x[..len]))
+                .ret(HostBuffer::zeros(DType::F32, dims))
+                .attr("eps", f32_attr(1e-5));
+            norm.call_host(&call).unwrap();
+            let got = call.result(0).to_f32();
+            assert_eq!(got.len(), len);
+            for (got, want) in got.iter().zip(rms(dims)) {
+                assert!(
+                    (got - want).abs() < 1e-5,
+                    "rms_norm {dims:?}: {got} vs {want}"
+                );
+            }
+
+            // scale_any's on the dtype and the factor.
+            let factor = 0.5 + (round * shapes.len() + k) as f64;
+            let values: Vec<f64> = x[..len].iter().map(|&v| f64::from(v) - k as f64).collect();
+            if k % 2 == 0 {
+                let x32: Vec<f32> = values.iter().map(|&v| v as f32).collect();
+                let call = HostCall::new()
+                    .arg(HostBuffer::f32(dims, &x32))
+                    .ret(HostBuffer::zeros(DType::F32, dims))
+                    .attr("factor", f64_attr(factor));
+                scale.call_host(&call).unwrap();
+                let want: Vec<f32> = x32
+                    .iter()
+                    .map(|&v| (f64::from(v) * factor) as f32)
+                    .collect();
+                assert_eq!(call.result(0).to_f32(), want, "round {round}, f32 {dims:?}");
+            } else {
+                let call = HostCall::new()
+                    .arg(HostBuffer::f64(dims, &values))
+                    .ret(HostBuffer::zeros(DType::F64, dims))
+                    .attr("factor", f64_attr(factor));
+                scale.call_host(&call).unwrap();
+                let want: Vec<f64> = values.iter().map(|v| v * factor).collect();
+                assert_eq!(call.result(0).to_f64(), want, "round {round}, f64 {dims:?}");
+            }
+        }
+        // Right after a call of x and y f32[2, 3], a y of f32[3, 2] is
+        // refused, and the next call of the earlier shapes works.
+        let call = |ret: &[i64]| {
+            HostCall::new()
+                .arg(HostBuffer::f32(&[2, 3], &x))
+                .ret(HostBuffer::zeros(DType::F32, ret))
+                .attr("factor", f64_attr(2.0))
+        };
+        scale.call_host(&call(&[2, 3])).unwrap();
+        let error = scale.call_host(&call(&[3, 2])).unwrap_err();
+        assert_eq!(error.code, ErrorCode::InvalidArgument);
+        assert_message_contains(&error, "y is f32 [3, 2], expected x's f32 [2, 3]");
+        let good = call(&[2, 3]);
+        scale.call_host(&good).unwrap();
+        assert_eq!(good.result(0).to_f32(), x.map(|v| v * 2.0));
+    }
+}
