@@ -353,8 +353,27 @@ impl<'a> CallFrame<'a> {
 
     /// Operand or result `which`, decoded and checked on first use and
     /// remembered for the rest of the call (`check_exclusive` looks at every
-    /// buffer each time a result is taken).
+    /// buffer each time a result is taken). Inline for a buffer decoded
+    /// already: a call of [`CallFrame::decode_slot`] costs more than the
+    /// lookup.
+    #[inline(always)]
     fn raw(&self, which: Which) -> Result<&RawBuffer<'a>> {
+        let (i, n, index) = match which {
+            Which::Arg(i) => (i, self.header.num_args, i),
+            Which::Ret(i) => (i, self.header.num_rets, self.header.num_args + i),
+        };
+        if i < n
+            && let Some(raw) = self.slots[index].decoded.get()
+        {
+            return Ok(raw);
+        }
+        self.decode_slot(which)
+    }
+
+    /// [`CallFrame::raw`] for a buffer not decoded yet in this call (or out
+    /// of range: the error).
+    #[inline(never)]
+    fn decode_slot(&self, which: Which) -> Result<&RawBuffer<'a>> {
         let (i, n, types, ptrs, want, kind) = match which {
             Which::Arg(i) => (
                 i,
