@@ -12,7 +12,10 @@
 //!   per-round ratios. Compute-bound: one matmul f32 256×256 guest call
 //!   per execution (the goal's figure). Information: the native build of
 //!   the same matmul source (what XLA's devices give without the sandbox),
-//!   and dispatch-bound, 64 chained `copy16` guest calls.
+//!   and dispatch-bound, 64 chained `copy16` calls, guest and native (the
+//!   C++ handler of the dispatch bench), beside the program without calls:
+//!   XLA's own cost of executing 4 replicas, which bounds such short
+//!   programs.
 //! - Memory: the resident set once started and idle, its peak during the
 //!   4-device load (`VmHWM`, reset before the load), and the memory of one
 //!   idle instance: the growth of the resident set when 8 threads calling
@@ -38,6 +41,8 @@ const GUESTS: usize = 10;
 const GOAL_P8: f64 = 1.8;
 /// Chained `copy16` calls of the dispatch-bound program.
 const CHAIN: usize = 64;
+/// The C++ copy16 handler of the dispatch bench (`tests/native`).
+const NATIVE_COPY16: &str = "cyxla_test_copy16";
 /// Threads (and at most instances) of the per-instance measurement.
 const THREADS: usize = 8;
 
@@ -230,6 +235,7 @@ fn main() {
         );
     }
     kernels::register_natives(&plugin, &out, &kernels::MATMUL);
+    cyxla_benches::register_test_native(&plugin, NATIVE_COPY16);
     let client = Client::new(&plugin, Some(DEVICES)).expect("a client with 4 devices");
     let matmul_inputs = [
         (data(256 * 256, 1), vec![256, 256]),
@@ -253,6 +259,18 @@ fn main() {
         &chain_program("copy16", CHAIN),
         &[(data(16, 3), vec![16])],
     );
+    let native_copies = Workload::new(
+        &client,
+        "copy16 native (64 chained calls)",
+        &chain_program(NATIVE_COPY16, CHAIN),
+        &[(data(16, 3), vec![16])],
+    );
+    let empty = Workload::new(
+        &client,
+        "the same program without calls",
+        &chain_program("", 0),
+        &[(data(16, 3), vec![16])],
+    );
 
     // Idle: started, registered, programs compiled, no call yet.
     std::thread::sleep(Duration::from_millis(200));
@@ -268,6 +286,12 @@ fn main() {
     matmul.check();
     native.check();
     copies.check();
+    native_copies.check();
+    assert!(
+        copies.run(1)[0][0].to_host().expect("result")
+            == native_copies.run(1)[0][0].to_host().expect("result"),
+        "copy16: the guest and the native chain differ"
+    );
     report::reset_peak_rss();
     println!(
         "\nthroughput, {DEVICES} devices executing concurrently vs 1 device (median of interleaved rounds):"
@@ -275,6 +299,8 @@ fn main() {
     let (ratio, t1, t4) = matmul.measure();
     let (native_ratio, _, _) = native.measure();
     let (chain_ratio, _, _) = copies.measure();
+    let (native_chain_ratio, _, _) = native_copies.measure();
+    let (empty_ratio, _, _) = empty.measure();
     let load_peak = status_kib("VmHWM");
     println!(
         "peak RSS under the 4-device load: {:.0} MiB",
@@ -296,10 +322,13 @@ fn main() {
             ("four_devices_ms", t4 * 1e3),
             ("native_ratio", native_ratio),
             ("dispatch_bound_ratio", chain_ratio),
+            ("dispatch_bound_native_ratio", native_chain_ratio),
+            ("no_calls_ratio", empty_ratio),
         ],
         &format!(
             "matmul 256 guest: {ratio:.2}x (1 device {:.2} ms, 4 devices {:.2} ms per execution); \
-             same matmul native: {native_ratio:.2}x; 64 chained copy16 calls: {chain_ratio:.2}x",
+             same matmul native: {native_ratio:.2}x; 64 chained copy16 calls: {chain_ratio:.2}x \
+             (native {native_chain_ratio:.2}x; the program without calls {empty_ratio:.2}x)",
             t1 * 1e3,
             t4 * 1e3
         ),
