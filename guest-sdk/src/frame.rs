@@ -521,7 +521,9 @@ impl<'a> CallFrame<'a> {
 
     /// Checks that `ret`'s data overlaps no other buffer's data and no dims,
     /// except operands it aliases exactly (same span), which must not have
-    /// been viewed; then marks those operands as updated in place.
+    /// been viewed; then marks those operands as updated in place. Runs on
+    /// every result taken: one pass over the slots, the buffers decoded
+    /// already read in place.
     fn check_exclusive(&self, ret: &RawBuffer<'a>) -> Result<()> {
         let mine = ret.span();
         if mine.is_empty() {
@@ -530,37 +532,41 @@ impl<'a> CallFrame<'a> {
         let Which::Ret(j) = ret.which else {
             return Err(Error::internal("check_exclusive on an operand"));
         };
+        let n_args = self.header.num_args;
+        let me = n_args + j;
         let overlaps =
             |r: &core::ops::Range<u64>| !r.is_empty() && r.start < mine.end && mine.start < r.end;
-        let others = (0..self.header.num_args)
-            .map(Which::Arg)
-            .chain((0..self.header.num_rets).map(Which::Ret));
-        for which in others {
-            let other = self.raw(which)?;
-            let alias = match which {
-                Which::Arg(i) if other.span() == mine => Some(i),
-                _ => None,
+        let slots: &[Slot<'a>] = &self.slots;
+        let which_of = |index: usize| {
+            if index < n_args {
+                Which::Arg(index)
+            } else {
+                Which::Ret(index - n_args)
+            }
+        };
+        for (index, slot) in slots.iter().enumerate() {
+            let other = match slot.decoded.get() {
+                Some(raw) => raw,
+                None => self.decode_slot(which_of(index))?,
             };
-            if overlaps(&other.dims_span())
-                || (which != ret.which && alias.is_none() && overlaps(&other.span()))
-            {
+            let alias = index < n_args && other.span() == mine;
+            if overlaps(&other.dims_span()) || (index != me && !alias && overlaps(&other.span())) {
                 return Err(Error::internal(alloc::format!(
-                    "{}: its memory overlaps {which}",
-                    ret.which
+                    "{}: its memory overlaps {}",
+                    ret.which,
+                    which_of(index)
                 )));
             }
-            if let Some(i) = alias
-                && self.slots[i].viewed.get()
-            {
+            if alias && slot.viewed.get() {
                 return Err(Error::invalid_argument(alloc::format!(
-                    "result {j} is aliased with argument {i} (in place), which was already \
+                    "result {j} is aliased with argument {index} (in place), which was already \
                      viewed: take result {j} first and read the argument's values through it"
                 )));
             }
         }
-        for i in 0..self.header.num_args {
-            if self.raw(Which::Arg(i))?.span() == mine {
-                self.slots[i].in_place.set(Some(j));
+        for slot in &slots[..n_args] {
+            if slot.decoded.get().is_some_and(|other| other.span() == mine) {
+                slot.in_place.set(Some(j));
             }
         }
         Ok(())
