@@ -418,15 +418,19 @@ impl<'a> CallFrame<'a> {
         let addr = self
             .mem
             .u32(Memory::offset(ptrs, 4 * i as u64, &which)?, &which)?;
-        if let Some(cache) = self.cache {
-            if let Some(raw) = cache.buffer(self.mem, index, addr, which) {
-                return Ok(slot.decoded.get_or_init(|| raw));
+        let kept = self
+            .cache
+            .and_then(|c| c.buffer(self.mem, index, addr, which));
+        let raw = match kept {
+            Some(raw) => raw,
+            None => {
+                let raw = RawBuffer::decode(self.mem, addr, which)?;
+                if let Some(cache) = self.cache {
+                    cache.keep_buffer(self.mem, index, addr, &raw);
+                }
+                raw
             }
-            let raw = RawBuffer::decode(self.mem, addr, which)?;
-            cache.keep_buffer(self.mem, index, addr, &raw);
-            return Ok(slot.decoded.get_or_init(|| raw));
-        }
-        let raw = RawBuffer::decode(self.mem, addr, which)?;
+        };
         Ok(slot.decoded.get_or_init(|| raw))
     }
 
