@@ -23,7 +23,7 @@ use core::cell::RefCell;
 
 use crate::abi::{buffer as buffer_layout, call_frame as frame_layout};
 use crate::buffer::{BufferAt, DimsOf, RawBuffer, Which};
-use crate::frame::Header;
+use crate::header::Header;
 use crate::memory::{Extent, Memory};
 
 /// The frame's words a header decode reads: `struct_size` through the

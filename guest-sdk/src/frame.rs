@@ -3,16 +3,14 @@
 use alloc::vec::Vec;
 use core::cell::{Cell, OnceCell};
 
-use crate::abi::{self, arg_type, call_frame as layout, ret_type};
-use crate::attrs::{Attrs, AttrsAt, FromAttr};
+use crate::abi::{arg_type, ret_type};
+use crate::attrs::{Attrs, FromAttr};
 use crate::buffer::{AnyBuffer, AnyResultBuffer, Buffer, RawBuffer, ResultBuffer, Which};
 use crate::cache::FrameCache;
 use crate::dtype::Element;
 use crate::error::{Error, Result};
+use crate::header::Header;
 use crate::memory::Memory;
-
-/// Largest number of operands or results accepted in a frame.
-const MAX_BUFFERS: i64 = 1 << 16;
 
 /// One call: operands, results and attributes, as the host laid them out in
 /// guest memory.
@@ -131,65 +129,6 @@ struct Slot<'a> {
     viewed: Cell<bool>,
     /// Operands: the taken result that aliases this operand's memory.
     in_place: Cell<Option<usize>>,
-}
-
-/// A [`CallFrame`] without its memory view and [`Slots`]: the frame's
-/// scalar fields, read and checked (and kept by a [`FrameCache`]).
-#[derive(Clone, Copy)]
-pub(crate) struct Header {
-    addr: u32,
-    ctx: u32,
-    stage: u32,
-    pub(crate) num_args: usize,
-    arg_types: u32,
-    args: u32,
-    pub(crate) num_rets: usize,
-    ret_types: u32,
-    rets: u32,
-    attrs: AttrsAt,
-}
-
-impl Header {
-    /// Reads and checks the frame at guest address `addr` of `mem`.
-    fn decode(mem: Memory<'_>, addr: u32) -> Result<Header> {
-        let what = "call frame";
-        let at = |off: u32| Memory::offset(addr, u64::from(off), &what);
-        let struct_size = mem.u32(addr, &what)?;
-        if struct_size != layout::STRUCT_SIZE {
-            return Err(Error::internal(alloc::format!(
-                "call frame struct_size is {struct_size}, expected {} (wasm32 XLA_FFI_CallFrame)",
-                layout::STRUCT_SIZE
-            )));
-        }
-        mem.check(addr, layout::SIZE as usize, 8, &what)?;
-        let count = |off: u32, kind: &str| -> Result<usize> {
-            let n = mem.i64(at(off)?, &what)?;
-            if (0..=MAX_BUFFERS).contains(&n) {
-                Ok(n as usize)
-            } else {
-                Err(Error::internal(alloc::format!("call frame has {n} {kind}")))
-            }
-        };
-        let num_args = count(layout::ARGS + abi::args::SIZE_FIELD, "arguments")?;
-        let num_rets = count(layout::RETS + abi::rets::SIZE_FIELD, "results")?;
-        let header = Header {
-            addr,
-            ctx: mem.u32(at(layout::CTX)?, &what)?,
-            stage: mem.u32(at(layout::STAGE)?, &what)?,
-            num_args,
-            arg_types: mem.u32(at(layout::ARGS + abi::args::TYPES)?, &what)?,
-            args: mem.u32(at(layout::ARGS + abi::args::ARGS)?, &what)?,
-            num_rets,
-            ret_types: mem.u32(at(layout::RETS + abi::rets::TYPES)?, &what)?,
-            rets: mem.u32(at(layout::RETS + abi::rets::RETS)?, &what)?,
-            attrs: Attrs::decode(mem, at(layout::ATTRS)?)?.at(),
-        };
-        mem.check(header.arg_types, num_args * 4, 1, &"argument types")?;
-        mem.check(header.args, num_args * 4, 1, &"arguments")?;
-        mem.check(header.ret_types, num_rets * 4, 1, &"result types")?;
-        mem.check(header.rets, num_rets * 4, 1, &"results")?;
-        Ok(header)
-    }
 }
 
 impl core::fmt::Debug for CallFrame<'_> {

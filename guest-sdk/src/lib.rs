@@ -144,6 +144,7 @@ mod context;
 mod dtype;
 mod error;
 mod frame;
+mod header;
 mod macros;
 pub mod math;
 mod memory;
