@@ -268,15 +268,26 @@ fn from_bytes_applies_the_module_size_limit() {
 /// Set in the child process of `compile_threads_bound_the_threads_that_compile`.
 const COMPILE_THREADS_CHILD: &str = "CYXLA_TEST_COMPILE_THREADS";
 
-/// The threads of this process whose name starts with `prefix`.
-fn threads_named(prefix: &str) -> usize {
-    std::fs::read_dir("/proc/self/task")
-        .expect("/proc/self/task")
-        .filter_map(Result::ok)
-        .filter(|task| {
-            std::fs::read_to_string(task.path().join("comm")).is_ok_and(|c| c.starts_with(prefix))
-        })
-        .count()
+/// The threads of this process whose name starts with `prefix`, counted
+/// once there are `expected` of them or 10 s have passed. A thread takes its
+/// name when it first runs, which on a busy machine can be well after it
+/// was started.
+fn threads_named(prefix: &str, expected: usize) -> usize {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let named = std::fs::read_dir("/proc/self/task")
+            .expect("/proc/self/task")
+            .filter_map(Result::ok)
+            .filter(|task| {
+                std::fs::read_to_string(task.path().join("comm"))
+                    .is_ok_and(|c| c.starts_with(prefix))
+            })
+            .count();
+        if named == expected || std::time::Instant::now() >= deadline {
+            return named;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 /// Runs test `test` of this binary alone in a child process with `env` set
@@ -318,7 +329,8 @@ fn compile_threads_bound_the_threads_that_compile() {
         let sandbox = Sandbox::new(dir.path(), AllowList::all(), limits).unwrap();
         assert_eq!(sandbox.guests().guests().len(), 6);
         run_double(&handler(&sandbox, "g5_double"));
-        println!("compile threads: {}", threads_named("cyxla-compile-"));
+        let n: usize = n.parse().unwrap();
+        println!("compile threads: {}", threads_named("cyxla-compile-", n));
         return;
     }
     for n in [1, 3] {
@@ -365,7 +377,8 @@ fn copy_threads_bound_the_threads_that_copy() {
                 assert!(y.iter().zip(&x).all(|(y, x)| *y == 2.0 * x));
             }
         });
-        println!("copy helpers: {}", threads_named("cyxla-copy-"));
+        let n: usize = n.parse().unwrap();
+        println!("copy helpers: {}", threads_named("cyxla-copy-", n - 1));
         return;
     }
     for (n, helpers) in [(1, 0), (3, 2)] {
