@@ -85,8 +85,11 @@ pub fn run_generator(script: &str, out: &Path) {
 /// Runs the program generator `script` (as [`run_generator`]) into a
 /// temporary directory and fails unless it writes exactly the files directly
 /// in `committed` (a directory relative to the workspace root; its
-/// subdirectories belong to other generators). The message names the files
-/// missing, extra and differing, and says how to regenerate.
+/// subdirectories belong to other generators). Float `.npy` files may
+/// differ by rounding (8 epsilons of their type times the array's largest
+/// magnitude); every other file must be byte for byte the same. The
+/// message names the files missing, extra and differing, and says how to
+/// regenerate.
 ///
 /// # Panics
 ///
@@ -106,7 +109,15 @@ pub fn assert_generator_reproduces(script: &str, committed: &str) {
         .collect();
     let differing: Vec<&String> = generated
         .iter()
-        .filter(|(k, v)| committed_files.get(*k).is_some_and(|c| c != *v))
+        .filter(|(k, v)| {
+            committed_files.get(*k).is_some_and(|c| {
+                c != *v
+                    && !same_but_rounding(
+                        &out.path().join(k),
+                        &workspace_root().join(committed).join(k),
+                    )
+            })
+        })
         .map(|(k, _)| k)
         .collect();
     assert!(
@@ -114,6 +125,46 @@ pub fn assert_generator_reproduces(script: &str, committed: &str) {
         "{committed}/ is not what {script} generates: rerun `.venv/bin/python {script}` \
          and commit the result\n  missing: {missing:?}\n  extra: {extra:?}\n  differing: {differing:?}"
     );
+}
+
+/// Whether two files that differ are both `.npy` arrays of the same
+/// floating-point type and shape whose elements differ by no more than
+/// rounding: at most 8 epsilons of the type times the array's largest
+/// magnitude. A generator's expected outputs come from numpy and JAX on the
+/// machine that runs it, whose BLAS and LAPACK kernels (chosen for the
+/// CPU) may round differently than the machine that committed them.
+fn same_but_rounding(generated: &Path, committed: &Path) -> bool {
+    if generated.extension().is_none_or(|e| e != "npy") {
+        return false;
+    }
+    let (dims_g, descr_g, bytes_g) = read_npy(generated);
+    let (dims_c, descr_c, bytes_c) = read_npy(committed);
+    if dims_g != dims_c || descr_g != descr_c || bytes_g.len() != bytes_c.len() {
+        return false;
+    }
+    let (g, c, eps): (Vec<f64>, Vec<f64>, f64) = match descr_g.as_str() {
+        "<f8" | "<c16" => {
+            let f = |b: &[u8]| -> Vec<f64> {
+                b.chunks_exact(8)
+                    .map(|w| f64::from_le_bytes(w.try_into().expect("8 bytes")))
+                    .collect()
+            };
+            (f(&bytes_g), f(&bytes_c), f64::EPSILON)
+        }
+        "<f4" | "<c8" => {
+            let f = |b: &[u8]| -> Vec<f64> {
+                b.chunks_exact(4)
+                    .map(|w| f64::from(f32::from_le_bytes(w.try_into().expect("4 bytes"))))
+                    .collect()
+            };
+            (f(&bytes_g), f(&bytes_c), f64::from(f32::EPSILON))
+        }
+        _ => return false,
+    };
+    let scale = c.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+    g.iter()
+        .zip(&c)
+        .all(|(g, c)| (g - c).abs() <= 8.0 * eps * scale)
 }
 
 /// The files directly in `dir` (not its subdirectories), by name.
@@ -774,6 +825,49 @@ fn f16_to_f64(h: u16) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Writes a version 1.0 `.npy` file of `descr` and `shape` around `data`.
+    fn write_npy(path: &Path, descr: &str, shape: &str, data: &[u8]) {
+        let mut header =
+            format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+        while (10 + header.len() + 1) % 64 != 0 {
+            header.push(' ');
+        }
+        header.push('\n');
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend_from_slice(&u16::try_from(header.len()).unwrap().to_le_bytes());
+        bytes.extend_from_slice(header.as_bytes());
+        bytes.extend_from_slice(data);
+        std::fs::write(path, bytes).unwrap();
+    }
+
+    fn f64_bytes(values: &[f64]) -> Vec<u8> {
+        values.iter().flat_map(|v| v.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn only_rounding_differences_of_float_arrays_are_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str| dir.path().join(name);
+        let base = [1.0, -0.5, 1e-3];
+        write_npy(&at("c.npy"), "<f8", "(3,)", &f64_bytes(&base));
+        let one_ulp = [f64::from_bits(1.0_f64.to_bits() + 1), -0.5, 1e-3 + 1e-18];
+        write_npy(&at("ulp.npy"), "<f8", "(3,)", &f64_bytes(&one_ulp));
+        assert!(same_but_rounding(&at("ulp.npy"), &at("c.npy")));
+        let off = [1.0, -0.5, 1e-3 + 1e-9];
+        write_npy(&at("off.npy"), "<f8", "(3,)", &f64_bytes(&off));
+        assert!(!same_but_rounding(&at("off.npy"), &at("c.npy")));
+        write_npy(&at("shape.npy"), "<f8", "(3, 1)", &f64_bytes(&one_ulp));
+        assert!(!same_but_rounding(&at("shape.npy"), &at("c.npy")));
+        let ints: Vec<u8> = [1_i64, 2, 3].iter().flat_map(|v| v.to_le_bytes()).collect();
+        write_npy(&at("i1.npy"), "<i8", "(3,)", &ints);
+        let other: Vec<u8> = [1_i64, 2, 4].iter().flat_map(|v| v.to_le_bytes()).collect();
+        write_npy(&at("i2.npy"), "<i8", "(3,)", &other);
+        assert!(!same_but_rounding(&at("i1.npy"), &at("i2.npy")));
+        std::fs::write(at("a.txt"), "a").unwrap();
+        std::fs::write(at("b.txt"), "b").unwrap();
+        assert!(!same_but_rounding(&at("a.txt"), &at("b.txt")));
+    }
 
     #[test]
     fn f16_conversion() {
