@@ -275,12 +275,13 @@ pub mod report {
 /// source both ways by `guests/cpp/build.sh`: natively as a kernel author's
 /// wheel would be (`--native`: `clang++ -O3 -ffp-contract=off -fPIC
 /// -shared`, the compiler's default x86-64 target, against jaxlib's
-/// `xla/ffi/api/ffi.h`), as a guest with the SDK's flags (`-O3
-/// -msimd128`), and natively with `-march=native` (for information). The
-/// guest also serves a second target from a sandbox with signal deadlines
-/// (`interrupt=signal`, for information: what the opt-in mechanism buys),
-/// and a third from one that copies each buffer on the calling thread alone
-/// (`copy_threads=1`, for information: what the copy helpers buy).
+/// `xla/ffi/api/ffi.h`), as a guest with the SDK's build (`-O3 -msimd128
+/// ...`, then wasm-opt), and natively with `-march=native` (for
+/// information). The guest also serves a second target from a sandbox with
+/// signal deadlines (`interrupt=signal`, for information: what the opt-in
+/// mechanism buys), and a third from one that copies each buffer on the
+/// calling thread alone (`copy_threads=1`, for information: what the copy
+/// helpers buy).
 pub mod kernels {
     use std::path::{Path, PathBuf};
     use std::process::Command;
@@ -319,7 +320,7 @@ pub mod kernels {
     pub enum Build {
         /// Native, as a wheel: `-O3`, default x86-64 target.
         Native,
-        /// The wasm guest (`-O3 -msimd128`).
+        /// The wasm guest (`guests/cpp/build.sh`: clang, then wasm-opt).
         Guest,
         /// Native with `-march=native`.
         MarchNative,
@@ -390,7 +391,7 @@ pub mod kernels {
             }
             cyxla_tests::run_ok(
                 &mut command,
-                "install clang-19, lld-19, wasi-libc and libc++-19-dev-wasm32 and create the \
+                "install clang-19, lld-19, wasi-libc, libc++-19-dev-wasm32 and binaryen and create the \
                  venv with scripts/setup.sh",
             );
         }

@@ -10,12 +10,14 @@
 #   cyxla_add_guest(rms_norm_cpp rms_norm.cc)     # -> build/rms_norm_cpp.wasm
 #
 # cyxla_add_guest adds the cyxla runtime (guest-sdk/c/cyxla_runtime.cc, or
-# cyxla_runtime.c when every source is C) to the executable. Drop the .wasm
-# into the host's guests folder.
+# cyxla_runtime.c when every source is C) to the executable, and runs
+# `wasm-opt -O3 --low-memory-unused` on the module after linking, as the
+# documented command does. Drop the .wasm into the host's guests folder.
 #
-# Needs Debian's clang-19, lld-19, wasi-libc and libc++-19-dev-wasm32
-# (scripts/setup.sh). Set CYXLA_CLANG (default clang-19) and CYXLA_CLANGXX
-# (default clang++-19) to use other compilers.
+# Needs Debian's clang-19, lld-19, wasi-libc, libc++-19-dev-wasm32 and
+# binaryen (scripts/setup.sh). Set CYXLA_CLANG (default clang-19),
+# CYXLA_CLANGXX (default clang++-19) and CYXLA_WASM_OPT (default: wasm-opt
+# on the PATH) to use other tools.
 
 # No WASI platform module in CMake < 3.31: a generic system with our settings.
 set(CMAKE_SYSTEM_NAME Generic)
@@ -44,6 +46,11 @@ set(CMAKE_CXX_STANDARD_INCLUDE_DIRECTORIES "${CYXLA_GUEST_SDK}/include")
 # Search programs on the host, headers and libraries in the wasm32 sysroot.
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 
+find_program(CYXLA_WASM_OPT wasm-opt)
+if(NOT CYXLA_WASM_OPT)
+  message(FATAL_ERROR "cyxla guests need wasm-opt: install binaryen (scripts/setup.sh), or set CYXLA_WASM_OPT")
+endif()
+
 # cyxla_add_guest(<name> <source>...): the guest module <name>.wasm built from
 # the sources plus the cyxla runtime.
 function(cyxla_add_guest name)
@@ -55,4 +62,9 @@ function(cyxla_add_guest name)
   endforeach()
   add_executable(${name} ${ARGN} "${runtime}")
   set_target_properties(${name} PROPERTIES SUFFIX ".wasm")
+  # Constant address offsets into the accesses' offset fields
+  # (guest-sdk/README.md): the first 1 KiB of memory is never used.
+  add_custom_command(TARGET ${name} POST_BUILD
+    COMMAND "${CYXLA_WASM_OPT}" -O3 --low-memory-unused "$<TARGET_FILE:${name}>" -o "$<TARGET_FILE:${name}>"
+    VERBATIM)
 endfunction()

@@ -102,7 +102,7 @@ fn issue15_native_library_without_a_slash_is_the_file_in_the_current_directory()
 
 const RUST_HINT: &str =
     "install the pinned Rust toolchain with its wasm32 target with scripts/setup.sh";
-const CPP_HINT: &str = "install clang-19, lld-19, wasi-libc, libc++-19-dev-wasm32 and cmake with \
+const CPP_HINT: &str = "install clang-19, lld-19, wasi-libc, libc++-19-dev-wasm32, binaryen and cmake with \
      scripts/setup.sh";
 
 /// Runs `cmd` in `dir`, failing with its output and `hint` unless it succeeds.
