@@ -148,7 +148,7 @@ for src in "${sources[@]}"; do
             echo "guests/cpp/build.sh: optimizing $src failed; the command was:" >&2
             printf '  %q' "${opt[@]}" >&2
             echo >&2
-            echo "guests/cpp/build.sh: (wasm-opt missing? install binaryen with scripts/setup.sh)" >&2
+            echo "guests/cpp/build.sh: (binaryen too old or broken? reinstall it with scripts/setup.sh)" >&2
             exit 1
         fi
     fi

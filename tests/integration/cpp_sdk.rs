@@ -18,8 +18,9 @@
 //! readable message, the documented one-line command, the CMake toolchain
 //! file, and the generator's reproducibility.
 //!
-//! Needs clang-19, lld-19, wasi-libc, libc++-19-dev-wasm32, binaryen, cmake and the
-//! venv (`scripts/setup.sh`); nothing is skipped when they are missing.
+//! Needs clang-19, lld-19, wasi-libc, libc++-19-dev-wasm32, binaryen, cmake
+//! and the venv (`scripts/setup.sh`); nothing is skipped when they are
+//! missing.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
