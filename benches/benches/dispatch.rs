@@ -9,6 +9,15 @@
 //! (the bundled guest `copy16.wasm`, through [`cyxla_host::Sandbox`]):
 //! "sandboxed − native" is the per-call cost of the sandbox.
 //!
+//! A second interleaved run splits the sandboxed call into parts, each
+//! measured on its own: XLA's custom call into a Rust handler, one clock
+//! read (the deadline's), a bare wasmtime call with epochs on, a sandboxed
+//! call with no buffer work in the guest (the bundled `noop`, through
+//! [`cyxla_host::GuestHandler::call_host`], without XLA) and the same call
+//! to copy16. What is left of the call through XLA is the cost of XLA's
+//! frames over the host's own, and of the caches XLA's executor cools
+//! between calls (a `call_host` loop keeps everything hot).
+//!
 //! Run: `cargo bench -p cyxla-benches --bench dispatch`.
 
 use std::hint::black_box;
@@ -17,7 +26,7 @@ use std::sync::Arc;
 use criterion::{Criterion, criterion_group};
 use cyxla_benches::report::{self, Met};
 use cyxla_benches::{Variant, chain_program, interleaved_medians, load_default_plugin, mode};
-use cyxla_host::{AllowList, Limits, Sandbox};
+use cyxla_host::{AllowList, GuestHandler, HostBuffer, HostCall, Limits, Sandbox};
 use plugin_glue::client::{Buffer, Client, Executable};
 use plugin_glue::frame::CallFrame;
 use plugin_glue::{Handler, HandlerError, registry};
@@ -42,6 +51,9 @@ const GUEST_COPY16: &str = "sandboxed guest copy16";
 struct Setup {
     variants: Vec<(Variant, Executable)>,
     input: Buffer,
+    /// The bundled `noop` and `copy16` targets, called without XLA.
+    noop: GuestHandler,
+    copy16: GuestHandler,
     /// Keeps the guests (and their instance pools) of the sandboxed variant.
     _sandbox: Sandbox,
 }
@@ -52,7 +64,7 @@ fn setup() -> Setup {
     cyxla_benches::register_test_native(&plugin, "cyxla_test_copy16");
     let sandbox = Sandbox::new(
         &cyxla_benches::bundled_guests(),
-        AllowList::targets(["copy16"]),
+        AllowList::targets(["copy16", "noop"]),
         Limits::default(),
     )
     .expect("load the bundled guests");
@@ -81,9 +93,17 @@ fn setup() -> Setup {
         .buffer_from_host(&bytes, plugin_glue::DType::F32, &[16], 0)
         .expect("input");
     check_copy16(&variants, &input);
+    let handler = |target: &str| {
+        sandbox.handler(target).unwrap_or_else(|| {
+            panic!("no bundled guest serves {target} (guests/rust): run scripts/setup.sh")
+        })
+    };
+    let (noop, copy16) = (handler("noop"), handler("copy16"));
     Setup {
         variants,
         input,
+        noop,
+        copy16,
         _sandbox: sandbox,
     }
 }
@@ -116,6 +136,7 @@ fn bench(c: &mut Criterion) {
         group.finish();
     }
     summary(&s);
+    breakdown(&s);
 }
 
 /// Interleaved rounds, medians, per-call figures and ratios.
@@ -183,6 +204,114 @@ fn summary(s: &Setup) {
             &format!("native {native:.0} ns, guest {guest:.0} ns: {extra:+.0} ns"),
         );
     }
+}
+
+/// A bare wasmtime call, for [`breakdown`]: a store of a module whose
+/// function returns its argument, entered as cyxla enters a guest (typed,
+/// after setting an epoch deadline).
+struct BareCall {
+    store: wasmtime::Store<()>,
+    func: wasmtime::TypedFunc<i32, i32>,
+}
+
+impl BareCall {
+    fn new() -> BareCall {
+        let mut config = wasmtime::Config::new();
+        config.epoch_interruption(true);
+        let engine = wasmtime::Engine::new(&config).expect("wasmtime engine");
+        let module = wasmtime::Module::new(
+            &engine,
+            r#"(module (func (export "f") (param i32) (result i32) local.get 0))"#,
+        )
+        .expect("bare module");
+        let mut store = wasmtime::Store::new(&engine, ());
+        let instance = wasmtime::Instance::new(&mut store, &module, &[]).expect("bare instance");
+        let func = instance
+            .get_typed_func::<i32, i32>(&mut store, "f")
+            .expect("bare export");
+        BareCall { store, func }
+    }
+
+    fn call(&mut self, x: i32) -> i32 {
+        self.store.set_epoch_deadline(1_000);
+        self.func.call(&mut self.store, x).expect("bare call")
+    }
+}
+
+/// Where the sandboxed copy16 call's time goes: each part measured on its
+/// own, interleaved in one run, per call. Parts are differences of
+/// medians, so they add up only roughly.
+fn breakdown(s: &Setup) {
+    let rounds: usize = mode::pick(31, 5);
+    let iters: u32 = mode::pick(200, 50);
+    let mut bare = BareCall::new();
+    let x: Vec<f32> = (0..16).map(|i| i as f32).collect();
+    let call = HostCall::new()
+        .arg(HostBuffer::f32(&[16], &x))
+        .ret(HostBuffer::zeros(plugin_glue::DType::F32, &[16]));
+    s.copy16.call_host(&call).expect("copy16 through call_host");
+    assert_eq!(
+        call.result(0).bytes(),
+        cyxla_benches::f32_bytes(&x),
+        "copy16: wrong result"
+    );
+    let xla = |name: &str| {
+        &s.variants
+            .iter()
+            .find(|(v, _)| v.name == name)
+            .expect("a variant of the chain")
+            .1
+    };
+    let (base, empty, guest) = (xla(BASELINE), xla(EMPTY), xla(GUEST_COPY16));
+    // Every variant does CALLS units per run, as an execution of a chain.
+    let medians = interleaved_medians(7, rounds, iters, |i| match i {
+        0 => execute(base, &s.input),
+        1 => execute(empty, &s.input),
+        2 => execute(guest, &s.input),
+        3 => (0..CALLS).for_each(|_| {
+            black_box(std::time::Instant::now());
+        }),
+        4 => (0..CALLS as i32).for_each(|k| {
+            black_box(bare.call(black_box(k)));
+        }),
+        5 => (0..CALLS).for_each(|_| s.noop.call_host(&call).expect("noop")),
+        _ => (0..CALLS).for_each(|_| s.copy16.call_host(&call).expect("copy16")),
+    });
+    let per_call: Vec<f64> = medians
+        .iter()
+        .map(|m| m.as_secs_f64() * 1e9 / CALLS as f64)
+        .collect();
+    let through_xla = |v: f64| v - per_call[0];
+    let (empty, guest) = (through_xla(per_call[1]), through_xla(per_call[2]));
+    let (clock, bare, noop, copy16) = (per_call[3], per_call[4], per_call[5], per_call[6]);
+    println!(
+        "\nwhere the sandboxed copy16 call goes, per call (medians of {rounds} interleaved rounds):"
+    );
+    let row = |what: &str, ns: f64| println!("  {what:<56} {ns:>8.1} ns");
+    row("sandboxed guest copy16 through XLA", guest);
+    row(
+        "  XLA's custom call into a handler (empty Rust handler)",
+        empty,
+    );
+    row(
+        "  the rest through XLA (frames, caches between calls)",
+        guest - empty - copy16,
+    );
+    row(
+        "  the sandboxed call without XLA (call_host copy16)",
+        copy16,
+    );
+    row(
+        "    the guest SDK's two buffers (copy16 - noop)",
+        copy16 - noop,
+    );
+    row("    a call of the noop guest (call_host noop)", noop);
+    row("      wasmtime's entry and exit (bare call, epochs)", bare);
+    row("      one clock read (the deadline's)", clock);
+    row(
+        "      the rest (host frame, copies, pool, frame header)",
+        noop - bare - clock,
+    );
 }
 
 /// Goal P1: the sandbox adds at most this much per call (ns).
