@@ -142,25 +142,15 @@ fn same_but_rounding(generated: &Path, committed: &Path) -> bool {
     if dims_g != dims_c || descr_g != descr_c || bytes_g.len() != bytes_c.len() {
         return false;
     }
-    let (g, c, eps): (Vec<f64>, Vec<f64>, f64) = match descr_g.as_str() {
-        "<f8" | "<c16" => {
-            let f = |b: &[u8]| -> Vec<f64> {
-                b.chunks_exact(8)
-                    .map(|w| f64::from_le_bytes(w.try_into().expect("8 bytes")))
-                    .collect()
-            };
-            (f(&bytes_g), f(&bytes_c), f64::EPSILON)
-        }
-        "<f4" | "<c8" => {
-            let f = |b: &[u8]| -> Vec<f64> {
-                b.chunks_exact(4)
-                    .map(|w| f64::from(f32::from_le_bytes(w.try_into().expect("4 bytes"))))
-                    .collect()
-            };
-            (f(&bytes_g), f(&bytes_c), f64::from(f32::EPSILON))
-        }
+    let eps = match descr_g.as_str() {
+        "<f8" | "<c16" => f64::EPSILON,
+        "<f4" | "<c8" => f64::from(f32::EPSILON),
         _ => return false,
     };
+    let (g, c) = (
+        float_values(&descr_g, &bytes_g),
+        float_values(&descr_c, &bytes_c),
+    );
     let scale = c.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
     g.iter()
         .zip(&c)
