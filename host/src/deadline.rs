@@ -9,7 +9,7 @@
 //!   [`crate::Limits::tick`]. A guest past its deadline traps with
 //!   [`wasmtime::Trap::Interrupt`]. The checks trap in place (a patched
 //!   Cranelift integration, `vendor/wasmtime-internal-cranelift`; its
-//!   `CYXLA-PATCH.md` says why that is sound): 1.03-1.14x on vectorised
+//!   `CYXLA-PATCH.md` says why that is sound): 1.03-1.18x on vectorised
 //!   kernels, up to 1.8x in a scalar loop that does almost nothing per
 //!   iteration, where stock wasmtime's checks, which call out, made the
 //!   register allocator spill around every loop header and cost 1.3-1.8x
