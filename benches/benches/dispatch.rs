@@ -16,7 +16,9 @@
 //! [`cyxla_host::GuestHandler::call_host`], without XLA) and the same call
 //! to copy16. What is left of the call through XLA is the cost of XLA's
 //! frames over the host's own, and of the caches XLA's executor cools
-//! between calls (a `call_host` loop keeps everything hot).
+//! between calls (a `call_host` loop keeps everything hot). It also times
+//! the noop call with four attributes that stay the same from call to call,
+//! as a call site's do: what attributes add to a call.
 //!
 //! Run: `cargo bench -p cyxla-benches --bench dispatch`.
 
@@ -26,7 +28,7 @@ use std::sync::Arc;
 use criterion::{Criterion, criterion_group};
 use cyxla_benches::report::{self, Met};
 use cyxla_benches::{Variant, chain_program, interleaved_medians, load_default_plugin, mode};
-use cyxla_host::{AllowList, GuestHandler, HostBuffer, HostCall, Limits, Sandbox};
+use cyxla_host::{AllowList, GuestHandler, HostAttr, HostBuffer, HostCall, Limits, Sandbox};
 use plugin_glue::client::{Buffer, Client, Executable};
 use plugin_glue::frame::CallFrame;
 use plugin_glue::{Handler, HandlerError, registry};
@@ -249,6 +251,27 @@ fn breakdown(s: &Setup) {
     let call = HostCall::new()
         .arg(HostBuffer::f32(&[16], &x))
         .ret(HostBuffer::zeros(plugin_glue::DType::F32, &[16]));
+    // Four attributes, as a kernel's call site may have (the same on every
+    // call, as XLA gives them): what the frame pays for them.
+    let scalar = |dtype, bytes: &[u8]| HostAttr::Scalar(dtype, bytes.to_vec());
+    let with_attrs = HostCall::new()
+        .arg(HostBuffer::f32(&[16], &x))
+        .ret(HostBuffer::zeros(plugin_glue::DType::F32, &[16]))
+        .attr("axis", scalar(plugin_glue::DType::S64, &1i64.to_le_bytes()))
+        .attr(
+            "eps",
+            scalar(plugin_glue::DType::F32, &1e-6f32.to_le_bytes()),
+        )
+        .attr("mode", HostAttr::String(b"fast".to_vec()))
+        .attr(
+            "shape",
+            HostAttr::Array(
+                plugin_glue::DType::S64,
+                2,
+                [4i64, 4].iter().flat_map(|d| d.to_le_bytes()).collect(),
+            ),
+        );
+    s.noop.call_host(&with_attrs).expect("noop with attributes");
     s.copy16.call_host(&call).expect("copy16 through call_host");
     assert_eq!(
         call.result(0).bytes(),
@@ -264,7 +287,7 @@ fn breakdown(s: &Setup) {
     };
     let (base, empty, guest) = (xla(BASELINE), xla(EMPTY), xla(GUEST_COPY16));
     // Every variant does CALLS units per run, as an execution of a chain.
-    let medians = interleaved_medians(7, rounds, iters, |i| match i {
+    let medians = interleaved_medians(8, rounds, iters, |i| match i {
         0 => execute(base, &s.input),
         1 => execute(empty, &s.input),
         2 => execute(guest, &s.input),
@@ -275,6 +298,7 @@ fn breakdown(s: &Setup) {
             black_box(bare.call(black_box(k)));
         }),
         5 => (0..CALLS).for_each(|_| s.noop.call_host(&call).expect("noop")),
+        6 => (0..CALLS).for_each(|_| s.noop.call_host(&with_attrs).expect("noop")),
         _ => (0..CALLS).for_each(|_| s.copy16.call_host(&call).expect("copy16")),
     });
     let per_call: Vec<f64> = medians
@@ -283,7 +307,8 @@ fn breakdown(s: &Setup) {
         .collect();
     let through_xla = |v: f64| v - per_call[0];
     let (empty, guest) = (through_xla(per_call[1]), through_xla(per_call[2]));
-    let (clock, bare, noop, copy16) = (per_call[3], per_call[4], per_call[5], per_call[6]);
+    let (clock, bare, noop, copy16) = (per_call[3], per_call[4], per_call[5], per_call[7]);
+    let noop_attrs = per_call[6];
     println!(
         "\nwhere the sandboxed copy16 call goes, per call (medians of {rounds} interleaved rounds):"
     );
@@ -311,6 +336,11 @@ fn breakdown(s: &Setup) {
     row(
         "      the rest (host frame, copies, pool, frame header)",
         noop - bare - clock,
+    );
+    println!("and on a call with attributes:");
+    row(
+        "four attributes, the same each call (with - without)",
+        noop_attrs - noop,
     );
 }
 
