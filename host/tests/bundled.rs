@@ -150,6 +150,65 @@ fn echo_attrs_sees_attributes_as_xla_lays_them_out() {
     assert_eq!(&out[1..m], &expected[..]);
 }
 
+/// Calls of one shape whose attributes keep their structure but change
+/// their values, as calls of one target from several call sites do: the
+/// host rewrites the attributes' bytes in the frame it keeps, and the
+/// guest sees each call's own values.
+#[test]
+fn attributes_that_change_value_between_calls_of_one_shape_arrive() {
+    let echo = handler("echo_attrs");
+    let scale = handler("scale_any");
+    let values = [
+        (-3i32, "hi", [0.5f32, 1.5]),
+        (7, "yo", [2.5, -1.0]),
+        (-3, "hi", [0.5, 1.5]),
+    ];
+    for round in 0..3 {
+        for (i, &(a, s, v)) in values.iter().enumerate() {
+            let call = HostCall::new()
+                .ret(HostBuffer::zeros(DType::F64, &[64]))
+                .attr("a", HostAttr::Scalar(DType::S32, a.to_le_bytes().to_vec()))
+                .attr(
+                    "d",
+                    HostAttr::Dictionary(vec![("x".into(), string_attr(s))]),
+                )
+                .attr(
+                    "v",
+                    HostAttr::Array(
+                        DType::F32,
+                        2,
+                        [v[0].to_le_bytes(), v[1].to_le_bytes()].concat(),
+                    ),
+                );
+            echo.call_host(&call).unwrap();
+            let out = call.result(0).to_f64();
+            let s = s.as_bytes();
+            #[rustfmt::skip]
+            let expected: Vec<f64> = vec![
+                3.0, // count
+                1.0, 97.0, 3.0, 4.0, 1.0, f64::from(a), // a: scalar s32
+                1.0, 100.0, 2.0, 0.0, 1.0, // d: dictionary of 1
+                1.0, 120.0, 4.0, 0.0, 2.0, f64::from(s[0]), f64::from(s[1]), // x: string
+                1.0, 118.0, 1.0, 11.0, 2.0, f64::from(v[0]), f64::from(v[1]), // v: f32 array
+            ];
+            let m = out[0] as usize;
+            assert_eq!(&out[1..m], &expected[..], "round {round}, call {i}");
+
+            let factor = f64::from(a) / 2.0;
+            let call = HostCall::new()
+                .arg(HostBuffer::f64(&[2], &[1.0, -4.0]))
+                .ret(HostBuffer::zeros(DType::F64, &[2]))
+                .attr("factor", f64_attr(factor));
+            scale.call_host(&call).unwrap();
+            assert_eq!(
+                call.result(0).to_f64(),
+                [factor, -4.0 * factor],
+                "round {round}, call {i}"
+            );
+        }
+    }
+}
+
 fn f64_attr(value: f64) -> HostAttr {
     HostAttr::Scalar(DType::F64, value.to_le_bytes().to_vec())
 }
