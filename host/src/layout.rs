@@ -708,17 +708,14 @@ impl CallLayout {
 
     /// Encodes the call's attribute dictionary into the frame's
     /// `XLA_FFI_Attrs` (already reserved), after the rest of the header, and
-    /// notes where each entry went ([`CallLayout::attr_slots`]).
+    /// notes where each entry went ([`CallLayout::attr_slots`]). A failure
+    /// leaves half a record, but also no [`CallLayout::shape`], so the next
+    /// call is planned anew and never reads it.
     fn encode_all_attrs<A: AttrSource>(&mut self, source: &A) -> Result<(), HandlerError> {
         self.depth = 0;
         self.attr_slots.clear();
         self.attr_count = source.count();
-        let encoded = self.encode_attrs(source, call_frame::ATTRS);
-        if encoded.is_err() {
-            // Half a record must not pass for the header's.
-            self.attr_slots.clear();
-        }
-        encoded
+        self.encode_attrs(source, call_frame::ATTRS)
     }
 
     /// Rewrites the names' and values' bytes of the attributes in the
@@ -728,9 +725,6 @@ impl CallLayout {
     /// (see [`AttrSlot`]). Returns false otherwise, having perhaps
     /// rewritten some bytes: the caller encodes the attributes anew.
     fn refresh_attrs<A: AttrSource>(&mut self, source: &A) -> Result<bool, HandlerError> {
-        if self.attr_slots.is_empty() && self.attr_count != 0 {
-            return Ok(false);
-        }
         let mut next = 0;
         let same = self.refresh_dict(source, self.attr_count, &mut next)?;
         Ok(same && next == self.attr_slots.len())
