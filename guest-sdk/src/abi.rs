@@ -342,7 +342,8 @@ pub mod extension_type {
 }
 
 // ---------------------------------------------------------------------------
-// wasm32 layouts of the frame-side structs (reference §1.2, §1.3)
+// wasm32 layouts of the frame-side structs
+// (docs/abi.md, "Frame-side structs", "STRUCT_SIZE values")
 // ---------------------------------------------------------------------------
 
 /// Offset of the `struct_size` field in every struct that has one.

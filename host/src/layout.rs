@@ -30,7 +30,7 @@
 //! result without being the same buffer is refused; zero-length buffers and
 //! tokens (whose data pointer aliases other buffers) alias nothing.
 //! Offsets and sizes come from [`cyxla_guest_sdk::abi`] (the wasm32 columns of
-//! the ABI reference); all arithmetic is checked.
+//! docs/abi.md, "Frame-side structs"); all arithmetic is checked.
 
 use cyxla_guest_sdk::abi::{self, args, array, attrs, buffer, byte_span, call_frame, rets, scalar};
 use plugin_glue::{ErrorCode, HandlerError};

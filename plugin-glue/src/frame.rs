@@ -16,7 +16,8 @@
 //! more than eight operands and results, so the views are cheap enough for
 //! the per-call hot path.
 //!
-//! Layouts and values follow `reference/xla-ffi-abi.md` §1–3 (x86_64).
+//! Layouts and values follow docs/abi.md, "XLA FFI C API", "Attributes" and
+//! "Handler protocol" (x86_64).
 
 mod attrs;
 mod buffer;

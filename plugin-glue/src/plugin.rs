@@ -10,7 +10,7 @@
 //! FFI handler registry, its thread pools and the function pointers handed
 //! out in the `PJRT_Api` table all live inside the loaded image, and XLA
 //! keeps calling registered handlers for as long as any executable exists
-//! (ABI reference §4.1, key finding 8). Unloading would leave dangling code
+//! (docs/abi.md, "Registry"). Unloading would leave dangling code
 //! pointers behind, so the `libloading` handle is leaked on purpose.
 
 use std::collections::HashSet;
@@ -81,7 +81,7 @@ struct Inner {
 // this crate only reads them. The functions they point to are XLA's PJRT C
 // API, which is thread-safe (xla/pjrt/pjrt_client.h: a PjRtClient and its
 // executables may be used from several threads; concurrent Execute calls were
-// measured in the ABI reference §4.6).
+// measured: docs/abi.md, "Concurrency").
 unsafe impl Send for Inner {}
 // SAFETY: as for `Send`: shared access only reads immutable plugin data and
 // calls thread-safe PJRT entry points.
@@ -271,8 +271,8 @@ impl Plugin {
     ///
     /// XLA calls the handler synchronously, on this thread, with a metadata
     /// probe before this returns; a wrong answer makes XLA drop the
-    /// registration silently while this still returns `Ok` (ABI reference
-    /// §3). Checking the probe is the registry's job.
+    /// registration silently while this still returns `Ok` (docs/abi.md,
+    /// "Metadata probe"). Checking the probe is the registry's job.
     ///
     /// # Safety
     ///

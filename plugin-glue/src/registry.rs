@@ -54,8 +54,8 @@ pub const CAPACITY: usize = 4096;
 pub const OUR_API_VERSION: (i32, i32) = (XLA_FFI_API_MAJOR, XLA_FFI_API_MINOR);
 
 /// The newest FFI API version whose call frames are laid out exactly as in
-/// every older runtime we host (0.2, 0.3 and 0.4 were measured byte-identical,
-/// ABI reference §1.7). A foreign handler answering up to this version is
+/// every older runtime we host (0.2, 0.3 and 0.4 were measured byte-identical:
+/// docs/abi.md, "Version rule"). A foreign handler answering up to this version is
 /// clamped to the runtime's version instead of being dropped.
 pub const FRAME_COMPATIBLE_MAX: (i32, i32) = (0, 4);
 
@@ -519,7 +519,7 @@ impl Slot {
 }
 
 /// Whether a probe answer is one XLA accepts: [0.1, runtime version]
-/// (reference §1.7). Returns the answer.
+/// (docs/abi.md, "Version rule"). Returns the answer.
 fn check_answer(
     answer: (i32, i32),
     runtime: Option<(i32, i32)>,

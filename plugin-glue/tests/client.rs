@@ -423,7 +423,8 @@ fn check_bytecode(which: Which) {
 
 // ---------------------------------------------------------------------------
 // A handler that fails, to see execution errors surface (sync and async).
-// Raw offsets from the ABI reference §1.2, §1.4, §1.5, §3.2 (x86_64).
+// Raw offsets (x86_64) from docs/abi.md, "Frame-side structs",
+// "Service-call argument structs", "XLA_FFI_Api", "Metadata probe".
 // ---------------------------------------------------------------------------
 
 const FAILURE_MESSAGE: &str = "cyxla test failure";

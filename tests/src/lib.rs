@@ -203,7 +203,7 @@ pub fn run_ok(command: &mut Command, hint: &str) -> Output {
     output
 }
 
-/// The XLA CPU PJRT plugins the project runs on (`reference/xla-ffi-abi.md` §0).
+/// The XLA CPU PJRT plugins the project runs on (docs/abi.md, "Plugins").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Plugin {
     /// `lammps-jax-pjrt-cpu` 0.11.2: PJRT 0.115, XLA FFI runtime 0.4 (the default).
@@ -218,7 +218,7 @@ impl Plugin {
     /// Every plugin, the default first.
     pub const ALL: [Plugin; 3] = [Plugin::P115, Plugin::P106, Plugin::P81];
 
-    /// Short label (`"P115"`), as the reference and test names use it.
+    /// Short label (`"P115"`), as docs/abi.md and test names use it.
     pub fn label(self) -> &'static str {
         match self {
             Plugin::P115 => "P115",
@@ -246,7 +246,7 @@ impl Plugin {
     }
 
     /// The XLA FFI API version (major, minor) of the plugin's runtime, as
-    /// measured (`reference/xla-ffi-abi.md` §0).
+    /// measured (docs/abi.md, "Plugins").
     pub fn xla_ffi_version(self) -> (i32, i32) {
         match self {
             Plugin::P115 => (0, 4),

@@ -1,5 +1,6 @@
-//! wasm32 layouts of the service-call argument structs (reference §1.4):
-//! what the guest passes to each host import.
+//! wasm32 layouts of the service-call argument structs
+//! (docs/abi.md, "Service-call argument structs"): what the guest passes to
+//! each host import.
 
 /// Defines a layout module for an args struct with `struct_size` and
 /// `extension_start` at 0 and 4, then the listed fields.

@@ -1,4 +1,4 @@
-//! Tests of the ABI constants against reference/xla-ffi-abi.md and of the
+//! Tests of the ABI constants against the tables of docs/abi.md and of the
 //! targets-section parser.
 
 use super::*;
@@ -14,8 +14,9 @@ type Layout = (
     &'static [(&'static str, u32, u32)],
 );
 
-/// The wasm32 columns of reference/xla-ffi-abi.md §1.2, §1.4, §1.5,
-/// copied by hand: offsets and sizes of every field.
+/// The wasm32 columns of the layout tables in docs/abi.md ("Frame-side structs",
+/// "Service-call argument structs", "XLA_FFI_Api"), copied by hand: offsets
+/// and sizes of every field.
 fn reference_layouts() -> Vec<Layout> {
     vec![
         (
@@ -471,7 +472,7 @@ fn layouts_are_consistent() {
     }
 }
 
-/// The numbers of reference §1.3 for the frame-side structs.
+/// The numbers of docs/abi.md, "STRUCT_SIZE values", for the frame-side structs.
 #[test]
 fn struct_sizes_match_reference() {
     assert_eq!((call_frame::SIZE, call_frame::STRUCT_SIZE), (112, 104));
@@ -517,7 +518,7 @@ fn struct_sizes_match_reference() {
     assert_eq!(call_frame::ATTRS + attrs::SIZE, call_frame::STRUCT_SIZE);
 }
 
-/// Reference §1.5: slot offsets 28, 32, ..., 96 and a 100-byte table.
+/// docs/abi.md, "XLA_FFI_Api": slot offsets 28, 32, ..., 96 and a 100-byte table.
 #[test]
 fn api_table_slots() {
     assert_eq!(api::ERROR_CREATE, 28);

@@ -107,8 +107,8 @@ impl DataType {
     }
 }
 
-/// `(DataType, PJRT_Buffer_Type)` pairs, from the ABI reference's appendix A:
-/// PJRT numbers the types differently from `XLA_FFI_DataType`.
+/// `(DataType, PJRT_Buffer_Type)` pairs (docs/abi.md, "Data types"): PJRT
+/// numbers the types differently from `XLA_FFI_DataType`.
 const PJRT_PAIRS: [(DataType, u32); 31] = [
     (DataType::Pred, 1),
     (DataType::S8, 2),

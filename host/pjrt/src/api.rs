@@ -88,7 +88,7 @@ fn wrap(real: &'static [u8]) -> Table {
     };
     // SAFETY: each word read is the plugin's function pointer in that slot
     // (non-NULL checked), whose C signature is the one `slot::*` names
-    // (pjrt_c_api.h; the table is append-only, ABI reference §4.1).
+    // (pjrt_c_api.h; the table is append-only: docs/abi.md, "PJRT_Api and version negotiation").
     let real_errors = unsafe {
         match (real_fn(0), real_fn(1), real_fn(2)) {
             (0, _, _) | (_, 0, _) | (_, _, 0) => None,

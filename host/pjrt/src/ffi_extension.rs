@@ -101,8 +101,8 @@ pub fn wrap_chain(start: *const c_void) -> *const c_void {
             let real = unsafe { slot.read() };
             let real = (real != 0).then(|| {
                 // SAFETY: a non-NULL `register_handler` of the FFI extension
-                // has this signature (pjrt_c_api_ffi_extension.h, v3 layout,
-                // ABI reference §4.2).
+                // has this signature (pjrt_c_api_ffi_extension.h, v3 layout:
+                // docs/abi.md, "PJRT_FFI_Extension").
                 unsafe { std::mem::transmute::<usize, PJRT_FFI_Register_Handler_Fn>(real) }
             });
             let _ = REAL_REGISTER.set(real);
@@ -231,8 +231,8 @@ impl Handler for Refused {
     }
 }
 
-/// XLA's host platform, named as the FFI extension accepts it (ABI
-/// reference §4.3: case-insensitive `host` or `cpu`).
+/// XLA's host platform, named as the FFI extension accepts it
+/// (case-insensitive `host` or `cpu`: docs/abi.md, "Platform name").
 fn is_host(platform: &str) -> bool {
     platform.eq_ignore_ascii_case("host") || platform.eq_ignore_ascii_case("cpu")
 }

@@ -1,4 +1,6 @@
-//! `lapack_?gees_ffi`: Schur decomposition. Reference §3.12.
+//! `lapack_?gees_ffi`: Schur decomposition.
+//!
+//! Contract: docs/lapack-targets.md, "lapack_?gees_ffi".
 
 use crate::call::{Batched, Call, Ctx, Operand};
 use crate::checked;

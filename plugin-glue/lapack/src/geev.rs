@@ -1,5 +1,6 @@
 //! `lapack_?geev_ffi`: eigenvalues and eigenvectors of a general matrix.
-//! Reference §3.11.
+//!
+//! Contract: docs/lapack-targets.md, "lapack_?geev_ffi".
 
 use num_complex::Complex;
 

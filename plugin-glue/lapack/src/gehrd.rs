@@ -1,4 +1,6 @@
-//! `lapack_?gehrd_ffi`: Hessenberg reduction. Reference §3.13.
+//! `lapack_?gehrd_ffi`: Hessenberg reduction.
+//!
+//! Contract: docs/lapack-targets.md, "lapack_?gehrd_ffi".
 
 use crate::call::{Batched, Call, Ctx};
 use crate::checked;

@@ -1,4 +1,6 @@
-//! `lapack_?geqp3_ffi`: QR with column pivoting. Reference §3.5.
+//! `lapack_?geqp3_ffi`: QR with column pivoting.
+//!
+//! Contract: docs/lapack-targets.md, "lapack_?geqp3_ffi".
 
 use crate::call::{Batched, Call, Ctx};
 use crate::checked;

@@ -1,4 +1,6 @@
-//! `lapack_?geqrf_ffi`: Householder QR. Reference §3.4.
+//! `lapack_?geqrf_ffi`: Householder QR.
+//!
+//! Contract: docs/lapack-targets.md, "lapack_?geqrf_ffi".
 
 use crate::call::{Batched, Call, Ctx};
 use crate::checked;

@@ -1,6 +1,8 @@
 //! `lapack_?gesdd_ffi`: singular value decomposition, divide and conquer.
-//! Reference §3.9. The checks and the loop over the batch serve
-//! `lapack_?gesvd_ffi` too, with `?gesvd` as the [`Driver`].
+//!
+//! Contract: docs/lapack-targets.md, "lapack_?gesdd_ffi". The checks and the
+//! loop over the batch serve `lapack_?gesvd_ffi` too, with `?gesvd` as the
+//! [`Driver`].
 
 use crate::call::{Batched, Call, Ctx, Operand};
 use crate::checked;

@@ -1,5 +1,7 @@
 //! `lapack_?gesvd_ffi`: singular value decomposition by QR iteration.
-//! Reference §3.10 (operands, results and checks as gesdd, §3.9).
+//!
+//! Contract: docs/lapack-targets.md, "lapack_?gesvd_ffi" (operands, results
+//! and checks as gesdd).
 
 use crate::call::{Call, Ctx};
 use crate::fast_path::FastPath;

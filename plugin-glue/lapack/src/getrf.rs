@@ -1,4 +1,6 @@
-//! `lapack_?getrf_ffi`: LU factorisation with partial pivoting. Reference §3.2.
+//! `lapack_?getrf_ffi`: LU factorisation with partial pivoting.
+//!
+//! Contract: docs/lapack-targets.md, "lapack_?getrf_ffi".
 
 use crate::call::{Batched, Call, Ctx};
 use crate::checked;

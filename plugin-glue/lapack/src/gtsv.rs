@@ -1,4 +1,6 @@
-//! `lapack_?gtsv_ffi`: general tridiagonal solve. Reference §3.15.
+//! `lapack_?gtsv_ffi`: general tridiagonal solve.
+//!
+//! Contract: docs/lapack-targets.md, "lapack_?gtsv_ffi".
 
 use crate::call::{Batched, Call, Ctx};
 use crate::checked;

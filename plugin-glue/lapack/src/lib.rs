@@ -4,7 +4,7 @@
 //!
 //! Each target keeps jaxlib's name, operands, results, layouts (batches of
 //! column-major matrices), aliasing, attributes and `info` semantics, as
-//! specified in `reference/lapack-targets.md`:
+//! specified in docs/lapack-targets.md:
 //!
 //! ```text
 //! targets() ── NativeTarget (Handler) ── frame → Call (buffers, attrs)

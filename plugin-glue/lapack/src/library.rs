@@ -22,7 +22,7 @@
 //! it cannot be chosen per call while calls run concurrently. We set it to 1
 //! when the library loads and parallelise over the batch with rayon instead,
 //! one LAPACK call per matrix per worker, each worker with its own workspace
-//! (what jaxlib recommends with OpenBLAS, §1.5 of the target reference).
+//! (what jaxlib recommends with OpenBLAS: docs/lapack-targets.md, "Batching").
 //! Small matrices lose with OpenBLAS threads; single large ones gain.
 //! Measured with Debian's OpenBLAS 0.3.21, `SkylakeX` kernels, on the 2-core
 //! development VM (load average about 1), best of repeated f64 calls, 1 vs 2

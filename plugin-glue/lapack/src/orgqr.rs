@@ -1,5 +1,7 @@
 //! `lapack_?orgqr_ffi` / `lapack_?ungqr_ffi`: form Q from Householder
-//! reflectors. Reference §3.6.
+//! reflectors.
+//!
+//! Contract: docs/lapack-targets.md, "lapack_?orgqr_ffi".
 
 use crate::call::{Batched, Call, Ctx, Shared};
 use crate::checked;

@@ -1,5 +1,7 @@
 //! `lapack_?ormqr_ffi` / `lapack_?unmqr_ffi`: apply Q from Householder
-//! reflectors to a matrix. Reference §3.7.
+//! reflectors to a matrix.
+//!
+//! Contract: docs/lapack-targets.md, "lapack_?ormqr_ffi".
 
 use crate::call::{Batched, Call, Ctx, Shared};
 use crate::checked;

@@ -1,4 +1,6 @@
-//! `lapack_?potrf_ffi`: Cholesky factorisation. Reference §3.3.
+//! `lapack_?potrf_ffi`: Cholesky factorisation.
+//!
+//! Contract: docs/lapack-targets.md, "lapack_?potrf_ffi".
 
 use crate::call::{Batched, Call, Ctx};
 use crate::checked;

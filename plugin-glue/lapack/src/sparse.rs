@@ -1,5 +1,7 @@
 //! `cpu_csr_sparse_dense_ffi`: CSR matrix times a dense vector or matrix.
-//! Reference §3.17. No LAPACK; unlike jaxlib, every index is bounds-checked.
+//!
+//! Contract: docs/lapack-targets.md, "cpu_csr_sparse_dense_ffi". No LAPACK;
+//! unlike jaxlib, every index is bounds-checked.
 
 use std::ops::{Add, Mul};
 

@@ -1,5 +1,7 @@
 //! `lapack_?syevd_ffi` / `lapack_?heevd_ffi`: Hermitian eigendecomposition
-//! (divide and conquer). Reference §3.8.
+//! (divide and conquer).
+//!
+//! Contract: docs/lapack-targets.md, "lapack_?syevd_ffi".
 
 use crate::call::{Batched, Call, Ctx};
 use crate::checked;

@@ -1,5 +1,7 @@
 //! `lapack_?sytrd_ffi` / `lapack_?hetrd_ffi`: reduction of a Hermitian
-//! matrix to real tridiagonal form. Reference §3.14.
+//! matrix to real tridiagonal form.
+//!
+//! Contract: docs/lapack-targets.md, "lapack_?sytrd_ffi".
 
 use crate::call::{Batched, Call, Ctx};
 use crate::checked;

@@ -1,7 +1,8 @@
 //! `tridiagonal_solve_perturbed_ffi`: tridiagonal solve that perturbs tiny
 //! pivots instead of failing. No LAPACK routine: Gaussian elimination with
 //! adjacent-row partial pivoting in the manner of xLAGTF/xLAGTS, ported from
-//! the description in §3.16 of the target reference.
+//! the description of the target's contract:
+//! docs/lapack-targets.md, "tridiagonal_solve_perturbed_ffi".
 
 use num_complex::Complex;
 

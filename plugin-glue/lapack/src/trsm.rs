@@ -1,5 +1,7 @@
 //! `lapack_?trsm_ffi`: triangular solve with many right-hand sides (BLAS
-//! `?trsm`, alpha = 1). Reference §3.1.
+//! `?trsm`, alpha = 1).
+//!
+//! Contract: docs/lapack-targets.md, "lapack_?trsm_ffi".
 
 use crate::call::{Batched, Call, Ctx, Shared};
 use crate::checked;

@@ -29,7 +29,7 @@ pub struct Executable {
 
 // SAFETY: `loaded`/`executable` are PJRT handles owned by this object; XLA's
 // PjRtLoadedExecutable is thread-safe (concurrent Execute calls on one
-// executable were measured, ABI reference §4.6) and only C API entry points
+// executable were measured: docs/abi.md, "Concurrency") and only C API entry points
 // are called on them; the client handle is `Send + Sync`.
 unsafe impl Send for Executable {}
 // SAFETY: as for `Send`: `&Executable` methods only run thread-safe PJRT

@@ -3,7 +3,7 @@
 //! parameter shapes out of the optimized program (other fields are skipped).
 //!
 //! Field numbers (checked against openxla/xla `xla/pjrt/proto/compile_options.proto`
-//! as measured in the ABI reference §4.6, and `xla/xla.proto`,
+//! as docs/abi.md, "Client call sequence", gives them, and `xla/xla.proto`,
 //! `xla/service/hlo.proto`, `xla/xla_data.proto`):
 //!
 //! ```text
@@ -140,7 +140,7 @@ struct ShapeProto {
 
 /// A serialized `CompileOptionsProto { executable_build_options {
 /// num_replicas, num_partitions } }`. Both must be ≥ 1: XLA aborts the
-/// process otherwise (ABI reference §4.6), so callers check first.
+/// process otherwise (docs/abi.md, "Client call sequence"), so callers check first.
 pub(crate) fn compile_options(num_replicas: u64, num_partitions: u64) -> Vec<u8> {
     debug_assert!(num_replicas >= 1 && num_partitions >= 1);
     let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);

@@ -4,7 +4,7 @@
 //! in the `xla-cpu-pjrt` wheel) and `xla/pjrt/c/pjrt_c_api_ffi_extension.h`
 //! (FFI extension layout version 3, as vendored by pypjrt at PJRT 0.114),
 //! x86_64 / LP64. Every struct used here has the same layout in 0.81, 0.104
-//! and 0.114 (ABI reference §4.5); the one that grows, `PJRT_ExecuteOptions`,
+//! and 0.114 (docs/abi.md, "Client structs"); the one that grows, `PJRT_ExecuteOptions`,
 //! is declared in its 0.81 form, which all three plugins accept.
 //!
 //! Conventions:
@@ -20,7 +20,7 @@
 //!   follows it has a plugin-dependent length and is read through [`Slot`]s,
 //!   after checking the plugin's `struct_size` (see `crate::plugin`).
 //! * Layouts are proven at compile time: size, alignment and every field
-//!   offset, as measured in the ABI reference.
+//!   offset, as docs/abi.md gives them.
 #![expect(
     non_camel_case_types,
     non_upper_case_globals,
@@ -119,7 +119,7 @@ pub const PJRT_Extension_Type_Callback: PJRT_Extension_Type = 14;
 pub const PJRT_Extension_Type_HostAllocator: PJRT_Extension_Type = 15;
 
 /// The names of the extension types known to the 0.114 header, by value
-/// (0–15 are identical in 0.81; ABI reference §4.1).
+/// (0–15 are identical in 0.81; docs/abi.md, "PJRT_Api and version negotiation").
 pub const PJRT_EXTENSION_TYPE_NAMES: [&str; 25] = [
     "Gpu_Custom_Call",
     "Profiler",
@@ -442,7 +442,7 @@ macro_rules! args_struct {
         impl $name {
             #[expect(
                 clippy::new_without_default,
-                reason = "struct_size is set in this one constructor; no Default on purpose (STYLE.md §3)"
+                reason = "struct_size is set in this one constructor; no Default on purpose"
             )]
             #[doc = concat!("A zeroed `", stringify!($name), "` with `struct_size = ", stringify!($size_const), "`.")]
             pub fn new() -> $name {
@@ -847,7 +847,7 @@ args_structs! {
 
 args_struct! {
     /// `PJRT_FFI_Register_Handler_Args`. Unlike every other args struct it has
-    /// **no** `extension_start` (ABI reference §5, pitfall 20).
+    /// **no** `extension_start` (docs/abi.md, "PJRT_FFI_Extension").
     PJRT_FFI_Register_Handler_Args, PJRT_FFI_Register_Handler_Args_STRUCT_SIZE = 52 {
         /// `PJRT_FFI_Register_Handler_Args_STRUCT_SIZE`.
         struct_size: usize,
@@ -927,7 +927,7 @@ pub struct PJRT_FFI_Extension {
 /// `PJRT_FFI_Extension_STRUCT_SIZE`.
 pub const PJRT_FFI_Extension_STRUCT_SIZE: usize = 48;
 
-/// Platform name the FFI extension registers host handlers under (§4.3).
+/// Platform name the FFI extension registers host handlers under (docs/abi.md, "Platform name").
 pub const PJRT_FFI_PLATFORM_HOST: &str = "Host";
 
 impl PJRT_NamedValue {
@@ -965,7 +965,8 @@ impl PJRT_FFI_Register_Handler_Args {
 }
 
 // ---------------------------------------------------------------------------
-// Layout proofs (x86_64; offsets from the ABI reference §4.1, §4.2, §4.5)
+// Layout proofs (x86_64; offsets from docs/abi.md, "PJRT_Api and version negotiation",
+// "PJRT_FFI_Extension", "Client structs")
 // ---------------------------------------------------------------------------
 
 macro_rules! assert_layout {
@@ -1138,7 +1139,7 @@ mod layout {
         PJRT_FFI_UserData_Add_Args.user_data == PJRT_FFI_UserData_Add_Args_STRUCT_SIZE;
     }
 
-    // Slot byte offsets from the ABI reference §4.4.
+    // Slot byte offsets from docs/abi.md, "Function slots".
     const _: () = {
         assert!(slot::PJRT_Error_Destroy.offset() == 40);
         assert!(slot::PJRT_Error_Message.offset() == 48);

@@ -10,8 +10,8 @@
 //! `offsetof(last field named in the header's traits macro) + its size`, which
 //! is not always `size_of` (e.g. [`XLA_FFI_CallFrame_STRUCT_SIZE`] is 168 while
 //! the struct is 176 bytes). Sizes, alignments, offsets and struct sizes are
-//! asserted at compile time against the measured tables of the ABI reference
-//! (`reference/xla-ffi-abi.md` §1).
+//! asserted at compile time against the measured tables of docs/abi.md
+//! ("XLA FFI C API").
 //!
 //! C enums are 4 bytes; they are declared as integer type aliases plus one
 //! `const` per enumerator, because a value outside the enumerators (sent by a
@@ -884,7 +884,7 @@ pub const XLA_FFI_Api_STRUCT_SIZE: usize = struct_size!(
 );
 
 // ---------------------------------------------------------------------------
-// Compile-time layout proofs (x86_64 / LP64 column of the ABI reference §1)
+// Compile-time layout proofs (x86_64 / LP64 column of docs/abi.md, "XLA FFI C API")
 // ---------------------------------------------------------------------------
 
 /// Asserts size, alignment, declared struct size and every field offset.
@@ -1048,7 +1048,7 @@ mod layout {
         XLA_FFI_DeviceOrdinal_Get @ 184,
     });
 
-    // The version fields read from `frame->api` (reference §1.7).
+    // The version fields read from `frame->api` (docs/abi.md, "Version rule").
     const _: () = assert!(
         offset_of!(XLA_FFI_Api, api_version) + offset_of!(XLA_FFI_Api_Version, major_version) == 32
     );

@@ -354,7 +354,7 @@ impl OwnedFrame {
     }
 }
 
-/// A metadata probe frame as XLA builds it (reference §3.2).
+/// A metadata probe frame as XLA builds it (docs/abi.md, "Metadata probe").
 #[expect(
     dead_code,
     reason = "fields own the storage that the raw structs point into"
