@@ -4,8 +4,8 @@
 //! A call's operands are copied into guest memory before the guest runs and
 //! its results out after it. For a buffer of megabytes one thread's
 //! `memcpy` is bound by what one core can move, well below what the memory
-//! system can (on a 2-core Xeon, 64 MiB took 7.9 ms on one thread and
-//! 2.9 ms on two). A copy of at least [`PARALLEL_BYTES`] (8 MiB) is cut into chunks
+//! system can (measurements: docs/performance.md, "Copies"). A copy of at
+//! least [`PARALLEL_BYTES`] (8 MiB) is cut into chunks
 //! of [`CHUNK_BYTES`]; the calling thread and up to `threads - 1` helpers
 //! ([`Limits::copy_threads`]) claim them one at a time.
 //!
@@ -27,12 +27,8 @@ use std::thread::{self, Thread};
 /// Copies of at least this many bytes are shared with helpers. Below it,
 /// sharing loses: the calling thread's core holds much of such a buffer in
 /// its own cache, and the guest then reads what a helper wrote from the
-/// other core's. Measured through XLA on the 2-core Xeon (rms_norm, guest
-/// over native, shared against one thread, side by side): 2 MiB 2.03x
-/// against 1.67x, 4 MiB 1.69x against 1.64x, 5 MiB 1.62x against 1.55x,
-/// 6 MiB 1.63x against 1.64x, 8 MiB 1.60x against 1.70x (and 1.44x against
-/// 1.63x), 16 MiB 1.37x against 1.99x, 64 MiB 1.15x against 1.56x. A bare
-/// copy with nothing around it gains from 2 MiB on.
+/// other core's. Through XLA, sharing first won clearly at 8 MiB
+/// (docs/performance.md, "Copies").
 pub(crate) const PARALLEL_BYTES: usize = 8 << 20;
 
 /// The unit a thread claims.

@@ -9,11 +9,10 @@
 //!   [`crate::Limits::tick`]. A guest past its deadline traps with
 //!   [`wasmtime::Trap::Interrupt`]. The checks trap in place (a patched
 //!   Cranelift integration, `vendor/wasmtime-internal-cranelift`; its
-//!   `CYXLA-PATCH.md` says why that is sound): 1.03-1.18x on vectorised
-//!   kernels, up to 1.8x in a scalar loop that does almost nothing per
-//!   iteration, where stock wasmtime's checks, which call out, made the
-//!   register allocator spill around every loop header and cost 1.3-1.8x
-//!   on the vectorised kernels too (see `benches/benches/deadline.rs`).
+//!   `CYXLA-PATCH.md` says why that is sound); stock wasmtime's checks
+//!   call out, which made the register allocator spill around every loop
+//!   header. Even so they cost time in tight loops (measurements:
+//!   docs/performance.md, "Deadlines").
 //! - **Signals** (x86_64 Linux, [`signal`]): guests are compiled without
 //!   checks; a watchdog thread signals a thread whose guest is past its
 //!   deadline and the handler makes the guest code trap. No cost in guest
@@ -35,9 +34,8 @@
 //! entry, under signals at the store's call hook, which checks on each
 //! entry to and return from a host function (WASI included), since signals
 //! leave host code alone. Epoch engines set no call hook: entering and
-//! leaving guest code through one cost about 20 ns per call (`copy16`
-//! through `GuestHandler::call_host`: 290 against 271 ns, medians of four
-//! alternated runs).
+//! leaving guest code through one costs time on every call
+//! (docs/performance.md, "Deadlines").
 
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 mod signal;

@@ -3,73 +3,31 @@
 //!
 //! # Code generation
 //!
-//! What the code-generation settings of [`Engine::new`] cost in compute-bound
-//! guest code (issue 17, P3), measured on an f32 matmul 256×256 with naive
-//! i-k-j loops: the same C++ source built natively (`clang++-19 -O3
-//! -ffp-contract=off`, the default x86-64 target: SSE2, four f32 per
-//! vector like wasm SIMD) and as a guest, the kernel call timed alone in
-//! this engine (thread CPU time; medians of 60 calls per variant, all
-//! variants interleaved in one run on a 2-core machine shared with other
-//! builds). Ratios are guest / native (native 1.6–1.8 ms); "old flags" is
-//! the guest built `-O3 -msimd128`, "SDK flags" adds `-mllvm
-//! -force-vector-interleave=4` as `guests/cpp/build.sh` does now.
+//! [`Engine::new`] takes the fastest configuration measured that keeps the
+//! sandbox's promises (measurements: docs/performance.md, "Code generation"):
 //!
-//! | engine setting | old flags | SDK flags |
-//! |---|---|---|
-//! | **as chosen here** | **1.47–1.61** | **1.09–1.14** |
-//! | `OptLevel::None` | 2.02 | 1.60 |
-//! | `OptLevel::SpeedAndSize` | 1.47 | 1.08 |
-//! | epoch interruption (a check in every loop) | 3.49 | 1.29 |
-//! | NaN canonicalisation | 2.54 | 2.42 |
-//! | no reservation, no guard (explicit checks, Spectre masks) | 2.50 | 1.87 |
-//! | the same without Spectre masks (no Spectre protection) | 1.92 | 1.34 |
-//! | reservation = the 256 MiB memory limit (checks against the size) | 2.49 | 1.90 |
-//! | 4 GiB reservation without guard (checks for every access) | 2.98 | 2.10 |
-//! | no signal-based traps | 2.05 | 1.34 |
-//! | pooling allocator (slots keep the 4 GiB reservation) | 1.48 | 1.09 |
-//! | Cranelift without AVX (SSE4.2) | 1.48 | 1.09 |
+//! * Cranelift at `OptLevel::Speed`, NaN canonicalisation off: it buys
+//!   bit-identical NaN payloads across hosts, which the sandbox does not
+//!   promise.
+//! * A 4 GiB reservation and a 32 MiB guard per linear memory, with
+//!   signal-based traps: generated code needs no bounds checks (an access
+//!   past the current size hits an inaccessible page and traps by signal;
+//!   the memory limit is enforced at `memory.grow`). A smaller reservation
+//!   (also as pooling-allocator slots) or no guard would bring checks back.
+//! * Epochs are the default deadline (signals cost nothing in guest code,
+//!   but are opt-in). The epoch check traps in place instead of calling out
+//!   (`vendor/wasmtime-internal-cranelift`, its `CYXLA-PATCH.md`), and the
+//!   code generator keeps vector addressing cheap on AMD Zen
+//!   (`vendor/cranelift-codegen`, its `CYXLA-PATCH.md`).
 //!
-//! The epoch row is stock wasmtime's check, which calls out of its cold
-//! path and so made the register allocator spill around every loop header;
-//! with the patched check (`vendor/wasmtime-internal-cranelift`, trapping
-//! in place) the matmul kernel alone runs 1.06-1.10x against no checks
-//! (its `CYXLA-PATCH.md`).
-//!
-//! The table is from an Intel Xeon. On an AMD EPYC (Zen) the same
-//! configuration ran the kernel at 1.35–1.50× native: Cranelift computed
-//! every vector access's address with a three-component `lea`
-//! (`lea 0x30(base, index)`), which is slow on Zen, and kept each `v128`
-//! load apart from the `vmulps` that used it. The patched code generator
-//! (`vendor/cranelift-codegen`, its `CYXLA-PATCH.md`) does neither; with it
-//! the kernel alone runs at 0.94–1.03× native there.
-//!
-//! Guest flags under this engine: `-O2` 1.48 (as `-O3`); no `-msimd128`
-//! 5.3–5.7; `-mrelaxed-simd` 1.46 (no relaxed operation applies under
-//! strict fp); interleave 8 1.01 at n=256 but 2.7 at n=16 (interleave 4:
-//! 1.32 at n=16, 1.25 at n=64, 0.98–1.03 at n=1024, where the old flags
-//! give 1.52, 1.77 and 1.11–1.16). Native for comparison: `-O2` 0.96,
-//! `-march=native` 0.74.
-//!
-//! So this configuration is the fastest that keeps the sandbox's
-//! promises. The 4 GiB reservation and 32 MiB guard make every bounds check
-//! unnecessary (an access past the current size hits an inaccessible page
-//! and traps by signal; the memory limit is enforced at `memory.grow`); a
-//! smaller reservation (also as pooling-allocator slots) or no guard
-//! would bring checks back. Epochs are the default deadline (signals
-//! cost nothing in guest code, but are opt-in). NaN canonicalisation is off: it buys bit-identical NaN
-//! payloads across hosts, which the sandbox does not promise. The gap that
-//! remains with the old flags is not the engine's configuration: LLVM does
-//! not interleave vectorized loops for wasm32 (it interleaves by two on
-//! x86), and Cranelift computes and zero-extends a 32-bit address per
-//! access, so a four-float step costs 12 instructions against native's 6;
-//! interleaving in the guest build amortises the loop overhead. The SDK's
-//! build then runs `wasm-opt -O3 --low-memory-unused`, which moves the
-//! constant offsets clang adds with `i32.add` into the accesses' offset
-//! fields (guest-sdk/README.md): the matmul's guest code took 13-20% less
-//! time on an AMD EPYC, calling the two builds of the module alternately in
-//! one process. Accesses at the edge of memory, straddling it, past a
-//! refused growth, at the top of the index space and with static offsets
-//! inside and past the guard trap: `host/tests/bounds.rs`.
+//! What remains of the gap to native code is in the guest build, not in the
+//! engine: LLVM does not interleave vectorized loops for wasm32, and
+//! Cranelift computes a 32-bit address per access. So the SDK builds guests
+//! with `-mllvm -force-vector-interleave=4` (`guests/cpp/build.sh`) and runs
+//! `wasm-opt -O3 --low-memory-unused` (guest-sdk/README.md). Accesses at the
+//! edge of memory, straddling it, past a refused growth, at the top of the
+//! index space and with static offsets inside and past the guard trap:
+//! `host/tests/bounds.rs`.
 
 use std::sync::{Arc, Mutex};
 
@@ -143,8 +101,9 @@ impl Engine {
     /// Each linear memory reserves 4 GiB + 32 MiB guard of *virtual* address
     /// space so that generated code needs no bounds checks; the 128 TiB of a
     /// 64-bit address space hold tens of thousands of instances. Only touched
-    /// pages use memory. The module documentation says what each
-    /// code-generation setting costs, measured.
+    /// pages use memory. The module documentation says why each
+    /// code-generation setting is chosen; docs/performance.md, "Code generation",
+    /// what each costs.
     ///
     /// # Errors
     ///
@@ -154,8 +113,8 @@ impl Engine {
         let mode = limits.interrupt.resolve();
         let mut config = Config::new();
         config
-            // Code generation: the module documentation gives the measured
-            // cost of each setting and why these are chosen.
+            // Code generation: the module documentation says why these are
+            // chosen (measurements: docs/performance.md, "Code generation").
             .cranelift_opt_level(OptLevel::Speed)
             .cranelift_nan_canonicalization(false)
             .memory_reservation(MEMORY_RESERVATION)

@@ -325,8 +325,8 @@ impl CallLayout {
     /// up to the attributes and every data region, and redoes only the
     /// attributes (nothing when neither call has any; their bytes rewritten
     /// in place when their structure is the last call's, the usual case at
-    /// one call site: four attributes cost about 24 ns a call so, 120 ns
-    /// encoded again, in the dispatch bench's `call_host` loop). Returns false
+    /// one call site, a fifth of what encoding them again costs:
+    /// docs/performance.md, "Frame layout"). Returns false
     /// (having changed nothing that [`CallLayout::plan_anew`] does not
     /// redo) if the shape differs.
     fn replan<C: CallView>(&mut self, call: &C, base: u32, api: u32) -> Result<bool, HandlerError> {

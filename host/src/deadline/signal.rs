@@ -1,9 +1,8 @@
 //! Deadlines without checks in guest code (x86_64 Linux).
 //!
 //! Epoch interruption compiles a check into every loop header; even with
-//! cyxla's patch of the check that costs 1.03-1.18x on vectorised kernels
-//! and up to 1.8x in a scalar loop doing almost nothing per iteration
-//! (measured in `benches/deadline.rs`).
+//! cyxla's patch of the check that costs time in tight loops (measurements:
+//! docs/performance.md, "Deadlines").
 //! This module compiles guests with no checks at all and stops a guest
 //! past its deadline from outside, the way SpiderMonkey interrupts running
 //! JIT code:

@@ -8,10 +8,8 @@
 //! `liblapack.so.3` (whatever the `liblapack.so.3` alternative points to).
 //! The library may export its names with the `scipy_` prefix (the
 //! `scipy-openblas32` OpenBLAS that numpy and scipy wheels bundle,
-//! `scipy.libs/libscipy_openblas-*.so`): the prefix is recognised. Called
-//! directly on the 2-core VM, n=512, two threads, its 0.3.30 ran `dsyevd` in
-//! 22.4 ms and `ssyevd` in 14.3–15.0 ms against 24.2–24.4 and 15.4–16.1 ms
-//! for Debian's 0.3.21 (single-threaded they are level).
+//! `scipy.libs/libscipy_openblas-*.so`): the prefix is recognised
+//! (docs/performance.md, "LAPACK library").
 //! Nothing is linked at build time, and registration never loads the library:
 //! when none loads, each LAPACK target's call fails with `FAILED_PRECONDITION`
 //! and an installation hint, and every other target keeps working.
@@ -23,31 +21,16 @@
 //! when the library loads and parallelise over the batch with rayon instead,
 //! one LAPACK call per matrix per worker, each worker with its own workspace
 //! (what jaxlib recommends with OpenBLAS: docs/lapack-targets.md, "Batching").
-//! Small matrices lose with OpenBLAS threads; single large ones gain.
-//! Measured with Debian's OpenBLAS 0.3.21, `SkylakeX` kernels, on the 2-core
-//! development VM (load average about 1), best of repeated f64 calls, 1 vs 2
-//! OpenBLAS threads:
-//!
-//! | n   | `dsyevd` (V)      | `dgesdd` (S)       | `dgetrf`          |
-//! |-----|-------------------|--------------------|-------------------|
-//! | 128 | 1.10 → 1.46 ms    | 2.03 → 2.85 ms     | 0.094 → 0.120 ms  |
-//! | 256 | 4.77 → 5.24 ms    | 9.34 → 10.7 ms     | 0.46 → 0.53 ms    |
-//! | 384 | 12.2 → 12.0 ms    | 25.1 → 26.4 ms     | 1.39 → 1.37 ms    |
-//! | 512 | 26.0 → 22.7 ms    | 59.6 → 54.4 ms     | 2.85 → 3.04 ms    |
-//! | 768 | 72.7 → 55.9 ms    | 196 → 139 ms       | 8.03 → 8.02 ms    |
-//!
-//! (With the generic kernels and the machine busier, even n=512 lost; the
-//! first measurement had `dgetrf` at n=128 47× slower with 2 threads.) So:
+//! Small matrices lose with OpenBLAS threads; single large ones gain
+//! (docs/performance.md, "OpenBLAS threads"). So:
 //!
 //! * a *single* matrix (batch of one) estimated at [`BIG_CALL_FLOPS`] or
 //!   more, counted in f64 flops (an f32 flop counts half, a complex one two
-//!   or four real ones: `LapackScalar::FLOP_COST`) — f64 `dsyevd` from n ≈ 480,
-//!   `dgesdd` from n ≈ 415, `dgetrf` from n ≈ 1150, their f32 versions at a
-//!   1.26× larger n (f32 `sgesdd` at n=512 lost with 2 threads: 32.2 →
-//!   35.7 ms) — runs on OpenBLAS threads, as many as the machine has cores,
-//!   at most [`MAX_DEFAULT_THREADS`] (jaxlib's OpenBLAS uses every core for
-//!   every call). `CYXLA_LAPACK_THREADS=<k>` sets that number; 1 turns
-//!   OpenBLAS threads off;
+//!   or four real ones: `LapackScalar::FLOP_COST`), runs on OpenBLAS
+//!   threads, as many as the machine has cores, at most
+//!   [`MAX_DEFAULT_THREADS`] (jaxlib's OpenBLAS uses every core for every
+//!   call). `CYXLA_LAPACK_THREADS=<k>` sets that number; 1 turns OpenBLAS
+//!   threads off;
 //! * such a call raises the thread count only when no other LAPACK call is
 //!   running (it takes a process-wide lock for writing, which every other
 //!   LAPACK call holds for reading); otherwise it runs on one thread, as
@@ -57,45 +40,25 @@
 //!
 //! A single large real `?syevd`, and a single large square real `?gesdd`
 //! with vectors, are split over threads of our own instead (`syevd::split`,
-//! `gesdd::split`: for `?gesdd`, its two final `?ormbr` products run at
-//! once, f64 n=512: 8.7 ms against 12.0 one after the other on two
-//! OpenBLAS threads). Its three steps gain little from a second OpenBLAS
-//! thread (f64, n=512, same VM): `dsytrd` 7.0 → 6.1 ms, `dstedc` 10.2 →
-//! 9.7 ms, `dormtr` 7.6 → 7.0 ms. Split ourselves — the two halves of the
-//! divide-and-conquer tree in two threads (`dstedc` each, merged by
-//! `dlaed1`) and `dormtr` over two column blocks — they take 2.8 + 5.7 and
-//! 4.8 ms in the bench. Two things on this VM decide whether a split pays:
-//! * OpenBLAS's idle worker keeps spinning (`sched_yield`) for about 2²⁸
-//!   cycles after a threaded call and holds a core: two single-threaded
-//!   512³ `dgemm` calls in two threads took 3.7 ms together, but 7.1 ms
-//!   right after an OpenBLAS call on two threads. The split ends the
-//!   workers (`blas_thread_shutdown_`) before its own threads start.
+//! `gesdd::split`): the steps OpenBLAS's threads share poorly run at once,
+//! one thread each (for `?gesdd`, its two final `?ormbr` products). Two
+//! things decide whether a split pays on a small machine, and the split
+//! deals with both:
+//! * OpenBLAS's idle worker keeps spinning (`sched_yield`) for a while after
+//!   a threaded call and holds a core. The split ends the workers
+//!   (`blas_thread_shutdown_`) before its own threads start.
 //! * a new thread is often queued behind its busy creator rather than put
-//!   on the idle core (after a quiet spell the guest scheduler sees the
-//!   idle vCPU as preempted), and then runs only once the creator has
-//!   finished its own half. Each helper thread therefore takes the
-//!   creator's CPU out of its own affinity set, and the creator waits
-//!   until its helpers run. Without the two, the split `dormtr` took 5.7
-//!   instead of 3.4 ms in the bench's interleaved rounds, and the whole
-//!   call was slower than `dsyevd` (1.12× JAX instead of 1.01×).
+//!   on the idle core, and then runs only once the creator has finished its
+//!   own half. Each helper thread therefore takes the creator's CPU out of
+//!   its own affinity set, and the creator waits until its helpers run.
+//!
+//! Measurements: docs/performance.md, "Split LAPACK calls", "Thread scheduling".
 //!
 //! Batches go to rayon's pool when their estimated cost exceeds 2·10⁵ flops
-//! (jaxlib's threshold for its thread pool); through the plugin,
-//! `lu_factor` of 512 matrices of 32×32 (f64) took 4.1 ms median with one
-//! rayon worker and 4.3 ms (min 2.8 vs 3.6 ms) with two on the same busy VM,
-//! and JAX's own CPU backend 4.7 ms: on par with jaxlib, and the batch
-//! parallelism is there for machines with spare cores.
-//!
-//! The LAPACK bench (`benches/benches/lapack.rs`, quiet VM) showed how
-//! batches scale:
-//! OpenBLAS calls on tiny matrices contend with each other.
-//! `jnp.linalg.solve` over 4096 systems of 8×8 (`dgetrf_` + `dtrsm_` per
-//! matrix) took 2.9–3.1 ms with one rayon worker and 5.2–5.6 ms with two
-//! (each such call takes a buffer from OpenBLAS's shared memory pool). The
-//! Rust kernels for small matrices (`small`, `small_eigh`) share nothing
-//! and scale: 1.85 → 1.47 ms for that solve, 12.1 → 6.4 ms for `eigh` of
-//! 4096 8×8 matrices; so do the LAPACK families with more arithmetic per
-//! call (`qr` of 4096 8×8: 6.7 → 4.1 ms, `svd`: 40 → 20 ms).
+//! (jaxlib's threshold for its thread pool). OpenBLAS calls on tiny
+//! matrices contend with each other (each takes a buffer from OpenBLAS's
+//! shared memory pool); the Rust kernels for small matrices (`small`,
+//! `small_eigh`) share nothing and scale (docs/performance.md, "Batches").
 //!
 //! # CPU kernels
 //!
@@ -104,8 +67,7 @@
 //! not know recent Intel models (the development VM's Xeon, family 6 model
 //! 207) and falls back to its generic `Prescott` (SSE3) kernels, where
 //! jaxlib's newer OpenBLAS picks `SkylakeX` (AVX-512). The generic kernels
-//! are slow (single 512×512 matrices ran 1.6–2.4× slower than with
-//! `SkylakeX` in the LAPACK bench, `benches/benches/lapack.rs`) and wrong:
+//! are slow (docs/performance.md, "OpenBLAS CPU kernels") and wrong:
 //! once a `dsymv` has run on a vector holding NaN (`?sytrd` or `?syevd` of
 //! an f64 matrix with NaN), later `ssymv` calls — in any thread — can
 //! return NaN for clean inputs, so f32 `?sytrd` / `?syevd` results go NaN

@@ -3,11 +3,9 @@
 //!
 //! For a matrix of a few rows an OpenBLAS call costs its overhead, not its
 //! arithmetic (argument checks, a buffer from OpenBLAS's shared memory pool,
-//! packing for the level-3 kernels). Measured on one thread of the
-//! development VM with Debian's OpenBLAS 0.3.21, per 8×8 f64 matrix of a
-//! batch: `dgetrf_` 0.5 µs, two `dtrsm_` with one right-hand side (a
-//! `solve`) 0.2 µs, with 8 (an `inv`) 0.3 µs; and batches of such calls get
-//! slower, not faster, on two threads (the pool is shared). Up to
+//! packing for the level-3 kernels), and batches of such calls get slower,
+//! not faster, on two threads (the pool is shared; measurements:
+//! docs/performance.md, "Small matrices"). Up to
 //! [`MAX_DIM`] rows and columns these kernels run instead, with the same
 //! algorithms:
 //!
@@ -29,10 +27,7 @@
 //! Orders up to [`FIXED_MAX`] get kernels specialised for their size (loops
 //! with constant bounds, unrolled by the compiler), compiled a second time
 //! for AVX2 and chosen at run time when the CPU has it (a lane of 4 f64 in
-//! one instruction; no FMA, so the results are the same bits). Same
-//! measurement, without AVX2: 0.21 µs per 8×8 LU in groups (0.28 alone),
-//! 0.02 µs for the two solves of a `solve`, 0.26 µs for those of an `inv`;
-//! AVX2 took another 5–10% off `inv` of 4096 8×8 f64 matrices end to end.
+//! one instruction; no FMA, so the results are the same bits).
 //!
 //! Complex types always call LAPACK (pivoting by |Re|+|Im| and robust
 //! complex division are LAPACK's business).

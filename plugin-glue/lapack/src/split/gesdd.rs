@@ -29,10 +29,9 @@ pub(crate) fn flops(m: usize, n: usize) -> f64 {
     14.0 * (m * n * m.min(n)) as f64
 }
 
-/// Smallest order that is split. LAPACK bench with extra sizes, split vs
-/// `?gesdd` on one OpenBLAS thread, as ratios to JAX's time: n=320 0.84 vs
-/// 0.86 (f32), 0.87 vs 0.96 (f64); n=384 0.87 vs 0.94, 0.89 vs 0.97;
-/// n=448 (f32) 0.86 vs 0.96. At n=256, unsplit, 0.80–0.88.
+/// Smallest order that is split: from here the split beat `?gesdd` on one
+/// OpenBLAS thread in the LAPACK bench
+/// (docs/performance.md, "Split LAPACK calls").
 pub(crate) const MIN_N: usize = 320;
 
 /// `?gesdd` with JOBZ 'S' or 'A' on one `n×n` matrix `a` (column-major,

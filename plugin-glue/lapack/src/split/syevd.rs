@@ -10,26 +10,20 @@
 //! * **`?stedc`, top split.** T is split as LAPACK's divide and conquer
 //!   does (`?laed0`): the two halves, less the rank-one term that couples
 //!   them, are solved at once by `?stedc` in two threads, and `?laed1`
-//!   merges them. `?stedc`'s own threads share its tree poorly: f64, n=512,
-//!   9.5 ms on two OpenBLAS threads, 10.2 on one, 3.1 + 5.3 ms split.
+//!   merges them. `?stedc`'s own threads share its tree poorly.
 //! * **`?ormtr` by column blocks.** Q·[Z₁ Z₂] = [Q·Z₁ Q·Z₂]: each thread
 //!   applies Q to its own columns. `?ormtr` applies Q in blocks of 32
-//!   reflectors, calls too small for OpenBLAS's threads to share: 7.0 ms on
-//!   two OpenBLAS threads, 7.5 on one, 3.9 split in two.
+//!   reflectors, calls too small for OpenBLAS's threads to share.
 //!
 //! `?sytrd` stays whole, on OpenBLAS's threads from
-//! [`MIN_N_OPENBLAS_THREADS`] on (f64, n=512: 6.1 vs 7.0 ms); its idle
-//! workers are then ended, as they would spin on the cores the next steps
-//! need. Each new thread leaves the caller's CPU and is waited for before
-//! the work starts: otherwise it was often queued behind the busy caller
-//! and ran only once the caller had finished its own part (module docs of
-//! [`crate::library`]).
+//! [`MIN_N_OPENBLAS_THREADS`] on; its idle workers are then ended, as they
+//! would spin on the cores the next steps need. Each new thread leaves the
+//! caller's CPU and is waited for before the work starts: otherwise it was
+//! often queued behind the busy caller and ran only once the caller had
+//! finished its own part (module docs of [`crate::library`]).
 //!
-//! In the LAPACK bench (2-core VM, Debian's OpenBLAS 0.3.21 with `SkylakeX`
-//! kernels, n=512), `jnp.linalg.eigh` went from 1.04–1.09× (f32) and
-//! 0.99–1.07× (f64) of JAX's time with `?syevd` whole to 0.89× and 0.92×
-//! split; the handler's steps took, f64: `dsytrd`
-//! 6.2 ms, the split `dstedc` 9.3 (halves 2.8, merge 5.7), `dormtr` 4.8.
+//! Measurements: docs/performance.md, "Split LAPACK calls".
+//!
 //! The results are those of `?syevd` up to rounding: the same routines on
 //! the same data, eigenvalues in the same ascending order. A half or merge
 //! that fails (INFO ≠ 0) runs `?stedc` whole instead, so INFO means what
@@ -41,11 +35,9 @@ use crate::own_threads::{Job, run_together};
 use crate::scalar::{RealLapack, RealScalar};
 use plugin_glue::handler::HandlerError;
 
-/// Smallest order that is split. LAPACK bench with extra sizes, split vs
-/// `?syevd` on one thread (what it runs below [`MIN_N_OPENBLAS_THREADS`]),
-/// as ratios to JAX's time: n=320 0.79 vs 0.99 (f32), 0.89 vs 1.03 (f64);
-/// n=384 0.89 vs 1.00, 0.92 vs 1.02; n=448 0.90 vs 1.03, 0.91 vs 1.13.
-/// At n=256, unsplit, 0.87–0.98.
+/// Smallest order that is split: from here the split beat `?syevd` on one
+/// thread (what it runs below [`MIN_N_OPENBLAS_THREADS`]) in the LAPACK
+/// bench (docs/performance.md, "Split LAPACK calls").
 pub(crate) const MIN_N: usize = 320;
 
 /// Smallest order whose `?sytrd` runs on OpenBLAS's threads.
