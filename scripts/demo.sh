@@ -5,9 +5,9 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+# The set-up builds the program and its plugin library (scripts/build.sh).
 scripts/setup.sh
-cargo build --quiet --bin cyxla-host -p cyxla-app -p cyxla-pjrt
-bin="${CARGO_TARGET_DIR:-target}/debug/cyxla-host"
+bin=.venv/bin/cyxla-host
 echo "== the bundled guests: what each .wasm serves (nothing is allowed by default)"
 "$bin" list
 echo

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One idempotent set-up for cyxla-host: Debian packages, the Rust toolchain
-# and its wasm32 targets, the Python venv with JAX and the PJRT plugins, and
-# the bundled guests. Fast when everything is already in place.
+# and its wasm32 targets, the Python venv with JAX and the PJRT plugins, the
+# bundled guests, and the `cyxla-host` program with its plugin library
+# (scripts/build.sh). Fast when everything is already in place.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -64,3 +65,7 @@ fi
 if [[ -x guests/build.sh ]]; then
   guests/build.sh
 fi
+
+# --- The cyxla-host program and the cyxla PJRT plugin library ------------------
+say "building cyxla-host and libcyxla_pjrt.so (debug profile; the first build takes 10-15 minutes)"
+scripts/build.sh
