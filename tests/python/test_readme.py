@@ -1,7 +1,8 @@
 """The README's section "JAX on cyxla" runs as written: its launcher command,
 its configuration file and its kernel spec (paths of this checkout put in
-for the operator's `/opt/cyxla`). The section "Benchmarks": its one command
-runs (in its quick mode) and prints the table of every goal."""
+for the operator's `/opt/cyxla`). The set-up that both README commands run
+builds everything the launcher loads. The section "Benchmarks": its one
+command runs (in its quick mode) and prints the table of every goal."""
 
 from __future__ import annotations
 
@@ -104,6 +105,37 @@ def test_the_kernel_spec(tmp_path, monkeypatch):
     assert out(again) == out(first), again.outputs
 
 
+def test_the_setup_builds_everything_the_launcher_loads():
+    """Both README commands run scripts/setup.sh, whose last step, scripts/build.sh,
+    builds the program the demo runs (.venv/bin/cyxla-host) and the plugin library the
+    launcher hands to JAX. Cargo lists every artifact of the units a build selects,
+    whether it compiles them now or found them built, so the build's artifact list
+    is what the same command leaves in an empty target directory: a build command
+    that selected too little (e.g. `--bin cyxla-host`, which skips the plugin's
+    cdylib) fails here on a warm target directory too."""
+    r = run(["scripts/build.sh", "--message-format=json"], clean_env({}), ROOT, timeout=1800)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+    artifacts = set()
+    for line in r.stdout.splitlines():
+        if not line.startswith("{"):
+            continue
+        msg = json.loads(line)
+        if msg.get("reason") == "compiler-artifact":
+            artifacts.update(msg["filenames"])
+            if msg.get("executable"):
+                artifacts.add(msg["executable"])
+    program = ROOT / ".venv" / "bin" / "cyxla-host"
+    assert str(program.resolve()) in artifacts, (program, sorted(artifacts))
+    # What the launcher loads: it names the plugin library in the environment of COMMAND.
+    r = run([str(program), "--", "env"], clean_env({}), ROOT)
+    assert r.returncode == 0, r.stdout + r.stderr
+    loaded = dict(line.split("=", 1) for line in r.stdout.splitlines() if "=" in line)
+    assert loaded.get("CYXLA_PJRT_LIBRARY") in artifacts, (loaded.get("CYXLA_PJRT_LIBRARY"), sorted(artifacts))
+    # The demo runs the program the set-up linked, not one of a build it does not make.
+    demo = (ROOT / "scripts" / "demo.sh").read_text()
+    assert "bin=.venv/bin/cyxla-host" in demo and "cargo build" not in demo, demo
+
+
 def test_the_demo_script():
     """examples/jax_on_cyxla.py, as scripts/demo.sh runs it: every check it prints holds."""
     argv = [str(HOST), "--allow", "rms_norm", "--allow", "rms_norm_fwd", "--allow", "rms_norm_bwd",
@@ -137,15 +169,20 @@ BENCH_ROWS = ["P1", "P2 1M", "P2 16M", "P3", "P4", "P5", "P6", "P7", "P8",
               "M idle", "M load", "M instance"]
 
 
+def bench_commands() -> list[str]:
+    """The commands of the README's section "Benchmarks", without their comments."""
+    section = README[README.index("## Benchmarks"):]
+    section = section[: section.index("\n## ", 1)]
+    return [line.split("#")[0].strip() for block in re.findall(r"```\n(.*?)```", section, re.S)
+            for line in block.splitlines()]
+
+
 def test_the_bench_command():
     """`scripts/bench.sh`, as the README shows it, in its quick mode (few
     rounds; the release build of the benches first, if it is not there):
     every row of the table has a figure and a verdict, and every
     machine-readable value parses."""
-    section = README[README.index("## Benchmarks"):]
-    section = section[: section.index("\n## ", 1)]
-    commands = [line.split("#")[0].strip() for block in re.findall(r"```\n(.*?)```", section, re.S)
-                for line in block.splitlines()]
+    commands = bench_commands()
     assert "scripts/bench.sh" in commands, commands
     # A hang bound, generous: a cold release build of the benches is slow on
     # a shared machine; the quick run itself takes about 3 minutes.
@@ -179,3 +216,4 @@ def test_the_bench_command():
         for key, value in values.items():
             if key not in ("met", "goal"):
                 float(value)  # raises on a value that does not parse
+
