@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """What going through the cyxla PJRT plugin adds to one jax.jit call.
 
-Run from the repository root, after scripts/setup.sh and cargo build
---workspace:
+Run from the repository root, after scripts/setup.sh:
 
     .venv/bin/python benches/jit_overhead.py [--rounds 15] [--calls 300]
                                              [--library target/release/libcyxla_pjrt.so]
+
+It builds what it loads first (`cargo build -p cyxla-pjrt -p cyxla-tests`:
+the plugin library and the native test handlers).
 
 In one process, JAX has two backends on the same real XLA CPU plugin:
 
@@ -18,8 +20,8 @@ Variants, each a jitted function on a small array, its result blocked on:
 * ``x + 1``                 on realcpu and on cyxla: the plugin's cost per call,
 * ``copy16`` (guest)         on cyxla: ffi_call to the sandboxed copy16 guest,
 * ``noop`` (guest)           on cyxla: a guest call that does nothing,
-* ``copy16`` (native)        on cyxla, when the test handlers library is found:
-                             the same kernel as a trusted native handler.
+* ``copy16`` (native)        on cyxla: the same kernel as a trusted native
+                             handler (tests/native/test_handlers.cc).
 
 The variants run interleaved in rounds (the machine is shared: compare
 within one run); the table gives the median time per call over the rounds,
@@ -30,10 +32,11 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import glob
+import json
 import os
 import pathlib
 import statistics
+import subprocess
 import sys
 import time
 
@@ -45,16 +48,38 @@ def parse() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=15)
     p.add_argument("--calls", type=int, default=300, help="calls per variant per round")
-    p.add_argument("--library", default=str(ROOT / "target/debug/libcyxla_pjrt.so"))
+    p.add_argument("--library", default=None,
+                   help="the cyxla plugin library; default: the debug build, built first")
     p.add_argument("--plugin", default=str(REAL_PLUGIN), help="the real XLA CPU plugin")
     return p.parse_args()
 
 
+def build() -> tuple[str, str]:
+    """Builds the plugin library and the native test handlers (debug profile);
+    returns their paths as cargo reports them."""
+    argv = ["cargo", "build", "-p", "cyxla-pjrt", "-p", "cyxla-tests", "--message-format=json"]
+    r = subprocess.run(argv, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        sys.exit(f"`{' '.join(argv)}` failed (exit code {r.returncode}); run scripts/setup.sh first")
+    library = handlers = None
+    for line in r.stdout.splitlines():
+        msg = json.loads(line) if line.startswith("{") else {}
+        if msg.get("reason") == "compiler-artifact" and msg["target"]["name"] == "cyxla_pjrt":
+            library = next(f for f in msg["filenames"] if f.endswith(".so"))
+        if msg.get("reason") == "build-script-executed" and "#cyxla-tests@" in msg["package_id"]:
+            handlers = os.path.join(msg["out_dir"], "libcyxla_test_handlers.so")
+    if not library or not handlers or not os.path.exists(handlers):
+        sys.exit(f"`{' '.join(argv)}` did not report the plugin library and the test handlers")
+    return library, handlers
+
+
 def main() -> int:
     args = parse()
+    library, handlers = build()
+    args.library = args.library or library
     for path in (args.library, args.plugin):
         if not os.path.exists(path):
-            sys.exit(f"{path} is missing: run scripts/setup.sh and cargo build --workspace")
+            sys.exit(f"{path} is missing: run scripts/setup.sh")
     # before JAX is imported
     os.environ["CYXLA_PJRT_LIBRARY"] = args.library
     os.environ["CYXLA_PJRT_PLUGIN"] = args.plugin
@@ -71,17 +96,10 @@ def main() -> int:
     cyxla = jax.devices("cyxla")[0]
     real = jax.devices("realcpu")[0]
 
-    native = None
-    # the newest build of tests/native/test_handlers.cc
-    libs = sorted(glob.glob(str(ROOT / "target/debug/build/*/out/libcyxla_test_handlers.so")), key=os.path.getmtime)
-    if libs:
-        lib = ctypes.cdll.LoadLibrary(libs[-1])
-        try:
-            jax.ffi.register_ffi_target("bench_native_copy16", jax.ffi.pycapsule(lib.cyxla_test_copy16),
-                                        platform="cpu")
-            native = libs[-1]
-        except Exception as e:  # noqa: BLE001 - reported, the rest still runs
-            print(f"native copy16 not measured: {e}", file=sys.stderr)
+    native = handlers
+    lib = ctypes.cdll.LoadLibrary(handlers)
+    jax.ffi.register_ffi_target("bench_native_copy16", jax.ffi.pycapsule(lib.cyxla_test_copy16),
+                                platform="cpu")
 
     x16 = np.arange(16, dtype=np.float32)
     spec = jax.ShapeDtypeStruct((16,), np.float32)
@@ -98,9 +116,8 @@ def main() -> int:
         "copy16 guest on cyxla": (copy16, jax.device_put(x16, cyxla)),
         "noop guest on cyxla": (noop, jax.device_put(x16, cyxla)),
     }
-    if native:
-        nat = jax.jit(lambda x: jax.ffi.ffi_call("bench_native_copy16", spec)(x))
-        variants["copy16 native on cyxla"] = (nat, jax.device_put(x16, cyxla))
+    nat = jax.jit(lambda x: jax.ffi.ffi_call("bench_native_copy16", spec)(x))
+    variants["copy16 native on cyxla"] = (nat, jax.device_put(x16, cyxla))
 
     # warm up: compile, check results
     for name, (f, x) in variants.items():
@@ -125,8 +142,7 @@ def main() -> int:
     print(f"jit call overhead: {args.rounds} rounds x {args.calls} calls, load {os.getloadavg()[0]:.2f}")
     print(f"library {args.library}")
     print(f"real plugin {args.plugin}")
-    if native:
-        print(f"native handlers {native}")
+    print(f"native handlers {native}")
     print()
     print(f"{'variant':<30} {'median us/call':>15} {'min':>8} {'max':>8} {'- realcpu us':>13} {'ratio':>7}")
     for name in names:

@@ -2,7 +2,8 @@
 its configuration file and its kernel spec (paths of this checkout put in
 for the operator's `/opt/cyxla`). The set-up that both README commands run
 builds everything the launcher loads. The section "Benchmarks": its one
-command runs (in its quick mode) and prints the table of every goal."""
+command runs (in its quick mode) and prints the table of every goal, and
+benches/jit_overhead.py builds what it loads and measures every variant."""
 
 from __future__ import annotations
 
@@ -217,3 +218,17 @@ def test_the_bench_command():
             if key not in ("met", "goal"):
                 float(value)  # raises on a value that does not parse
 
+
+def test_the_jit_overhead_bench():
+    """The README's `benches/jit_overhead.py` line, with few rounds: it builds
+    what it loads itself, and every variant, the native one included, has a
+    figure."""
+    commands = bench_commands()
+    line = ".venv/bin/python benches/jit_overhead.py"
+    assert line in commands, commands
+    r = run_checked([*line.split(), "--rounds", "2", "--calls", "20"], env=clean_env({}), timeout=1800)
+    assert r.returncode == 0, r.describe()
+    for variant in ("x + 1 on realcpu", "x + 1 on cyxla", "copy16 guest on cyxla",
+                    "noop guest on cyxla", "copy16 native on cyxla"):
+        assert re.search(rf"^{re.escape(variant)}\s+\d+\.\d", r.stdout, re.M), (variant, r.stdout)
+    assert "plugin overhead per jit call: " in r.stdout, r.stdout
