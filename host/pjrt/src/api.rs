@@ -18,8 +18,8 @@ use std::sync::OnceLock;
 use plugin_glue::ffi::pjrt::{
     PJRT_API_FUNCTIONS_OFFSET, PJRT_API_MAJOR, PJRT_API_MINOR, PJRT_Api,
     PJRT_Api_Version_STRUCT_SIZE, PJRT_Client_Create_Args, PJRT_Client_Create_Fn, PJRT_Error,
-    PJRT_Error_Destroy_Fn, PJRT_Error_GetCode_Fn, PJRT_Error_Message_Fn, PJRT_NamedValue,
-    PJRT_Plugin_Attributes_Args, PJRT_Plugin_Initialize_Args, slot,
+    PJRT_NamedValue, PJRT_Plugin_Attributes_Args, PJRT_Plugin_Initialize_Args, Slot, slot,
+    slot_count,
 };
 
 use crate::errors::{self, INTERNAL, INVALID_ARGUMENT, guard};
@@ -34,10 +34,6 @@ const MULTI_PROCESS_OPTIONS: [&str; 3] = ["node_id", "num_nodes", "partition_ind
 
 /// Slots in the stand-in table (those of PJRT 0.115, the default plugin's).
 const STAND_IN_SLOTS: usize = 138;
-
-/// Slot of `PJRT_Error_ForEachPayload` (jaxlib calls it for every error when
-/// the table is longer than 1104 bytes).
-const FOR_EACH_PAYLOAD: usize = 132;
 
 /// The table served, and the real functions that our slots forward to.
 struct Table {
@@ -60,14 +56,22 @@ fn table() -> &'static Table {
     })
 }
 
-/// A function pointer as a table word.
-fn word(f: *const c_void) -> u64 {
-    f as usize as u64
-}
-
-/// Word index of function slot `index`.
-const fn slot_word(index: usize) -> usize {
-    (PJRT_API_FUNCTIONS_OFFSET + 8 * index) / 8
+/// The slots cyxla owns in every table it serves, each as (word index,
+/// word of our function). [`Slot::word`] takes only a function of the
+/// slot's signature.
+fn own_slots() -> [(usize, u64); 6] {
+    fn at<F: Copy>(slot: Slot<F>, ours: F) -> (usize, u64) {
+        (slot.offset() / 8, slot.word(ours))
+    }
+    [
+        at(slot::PJRT_Error_Destroy, errors::destroy),
+        at(slot::PJRT_Error_Message, errors::message),
+        at(slot::PJRT_Error_GetCode, errors::get_code),
+        // jaxlib calls it for every error when the table is longer than 1104 bytes.
+        at(slot::PJRT_Error_ForEachPayload, errors::for_each_payload),
+        at(slot::PJRT_Plugin_Initialize, plugin_initialize),
+        at(slot::PJRT_Client_Create, client_create),
+    ]
 }
 
 /// A copy of the real table with our slots in it.
@@ -78,50 +82,34 @@ fn wrap(real: &'static [u8]) -> Table {
         bytes[..chunk.len()].copy_from_slice(chunk);
         words[i] = u64::from_ne_bytes(bytes);
     }
-    let slots = (real.len().saturating_sub(PJRT_API_FUNCTIONS_OFFSET)) / 8;
-    let real_fn = |index: usize| -> usize {
-        if index < slots {
-            words[slot_word(index)] as usize
-        } else {
-            0
-        }
-    };
-    // SAFETY: each word read is the plugin's function pointer in that slot
-    // (non-NULL checked), whose C signature is the one `slot::*` names
-    // (pjrt_c_api.h; the table is append-only: docs/abi.md, "PJRT_Api and version negotiation").
+    // SAFETY: each read is of `words`, a copy of the real plugin's
+    // `PJRT_Api` (its `struct_size` bytes), whose slots hold its functions
+    // with the header's signatures (pjrt_c_api.h; the table is append-only:
+    // docs/abi.md, "PJRT_Api and version negotiation"), or NULL.
     let real_errors = unsafe {
-        match (real_fn(0), real_fn(1), real_fn(2)) {
-            (0, _, _) | (_, 0, _) | (_, _, 0) => None,
-            (d, m, c) => Some(errors::RealErrorFns {
-                destroy: std::mem::transmute::<usize, PJRT_Error_Destroy_Fn>(d),
-                message: std::mem::transmute::<usize, PJRT_Error_Message_Fn>(m),
-                get_code: std::mem::transmute::<usize, PJRT_Error_GetCode_Fn>(c),
-                for_each_payload: match real_fn(FOR_EACH_PAYLOAD) {
-                    0 => None,
-                    f => Some(std::mem::transmute::<usize, errors::ForEachPayloadFn>(f)),
-                },
+        match (
+            slot::PJRT_Error_Destroy.read(&words),
+            slot::PJRT_Error_Message.read(&words),
+            slot::PJRT_Error_GetCode.read(&words),
+        ) {
+            (Some(destroy), Some(message), Some(get_code)) => Some(errors::RealErrorFns {
+                destroy,
+                message,
+                get_code,
+                for_each_payload: slot::PJRT_Error_ForEachPayload.read(&words),
             }),
+            _ => None,
         }
     };
-    let real_client_create = match real_fn(slot::PJRT_Client_Create.index()) {
-        0 => None,
-        // SAFETY: as above, slot 10 is `PJRT_Client_Create`.
-        f => Some(unsafe { std::mem::transmute::<usize, PJRT_Client_Create_Fn>(f) }),
-    };
-    let mut set = |index: usize, f: *const c_void| {
-        if index < slots {
-            words[slot_word(index)] = word(f);
+    // SAFETY: as above.
+    let real_client_create = unsafe { slot::PJRT_Client_Create.read(&words) };
+    let slots = slot_count(real.len());
+    for (index, word) in own_slots() {
+        // Only the slots the real table has: its struct_size stays the truth.
+        if index < slot_word(slots) {
+            words[index] = word;
         }
-    };
-    set(0, errors::destroy as *const c_void);
-    set(1, errors::message as *const c_void);
-    set(2, errors::get_code as *const c_void);
-    set(FOR_EACH_PAYLOAD, errors::for_each_payload as *const c_void);
-    set(3, plugin_initialize as *const c_void);
-    set(
-        slot::PJRT_Client_Create.index(),
-        client_create as *const c_void,
-    );
+    }
     // extension_start, the table's second word.
     words[1] = ffi_extension::wrap_chain(words[1] as usize as *const c_void) as usize as u64;
     errors::forward_to(real_errors);
@@ -129,6 +117,11 @@ fn wrap(real: &'static [u8]) -> Table {
         words: Vec::leak(words),
         real_client_create,
     }
+}
+
+/// Word index of function slot `index`.
+const fn slot_word(index: usize) -> usize {
+    (PJRT_API_FUNCTIONS_OFFSET + 8 * index) / 8
 }
 
 /// The table served when there is no real plugin: enough for a client to
@@ -141,15 +134,13 @@ fn stand_in() -> Table {
     // major_version (int, offset 32) and minor_version (int, offset 36).
     words[4] = u64::from(PJRT_API_MAJOR as u32) | (u64::from(PJRT_API_MINOR as u32) << 32);
     for index in 0..STAND_IN_SLOTS {
-        words[slot_word(index)] = word(unavailable as *const c_void);
+        words[slot_word(index)] = unavailable as *const c_void as usize as u64;
     }
-    words[slot_word(0)] = word(errors::destroy as *const c_void);
-    words[slot_word(1)] = word(errors::message as *const c_void);
-    words[slot_word(2)] = word(errors::get_code as *const c_void);
-    words[slot_word(FOR_EACH_PAYLOAD)] = word(errors::for_each_payload as *const c_void);
-    words[slot_word(3)] = word(plugin_initialize as *const c_void);
-    words[slot_word(4)] = word(plugin_attributes as *const c_void);
-    words[slot_word(slot::PJRT_Client_Create.index())] = word(client_create as *const c_void);
+    let attributes = slot::PJRT_Plugin_Attributes;
+    let stand_in_only = (attributes.offset() / 8, attributes.word(plugin_attributes));
+    for (index, word) in own_slots().into_iter().chain([stand_in_only]) {
+        words[index] = word;
+    }
     Table {
         words: Vec::leak(words),
         real_client_create: None,

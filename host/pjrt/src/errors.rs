@@ -12,7 +12,8 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use plugin_glue::ffi::pjrt::{
     PJRT_Error, PJRT_Error_Code, PJRT_Error_Destroy_Args, PJRT_Error_Destroy_Fn,
-    PJRT_Error_GetCode_Args, PJRT_Error_GetCode_Fn, PJRT_Error_Message_Args, PJRT_Error_Message_Fn,
+    PJRT_Error_ForEachPayload_Args, PJRT_Error_ForEachPayload_Fn, PJRT_Error_GetCode_Args,
+    PJRT_Error_GetCode_Fn, PJRT_Error_Message_Args, PJRT_Error_Message_Fn,
 };
 
 /// PJRT's `PJRT_Error_Code_INVALID_ARGUMENT`.
@@ -32,11 +33,8 @@ pub struct RealErrorFns {
     /// `PJRT_Error_GetCode`.
     pub get_code: PJRT_Error_GetCode_Fn,
     /// `PJRT_Error_ForEachPayload`, in tables that have it.
-    pub for_each_payload: Option<ForEachPayloadFn>,
+    pub for_each_payload: Option<PJRT_Error_ForEachPayload_Fn>,
 }
-
-/// `PJRT_Error* PJRT_Error_ForEachPayload(PJRT_Error_ForEachPayload_Args*)`.
-pub type ForEachPayloadFn = unsafe extern "C" fn(*mut ForEachPayloadArgs) -> *mut PJRT_Error;
 
 /// The real plugin's error functions, set when the table is built
 /// ([`forward_to`]); unset with the stand-in table.
@@ -156,17 +154,6 @@ pub unsafe extern "C" fn message(args: *mut PJRT_Error_Message_Args) {
     });
 }
 
-/// Arguments of `PJRT_Error_ForEachPayload` (slot 132, PJRT 0.10x+): the
-/// error, and a callback called with each payload's key and value.
-#[repr(C)]
-pub struct ForEachPayloadArgs {
-    struct_size: usize,
-    extension_start: *mut std::ffi::c_void,
-    error: *const PJRT_Error,
-    callback: *mut std::ffi::c_void,
-    user_arg: *mut std::ffi::c_void,
-}
-
 /// `PJRT_Error_ForEachPayload` (slot 132): our errors have no payloads; the
 /// real plugin's are forwarded. jaxlib calls it on every error from a table
 /// that has the slot.
@@ -174,7 +161,9 @@ pub struct ForEachPayloadArgs {
 /// # Safety
 ///
 /// As for [`destroy`], with the arguments above.
-pub unsafe extern "C" fn for_each_payload(args: *mut ForEachPayloadArgs) -> *mut PJRT_Error {
+pub unsafe extern "C" fn for_each_payload(
+    args: *mut PJRT_Error_ForEachPayload_Args,
+) -> *mut PJRT_Error {
     guard(|| {
         // SAFETY: caller's contract: `args` is valid.
         let error = unsafe { (*args).error };

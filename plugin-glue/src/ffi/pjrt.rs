@@ -281,6 +281,38 @@ impl<F> Slot<F> {
     }
 }
 
+impl<F: Copy> Slot<F> {
+    /// The function in this slot of a table given as its 8-byte words
+    /// (header first, as `PJRT_Api` lays it out); `None` where the table is
+    /// too short to have the slot or holds NULL there.
+    ///
+    /// # Safety
+    ///
+    /// `words` must be a `PJRT_Api` table whose every function slot holds
+    /// NULL or a function with the header's signature for that slot.
+    pub unsafe fn read(&self, words: &[u64]) -> Option<F> {
+        const { assert!(size_of::<F>() == size_of::<u64>()) };
+        let word = *words.get(self.offset() / size_of::<u64>())?;
+        if word == 0 {
+            return None;
+        }
+        // SAFETY: `F` is the `unsafe extern "C" fn` type of this slot (slots
+        // are only made in this module, each with its header signature), the
+        // size of a word (asserted above); the word is non-NULL and, by the
+        // caller's contract, a function of that signature.
+        Some(unsafe { std::mem::transmute_copy::<u64, F>(&word) })
+    }
+
+    /// `f` as the word that fills this slot: `f`'s type is the slot's
+    /// signature, so a function of another signature does not compile.
+    pub fn word(&self, f: F) -> u64 {
+        const { assert!(size_of::<F>() == size_of::<u64>()) };
+        // SAFETY: `F` is a function pointer type (see `read`), the size of a
+        // word; reading its bits as an integer is what the table holds.
+        unsafe { std::mem::transmute_copy::<F, u64>(&f) }
+    }
+}
+
 /// Number of function slots a table of `struct_size` bytes holds.
 pub const fn slot_count(struct_size: usize) -> usize {
     struct_size.saturating_sub(PJRT_API_FUNCTIONS_OFFSET) / size_of::<*const c_void>()
@@ -307,6 +339,8 @@ macro_rules! fallible_fns {
 fallible_fns! {
     /// `PJRT_Error* PJRT_Error_GetCode(PJRT_Error_GetCode_Args*)`.
     PJRT_Error_GetCode_Fn(PJRT_Error_GetCode_Args);
+    /// `PJRT_Error* PJRT_Error_ForEachPayload(PJRT_Error_ForEachPayload_Args*)`.
+    PJRT_Error_ForEachPayload_Fn(PJRT_Error_ForEachPayload_Args);
     /// `PJRT_Error* PJRT_Plugin_Initialize(PJRT_Plugin_Initialize_Args*)`.
     PJRT_Plugin_Initialize_Fn(PJRT_Plugin_Initialize_Args);
     /// `PJRT_Error* PJRT_Plugin_Attributes(PJRT_Plugin_Attributes_Args*)`.
@@ -411,6 +445,7 @@ pub mod slot {
         PJRT_Executable_OutputDimensions: PJRT_Executable_OutputDimensions_Fn = 91;
         PJRT_ExecuteContext_Create: PJRT_ExecuteContext_Create_Fn = 98;
         PJRT_ExecuteContext_Destroy: PJRT_ExecuteContext_Destroy_Fn = 99;
+        PJRT_Error_ForEachPayload: PJRT_Error_ForEachPayload_Fn = 132;
     }
 }
 
@@ -506,6 +541,17 @@ args_structs! {
         error: *const PJRT_Error,
         /// Out: the code.
         code: PJRT_Error_Code,
+    }
+
+    /// `PJRT_Error_ForEachPayload_Args`: an error, and a callback called
+    /// with each of its payloads' key and value.
+    PJRT_Error_ForEachPayload_Args, PJRT_Error_ForEachPayload_Args_STRUCT_SIZE = 40 {
+        /// The error.
+        error: *const PJRT_Error,
+        /// The callback.
+        callback: *mut c_void,
+        /// The callback's argument.
+        user_arg: *mut c_void,
     }
 
     /// `PJRT_Plugin_Initialize_Args`.
@@ -1004,6 +1050,8 @@ mod layout {
         struct_size @ 0, extension_start @ 8, name @ 16, name_size @ 24, type_ @ 32, value @ 40,
         value_size @ 48);
     const _: () = assert!(size_of::<PJRT_NamedValue_Value>() == 8);
+    assert_layout!(PJRT_Error_ForEachPayload_Args, size 40, align 8,
+        struct_size @ 0, extension_start @ 8, error @ 16, callback @ 24, user_arg @ 32);
     assert_layout!(PJRT_Plugin_Initialize_Args, size 16, align 8, struct_size @ 0, extension_start @ 8);
     assert_layout!(PJRT_Plugin_Attributes_Args, size 32, align 8,
         struct_size @ 0, extension_start @ 8, attributes @ 16, num_attributes @ 24);
@@ -1105,6 +1153,7 @@ mod layout {
         PJRT_Error_Message_Args.message_size == PJRT_Error_Message_Args_STRUCT_SIZE;
         PJRT_Error_GetCode_Args.code == PJRT_Error_GetCode_Args_STRUCT_SIZE;
         PJRT_NamedValue.value_size == PJRT_NamedValue_STRUCT_SIZE;
+        PJRT_Error_ForEachPayload_Args.user_arg == PJRT_Error_ForEachPayload_Args_STRUCT_SIZE;
         PJRT_Plugin_Initialize_Args.extension_start == PJRT_Plugin_Initialize_Args_STRUCT_SIZE;
         PJRT_Plugin_Attributes_Args.num_attributes == PJRT_Plugin_Attributes_Args_STRUCT_SIZE;
         PJRT_Event_Destroy_Args.event == PJRT_Event_Destroy_Args_STRUCT_SIZE;
