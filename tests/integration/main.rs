@@ -1,5 +1,6 @@
 //! End-to-end tests.
 
 mod cpp_sdk;
+mod doc_citations;
 mod guests;
 mod programs;
