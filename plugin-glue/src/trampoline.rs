@@ -206,12 +206,13 @@ impl Trampolines {
     }
 
     /// The IR of the trampoline for `slot`, checked by cranelift's verifier
-    /// (for tests and debugging; nothing is compiled or kept).
+    /// (for this module's tests; nothing is compiled or kept).
     ///
     /// # Errors
     ///
     /// [`Error::Trampoline`] with the verifier's report if the IR is invalid.
-    pub fn verified_ir(&mut self, slot: u64) -> Result<String> {
+    #[cfg(test)]
+    fn verified_ir(&mut self, slot: u64) -> Result<String> {
         self.declare_with_body(&format!("cyxla_ir_check_{slot}"), slot, |e| {
             Error::Trampoline {
                 target: "*".into(),
