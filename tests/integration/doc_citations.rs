@@ -188,8 +188,7 @@ fn check_file(
                     headings
                         .entry(doc.clone())
                         .or_insert_with(|| headings_of(&root.join(doc)))
-                        .iter()
-                        .any(|h| *h == title)
+                        .contains(&title)
                 });
                 if !known {
                     errors.push(format!(
