@@ -84,4 +84,4 @@ pub use guests::{Conflict, Guests};
 pub use limits::Limits;
 pub use policy::AllowList;
 pub use reload::Watcher;
-pub use sandbox::{Registered, Sandbox, pin_holds};
+pub use sandbox::{Destination, Registered, Sandbox, pin_holds};

@@ -15,7 +15,7 @@
 //! |---|---|
 //! | a module changes | its targets are served by the new version |
 //! | the new version is broken | rejected with a log line naming the file and the reason; the old one keeps serving |
-//! | a new module, or a new target | allowed targets are registered: programs compiled after it can call them (XLA looks handlers up at compile time) |
+//! | a new module, or a new target | allowed targets are registered: programs compiled after it can call them (XLA looks handlers up at compile time); exported ones ([`Destination::Exported`], platform `cpu`) are listed by `registry::exported` for the client to register |
 //! | a module is removed | its targets fail with UNAVAILABLE, naming the file |
 //! | a target disappears from a module | it fails the same way |
 
@@ -26,13 +26,11 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, SystemTime};
 
 use notify::{RecursiveMode, Watcher as _};
-use plugin_glue::plugin::Plugin;
-use plugin_glue::registry;
 
 use crate::dispatch::GuestHandler;
 use crate::guest::Guest;
 use crate::pool::Pool;
-use crate::sandbox::{Sandbox, pin_holds};
+use crate::sandbox::{Destination, Sandbox, pin_holds};
 
 /// How long a folder must be quiet before changed files are read.
 pub const SETTLE: Duration = Duration::from_millis(150);
@@ -54,10 +52,10 @@ impl std::fmt::Debug for Watcher {
 
 impl Sandbox {
     /// Reloads the module at `path` (in this sandbox's folder): serves its
-    /// new version, registers its new allowed targets with `plugin`, or
+    /// new version, registers its new allowed targets to `destination`, or
     /// retires the targets of a removed module. Returns what it did, for the
     /// log.
-    pub fn reload(&self, plugin: &Plugin, path: &Path) -> String {
+    pub fn reload(&self, destination: &Destination, path: &Path) -> String {
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -127,12 +125,7 @@ impl Sandbox {
                         continue;
                     };
                     let origin = format!("guest {}", guest.file_name());
-                    match registry::register_with_origin(
-                        plugin,
-                        target,
-                        Arc::new(handler.clone()),
-                        origin,
-                    ) {
+                    match destination.register(target, Arc::new(handler.clone()), origin) {
                         Ok(()) => {
                             handlers.insert(target.to_owned(), handler);
                             added.push(target.to_owned());
@@ -162,7 +155,7 @@ impl Sandbox {
     /// # Errors
     ///
     /// The folder cannot be watched (e.g. no inotify instances left).
-    pub fn watch(self: &Arc<Self>, plugin: Plugin) -> std::io::Result<Watcher> {
+    pub fn watch(self: &Arc<Self>, destination: Destination) -> std::io::Result<Watcher> {
         let (tx, rx) = channel::<PathBuf>();
         let mut watcher =
             notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
@@ -180,14 +173,14 @@ impl Sandbox {
         std::thread::Builder::new()
             .name("cyxla-reload".to_owned())
             .stack_size(STACK)
-            .spawn(move || reload_loop(&sandbox, &plugin, &rx))?;
+            .spawn(move || reload_loop(&sandbox, &destination, &rx))?;
         Ok(Watcher { _watcher: watcher })
     }
 }
 
 /// Collects changed paths until the folder is quiet, reloads each module,
 /// and again until the watcher is dropped.
-fn reload_loop(sandbox: &Sandbox, plugin: &Plugin, rx: &Receiver<PathBuf>) {
+fn reload_loop(sandbox: &Sandbox, destination: &Destination, rx: &Receiver<PathBuf>) {
     let mut pending: BTreeMap<PathBuf, Option<(u64, SystemTime)>> = BTreeMap::new();
     loop {
         let wait = if pending.is_empty() {
@@ -220,7 +213,7 @@ fn reload_loop(sandbox: &Sandbox, plugin: &Plugin, rx: &Receiver<PathBuf>) {
                         again.insert(path, now);
                         continue;
                     }
-                    sandbox.reload(plugin, &path);
+                    sandbox.reload(destination, &path);
                 }
                 pending = again;
             }

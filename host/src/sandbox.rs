@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use plugin_glue::plugin::Plugin;
-use plugin_glue::registry;
+use plugin_glue::{Handler, registry};
 
 use crate::dispatch::GuestHandler;
 use crate::engine::Engine;
@@ -16,6 +16,34 @@ use crate::guests::Guests;
 use crate::limits::Limits;
 use crate::policy::AllowList;
 use crate::pool::Pool;
+
+/// Where a sandbox's targets go.
+#[derive(Clone, Debug)]
+pub enum Destination {
+    /// Registered with a PJRT plugin's FFI extension (platform `cyxla`).
+    Plugin(Plugin),
+    /// Exported ([`registry::export`]): trampolines that a client registers
+    /// itself (jaxlib's CPU client, platform `cpu`), listed by
+    /// [`registry::exported`].
+    Exported,
+}
+
+impl Destination {
+    /// Registers or exports `handler` for `target`.
+    pub(crate) fn register(
+        &self,
+        target: &str,
+        handler: Arc<dyn Handler>,
+        origin: String,
+    ) -> plugin_glue::Result<()> {
+        match self {
+            Destination::Plugin(plugin) => {
+                registry::register_with_origin(plugin, target, handler, origin)
+            }
+            Destination::Exported => registry::export(target, handler, origin).map(|_| ()),
+        }
+    }
+}
 
 /// A target registered with the plugin, and the guest that serves it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -164,6 +192,25 @@ impl Sandbox {
     /// [`Error::Register`] if plugin-glue refuses an explicitly allowed
     /// target (those before it stay registered).
     pub fn register_allowed(&self, plugin: &Plugin) -> Result<Vec<Registered>> {
+        self.register_to(&Destination::Plugin(plugin.clone()))
+    }
+
+    /// [`Sandbox::register_allowed`], exporting the trampolines instead
+    /// ([`Destination::Exported`]): a client registers them itself.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Sandbox::register_allowed`].
+    pub fn export_allowed(&self) -> Result<Vec<Registered>> {
+        self.register_to(&Destination::Exported)
+    }
+
+    /// [`Sandbox::register_allowed`] to `destination`.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Sandbox::register_allowed`].
+    pub fn register_to(&self, destination: &Destination) -> Result<Vec<Registered>> {
         for target in self.policy.named() {
             if let Some(conflict) = self.guests.conflict(target) {
                 return Err(conflict.to_error());
@@ -198,7 +245,7 @@ impl Sandbox {
                     continue;
                 };
                 let origin = format!("guest {}", guest.file_name());
-                match registry::register_with_origin(plugin, target, Arc::new(handler), origin) {
+                match destination.register(target, Arc::new(handler), origin) {
                     Ok(()) => {}
                     Err(source) if !named.contains(target) => {
                         tracing::warn!(

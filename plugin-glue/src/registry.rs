@@ -74,12 +74,15 @@ struct State {
     next_slot: usize,
     /// (plugin image, target) → slot of a registration XLA accepted.
     accepted: BTreeMap<(usize, String), usize>,
+    /// target → (slot, trampoline) of each [`export`]ed target.
+    exported: BTreeMap<String, (usize, XLA_FFI_Handler)>,
 }
 
 static STATE: Mutex<State> = Mutex::new(State {
     trampolines: None,
     next_slot: 0,
     accepted: BTreeMap::new(),
+    exported: BTreeMap::new(),
 });
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -213,6 +216,87 @@ pub fn register_foreign(
     origin: String,
 ) -> Result<()> {
     register_kind(plugin, target, Kind::Foreign(handler), origin)
+}
+
+/// The pseudo image id of targets handed out by [`export`] (no plugin
+/// image has its `PJRT_Api` table at address 0).
+const EXPORTED: usize = 0;
+
+/// What [`registered`] lists as the "plugin" of exported targets.
+pub const EXPORTED_TO: &str = "exported (e.g. to jaxlib's CPU client)";
+
+/// Builds the slot and trampoline of a Rust handler for `target` and
+/// returns the trampoline, for a client that registers handlers itself
+/// (jaxlib's CPU client: `jax.ffi.register_ffi_target`), instead of
+/// registering it with a PJRT plugin. The trampoline answers the metadata
+/// probe and routes EXECUTE by slot, as for [`register`]; whoever
+/// registers it probes it then, which [`registered`] reports.
+///
+/// Exporting the same `Arc` again for the same target returns the same
+/// trampoline.
+///
+/// # Errors
+///
+/// [`Error::InvalidInput`] for an empty target name,
+/// [`Error::DuplicateTarget`] if `target` was exported with another
+/// handler, [`Error::TooManyTargets`], [`Error::Trampoline`].
+pub fn export(target: &str, handler: Arc<dyn Handler>, origin: String) -> Result<XLA_FFI_Handler> {
+    export_kind(target, Kind::Native(handler), origin)
+}
+
+/// [`export`] for a foreign `XLA_FFI_Handler` (a trusted native), which the
+/// slot forwards every call to, as for [`register_foreign`].
+///
+/// # Errors
+///
+/// As for [`export`].
+pub fn export_foreign(
+    target: &str,
+    handler: XLA_FFI_Handler,
+    origin: String,
+) -> Result<XLA_FFI_Handler> {
+    export_kind(target, Kind::Foreign(handler), origin)
+}
+
+/// Every exported target and its trampoline, in export order.
+pub fn exported() -> Vec<(String, XLA_FFI_Handler)> {
+    let state = lock(&STATE);
+    let mut out: Vec<(usize, String, XLA_FFI_Handler)> = state
+        .exported
+        .iter()
+        .map(|(target, &(slot, entry))| (slot, target.clone(), entry))
+        .collect();
+    out.sort_unstable_by_key(|(slot, _, _)| *slot);
+    out.into_iter().map(|(_, t, e)| (t, e)).collect()
+}
+
+fn export_kind(target: &str, kind: Kind, origin: String) -> Result<XLA_FFI_Handler> {
+    if target.is_empty() {
+        return Err(Error::InvalidInput(
+            "cannot export a handler for an empty target name".into(),
+        ));
+    }
+    let mut state = lock(&STATE);
+    if let Some(&(existing, entry)) = state.exported.get(target) {
+        let slot = SLOTS[existing].get().expect("exported slots are set");
+        if slot.kind.same_as(&kind) {
+            return Ok(entry);
+        }
+        return Err(Error::DuplicateTarget {
+            target: target.to_owned(),
+            first: slot.origin.clone(),
+            second: origin,
+        });
+    }
+    let (index, entry) = allocate(&mut state, target, PathBuf::from(EXPORTED_TO), kind, origin)?;
+    state.accepted.insert((EXPORTED, target.to_owned()), index);
+    state.exported.insert(target.to_owned(), (index, entry));
+    tracing::debug!(
+        target_name = target,
+        slot = index,
+        "exported custom-call target"
+    );
+    Ok(entry)
 }
 
 /// Every registration XLA accepted, in registration order.
@@ -820,6 +904,31 @@ mod tests {
         assert_eq!(e.message, "handler for target `panics` panicked: boom 1");
         // SAFETY: as above.
         assert!(unsafe { entry(frame.ptr()) }.is_null());
+    }
+
+    #[test]
+    fn exported_trampolines_route_by_slot() {
+        let handler: Arc<dyn Handler> = Arc::new(Scale);
+        let entry = export("exported_scale", handler.clone(), "test".into()).unwrap();
+        let again = export("exported_scale", handler, "test".into()).unwrap();
+        assert_eq!(entry as usize, again as usize);
+        assert!(matches!(
+            export("exported_scale", Arc::new(Scale), "other".into()),
+            Err(Error::DuplicateTarget { .. })
+        ));
+        assert!(
+            exported()
+                .iter()
+                .any(|(t, e)| t == "exported_scale" && *e as usize == entry as usize)
+        );
+        let mut frame = scale_frame(2.0);
+        // SAFETY: a complete owned frame.
+        assert!(unsafe { entry(frame.ptr()) }.is_null());
+        let out: Vec<u8> = [2.0f32, 4.0, 6.0]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        assert_eq!(frame.rets[0].bytes(12), &out[..]);
     }
 
     #[test]

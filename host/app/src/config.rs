@@ -63,6 +63,22 @@ pub const STATS_ENV: &str = "CYXLA_STATS";
 pub const CACHE_ENV: &str = "CYXLA_CACHE";
 /// The cyxla PJRT plugin library, for the Python package (`jax_plugins.cyxla`).
 pub const LIBRARY_ENV: &str = "CYXLA_PJRT_LIBRARY";
+/// `cpu`: the Python package serves the guests on JAX's own `cpu` platform
+/// instead of registering platform `cyxla` (`cyxla-host --platform cpu`).
+pub const PLATFORM_ENV: &str = "CYXLA_PLATFORM";
+
+/// Why the guests are not served on JAX's `cpu` platform where the
+/// configuration forbids native code from client code: on `cpu`, client
+/// code registers native handlers with jaxlib directly, out of our reach.
+pub fn cpu_refusal() -> String {
+    format!(
+        "serving guests on JAX's `cpu` platform is refused: this host's policy forbids native \
+         code from client code ({ALLOW_NATIVE_ENV}=0, `cyxla-host --deny-native`, or \
+         allow_native = false in {CONFIG_ENV} or the tenant policy), which cannot hold on `cpu`, \
+         where client code registers native handlers with jaxlib directly; use platform `cyxla` \
+         (`cyxla-host --platform cyxla`, the default), where the policy applies"
+    )
+}
 
 pub use crate::tenants::MAX_DEVICES;
 

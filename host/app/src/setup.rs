@@ -17,6 +17,7 @@ use cyxla_host::cache::ModuleCache;
 
 use crate::config::{Config, GUESTS_ENV};
 use cyxla_host::AllowList;
+use cyxla_host::Destination;
 use cyxla_host::Engine;
 use cyxla_host::Guests;
 use cyxla_host::Watcher;
@@ -273,7 +274,7 @@ pub unsafe fn start_with(plugin: Plugin, setup: &Setup) -> Result<Host> {
     let mut watchers = Vec::new();
     if setup.watch {
         for sandbox in &sandboxes {
-            match sandbox.watch(plugin.clone()) {
+            match sandbox.watch(Destination::Plugin(plugin.clone())) {
                 Ok(watcher) => watchers.push(watcher),
                 Err(e) => tracing::warn!(
                     "{} is not watched, changed guests will not be reloaded: {e}",
@@ -284,6 +285,73 @@ pub unsafe fn start_with(plugin: Plugin, setup: &Setup) -> Result<Host> {
     }
     Ok(Host {
         plugin,
+        sandboxes,
+        watchers,
+    })
+}
+
+/// What serves the targets a client registers itself (jaxlib's CPU
+/// client, platform `cpu`): the same sandboxes as [`Host`], their
+/// trampolines exported instead of registered with a PJRT plugin.
+#[derive(Debug)]
+pub struct ExportedHost {
+    /// The guests, one sandbox per folder.
+    pub sandboxes: Vec<Arc<Sandbox>>,
+    /// The folder watchers, when changed guests are reloaded.
+    pub watchers: Vec<Watcher>,
+}
+
+impl ExportedHost {
+    /// Every exported target and its trampoline, new targets of reloaded
+    /// guests included (`plugin_glue::registry::exported`).
+    pub fn targets(&self) -> Vec<(String, XLA_FFI_Handler)> {
+        registry::exported()
+    }
+}
+
+/// [`start_with`] for a client that registers handlers itself: builds the
+/// sandboxes (limits, cache, pins, reload) and exports the trusted natives
+/// and the allowed guest targets. The native LAPACK targets are not
+/// exported: jaxlib's CPU client has its own.
+///
+/// # Errors
+///
+/// As for [`start_with`].
+///
+/// # Safety
+///
+/// As for [`start_with`]: the trusted natives of `setup` must be XLA FFI
+/// handlers.
+pub unsafe fn start_exported(setup: &Setup) -> Result<ExportedHost> {
+    let sandboxes = setup.sandboxes()?;
+    for spec in &setup.natives {
+        // SAFETY: the caller vouches for the natives (this function's contract).
+        let handler = unsafe { load_native(spec) }?;
+        let origin = format!("native {}:{}", spec.library.display(), spec.symbol);
+        registry::export_foreign(&spec.target, handler, origin)
+            .with_context(|| format!("cannot export native target `{}`", spec.target))?;
+    }
+    for sandbox in &sandboxes {
+        sandbox.export_allowed().with_context(|| {
+            format!(
+                "cannot export the allowed guest targets of {}",
+                sandbox.guests().dir().display()
+            )
+        })?;
+    }
+    let mut watchers = Vec::new();
+    if setup.watch {
+        for sandbox in &sandboxes {
+            match sandbox.watch(Destination::Exported) {
+                Ok(watcher) => watchers.push(watcher),
+                Err(e) => tracing::warn!(
+                    "{} is not watched, changed guests will not be reloaded: {e}",
+                    sandbox.guests().dir().display()
+                ),
+            }
+        }
+    }
+    Ok(ExportedHost {
         sandboxes,
         watchers,
     })
@@ -362,6 +430,26 @@ pub fn workspace_roots() -> Vec<PathBuf> {
 /// any thread: the caller vouches that the library is trusted native code
 /// and the symbol such a handler (what `--native` states).
 pub unsafe fn register_native(plugin: &Plugin, spec: &NativeSpec) -> Result<()> {
+    // SAFETY: the caller vouches for the library and symbol (this
+    // function's contract).
+    let handler = unsafe { load_native(spec) }?;
+    let origin = format!("native {}:{}", spec.library.display(), spec.symbol);
+    registry::register_foreign(plugin, &spec.target, handler, origin)
+        .with_context(|| format!("cannot register native target `{}`", spec.target))?;
+    Ok(())
+}
+
+/// Loads a native handler library (never unloaded) and returns its
+/// `spec.symbol`.
+///
+/// # Errors
+///
+/// The library cannot be loaded or has no such symbol.
+///
+/// # Safety
+///
+/// As for [`register_native`].
+unsafe fn load_native(spec: &NativeSpec) -> Result<XLA_FFI_Handler> {
     let path = native_library_path(&spec.library);
     // SAFETY: loading a library runs its initialisers; the caller vouches
     // that it is trusted native code (this function's contract).
@@ -396,10 +484,7 @@ pub unsafe fn register_native(plugin: &Plugin, spec: &NativeSpec) -> Result<()> 
                 )
             })?
     };
-    let origin = format!("native {}:{}", spec.library.display(), spec.symbol);
-    registry::register_foreign(plugin, &spec.target, handler, origin)
-        .with_context(|| format!("cannot register native target `{}`", spec.target))?;
-    Ok(())
+    Ok(handler)
 }
 
 /// Whether `path` names a file by a path (with a slash) rather than a bare

@@ -21,11 +21,13 @@
 #![deny(missing_docs)]
 
 mod api;
+mod cpu;
 mod errors;
 mod ffi_extension;
 mod state;
 mod stats_writer;
 
+pub use cpu::cyxla_serve_cpu;
 use plugin_glue::ffi::pjrt::PJRT_Api;
 
 /// `const PJRT_Api* GetPjrtApi(void)`: the entry point every PJRT plugin

@@ -5,7 +5,9 @@
 //! the plugin library reads in COMMAND's process; `CYXLA_PJRT_LIBRARY` names
 //! the library (beside this executable) for the Python package
 //! `jax_plugins.cyxla`, and `JAX_PLATFORMS=cyxla` is set unless the
-//! environment already sets it. The configuration is checked here first
+//! environment already sets it. With `--platform cpu`, `CYXLA_PLATFORM=cpu`
+//! tells the package to serve the guests on JAX's own `cpu` platform
+//! instead, and `JAX_PLATFORMS=cpu` is set (unless set). The configuration is checked here first
 //! (plugin, guests, policy, limits), so a mistake is reported before COMMAND
 //! starts. COMMAND then replaces this process (`exec`): its exit code and
 //! the signals sent to it are its own.
@@ -19,7 +21,7 @@ use clap::Args;
 use crate::config::GUESTS_ENV;
 use crate::config::{
     ALLOW_ENV, ALLOW_NATIVE_ENV, CONFIG_ENV, Config, DEVICES_ENV, LIBRARY_ENV, LIMITS_ENV,
-    MAX_DEVICES, NATIVE_ENV, NO_LAPACK_ENV,
+    MAX_DEVICES, NATIVE_ENV, NO_LAPACK_ENV, PLATFORM_ENV, cpu_refusal,
 };
 use crate::setup::{self, NativeSpec, PLUGIN_ENV, Setup};
 use crate::tenants::{POLICY_ENV, TENANT_ENV};
@@ -29,6 +31,9 @@ pub const LIBRARY_FILE: &str = "libcyxla_pjrt.so";
 
 /// The JAX platform name of the plugin.
 pub const PLATFORM: &str = "cyxla";
+
+/// JAX's own CPU platform, where the guests can be served instead.
+pub const CPU_PLATFORM: &str = "cpu";
 
 /// Options that only the launcher takes.
 #[derive(Args, Debug, Default)]
@@ -49,6 +54,11 @@ pub struct LaunchArgs {
     /// (jax.ffi.register_ffi_target is refused)
     #[arg(long)]
     pub deny_native: bool,
+    /// With `-- COMMAND`: the JAX platform the guests are served on: `cyxla`
+    /// (the cyxla PJRT plugin) or `cpu` (JAX's own CPU client, which has
+    /// jax.distributed collectives; refused with --deny-native)
+    #[arg(long, value_name = "PLATFORM", default_value = PLATFORM, value_parser = [PLATFORM, CPU_PLATFORM])]
+    pub platform: String,
 }
 
 /// The host options as the launcher needs them.
@@ -92,14 +102,24 @@ pub fn launch(host: &HostOptions, args: &LaunchArgs, command: &[String]) -> Resu
             );
         }
     }
+    let on_cpu = args.platform == CPU_PLATFORM;
+    if on_cpu && !config.allow_native {
+        bail!("{}", cpu_refusal());
+    }
     Setup::from_config(&config).sandboxes()?;
 
     let mut cmd = std::process::Command::new(program);
     cmd.args(rest).envs(&vars);
     cmd.env(PLUGIN_ENV, absolute(&plugin)?);
     cmd.env(LIBRARY_ENV, library()?);
+    if on_cpu {
+        cmd.env(PLATFORM_ENV, CPU_PLATFORM);
+    }
     if std::env::var_os("JAX_PLATFORMS").is_none() {
-        cmd.env("JAX_PLATFORMS", PLATFORM);
+        cmd.env(
+            "JAX_PLATFORMS",
+            if on_cpu { CPU_PLATFORM } else { PLATFORM },
+        );
     }
     tracing::debug!(?vars, program, "launching");
     exec(cmd, program)

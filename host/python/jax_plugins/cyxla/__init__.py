@@ -14,6 +14,15 @@ on to the plugin's FFI extension too, where the host's policy applies: they
 work as on JAX's CPU backend, or, where the operator forbids native code
 (``CYXLA_ALLOW_NATIVE=0``), the registration raises and nothing is
 registered.
+
+On JAX's own ``cpu`` platform instead (``CYXLA_PLATFORM=cpu``, which
+``cyxla-host --platform cpu -- COMMAND`` sets, or :func:`serve_on_cpu` in
+a program started without the launcher), the allowed guests are registered
+as FFI targets of jaxlib's CPU client, which has ``jax.distributed``
+collectives across processes. The native LAPACK targets stay jaxlib's own
+there; a configuration that forbids native code (``allow_native = false``)
+is refused, because on ``cpu`` client code registers native handlers with
+jaxlib directly.
 """
 
 from __future__ import annotations
@@ -27,6 +36,8 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 PLATFORM = "cyxla"
+CPU_PLATFORM = "cpu"
+PLATFORM_ENV = "CYXLA_PLATFORM"
 LIBRARY_ENV = "CYXLA_PJRT_LIBRARY"
 LIBRARY_FILE = "libcyxla_pjrt.so"
 
@@ -68,7 +79,19 @@ def library_path() -> str | None:
 
 
 def initialize() -> None:
-    """Registers the ``cyxla`` platform with JAX (called by JAX)."""
+    """Registers the ``cyxla`` platform with JAX (called by JAX), or, with
+    ``CYXLA_PLATFORM=cpu``, serves the allowed guests on JAX's ``cpu``."""
+    platform = os.environ.get(PLATFORM_ENV, PLATFORM) or PLATFORM
+    if platform == CPU_PLATFORM:
+        devices = os.environ.get("CYXLA_DEVICES")
+        if devices:
+            import jax
+
+            jax.config.update("jax_num_cpu_devices", int(devices))
+        serve_on_cpu()
+        return
+    if platform != PLATFORM:
+        raise RuntimeError(f"{PLATFORM_ENV}={platform}: expected `{PLATFORM}` or `{CPU_PLATFORM}`")
     path = library_path()
     if path is None:
         wanted = PLATFORM in os.environ.get("JAX_PLATFORMS", "").split(",")
@@ -235,3 +258,99 @@ def _forward_cpu_registrations(plugin: _Plugin) -> None:
         pending = xla_client._custom_callback.pop("Host", [])
     for name, fn, api_version, traits in pending:
         handler(name, fn, "Host", api_version, traits, replay=True)
+
+
+# ---------------------------------------------------------------------------
+# Platform ``cpu``
+# ---------------------------------------------------------------------------
+
+# Targets registered with jaxlib's CPU client by this process.
+_served_on_cpu: set[str] = set()
+# The settings of the first serve_on_cpu call (the library reads them once).
+_cpu_settings: dict[str, str] | None = None
+
+
+def _settings(allow, guests, limits, config, reload) -> dict[str, str]:
+    settings = {}
+    if allow is not None:
+        settings["CYXLA_ALLOW"] = ",".join([allow] if isinstance(allow, str) else list(allow))
+    if guests is not None:
+        settings["CYXLA_GUESTS"] = os.fspath(guests)
+    if limits is not None:
+        if isinstance(limits, dict):
+            limits = ",".join(f"{k}={v}" for k, v in limits.items())
+        settings["CYXLA_LIMITS"] = limits
+    if config is not None:
+        settings["CYXLA_CONFIG"] = os.fspath(config)
+    if reload is not None:
+        settings["CYXLA_RELOAD"] = "1" if reload else "0"
+    return settings
+
+
+def serve_on_cpu(allow=None, *, guests=None, limits=None, config=None, reload=None,
+                 library=None) -> list[str]:
+    """Serves the allowed guests on JAX's own ``cpu`` platform and returns the
+    targets registered with it.
+
+    ``allow`` (target names, or ``"*"``), ``guests`` (a folder), ``limits``
+    (``"NAME=VALUE,..."`` or a dict), ``config`` (a configuration file) and
+    ``reload`` stand for ``CYXLA_ALLOW``, ``CYXLA_GUESTS``, ``CYXLA_LIMITS``,
+    ``CYXLA_CONFIG`` and ``CYXLA_RELOAD``; what is not given comes from the
+    environment, as under ``cyxla-host``. ``library`` is the cyxla library
+    (default: ``$CYXLA_PJRT_LIBRARY``, else the one in this package).
+
+    The first call configures this process for good. Later calls, with no
+    settings or the same ones, register what is new: the targets that a
+    hot-reloaded guest added since. A changed guest of an already served
+    target serves the next call without any call here.
+
+    Raises RuntimeError if the configuration is bad or forbids native code
+    from client code (then use platform ``cyxla``).
+    """
+    global _cpu_settings
+    settings = _settings(allow, guests, limits, config, reload)
+    if _cpu_settings is None:
+        os.environ.update(settings)
+        _cpu_settings = settings
+    elif settings and settings != _cpu_settings:
+        raise RuntimeError(
+            f"serve_on_cpu: this process already serves on cpu with {_cpu_settings}; "
+            "the settings are read once per process"
+        )
+    if library is not None:
+        path = os.fspath(library)
+    else:
+        path = library_path()
+    if path is None:
+        raise RuntimeError(
+            f"the cyxla library is not configured: set {LIBRARY_ENV} to {LIBRARY_FILE}, pass "
+            "library=..., or run the program under `cyxla-host --platform cpu [HOST OPTIONS] -- COMMAND`"
+        )
+    lib = ctypes.CDLL(path)
+    serve = lib.cyxla_serve_cpu
+    serve.restype = ctypes.c_int
+    serve.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]
+    needed = ctypes.c_size_t(0)
+    capacity = 1 << 16
+    while True:
+        buf = ctypes.create_string_buffer(capacity)
+        status = serve(buf, capacity, ctypes.byref(needed))
+        if needed.value <= capacity:
+            break
+        capacity = needed.value
+    text = buf.value.decode("utf-8", "replace")
+    if status != 0:
+        raise RuntimeError(text)
+    import jax
+
+    new = []
+    for line in text.splitlines():
+        name, address = line.split("\t")
+        if name in _served_on_cpu:
+            continue
+        jax.ffi.register_ffi_target(name, jax.ffi.pycapsule(int(address)), platform=CPU_PLATFORM,
+                                    api_version=1)
+        _served_on_cpu.add(name)
+        new.append(name)
+    logger.info("cyxla serves on cpu: %s", ", ".join(new) or "nothing new")
+    return sorted(_served_on_cpu)
