@@ -13,7 +13,7 @@ import json
 import nbformat
 from nbclient import NotebookClient
 
-from support import HOST, VENV_PYTHON, clean_env
+from support import HOST, LIBRARY, VENV_PYTHON, clean_env
 
 SETUP = """
 import numpy as np
@@ -80,6 +80,42 @@ def test_notebook_under_launcher(tmp_path, monkeypatch):
     assert errs, f"the trap cell did not fail: {trap.outputs}"
     evalue = errs[0]["evalue"]
     assert "target `trap` (guest trap.wasm)" in evalue, errs[0]
+    assert "NOT REACHED" not in text_of(trap)
+    assert "GUEST OK 2" in text_of(again), again.outputs
+    assert "LINALG OK" in text_of(linalg), linalg.outputs
+
+
+SERVE_ON_CPU = """
+import jax_plugins.cyxla as cyxla
+print("SERVED", cyxla.serve_on_cpu(allow=["rms_norm", "trap"], limits={"call_timeout": "5s"}))
+""" + SETUP.replace('len(jax.devices("cyxla"))', "len(jax.devices())")
+
+
+def test_notebook_serving_on_cpu(tmp_path, monkeypatch):
+    """A plain kernel (no launcher) that serves the guests on JAX's own
+    ``cpu`` platform with ``serve_on_cpu`` in its first cell."""
+    kernels = tmp_path / "jupyter" / "kernels" / "plain"
+    kernels.mkdir(parents=True)
+    argv = [str(VENV_PYTHON), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (kernels / "kernel.json").write_text(json.dumps(
+        {"argv": argv, "display_name": "Python", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in
+                (SERVE_ON_CPU, GUEST.format(seed=1), TRAP, GUEST.format(seed=2), LINALG)]
+    client = NotebookClient(nb, kernel_name="plain", timeout=180, startup_timeout=120, allow_errors=True)
+    client.execute(env=clean_env({"JUPYTER_PATH": str(tmp_path / "jupyter"), "CYXLA_PJRT_LIBRARY": str(LIBRARY),
+                                  "JAX_PLATFORMS": "cpu"}))
+
+    setup, first, trap, again, linalg = nb.cells
+    for cell in (setup, first, again, linalg):
+        assert not errors_of(cell), f"cell failed:\n{cell.source}\n{cell.outputs}"
+    text = text_of(setup)
+    assert "SERVED ['rms_norm', 'trap']" in text and "BACKEND cpu cpu" in text, text
+    assert "GUEST OK 1" in text_of(first), first.outputs
+    errs = errors_of(trap)
+    assert errs and "target `trap` (guest trap.wasm)" in errs[0]["evalue"], trap.outputs
     assert "NOT REACHED" not in text_of(trap)
     assert "GUEST OK 2" in text_of(again), again.outputs
     assert "LINALG OK" in text_of(linalg), linalg.outputs
