@@ -21,7 +21,10 @@ Variants, each a jitted function on a small array, its result blocked on:
 * ``copy16`` (guest)         on cyxla: ffi_call to the sandboxed copy16 guest,
 * ``noop`` (guest)           on cyxla: a guest call that does nothing,
 * ``copy16`` (native)        on cyxla: the same kernel as a trusted native
-                             handler (tests/native/test_handlers.cc).
+                             handler (tests/native/test_handlers.cc),
+* ``x + 1``, ``copy16`` and ``noop`` (guests) on ``cpu``: JAX's own CPU
+                             backend, the guests served on it
+                             (``jax_plugins.cyxla.serve_on_cpu``).
 
 The variants run interleaved in rounds (the machine is shared: compare
 within one run); the table gives the median time per call over the rounds,
@@ -84,7 +87,7 @@ def main() -> int:
     os.environ["CYXLA_PJRT_LIBRARY"] = args.library
     os.environ["CYXLA_PJRT_PLUGIN"] = args.plugin
     os.environ["CYXLA_ALLOW"] = "copy16,noop"
-    os.environ["JAX_PLATFORMS"] = "cyxla,realcpu"
+    os.environ["JAX_PLATFORMS"] = "cyxla,realcpu,cpu"
     os.environ.pop("CYXLA_CONFIG", None)
 
     import numpy as np
@@ -93,8 +96,12 @@ def main() -> int:
 
     xla_bridge.register_plugin("realcpu", library_path=args.plugin)
 
+    import jax_plugins.cyxla
+
+    jax_plugins.cyxla.serve_on_cpu()
     cyxla = jax.devices("cyxla")[0]
     real = jax.devices("realcpu")[0]
+    cpu = jax.devices("cpu")[0]
 
     native = handlers
     lib = ctypes.cdll.LoadLibrary(handlers)
@@ -118,6 +125,9 @@ def main() -> int:
     }
     nat = jax.jit(lambda x: jax.ffi.ffi_call("bench_native_copy16", spec)(x))
     variants["copy16 native on cyxla"] = (nat, jax.device_put(x16, cyxla))
+    variants["x + 1 on cpu"] = (add_one, jax.device_put(x16, cpu))
+    variants["copy16 guest on cpu"] = (copy16, jax.device_put(x16, cpu))
+    variants["noop guest on cpu"] = (noop, jax.device_put(x16, cpu))
 
     # warm up: compile, check results
     for name, (f, x) in variants.items():
@@ -156,6 +166,10 @@ def main() -> int:
     print(f"plugin overhead per jit call: {(cy - base) * 1e6:.1f} us ({cy / base:.2f}x)")
     n = statistics.median(times["noop guest on cyxla"])
     print(f"guest copy16 call vs x + 1 on cyxla: +{(g - cy) * 1e6:.1f} us; noop guest: +{(n - cy) * 1e6:.1f} us")
+    c = statistics.median(times["x + 1 on cpu"])
+    gc = statistics.median(times["copy16 guest on cpu"])
+    nc = statistics.median(times["noop guest on cpu"])
+    print(f"guest copy16 call vs x + 1 on cpu: +{(gc - c) * 1e6:.1f} us; noop guest: +{(nc - c) * 1e6:.1f} us")
     return 0
 
 
