@@ -232,3 +232,64 @@ def test_the_jit_overhead_bench():
                     "noop guest on cyxla", "copy16 native on cyxla"):
         assert re.search(rf"^{re.escape(variant)}\s+\d+\.\d", r.stdout, re.M), (variant, r.stdout)
     assert "plugin overhead per jit call: " in r.stdout, r.stdout
+
+
+CPU_SECTION = README[README.index("## JAX's own `cpu` platform") :]
+CPU_SECTION = CPU_SECTION[: CPU_SECTION.index("\n## ", 1)]
+
+
+def cpu_block(lang: str, index: int) -> str:
+    blocks = re.findall(rf"```{lang}\n(.*?)```", CPU_SECTION, re.S)
+    assert len(blocks) == 2, f"expected two ```{lang} blocks in README's cpu section, found {len(blocks)}"
+    return blocks[index]
+
+
+def test_cpu_platform_launcher_command(tmp_path):
+    command = cpu_block("sh", 0).strip()
+    assert command == "cyxla-host --platform cpu --allow rms_norm -- python my_script.py", command
+    (tmp_path / "my_script.py").write_text(SCRIPT.split("z = jax.jit")[0] + "print('OK', jax.default_backend())\n")
+    argv = command.split()
+    argv[0] = str(HOST)
+    argv[argv.index("python")] = str(VENV_PYTHON)
+    r = run(argv, clean_env({}), tmp_path)
+    assert r.returncode == 0 and "OK cpu" in r.stdout, r.stdout + r.stderr
+
+
+def test_cpu_platform_serve_on_cpu_example(tmp_path):
+    from support import LIBRARY
+
+    (tmp_path / "example.py").write_text(cpu_block("python", 0))
+    r = run([str(VENV_PYTHON), "example.py"], clean_env({"CYXLA_PJRT_LIBRARY": str(LIBRARY)}), tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    # rms_norm of ones is 1 / sqrt(1 + eps)
+    assert r.stdout.startswith("cpu [0.999995"), r.stdout + r.stderr
+
+
+def test_cpu_platform_multi_process_recipe(tmp_path):
+    import socket
+
+    (tmp_path / "worker.py").write_text(cpu_block("python", 1))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    lines = [l.strip() for l in cpu_block("sh", 1).strip().splitlines()]
+    assert len(lines) == 2 and lines[0].endswith(" &"), lines
+    procs = []
+    try:
+        for line in lines:
+            argv = line.removesuffix(" &").split()
+            argv[0] = str(HOST)
+            argv[argv.index("python")] = str(VENV_PYTHON)
+            argv = [a.replace("127.0.0.1:12355", f"127.0.0.1:{port}") for a in argv]
+            procs.append(subprocess.Popen(argv, env=clean_env({}), cwd=tmp_path, stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL))
+        outs = [p.communicate(timeout=240) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    for i, (p, (out, err)) in enumerate(zip(procs, outs)):
+        assert p.returncode == 0, out + err[-3000:]
+        assert f"process {i} of 2 devices 4 psum" in out, out + err[-3000:]
+    assert outs[0][0].split("psum")[1] == outs[1][0].split("psum")[1], outs
