@@ -271,18 +271,7 @@ pub unsafe fn start_with(plugin: Plugin, setup: &Setup) -> Result<Host> {
             )
         })?;
     }
-    let mut watchers = Vec::new();
-    if setup.watch {
-        for sandbox in &sandboxes {
-            match sandbox.watch(Destination::Plugin(plugin.clone())) {
-                Ok(watcher) => watchers.push(watcher),
-                Err(e) => tracing::warn!(
-                    "{} is not watched, changed guests will not be reloaded: {e}",
-                    sandbox.guests().dir().display()
-                ),
-            }
-        }
-    }
+    let watchers = watch(setup, &sandboxes, || Destination::Plugin(plugin.clone()));
     Ok(Host {
         plugin,
         sandboxes,
@@ -339,22 +328,36 @@ pub unsafe fn start_exported(setup: &Setup) -> Result<ExportedHost> {
             )
         })?;
     }
-    let mut watchers = Vec::new();
-    if setup.watch {
-        for sandbox in &sandboxes {
-            match sandbox.watch(Destination::Exported) {
-                Ok(watcher) => watchers.push(watcher),
-                Err(e) => tracing::warn!(
-                    "{} is not watched, changed guests will not be reloaded: {e}",
-                    sandbox.guests().dir().display()
-                ),
-            }
-        }
-    }
+    let watchers = watch(setup, &sandboxes, || Destination::Exported);
     Ok(ExportedHost {
         sandboxes,
         watchers,
     })
+}
+
+/// Watches every guests folder for changed guests, where `setup` reloads
+/// them; a folder that cannot be watched is logged and served as it is.
+fn watch(
+    setup: &Setup,
+    sandboxes: &[Arc<Sandbox>],
+    destination: impl Fn() -> Destination,
+) -> Vec<Watcher> {
+    if !setup.watch {
+        return Vec::new();
+    }
+    sandboxes
+        .iter()
+        .filter_map(|sandbox| match sandbox.watch(destination()) {
+            Ok(watcher) => Some(watcher),
+            Err(e) => {
+                tracing::warn!(
+                    "{} is not watched, changed guests will not be reloaded: {e}",
+                    sandbox.guests().dir().display()
+                );
+                None
+            }
+        })
+        .collect()
 }
 
 /// Finds the PJRT plugin: `explicit` (from `--plugin` or the
