@@ -1,0 +1,35 @@
+# JupyterHub for cyxla: one hub, one single-user server per Unix user, kernels
+# started under cyxla-host with the machine's tenant policy.
+# Paths: the cyxla repository built in /opt/cyxla (scripts/setup.sh:
+# target/debug/cyxla-host, target/debug/libcyxla_pjrt.so, the venv .venv with
+# JupyterHub), the policy in /etc/cyxla/policy.toml, the kernel spec in
+# /usr/local/share/jupyter/kernels/cyxla.
+c = get_config()  # noqa: F821 (provided by JupyterHub when it loads this file)
+
+venv = "/opt/cyxla/.venv"
+
+# Where the hub listens (the proxy's public side) and its own API.
+c.JupyterHub.bind_url = "http://127.0.0.1:8000"
+c.JupyterHub.hub_ip = "127.0.0.1"
+
+# The proxy: the Python implementation of configurable-http-proxy (PyPI),
+# started and stopped by the hub.
+c.ConfigurableHTTPProxy.command = [f"{venv}/bin/configurable-http-proxy"]
+
+# Each user's server runs as that Unix user (setuid by the hub, which runs as
+# root), in their home, with HOME set: their compile cache is ~/.cache/cyxla.
+c.JupyterHub.spawner_class = "jupyterhub.spawner.LocalProcessSpawner"
+c.Spawner.cmd = [f"{venv}/bin/jupyterhub-singleuser"]
+c.Spawner.notebook_dir = "~"
+c.Spawner.start_timeout = 120
+c.Spawner.http_timeout = 120
+
+# Test authentication: any allowed user with this password. Replace with
+# PAMAuthenticator (the default) or your site's authenticator.
+c.JupyterHub.authenticator_class = "dummy"
+c.DummyAuthenticator.password = "cyxla-demo"
+c.Authenticator.allowed_users = {"alice", "bob"}
+
+# Stop users' servers with the hub: nothing keeps running after it.
+c.JupyterHub.cleanup_servers = True
+c.JupyterHub.cleanup_proxy = True
