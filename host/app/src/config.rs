@@ -196,7 +196,18 @@ impl Config {
     ///
     /// A file that cannot be read or parsed, an unknown key, a bad value;
     /// the message names the file or variable.
+    ///
+    /// The policy and tenant a process started with (`CYXLA_POLICY`,
+    /// `CYXLA_TENANT` in its initial environment, `/proc/self/environ`, as
+    /// `cyxla-host --policy` sets them) hold for its lifetime: a value the
+    /// process itself changed or removed later (e.g. `os.environ` in a
+    /// notebook, before JAX starts) is an error, not another policy.
     pub fn from_env() -> Result<Config, String> {
+        let started = std::fs::read("/proc/self/environ").unwrap_or_default();
+        for name in [POLICY_ENV, TENANT_ENV] {
+            let now = std::env::var_os(name).map(|v| v.to_string_lossy().into_owned());
+            kept_from_start(name, environ_var(&started, name).as_deref(), now.as_deref())?;
+        }
         Config::from_lookup(&|name| {
             std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
         })
@@ -447,6 +458,29 @@ impl std::str::FromStr for NativeSpec {
     }
 }
 
+/// The value of `name` in `environ` (`NAME=VALUE` entries separated by NUL,
+/// as in `/proc/self/environ`).
+fn environ_var(environ: &[u8], name: &str) -> Option<String> {
+    environ.split(|b| *b == 0).find_map(|entry| {
+        let rest = entry.strip_prefix(name.as_bytes())?.strip_prefix(b"=")?;
+        Some(String::from_utf8_lossy(rest).into_owned())
+    })
+}
+
+/// `Ok` unless `name` was set (non-empty) when the process started and is
+/// now something else or unset.
+fn kept_from_start(name: &str, started: Option<&str>, now: Option<&str>) -> Result<(), String> {
+    match started.filter(|s| !s.trim().is_empty()) {
+        Some(s) if now != Some(s) => Err(format!(
+            "{name} was `{s}` when this process started and is now {}: the policy and tenant a \
+             process starts with hold for its lifetime (start a new process under `cyxla-host \
+             --policy FILE`)",
+            now.map_or_else(|| "unset".to_owned(), |n| format!("`{n}`"))
+        )),
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
@@ -459,6 +493,27 @@ mod tests {
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect();
         Config::from_lookup(&|name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn the_policy_a_process_started_with_holds() {
+        let environ = b"HOME=/h\0CYXLA_POLICY=/etc/p.toml\0CYXLA_POLICY_X=1\0";
+        assert_eq!(
+            environ_var(environ, POLICY_ENV).as_deref(),
+            Some("/etc/p.toml")
+        );
+        assert_eq!(environ_var(environ, TENANT_ENV), None);
+        let p = Some("/etc/p.toml");
+        assert!(kept_from_start(POLICY_ENV, p, p).is_ok());
+        assert!(kept_from_start(POLICY_ENV, None, Some("/other.toml")).is_ok());
+        assert!(kept_from_start(POLICY_ENV, Some(""), None).is_ok());
+        let e = kept_from_start(POLICY_ENV, p, None).unwrap_err();
+        assert!(
+            e.contains("CYXLA_POLICY was `/etc/p.toml`") && e.contains("now unset"),
+            "{e}"
+        );
+        let e = kept_from_start(TENANT_ENV, Some("student"), Some("research")).unwrap_err();
+        assert!(e.contains("now `research`"), "{e}");
     }
 
     #[test]
