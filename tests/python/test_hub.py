@@ -1,0 +1,418 @@
+"""A real JupyterHub with two Unix users, each on their tenant's guests.
+
+The deployment in deploy/jupyterhub (hub configuration, kernel spec, tenant
+policy) is brought up as an operator would: the hub (root) starts the proxy
+and, with LocalProcessSpawner, each user's single-user server as that Unix
+user; the users log in with the login form; their servers and kernels are
+started through the hub's REST API and the servers' kernel API, and cells run
+over the kernel websocket as JupyterLab runs them. Two users are created for
+the test (random names; removed with their homes at the end, even on
+failure): one mapped to tenant `research`, one to `student`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import pathlib
+import pwd
+import re
+import secrets
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+
+import pytest
+
+from support import GUESTS, HOST, ROOT, VENV_PYTHON, clean_env
+
+DEPLOY = ROOT / "deploy" / "jupyterhub"
+VENV_BIN = VENV_PYTHON.parent
+PASSWORD = "cyxla-demo"
+TIMEOUT = 240  # only to catch hangs
+
+# A guest whose handler never returns (WAT below, assembled with binaryen's
+# wasm-as), target `spin`:
+#   (module
+#     (import "cyxla" "error_create" (func (param i32) (result i32)))
+#     (memory (export "memory") 2)
+#     (global $bump (mut i32) (i32.const 8192))
+#     (func (export "cyxla_abi_version") (result i32) (i32.const 1))
+#     (func (export "cyxla_api") (result i32) (i32.const 1024))
+#     (func (export "cyxla_alloc") (param $size i32) (param $align i32) (result i32) ...bump...)
+#     (func (export "spin") (param i32) (result i32) (loop $l (br $l)) (i32.const 0)))
+SPIN = bytes.fromhex(
+    "0061736d0100000001100360017f017f6000017f60027f7f017f021601056379786c610c6572726f725f637265617465"
+    "00000305040101020005030100020608017f014180c0000b073f05066d656d6f72790200116379786c615f6162695f76"
+    "657273696f6e0001096379786c615f61706900020b6379786c615f616c6c6f630003047370696e00040a2d0404004101"
+    "0b05004180080b1701017f2300210220022000410f6a4170716a240020020b080003400c000b000b"
+)
+
+
+def leb(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def with_target(module: bytes, target: str, export: str) -> bytes:
+    """`module` with one more `cyxla.targets` record: `target` served by `export`."""
+    name = b"cyxla.targets"
+    payload = leb(len(name)) + name + f"cyxla-target v1 {target} {export}\n".encode()
+    return module + b"\x00" + leb(len(payload)) + payload
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pids_of(user: str) -> list[int]:
+    r = subprocess.run(["ps", "-u", user, "-o", "pid="], capture_output=True, text=True)
+    return [int(p) for p in r.stdout.split()]
+
+
+def open_to_others(path: pathlib.Path, restore: list) -> None:
+    """Every folder above `path` searchable by others (as a deployment under
+    /opt is); what was changed is put back at the end."""
+    for folder in [*reversed(path.parents), path]:
+        mode = folder.stat().st_mode
+        if not mode & stat.S_IXOTH:
+            restore.append((folder, stat.S_IMODE(mode)))
+            folder.chmod(stat.S_IMODE(mode) | stat.S_IXOTH)
+
+
+# --------------------------------------------------------------------------
+# The kernel websocket, as JupyterLab speaks it (jupyter_client messages)
+# --------------------------------------------------------------------------
+
+
+class Kernel:
+    def __init__(self, base: str, user: str, token: str, kernel_id: str):
+        import websocket
+
+        url = f"{base.replace('http', 'ws', 1)}/user/{user}/api/kernels/{kernel_id}/channels"
+        self.ws = websocket.create_connection(url, header=[f"Authorization: token {token}"],
+                                              timeout=TIMEOUT)
+        self.session = uuid.uuid4().hex
+        self.lock = threading.Lock()
+
+    def run(self, code: str) -> tuple[str, dict | None]:
+        """Runs a cell: its stdout, and its error (`ename`, `evalue`) or None."""
+        msg_id = uuid.uuid4().hex
+        self.ws.send(json.dumps({
+            "header": {"msg_id": msg_id, "username": "test", "session": self.session,
+                       "msg_type": "execute_request", "version": "5.3",
+                       "date": datetime.datetime.now(datetime.timezone.utc).isoformat()},
+            "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
+            "content": {"code": code, "silent": False, "store_history": True,
+                        "user_expressions": {}, "allow_stdin": False, "stop_on_error": True},
+        }))
+        out, error, replied, idle = [], None, False, False
+        deadline = time.monotonic() + TIMEOUT
+        while not (replied and idle):
+            assert time.monotonic() < deadline, f"cell hung:\n{code}\n{''.join(out)}"
+            msg = json.loads(self.ws.recv())
+            if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "stream":
+                out.append(content["text"])
+            elif kind == "error":
+                error = {"ename": content["ename"], "evalue": content["evalue"]}
+            elif kind == "execute_reply":
+                replied = True
+            elif kind == "status" and content["execution_state"] == "idle":
+                idle = True
+        return "".join(out), error
+
+    def ok(self, code: str) -> str:
+        out, error = self.run(code)
+        assert error is None, f"cell failed: {error}\n{code}\n{out}"
+        return out
+
+
+SETUP = """
+import numpy as np
+import jax, jax.numpy as jnp
+x = np.arange(16, dtype=np.float32)
+
+def raw(target, **attrs):
+    return np.asarray(jax.jit(lambda x: jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(x.shape, x.dtype))(x, **attrs))(x))
+
+def call(target, **attrs):
+    try:
+        return "ok " + " ".join(str(v) for v in raw(target, **attrs)[:4].tolist())
+    except Exception as e:
+        return "error " + str(e).splitlines()[0][:400]
+
+def rms_ok():
+    y = raw("rms_norm", eps=np.float32(1e-5))
+    return bool(np.allclose(y, x / np.sqrt(np.mean(x * x) + 1e-5), rtol=1e-5))
+
+print("CYXLA DEVICES", len(jax.devices("cyxla")), jax.devices()[0] in jax.devices("cyxla"))
+"""
+
+
+# --------------------------------------------------------------------------
+# The deployment
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def hub():
+    assert os.geteuid() == 0, "test_hub creates Unix users and runs JupyterHub as root (as CI does)"
+    import requests
+
+    suffix = secrets.token_hex(3)
+    alice, bob = f"alice-{suffix}", f"bob-{suffix}"
+    created: list[str] = []
+    restore: list = []
+    prefix = pathlib.Path(tempfile.mkdtemp(prefix="cyxla-hub-", dir="/tmp"))
+    hub_proc = None
+    try:
+        prefix.chmod(0o755)
+        for user in (alice, bob):
+            subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", user], check=True)
+            created.append(user)
+        # the checkout and the Python the venv runs on (e.g. a pyenv under
+        # root's home): searchable by the users, as under /opt
+        for path in (ROOT, VENV_PYTHON.resolve().parents[1]):
+            open_to_others(path, restore)
+
+        # the guests folders: shared, and one per tenant serving `my_kernel`
+        srv = prefix / "srv"
+        shared, research, student = srv / "shared", srv / "research", srv / "student"
+        for d in (shared, research, student):
+            d.mkdir(parents=True, mode=0o755)
+        for name in ("rms_norm.wasm", "trap.wasm"):
+            shutil.copy(GUESTS / name, shared / name)
+        (shared / "spin.wasm").write_bytes(with_target(SPIN, "spin", "spin"))
+        copy16, scale = (GUESTS / "copy16.wasm").read_bytes(), (GUESTS / "scale_any.wasm").read_bytes()
+        (shared / "shared_k.wasm").write_bytes(with_target(copy16, "shared_kernel", "copy16"))
+        (research / "mine.wasm").write_bytes(with_target(copy16, "my_kernel", "copy16"))
+        (student / "mine.wasm").write_bytes(with_target(scale, "my_kernel", "scale_any"))
+
+        # the policy: the deployment's, with this machine's folders and users
+        policy = prefix / "etc" / "policy.toml"
+        policy.parent.mkdir(mode=0o755)
+        text = (DEPLOY / "policy.toml").read_text().replace("/srv/cyxla/", f"{srv}/")
+        text = re.sub(r"^alice = ", f'"{alice}" = ', text, flags=re.M)
+        text = re.sub(r"^bob = ", f'"{bob}" = ', text, flags=re.M)
+        policy.write_text(text)
+        check = subprocess.run([str(HOST), "policy", "check", str(policy)], capture_output=True, text=True,
+                               timeout=TIMEOUT)
+        assert check.returncode == 0, check.stdout + check.stderr
+
+        # the kernel spec: the deployment's, with this checkout's paths
+        jupyter = prefix / "share" / "jupyter"
+        spec = jupyter / "kernels" / "cyxla"
+        spec.mkdir(parents=True)
+        text = (DEPLOY / "kernels" / "cyxla" / "kernel.json").read_text()
+        text = text.replace("/opt/cyxla/", f"{ROOT}/").replace("/etc/cyxla/policy.toml", str(policy))
+        (spec / "kernel.json").write_text(text)
+        for d in [jupyter, *jupyter.rglob("*")]:
+            d.chmod(0o755 if d.is_dir() else 0o644)
+
+        # the hub: the deployment's configuration, on free ports, in `prefix`
+        port, hub_port, api_port = free_port(), free_port(), free_port()
+        token = secrets.token_hex(16)
+        state = prefix / "hub"
+        state.mkdir(mode=0o700)
+        (state / "jupyterhub_config.py").write_text(f"""
+c = get_config()
+load_subconfig({str(DEPLOY / 'jupyterhub_config.py')!r})
+c.JupyterHub.bind_url = "http://127.0.0.1:{port}"
+c.JupyterHub.hub_port = {hub_port}
+c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{api_port}"
+c.ConfigurableHTTPProxy.command = [{str(VENV_BIN / 'configurable-http-proxy')!r}]
+c.Spawner.cmd = [{str(VENV_BIN / 'jupyterhub-singleuser')!r}]
+c.Spawner.environment = {{"JUPYTER_PATH": {str(jupyter)!r}}}
+c.Authenticator.allowed_users = {{{alice!r}, {bob!r}}}
+c.JupyterHub.db_url = "sqlite:///{state}/jupyterhub.sqlite"
+c.JupyterHub.cookie_secret_file = "{state}/cookie_secret"
+c.JupyterHub.services = [{{"name": "cyxla-test", "api_token": {token!r}}}]
+c.JupyterHub.load_roles = [{{"name": "cyxla-test", "services": ["cyxla-test"],
+                            "scopes": ["admin:users", "admin:servers", "tokens", "access:servers"]}}]
+""")
+        log = open(state / "hub.log", "w")
+        env = clean_env({"PATH": f"{VENV_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}"})
+        hub_proc = subprocess.Popen([str(VENV_BIN / "jupyterhub"), "-f", str(state / "jupyterhub_config.py")],
+                                    cwd=state, env=env, stdout=log, stderr=subprocess.STDOUT)
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            assert hub_proc.poll() is None, (state / "hub.log").read_text()
+            try:
+                if requests.get(f"{base}/hub/api/", timeout=5).ok:
+                    break
+            except requests.ConnectionError:
+                pass
+            assert time.monotonic() < deadline, (state / "hub.log").read_text()
+            time.sleep(0.5)
+
+        yield {"base": base, "token": token, "alice": alice, "bob": bob, "shared": shared, "policy": policy,
+               "log": state / "hub.log", "proc": hub_proc, "guests": srv}
+    finally:
+        if hub_proc is not None and hub_proc.poll() is None:
+            hub_proc.send_signal(signal.SIGTERM)
+            try:
+                hub_proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                hub_proc.kill()
+                hub_proc.wait()
+        for user in created:
+            for pid in pids_of(user):  # only if the hub left any (the test asserts it did not)
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            subprocess.run(["userdel", "--remove", user], capture_output=True)
+        for folder, mode in reversed(restore):
+            folder.chmod(mode)
+        shutil.rmtree(prefix, ignore_errors=True)
+
+
+def api(hub, method: str, path: str, **kw):
+    import requests
+
+    r = requests.request(method, f"{hub['base']}/hub/api{path}",
+                         headers={"Authorization": f"token {hub['token']}"}, timeout=TIMEOUT, **kw)
+    assert r.status_code < 400, f"{method} {path}: {r.status_code} {r.text}\n{hub['log'].read_text()[-6000:]}"
+    return r.json() if r.text else None
+
+
+def log_in(hub, user: str) -> None:
+    """The login form, as a browser submits it."""
+    import requests
+
+    s = requests.Session()
+    s.get(f"{hub['base']}/hub/login", timeout=TIMEOUT).raise_for_status()
+    r = s.post(f"{hub['base']}/hub/login", timeout=TIMEOUT, allow_redirects=False,
+               data={"username": user, "password": PASSWORD, "_xsrf": s.cookies.get("_xsrf", "")})
+    assert r.status_code == 302, f"{user} could not log in: {r.status_code} {r.text[:500]}"
+    bad = s.post(f"{hub['base']}/hub/login", timeout=TIMEOUT, allow_redirects=False,
+                 data={"username": user, "password": "wrong", "_xsrf": s.cookies.get("_xsrf", "")})
+    assert bad.status_code != 302
+
+
+def start_server(hub, user: str) -> str:
+    """Starts `user`'s server; a token of theirs for it."""
+    api(hub, "POST", f"/users/{user}/server")
+    deadline = time.monotonic() + TIMEOUT
+    while not (api(hub, "GET", f"/users/{user}")["servers"].get("", {}).get("ready")):
+        assert time.monotonic() < deadline, hub["log"].read_text()
+        time.sleep(0.5)
+    return api(hub, "POST", f"/users/{user}/tokens", json={"note": "cyxla test", "expires_in": 3600})["token"]
+
+
+def start_kernel(hub, user: str, token: str) -> Kernel:
+    import requests
+
+    r = requests.post(f"{hub['base']}/user/{user}/api/kernels", json={"name": "cyxla"},
+                      headers={"Authorization": f"token {token}"}, timeout=TIMEOUT)
+    assert r.status_code == 201, r.text
+    return Kernel(hub["base"], user, token, r.json()["id"])
+
+
+def test_two_users_on_their_tenants(hub):
+    alice, bob = hub["alice"], hub["bob"]
+    for user in (alice, bob):
+        log_in(hub, user)
+    tokens = {user: start_server(hub, user) for user in (alice, bob)}
+    a, b = (start_kernel(hub, u, tokens[u]) for u in (alice, bob))
+
+    # the policy cannot be replaced from a kernel's environment: a kernel that
+    # drops CYXLA_POLICY and allows everything before importing jax
+    escape = start_kernel(hub, bob, tokens[bob])
+    out, error = escape.run(
+        "import os\n"
+        "os.environ.pop('CYXLA_POLICY', None)\n"
+        f"os.environ.update(CYXLA_ALLOW='*', CYXLA_GUESTS={str(GUESTS)!r})\n" + SETUP
+        + "print('RMS', call('rms_norm', eps=np.float32(1e-5)))\n")
+    assert "RMS ok" not in out, out
+    said = out + (error["evalue"] if error else "")
+    assert f"CYXLA_POLICY was `{hub['policy']}` when this process started and is now unset" in said, said
+    escape.ws.close()
+
+    for k in (a, b):  # the kernels' default devices are cyxla's
+        assert re.search(r"CYXLA DEVICES [1-9]\d* True", k.ok(SETUP))
+
+    # a target research allows and student does not
+    assert a.ok("print('RMS', rms_ok())").strip() == "RMS True"
+    out = b.ok("print('RMS', call('rms_norm', eps=np.float32(1e-5)))")
+    assert out.startswith("RMS error") and "rms_norm" in out, out
+
+    # the same target name, each tenant's own module
+    assert a.ok("print(call('my_kernel', factor=3.0))").strip() == "ok 0.0 1.0 2.0 3.0"
+    assert b.ok("print(call('my_kernel', factor=3.0))").strip() == "ok 0.0 3.0 6.0 9.0"
+
+    # bob's trapping and looping guests; alice's calls run meanwhile
+    alice_out: dict = {}
+
+    def alice_keeps_calling():
+        alice_out["result"] = a.run(
+            "import time\nt0 = time.time(); n = 0\n"
+            "while time.time() - t0 < 8:\n    assert rms_ok(); n += 1\n"
+            "print('ALICE', n, t0, time.time())")
+
+    thread = threading.Thread(target=alice_keeps_calling)
+    thread.start()
+    time.sleep(2)
+    t0 = time.time()
+    out, error = b.run("raw('trap')")
+    assert error is not None and "target `trap` (guest trap.wasm)" in error["evalue"], (out, error)
+    out, error = b.run("raw('spin')")
+    t1 = time.time()
+    assert error is not None and "spin" in error["evalue"], (out, error)
+    assert b.ok("print(call('my_kernel', factor=2.0))").strip() == "ok 0.0 2.0 4.0 6.0"
+    thread.join(TIMEOUT)
+    out, error = alice_out["result"]
+    assert error is None, (out, error)
+    _, n, start, end = out.split()
+    assert int(n) > 0 and float(start) < t0 and float(end) > t1, (out, t0, t1)
+
+    # a new version in the shared folder serves both kernels' next calls
+    assert a.ok("print(call('shared_kernel', factor=3.0))").strip() == "ok 0.0 1.0 2.0 3.0"
+    assert b.ok("print(call('shared_kernel', factor=3.0))").strip() == "ok 0.0 1.0 2.0 3.0"
+    new = hub["shared"] / "shared_k.wasm.new"
+    new.write_bytes(with_target((GUESTS / "scale_any.wasm").read_bytes(), "shared_kernel", "scale_any"))
+    new.chmod(0o644)
+    new.rename(hub["shared"] / "shared_k.wasm")
+    poll = ("import time\nt0 = time.time()\n"
+            "while (r := call('shared_kernel', factor=3.0)) == 'ok 0.0 1.0 2.0 3.0' and time.time() - t0 < 60:\n"
+            "    time.sleep(0.2)\nprint(r)")
+    assert a.ok(poll).strip() == "ok 0.0 3.0 6.0 9.0"
+    assert b.ok(poll).strip() == "ok 0.0 3.0 6.0 9.0"
+
+    # each user's compile cache: in their home, theirs, 0700
+    for user in (alice, bob):
+        entry = pwd.getpwnam(user)
+        cache = pathlib.Path(entry.pw_dir) / ".cache" / "cyxla"
+        st = cache.stat()
+        assert st.st_uid == entry.pw_uid and stat.S_IMODE(st.st_mode) == 0o700, (cache, oct(st.st_mode))
+        assert any(cache.iterdir()), f"{cache} is empty"
+
+    # the hub stops both servers and the proxy with it; nothing is left
+    for k in (a, b):
+        k.ws.close()
+    proc = hub["proc"]
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=TIMEOUT) == 0, hub["log"].read_text()[-4000:]
+    deadline = time.monotonic() + 30
+    while any(pids_of(u) for u in (alice, bob)) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    left = {u: pids_of(u) for u in (alice, bob)}
+    assert not any(left.values()), left
