@@ -34,6 +34,7 @@ import pytest
 from support import GUESTS, HOST, ROOT, VENV_PYTHON, clean_env
 
 DEPLOY = ROOT / "deploy" / "jupyterhub"
+GUIDE = (ROOT / "docs" / "jupyterhub.md").read_text()
 VENV_BIN = VENV_PYTHON.parent
 PASSWORD = "cyxla-demo"
 TIMEOUT = 240  # only to catch hangs
@@ -192,11 +193,32 @@ def hub():
         for path in (ROOT, VENV_PYTHON.resolve().parents[1]):
             open_to_others(path, restore)
 
-        # the guests folders: shared, and one per tenant serving `my_kernel`
-        srv = prefix / "srv"
+        # docs/jupyterhub.md's install commands, with this test's folders for
+        # /etc/cyxla, /srv/cyxla, /usr/local/share/jupyter and this checkout
+        # for /opt/cyxla
+        srv, jupyter, etc = prefix / "srv", prefix / "share" / "jupyter", prefix / "etc"
+        paths = {"/etc/cyxla": str(etc), "/srv/cyxla": str(srv), "/usr/local/share/jupyter": str(jupyter),
+                 "/opt/cyxla": str(ROOT)}
+        install = re.findall(r"```sh\n(.*?)```", GUIDE, re.S)[0]
+        for old, new in paths.items():
+            install = install.replace(old, new)
+        r = subprocess.run(["bash", "-euxc", install], cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT)
+        assert r.returncode == 0, install + r.stdout + r.stderr
+        policy = etc / "policy.toml"
+        text = policy.read_text()
+        for old, new in paths.items():
+            text = text.replace(old, new)
+        text = re.sub(r"^alice = ", f'"{alice}" = ', text, flags=re.M)
+        text = re.sub(r"^bob = ", f'"{bob}" = ', text, flags=re.M)
+        policy.write_text(text)
+        spec = jupyter / "kernels" / "cyxla" / "kernel.json"
+        text = spec.read_text()
+        for old, new in paths.items():
+            text = text.replace(old, new)
+        spec.write_text(text)
+
+        # guests: shared, and one module per tenant serving `my_kernel`
         shared, research, student = srv / "shared", srv / "research", srv / "student"
-        for d in (shared, research, student):
-            d.mkdir(parents=True, mode=0o755)
         for name in ("rms_norm.wasm", "trap.wasm"):
             shutil.copy(GUESTS / name, shared / name)
         (shared / "spin.wasm").write_bytes(with_target(SPIN, "spin", "spin"))
@@ -205,26 +227,11 @@ def hub():
         (research / "mine.wasm").write_bytes(with_target(copy16, "my_kernel", "copy16"))
         (student / "mine.wasm").write_bytes(with_target(scale, "my_kernel", "scale_any"))
 
-        # the policy: the deployment's, with this machine's folders and users
-        policy = prefix / "etc" / "policy.toml"
-        policy.parent.mkdir(mode=0o755)
-        text = (DEPLOY / "policy.toml").read_text().replace("/srv/cyxla/", f"{srv}/")
-        text = re.sub(r"^alice = ", f'"{alice}" = ', text, flags=re.M)
-        text = re.sub(r"^bob = ", f'"{bob}" = ', text, flags=re.M)
-        policy.write_text(text)
+        for module in srv.rglob("*.wasm"):
+            module.chmod(0o644)
         check = subprocess.run([str(HOST), "policy", "check", str(policy)], capture_output=True, text=True,
                                timeout=TIMEOUT)
         assert check.returncode == 0, check.stdout + check.stderr
-
-        # the kernel spec: the deployment's, with this checkout's paths
-        jupyter = prefix / "share" / "jupyter"
-        spec = jupyter / "kernels" / "cyxla"
-        spec.mkdir(parents=True)
-        text = (DEPLOY / "kernels" / "cyxla" / "kernel.json").read_text()
-        text = text.replace("/opt/cyxla/", f"{ROOT}/").replace("/etc/cyxla/policy.toml", str(policy))
-        (spec / "kernel.json").write_text(text)
-        for d in [jupyter, *jupyter.rglob("*")]:
-            d.chmod(0o755 if d.is_dir() else 0o644)
 
         # the hub: the deployment's configuration, on free ports, in `prefix`
         port, hub_port, api_port = free_port(), free_port(), free_port()
@@ -249,7 +256,10 @@ c.JupyterHub.load_roles = [{{"name": "cyxla-test", "services": ["cyxla-test"],
 """)
         log = open(state / "hub.log", "w")
         env = clean_env({"PATH": f"{VENV_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}"})
-        hub_proc = subprocess.Popen([str(VENV_BIN / "jupyterhub"), "-f", str(state / "jupyterhub_config.py")],
+        # the guide's command, with this test's configuration (the deployment's, and the above)
+        start = re.findall(r"```sh\n(.*?)```", GUIDE, re.S)[1].replace("/opt/cyxla", str(ROOT)).split()
+        assert start[-2:] == ["-f", "deploy/jupyterhub/jupyterhub_config.py"], start
+        hub_proc = subprocess.Popen([*start[:-1], str(state / "jupyterhub_config.py")],
                                     cwd=state, env=env, stdout=log, stderr=subprocess.STDOUT)
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + TIMEOUT
