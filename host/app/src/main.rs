@@ -12,7 +12,7 @@ use clap::{Args, Parser, Subcommand};
 use cyxla_app::cli::launch::{self, LaunchArgs};
 use cyxla_app::cli::new::{self as scaffold, Language, NewArgs};
 use cyxla_app::cli::run::{self, Failure, RunArgs};
-use cyxla_app::cli::{check, list, policy};
+use cyxla_app::cli::{check, kernelspec, list, policy};
 use cyxla_app::setup::{self, NativeSpec, Setup};
 use cyxla_host::cache::ModuleCache;
 use cyxla_host::limits::LimitSetting;
@@ -149,6 +149,35 @@ enum Command {
     /// Scaffold a guest project (Rust or C++) with one target, a native
     /// unit test and call_from_jax.py
     New(NewCmd),
+    /// Jupyter kernel specs: `kernelspec install` (kernels under cyxla-host
+    /// with a tenant policy)
+    Kernelspec {
+        #[command(subcommand)]
+        command: KernelspecCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum KernelspecCommand {
+    /// Write PREFIX/share/jupyter/kernels/NAME/kernel.json, whose kernels
+    /// start as `cyxla-host --policy POLICY -- PYTHON -m ipykernel_launcher`
+    Install {
+        /// The tenant policy [default: /etc/cyxla/policy.toml]
+        #[arg(long, value_name = "FILE")]
+        policy: Option<PathBuf>,
+        /// The installation prefix (system-wide: every user's Jupyter sees it)
+        #[arg(long, value_name = "DIR", default_value = "/usr/local")]
+        prefix: PathBuf,
+        /// The kernel's name
+        #[arg(long, default_value = "cyxla")]
+        name: String,
+        /// What JupyterLab shows
+        #[arg(long, default_value = "Python 3 (cyxla)")]
+        display_name: String,
+        /// The Python with JAX and ipykernel [default: the checkout's .venv/bin/python]
+        #[arg(long, value_name = "PATH")]
+        python: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -387,6 +416,38 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
             for line in made.next_steps.lines() {
                 println!("  {line}");
             }
+            Ok(())
+        }
+        Command::Kernelspec {
+            command:
+                KernelspecCommand::Install {
+                    policy,
+                    prefix,
+                    name,
+                    display_name,
+                    python,
+                },
+        } => {
+            let python = python.or_else(kernelspec::default_python).ok_or_else(|| {
+                Failure::Setup(anyhow::anyhow!(
+                    "no Python found beside this cyxla-host (.venv/bin/python): pass --python PATH"
+                ))
+            })?;
+            let host = std::env::current_exe().map_err(|e| {
+                Failure::Setup(anyhow::anyhow!(
+                    "cannot find the cyxla-host executable: {e}"
+                ))
+            })?;
+            let spec = kernelspec::KernelSpec {
+                name,
+                display_name,
+                host,
+                policy: policy.unwrap_or_else(kernelspec::default_policy),
+                python,
+                prefix,
+            };
+            let file = kernelspec::install(&spec).map_err(Failure::Setup)?;
+            println!("installed {}", file.display());
             Ok(())
         }
         Command::Check { path } => {
