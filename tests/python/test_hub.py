@@ -197,7 +197,7 @@ def hub():
         # /etc/cyxla, /srv/cyxla, /usr/local/share/jupyter and this checkout
         # for /opt/cyxla
         srv, jupyter, etc = prefix / "srv", prefix / "share" / "jupyter", prefix / "etc"
-        paths = {"/etc/cyxla": str(etc), "/srv/cyxla": str(srv), "/usr/local/share/jupyter": str(jupyter),
+        paths = {"--prefix /usr/local": f"--prefix {prefix}", "/etc/cyxla": str(etc), "/srv/cyxla": str(srv), "/usr/local/share/jupyter": str(jupyter),
                  "/opt/cyxla": str(ROOT)}
         install = re.findall(r"```sh\n(.*?)```", GUIDE, re.S)[0]
         for old, new in paths.items():
@@ -211,11 +211,12 @@ def hub():
         text = re.sub(r"^alice = ", f'"{alice}" = ', text, flags=re.M)
         text = re.sub(r"^bob = ", f'"{bob}" = ', text, flags=re.M)
         policy.write_text(text)
-        spec = jupyter / "kernels" / "cyxla" / "kernel.json"
-        text = spec.read_text()
+        # `cyxla-host kernelspec install` wrote the deployment's kernel spec
+        installed = json.loads((jupyter / "kernels" / "cyxla" / "kernel.json").read_text())
+        text = (DEPLOY / "kernels" / "cyxla" / "kernel.json").read_text()
         for old, new in paths.items():
             text = text.replace(old, new)
-        spec.write_text(text)
+        assert installed == json.loads(text), installed
 
         # guests: shared, and one module per tenant serving `my_kernel`
         shared, research, student = srv / "shared", srv / "research", srv / "student"
