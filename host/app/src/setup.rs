@@ -104,7 +104,13 @@ impl Setup {
         if let Some(dir) = &self.cache {
             match ModuleCache::open(dir) {
                 Ok(cache) => engine.use_cache(cache),
-                Err(e) => tracing::warn!("{e}: guests are compiled without it"),
+                Err(e) => tracing::warn!(
+                    "{e}: guests are compiled without it (the compile cache is the user's own, \
+                     in their home: give the user a home they own, or set {} to a folder of \
+                     theirs, or {}=0 to turn the cache off)",
+                    cyxla_host::cache::CACHE_DIR_ENV,
+                    crate::config::CACHE_ENV
+                ),
             }
         }
         let mut sandboxes = Vec::new();

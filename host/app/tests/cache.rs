@@ -157,3 +157,19 @@ fn a_cache_folder_others_may_write_is_not_used() {
         "nothing written to a shared folder"
     );
 }
+
+#[test]
+fn a_home_without_a_cache_folder_says_what_to_do() {
+    let (tmp, dir) = guests_dir();
+    // a "home" where no folder can be made (a file stands in the way)
+    let home = tmp.path().join("home");
+    std::fs::write(&home, b"not a folder").unwrap();
+    let log = load(&setup(&dir, &home.join(".cache/cyxla")));
+    assert!(
+        log.contains("cannot create the compile cache")
+            && log.contains("guests are compiled without it")
+            && log.contains("CYXLA_CACHE_DIR")
+            && log.contains("CYXLA_CACHE=0"),
+        "{log}"
+    );
+}
