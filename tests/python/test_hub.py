@@ -275,7 +275,7 @@ c.JupyterHub.load_roles = [{{"name": "cyxla-test", "services": ["cyxla-test"],
             time.sleep(0.5)
 
         yield {"base": base, "token": token, "alice": alice, "bob": bob, "shared": shared, "policy": policy,
-               "log": state / "hub.log", "proc": hub_proc, "guests": srv}
+               "log": state / "hub.log", "proc": hub_proc, "guests": srv, "api_port": api_port}
     finally:
         if hub_proc is not None and hub_proc.poll() is None:
             hub_proc.send_signal(signal.SIGTERM)
@@ -427,3 +427,7 @@ def test_two_users_on_their_tenants(hub):
         time.sleep(0.5)
     left = {u: pids_of(u) for u in (alice, bob)}
     assert not any(left.values()), left
+    ps = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout
+    proxies = [line for line in ps.splitlines()
+               if "configurable-http-proxy" in line and str(hub["api_port"]) in line]
+    assert not proxies, proxies
