@@ -144,6 +144,11 @@ impl Engine {
             .wasm_custom_page_sizes(false)
             .wasm_wide_arithmetic(false)
             .wasm_component_model(false);
+        // Traps name each frame's source file and line when the guest
+        // carries DWARF line tables (`instance::frame_lines`); a guest
+        // without them costs nothing more to compile (docs/performance.md,
+        // "Source lines in traps").
+        config.wasm_backtrace_details(wasmtime::WasmBacktraceDetails::Enable);
         if perf_map_requested() {
             config.profiler(ProfilingStrategy::PerfMap);
         }

@@ -755,25 +755,64 @@ pub(crate) fn describe(
         ));
     }
     if let Some(trace) = error.downcast_ref::<WasmBacktrace>() {
-        let frames: Vec<String> = trace
-            .frames()
-            .iter()
-            .take(BACKTRACE_FRAMES)
-            .map(|frame| match frame.func_name() {
-                Some(name) => bounded_name(name),
-                None => format!("func[{}]", frame.func_index()),
-            })
-            .collect();
+        let (frames, more) = frame_lines(trace);
         if !frames.is_empty() {
             text.push_str(" (in ");
             text.push_str(&frames.join(" ← "));
-            if trace.frames().len() > BACKTRACE_FRAMES {
+            if more {
                 text.push_str(" ← …");
             }
             text.push(')');
         }
     }
     (code, bounded(text, limits.error_message_bytes))
+}
+
+/// The first [`BACKTRACE_FRAMES`] frames of `trace`, innermost first, and
+/// whether there are more. A frame of a guest built with line tables
+/// (DWARF) names its source file and line, `name (file:line)`, and a call
+/// the compiler inlined there is a frame of its own; without them, a frame
+/// is the function's name from the name section (or `func[index]`).
+fn frame_lines(trace: &WasmBacktrace) -> (Vec<String>, bool) {
+    let mut lines = Vec::new();
+    let mut more = false;
+    for frame in trace.frames() {
+        if lines.len() >= BACKTRACE_FRAMES {
+            more = true;
+            break;
+        }
+        let func = || match frame.func_name() {
+            Some(name) => bounded_name(name),
+            None => format!("func[{}]", frame.func_index()),
+        };
+        if frame.symbols().is_empty() {
+            lines.push(func());
+        }
+        for symbol in frame.symbols() {
+            let name = symbol.name().map_or_else(func, bounded_name);
+            lines.push(match (symbol.file(), symbol.line()) {
+                (Some(file), Some(line)) => format!("{name} ({}:{line})", bounded_path(file)),
+                (Some(file), None) => format!("{name} ({})", bounded_path(file)),
+                _ => name,
+            });
+        }
+    }
+    more |= lines.len() > BACKTRACE_FRAMES;
+    lines.truncate(BACKTRACE_FRAMES);
+    (lines, more)
+}
+
+/// A source path from the guest's DWARF, cut to its last
+/// [`FRAME_NAME_BYTES`] (the file name is the end that matters).
+fn bounded_path(path: &str) -> String {
+    if path.len() <= FRAME_NAME_BYTES {
+        return path.to_owned();
+    }
+    let mut start = path.len() - FRAME_NAME_BYTES;
+    while !path.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("…{}", &path[start..])
 }
 
 /// A function name from the guest's name section, demangled, cut to

@@ -241,6 +241,10 @@ cyxla-guest-sdk = {{ path = "{sdk}", features = ["testing"] }}
 opt-level = 3
 lto = true
 panic = "abort"
+# DWARF line tables: a trap names each frame's source file and line. The
+# code is the same without them (only the module is larger); to drop them,
+# set `debug = false` and `strip = "debuginfo"`.
+debug = "line-tables-only"
 
 [profile.dev]
 panic = "abort"

@@ -1,0 +1,96 @@
+//! Issue 36, "Kernel authors: find out why a kernel failed": a guest built
+//! with line tables (the Rust scaffold's release profile) traps with the
+//! source file and line of each frame.
+//!
+//! Real parts only: the `cyxla-host` binary (for `new`), rustup's wasm32
+//! target (`scripts/setup.sh`); a missing
+//! one fails with a hint.
+
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
+use common::{assert_exit, text};
+use std::path::Path;
+use std::process::Command;
+
+use cyxla_host::{AllowList, HostBuffer, HostCall, Limits, Sandbox};
+use plugin_glue::DType;
+
+/// The error of calling `target` (one f32[4] result, no operands) from the
+/// guests in `dir`.
+fn trap_message(dir: &Path, target: &str) -> String {
+    let sandbox = Sandbox::new(dir, AllowList::all(), Limits::default()).expect("a sandbox");
+    let handler = sandbox
+        .handler(target)
+        .unwrap_or_else(|| panic!("no handler for {target}: {:?}", sandbox.guests().rejected()));
+    let call = HostCall::new().ret(HostBuffer::zeros(DType::F32, &[4]));
+    match handler.call_host(&call) {
+        Ok(()) => panic!("`{target}` succeeded; it should trap"),
+        Err(error) => error.message,
+    }
+}
+
+/// The 1-based line of `source` holding `needle`.
+fn line_of(source: &str, needle: &str) -> usize {
+    source
+        .lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("`{needle}` is not in the source"))
+        + 1
+}
+
+/// The handler traps on the line marked `the trap`.
+const RUST_SOURCE: &str = r#"//! A guest that traps at a known line.
+#![no_std]
+
+use cyxla_guest_sdk::{CallFrame, Result, target};
+
+target!("trap_line_rs", trap_line_rs, handler);
+
+fn handler(frame: &CallFrame<'_>) -> Result<()> {
+    let mut y = frame.ret::<f32>(0)?;
+    y[0] = 1.0;
+    core::arch::wasm32::unreachable() // the trap
+}
+"#;
+
+#[test]
+fn issue36_rust_scaffold_release_build_traps_naming_its_source_line() {
+    let scratch = tempfile::tempdir().expect("temporary directory");
+    let dir = scratch.path().join("trap_line_rs");
+    let out = Command::new(env!("CARGO_BIN_EXE_cyxla-host"))
+        .args(["new", "trap_line_rs", "--rust"])
+        .arg(&dir)
+        .output()
+        .expect("cyxla-host runs");
+    assert_exit(&out, 0, "cyxla-host new --rust");
+    std::fs::write(dir.join("src/lib.rs"), RUST_SOURCE).expect("write the source");
+    let out = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .current_dir(&dir)
+        .args(["build", "--release", "--target", "wasm32-unknown-unknown"])
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "cargo build failed (install the pinned Rust toolchain with its wasm32 target with \
+         scripts/setup.sh):\n{}",
+        text(&out.stderr)
+    );
+    let guests = dir.join("guests");
+    std::fs::create_dir_all(&guests).expect("guests folder");
+    std::fs::copy(
+        dir.join("target/wasm32-unknown-unknown/release/trap_line_rs.wasm"),
+        guests.join("trap_line_rs.wasm"),
+    )
+    .expect("copy the module");
+    let message = trap_message(&guests, "trap_line_rs");
+    let line = line_of(RUST_SOURCE, "the trap");
+    assert!(
+        message.contains("trapped: wasm `unreachable` instruction executed")
+            && message.contains(&format!("lib.rs:{line})")),
+        "expected lib.rs:{line} in: {message}"
+    );
+}
