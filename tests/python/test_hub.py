@@ -7,7 +7,8 @@ user; the users log in with the login form; their servers and kernels are
 started through the hub's REST API and the servers' kernel API, and cells run
 over the kernel websocket as JupyterLab runs them. Two users are created for
 the test (random names; removed with their homes at the end, even on
-failure): one mapped to tenant `research`, one to `student`.
+failure): one in a Unix group the policy maps to tenant `research`, one
+mapped by name to `student`.
 """
 
 from __future__ import annotations
@@ -178,15 +179,18 @@ def hub():
     import requests
 
     suffix = secrets.token_hex(3)
-    alice, bob = f"alice-{suffix}", f"bob-{suffix}"
+    alice, bob, staff = f"alice-{suffix}", f"bob-{suffix}", f"staff-{suffix}"
     created: list[str] = []
+    groups: list[str] = []
     restore: list = []
     prefix = pathlib.Path(tempfile.mkdtemp(prefix="cyxla-hub-", dir="/tmp"))
     hub_proc = None
     try:
         prefix.chmod(0o755)
-        for user in (alice, bob):
-            subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", user], check=True)
+        subprocess.run(["groupadd", staff], check=True)
+        groups.append(staff)
+        for user, extra in ((alice, ["--groups", staff]), (bob, [])):
+            subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", *extra, user], check=True)
             created.append(user)
         # the checkout and the Python the venv runs on (e.g. a pyenv under
         # root's home): searchable by the users, as under /opt
@@ -208,8 +212,11 @@ def hub():
         text = policy.read_text()
         for old, new in paths.items():
             text = text.replace(old, new)
-        text = re.sub(r"^alice = ", f'"{alice}" = ', text, flags=re.M)
+        # alice is research through her Unix group, bob student by name
+        text = re.sub(r"^alice = .*\n", "", text, flags=re.M)
         text = re.sub(r"^bob = ", f'"{bob}" = ', text, flags=re.M)
+        text = re.sub(r"^staff = ", f'"{staff}" = ', text, flags=re.M)
+        assert f'"{staff}" = "research"' in text and f'"{bob}" = "student"' in text and "alice" not in text, text
         policy.write_text(text)
         # `cyxla-host kernelspec install` wrote the deployment's kernel spec
         installed = json.loads((jupyter / "kernels" / "cyxla" / "kernel.json").read_text())
@@ -291,6 +298,8 @@ c.JupyterHub.load_roles = [{{"name": "cyxla-test", "services": ["cyxla-test"],
                 except ProcessLookupError:
                     pass
             subprocess.run(["userdel", "--remove", user], capture_output=True)
+        for group in groups:
+            subprocess.run(["groupdel", group], capture_output=True)
         for folder, mode in reversed(restore):
             folder.chmod(mode)
         shutil.rmtree(prefix, ignore_errors=True)
