@@ -373,7 +373,8 @@ def test_two_users_on_their_tenants(hub):
     # a target research allows and student does not
     assert a.ok("print('RMS', rms_ok())").strip() == "RMS True"
     out = b.ok("print('RMS', call('rms_norm', eps=np.float32(1e-5)))")
-    assert out.startswith("RMS error") and "rms_norm" in out, out
+    # not registered for student: XLA's compile error (cyxla registers only allowed targets)
+    assert out.startswith("RMS error") and "No FFI handler registered for rms_norm" in out, out
 
     # the same target name, each tenant's own module
     assert a.ok("print(call('my_kernel', factor=3.0))").strip() == "ok 0.0 1.0 2.0 3.0"
