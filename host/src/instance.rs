@@ -16,7 +16,7 @@ use crate::engine::Engine;
 use crate::error::{WasmError, bounded};
 use crate::imports::guest_range;
 use crate::layout::{CallLayout, CallView, DATA_ALIGN, Region, Source};
-use crate::limits::{Limits, bytes_display};
+use crate::limits::{Limits, UNWRITTEN_POISON, Unwritten, bytes_display};
 use crate::stack;
 use crate::state::{CallInfo, GuestFault, HostState};
 use crate::stats::{self, CallMeasure, Ending};
@@ -352,7 +352,11 @@ impl Instance {
 
         let outcome = match result {
             Ok(0) => {
-                let read = self.read_results(call);
+                let read = match self.limits.unwritten {
+                    Unwritten::Off => Ok(()),
+                    mode => self.check_unwritten(call, mode, guest, target_name),
+                }
+                .and_then(|()| self.read_results(call));
                 if read.is_ok() {
                     self.measure.bytes_out =
                         self.layout.outputs.iter().map(|r| u64::from(r.len)).sum();
@@ -445,13 +449,100 @@ impl Instance {
         std::mem::swap(&mut self.copied, &mut self.copying);
         scratch[..header as usize].copy_from_slice(&self.layout.header);
         for fill in &self.layout.fills {
-            if let Source::Operand(i) = fill.source {
-                let start = fill.region.offset as usize;
-                let dst = &mut scratch[start..start + fill.region.len as usize];
-                call.read_arg(i, dst, copier).map_err(CallFailure::keep)?;
+            let start = fill.region.offset as usize;
+            let dst = &mut scratch[start..start + fill.region.len as usize];
+            match fill.source {
+                Source::Operand(i) => call.read_arg(i, dst, copier).map_err(CallFailure::keep)?,
+                // The unwritten-results check: a result region aliasing no
+                // operand starts as poison (`check_unwritten` reads it).
+                Source::Unfilled if self.limits.unwritten != Unwritten::Off => {
+                    dst.fill(UNWRITTEN_POISON);
+                }
+                Source::Unfilled => {}
             }
         }
         Ok(())
+    }
+
+    /// The unwritten-results check ([`Limits::unwritten`]), after a
+    /// successful call: the elements of each result that still hold the
+    /// poison `write_frame` filled its region with, reported as an error
+    /// (`Error`) or logged as a warning (`Warn`). Results aliased with an
+    /// operand (which start with the operand's bytes) are not checked.
+    fn check_unwritten<C: CallView>(
+        &mut self,
+        call: &C,
+        mode: Unwritten,
+        guest: &str,
+        target: &str,
+    ) -> Result<(), CallFailure> {
+        /// First indices named per result.
+        const SHOWN: usize = 4;
+        let data = self.memory.data(&self.store);
+        let mut report = Vec::new();
+        for (i, region) in self.layout.outputs.iter().enumerate() {
+            let aliased = self.layout.fills.iter().any(|f| {
+                f.region.offset == region.offset && matches!(f.source, Source::Operand(_))
+            });
+            if aliased || region.len == 0 {
+                continue;
+            }
+            let Ok(desc) = call.ret(i) else { continue };
+            let count: usize = desc
+                .dims
+                .iter()
+                .map(|&d| usize::try_from(d).unwrap_or(0))
+                .product();
+            let len = region.len as usize;
+            // Elements of whole bytes; anything else (packed sub-byte
+            // types) is checked byte by byte.
+            let (unit, what) = if count > 0 && len.is_multiple_of(count) {
+                (len / count, "elements")
+            } else {
+                (1, "bytes")
+            };
+            let addr = self.scratch.offset.saturating_add(region.offset);
+            let Some(range) = guest_range(data.len(), addr, len) else {
+                continue;
+            };
+            let mut missing = 0usize;
+            let mut first = Vec::new();
+            for (index, element) in data[range].chunks_exact(unit).enumerate() {
+                // Most elements differ in their first byte already.
+                if element[0] == UNWRITTEN_POISON && element.iter().all(|&b| b == UNWRITTEN_POISON)
+                {
+                    missing += 1;
+                    if first.len() < SHOWN {
+                        first.push(index.to_string());
+                    }
+                }
+            }
+            if missing > 0 {
+                let more = if missing > first.len() { ", …" } else { "" };
+                report.push(format!(
+                    "result {i}: {missing} of {} {what} never written (first at {}{more})",
+                    len / unit,
+                    first.join(", ")
+                ));
+            }
+        }
+        if report.is_empty() {
+            return Ok(());
+        }
+        let text = format!(
+            "left result elements unwritten (check `unwritten`): {}",
+            report.join("; ")
+        );
+        match mode {
+            Unwritten::Error => Err(CallFailure::keep(HandlerError::new(
+                ErrorCode::Internal,
+                bounded(text, self.limits.error_message_bytes),
+            ))),
+            _ => {
+                tracing::warn!(guest, custom_call = target, "{text}");
+                Ok(())
+            }
+        }
     }
 
     /// Copies each result out of the region the host allocated for it (for

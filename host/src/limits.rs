@@ -102,6 +102,36 @@ pub struct Limits {
     /// (frames, operands) is overwritten or zeroed before the next call
     /// runs.
     pub fresh_instances: bool,
+    /// Check for result elements a guest never wrote: before each call the
+    /// host fills each result region with [`UNWRITTEN_POISON`], and after a
+    /// successful call reports the elements that still hold it (counts and
+    /// first indices), as an error or a warning in the log. Off by default
+    /// (then it costs nothing). Results aliased with an operand are not
+    /// checked: they hold the operand's bytes when the guest starts.
+    pub unwritten: Unwritten,
+}
+
+/// The byte the unwritten-results check ([`Limits::unwritten`]) fills result
+/// regions with: an element whose every byte still holds it was not
+/// written (or was written with exactly these bytes: `0xA5A5A5A5` is the
+/// f32 -2.9e-16 and the i32 -1515870811, rare values; for 1-byte elements
+/// (u8 165, s8 -91) the check can mistake a written value for an unwritten
+/// one, so read its warnings on such results with care).
+pub const UNWRITTEN_POISON: u8 = 0xA5;
+
+/// What the unwritten-results check ([`Limits::unwritten`]) does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Unwritten {
+    /// No check (the default): nothing is filled or read.
+    #[default]
+    Off,
+    /// A call that left result elements unwritten succeeds, with a warning
+    /// in the log naming them.
+    Warn,
+    /// A call that left result elements unwritten fails with an error
+    /// naming them.
+    Error,
 }
 
 /// Largest wasm stack a guest may be given: 4 MiB. Guest code runs on the
@@ -141,6 +171,7 @@ impl Default for Limits {
     /// | `compile_threads` | `compile_threads` | the number of CPUs, at most 4 |
     /// | `copy_threads` | `copy_threads` | the number of CPUs, at most 4 |
     /// | `fresh_instances` | `fresh_instances` | `false` |
+    /// | `unwritten` | `unwritten` | `off` (`warn`, `error`) |
     fn default() -> Limits {
         Limits {
             memory_bytes: DEFAULT_MEMORY_BYTES,
@@ -165,6 +196,7 @@ impl Default for Limits {
             compile_threads: default_compile_threads(),
             copy_threads: default_copy_threads(),
             fresh_instances: false,
+            unwritten: Unwritten::Off,
         }
     }
 }
@@ -322,6 +354,9 @@ impl Limits {
         }
         if let Some(v) = o.fresh_instances {
             next.fresh_instances = v.0;
+        }
+        if let Some(v) = o.unwritten {
+            next.unwritten = v;
         }
         *self = next;
         Ok(())
@@ -577,6 +612,8 @@ pub struct LimitOverrides {
     pub copy_threads: Option<Count>,
     /// [`Limits::fresh_instances`].
     pub fresh_instances: Option<Flag>,
+    /// [`Limits::unwritten`].
+    pub unwritten: Option<Unwritten>,
 }
 
 impl LimitOverrides {

@@ -1,0 +1,113 @@
+//! Issue 36: the unwritten-results check (`--limit unwritten=warn|error`)
+//! names the result elements a guest never wrote; a guest that writes
+//! every element passes; results aliased with an operand are not checked;
+//! off (the default), nothing is reported.
+
+mod common;
+
+use common::*;
+use cyxla_host::Limits;
+use cyxla_host::limits::Unwritten;
+use plugin_glue::ErrorCode;
+
+/// `skip_last`: out[i] = in[i] for every i but the last; `nothing`:
+/// returns at once, writing nothing.
+const FUNCS: &str = r#"
+  (func (export "skip_last") (param $f i32) (result i32)
+    (local $i i32) (local $n i32) (local $in i32) (local $out i32)
+    (local.set $n (i32.sub (call $n (local.get $f)) (i32.const 1)))
+    (local.set $in (call $in (local.get $f)))
+    (local.set $out (call $out (local.get $f)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_s (local.get $i) (local.get $n)))
+        (f32.store (i32.add (local.get $out) (i32.shl (local.get $i) (i32.const 2)))
+          (f32.load (i32.add (local.get $in) (i32.shl (local.get $i) (i32.const 2)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $next)))
+    (i32.const 0))
+  (func (export "nothing") (param i32) (result i32) (i32.const 0))
+"#;
+
+fn checked(mode: Unwritten) -> (tempfile::TempDir, cyxla_host::Sandbox) {
+    let funcs = format!("{HANDLERS}{FUNCS}");
+    let wasm = wasm(&guest_wat(
+        &funcs,
+        &[
+            ("double", "double"),
+            ("skip_last", "skip_last"),
+            ("nothing", "nothing"),
+        ],
+    ));
+    let mut limits = test_limits();
+    limits.unwritten = mode;
+    sandbox_with(&[("g.wasm", wasm)], limits)
+}
+
+#[test]
+fn issue36_error_mode_names_the_element_a_guest_never_wrote() {
+    let (_dir, sandbox) = checked(Unwritten::Error);
+    let skip = handler(&sandbox, "skip_last");
+    let error = expect_error(&skip, &vector_call(&[1.0, 2.0, 3.0, 4.0]));
+    assert_code(&error, ErrorCode::Internal);
+    assert_message_contains(
+        &error,
+        "result 0: 1 of 4 elements never written (first at 3)",
+    );
+
+    // Every element unwritten: the count and the first indices.
+    let nothing = handler(&sandbox, "nothing");
+    let error = expect_error(&nothing, &vector_call(&[0.0; 10]));
+    assert_message_contains(
+        &error,
+        "result 0: 10 of 10 elements never written (first at 0, 1, 2, 3, …)",
+    );
+
+    // A guest that writes everything passes, and its results are right.
+    run_double(&handler(&sandbox, "double"));
+}
+
+#[test]
+fn issue36_aliased_results_are_not_checked() {
+    let (_dir, sandbox) = checked(Unwritten::Error);
+    // In place: the result is the operand's buffer; a guest that leaves it
+    // as it is has written the operand's values, not nothing.
+    let call = cyxla_host::HostCall::new()
+        .arg(cyxla_host::HostBuffer::f32(&[3], &[1.0, 2.0, 3.0]))
+        .ret_alias(0);
+    handler(&sandbox, "nothing")
+        .call_host(&call)
+        .expect("an aliased result is not checked");
+    assert_eq!(call.result(0).to_f32(), [1.0, 2.0, 3.0]);
+}
+
+#[test]
+fn issue36_warn_mode_logs_and_off_mode_says_nothing() {
+    let (_dir, sandbox) = checked(Unwritten::Warn);
+    let skip = handler(&sandbox, "skip_last");
+    let call = vector_call(&[1.0, 2.0, 3.0, 4.0]);
+    let logs = captured_logs(|| skip.call_host(&call).expect("warn: the call succeeds"));
+    assert!(
+        logs.contains("result 0: 1 of 4 elements never written (first at 3)"),
+        "{logs}"
+    );
+    assert_eq!(&call.result(0).to_f32()[..3], [1.0, 2.0, 3.0]);
+
+    let (_dir, sandbox) = checked(Unwritten::Off);
+    let skip = handler(&sandbox, "skip_last");
+    let call = vector_call(&[1.0, 2.0, 3.0, 4.0]);
+    let logs = captured_logs(|| skip.call_host(&call).expect("off: the call succeeds"));
+    assert!(!logs.contains("never written"), "{logs}");
+}
+
+#[test]
+fn issue36_unwritten_is_a_limit_setting() {
+    let mut limits = Limits::default();
+    assert_eq!(limits.unwritten, Unwritten::Off);
+    limits.set("unwritten", "warn").unwrap();
+    assert_eq!(limits.unwritten, Unwritten::Warn);
+    limits.set("unwritten", "error").unwrap();
+    assert_eq!(limits.unwritten, Unwritten::Error);
+    let e = limits.set("unwritten", "loud").unwrap_err().to_string();
+    assert!(e.contains("unwritten") && e.contains("loud"), "{e}");
+}
