@@ -55,6 +55,10 @@ mod signal {
         pub(crate) fn of(_module: &wasmtime::Module) -> CodeRanges {
             CodeRanges
         }
+
+        pub(crate) fn text(&self) -> (usize, usize) {
+            (0, 0)
+        }
     }
 
     pub(crate) struct Armed;
@@ -298,6 +302,9 @@ impl Ticker {
                         return;
                     };
                     let now = std::time::Instant::now();
+                    // A fault handler installed while calls run goes
+                    // behind cyxla's within a tick (see `crate::faults`).
+                    crate::faults::poll(now);
                     while next <= now {
                         engine.increment_epoch();
                         next += tick;
@@ -345,6 +352,10 @@ impl Ticker {
             Interrupt::Signal => Some(signal::arm(at, code)),
             Interrupt::Auto | Interrupt::Unchecked => None,
         };
+        if let Some(now) = now {
+            crate::faults::poll(now);
+        }
+        let outer_text = crate::faults::enter_guest(code.text());
         let outer = DEADLINE.with(Cell::get);
         if self.mode != Interrupt::Unchecked {
             let earliest = match (outer, at) {
@@ -363,6 +374,7 @@ impl Ticker {
             ticker: self,
             armed,
             outer,
+            outer_text,
         }
     }
 }
@@ -385,6 +397,9 @@ pub(crate) struct Active<'a> {
     armed: Option<signal::Armed>,
     /// This thread's deadline before [`Ticker::enter`], restored on drop.
     outer: Option<Instant>,
+    /// The guest code running on this thread before [`Ticker::enter`]
+    /// (for the fault handler), restored on drop.
+    outer_text: (usize, usize),
 }
 
 impl Active<'_> {
@@ -399,6 +414,7 @@ impl Active<'_> {
 impl Drop for Active<'_> {
     fn drop(&mut self) {
         DEADLINE.with(|d| d.set(self.outer));
+        crate::faults::leave_guest(self.outer_text);
         self.ticker.shared.active.fetch_sub(1, Ordering::AcqRel);
     }
 }

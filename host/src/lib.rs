@@ -57,6 +57,7 @@ mod deadline;
 mod dispatch;
 mod engine;
 mod error;
+mod faults;
 #[doc(hidden)]
 pub mod fuzz;
 mod guest;

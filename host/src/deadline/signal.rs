@@ -82,6 +82,11 @@ impl CodeRanges {
         CodeRanges { ranges, text }
     }
 
+    /// The module's whole text: start and end addresses.
+    pub(crate) fn text(&self) -> (usize, usize) {
+        self.text
+    }
+
     /// Whether `pc` lies in the module's text but in none of its bodies (a
     /// trampoline). Async-signal-safe.
     fn in_trampoline(&self, pc: usize) -> bool {
@@ -231,6 +236,10 @@ fn install_once() -> Result<Installed, String> {
     let helper = wasmtime::Module::new(&engine, "(module (func (export \"t\") unreachable))")
         .map_err(|e| format!("{e:#}"))?;
     let trap_pc = find_ud2(&helper).ok_or("no `ud2` in the compiled helper module")?;
+    // Guest calls trap there on their deadline: a guest's fault for the
+    // fault handler.
+    let text = helper.text().as_ptr() as usize;
+    crate::faults::also_guest_code((text, text + helper.text().len()));
     let signal = free_signal().ok_or("no free real-time signal")?;
     // SAFETY: a zeroed sigaction is a valid "no flags, empty mask" value;
     // the handler is an `extern "C"` function of the signature SA_SIGINFO
