@@ -181,7 +181,12 @@ fn bundled_guests_follow_the_abi() {
         ("scale_any", &[("scale_any", "scale_any")]),
         (
             "trap",
-            &[("fail", "fail"), ("panic", "panic_now"), ("trap", "trap")],
+            &[
+                ("fail", "fail"),
+                ("panic", "panic_now"),
+                ("spin", "spin"),
+                ("trap", "trap"),
+            ],
         ),
         ("tridiag_solve", &[("tridiag_solve", "tridiag_solve")]),
     ];

@@ -18,6 +18,13 @@
 //!   deadline and the handler makes the guest code trap. No cost in guest
 //!   code.
 //!
+//! A forked child has none of its parent's threads. A `pthread_atfork`
+//! child handler counts forks ([`forks`]); the first guest call in a child
+//! starts the timer thread (or the signal watchdog) again, so deadlines hold
+//! there too. Each call compares one counter for that. If the thread cannot
+//! start, the call runs without a deadline and says so in the log; the next
+//! call tries again.
+//!
 //! The timer threads park after [`IDLE_TICKS_BEFORE_PARKING`] ticks
 //! without guest code, so an idle process does not wake up every tick, and
 //! a busy one does not wake a thread for every call. Everything outside this module only calls
@@ -53,6 +60,10 @@ mod signal {
         pub(crate) fn of(_module: &wasmtime::Module) -> CodeRanges {
             CodeRanges
         }
+
+        pub(crate) fn text(&self) -> (usize, usize) {
+            (0, 0)
+        }
     }
 
     pub(crate) struct Armed;
@@ -79,8 +90,9 @@ pub(crate) use signal::CodeRanges;
 pub(crate) use crate::limits::Interrupt;
 
 use std::cell::Cell;
+use std::ptr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -176,14 +188,93 @@ fn signal_support() -> Result<(), String> {
     Err("only on x86_64 Linux".into())
 }
 
+/// Forks of this process that this process is a child of (counted by a
+/// `pthread_atfork` child handler, [`count_forks`]): threads started in an
+/// earlier generation exist only in the parent.
+static FORKS: AtomicU64 = AtomicU64::new(0);
+
+/// The fork generation of this process (see [`FORKS`]).
+#[inline]
+pub(crate) fn forks() -> u64 {
+    FORKS.load(Ordering::Acquire)
+}
+
+/// Starts counting forks (once per process): the deadline threads restart
+/// in a forked child, which has none of its parent's threads.
+pub(crate) fn count_forks() {
+    extern "C" fn forked() {
+        FORKS.fetch_add(1, Ordering::AcqRel);
+    }
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: `forked` only increments an atomic (async-signal-safe, as
+        // a handler running in the child of a multithreaded fork must be).
+        let failed = unsafe { libc::pthread_atfork(None, None, Some(forked)) };
+        if failed != 0 {
+            tracing::warn!(
+                "pthread_atfork failed ({failed}): in a forked child, guests would run without deadlines"
+            );
+        }
+    });
+}
+
+/// A lock taken once per fork generation at most, around restarting a
+/// deadline thread in a forked child: 0 when free, else the generation
+/// (plus one) of its holder. A holder of an earlier generation exists only
+/// in the parent, so the lock is free here.
+pub(crate) struct ForkLock(AtomicU64);
+
+impl ForkLock {
+    pub(crate) const fn new() -> ForkLock {
+        ForkLock(AtomicU64::new(0))
+    }
+
+    /// Runs `f` holding the lock.
+    pub(crate) fn with<R>(&self, f: impl FnOnce() -> R) -> R {
+        let mine = forks() + 1;
+        loop {
+            let held = self.0.load(Ordering::Acquire);
+            if held == mine {
+                thread::yield_now();
+                continue;
+            }
+            if self
+                .0
+                .compare_exchange(held, mine, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                break;
+            }
+        }
+        let result = f();
+        self.0.store(0, Ordering::Release);
+        result
+    }
+}
+
 /// The deadline mechanism of one engine (and its timer thread, for
 /// epochs).
 pub(crate) struct Ticker {
     shared: Arc<Shared>,
-    thread: Option<JoinHandle<()>>,
+    /// The timer thread (epochs only; null otherwise). Replaced, never
+    /// freed while the ticker lives, when a forked child restarts it: the
+    /// one before stays leaked (it belongs to the parent).
+    timer: AtomicPtr<Timer>,
+    /// The fork generation of the timer thread in `timer`.
+    timer_forks: AtomicU64,
+    restart: ForkLock,
+    engine: wasmtime::EngineWeak,
+    tick: Duration,
     mode: Interrupt,
 }
 
+/// A timer thread.
+struct Timer {
+    thread: thread::Thread,
+    join: Option<JoinHandle<()>>,
+    /// The fork generation it runs in.
+    forks: u64,
+}
 struct Shared {
     /// Guest calls running now.
     active: AtomicUsize,
@@ -242,17 +333,30 @@ impl Ticker {
             tick_nanos: u64::try_from(tick.max(Duration::from_micros(100)).as_nanos())
                 .unwrap_or(u64::MAX),
         });
-        if mode != Interrupt::Epoch {
-            return Ok(Ticker {
-                shared,
-                thread: None,
-                mode,
-            });
-        }
-        let weak = engine.weak();
         let tick = tick.max(Duration::from_micros(100));
-        let thread_shared = Arc::clone(&shared);
-        let thread = thread::Builder::new()
+        let mut ticker = Ticker {
+            shared,
+            timer: AtomicPtr::new(ptr::null_mut()),
+            timer_forks: AtomicU64::new(forks()),
+            restart: ForkLock::new(),
+            engine: engine.weak(),
+            tick,
+            mode,
+        };
+        if mode == Interrupt::Epoch {
+            count_forks();
+            let timer = ticker.spawn_timer()?;
+            *ticker.timer.get_mut() = Box::into_raw(Box::new(timer));
+        }
+        Ok(ticker)
+    }
+
+    /// Starts a timer thread for this ticker.
+    fn spawn_timer(&self) -> std::io::Result<Timer> {
+        let weak = self.engine.clone();
+        let tick = self.tick;
+        let thread_shared = Arc::clone(&self.shared);
+        let join = thread::Builder::new()
             .name("cyxla-epoch".into())
             .spawn(move || {
                 let shared = thread_shared;
@@ -296,6 +400,9 @@ impl Ticker {
                         return;
                     };
                     let now = std::time::Instant::now();
+                    // A fault handler installed while calls run goes
+                    // behind cyxla's within a tick (see `crate::faults`).
+                    crate::faults::poll(now);
                     while next <= now {
                         engine.increment_epoch();
                         next += tick;
@@ -305,11 +412,44 @@ impl Ticker {
                         .store(shared.nanos(next), Ordering::Release);
                 }
             })?;
-        Ok(Ticker {
-            shared,
-            thread: Some(thread),
-            mode,
+        Ok(Timer {
+            thread: join.thread().clone(),
+            join: Some(join),
+            forks: forks(),
         })
+    }
+
+    /// In a forked child (the parent's timer thread does not exist here):
+    /// starts a timer thread of its own. If the thread cannot start, the
+    /// call runs without an epoch deadline (logged), and the next call
+    /// tries again.
+    #[cold]
+    #[inline(never)]
+    fn restart_after_fork(&self) {
+        self.restart.with(|| {
+            let now = forks();
+            if self.timer_forks.load(Ordering::Acquire) == now {
+                return;
+            }
+            // Calls running in the parent's other threads at the fork never
+            // end here; this thread counts its own from now on.
+            self.shared.active.store(0, Ordering::SeqCst);
+            self.shared.parked.store(false, Ordering::SeqCst);
+            self.shared.next_tick.store(u64::MAX, Ordering::Release);
+            match self.spawn_timer() {
+                Ok(timer) => {
+                    // The parent's timer stays allocated (leaked): its
+                    // thread is not here to be joined.
+                    self.timer
+                        .store(Box::into_raw(Box::new(timer)), Ordering::Release);
+                    self.timer_forks.store(now, Ordering::Release);
+                    tracing::debug!("deadline timer thread restarted in a forked child");
+                }
+                Err(e) => tracing::error!(
+                    "cannot start the deadline timer thread in this forked child ({e}): this call runs without a deadline"
+                ),
+            }
+        });
     }
 
     /// The mechanism in use.
@@ -343,6 +483,10 @@ impl Ticker {
             Interrupt::Signal => Some(signal::arm(at, code)),
             Interrupt::Auto | Interrupt::Unchecked => None,
         };
+        if let Some(now) = now {
+            crate::faults::poll(now);
+        }
+        let outer_text = crate::faults::enter_guest(code.text());
         let outer = DEADLINE.with(Cell::get);
         if self.mode != Interrupt::Unchecked {
             let earliest = match (outer, at) {
@@ -351,16 +495,24 @@ impl Ticker {
             };
             DEADLINE.with(|d| d.set(earliest));
         }
+        if self.mode == Interrupt::Epoch && self.timer_forks.load(Ordering::Relaxed) != forks() {
+            self.restart_after_fork();
+        }
         if self.shared.active.fetch_add(1, Ordering::SeqCst) == 0
             && self.shared.parked.load(Ordering::SeqCst)
-            && let Some(thread) = &self.thread
         {
-            thread.thread().unpark();
+            let timer = self.timer.load(Ordering::Acquire);
+            if !timer.is_null() {
+                // SAFETY: a timer is freed only when the ticker is dropped
+                // (`&self` is borrowed here).
+                unsafe { (*timer).thread.unpark() };
+            }
         }
         Active {
             ticker: self,
             armed,
             outer,
+            outer_text,
         }
     }
 }
@@ -368,11 +520,25 @@ impl Ticker {
 impl Drop for Ticker {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::Release);
-        if let Some(thread) = self.thread.take() {
-            thread.thread().unpark();
-            // The thread exits within one tick; nothing to report if it
-            // panicked (it cannot: it only sleeps and bumps a counter).
-            let _ = thread.join();
+        let timer = std::mem::replace(self.timer.get_mut(), ptr::null_mut());
+        if timer.is_null() {
+            return;
+        }
+        // SAFETY: `timer` came from `Box::into_raw` and nothing else frees
+        // it; no `enter` can run any more (`&mut self`).
+        let mut timer = unsafe { Box::from_raw(timer) };
+        timer.thread.unpark();
+        if let Some(join) = timer.join.take() {
+            if timer.forks == forks() {
+                // The thread exits within one tick; nothing to report if
+                // it panicked (it cannot: it only sleeps and bumps a
+                // counter).
+                let _ = join.join();
+            } else {
+                // A thread of the parent (no restart happened in this
+                // child): not here to be joined or detached.
+                std::mem::forget(join);
+            }
         }
     }
 }
@@ -383,6 +549,9 @@ pub(crate) struct Active<'a> {
     armed: Option<signal::Armed>,
     /// This thread's deadline before [`Ticker::enter`], restored on drop.
     outer: Option<Instant>,
+    /// The guest code running on this thread before [`Ticker::enter`]
+    /// (for the fault handler), restored on drop.
+    outer_text: (usize, usize),
 }
 
 impl Active<'_> {
@@ -397,6 +566,7 @@ impl Active<'_> {
 impl Drop for Active<'_> {
     fn drop(&mut self) {
         DEADLINE.with(|d| d.set(self.outer));
+        crate::faults::leave_guest(self.outer_text);
         self.ticker.shared.active.fetch_sub(1, Ordering::AcqRel);
     }
 }

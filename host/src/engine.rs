@@ -155,6 +155,8 @@ impl Engine {
         let wasm = wasmtime::Engine::new(&config).map_err(|e| Error::Engine {
             message: WasmError::new(e),
         })?;
+        // Wasmtime's trap handler exists now: put cyxla's in front of it.
+        crate::faults::install();
         let linker = imports::linker(&wasm).map_err(|e| Error::Engine {
             message: WasmError::new(e),
         })?;

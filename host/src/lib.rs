@@ -57,6 +57,7 @@ mod deadline;
 mod dispatch;
 mod engine;
 mod error;
+mod faults;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzz;

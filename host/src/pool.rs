@@ -54,6 +54,9 @@ const _: fn() = || {
 impl Pool {
     /// An empty pool for `guest`.
     pub(crate) fn new(guest: Arc<Guest>) -> Pool {
+        // A cold path: a fault handler installed since the last check goes
+        // behind cyxla's before this guest runs (see `crate::faults`).
+        crate::faults::check();
         let max = guest.limits().instances_per_guest.max(1);
         Pool {
             guest,

@@ -81,6 +81,11 @@ impl CodeRanges {
         CodeRanges { ranges, text }
     }
 
+    /// The module's whole text: start and end addresses.
+    pub(crate) fn text(&self) -> (usize, usize) {
+        self.text
+    }
+
     /// Whether `pc` lies in the module's text but in none of its bodies (a
     /// trampoline). Async-signal-safe.
     fn in_trampoline(&self, pc: usize) -> bool {
@@ -126,6 +131,9 @@ struct Slot {
     /// The bounds (lowest, highest address) of the thread's stack; (0, 0)
     /// if unknown.
     stack: (usize, usize),
+    /// The fork generation of the watchdog whose list holds this slot
+    /// ([`super::forks`]; `u64::MAX`: none yet).
+    watched: AtomicU64,
 }
 
 /// Removes the slot from the watchdog's list when its thread exits.
@@ -161,13 +169,19 @@ struct Watchdog {
     /// The watchdog is parked (or about to park): `arm` must wake it.
     parked: AtomicBool,
     thread: thread::Thread,
+    /// The fork generation it runs in ([`super::forks`]).
+    forks: u64,
 }
 
 /// What [`install`] set up.
 struct Installed {
     /// Address of a `ud2` with wasm trap metadata (`unreachable`).
     trap_pc: usize,
-    watchdog: &'static Watchdog,
+    signal: libc::c_int,
+    /// The watchdog of this process (leaked, never freed). A forked child
+    /// starts one of its own (see [`arm`]): its parent's is not there.
+    watchdog: AtomicPtr<Watchdog>,
+    restart: super::ForkLock,
     // Keeps the helper module's code mapped.
     _helper: wasmtime::Module,
 }
@@ -176,6 +190,81 @@ static INSTALLED: OnceLock<Result<Installed, String>> = OnceLock::new();
 
 fn installed() -> Option<&'static Installed> {
     INSTALLED.get().and_then(|r| r.as_ref().ok())
+}
+
+impl Installed {
+    /// The watchdog of this fork generation: in a forked child, the first
+    /// call starts one (the parent's thread does not exist here).
+    fn watchdog(&self) -> Option<&'static Watchdog> {
+        // SAFETY: the pointer comes from `Box::leak`: never freed.
+        let watchdog = unsafe { &*self.watchdog.load(Ordering::Acquire) };
+        if watchdog.forks == super::forks() {
+            return Some(watchdog);
+        }
+        self.restart_watchdog()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn restart_watchdog(&self) -> Option<&'static Watchdog> {
+        self.restart.with(|| {
+            // SAFETY: as in `watchdog`.
+            let watchdog = unsafe { &*self.watchdog.load(Ordering::Acquire) };
+            if watchdog.forks == super::forks() {
+                return Some(watchdog);
+            }
+            match start_watchdog(self.signal) {
+                Ok(fresh) => {
+                    self.watchdog
+                        .store(ptr::from_ref(fresh).cast_mut(), Ordering::Release);
+                    tracing::debug!("deadline watchdog restarted in a forked child");
+                    Some(fresh)
+                }
+                Err(e) => {
+                    tracing::error!("{e} in this forked child: this call runs without a deadline");
+                    None
+                }
+            }
+        })
+    }
+}
+
+/// Puts `slot` in the list of `watchdog`, once per fork generation.
+fn watch_slot(watchdog: &Watchdog, slot: &Arc<Slot>) {
+    if slot.watched.load(Ordering::Acquire) == watchdog.forks {
+        return;
+    }
+    // A signal being sent from the parent's watchdog at the fork is not
+    // being sent here.
+    slot.sending.store(false, Ordering::SeqCst);
+    let mut slots = match watchdog.slots.lock() {
+        Ok(s) => s,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    slots.retain(|s| !s.dead.load(Ordering::Acquire));
+    slots.push(Arc::clone(slot));
+    slot.watched.store(watchdog.forks, Ordering::Release);
+}
+
+/// Starts a watchdog thread sending `signal`.
+fn start_watchdog(signal: libc::c_int) -> Result<&'static Watchdog, String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    thread::Builder::new()
+        .name("cyxla-watchdog".into())
+        .spawn(move || {
+            let watchdog: &'static Watchdog = Box::leak(Box::new(Watchdog {
+                slots: Mutex::new(Vec::new()),
+                armed: AtomicUsize::new(0),
+                parked: AtomicBool::new(false),
+                thread: thread::current(),
+                forks: super::forks(),
+            }));
+            let _ = tx.send(watchdog);
+            watch(watchdog, signal);
+        })
+        .map_err(|e| format!("cannot start the watchdog thread: {e}"))?;
+    rx.recv()
+        .map_err(|_| "the watchdog thread did not start".to_owned())
 }
 
 fn new_slot() -> Arc<Slot> {
@@ -194,15 +283,11 @@ fn new_slot() -> Arc<Slot> {
         rewritten: AtomicUsize::new(0),
         rewritten_from: AtomicUsize::new(0),
         stack: crate::stack::bounds().unwrap_or((0, 0)),
+        watched: AtomicU64::new(u64::MAX),
     });
     CURRENT.with(|c| c.set(Arc::as_ptr(&slot)));
-    if let Some(installed) = installed() {
-        let mut slots = match installed.watchdog.slots.lock() {
-            Ok(s) => s,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        slots.retain(|s| !s.dead.load(Ordering::Acquire));
-        slots.push(Arc::clone(&slot));
+    if let Some(watchdog) = installed().and_then(Installed::watchdog) {
+        watch_slot(watchdog, &slot);
     }
     slot
 }
@@ -230,6 +315,10 @@ fn install_once() -> Result<Installed, String> {
     let helper = wasmtime::Module::new(&engine, "(module (func (export \"t\") unreachable))")
         .map_err(|e| format!("{e:#}"))?;
     let trap_pc = find_ud2(&helper).ok_or("no `ud2` in the compiled helper module")?;
+    // Guest calls trap there on their deadline: a guest's fault for the
+    // fault handler.
+    let text = helper.text().as_ptr() as usize;
+    crate::faults::also_guest_code((text, text + helper.text().len()));
     let signal = free_signal().ok_or("no free real-time signal")?;
     // SAFETY: a zeroed sigaction is a valid "no flags, empty mask" value;
     // the handler is an `extern "C"` function of the signature SA_SIGINFO
@@ -246,27 +335,14 @@ fn install_once() -> Result<Installed, String> {
             ));
         }
     }
-    let (tx, rx) = std::sync::mpsc::channel();
-    thread::Builder::new()
-        .name("cyxla-watchdog".into())
-        .spawn(move || {
-            let watchdog: &'static Watchdog = Box::leak(Box::new(Watchdog {
-                slots: Mutex::new(Vec::new()),
-                armed: AtomicUsize::new(0),
-                parked: AtomicBool::new(false),
-                thread: thread::current(),
-            }));
-            let _ = tx.send(watchdog);
-            watch(watchdog, signal);
-        })
-        .map_err(|e| format!("cannot start the watchdog thread: {e}"))?;
-    let watchdog = rx
-        .recv()
-        .map_err(|_| "the watchdog thread did not start".to_owned())?;
+    super::count_forks();
+    let watchdog = start_watchdog(signal)?;
     tracing::debug!(signal, "guest deadlines by signal");
     Ok(Installed {
         trap_pc,
-        watchdog,
+        signal,
+        watchdog: AtomicPtr::new(ptr::from_ref(watchdog).cast_mut()),
+        restart: super::ForkLock::new(),
         _helper: helper,
     })
 }
@@ -560,6 +636,8 @@ fn watch(watchdog: &'static Watchdog, signal: libc::c_int) {
 pub(crate) struct Armed {
     slot: Option<Arc<Slot>>,
     generation: u64,
+    /// The watchdog that counts this call as armed.
+    watchdog: Option<&'static Watchdog>,
 }
 
 /// Arms this thread's slot for a call of guest code in `ranges`, to stop
@@ -567,19 +645,20 @@ pub(crate) struct Armed {
 /// host function running guest code inside an armed call) keeps the outer
 /// deadline.
 pub(crate) fn arm(deadline: Option<Instant>, ranges: &CodeRanges) -> Armed {
-    let Some(installed) = installed() else {
-        return Armed {
-            slot: None,
-            generation: 0,
-        };
+    let unarmed = Armed {
+        slot: None,
+        generation: 0,
+        watchdog: None,
+    };
+    let Some(watchdog) = installed().and_then(Installed::watchdog) else {
+        return unarmed;
     };
     let slot = OWNER.with(|owner| Arc::clone(&owner.0));
     if slot.generation.load(Ordering::Relaxed) != 0 {
-        return Armed {
-            slot: None,
-            generation: 0,
-        };
+        return unarmed;
     }
+    // In a forked child, this thread's slot goes to the child's watchdog.
+    watch_slot(watchdog, &slot);
     // No host call of ours is running here (this is an outermost guest
     // call): forget any count left by calls that ended inside one, on
     // their deadline, under another engine's epochs (they arm nothing, so
@@ -593,7 +672,6 @@ pub(crate) fn arm(deadline: Option<Instant>, ranges: &CodeRanges) -> Armed {
     slot.ranges
         .store(ptr::from_ref(ranges).cast_mut(), Ordering::Release);
     slot.generation.store(generation, Ordering::SeqCst);
-    let watchdog = installed.watchdog;
     if watchdog.armed.fetch_add(1, Ordering::SeqCst) == 0 && watchdog.parked.load(Ordering::SeqCst)
     {
         watchdog.thread.unpark();
@@ -601,6 +679,7 @@ pub(crate) fn arm(deadline: Option<Instant>, ranges: &CodeRanges) -> Armed {
     Armed {
         slot: Some(slot),
         generation,
+        watchdog: Some(watchdog),
     }
 }
 
@@ -625,8 +704,8 @@ impl Drop for Armed {
         slot.in_host.store(0, Ordering::Relaxed);
         slot.rewritten.store(0, Ordering::Relaxed);
         slot.ranges.store(ptr::null_mut(), Ordering::Release);
-        if let Some(installed) = installed() {
-            installed.watchdog.armed.fetch_sub(1, Ordering::AcqRel);
+        if let Some(watchdog) = self.watchdog {
+            watchdog.armed.fetch_sub(1, Ordering::AcqRel);
         }
     }
 }

@@ -1,11 +1,12 @@
-//! Guests that fail on purpose, for the host's tests: targets `trap`, `fail`
-//! and `panic`.
+//! Guests that fail on purpose, for the host's tests: targets `trap`, `fail`,
+//! `panic` and `spin`.
 //!
 //! | target | does |
 //! |---|---|
 //! | `trap` | executes `unreachable` (a wasm trap; no operands or results needed) |
 //! | `fail` | returns an error: code from the optional attribute `code` (an integer scalar, default 9 = `FAILED_PRECONDITION`), message from the optional string attribute `message` (default ``the `fail` target always fails``) |
 //! | `panic` | panics with ``deliberate panic: <message>`` (attribute `message`, default `no message`); the SDK stores the message (export `cyxla_last_panic`) and traps |
+//! | `spin` | loops forever (until its deadline stops it) |
 #![cfg_attr(target_arch = "wasm32", no_std)]
 
 extern crate alloc;
@@ -15,12 +16,24 @@ use cyxla_guest_sdk::{CallFrame, Error, ErrorCode, Result, Scalar, target};
 target!("trap", trap, trap_handler);
 target!("fail", fail, fail_handler);
 target!("panic", panic_now, panic_handler);
+target!("spin", spin, spin_handler);
 
 fn trap_handler(_frame: &CallFrame<'_>) -> Result<()> {
     #[cfg(target_arch = "wasm32")]
     core::arch::wasm32::unreachable();
     #[cfg(not(target_arch = "wasm32"))]
     Err(Error::internal("`trap` only traps in a wasm32 guest"))
+}
+
+#[cfg_attr(
+    target_arch = "wasm32",
+    allow(clippy::empty_loop, reason = "the deadline stops it: that is the test")
+)]
+fn spin_handler(_frame: &CallFrame<'_>) -> Result<()> {
+    #[cfg(target_arch = "wasm32")]
+    loop {}
+    #[cfg(not(target_arch = "wasm32"))]
+    Err(Error::internal("`spin` only loops in a wasm32 guest"))
 }
 
 fn fail_handler(frame: &CallFrame<'_>) -> Result<()> {

@@ -1,0 +1,284 @@
+//! Issue 33, item 1: a guest's trap stays a failed call whatever fault
+//! handlers (SIGILL, SIGSEGV, SIGFPE) the process installs, before or after
+//! cyxla's, and a fault outside guests still reaches them.
+//!
+//! Each case runs in a child process (this binary again, one ignored test),
+//! since signal dispositions are process-wide and a failure kills the
+//! process. A test binary of its own.
+
+mod common;
+
+use std::process::Command;
+use std::ptr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use common::{
+    assert_code, assert_message_contains, expect_error, full_guest, handler, run_double,
+    sandbox_with, test_limits, vector_call,
+};
+use cyxla_host::Sandbox;
+use plugin_glue::ErrorCode;
+
+const SIGNALS: [libc::c_int; 3] = [libc::SIGSEGV, libc::SIGILL, libc::SIGFPE];
+const CHILD: &str = "CYXLA_FAULT_HANDLER_CHILD";
+/// A foreign handler that ends the process (rather than re-raising) exits
+/// with this code.
+const FOREIGN_EXIT: i32 = 42;
+
+/// The dispositions the foreign handler replaced, per signal.
+static PREVIOUS: [AtomicUsize; 3] = [const { AtomicUsize::new(0) }; 3];
+static PREVIOUS_ACTIONS: std::sync::Mutex<Vec<(libc::c_int, libc::sigaction)>> =
+    std::sync::Mutex::new(Vec::new());
+static FOREIGN_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+fn say(text: &str) {
+    // SAFETY: write(2) of a valid buffer; async-signal-safe.
+    unsafe { libc::write(2, text.as_ptr().cast(), text.len()) };
+}
+
+/// As Python's `faulthandler`: report, put back the handler it replaced,
+/// raise the signal again (delivered at once: SA_NODEFER).
+extern "C" fn reraising(signal: libc::c_int) {
+    FOREIGN_CALLS.fetch_add(1, Ordering::SeqCst);
+    say("foreign handler: fault\n");
+    let i = SIGNALS.iter().position(|&s| s == signal).unwrap_or(0);
+    let previous = PREVIOUS[i].load(Ordering::SeqCst) as *const libc::sigaction;
+    // SAFETY: `previous` points at a leaked sigaction saved at install.
+    unsafe {
+        libc::sigaction(signal, previous, ptr::null_mut());
+        libc::raise(signal);
+    }
+}
+
+/// The bluntest: back to the default action, raise again.
+extern "C" fn resetting(signal: libc::c_int) {
+    FOREIGN_CALLS.fetch_add(1, Ordering::SeqCst);
+    say("foreign handler: fault\n");
+    // SAFETY: setting the default disposition, then raising.
+    unsafe {
+        libc::signal(signal, libc::SIG_DFL);
+        libc::raise(signal);
+    }
+}
+
+/// A crash reporter that ends the process itself.
+extern "C" fn exiting(_signal: libc::c_int) {
+    say("foreign handler: exiting\n");
+    // SAFETY: _exit is async-signal-safe.
+    unsafe { libc::_exit(FOREIGN_EXIT) };
+}
+
+fn install_foreign(handler: extern "C" fn(libc::c_int)) {
+    for (i, &signal) in SIGNALS.iter().enumerate() {
+        // SAFETY: a zeroed sigaction with a plain handler and SA_NODEFER
+        // (faulthandler's flags); the old disposition goes to a leaked box.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = handler as usize;
+            action.sa_flags = libc::SA_NODEFER;
+            libc::sigemptyset(&mut action.sa_mask);
+            let old: &'static mut libc::sigaction = Box::leak(Box::new(std::mem::zeroed()));
+            assert_eq!(libc::sigaction(signal, &action, &mut *old), 0);
+            PREVIOUS_ACTIONS.lock().unwrap().push((signal, *old));
+            PREVIOUS[i].store(ptr::from_mut(old) as usize, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Puts back what [`install_foreign`] replaced (a foreign handler removed).
+fn remove_foreign() {
+    for (signal, old) in PREVIOUS_ACTIONS.lock().unwrap().drain(..) {
+        // SAFETY: restoring a disposition the kernel reported.
+        unsafe { libc::sigaction(signal, &old, ptr::null_mut()) };
+    }
+}
+
+fn sandbox() -> (tempfile::TempDir, Sandbox) {
+    sandbox_with(&[("full.wasm", full_guest("f_"))], test_limits())
+}
+
+/// Traps by SIGILL (`unreachable`) and SIGSEGV (a load past memory), then
+/// a call that works.
+fn traps_fail_their_calls(sandbox: &Sandbox) {
+    let call = vector_call(&[1.0]);
+    let error = expect_error(&handler(sandbox, "f_trap"), &call);
+    assert_message_contains(&error, "unreachable");
+    let error = expect_error(&handler(sandbox, "f_oob"), &call);
+    assert_message_contains(&error, "out of bounds");
+    run_double(&handler(sandbox, "f_double"));
+}
+
+/// Runs the ignored test `name` in a child process; its exit status.
+fn in_child(name: &str) -> std::process::Output {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            name,
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    eprintln!(
+        "child {name}: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn is_child() -> bool {
+    std::env::var_os(CHILD).is_some()
+}
+
+/// Time for a foreign installation to be seen (see `faults::CHECK_EVERY`).
+fn settle() {
+    std::thread::sleep(Duration::from_millis(20));
+}
+
+#[test]
+fn a_trap_is_a_failed_call_under_a_reraising_handler_installed_after() {
+    assert!(in_child("child_reraising_after").status.success());
+}
+
+#[test]
+#[ignore = "run by a_trap_is_a_failed_call_under_a_reraising_handler_installed_after"]
+fn child_reraising_after() {
+    if !is_child() {
+        return;
+    }
+    let (_dir, sandbox) = sandbox();
+    traps_fail_their_calls(&sandbox);
+    install_foreign(reraising);
+    settle();
+    traps_fail_their_calls(&sandbox);
+    traps_fail_their_calls(&sandbox);
+    assert_eq!(FOREIGN_CALLS.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn a_trap_is_a_failed_call_under_a_resetting_handler_installed_after() {
+    assert!(in_child("child_resetting_after").status.success());
+}
+
+#[test]
+#[ignore = "run by a_trap_is_a_failed_call_under_a_resetting_handler_installed_after"]
+fn child_resetting_after() {
+    if !is_child() {
+        return;
+    }
+    let (_dir, sandbox) = sandbox();
+    run_double(&handler(&sandbox, "f_double"));
+    install_foreign(resetting);
+    settle();
+    traps_fail_their_calls(&sandbox);
+    assert_eq!(FOREIGN_CALLS.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn a_trap_is_a_failed_call_under_a_handler_installed_before() {
+    assert!(in_child("child_reraising_before").status.success());
+}
+
+#[test]
+#[ignore = "run by a_trap_is_a_failed_call_under_a_handler_installed_before"]
+fn child_reraising_before() {
+    if !is_child() {
+        return;
+    }
+    install_foreign(reraising);
+    let (_dir, sandbox) = sandbox();
+    traps_fail_their_calls(&sandbox);
+    assert_eq!(FOREIGN_CALLS.load(Ordering::SeqCst), 0);
+}
+
+/// Two foreign handlers after cyxla's, and a deadline by signal (its trap
+/// is a `ud2` outside the guest's module).
+#[test]
+fn deadlines_and_traps_hold_under_two_handlers_installed_after() {
+    assert!(in_child("child_two_after").status.success());
+}
+
+#[test]
+#[ignore = "run by deadlines_and_traps_hold_under_two_handlers_installed_after"]
+fn child_two_after() {
+    if !is_child() {
+        return;
+    }
+    for mode in common::interrupt_mechanisms() {
+        let mut limits = test_limits();
+        limits.interrupt = mode;
+        let (_dir, sandbox) = sandbox_with(&[("full.wasm", full_guest("f_"))], limits);
+        traps_fail_their_calls(&sandbox);
+        install_foreign(resetting);
+        settle();
+        traps_fail_their_calls(&sandbox);
+        install_foreign(reraising);
+        settle();
+        traps_fail_their_calls(&sandbox);
+        let error = expect_error(&handler(&sandbox, "f_spin"), &vector_call(&[1.0]));
+        assert_code(&error, ErrorCode::DeadlineExceeded);
+        run_double(&handler(&sandbox, "f_double"));
+    }
+    assert_eq!(FOREIGN_CALLS.load(Ordering::SeqCst), 0);
+}
+
+/// A fault outside guest code still reaches a handler installed after
+/// cyxla's, in a process that runs guests.
+#[test]
+fn a_fault_outside_guests_reaches_the_handler_installed_after() {
+    let out = in_child("child_host_fault_after");
+    assert_eq!(out.status.code(), Some(FOREIGN_EXIT));
+}
+
+#[test]
+#[ignore = "run by a_fault_outside_guests_reaches_the_handler_installed_after"]
+fn child_host_fault_after() {
+    if !is_child() {
+        return;
+    }
+    let (_dir, sandbox) = sandbox();
+    traps_fail_their_calls(&sandbox);
+    install_foreign(exiting);
+    settle();
+    traps_fail_their_calls(&sandbox);
+    // SAFETY: none: this faults on purpose, the foreign handler exits.
+    unsafe { ptr::null_mut::<u8>().write_volatile(1) };
+    unreachable!("the write to address 0 did not fault");
+}
+
+/// A foreign handler that is removed (it puts back the handler it replaced,
+/// cyxla's) is not called again: a fault outside guests takes the default
+/// action, and traps still fail their calls.
+#[test]
+fn a_removed_handler_is_not_called_again() {
+    let out = in_child("child_removed");
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(out.status.signal(), Some(libc::SIGSEGV));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("traps held after removal"));
+}
+
+#[test]
+#[ignore = "run by a_removed_handler_is_not_called_again"]
+fn child_removed() {
+    if !is_child() {
+        return;
+    }
+    let (_dir, sandbox) = sandbox();
+    run_double(&handler(&sandbox, "f_double"));
+    install_foreign(exiting);
+    settle();
+    traps_fail_their_calls(&sandbox);
+    remove_foreign();
+    traps_fail_their_calls(&sandbox);
+    settle();
+    traps_fail_their_calls(&sandbox);
+    say("traps held after removal\n");
+    // SAFETY: none: this faults on purpose, for the default action.
+    unsafe { ptr::null_mut::<u8>().write_volatile(1) };
+    unreachable!("the write to address 0 did not fault");
+}
