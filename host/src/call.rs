@@ -41,6 +41,7 @@ impl HostBuffer {
 
     /// A buffer of `dtype` and shape `dims` holding `data`, whatever its
     /// size (for fuzzing).
+    #[cfg(feature = "fuzzing")]
     pub(crate) fn from_parts(dtype: DType, dims: &[i64], data: Vec<u8>) -> HostBuffer {
         HostBuffer {
             dtype,
