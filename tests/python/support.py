@@ -173,3 +173,21 @@ def assert_no_crash(r: Result) -> None:
     assert r.returncode >= 0, f"killed by signal {-r.returncode}\n{r.describe()}"
     for word in ("Aborted", "core dumped", "Segmentation fault", "panicked at", "Fatal Python error"):
         assert word not in r.stderr, f"{word!r} in stderr\n{r.describe()}"
+
+
+def leb(n: int) -> bytes:
+    """`n` as unsigned LEB128 (wasm's integer encoding)."""
+    out = bytearray()
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def with_target(module: bytes, target: str, export: str) -> bytes:
+    """`module` with one more `cyxla.targets` record: `target` served by `export`."""
+    name = b"cyxla.targets"
+    payload = leb(len(name)) + name + f"cyxla-target v1 {target} {export}\n".encode()
+    return module + b"\x00" + leb(len(payload)) + payload

@@ -15,7 +15,7 @@ import textwrap
 import pytest
 
 from support import GUESTS, LIBRARY, ROOT, assert_no_crash, run_launched, run_python
-from test_tenants import with_target
+from support import with_target
 
 # The guest checks: each prints `CHECK name ok` or `CHECK name FAILED: why`.
 CHECKS = textwrap.dedent(r"""

@@ -32,7 +32,7 @@ import uuid
 
 import pytest
 
-from support import GUESTS, HOST, ROOT, VENV_PYTHON, clean_env
+from support import GUESTS, HOST, ROOT, VENV_PYTHON, clean_env, with_target
 
 DEPLOY = ROOT / "deploy" / "jupyterhub"
 GUIDE = (ROOT / "docs" / "jupyterhub.md").read_text()
@@ -56,23 +56,6 @@ SPIN = bytes.fromhex(
     "657273696f6e0001096379786c615f61706900020b6379786c615f616c6c6f630003047370696e00040a2d0404004101"
     "0b05004180080b1701017f2300210220022000410f6a4170716a240020020b080003400c000b000b"
 )
-
-
-def leb(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def with_target(module: bytes, target: str, export: str) -> bytes:
-    """`module` with one more `cyxla.targets` record: `target` served by `export`."""
-    name = b"cyxla.targets"
-    payload = leb(len(name)) + name + f"cyxla-target v1 {target} {export}\n".encode()
-    return module + b"\x00" + leb(len(payload)) + payload
 
 
 def free_port() -> int:

@@ -12,7 +12,7 @@ import subprocess
 import textwrap
 
 from support import HOST, ROOT, VENV_PYTHON, clean_env
-from test_tenants import with_target
+from support import with_target
 
 GUESTS = ROOT / "guests" / "out"
 

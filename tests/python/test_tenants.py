@@ -18,26 +18,9 @@ import subprocess
 import numpy as np
 import pytest
 
-from support import HOST, ROOT, VENV_PYTHON, clean_env
+from support import HOST, ROOT, VENV_PYTHON, clean_env, with_target
 
 GUESTS = ROOT / "guests" / "out"
-
-
-def leb(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def with_target(module: bytes, target: str, export: str) -> bytes:
-    """`module` with one more `cyxla.targets` record: `target` served by `export`."""
-    name = b"cyxla.targets"
-    payload = leb(len(name)) + name + f"cyxla-target v1 {target} {export}\n".encode()
-    return module + b"\x00" + leb(len(payload)) + payload
 
 
 @pytest.fixture(scope="module")
