@@ -13,8 +13,10 @@ c.JupyterHub.bind_url = "http://127.0.0.1:8000"
 c.JupyterHub.hub_ip = "127.0.0.1"
 
 # The proxy: the Python implementation of configurable-http-proxy (PyPI),
-# started and stopped by the hub.
-c.ConfigurableHTTPProxy.command = [f"{venv}/bin/configurable-http-proxy"]
+# started and stopped by the hub. It waits up to 2 minutes for a user's
+# server (its default, 20 s, cuts a kernel websocket short while a busy
+# server is still starting the kernel).
+c.ConfigurableHTTPProxy.command = [f"{venv}/bin/configurable-http-proxy", "--proxy-timeout", "120000"]
 
 # Each user's server runs as that Unix user (setuid by the hub, which runs as
 # root), in their home, with HOME set: their compile cache is ~/.cache/cyxla.

@@ -40,23 +40,6 @@ VENV_BIN = VENV_PYTHON.parent
 PASSWORD = "cyxla-demo"
 TIMEOUT = 240  # only to catch hangs
 
-# A guest whose handler never returns (WAT below, assembled with binaryen's
-# wasm-as), target `spin`:
-#   (module
-#     (import "cyxla" "error_create" (func (param i32) (result i32)))
-#     (memory (export "memory") 2)
-#     (global $bump (mut i32) (i32.const 8192))
-#     (func (export "cyxla_abi_version") (result i32) (i32.const 1))
-#     (func (export "cyxla_api") (result i32) (i32.const 1024))
-#     (func (export "cyxla_alloc") (param $size i32) (param $align i32) (result i32) ...bump...)
-#     (func (export "spin") (param i32) (result i32) (loop $l (br $l)) (i32.const 0)))
-SPIN = bytes.fromhex(
-    "0061736d0100000001100360017f017f6000017f60027f7f017f021601056379786c610c6572726f725f637265617465"
-    "00000305040101020005030100020608017f014180c0000b073f05066d656d6f72790200116379786c615f6162695f76"
-    "657273696f6e0001096379786c615f61706900020b6379786c615f616c6c6f630003047370696e00040a2d0404004101"
-    "0b05004180080b1701017f2300210220022000410f6a4170716a240020020b080003400c000b000b"
-)
-
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -210,9 +193,9 @@ def hub():
 
         # guests: shared, and one module per tenant serving `my_kernel`
         shared, research, student = srv / "shared", srv / "research", srv / "student"
+        # trap.wasm serves `trap` and `spin` (a handler that loops forever)
         for name in ("rms_norm.wasm", "trap.wasm"):
             shutil.copy(GUESTS / name, shared / name)
-        (shared / "spin.wasm").write_bytes(with_target(SPIN, "spin", "spin"))
         copy16, scale = (GUESTS / "copy16.wasm").read_bytes(), (GUESTS / "scale_any.wasm").read_bytes()
         (shared / "shared_k.wasm").write_bytes(with_target(copy16, "shared_kernel", "copy16"))
         (research / "mine.wasm").write_bytes(with_target(copy16, "my_kernel", "copy16"))
@@ -235,7 +218,7 @@ load_subconfig({str(DEPLOY / 'jupyterhub_config.py')!r})
 c.JupyterHub.bind_url = "http://127.0.0.1:{port}"
 c.JupyterHub.hub_port = {hub_port}
 c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{api_port}"
-c.ConfigurableHTTPProxy.command = [{str(VENV_BIN / 'configurable-http-proxy')!r}]
+c.ConfigurableHTTPProxy.command = [{str(VENV_BIN / 'configurable-http-proxy')!r}, "--proxy-timeout", "120000"]
 c.Spawner.cmd = [{str(VENV_BIN / 'jupyterhub-singleuser')!r}]
 c.Spawner.environment = {{"JUPYTER_PATH": {str(jupyter)!r}}}
 c.Authenticator.allowed_users = {{{alice!r}, {bob!r}}}
