@@ -54,22 +54,29 @@ def errors_of(cell) -> list:
     return [o for o in cell.outputs if o.output_type == "error"]
 
 
-def test_notebook_under_launcher(tmp_path, monkeypatch):
-    kernels = tmp_path / "jupyter" / "kernels" / "cyxla"
+def run_notebook(tmp_path, monkeypatch, name, display_name, argv, first_cell, env):
+    """Runs the notebook (`first_cell`, a guest call, a trap, the guest again,
+    linalg) on a kernel spec `name` with `argv`, headless, in an environment
+    of nothing but `env` and the kernel spec's path."""
+    kernels = tmp_path / "jupyter" / "kernels" / name
     kernels.mkdir(parents=True)
-    argv = [str(HOST), "--allow", "rms_norm", "--allow", "trap", "--limit", "call_timeout=5s", "--",
-            str(VENV_PYTHON), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
     (kernels / "kernel.json").write_text(json.dumps(
-        {"argv": argv, "display_name": "Python (cyxla)", "language": "python"}))
+        {"argv": argv, "display_name": display_name, "language": "python"}))
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(src) for src in
-                (SETUP, GUEST.format(seed=1), TRAP, GUEST.format(seed=2), LINALG)]
-    client = NotebookClient(nb, kernel_name="cyxla", timeout=180, startup_timeout=120, allow_errors=True)
-    # the kernel's environment: nothing of this process's cyxla/JAX set-up
-    client.execute(env=clean_env({"JUPYTER_PATH": str(tmp_path / "jupyter")}))
+                (first_cell, GUEST.format(seed=1), TRAP, GUEST.format(seed=2), LINALG)]
+    client = NotebookClient(nb, kernel_name=name, timeout=180, startup_timeout=120, allow_errors=True)
+    client.execute(env=clean_env({"JUPYTER_PATH": str(tmp_path / "jupyter"), **env}))
+    return nb
 
+
+def test_notebook_under_launcher(tmp_path, monkeypatch):
+    argv = [str(HOST), "--allow", "rms_norm", "--allow", "trap", "--limit", "call_timeout=5s", "--",
+            str(VENV_PYTHON), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    # the kernel's environment: nothing of this process's cyxla/JAX set-up
+    nb = run_notebook(tmp_path, monkeypatch, "cyxla", "Python (cyxla)", argv, SETUP, {})
     setup, first, trap, again, linalg = nb.cells
     for cell in (setup, first, again, linalg):
         assert not errors_of(cell), f"cell failed:\n{cell.source}\n{cell.outputs}"
@@ -94,20 +101,9 @@ print("SERVED", cyxla.serve_on_cpu(allow=["rms_norm", "trap"], limits={"call_tim
 def test_notebook_serving_on_cpu(tmp_path, monkeypatch):
     """A plain kernel (no launcher) that serves the guests on JAX's own
     ``cpu`` platform with ``serve_on_cpu`` in its first cell."""
-    kernels = tmp_path / "jupyter" / "kernels" / "plain"
-    kernels.mkdir(parents=True)
     argv = [str(VENV_PYTHON), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    (kernels / "kernel.json").write_text(json.dumps(
-        {"argv": argv, "display_name": "Python", "language": "python"}))
-    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
-
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(src) for src in
-                (SERVE_ON_CPU, GUEST.format(seed=1), TRAP, GUEST.format(seed=2), LINALG)]
-    client = NotebookClient(nb, kernel_name="plain", timeout=180, startup_timeout=120, allow_errors=True)
-    client.execute(env=clean_env({"JUPYTER_PATH": str(tmp_path / "jupyter"), "CYXLA_PJRT_LIBRARY": str(LIBRARY),
-                                  "JAX_PLATFORMS": "cpu"}))
-
+    nb = run_notebook(tmp_path, monkeypatch, "plain", "Python", argv, SERVE_ON_CPU,
+                      {"CYXLA_PJRT_LIBRARY": str(LIBRARY), "JAX_PLATFORMS": "cpu"})
     setup, first, trap, again, linalg = nb.cells
     for cell in (setup, first, again, linalg):
         assert not errors_of(cell), f"cell failed:\n{cell.source}\n{cell.outputs}"
