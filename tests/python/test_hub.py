@@ -78,7 +78,10 @@ class Kernel:
         self.lock = threading.Lock()
 
     def run(self, code: str) -> tuple[str, dict | None]:
-        """Runs a cell: its stdout, and its error (`ename`, `evalue`) or None."""
+        """Runs a cell: its stdout, and its error (`ename`, `evalue`) or None.
+
+        What the cell wrote to stderr (cyxla's warnings, e.g. a reload's) is kept
+        apart in `self.stderr`, so a result compared whole is stdout alone."""
         msg_id = uuid.uuid4().hex
         self.ws.send(json.dumps({
             "header": {"msg_id": msg_id, "username": "test", "session": self.session,
@@ -88,7 +91,7 @@ class Kernel:
             "content": {"code": code, "silent": False, "store_history": True,
                         "user_expressions": {}, "allow_stdin": False, "stop_on_error": True},
         }))
-        out, error, replied, idle = [], None, False, False
+        out, err, error, replied, idle = [], [], None, False, False
         deadline = time.monotonic() + TIMEOUT
         while not (replied and idle):
             assert time.monotonic() < deadline, f"cell hung:\n{code}\n{''.join(out)}"
@@ -97,13 +100,14 @@ class Kernel:
                 continue
             kind, content = msg["msg_type"], msg["content"]
             if kind == "stream":
-                out.append(content["text"])
+                (err if content["name"] == "stderr" else out).append(content["text"])
             elif kind == "error":
                 error = {"ename": content["ename"], "evalue": content["evalue"]}
             elif kind == "execute_reply":
                 replied = True
             elif kind == "status" and content["execution_state"] == "idle":
                 idle = True
+        self.stderr = "".join(err)
         return "".join(out), error
 
     def ok(self, code: str) -> str:
