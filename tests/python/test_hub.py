@@ -128,7 +128,8 @@ def call(target, **attrs):
     try:
         return "ok " + " ".join(str(v) for v in raw(target, **attrs)[:4].tolist())
     except Exception as e:
-        return "error " + str(e).splitlines()[0][:400]
+        hints = [line for line in str(e).splitlines() if line.startswith("hint: ")]
+        return "error " + str(e).splitlines()[0][:400] + "".join(" | " + h for h in hints)
 
 def rms_ok():
     y = raw("rms_norm", eps=np.float32(1e-5))
@@ -343,8 +344,13 @@ def test_two_users_on_their_tenants(hub):
     # a target research allows and student does not
     assert a.ok("print('RMS', rms_ok())").strip() == "RMS True"
     out = b.ok("print('RMS', call('rms_norm', eps=np.float32(1e-5)))")
-    # not registered for student: XLA's compile error (cyxla registers only allowed targets)
+    # not registered for student: XLA's compile error (cyxla registers only allowed targets),
+    # and why, in the policy's words: the module is in the shared folder, the policy says no
     assert out.startswith("RMS error") and "No FFI handler registered for rms_norm" in out, out
+    assert out.strip().endswith(
+        f"| hint: target `rms_norm` is served by {hub['shared'] / 'rms_norm.wasm'}, but not allowed for "
+        f"tenant `student` (user `{bob}` in [users]) by the policy {hub['policy']} (allowed: `my_kernel`, "
+        "`shared_kernel`, `spin`, `trap`, `scale_*`); the policy's operator decides what each tenant may call"), out
 
     # the same target name, each tenant's own module
     assert a.ok("print(call('my_kernel', factor=3.0))").strip() == "ok 0.0 1.0 2.0 3.0"

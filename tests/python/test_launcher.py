@@ -75,7 +75,10 @@ except Exception as e:
     r = run_launched(code, ["--allow", "rms_norm"])
     assert_no_crash(r)
     assert r.returncode == 0, r.describe()
-    assert "ERROR" in r.stdout and "scale_any" in r.stdout, r.describe()
+    assert "ERROR" in r.stdout and "No FFI handler registered for scale_any" in r.stdout, r.describe()
+    # XLA's error gains why: what is registered, and which module serves the target
+    assert "hint: target `scale_any` has no handler; registered:" in r.stdout, r.describe()
+    assert "scale_any.wasm but not allowed: add --allow scale_any" in r.stdout, r.describe()
 
 
 def test_no_lapack():

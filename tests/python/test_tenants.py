@@ -67,7 +67,8 @@ def call(target, **attrs):
         y = jax.jit(lambda x: jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(x.shape, x.dtype))(x, **attrs))(x)
         return "ok " + " ".join(str(v) for v in np.asarray(y)[:4].tolist())
     except Exception as e:
-        return "error " + str(e).splitlines()[0][:200]
+        hints = [line for line in str(e).splitlines() if line.startswith("hint: ")]
+        return "error " + str(e).splitlines()[0][:200] + "".join(" | " + h for h in hints)
 print("DEVICES", len(jax.devices()))
 print("MY_KERNEL", call("my_kernel", factor=3.0))
 print("RMS_NORM", call("rms_norm", eps=np.float32(1e-5)))
@@ -106,12 +107,19 @@ def test_two_tenants_in_two_processes(site):
     assert a["MY_KERNEL"] == "ok 0.0 1.0 2.0 3.0", a
     assert a["RMS_NORM"].startswith("ok "), a
     assert a["SCALE_ANY"].startswith("error ") and "scale_any" in a["SCALE_ANY"], a
+    # XLA's compile error, and why: the policy's decision in a tenant's words (no `--allow`)
+    root, _ = site
+    assert a["SCALE_ANY"].endswith(
+        f"| hint: target `scale_any` is served by {root / 'shared' / 'scale_any.wasm'}, but not allowed "
+        f"for tenant `a` (CYXLA_TENANT or --tenant) by the policy {policy} (allowed: `my_kernel`, `rms_norm`, `trap`); "
+        "the policy's operator decides what each tenant may call"), a
     assert a["NATIVE"].startswith("refused") and "tenant_native" in a["NATIVE"], a
     # b: my_kernel is scale_any (3x), no rms_norm, 4 devices, natives allowed
     assert b["DEVICES"] == "4", b
     assert b["MY_KERNEL"] == "ok 0.0 3.0 6.0 9.0", b
     assert b["SCALE_ANY"] == "ok 0.0 2.0 4.0 6.0", b
     assert b["RMS_NORM"].startswith("error ") and "rms_norm" in b["RMS_NORM"], b
+    assert "| hint: target `rms_norm` is served by " in b["RMS_NORM"] and "not allowed for tenant `b`" in b["RMS_NORM"], b
     assert b["NATIVE"] == "allowed", b
 
 

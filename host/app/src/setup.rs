@@ -221,6 +221,55 @@ impl Host {
             .iter()
             .find_map(|s| s.hint_for_unregistered(target))
     }
+
+    /// What to add to XLA's "No FFI handler registered for `target`" for a
+    /// client of the plugin configured by `config`. A tenant's user cannot
+    /// `--allow` anything: for a tenant it is the policy's decision, with the
+    /// module that serves the target if one of the tenant's folders has it.
+    pub fn hint_for_client(&self, config: &Config, target: &str) -> Option<String> {
+        if !config.lapack && lapack::target_names().contains(&target) {
+            let by = match &config.tenant {
+                Some(t) => format!(
+                    "for tenant `{}` by the policy {}",
+                    t.name,
+                    t.policy.display()
+                ),
+                None => "(--no-lapack, CYXLA_NO_LAPACK=1)".to_owned(),
+            };
+            return Some(format!(
+                "hint: `{target}` is a native LAPACK target, and LAPACK is turned off {by}"
+            ));
+        }
+        let Some(tenant) = &config.tenant else {
+            return Some(unregistered_hint(
+                target,
+                self.hint_for_unregistered(target),
+            ));
+        };
+        if tenant.allow.allows(target) {
+            return self
+                .hint_for_unregistered(target)
+                .map(|h| format!("hint: {h}"));
+        }
+        let served = self
+            .sandboxes
+            .iter()
+            .find_map(|s| {
+                let guests = s.guests();
+                (guests.serving(target).map(|g| g.path().to_owned()))
+                    .or_else(|| guests.idle_declaring(target).map(|i| i.path.clone()))
+            })
+            .map(|path| format!("served by {}, but ", path.display()))
+            .unwrap_or_default();
+        Some(format!(
+            "hint: target `{target}` is {served}not allowed for tenant `{}` ({}) by the policy {} \
+             (allowed: {}); the policy's operator decides what each tenant may call",
+            tenant.name,
+            tenant.selected_by,
+            tenant.policy.display(),
+            tenant.allow
+        ))
+    }
 }
 
 /// Loads the plugin and registers every handler `setup` asks for: natives,

@@ -101,6 +101,8 @@ pub struct Tenant {
     pub name: String,
     /// Why this process is this tenant (e.g. "user `alice` in `[users]`").
     pub selected_by: String,
+    /// The policy file that decided.
+    pub policy: PathBuf,
     /// Its guests folders, in order: an earlier folder wins a target.
     pub guests: Vec<PathBuf>,
     /// Its allowed targets.
@@ -360,6 +362,7 @@ impl Policy {
         Ok(Tenant {
             name: name.to_owned(),
             selected_by: selected_by.to_owned(),
+            policy: self.path.clone(),
             guests,
             allow,
             limits,

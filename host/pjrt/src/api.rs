@@ -6,6 +6,7 @@
 //! | 0–2 `PJRT_Error_{Destroy,Message,GetCode}`, 132 `PJRT_Error_ForEachPayload` | our errors (configuration, policy) travel beside the real plugin's |
 //! | 3 `PJRT_Plugin_Initialize` | the real plugin was initialised when it was loaded |
 //! | 10 `PJRT_Client_Create` | configure once, report a bad configuration, set the device count, drop the multi-process options the CPU plugin rejects |
+//! | 20 `PJRT_Client_Compile` | XLA's "No FFI handler registered for T" gains why T has no handler here (the policy's decision, a rejected module) |
 //! | `extension_start` | the FFI extension's `register_handler` applies policy |
 //!
 //! If the real plugin cannot be loaded (or the configuration is bad) the
@@ -17,9 +18,9 @@ use std::sync::OnceLock;
 
 use plugin_glue::ffi::pjrt::{
     PJRT_API_FUNCTIONS_OFFSET, PJRT_API_MAJOR, PJRT_API_MINOR, PJRT_Api,
-    PJRT_Api_Version_STRUCT_SIZE, PJRT_Client_Create_Args, PJRT_Client_Create_Fn, PJRT_Error,
-    PJRT_NamedValue, PJRT_Plugin_Attributes_Args, PJRT_Plugin_Initialize_Args, Slot, slot,
-    slot_count,
+    PJRT_Api_Version_STRUCT_SIZE, PJRT_Client_Compile_Args, PJRT_Client_Compile_Fn,
+    PJRT_Client_Create_Args, PJRT_Client_Create_Fn, PJRT_Error, PJRT_NamedValue,
+    PJRT_Plugin_Attributes_Args, PJRT_Plugin_Initialize_Args, Slot, slot, slot_count,
 };
 
 use crate::errors::{self, INTERNAL, INVALID_ARGUMENT, guard};
@@ -40,6 +41,7 @@ struct Table {
     /// The table, 8-byte aligned; leaked: clients keep pointers into it.
     words: &'static [u64],
     real_client_create: Option<PJRT_Client_Create_Fn>,
+    real_client_compile: Option<PJRT_Client_Compile_Fn>,
 }
 
 static TABLE: OnceLock<Table> = OnceLock::new();
@@ -59,7 +61,7 @@ fn table() -> &'static Table {
 /// The slots cyxla owns in every table it serves, each as (word index,
 /// word of our function). [`Slot::word`] takes only a function of the
 /// slot's signature.
-fn own_slots() -> [(usize, u64); 6] {
+fn own_slots() -> [(usize, u64); 7] {
     fn at<F: Copy>(slot: Slot<F>, ours: F) -> (usize, u64) {
         (slot.offset() / 8, slot.word(ours))
     }
@@ -71,6 +73,7 @@ fn own_slots() -> [(usize, u64); 6] {
         at(slot::PJRT_Error_ForEachPayload, errors::for_each_payload),
         at(slot::PJRT_Plugin_Initialize, plugin_initialize),
         at(slot::PJRT_Client_Create, client_create),
+        at(slot::PJRT_Client_Compile, client_compile),
     ]
 }
 
@@ -103,6 +106,8 @@ fn wrap(real: &'static [u8]) -> Table {
     };
     // SAFETY: as above.
     let real_client_create = unsafe { slot::PJRT_Client_Create.read(&words) };
+    // SAFETY: as above.
+    let real_client_compile = unsafe { slot::PJRT_Client_Compile.read(&words) };
     let slots = slot_count(real.len());
     for (index, word) in own_slots() {
         // Only the slots the real table has: its struct_size stays the truth.
@@ -116,6 +121,7 @@ fn wrap(real: &'static [u8]) -> Table {
     Table {
         words: Vec::leak(words),
         real_client_create,
+        real_client_compile,
     }
 }
 
@@ -144,6 +150,7 @@ fn stand_in() -> Table {
     Table {
         words: Vec::leak(words),
         real_client_create: None,
+        real_client_compile: None,
     }
 }
 
@@ -253,6 +260,34 @@ unsafe extern "C" fn client_create(args: *mut PJRT_Client_Create_Args) -> *mut P
             let error = real(args);
             ((*args).create_options, (*args).num_options) = saved;
             error
+        }
+    })
+}
+
+/// `PJRT_Client_Compile`: the real plugin's; when XLA finds no handler for
+/// a custom call's target, its error gains why (see
+/// [`cyxla_app::setup::Host::hint_for_client`]).
+///
+/// # Safety
+///
+/// `args` must be a valid `PJRT_Client_Compile_Args` (PJRT contract).
+unsafe extern "C" fn client_compile(args: *mut PJRT_Client_Compile_Args) -> *mut PJRT_Error {
+    guard(|| {
+        let Some(real) = table().real_client_compile else {
+            return errors::new(INTERNAL, "cyxla: the XLA plugin has no PJRT_Client_Compile");
+        };
+        // SAFETY: the real plugin's `PJRT_Client_Compile`, with the client's
+        // own valid arguments.
+        let error = unsafe { real(args) };
+        // SAFETY: `error` is NULL or the real plugin's, now ours to return.
+        unsafe {
+            errors::amend(error, |message| {
+                let target = cyxla_app::setup::unregistered_target(message)?;
+                let state = state::get();
+                let host = state.ready().ok()?;
+                let config = state.config.as_ref().ok()?;
+                host.hint_for_client(config, target)
+            })
         }
     })
 }

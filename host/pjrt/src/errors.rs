@@ -201,3 +201,60 @@ pub unsafe extern "C" fn get_code(args: *mut PJRT_Error_GetCode_Args) -> *mut PJ
         }
     })
 }
+
+/// The real plugin's `error`, or, when `more` has something to add to its
+/// message, one of ours with the same code and the message followed by that
+/// (the real error destroyed). Payloads of a replaced error are dropped: the
+/// errors amended (compile errors) have none that a client reads.
+///
+/// # Safety
+///
+/// `error` must be NULL or a live error of the real plugin that the caller
+/// owns; if it is replaced, it is destroyed here.
+pub unsafe fn amend(
+    error: *mut PJRT_Error,
+    more: impl FnOnce(&str) -> Option<String>,
+) -> *mut PJRT_Error {
+    let Some(real) = real_error_fns() else {
+        return error;
+    };
+    if error.is_null() || is_own(error) {
+        return error;
+    }
+    let mut args = PJRT_Error_Message_Args::new();
+    args.error = error;
+    // SAFETY: the real plugin's `PJRT_Error_Message` on its live error
+    // (caller's contract).
+    unsafe { (real.message)(&mut args) };
+    let message = if args.message.is_null() {
+        String::new()
+    } else {
+        // SAFETY: the plugin set `message`/`message_size` to bytes that stay
+        // valid until the error is destroyed (below, after this copy).
+        let bytes =
+            unsafe { std::slice::from_raw_parts(args.message.cast::<u8>(), args.message_size) };
+        String::from_utf8_lossy(bytes).into_owned()
+    };
+    let Some(added) = more(&message) else {
+        return error;
+    };
+    let mut code_args = PJRT_Error_GetCode_Args::new();
+    code_args.error = error;
+    // SAFETY: as above, with `PJRT_Error_GetCode`.
+    let nested = unsafe { (real.get_code)(&mut code_args) };
+    let code = if nested.is_null() {
+        code_args.code
+    } else {
+        let mut destroy = PJRT_Error_Destroy_Args::new();
+        destroy.error = nested;
+        // SAFETY: a fresh error of the real plugin, ours to free.
+        unsafe { (real.destroy)(&mut destroy) };
+        INVALID_ARGUMENT
+    };
+    let mut destroy = PJRT_Error_Destroy_Args::new();
+    destroy.error = error;
+    // SAFETY: the caller's error, owned by the caller (contract), freed once;
+    // `message` was copied out of it above.
+    unsafe { (real.destroy)(&mut destroy) };
+    new(code, format!("{message}\n{added}"))
+}
