@@ -6,6 +6,7 @@
 //! serves it now behind an atomic pointer, and each call takes that pointer
 //! once, so a call finishes on the version it started with.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
@@ -16,6 +17,7 @@ use crate::call::HostCall;
 use crate::guest::Guest;
 use crate::layout::CallView;
 use crate::pool::Pool;
+use crate::record::{self, FailedCall, Sink};
 use crate::state::CallInfo;
 use crate::stats::{CallMeasure, Ending, TargetStats};
 
@@ -194,10 +196,43 @@ impl GuestHandler {
                 if failure.discard {
                     lease.discard();
                 }
+                if let Some(sink) = record::sink() {
+                    self.record(&sink, call, pool.guest(), &failure.error);
+                }
                 let error = prefixed(failure.error);
                 tracing::debug!(code = %error.code, "{}", error.message);
                 Err(error)
             }
+        }
+    }
+}
+
+impl GuestHandler {
+    /// Sends the failed `call` to `sink` (a panic in the sink is logged:
+    /// the call's own error stands).
+    fn record<C: CallView>(&self, sink: &Sink, call: &C, guest: &Guest, error: &HandlerError) {
+        let Some(record::Captured {
+            operands,
+            attrs,
+            results,
+        }) = record::capture(call)
+        else {
+            tracing::warn!(target = %self.slot.target, "the failed call could not be read back: not recorded");
+            return;
+        };
+        let failed = FailedCall {
+            target: self.slot.target.clone(),
+            guest: guest.path().to_owned(),
+            guest_sha256: guest.sha256_hex(),
+            operands,
+            attrs,
+            results,
+            memory_bytes: guest.limits().memory_bytes,
+            call_timeout: guest.limits().call_timeout,
+            error: error.clone(),
+        };
+        if catch_unwind(AssertUnwindSafe(|| sink(&failed))).is_err() {
+            tracing::error!(target = %self.slot.target, "recording a failed call panicked");
         }
     }
 }

@@ -69,6 +69,7 @@ mod layout;
 pub mod limits;
 pub mod policy;
 mod pool;
+pub mod record;
 mod reload;
 mod sandbox;
 mod stack;

@@ -18,6 +18,7 @@
 //! | `CYXLA_RELOAD` | `reload` | `0`: changed guests are not reloaded | `1` |
 //! | `CYXLA_STATS` | | a JSON file of per-target statistics, kept current | none |
 //! | `CYXLA_CACHE` | | `0`: no compile cache (folder: `CYXLA_CACHE_DIR`) | on |
+//! | `CYXLA_RECORD` | `record` | a folder where failed guest calls are recorded, for `cyxla-host replay` | none |
 //!
 //! Every problem is an error that names the variable or the file (with line
 //! and column) and what was expected: nothing is silently ignored.
@@ -61,6 +62,8 @@ pub const RELOAD_ENV: &str = "CYXLA_RELOAD";
 pub const STATS_ENV: &str = "CYXLA_STATS";
 /// `0` turns the compile cache off.
 pub const CACHE_ENV: &str = "CYXLA_CACHE";
+/// A folder where failed guest calls are recorded (`cyxla-host replay`).
+pub const RECORD_ENV: &str = "CYXLA_RECORD";
 /// The cyxla PJRT plugin library, for the Python package (`jax_plugins.cyxla`).
 pub const LIBRARY_ENV: &str = "CYXLA_PJRT_LIBRARY";
 /// `cpu`: the Python package serves the guests on JAX's own `cpu` platform
@@ -83,8 +86,9 @@ pub fn cpu_refusal() -> String {
 pub use crate::tenants::MAX_DEVICES;
 
 /// Every variable this module reads, for the launcher and for messages.
-pub const VARIABLES: [&str; 14] = [
+pub const VARIABLES: [&str; 15] = [
     CACHE_ENV,
+    RECORD_ENV,
     STATS_ENV,
     RELOAD_ENV,
     POLICY_ENV,
@@ -130,6 +134,8 @@ pub struct Config {
     pub stats: Option<PathBuf>,
     /// The compile cache folder; `None`: no cache.
     pub cache: Option<PathBuf>,
+    /// Where failed guest calls are recorded; `None`: nowhere.
+    pub record: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -150,6 +156,7 @@ impl Default for Config {
             reload: true,
             stats: None,
             cache: ModuleCache::default_dir(),
+            record: None,
         }
     }
 }
@@ -167,6 +174,7 @@ struct File {
     devices: Option<u32>,
     native: Option<Vec<String>>,
     reload: Option<bool>,
+    record: Option<PathBuf>,
 }
 
 /// A path, or a list of them.
@@ -178,8 +186,9 @@ enum OneOrMany {
 }
 
 /// The settings a policy file decides, which may not be set beside it.
-const DECIDED_BY_POLICY: [&str; 7] = [
+const DECIDED_BY_POLICY: [&str; 8] = [
     CONFIG_ENV,
+    RECORD_ENV,
     GUESTS_ENV,
     ALLOW_ENV,
     LIMITS_ENV,
@@ -276,6 +285,7 @@ impl Config {
             reload: true,
             stats: None,
             cache: ModuleCache::default_dir(),
+            record: tenant.record.clone(),
         };
         if config.devices.is_none()
             && let Some(v) = set(DEVICES_ENV)
@@ -319,6 +329,9 @@ impl Config {
         }
         if let Some(reload) = file.reload {
             self.reload = reload;
+        }
+        if let Some(record) = file.record {
+            self.record = Some(base.join(record));
         }
         if let Some(allow_native) = file.allow_native {
             self.allow_native = allow_native;
@@ -374,6 +387,9 @@ impl Config {
         }
         if let Some(v) = var(STATS_ENV) {
             self.stats = Some(PathBuf::from(v));
+        }
+        if let Some(v) = var(RECORD_ENV) {
+            self.record = Some(PathBuf::from(v));
         }
         if let Some(v) = var(RELOAD_ENV) {
             self.reload = parse_bool(&v).map_err(|e| bad(RELOAD_ENV, &v, &e))?;

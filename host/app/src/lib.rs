@@ -13,5 +13,6 @@
 pub mod cli;
 pub mod config;
 pub mod npy;
+pub mod record;
 pub mod setup;
 pub mod tenants;

@@ -155,6 +155,19 @@ enum Command {
         #[command(subcommand)]
         command: KernelspecCommand,
     },
+    /// Run a recorded failed call again (`--record DIR` records them), on the
+    /// recorded guest or on the one --guests serves the target from
+    Replay {
+        /// The record: a folder recording wrote (or its call.toml)
+        record: PathBuf,
+        /// Print each operand's type, shape and first elements, and the
+        /// attributes
+        #[arg(long)]
+        show: bool,
+        /// After a successful replay, write each result as out<k>.npy here
+        #[arg(long, value_name = "DIR")]
+        output_dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -319,6 +332,20 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
         }
     };
     match command {
+        Command::Replay {
+            record,
+            show,
+            output_dir,
+        } => {
+            let args = cyxla_app::cli::replay::ReplayArgs {
+                record,
+                guests: cli.host.guests.clone(),
+                show,
+                output_dir,
+            };
+            print!("{}", cyxla_app::cli::replay::replay(&args)?);
+            Ok(())
+        }
         Command::Run(cmd) => {
             if cmd.stats {
                 stats::enable_timing();

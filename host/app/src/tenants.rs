@@ -73,6 +73,9 @@ struct Settings {
     allow_native: Option<bool>,
     devices: Option<Spanned<u32>>,
     pins: Option<BTreeMap<String, Spanned<String>>>,
+    /// Where failed calls are recorded (`~` and `$USER` expanded); none:
+    /// not recorded, and the tenant's users cannot turn recording on.
+    record: Option<Spanned<String>>,
 }
 
 /// A parsed policy file.
@@ -117,6 +120,8 @@ pub struct Tenant {
     pub devices: Option<u32>,
     /// Target → the sha256 (hex) of the only module that may serve it.
     pub pins: BTreeMap<String, String>,
+    /// Where its failed calls are recorded, if anywhere.
+    pub record: Option<PathBuf>,
 }
 
 impl Policy {
@@ -359,10 +364,17 @@ impl Policy {
                 .map_err(|e| in_tenant(format!("limits: {e}")))?;
         }
         let pins = self.pins_of(own);
+        let base = self.path.parent().unwrap_or(Path::new("."));
+        let record = own
+            .record
+            .as_ref()
+            .or(d.record.as_ref())
+            .map(|r| expand(r.get_ref(), user, base));
         Ok(Tenant {
             name: name.to_owned(),
             selected_by: selected_by.to_owned(),
             policy: self.path.clone(),
+            record,
             guests,
             allow,
             limits,

@@ -39,6 +39,7 @@ fn start() -> Result<ExportedHost, String> {
     let host = unsafe { setup::start_exported(&Setup::from_config(&config)) }
         .map_err(|e| format!("cyxla: {}", cyxla_host::report(e.as_ref())))?;
     crate::stats_writer::start(config.stats.clone());
+    cyxla_app::record::start(config.record.clone());
     for sandbox in &host.sandboxes {
         tracing::info!(
             guests = %sandbox.guests().dir().display(),

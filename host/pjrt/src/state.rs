@@ -78,6 +78,7 @@ impl State {
                             )
                         })?;
                 crate::stats_writer::start(config.stats.clone());
+                cyxla_app::record::start(config.record.clone());
                 if let Some(tenant) = &config.tenant {
                     tracing::info!(tenant = %tenant.name, by = %tenant.selected_by, "cyxla tenant");
                 }

@@ -19,6 +19,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 
 use crate::config::GUESTS_ENV;
+use crate::config::RECORD_ENV;
 use crate::config::{
     ALLOW_ENV, ALLOW_NATIVE_ENV, CONFIG_ENV, Config, DEVICES_ENV, LIBRARY_ENV, LIMITS_ENV,
     MAX_DEVICES, NATIVE_ENV, NO_LAPACK_ENV, PLATFORM_ENV, cpu_refusal,
@@ -59,6 +60,10 @@ pub struct LaunchArgs {
     /// jax.distributed collectives; refused with --deny-native)
     #[arg(long, value_name = "PLATFORM", default_value = PLATFORM, value_parser = [PLATFORM, CPU_PLATFORM])]
     pub platform: String,
+    /// With `-- COMMAND`: record each failed guest call (operands, attributes,
+    /// error) in its own folder in DIR, for `cyxla-host replay` (CYXLA_RECORD)
+    #[arg(long, value_name = "DIR")]
+    pub record: Option<PathBuf>,
 }
 
 /// The host options as the launcher needs them.
@@ -196,6 +201,9 @@ fn environment(host: &HostOptions, args: &LaunchArgs) -> Result<BTreeMap<&'stati
     }
     if let Some(devices) = args.devices {
         vars.insert(DEVICES_ENV, devices.to_string());
+    }
+    if let Some(record) = &args.record {
+        vars.insert(RECORD_ENV, text(record)?);
     }
     if !host.natives.is_empty() {
         let specs: Vec<String> = host

@@ -7,4 +7,5 @@ pub mod launch;
 pub mod list;
 pub mod new;
 pub mod policy;
+pub mod replay;
 pub mod run;
