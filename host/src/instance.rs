@@ -280,9 +280,18 @@ impl Instance {
             copying: Vec::new(),
             measure: CallMeasure::default(),
         };
-        instance
-            .grow_scratch(INITIAL_SCRATCH)
-            .map_err(|failure| NewError::Failed(WasmError::msg(failure.error.message)))?;
+        instance.grow_scratch(INITIAL_SCRATCH).map_err(|failure| {
+            // A trap or a deadline in the allocator: say whose.
+            let message = failure.error.message;
+            NewError::Failed(WasmError::msg(if message.contains(abi::EXPORT_ALLOC) {
+                message
+            } else {
+                format!(
+                    "`{}({INITIAL_SCRATCH}, {DATA_ALIGN})` {message}",
+                    abi::EXPORT_ALLOC
+                )
+            }))
+        })?;
         Ok(instance)
     }
 
