@@ -14,6 +14,12 @@
 # `wasm-opt -O3 --low-memory-unused` on the module after linking, as the
 # documented command does. Drop the .wasm into the host's guests folder.
 #
+# -DCYXLA_DEBUG_INFO=ON keeps DWARF line tables in the modules: a trap then
+# names the source file and line of each frame. The same -O3 code: sources
+# are compiled with -gline-tables-only, the link runs without the compile
+# flags (with -O, clang-19 runs wasm-opt after linking without -g, which
+# drops line tables), and the post-link step is `wasm-opt -O3 -g`.
+#
 # Needs Debian's clang-19, lld-19, wasi-libc, libc++-19-dev-wasm32 and
 # binaryen (scripts/setup.sh). Set CYXLA_CLANG (default clang-19),
 # CYXLA_CLANGXX (default clang++-19) and CYXLA_WASM_OPT (default: wasm-opt
@@ -35,9 +41,24 @@ set(CMAKE_CXX_COMPILER_TARGET wasm32-wasi)
 # Compiler checks build static libraries (a guest module is a reactor).
 set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
 
+option(CYXLA_DEBUG_INFO "Keep DWARF line tables in cyxla guest modules (traps name file:line)" OFF)
+
 set(CMAKE_C_FLAGS_INIT "-std=c11 -O3 -msimd128 -mllvm -force-vector-interleave=4 -ffp-contract=off")
 set(CMAKE_CXX_FLAGS_INIT "-std=c++17 -O3 -msimd128 -mllvm -force-vector-interleave=4 -ffp-contract=off -fno-exceptions -fno-rtti")
-set(CMAKE_EXE_LINKER_FLAGS_INIT "-mexec-model=reactor -Wl,--strip-debug")
+if(CYXLA_DEBUG_INFO)
+  string(APPEND CMAKE_C_FLAGS_INIT " -gline-tables-only")
+  string(APPEND CMAKE_CXX_FLAGS_INIT " -gline-tables-only")
+  set(CMAKE_EXE_LINKER_FLAGS_INIT "-mexec-model=reactor")
+  # The link without <FLAGS> (no -O: no wasm-opt without -g by clang).
+  set(CMAKE_C_LINK_EXECUTABLE
+    "<CMAKE_C_COMPILER> --target=wasm32-wasi <CMAKE_C_LINK_FLAGS> <LINK_FLAGS> <OBJECTS> -o <TARGET> <LINK_LIBRARIES>")
+  set(CMAKE_CXX_LINK_EXECUTABLE
+    "<CMAKE_CXX_COMPILER> --target=wasm32-wasi <CMAKE_CXX_LINK_FLAGS> <LINK_FLAGS> <OBJECTS> -o <TARGET> <LINK_LIBRARIES>")
+  set(CYXLA_WASM_OPT_DEBUG "-g")
+else()
+  set(CMAKE_EXE_LINKER_FLAGS_INIT "-mexec-model=reactor -Wl,--strip-debug")
+  set(CYXLA_WASM_OPT_DEBUG "")
+endif()
 set(CMAKE_EXECUTABLE_SUFFIX_C ".wasm")
 set(CMAKE_EXECUTABLE_SUFFIX_CXX ".wasm")
 set(CMAKE_C_STANDARD_INCLUDE_DIRECTORIES "${CYXLA_GUEST_SDK}/include")
@@ -65,6 +86,6 @@ function(cyxla_add_guest name)
   # Constant address offsets into the accesses' offset fields
   # (guest-sdk/README.md): the first 1 KiB of memory is never used.
   add_custom_command(TARGET ${name} POST_BUILD
-    COMMAND "${CYXLA_WASM_OPT}" -O3 --low-memory-unused "$<TARGET_FILE:${name}>" -o "$<TARGET_FILE:${name}>"
+    COMMAND "${CYXLA_WASM_OPT}" -O3 ${CYXLA_WASM_OPT_DEBUG} --low-memory-unused "$<TARGET_FILE:${name}>" -o "$<TARGET_FILE:${name}>"
     VERBATIM)
 endfunction()

@@ -4,12 +4,18 @@
 # into native shared libraries against jaxlib's real XLA headers (to compare
 # the two, or to register with `cyxla-host run --native`).
 #
-# Usage: guests/cpp/build.sh [--native] [--out DIR] [SOURCE...]
+# Usage: guests/cpp/build.sh [--native] [--debug-info] [--out DIR] [SOURCE...]
 #   SOURCE   .cc (C++17) or .c (C11) files, each one module; default: every
 #            guests/cpp/*.cc and *.c
 #   --out    output directory; default guests/out (wasm) or
 #            target/cpp-native (--native)
 #   --native build lib<stem>_cpp.so (or lib<stem>_c.so) for the host instead
+#   --debug-info  keep DWARF line tables in the module: a trap then names
+#            the source file and line of each frame. The same -O3 code;
+#            compiled and linked in separate steps (clang-19 runs wasm-opt
+#            after linking, without -g, which drops line tables) and
+#            optimized with `wasm-opt -O3 -g`, which keeps them. Always
+#            rebuilds; give it its own --out.
 #
 # Outputs <stem>_cpp.wasm for a .cc source, <stem>_c.wasm for a .c source.
 # A module is rebuilt only when its source, a header of guest-sdk/include,
@@ -37,18 +43,20 @@ wasm_opt="${CYXLA_WASM_OPT:-wasm-opt}"
 read -r -a native_flags <<<"${CYXLA_NATIVE_FLAGS:-}"
 
 native=0
+debug_info=0
 out=""
 sources=()
 while (($#)); do
     case "$1" in
         --native) native=1 ;;
+        --debug-info) debug_info=1 ;;
         --out)
             [[ $# -ge 2 ]] || { echo "guests/cpp/build.sh: --out needs a directory" >&2; exit 2; }
             out="$2"
             shift
             ;;
         -h | --help)
-            sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+            sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         -*) echo "guests/cpp/build.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -103,7 +111,7 @@ for src in "${sources[@]}"; do
     else
         target="$out/${stem}_${lang}.wasm"
     fi
-    if [[ -f "$target" ]]; then
+    if [[ -f "$target" ]] && ((!debug_info)); then
         built=$(stat -c %Y "$target")
         newest=$(printf '%s\n%s\n' "$(stat -c %Y "$src")" "${sdk_mtime%.*}" | sort -n | tail -1)
         if ((built > newest)); then
@@ -125,6 +133,23 @@ for src in "${sources[@]}"; do
             -mllvm -force-vector-interleave=4 -ffp-contract=off -fno-exceptions -Wall -Wextra -Wl,--strip-debug
             -I"$sdk/include" "$src" "$runtime" -o "$tmp")
         if [[ $lang == cpp ]]; then cmd+=(-fno-rtti); fi
+        if ((debug_info)); then
+            # Compile both sources to objects with line tables (the same
+            # flags), then link without -O (below) so that clang does not
+            # run wasm-opt without -g.
+            compile=("$compiler" --target=wasm32-wasi "$std" -O3 -gline-tables-only -msimd128
+                -mllvm -force-vector-interleave=4 -ffp-contract=off -fno-exceptions -Wall -Wextra
+                -I"$sdk/include" -c)
+            if [[ $lang == cpp ]]; then compile+=(-fno-rtti); fi
+            if ! "${compile[@]}" "$src" -o "$tmp.src.o" || ! "${compile[@]}" "$runtime" -o "$tmp.rt.o"; then
+                rm -f "$tmp.src.o" "$tmp.rt.o"
+                echo "guests/cpp/build.sh: compiling $src with --debug-info failed; the command was:" >&2
+                printf '  %q' "${compile[@]}" "$src" >&2
+                echo >&2
+                exit 1
+            fi
+            cmd=("$compiler" --target=wasm32-wasi -mexec-model=reactor "$tmp.src.o" "$tmp.rt.o" -o "$tmp")
+        fi
     fi
     if ! "${cmd[@]}"; then
         rm -f "$tmp"
@@ -143,6 +168,10 @@ for src in "${sources[@]}"; do
         # that would have wrapped could only have reached it. Same results;
         # a naive f32 matmul runs 13-20% faster (guest-sdk/README.md).
         opt=("$wasm_opt" -O3 --low-memory-unused "$tmp" -o "$tmp")
+        if ((debug_info)); then
+            rm -f "$tmp.src.o" "$tmp.rt.o"
+            opt=("$wasm_opt" -O3 -g --low-memory-unused "$tmp" -o "$tmp")
+        fi
         if ! "${opt[@]}"; then
             rm -f "$tmp"
             echo "guests/cpp/build.sh: optimizing $src failed; the command was:" >&2

@@ -94,3 +94,97 @@ fn issue36_rust_scaffold_release_build_traps_naming_its_source_line() {
         "expected lib.rs:{line} in: {message}"
     );
 }
+
+/// A C++ handler that traps on the line marked `the trap`.
+const CPP_SOURCE: &str = r#"// A guest that traps at a known line.
+#include "xla/ffi/api/ffi.h"
+
+namespace ffi = xla::ffi;
+
+static ffi::Error Impl(ffi::Result<ffi::Buffer<ffi::F32>> y) {
+  y->typed_data()[0] = 1.0f;
+  __builtin_trap();  // the trap
+  return ffi::Error::Success();
+}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(TrapLine, Impl, ffi::Ffi::Bind().Ret<ffi::Buffer<ffi::F32>>());
+CYXLA_TARGET(trap_line_cpp, TrapLine);
+"#;
+
+fn workspace_root() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+/// The trap names `trap_line_cpp.cc` and the line of `the trap`.
+fn assert_names_cpp_line(message: &str) {
+    let line = line_of(CPP_SOURCE, "the trap");
+    assert!(
+        message.contains("trapped: wasm `unreachable` instruction executed")
+            && message.contains(&format!("trap_line_cpp.cc:{line})")),
+        "expected trap_line_cpp.cc:{line} in: {message}"
+    );
+}
+
+#[test]
+fn issue36_cpp_build_script_with_debug_info_traps_naming_its_source_line() {
+    let scratch = tempfile::tempdir().expect("temporary directory");
+    let source = scratch.path().join("trap_line_cpp.cc");
+    std::fs::write(&source, CPP_SOURCE).expect("write the source");
+    let guests = scratch.path().join("guests");
+    let out = Command::new("bash")
+        .arg(workspace_root().join("guests/cpp/build.sh"))
+        .arg("--debug-info")
+        .arg("--out")
+        .arg(&guests)
+        .arg(&source)
+        .output()
+        .expect("bash runs");
+    assert!(
+        out.status.success(),
+        "guests/cpp/build.sh --debug-info failed (install clang-19, lld-19, wasi-libc, \
+         libc++-19-dev-wasm32 and binaryen with scripts/setup.sh):\n{}",
+        text(&out.stderr)
+    );
+    assert_names_cpp_line(&trap_message(&guests, "trap_line_cpp"));
+}
+
+#[test]
+fn issue36_cpp_cmake_toolchain_with_debug_info_traps_naming_its_source_line() {
+    let scratch = tempfile::tempdir().expect("temporary directory");
+    let dir = scratch.path().join("trap_line_cpp");
+    let out = Command::new(env!("CARGO_BIN_EXE_cyxla-host"))
+        .args(["new", "trap_line_cpp", "--cpp"])
+        .arg(&dir)
+        .output()
+        .expect("cyxla-host runs");
+    assert_exit(&out, 0, "cyxla-host new --cpp");
+    std::fs::write(dir.join("trap_line_cpp.cc"), CPP_SOURCE).expect("write the source");
+    let build = dir.join("build");
+    for args in [
+        vec![
+            "-S".into(),
+            dir.display().to_string(),
+            "-B".into(),
+            build.display().to_string(),
+            "-DCYXLA_DEBUG_INFO=ON".into(),
+        ],
+        vec!["--build".into(), build.display().to_string()],
+    ] {
+        let out = Command::new("cmake")
+            .args(&args)
+            .output()
+            .expect("cmake runs (install cmake with scripts/setup.sh)");
+        assert!(
+            out.status.success(),
+            "cmake {args:?} failed (install cmake, clang-19, lld-19, wasi-libc, \
+             libc++-19-dev-wasm32 and binaryen with scripts/setup.sh):\n{}{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+    }
+    let guests = dir.join("guests");
+    std::fs::create_dir_all(&guests).expect("guests folder");
+    std::fs::copy(build.join("trap_line_cpp.wasm"), guests.join("trap_line_cpp.wasm"))
+        .expect("copy the module");
+    assert_names_cpp_line(&trap_message(&guests, "trap_line_cpp"));
+}
