@@ -497,8 +497,10 @@ impl std::error::Error for LimitError {
     }
 }
 
-/// How guest code past its deadline is stopped.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+/// How guest code past its deadline is stopped. Its settings are `auto`,
+/// `epoch` and `unchecked` (refused where operators set limits); `signal`
+/// is refused with [`SIGNAL_REMOVED`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Interrupt {
     /// Epochs (the default): sound by construction, a check compiled into
@@ -516,6 +518,23 @@ pub enum Interrupt {
     /// No deadline at all: a looping guest never returns. For measuring
     /// what deadlines cost; never for guests one does not trust.
     Unchecked,
+}
+
+/// Why `interrupt = "signal"` is refused: the mechanism was removed.
+pub const SIGNAL_REMOVED: &str = "interrupt `signal` was removed: it stopped a guest late or never when the calling thread blocked real-time signals or another library replaced its signal handler, and it rewrote return addresses that profilers and other unwinders walk; deadlines are epoch checks (`interrupt=epoch`, the default): remove the setting";
+
+impl<'de> Deserialize<'de> for Interrupt {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Interrupt, D::Error> {
+        const NAMES: &[&str] = &["auto", "epoch", "unchecked"];
+        let name = String::deserialize(d)?;
+        match name.as_str() {
+            "auto" => Ok(Interrupt::Auto),
+            "epoch" => Ok(Interrupt::Epoch),
+            "unchecked" => Ok(Interrupt::Unchecked),
+            "signal" => Err(de::Error::custom(SIGNAL_REMOVED)),
+            other => Err(de::Error::unknown_variant(other, NAMES)),
+        }
+    }
 }
 
 impl Interrupt {
@@ -887,7 +906,18 @@ mod tests {
             .to_string();
         assert!(e.contains("turns deadlines off"), "{e}");
         let e = limits.set("interrupt", "fuel").unwrap_err().to_string();
-        assert!(e.contains("unknown variant `fuel`"), "{e}");
+        assert_eq!(
+            e,
+            "--limit interrupt=fuel: unknown variant `fuel`, expected one of `auto`, `epoch`, `unchecked`"
+        );
+        // The signal mechanism was removed: asking for it is an error that
+        // says so, and changes nothing.
+        let before = limits.clone();
+        let e = limits.set("interrupt", "signal").unwrap_err().to_string();
+        assert_eq!(e, format!("--limit interrupt=signal: {SIGNAL_REMOVED}"));
+        assert_eq!(limits, before);
+        let e = LimitOverrides::parse("interrupt = \"signal\"").unwrap_err();
+        assert!(e.contains(SIGNAL_REMOVED), "{e}");
         let e = limits.set("call_timeout", "5").unwrap_err().to_string();
         assert!(e.contains("`5` is not a time"), "{e}");
         // Values and names are data, never TOML text: nothing in them can

@@ -402,6 +402,32 @@ fn usage_errors_exit_2() {
     assert!(text(&out.stderr).contains("TARGET=LIBRARY:SYMBOL"));
 }
 
+/// `interrupt=signal` asked for a deadline mechanism that was removed: the
+/// flag is a usage error that names the setting and says why, and nothing
+/// runs (`CYXLA_LIMITS` and the configuration file: tests/python/test_config.py).
+#[test]
+fn the_removed_signal_interrupt_is_a_usage_error() {
+    let removed = cyxla_host::limits::SIGNAL_REMOVED;
+    let out = cyxla_host(&["--limit", "interrupt=signal", "list"]);
+    assert_exit(&out, 2, "--limit interrupt=signal");
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!("--limit interrupt=signal: {removed}")),
+        "{stderr}"
+    );
+    assert!(text(&out.stdout).is_empty(), "{}", text(&out.stdout));
+    // `epoch`, what the error points to, is accepted.
+    let dir = tempfile::tempdir().unwrap();
+    write_guest(dir.path(), "a.wasm", &[("a_double", "double")]);
+    let out = cyxla_host(&[
+        "--limit",
+        "interrupt=epoch",
+        "check",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
 #[test]
 fn an_error_names_its_cause_once() {
     // The host's errors name their cause and also return it as their
