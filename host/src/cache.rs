@@ -373,7 +373,10 @@ fn open_trusted(dir: &Path) -> Result<OwnedFd, String> {
     let shown = dir.display();
     let absolute = std::path::absolute(dir)
         .map_err(|e| format!("cannot find the compile cache {shown}: {e}"))?;
-    let folder = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    // `O_PATH`: a folder on the way need only be searchable, not readable
+    // (as a home under a `0711` folder); an `O_PATH` descriptor serves
+    // `fstat` and the `*at` calls.
+    let folder = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let root = || {
         rustix::fs::open("/", folder, Mode::empty())
             .map_err(|e| format!("cannot open / on the way to the compile cache {shown}: {e}"))

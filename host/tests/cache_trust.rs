@@ -424,3 +424,77 @@ fn an_entry_moved_under_another_key_is_refused() {
     assert_eq!(factor, 2.0, "the tripling guest's code must not run: {log}");
     assert_rejected(&log, &artifact, "do not match the digest");
 }
+
+/// Set, to the home folder to use, in the child that
+/// [`a_user_other_than_root_keeps_a_cache_under_folders_it_may_only_search`]
+/// starts.
+const CHILD: &str = "CYXLA_CACHE_TRUST_CHILD";
+
+#[test]
+fn a_user_other_than_root_keeps_a_cache_under_folders_it_may_only_search() {
+    use std::os::unix::process::CommandExt as _;
+    as_root();
+    let scratch = Scratch::new();
+    // Root's folder on the way, searchable but not readable by others (as
+    // `/home` on some systems), then the other user's home, where their
+    // guest is.
+    mode(scratch.tmp.path(), 0o711);
+    let home = scratch.path("home");
+    std::fs::create_dir(&home).unwrap();
+    let wasm = home.join("c.wasm");
+    std::fs::copy(&scratch.double, &wasm).unwrap();
+    for path in [&home, &wasm] {
+        std::os::unix::fs::chown(path, Some(OTHER), Some(OTHER)).unwrap();
+    }
+    mode(&home, 0o700);
+    // This test binary, where the other user may run it.
+    let exe = scratch.path("cache_trust");
+    let me = std::env::current_exe().unwrap();
+    if std::fs::hard_link(&me, &exe).is_err() {
+        std::fs::copy(&me, &exe).unwrap();
+    }
+    mode(&exe, 0o755);
+    let out = std::process::Command::new(&exe)
+        .args([
+            "as_another_user",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, &home)
+        .uid(OTHER)
+        .gid(OTHER)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the child as uid {OTHER}: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cache = home.join("cache");
+    assert_eq!(owner(&cache), OTHER);
+    let (artifact, digest) = entry(&cache, &wasm);
+    assert_eq!((owner(&artifact), owner(&digest)), (OTHER, OTHER));
+}
+
+/// Run by [`a_user_other_than_root_keeps_a_cache_under_folders_it_may_only_search`]
+/// as uid 65534: a cold and a warm load through a cache in the home it
+/// names.
+#[test]
+#[ignore = "run as another user by a_user_other_than_root_keeps_a_cache_under_folders_it_may_only_search"]
+fn as_another_user() {
+    let home = PathBuf::from(std::env::var_os(CHILD).unwrap_or_else(|| {
+        panic!("run by a_user_other_than_root_keeps_a_cache_under_folders_it_may_only_search")
+    }));
+    assert_eq!(rustix::process::geteuid().as_raw(), OTHER);
+    let dir = home.join("cache");
+    let cache = ModuleCache::open(&dir).unwrap_or_else(|e| panic!("{e}"));
+    for _ in 0..2 {
+        let (factor, log) = run(&home.join("c.wasm"), &cache);
+        assert_eq!(factor, 2.0);
+        assert!(!log.contains("compile cache"), "{log}");
+    }
+}
