@@ -1,16 +1,15 @@
-//! What deadlines cost guest code, by mechanism (`Limits::interrupt`):
+//! What deadlines cost guest code (`Limits::interrupt`):
 //!
 //! - `unchecked`: no deadline at all (the reference; never for real guests),
 //! - `epoch`: wasmtime epoch interruption (a check in every loop header),
-//! - `signal`: no checks compiled in; a watchdog thread signals a guest past
-//!   its deadline (host/src/deadline/signal.rs).
+//!   the deadline mechanism.
 //!
 //! Kernels, each a whole sandboxed call with host-owned buffers (copy in,
 //! run, copy out): the bundled `noop` guest (the cost of arming a deadline
 //! per call), the bundled `rms_norm` guest on f32[256, 4096] and on
 //! f32[8192, 32] (short rows: more loop overhead), and a tight scalar loop
 //! (`spin_sum`: Σ i·i over 10⁷ iterations, a loop-carried dependency, WAT).
-//! Then how far past its deadline each mechanism stops `loop {}`, and what
+//! Then how far past its deadline `loop {}` is stopped, and what
 //! protection against data remanence costs (scrubbed reuse versus a fresh
 //! instance per call).
 //!
@@ -189,7 +188,6 @@ fn bench(c: &mut Criterion) {
     let variants = [
         variant("unchecked", Interrupt::Unchecked),
         variant("epoch", Interrupt::Epoch),
-        variant("signal", Interrupt::Signal),
     ];
     let kernels = kernels();
     check(&variants, &kernels);
@@ -299,8 +297,7 @@ fn isolation_cost() {
 const GOAL_P4: f64 = 1.10;
 
 /// Row P4: the largest ratio over the kernels of the default mechanism
-/// (what `Limits::default()` resolves to on this machine), with the other
-/// mechanism beside it.
+/// (what `Limits::default()` resolves to).
 fn report_p4(variants: &[Variant], ratios: &[Vec<f64>]) {
     let default = cyxla_host::Engine::new(&Limits::default())
         .expect("an engine with the default limits")
@@ -317,26 +314,15 @@ fn report_p4(variants: &[Variant], ratios: &[Vec<f64>]) {
         .position(|v| v.name == interrupt_name(default))
         .unwrap_or_else(|| panic!("no variant for the default mechanism {default:?}"));
     let (lo, hi) = range(index);
-    let others: Vec<String> = variants
-        .iter()
-        .enumerate()
-        .skip(1)
-        .filter(|(i, _)| *i != index)
-        .map(|(i, v)| {
-            let (lo, hi) = range(i);
-            format!("{} {lo:.2}-{hi:.2}x", v.name)
-        })
-        .collect();
     report::result(
         "P4",
         Met::from(hi <= GOAL_P4),
         "<=1.10x",
         &[("default_max_ratio", hi), ("default_min_ratio", lo)],
         &format!(
-            "{} (default) {lo:.2}-{hi:.2}x over {} kernels; {}",
+            "{} (default) {lo:.2}-{hi:.2}x over {} kernels",
             variants[index].name,
             ratios.len(),
-            others.join(", ")
         ),
     );
 }
@@ -345,7 +331,6 @@ fn report_p4(variants: &[Variant], ratios: &[Vec<f64>]) {
 fn interrupt_name(interrupt: Interrupt) -> &'static str {
     match interrupt {
         Interrupt::Epoch => "epoch",
-        Interrupt::Signal => "signal",
         _ => "unchecked",
     }
 }
@@ -356,8 +341,8 @@ fn summary(variants: &[Variant], kernels: &[Kernel]) -> Vec<Vec<f64>> {
     let rounds: usize = mode::pick(21, 3);
     println!("\nwhole sandboxed call, median of {rounds} interleaved rounds:");
     println!(
-        "  {:<28} {:>12} {:>12} {:>12} {:>8} {:>8}",
-        "kernel", "unchecked", "epoch", "signal", "epoch", "signal"
+        "  {:<28} {:>12} {:>12} {:>8}",
+        "kernel", "unchecked", "epoch", "epoch"
     );
     let mut ratios = Vec::new();
     for k in kernels {
@@ -375,13 +360,11 @@ fn summary(variants: &[Variant], kernels: &[Kernel]) -> Vec<Vec<f64>> {
         .map(|m| m.as_secs_f64() * 1e3)
         .collect();
         println!(
-            "  {:<28} {:>9.4} ms {:>9.4} ms {:>9.4} ms {:>7.2}x {:>7.2}x",
+            "  {:<28} {:>9.4} ms {:>9.4} ms {:>7.2}x",
             k.name,
             medians[0],
             medians[1],
-            medians[2],
-            medians[1] / medians[0],
-            medians[2] / medians[0]
+            medians[1] / medians[0]
         );
         ratios.push(medians.iter().map(|m| m / medians[0]).collect());
     }

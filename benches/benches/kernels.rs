@@ -8,10 +8,8 @@
 //! (`-O3 -msimd128 ...`, then `wasm-opt -O3 --low-memory-unused`), and
 //! natively with `-march=native` (information only).
 //! Each build serves its own target; each program is one custom call. The
-//! guest runs under the default deadline mechanism (epochs: a check in
-//! every loop header) and, as information, from a second sandbox with
-//! signal deadlines (`interrupt=signal`, no checks in guest code): the
-//! same module, registered under a second target name. A third sandbox
+//! guest runs under the deadline mechanism (epochs: a check in every loop
+//! header). A second sandbox, registered under a second target name,
 //! copies each buffer on the calling thread alone (`copy_threads=1`, as
 //! information: the default shares a copy of 8 MiB or more with helper
 //! threads).
@@ -47,18 +45,16 @@ use std::time::Instant;
 use cyxla_benches::kernels::{self, Build, Kernel};
 use cyxla_benches::report::{self, Met, median};
 use cyxla_benches::{data, f32_bytes, f32_values, load_default_plugin, mode};
-use cyxla_host::limits::Interrupt;
 use cyxla_host::{AllowList, GuestHandler, Limits, Sandbox};
 use plugin_glue::DType;
 use plugin_glue::client::{Buffer, Client, Executable};
 use plugin_glue::registry;
 
 /// The sides, in the order they run in each round.
-const BUILDS: [Build; 5] = [
+const BUILDS: [Build; 4] = [
     Build::Native,
     Build::Guest,
     Build::MarchNative,
-    Build::GuestSignal,
     Build::GuestOneCopyThread,
 ];
 
@@ -323,8 +319,8 @@ fn measure(l: &Loaded, guest: &GuestHandler) {
     }
     let t: Vec<f64> = times.iter_mut().map(|v| median(v)).collect();
     let r: Vec<f64> = ratios.iter_mut().map(|v| median(v)).collect();
-    let (native, guest, march, signal, one_copy) = (t[0], t[1], t[2], t[3], t[4]);
-    let (ratio, march_ratio, signal_ratio, one_copy_ratio) = (r[1], r[2], r[3], r[4]);
+    let (native, guest, march, one_copy) = (t[0], t[1], t[2], t[3]);
+    let (ratio, march_ratio, one_copy_ratio) = (r[1], r[2], r[3]);
     println!(
         "\n{} ({iters} calls per round, median of {rounds} interleaved rounds):",
         l.case.name
@@ -340,10 +336,6 @@ fn measure(l: &Loaded, guest: &GuestHandler) {
         ms(march)
     );
     println!(
-        "  guest, signal deadlines        {:>12}   {signal_ratio:.2}x native (information)",
-        ms(signal)
-    );
-    println!(
         "  guest, copies on one thread    {:>12}   {one_copy_ratio:.2}x native (information)",
         ms(one_copy)
     );
@@ -352,17 +344,14 @@ fn measure(l: &Loaded, guest: &GuestHandler) {
         ("native_ms", native * 1e3),
         ("guest_ms", guest * 1e3),
         ("march_native_ms", march * 1e3),
-        ("guest_signal_over_native", signal_ratio),
-        ("guest_signal_ms", signal * 1e3),
         ("guest_one_copy_thread_over_native", one_copy_ratio),
         ("guest_one_copy_thread_ms", one_copy * 1e3),
     ];
     let mut figure = format!(
-        "guest {} / native {}: {ratio:.2}x; -march=native {}; guest with signal deadlines {} ({signal_ratio:.2}x); guest copying on one thread {} ({one_copy_ratio:.2}x)",
+        "guest {} / native {}: {ratio:.2}x; -march=native {}; guest copying on one thread {} ({one_copy_ratio:.2}x)",
         ms(guest),
         ms(native),
         ms(march),
-        ms(signal),
         ms(one_copy)
     );
     let (copied, in_code) = (median(&mut in_copies), median(&mut in_guest));
@@ -422,42 +411,25 @@ fn main() {
         .register_allowed(&plugin)
         .expect("register the guests");
     assert_eq!(registered.len(), 2, "both guests serve: {registered:?}");
-    // The same guests with signal deadlines, under a second target name.
-    let mut limits = Limits::default();
-    limits.interrupt = Interrupt::Signal;
-    let signal = Sandbox::new(&wasm, AllowList::targets(targets), limits)
-        .expect("load the C++ guests with signal deadlines");
-    assert_eq!(
-        signal.guests().engine().interrupt(),
-        Interrupt::Signal,
-        "this machine does not support signal deadlines"
-    );
-    // And with copies on the calling thread alone, under a third.
+    // The same guests with copies on the calling thread alone, under a
+    // second target name.
     let mut limits = Limits::default();
     limits.copy_threads = 1;
     let one_copy_thread = Sandbox::new(&wasm, AllowList::targets(targets), limits)
         .expect("load the C++ guests with copy_threads=1");
     for k in [kernels::RMS_NORM, kernels::MATMUL] {
         kernels::register_natives(&plugin, &out, &k);
-        for (sandbox, build, origin) in [
-            (&signal, Build::GuestSignal, "guest, signal deadlines"),
-            (
-                &one_copy_thread,
-                Build::GuestOneCopyThread,
-                "guest, copies on one thread",
-            ),
-        ] {
-            let handler = sandbox
-                .handler(k.target)
-                .expect("the guest serves its target");
-            registry::register_with_origin(
-                &plugin,
-                &build.target(&k),
-                Arc::new(handler),
-                origin.into(),
-            )
-            .unwrap_or_else(|e| panic!("register the {origin}: {e}"));
-        }
+        let origin = "guest, copies on one thread";
+        let handler = one_copy_thread
+            .handler(k.target)
+            .expect("the guest serves its target");
+        registry::register_with_origin(
+            &plugin,
+            &Build::GuestOneCopyThread.target(&k),
+            Arc::new(handler),
+            origin.into(),
+        )
+        .unwrap_or_else(|e| panic!("register the {origin}: {e}"));
     }
     let client = Client::new(&plugin, Some(1)).expect("client");
     println!("load average before: {}", report::load_average());

@@ -277,11 +277,9 @@ pub mod report {
 /// -shared`, the compiler's default x86-64 target, against jaxlib's
 /// `xla/ffi/api/ffi.h`), as a guest with the SDK's build (`-O3 -msimd128
 /// ...`, then wasm-opt), and natively with `-march=native` (for
-/// information). The guest also serves a second target from a sandbox with
-/// signal deadlines (`interrupt=signal`, for information: what the opt-in
-/// mechanism buys), and a third from one that copies each buffer on the
-/// calling thread alone (`copy_threads=1`, for information: what the copy
-/// helpers buy).
+/// information). The guest also serves a second target from a sandbox
+/// that copies each buffer on the calling thread alone (`copy_threads=1`,
+/// for information: what the copy helpers buy).
 pub mod kernels {
     use std::path::{Path, PathBuf};
     use std::process::Command;
@@ -324,8 +322,6 @@ pub mod kernels {
         Guest,
         /// Native with `-march=native`.
         MarchNative,
-        /// The same wasm guest, in a sandbox with signal deadlines.
-        GuestSignal,
         /// The same wasm guest, in a sandbox that copies on one thread.
         GuestOneCopyThread,
     }
@@ -337,14 +333,13 @@ pub mod kernels {
                 Build::Guest => kernel.target.to_owned(),
                 Build::Native => format!("{}__native", kernel.target),
                 Build::MarchNative => format!("{}__march_native", kernel.target),
-                Build::GuestSignal => format!("{}__signal", kernel.target),
                 Build::GuestOneCopyThread => format!("{}__one_copy_thread", kernel.target),
             }
         }
 
         fn dir(self) -> &'static str {
             match self {
-                Build::Guest | Build::GuestSignal | Build::GuestOneCopyThread => "wasm",
+                Build::Guest | Build::GuestOneCopyThread => "wasm",
                 Build::Native => "native",
                 Build::MarchNative => "march-native",
             }
@@ -358,9 +353,7 @@ pub mod kernels {
             .and_then(|s| s.to_str())
             .expect("a source file name");
         match build {
-            Build::Guest | Build::GuestSignal | Build::GuestOneCopyThread => {
-                format!("{stem}_cpp.wasm")
-            }
+            Build::Guest | Build::GuestOneCopyThread => format!("{stem}_cpp.wasm"),
             Build::Native | Build::MarchNative => format!("lib{stem}_cpp.so"),
         }
     }

@@ -1,91 +1,41 @@
 //! Wall-time deadlines for guest calls.
 //!
-//! Two mechanisms, chosen per engine by [`Interrupt`]:
-//!
-//! - **Epoch interruption** (portable): the engine is built with
-//!   `epoch_interruption(true)`, which compiles a check into every function
-//!   entry and loop header; each store gets a deadline in ticks before a
-//!   call, and one timer thread per [`crate::Engine`] bumps the epoch every
-//!   [`crate::Limits::tick`]. A guest past its deadline traps with
-//!   [`wasmtime::Trap::Interrupt`]. The checks trap in place (a patched
-//!   Cranelift integration, `vendor/wasmtime-internal-cranelift`; its
-//!   `CYXLA-PATCH.md` says why that is sound); stock wasmtime's checks
-//!   call out, which made the register allocator spill around every loop
-//!   header. Even so they cost time in tight loops (measurements:
-//!   docs/performance.md, "Deadlines").
-//! - **Signals** (x86_64 Linux, [`signal`]): guests are compiled without
-//!   checks; a watchdog thread signals a thread whose guest is past its
-//!   deadline and the handler makes the guest code trap. No cost in guest
-//!   code.
+//! **Epoch interruption**: the engine is built with
+//! `epoch_interruption(true)`, which compiles a check into every function
+//! entry and loop header; each store gets a deadline in ticks before a
+//! call, and one timer thread per [`crate::Engine`] bumps the epoch every
+//! [`crate::Limits::tick`]. A guest past its deadline traps with
+//! [`wasmtime::Trap::Interrupt`]. The checks trap in place (a patched
+//! Cranelift integration, `vendor/wasmtime-internal-cranelift`; its
+//! `CYXLA-PATCH.md` says why that is sound); stock wasmtime's checks
+//! call out, which made the register allocator spill around every loop
+//! header. Even so they cost time in tight loops (measurements:
+//! docs/performance.md, "Deadlines"). ([`Interrupt::Unchecked`], for
+//! measurements only, compiles no checks and arms nothing.)
 //!
 //! A forked child has none of its parent's threads. A `pthread_atfork`
 //! child handler counts forks ([`forks`]); the first guest call in a child
-//! starts the timer thread (or the signal watchdog) again, so deadlines hold
-//! there too. Each call compares one counter for that. If the thread cannot
-//! start, the call runs without a deadline and says so in the log; the next
-//! call tries again.
+//! starts the timer thread again, so deadlines hold there too. Each call
+//! compares one counter for that. If the thread cannot start, the call
+//! runs without a deadline and says so in the log; the next call tries
+//! again.
 //!
 //! The timer threads park after [`IDLE_TICKS_BEFORE_PARKING`] ticks
 //! without guest code, so an idle process does not wake up every tick, and
 //! a busy one does not wake a thread for every call. Everything outside this module only calls
-//! [`Ticker::enter`] around guest code and asks the guard whether it
-//! [`Active::interrupted`] the guest.
+//! [`Ticker::enter`] around guest code.
 //!
-//! Neither mechanism stops host code. So [`Ticker::enter`] also records the
-//! deadline of the guest code running on this thread, and host code asks
-//! [`overdue`]: the functions of module `cyxla` on entry, and host functions
-//! that can work long (`random_get`, `poll_oneoff`, output streams) as they
-//! go, so that a guest asking one host call for a lot of work stops within
-//! its deadline plus one bounded step. A guest looping in host calls stops
-//! there too: under epochs at the check of its next loop header or function
-//! entry, under signals at the store's call hook, which checks on each
-//! entry to and return from a host function (WASI included), since signals
-//! leave host code alone. Epoch engines set no call hook: entering and
-//! leaving guest code through one costs time on every call
-//! (docs/performance.md, "Deadlines").
-
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-mod signal;
-
-/// Elsewhere: no signal deadlines (engines use epochs).
-#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
-mod signal {
-    use std::time::Instant;
-
-    /// Unused off x86_64 Linux.
-    #[derive(Debug, Default)]
-    pub(crate) struct CodeRanges;
-
-    impl CodeRanges {
-        pub(crate) fn of(_module: &wasmtime::Module) -> CodeRanges {
-            CodeRanges
-        }
-
-        pub(crate) fn text(&self) -> (usize, usize) {
-            (0, 0)
-        }
-    }
-
-    pub(crate) struct Armed;
-
-    impl Armed {
-        pub(crate) fn interrupted(&self) -> bool {
-            false
-        }
-    }
-
-    pub(crate) fn arm(_deadline: Option<Instant>, _code: &CodeRanges) -> Armed {
-        Armed
-    }
-
-    pub(crate) fn host_code_entered() {}
-
-    pub(crate) fn host_code_resumed() {}
-
-    pub(crate) fn host_code_left() {}
-}
-
-pub(crate) use signal::CodeRanges;
+//! Epochs do not stop host code, nor a bulk memory instruction
+//! (`memory.fill`, `memory.copy`, ...: wasmtime's own code) before it ends.
+//! So [`Ticker::enter`] also records the deadline of the guest code running
+//! on this thread, and host code asks [`overdue`]: the functions of module
+//! `cyxla` on entry, and host functions that can work long (`random_get`,
+//! `poll_oneoff`, output streams) as they go, so that a guest asking one
+//! host call for a lot of work stops within its deadline plus one bounded
+//! step. A guest looping in host calls or bulk memory instructions stops at
+//! the check of its next loop header or function entry. Engines set no call
+//! hook: entering and leaving guest code through one costs time on every
+//! call (docs/performance.md, "Deadlines").
 
 pub(crate) use crate::limits::Interrupt;
 
@@ -96,6 +46,29 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering}
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+/// Where a module's compiled code lies, for the fault handler
+/// ([`crate::faults`]): a fault there is a guest's.
+#[derive(Debug, Default)]
+pub(crate) struct CodeRanges {
+    /// The module's whole text (bodies and trampolines): start and end.
+    text: (usize, usize),
+}
+
+impl CodeRanges {
+    /// The code of `module`.
+    pub(crate) fn of(module: &wasmtime::Module) -> CodeRanges {
+        let base = module.text().as_ptr() as usize;
+        CodeRanges {
+            text: (base, base + module.text().len()),
+        }
+    }
+
+    /// The module's whole text: start and end addresses.
+    pub(crate) fn text(&self) -> (usize, usize) {
+        self.text
+    }
+}
+
 thread_local! {
     /// The deadline of the guest code running on this thread (the earliest,
     /// if calls nest), for host code to check.
@@ -103,7 +76,7 @@ thread_local! {
 }
 
 /// Whether the guest code running on this thread is past its deadline.
-/// Host functions check this: neither interrupt mechanism stops host code.
+/// Host functions check this: epochs do not stop host code.
 pub(crate) fn overdue() -> bool {
     DEADLINE
         .with(Cell::get)
@@ -119,73 +92,14 @@ pub(crate) fn check() -> wasmtime::Result<()> {
     Ok(())
 }
 
-/// The store's call hook, under signal deadlines, on entry to a host
-/// function or a builtin: tells the signal mechanism that host code runs
-/// (it must leave the stack alone), then checks the deadline. (Epoch
-/// engines set no hook; see the module documentation.)
-pub(crate) fn host_call_starts() -> wasmtime::Result<()> {
-    signal::host_code_entered();
-    check()
-}
-
-/// The store's call hook, under signal deadlines, on return to guest code:
-/// checks the deadline, then tells the signal mechanism that host code is
-/// done. A call that fails here is over: the signal mechanism forgets the
-/// host call when the guest call ends.
-pub(crate) fn host_call_returns() -> wasmtime::Result<()> {
-    check()?;
-    signal::host_code_left();
-    Ok(())
-}
-
-/// The store's call hook, under signal deadlines, on entry to guest code
-/// (an outermost call, or guest code a host function calls): guest code
-/// runs, the signal mechanism may stop its builtins.
-pub(crate) fn guest_call_starts() {
-    signal::host_code_left();
-}
-
-/// The store's call hook, under signal deadlines, on return from guest
-/// code: whoever called it (a host function, or the host after the
-/// outermost call) runs again.
-pub(crate) fn guest_call_returns() {
-    signal::host_code_resumed();
-}
-
 impl Interrupt {
-    /// The mechanism an engine gets: `Auto` and `Signal` become `Signal`
-    /// if this platform supports it and its self-test passes, else
-    /// `Epoch` (with a warning if `Signal` was asked for).
+    /// The mechanism an engine gets: `Auto` becomes `Epoch`.
     pub(crate) fn resolve(self) -> Interrupt {
         match self {
-            // Epochs by default: signal deadlines move a running guest's
-            // program counter and rewrite a builtin's return address, which
-            // relies on wasmtime's internals (fuzzing found two crashes
-            // there, both fixed: see `signal.rs`), so signals are only used
-            // when asked for.
             Interrupt::Auto => Interrupt::Epoch,
-            Interrupt::Signal => match signal_support() {
-                Ok(()) => Interrupt::Signal,
-                Err(reason) => {
-                    tracing::warn!(
-                        "deadlines by signal are not available ({reason}); using epoch interruption"
-                    );
-                    Interrupt::Epoch
-                }
-            },
             other => other,
         }
     }
-}
-
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-fn signal_support() -> Result<(), String> {
-    signal::install()
-}
-
-#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
-fn signal_support() -> Result<(), String> {
-    Err("only on x86_64 Linux".into())
 }
 
 /// Forks of this process that this process is a child of (counted by a
@@ -467,22 +381,16 @@ impl Ticker {
         ticks: u64,
         code: &'a CodeRanges,
     ) -> Active<'a> {
-        // One clock read serves the epoch deadline, the signal deadline and
-        // the host-call one.
+        // One clock read serves the epoch deadline and the host-call one.
         let now = match self.mode {
             Interrupt::Unchecked => None,
             _ => Some(Instant::now()),
         };
         let at = now.and_then(|now| now.checked_add(timeout));
-        let armed = match self.mode {
-            Interrupt::Epoch => {
-                let pending = now.map_or(0, |now| self.shared.pending_ticks(now));
-                store.set_epoch_deadline(ticks.saturating_add(pending));
-                None
-            }
-            Interrupt::Signal => Some(signal::arm(at, code)),
-            Interrupt::Auto | Interrupt::Unchecked => None,
-        };
+        if self.mode == Interrupt::Epoch {
+            let pending = now.map_or(0, |now| self.shared.pending_ticks(now));
+            store.set_epoch_deadline(ticks.saturating_add(pending));
+        }
         if let Some(now) = now {
             crate::faults::poll(now);
         }
@@ -510,7 +418,6 @@ impl Ticker {
         }
         Active {
             ticker: self,
-            armed,
             outer,
             outer_text,
         }
@@ -546,21 +453,11 @@ impl Drop for Ticker {
 /// Guest code is running (see [`Ticker::enter`]).
 pub(crate) struct Active<'a> {
     ticker: &'a Ticker,
-    armed: Option<signal::Armed>,
     /// This thread's deadline before [`Ticker::enter`], restored on drop.
     outer: Option<Instant>,
     /// The guest code running on this thread before [`Ticker::enter`]
     /// (for the fault handler), restored on drop.
     outer_text: (usize, usize),
-}
-
-impl Active<'_> {
-    /// Whether the deadline stopped the guest code by signal (then it
-    /// trapped with `unreachable`). Epoch deadlines show as
-    /// [`wasmtime::Trap::Interrupt`] instead.
-    pub(crate) fn interrupted(&self) -> bool {
-        self.armed.as_ref().is_some_and(signal::Armed::interrupted)
-    }
 }
 
 impl Drop for Active<'_> {

@@ -14,9 +14,9 @@
 //!   past the current size hits an inaccessible page and traps by signal;
 //!   the memory limit is enforced at `memory.grow`). A smaller reservation
 //!   (also as pooling-allocator slots) or no guard would bring checks back.
-//! * Epochs are the default deadline (signals cost nothing in guest code,
-//!   but are opt-in). The epoch check traps in place instead of calling out
-//!   (`vendor/wasmtime-internal-cranelift`, its `CYXLA-PATCH.md`), and the
+//! * Epochs are the deadline mechanism. The epoch check traps in place
+//!   instead of calling out (`vendor/wasmtime-internal-cranelift`, its
+//!   `CYXLA-PATCH.md`), and the
 //!   code generator keeps vector addressing cheap on AMD Zen
 //!   (`vendor/cranelift-codegen`, its `CYXLA-PATCH.md`).
 //!

@@ -14,9 +14,9 @@
 //!
 //! So cyxla keeps a handler of its own in front of all of them (a *front*
 //! handler). For a fault at a program counter in guest code, on a thread
-//! running a guest call ([`enter_guest`]) or in the signal deadline's trap
-//! ([`also_guest_code`]), it calls wasmtime's handler directly; for any
-//! other fault it calls the handler it stands in front of, which chains
+//! running a guest call ([`enter_guest`]), it calls wasmtime's handler
+//! directly; for any other fault it calls the handler it stands in front
+//! of, which chains
 //! on as it always did (wasmtime's chains to the handlers installed before
 //! it). A foreign handler installed later is found by [`check`], which
 //! puts a front handler back in front of it, chaining to it:
@@ -52,7 +52,7 @@
 use std::time::Instant;
 
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-pub(crate) use imp::{also_guest_code, check, enter_guest, install, leave_guest, poll};
+pub(crate) use imp::{check, enter_guest, install, leave_guest, poll};
 
 /// Elsewhere: wasmtime's own handling, unchanged.
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
@@ -69,10 +69,9 @@ mod imp_elsewhere {
     }
     #[inline]
     pub(crate) fn leave_guest(_outer: (usize, usize)) {}
-    pub(crate) fn also_guest_code(_text: (usize, usize)) {}
 }
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
-pub(crate) use imp_elsewhere::{also_guest_code, check, enter_guest, install, leave_guest, poll};
+pub(crate) use imp_elsewhere::{check, enter_guest, install, leave_guest, poll};
 
 /// How often (at most) a guest call starts with a [`check`].
 pub(crate) const CHECK_EVERY: std::time::Duration = std::time::Duration::from_millis(1);
@@ -147,9 +146,6 @@ mod imp {
     static CHECKING: AtomicBool = AtomicBool::new(false);
     /// When the next check is due, in nanoseconds since [`origin`].
     static NEXT_CHECK: AtomicU64 = AtomicU64::new(0);
-    /// Code that traps on purpose outside a guest call's own module (the
-    /// signal deadline's `ud2`): start and end.
-    static EXTRA: [AtomicUsize; 2] = [const { AtomicUsize::new(0) }; 2];
     static GAVE_UP: AtomicBool = AtomicBool::new(false);
 
     thread_local! {
@@ -181,13 +177,6 @@ mod imp {
     #[inline]
     pub(crate) fn leave_guest(outer: (usize, usize)) {
         GUEST_TEXT.with(|t| t.set(outer));
-    }
-
-    /// `text` traps on purpose on threads in guest calls (the signal
-    /// deadline's helper module).
-    pub(crate) fn also_guest_code(text: (usize, usize)) {
-        EXTRA[0].store(text.0, Ordering::Release);
-        EXTRA[1].store(text.1, Ordering::Release);
     }
 
     /// Checks the handlers if the last check was [`CHECK_EVERY`] ago.
@@ -328,13 +317,6 @@ mod imp {
         let pc = unsafe { (*context.cast::<libc::ucontext_t>()).uc_mcontext.gregs }
             [libc::REG_RIP as usize] as usize;
         let (start, end) = GUEST_TEXT.with(Cell::get);
-        if start != 0 && (start..end).contains(&pc) {
-            return true;
-        }
-        let (start, end) = (
-            EXTRA[0].load(Ordering::Acquire),
-            EXTRA[1].load(Ordering::Acquire),
-        );
         start != 0 && (start..end).contains(&pc)
     }
 

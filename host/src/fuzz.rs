@@ -12,8 +12,8 @@
 //!
 //! Not a stable API.
 
-use cyxla_guest_sdk as sdk;
 use cyxla_guest_sdk::abi::{self, call_frame};
+use cyxla_guest_sdk as sdk;
 use plugin_glue::DType;
 
 use crate::call::{HostAttr, HostBuffer, HostCall};
@@ -480,13 +480,10 @@ pub const GUEST_HANG: std::time::Duration = std::time::Duration::from_secs(2);
 /// panic, no crash, no hang past the limits: a [`GUEST_DEADLINE`] per call
 /// and per instantiation), and every failure names the guest.
 ///
-/// Two engines serve every module of the process (the limits are
+/// One engine serves every module of the process (the limits are
 /// constant), as one serves every guest of a server: state an engine keeps
-/// across guests (the memory budget, the deadline timers, the signal
-/// handler) is exercised by every input after the first. One stops guests
-/// by epochs (the default), the other by signals (`interrupt = "signal"`);
-/// the parity of the module's bytes picks one, so both see every shape of
-/// module.
+/// across guests (the memory budget, the deadline timer) is exercised by
+/// every input after the first.
 ///
 /// # Panics
 ///
@@ -556,10 +553,9 @@ pub fn guest_module(wasm: &[u8]) {
     module.extend(leb(payload.len() as u64));
     module.extend(payload);
 
-    static ENGINES: std::sync::OnceLock<[crate::Engine; 2]> = std::sync::OnceLock::new();
-    let engines = ENGINES.get_or_init(|| {
-        let limits = |interrupt| Limits {
-            interrupt,
+    static ENGINE: std::sync::OnceLock<crate::Engine> = std::sync::OnceLock::new();
+    let engine = ENGINE.get_or_init(|| {
+        let limits = Limits {
             memory_bytes: 16 << 20,
             call_timeout: GUEST_DEADLINE,
             instantiate_timeout: GUEST_DEADLINE,
@@ -568,13 +564,8 @@ pub fn guest_module(wasm: &[u8]) {
             tick: std::time::Duration::from_millis(1),
             ..Limits::default()
         };
-        [
-            crate::limits::Interrupt::Epoch,
-            crate::limits::Interrupt::Signal,
-        ]
-        .map(|i| crate::Engine::new(&limits(i)).expect("the fuzzing engine"))
+        crate::Engine::new(&limits).expect("the fuzzing engine")
     });
-    let engine = &engines[usize::from(wasm.iter().fold(0u8, |a, b| a ^ b) & 1)];
     let path = std::path::Path::new("fz.wasm");
     let guest = match crate::Guest::from_bytes(engine, path, &module) {
         Ok(guest) => guest,

@@ -7,11 +7,11 @@ use std::time::{Duration, Instant};
 use cyxla_guest_sdk::abi;
 use plugin_glue::{ErrorCode, HandlerError};
 use wasmtime::{
-    CallHook, InstancePre, Memory, Store, Trap, TypedFunc, WasmBacktrace, WasmParams, WasmResults,
+    InstancePre, Memory, Store, Trap, TypedFunc, WasmBacktrace, WasmParams, WasmResults,
 };
 
 use crate::copy::Copier;
-use crate::deadline::{self, CodeRanges, Interrupt};
+use crate::deadline::CodeRanges;
 use crate::engine::Engine;
 use crate::error::{WasmError, bounded};
 use crate::imports::guest_range;
@@ -38,7 +38,7 @@ pub(crate) struct Linked {
     /// It exports the SDK's last-panic message function.
     pub(crate) has_last_panic: bool,
     pub(crate) engine: Engine,
-    /// Its compiled function bodies (for signal deadlines).
+    /// Where its compiled code lies (for the fault handler).
     pub(crate) code: std::sync::Arc<CodeRanges>,
     pub(crate) limits: Limits,
     /// The handler export of each target, in the guest's target order.
@@ -160,25 +160,6 @@ impl Instance {
         let limits = guest.limits.clone();
         let mut store = Store::new(engine.wasm(), HostState::new(&limits));
         store.limiter(|state| &mut state.limiter);
-        // Under signals every entry to and return from a host function
-        // (WASI included) checks the deadline, and the signal mechanism
-        // learns whether guest or host code runs. Epochs need no hook: the
-        // guest's own checks stop it after a host call, and host functions
-        // that can work long check as they go (see `crate::deadline`).
-        if engine.ticker().mode() == Interrupt::Signal {
-            store.call_hook(|_, hook| match hook {
-                CallHook::CallingHost => deadline::host_call_starts(),
-                CallHook::ReturningFromHost => deadline::host_call_returns(),
-                CallHook::CallingWasm => {
-                    deadline::guest_call_starts();
-                    Ok(())
-                }
-                CallHook::ReturningFromWasm => {
-                    deadline::guest_call_returns();
-                    Ok(())
-                }
-            });
-        }
         let active = engine.ticker().enter(
             &mut store,
             limits.instantiate_timeout,
@@ -186,13 +167,7 @@ impl Instance {
             &guest.code,
         );
         let failed = |store: &Store<HostState>, step: &str, e: wasmtime::Error| {
-            let (_, text) = describe(
-                &e,
-                store.data(),
-                &limits,
-                limits.instantiate_timeout,
-                active.interrupted(),
-            );
+            let (_, text) = describe(&e, store.data(), &limits, limits.instantiate_timeout);
             NewError::Failed(WasmError::described(e, format!("{step} {text}")))
         };
 
@@ -348,7 +323,7 @@ impl Instance {
             state.limiter.refused_budget = None;
             state.limiter.refused_table = None;
         }
-        let (result, interrupted) = run_guest(
+        let result = run_guest(
             &mut self.store,
             &self.engine,
             (self.limits.call_timeout, self.call_ticks),
@@ -385,7 +360,7 @@ impl Instance {
                     from_guest: false,
                 }),
             },
-            Err(error) => Err(self.trapped(&error, interrupted)),
+            Err(error) => Err(self.trapped(&error)),
         };
         if let (Some(started), Some(copied_in), Some(returned)) = (started, copied_in, returned) {
             self.measure.guest = returned - copied_in;
@@ -589,7 +564,7 @@ impl Instance {
                 ),
             )));
         };
-        let (result, interrupted) = run_guest(
+        let result = run_guest(
             &mut self.store,
             &self.engine,
             (self.limits.call_timeout, self.call_ticks),
@@ -599,7 +574,7 @@ impl Instance {
         );
         let addr = match result {
             Ok(addr) => addr.cast_unsigned(),
-            Err(error) => return Err(self.trapped(&error, interrupted)),
+            Err(error) => return Err(self.trapped(&error)),
         };
         if addr == 0 {
             return Err(CallFailure::keep(HandlerError::new(
@@ -635,10 +610,10 @@ impl Instance {
         Ok(())
     }
 
-    /// The failure for an error out of guest code (`interrupted`: stopped
-    /// by a signal deadline); the instance is discarded.
-    fn trapped(&mut self, error: &wasmtime::Error, interrupted: bool) -> CallFailure {
-        let is_trap = error.downcast_ref::<Trap>().is_some() && !interrupted;
+    /// The failure for an error out of guest code; the instance is
+    /// discarded.
+    fn trapped(&mut self, error: &wasmtime::Error) -> CallFailure {
+        let is_trap = error.downcast_ref::<Trap>().is_some();
         let panic = if is_trap { self.panic_message() } else { None };
         let (code, text) = match panic {
             // A panicking guest stored its message and trapped: the message
@@ -655,7 +630,6 @@ impl Instance {
                 self.store.data(),
                 &self.limits,
                 self.limits.call_timeout,
-                interrupted,
             ),
         };
         CallFailure {
@@ -715,9 +689,9 @@ fn for_each_uncovered(old: &[(u32, u32)], new: &[(u32, u32)], mut f: impl FnMut(
 
 /// Calls guest function `func` of the instance whose store, engine and code
 /// these are, under the call deadline (its wall time, and its epoch ticks as
-/// [`Limits::deadline_ticks`] counts them): its result, and whether a
-/// signal deadline stopped it. (A free function, so that a caller can lend
-/// `func` from the instance while the store is borrowed mutably.)
+/// [`Limits::deadline_ticks`] counts them): its result. (A free function,
+/// so that a caller can lend `func` from the instance while the store is
+/// borrowed mutably.)
 #[inline]
 fn run_guest<P: WasmParams, R: WasmResults>(
     store: &mut Store<HostState>,
@@ -726,10 +700,9 @@ fn run_guest<P: WasmParams, R: WasmResults>(
     code: &CodeRanges,
     func: &TypedFunc<P, R>,
     params: P,
-) -> (wasmtime::Result<R>, bool) {
-    let active = engine.ticker().enter(store, timeout, ticks, code);
-    let result = func.call(&mut *store, params);
-    (result, active.interrupted())
+) -> wasmtime::Result<R> {
+    let _active = engine.ticker().enter(store, timeout, ticks, code);
+    func.call(&mut *store, params)
 }
 
 /// Export `name` is missing or has the wrong type: wasmtime's error, kept
@@ -787,20 +760,14 @@ fn drain_logs(store: &Store<HostState>, guest: &str, target: &str) {
 
 /// The error code and description (lower case, no final period) of an
 /// error out of guest code that ran under `limits` with a wall-time limit
-/// of `deadline`; `interrupted` if a signal deadline stopped it.
+/// of `deadline`.
 pub(crate) fn describe(
     error: &wasmtime::Error,
     state: &HostState,
     limits: &Limits,
     deadline: std::time::Duration,
-    interrupted: bool,
 ) -> (ErrorCode, String) {
-    let (mut code, mut text) = if interrupted {
-        (
-            ErrorCode::DeadlineExceeded,
-            format!("exceeded its deadline ({deadline:?})"),
-        )
-    } else if let Some(trap) = error.downcast_ref::<Trap>() {
+    let (mut code, mut text) = if let Some(trap) = error.downcast_ref::<Trap>() {
         match trap {
             Trap::Interrupt => (
                 ErrorCode::DeadlineExceeded,

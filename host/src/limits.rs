@@ -167,7 +167,7 @@ impl Default for Limits {
     /// | `error_message` | `error_message_bytes` | 64 KiB |
     /// | `error_handles` | `error_handles` | 1024 |
     /// | `tick` | `tick` | 10 ms |
-    /// | `interrupt` | `interrupt` | `auto`: `epoch` (`signal` on request) |
+    /// | `interrupt` | `interrupt` | `auto`: `epoch` |
     /// | `compile_threads` | `compile_threads` | the number of CPUs, at most 4 |
     /// | `copy_threads` | `copy_threads` | the number of CPUs, at most 4 |
     /// | `fresh_instances` | `fresh_instances` | `false` |
@@ -503,18 +503,13 @@ impl std::error::Error for LimitError {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Interrupt {
-    /// Epochs (the default): sound by construction, a check compiled into
-    /// guest code that traps as any wasm trap does. Signals rely on
-    /// wasmtime's internals (they move a running guest's program counter),
-    /// so they stay opt-in.
+    /// Epochs (the default).
     #[default]
     Auto,
     /// wasmtime's epoch interruption: a check at every function entry and
     /// loop header (compiled to trap in place: see
     /// `vendor/wasmtime-internal-cranelift/CYXLA-PATCH.md`).
     Epoch,
-    /// A watchdog thread and a signal: no checks in guest code.
-    Signal,
     /// No deadline at all: a looping guest never returns. For measuring
     /// what deadlines cost; never for guests one does not trust.
     Unchecked,
@@ -543,7 +538,6 @@ impl Interrupt {
         match self {
             Interrupt::Auto => "auto",
             Interrupt::Epoch => "epoch",
-            Interrupt::Signal => "signal",
             Interrupt::Unchecked => "unchecked",
         }
     }

@@ -83,8 +83,6 @@ fn query_lowest() -> Option<usize> {
 struct Stack {
     /// The lowest address (the guard, if any, included).
     addr: usize,
-    /// The size in bytes from `addr`.
-    size: usize,
     /// The guard size, or 0 if glibc cannot tell.
     guard: usize,
 }
@@ -112,7 +110,6 @@ fn query() -> Option<Stack> {
         }
         Some(Stack {
             addr: addr as usize,
-            size,
             guard: if guard_ok { guard } else { 0 },
         })
     }
@@ -120,20 +117,6 @@ fn query() -> Option<Stack> {
 
 #[cfg(not(target_os = "linux"))]
 fn lowest() -> Option<usize> {
-    None
-}
-
-/// This thread's stack as (lowest usable address, top), if the platform
-/// can tell. Not async-signal-safe (call it outside signal handlers).
-#[cfg(target_os = "linux")]
-pub(crate) fn bounds() -> Option<(usize, usize)> {
-    let stack = query()?;
-    Some((stack.addr, stack.addr.saturating_add(stack.size)))
-}
-
-/// Unknown elsewhere.
-#[cfg(not(target_os = "linux"))]
-pub(crate) fn bounds() -> Option<(usize, usize)> {
     None
 }
 

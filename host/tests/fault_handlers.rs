@@ -196,8 +196,7 @@ fn child_reraising_before() {
     assert_eq!(FOREIGN_CALLS.load(Ordering::SeqCst), 0);
 }
 
-/// Two foreign handlers after cyxla's, and a deadline by signal (its trap
-/// is a `ud2` outside the guest's module).
+/// Two foreign handlers after cyxla's, and a deadline.
 #[test]
 fn deadlines_and_traps_hold_under_two_handlers_installed_after() {
     assert!(in_child("child_two_after").status.success());

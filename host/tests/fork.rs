@@ -1,6 +1,6 @@
 //! Issue 33, item 2: deadlines hold in a forked child of a process that ran
-//! guests (the child has none of its parent's threads: the epoch timer and
-//! the signal watchdog start again there), under both mechanisms. A test
+//! guests (the child has none of its parent's threads: the epoch timer
+//! starts again there). A test
 //! binary of its own: it forks, and no other test may run beside it.
 
 mod common;

@@ -179,11 +179,11 @@ fn looping_guest() -> Vec<u8> {
 /// Modules of inputs on which the guest_module fuzzer died of a signal
 /// (libFuzzer's "deadly signal", no panic): each after many executions in
 /// one process (43310ccd after 201 308, with the alternate-stack fix of
-/// the signal deadlines), none when run alone (100 or 300 times). Run
-/// here many times each, beside a module that loops until its deadline, so
-/// that deadline interrupts land while they run. A cause that fits was
-/// fixed later (the signal handler rewrote a builtin's return address
-/// while our call hook ran inside the builtin: `tests/signal_builtins.rs`);
+/// the signal deadlines, a mechanism since removed), none when run alone
+/// (100 or 300 times). Run here many times each, beside a module that
+/// loops until its deadline, so that deadline interrupts land while they
+/// run. A cause that fits was fixed later (the signal handler rewrote a
+/// builtin's return address while a call hook ran inside the builtin);
 /// 600 000 executions since, half under signal deadlines, found nothing.
 #[test]
 fn guest_module_fuzz_findings() {

@@ -572,18 +572,9 @@ fn loops_stop_within_50ms_of_the_deadline_with_either_mechanism() {
 }
 
 #[test]
-fn epochs_are_the_default_and_signals_are_opt_in() {
+fn epochs_are_the_default() {
     let engine = cyxla_host::Engine::new(&Limits::default()).unwrap();
     assert_eq!(engine.interrupt(), Interrupt::Epoch);
-    let mut limits = Limits::default();
-    limits.interrupt = Interrupt::Signal;
-    let engine = cyxla_host::Engine::new(&limits).unwrap();
-    let expected = if cfg!(all(target_arch = "x86_64", target_os = "linux")) {
-        Interrupt::Signal
-    } else {
-        Interrupt::Epoch
-    };
-    assert_eq!(engine.interrupt(), expected);
 }
 
 // ---------------------------------------------------------------------------
@@ -721,7 +712,7 @@ fn a_sleeping_guest_meets_its_deadline() {
 
 #[test]
 fn a_guest_looping_in_wasi_calls_meets_its_deadline() {
-    for interrupt in [Interrupt::Epoch, Interrupt::Signal] {
+    for interrupt in interrupt_mechanisms() {
         let mut limits = test_limits();
         limits.interrupt = interrupt;
         let (_dir, sandbox) = wasi_sandbox(limits);

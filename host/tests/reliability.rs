@@ -7,7 +7,6 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::*;
-use cyxla_host::limits::Interrupt;
 use cyxla_host::{AllowList, HostCall, Limits, Sandbox};
 use plugin_glue::ErrorCode;
 
@@ -205,7 +204,7 @@ const SLEEPERS: &str = r#"
 
 #[test]
 fn sleeping_returns_at_once_relative_absolute_or_two_clocks() {
-    for interrupt in [Interrupt::Epoch, Interrupt::Signal] {
+    for interrupt in interrupt_mechanisms() {
         let mut limits = test_limits();
         limits.interrupt = interrupt;
         limits.call_timeout = Duration::from_secs(1);
@@ -291,7 +290,7 @@ const HOST_CALLS: [(&str, &str); 7] = [
 
 #[test]
 fn a_start_function_or_initialize_looping_on_host_calls_is_rejected_in_time() {
-    for interrupt in [Interrupt::Epoch, Interrupt::Signal] {
+    for interrupt in interrupt_mechanisms() {
         let dir = tempfile::tempdir().unwrap();
         for (name, body) in HOST_CALLS {
             let start = format!("(func $s (loop $l {body} (br $l))) (start $s)");
