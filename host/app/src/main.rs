@@ -264,6 +264,7 @@ fn lapack_summary(no_lapack: bool) -> String {
     if no_lapack {
         return format!("native LAPACK: {count} targets, not registered (--no-lapack)");
     }
+    lapack::prefer(cyxla_app::setup::openblas_wheels());
     match lapack::library() {
         Ok(lib) => format!(
             "native LAPACK: {count} targets on {} ({}); kernels {}{}",

@@ -25,11 +25,12 @@ use cyxla_host::limits::Limits;
 use cyxla_host::{Sandbox, pin_holds};
 
 /// The `site-packages` of the Python venv `scripts/setup.sh` installs,
-/// relative to the workspace root.
+/// relative to the workspace root (for tests: programs look in
+/// [`site_packages`]).
 pub const SITE_PACKAGES: &str = ".venv/lib/python3.11/site-packages";
 
 /// The default plugin (pip package `lammps-jax-pjrt-cpu` 0.11.2), relative
-/// to [`SITE_PACKAGES`].
+/// to a `site-packages` folder.
 pub const DEFAULT_PLUGIN: &str = "lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so";
 
 /// What a host process registers: the settings shared by the `cyxla-host`
@@ -310,6 +311,7 @@ pub unsafe fn start_with(plugin: Plugin, setup: &Setup) -> Result<Host> {
         unsafe { register_native(&plugin, spec) }?;
     }
     if setup.lapack {
+        lapack::prefer(openblas_wheels());
         for (target, handler) in lapack::targets() {
             if setup.natives.iter().any(|n| n.target == target) {
                 continue;
@@ -416,8 +418,9 @@ fn watch(
 }
 
 /// Finds the PJRT plugin: `explicit` (from `--plugin` or the
-/// `CYXLA_PJRT_PLUGIN` environment variable), else the one `scripts/setup.sh`
-/// installed next to this build.
+/// `CYXLA_PJRT_PLUGIN` environment variable), else the first of
+/// [`PLUGIN_PACKAGES`] installed in one of the [`site_packages`] folders (the
+/// Python environment cyxla is installed in, or the checkout's `.venv`).
 ///
 /// # Errors
 ///
@@ -430,46 +433,231 @@ pub fn find_plugin(explicit: Option<&Path>) -> Result<PathBuf> {
         }
         return Ok(path.to_owned());
     }
-    for root in workspace_roots() {
-        let candidate = root.join(SITE_PACKAGES).join(DEFAULT_PLUGIN);
-        if candidate.exists() {
-            return Ok(candidate);
+    let folders = site_packages();
+    for folder in &folders {
+        for package in PLUGIN_PACKAGES {
+            let candidate = folder.join(package);
+            if candidate.is_file() {
+                return Ok(candidate);
+            }
         }
     }
+    let looked: Vec<String> = folders.iter().map(|f| f.display().to_string()).collect();
     bail!(
-        "no PJRT plugin found: pass --plugin PATH or set {PLUGIN_ENV}, or run scripts/setup.sh \
-         to install the default plugin (pip package lammps-jax-pjrt-cpu==0.11.2)"
+        "no PJRT plugin found (looked in {}): pass --plugin PATH or set {PLUGIN_ENV}, or install \
+         one beside cyxla: the wheel's extra `pjrt` (pip package fastatomstruct-xla-cpu, any \
+         JAX) or lammps-jax-pjrt-cpu==0.11.2 (JAX up to 0.11.2; in a checkout, scripts/setup.sh \
+         installs it); or serve the guests on JAX's own CPU backend instead (`cyxla-host \
+         --platform cpu`, no PJRT plugin needed)",
+        if looked.is_empty() {
+            "nowhere".to_owned()
+        } else {
+            looked.join(", ")
+        }
     )
+}
+
+/// The real PJRT plugins [`find_plugin`] looks for, in order, relative to a
+/// `site-packages` folder: the default (PJRT 0.115, for JAX up to 0.11.2),
+/// then pip package `fastatomstruct-xla-cpu` (PJRT 0.106, no JAX pin: the
+/// wheel's extra `pjrt`).
+pub const PLUGIN_PACKAGES: [&str; 2] = [DEFAULT_PLUGIN, "fastatomstruct_xla_cpu/libpjrt_cpu.so"];
+
+/// The `scipy-openblas32` OpenBLAS, relative to a `site-packages` folder: the
+/// LAPACK library preferred when installed there (see [`openblas_wheels`]).
+pub const OPENBLAS_WHEEL: &str = "scipy_openblas32/lib/libscipy_openblas.so";
+
+/// The `scipy-openblas32` OpenBLAS of each [`site_packages`] folder that has
+/// one: the LAPACK libraries the native LAPACK targets try first (before
+/// Debian's; `CYXLA_LAPACK` overrides both).
+pub fn openblas_wheels() -> Vec<String> {
+    site_packages()
+        .into_iter()
+        .map(|folder| folder.join(OPENBLAS_WHEEL))
+        .filter(|path| path.is_file())
+        .map(|path| path.to_string_lossy().into_owned())
+        .collect()
 }
 
 /// Where the bundled guests are built, relative to the workspace root.
 pub const BUNDLED_GUESTS: &str = "guests/out";
 
-/// The guests folder: `$CYXLA_GUESTS` if set, else the bundled guests
-/// (`guests/out` under the workspace root).
+/// Where the wheel puts the bundled guests, relative to the folder of the
+/// plugin library (`site-packages/jax_plugins/cyxla`).
+pub const INSTALLED_GUESTS: &str = "guests";
+
+/// The guests folder: `$CYXLA_GUESTS` if set, else the bundled guests: those
+/// installed beside the plugin library (`jax_plugins/cyxla/guests`, from the
+/// wheel), or a checkout's `guests/out`. With none there, the first of those
+/// (which the set-up then reports as missing).
 pub fn default_guests_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os(GUESTS_ENV) {
         return PathBuf::from(dir);
     }
-    workspace_root().join(BUNDLED_GUESTS)
+    let candidates: Vec<PathBuf> = package_dirs()
+        .into_iter()
+        .map(|dir| dir.join(INSTALLED_GUESTS))
+        .chain(
+            workspace_roots()
+                .into_iter()
+                .map(|root| root.join(BUNDLED_GUESTS)),
+        )
+        .collect();
+    candidates
+        .iter()
+        .find(|dir| dir.is_dir())
+        .or(candidates.first())
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from(BUNDLED_GUESTS))
 }
 
 /// The workspace root this crate was built in (two levels above its
-/// manifest, `host/app`).
+/// manifest, `host/app`). For tests and benches only: installed programs
+/// find what they need relative to where they are ([`install_dir`]).
 pub fn workspace_root() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     manifest.ancestors().nth(2).unwrap_or(manifest).to_owned()
 }
 
-/// Candidate workspace roots: above the running executable
-/// (`target/<profile>/cyxla-host`), then the one this crate was built in.
+/// Candidate workspace roots: above the code running this
+/// ([`install_dir`]: `target/<profile>/libcyxla_pjrt.so` or
+/// `target/<profile>/cyxla-host`), then above the running executable.
 pub fn workspace_roots() -> Vec<PathBuf> {
-    let mut roots = Vec::new();
-    if let Ok(exe) = std::env::current_exe() {
-        roots.extend(exe.ancestors().skip(1).take(4).map(Path::to_owned));
+    let mut roots: Vec<PathBuf> = Vec::new();
+    let exe_dir = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(Path::to_owned));
+    for dir in install_dir().into_iter().chain(exe_dir) {
+        for root in dir.ancestors().take(4) {
+            if !roots.iter().any(|r| r == root) {
+                roots.push(root.to_owned());
+            }
+        }
     }
-    roots.push(workspace_root());
     roots
+}
+
+/// The folder of the code running this: the shared library's when it runs
+/// in one (the cyxla PJRT library, `libcyxla_pjrt.so`), else the running
+/// executable's. Everything an installation holds is found from here.
+pub fn install_dir() -> Option<PathBuf> {
+    if let Some(library) = containing_library() {
+        return library.parent().map(Path::to_owned);
+    }
+    let exe = std::env::current_exe().ok()?;
+    exe.parent().map(Path::to_owned)
+}
+
+/// The shared library this code is linked into, or `None` in an executable.
+fn containing_library() -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt as _;
+    // SAFETY: `Dl_info` is plain old data (pointers and integers), for
+    // which all zeroes is a valid value.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    let address = containing_library as fn() -> Option<PathBuf> as *const libc::c_void;
+    // SAFETY: `address` is an address of this object's code and `info` a
+    // writable `Dl_info`; dladdr only reads the loader's tables.
+    if unsafe { libc::dladdr(address, &mut info) } == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: `dli_fname` is a NUL-terminated string the loader keeps for
+    // as long as the object is loaded, and this object stays loaded while
+    // its code runs.
+    let name = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) };
+    let path = Path::new(std::ffi::OsStr::from_bytes(name.to_bytes()));
+    // For the main program, glibc's dladdr answers with argv[0].
+    let file = path.file_name()?.to_string_lossy();
+    if !(file.ends_with(".so") || file.contains(".so.")) {
+        return None;
+    }
+    std::path::absolute(path).ok()
+}
+
+/// Folders that may hold the installed Python package `jax_plugins.cyxla`
+/// with the plugin library, its guests and SDK: [`install_dir`] itself when
+/// it is such a package, and for an executable in a prefix's `bin/` (a
+/// venv's, `~/.local`'s) the package in that prefix's `site-packages`.
+fn package_dirs() -> Vec<PathBuf> {
+    let Some(dir) = install_dir() else {
+        return Vec::new();
+    };
+    let mut dirs = Vec::new();
+    if dir.join(LIBRARY_FILE).is_file() && dir.ends_with(PACKAGE_DIR) {
+        dirs.push(dir.clone());
+    }
+    if let Some(prefix) = dir.parent() {
+        for folder in python_folders(prefix) {
+            let package = folder.join(PACKAGE_DIR);
+            if package.join(LIBRARY_FILE).is_file() {
+                dirs.push(package);
+            }
+        }
+    }
+    dirs
+}
+
+/// The cyxla PJRT library of the installed Python package (from the
+/// wheel) that the running executable belongs to, if there is one.
+pub fn installed_library() -> Option<PathBuf> {
+    package_dirs()
+        .into_iter()
+        .map(|dir| dir.join(LIBRARY_FILE))
+        .next()
+}
+
+/// The Python package the wheel installs, relative to `site-packages`.
+pub const PACKAGE_DIR: &str = "jax_plugins/cyxla";
+
+/// The cyxla PJRT library's file name.
+const LIBRARY_FILE: &str = "libcyxla_pjrt.so";
+
+/// The `site-packages` folders where the real PJRT plugin and the OpenBLAS
+/// wheel are looked for, in order: the one holding the installed package
+/// ([`package_dirs`]), those of the prefix whose `bin/` holds the running
+/// executable, then a checkout's `.venv` above it ([`workspace_roots`]).
+pub fn site_packages() -> Vec<PathBuf> {
+    let mut folders: Vec<PathBuf> = Vec::new();
+    let mut add = |folder: PathBuf| {
+        if folder.is_dir() && !folders.contains(&folder) {
+            folders.push(folder);
+        }
+    };
+    for package in package_dirs() {
+        if let Some(folder) = package.ancestors().nth(2) {
+            add(folder.to_owned());
+        }
+    }
+    if let Some(prefix) = install_dir().as_deref().and_then(Path::parent) {
+        python_folders(prefix).into_iter().for_each(&mut add);
+    }
+    for root in workspace_roots() {
+        python_folders(&root.join(".venv"))
+            .into_iter()
+            .for_each(&mut add);
+    }
+    folders
+}
+
+/// `PREFIX/lib/python3.*/{site,dist}-packages` that exist, newest Python
+/// first.
+fn python_folders(prefix: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(prefix.join("lib")) else {
+        return Vec::new();
+    };
+    let mut versions: Vec<(u32, PathBuf)> = entries
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let name = entry.file_name();
+            let minor: u32 = name.to_str()?.strip_prefix("python3.")?.parse().ok()?;
+            Some((minor, entry.path()))
+        })
+        .collect();
+    versions.sort_by_key(|v| std::cmp::Reverse(v.0));
+    versions
+        .into_iter()
+        .flat_map(|(_, lib)| [lib.join("site-packages"), lib.join("dist-packages")])
+        .filter(|folder| folder.is_dir())
+        .collect()
 }
 
 /// Loads a native handler library (never unloaded: XLA keeps the handler

@@ -95,7 +95,7 @@ mod tridiagonal;
 mod trsm;
 
 pub use library::{
-    KernelChoice, LapackLibrary, LoadError, choose_openblas_kernels, kernel_choice, library,
+    KernelChoice, LapackLibrary, LoadError, choose_openblas_kernels, kernel_choice, library, prefer,
 };
 
 use call::{Call, Ctx};

@@ -4,8 +4,11 @@
 //! # Which library
 //!
 //! `CYXLA_LAPACK=<path or soname>` names the library; nothing else is tried
-//! then. Without it: `libopenblas.so.0` (Debian's `libopenblas0`), then
-//! `liblapack.so.3` (whatever the `liblapack.so.3` alternative points to).
+//! then. Without it: the libraries the program [`prefer`]s (`cyxla-host`
+//! and the cyxla PJRT library name the `scipy-openblas32` OpenBLAS of the
+//! Python environment they are installed in), then `libopenblas.so.0`
+//! (Debian's `libopenblas0`), then `liblapack.so.3` (whatever the
+//! `liblapack.so.3` alternative points to).
 //! The library may export its names with the `scipy_` prefix (the
 //! `scipy-openblas32` OpenBLAS that numpy and scipy wheels bundle,
 //! `scipy.libs/libscipy_openblas-*.so`): the prefix is recognised
@@ -290,7 +293,8 @@ impl std::fmt::Display for LoadError {
         }
         write!(
             f,
-            "); install OpenBLAS with `apt-get install libopenblas0` (or run scripts/setup.sh), \
+            "); install OpenBLAS with `pip install scipy-openblas32` (into the environment cyxla \
+             is installed in) or `apt-get install libopenblas0` (or run scripts/setup.sh), \
              or set {LIBRARY_ENV} to a LAPACK shared library built with gfortran and 32-bit integers"
         )
     }
@@ -299,6 +303,17 @@ impl std::fmt::Display for LoadError {
 impl std::error::Error for LoadError {}
 
 static LIBRARY: OnceLock<Result<LapackLibrary, LoadError>> = OnceLock::new();
+
+/// Libraries tried before [`DEFAULT_LIBRARIES`] (see [`prefer`]).
+static PREFERRED: OnceLock<Vec<String>> = OnceLock::new();
+
+/// Names the libraries to try, in order, before [`DEFAULT_LIBRARIES`] when
+/// [`LIBRARY_ENV`] is not set: what a program knows of its installation
+/// (the OpenBLAS wheel beside it). The first call wins and only counts
+/// before the library loads; returns whether it was that call.
+pub fn prefer(libraries: Vec<String>) -> bool {
+    PREFERRED.set(libraries).is_ok() && LIBRARY.get().is_none()
+}
 
 /// The LAPACK library, loaded on first use (see the module docs).
 ///
@@ -323,13 +338,20 @@ pub(crate) fn library_for(target: &str) -> Result<&'static LapackLibrary, Handle
 fn load() -> Result<LapackLibrary, LoadError> {
     let candidates: Vec<String> = match std::env::var(LIBRARY_ENV) {
         Ok(v) if !v.is_empty() => vec![v],
-        _ => DEFAULT_LIBRARIES.iter().map(|s| s.to_string()).collect(),
+        _ => PREFERRED
+            .get()
+            .into_iter()
+            .flatten()
+            .cloned()
+            .chain(DEFAULT_LIBRARIES.iter().map(|s| s.to_string()))
+            .collect(),
     };
     let mut attempts = Vec::new();
     for name in candidates {
         // SAFETY: loading runs the library's initialisers; the candidates are
-        // system LAPACK/BLAS libraries (or the one the operator named), whose
-        // initialisers only set up their thread pools.
+        // system LAPACK/BLAS libraries, the OpenBLAS the program installed
+        // beside itself, or the one the operator named, whose initialisers
+        // only set up their thread pools.
         let library = match unsafe { Library::new(&name) } {
             Ok(l) => l,
             Err(e) => {

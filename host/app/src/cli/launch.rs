@@ -97,7 +97,13 @@ pub fn launch(host: &HostOptions, args: &LaunchArgs, command: &[String]) -> Resu
         .split_first()
         .ok_or_else(|| anyhow!("no command after `--`"))?;
     let (vars, config) = configuration(host, args)?;
-    let plugin = setup::find_plugin(config.plugin.as_deref())?;
+    let on_cpu = args.platform == CPU_PLATFORM;
+    // On `cpu` the guests run on jaxlib's own CPU client: no PJRT plugin.
+    let plugin = if on_cpu {
+        None
+    } else {
+        Some(setup::find_plugin(config.plugin.as_deref())?)
+    };
     for spec in &config.natives {
         if !spec.library.is_file() {
             bail!(
@@ -107,7 +113,6 @@ pub fn launch(host: &HostOptions, args: &LaunchArgs, command: &[String]) -> Resu
             );
         }
     }
-    let on_cpu = args.platform == CPU_PLATFORM;
     if on_cpu && !config.allow_native {
         bail!("{}", cpu_refusal());
     }
@@ -115,7 +120,9 @@ pub fn launch(host: &HostOptions, args: &LaunchArgs, command: &[String]) -> Resu
 
     let mut cmd = std::process::Command::new(program);
     cmd.args(rest).envs(&vars);
-    cmd.env(PLUGIN_ENV, absolute(&plugin)?);
+    if let Some(plugin) = &plugin {
+        cmd.env(PLUGIN_ENV, absolute(plugin)?);
+    }
     cmd.env(LIBRARY_ENV, library()?);
     if on_cpu {
         cmd.env(PLATFORM_ENV, CPU_PLATFORM);
@@ -216,7 +223,9 @@ fn environment(host: &HostOptions, args: &LaunchArgs) -> Result<BTreeMap<&'stati
     Ok(vars)
 }
 
-/// The plugin library beside the running executable.
+/// The plugin library beside the running executable (a build's
+/// `target/<profile>/`), else the one in the Python package installed with
+/// it (the wheel's `jax_plugins/cyxla`).
 ///
 /// # Errors
 ///
@@ -225,6 +234,11 @@ pub fn library() -> Result<PathBuf> {
     let exe = std::env::current_exe().context("cannot find the cyxla-host executable")?;
     let dir = exe.parent().unwrap_or(Path::new("."));
     let path = dir.join(LIBRARY_FILE);
+    if !path.is_file()
+        && let Some(installed) = setup::installed_library()
+    {
+        return Ok(installed);
+    }
     if !path.is_file() {
         bail!(
             "the cyxla PJRT plugin library {} is missing: build it with `cargo build -p cyxla-pjrt` \
