@@ -3,12 +3,13 @@ it is installed into fresh venvs outside the checkout with nothing but PyPI
 packages and the wheel, and JAX code with guests runs there, under the
 installed ``cyxla-host`` and with only the environment configured.
 
-Two venvs: the oldest supported JAX (0.10.2, Python 3.11) with the default
+Three venvs: the oldest supported JAX (0.10.2, Python 3.11) with the default
 real XLA CPU plugin (lammps-jax-pjrt-cpu 0.11.2, PJRT 0.115), on platform
 ``cyxla``; and the newest (0.12.0.1, Python 3.12) with the wheel's extra
 ``pjrt`` (fastatomstruct-xla-cpu, PJRT 0.106, which pins no JAX), on
 platform ``cyxla`` and with the guests on JAX's own CPU backend
-(``--platform cpu``). Each result is checked against jnp on JAX's own CPU
+(``--platform cpu``); and JAX 0.12.0.1 on Python 3.13 with the extra, on
+platform ``cyxla``. Each result is checked against jnp on JAX's own CPU
 backend (wheel_script.py).
 
 The Pythons are looked up in pyenv (``~/.pyenv/versions``), then on PATH; a
@@ -35,9 +36,10 @@ from support import ROOT, VENV_PYTHON
 VENVS = {
     "oldest": ("3.11", ["jax==0.10.2", "lammps-jax-pjrt-cpu==0.11.2"], ""),
     "newest": ("3.12", ["jax==0.12.0.1"], "[pjrt]"),
+    "newest-3.13": ("3.13", ["jax==0.12.0.1"], "[pjrt]"),
 }
 # (venv, platform the guests are served on).
-CASES = [("oldest", "cyxla"), ("newest", "cyxla"), ("newest", "cpu")]
+CASES = [("oldest", "cyxla"), ("newest", "cyxla"), ("newest", "cpu"), ("newest-3.13", "cyxla")]
 SCRIPT = pathlib.Path(__file__).with_name("wheel_script.py")
 TIMEOUT = 600
 
