@@ -135,7 +135,7 @@ extern crate alloc;
 #[cfg(all(target_arch = "wasm32", feature = "panic-handler"))]
 extern crate cyxla_guest_sdk_panic_handler_a_guest_with_std_needs_the_sdk_with_default_features_false_features_allocator as _;
 
-pub mod abi;
+pub use cyxla_guest_abi as abi;
 mod args;
 mod attrs;
 mod buffer;

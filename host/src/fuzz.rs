@@ -12,7 +12,7 @@
 //!
 //! Not a stable API.
 
-use cyxla_guest_sdk::abi::{self, call_frame};
+use cyxla_guest_abi::{self as abi, call_frame};
 use cyxla_guest_sdk as sdk;
 use plugin_glue::DType;
 
@@ -528,7 +528,7 @@ pub fn guest_module(wasm: &[u8]) {
                 for export in reader.into_iter().flatten() {
                     if export.kind == wasmparser::ExternalKind::Func
                         && funcs.get(export.index as usize).copied().unwrap_or(false)
-                        && cyxla_guest_sdk::abi::is_valid_name(export.name)
+                        && cyxla_guest_abi::is_valid_name(export.name)
                     {
                         exports.push(export.name.to_owned());
                     }
@@ -541,11 +541,11 @@ pub fn guest_module(wasm: &[u8]) {
     for (i, export) in exports.iter().enumerate().take(16) {
         records.push_str(&format!(
             "{}fz{i} {export}\n",
-            cyxla_guest_sdk::abi::RECORD_PREFIX
+            cyxla_guest_abi::RECORD_PREFIX
         ));
     }
     let mut module = wasm.to_vec();
-    let name = cyxla_guest_sdk::abi::TARGETS_SECTION.as_bytes();
+    let name = cyxla_guest_abi::TARGETS_SECTION.as_bytes();
     let mut payload = leb(name.len() as u64);
     payload.extend_from_slice(name);
     payload.extend_from_slice(records.as_bytes());

@@ -21,7 +21,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use cyxla_guest_sdk::abi;
+use cyxla_guest_abi as abi;
 use sha2::{Digest, Sha256};
 use wasmtime::{ExternType, FuncType, Module, ValType};
 

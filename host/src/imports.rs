@@ -1,6 +1,6 @@
 //! The host functions a guest imports from module `cyxla`, one per
 //! `XLA_FFI_Api` slot (names and argument layouts from
-//! [`cyxla_guest_sdk::abi`]), plus WASI preview 1 ([`crate::wasi`], with
+//! [`cyxla_guest_abi`]), plus WASI preview 1 ([`crate::wasi`], with
 //! `poll_oneoff` and `random_get` served here). They work on the instance's
 //! [`HostState`].
 //!
@@ -11,7 +11,7 @@
 //! instance is discarded. A well-formed request the sandbox cannot serve
 //! returns an XLA error handle instead, as XLA itself would.
 
-use cyxla_guest_sdk::abi::{self, Import};
+use cyxla_guest_abi::{self as abi, Import};
 use plugin_glue::ErrorCode;
 use wasmtime::{Caller, Extern, Linker, Memory};
 

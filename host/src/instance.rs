@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use cyxla_guest_sdk::abi;
+use cyxla_guest_abi as abi;
 use plugin_glue::{ErrorCode, HandlerError};
 use wasmtime::{
     InstancePre, Memory, Store, Trap, TypedFunc, WasmBacktrace, WasmParams, WasmResults,

@@ -29,10 +29,12 @@
 //! only the copy is saved). A result that overlaps an operand or another
 //! result without being the same buffer is refused; zero-length buffers and
 //! tokens (whose data pointer aliases other buffers) alias nothing.
-//! Offsets and sizes come from [`cyxla_guest_sdk::abi`] (the wasm32 columns of
+//! Offsets and sizes come from [`cyxla_guest_abi`] (the wasm32 columns of
 //! docs/abi.md, "Frame-side structs"); all arithmetic is checked.
 
-use cyxla_guest_sdk::abi::{self, args, array, attrs, buffer, byte_span, call_frame, rets, scalar};
+use cyxla_guest_abi::{
+    self as abi, args, array, attrs, buffer, byte_span, call_frame, rets, scalar,
+};
 use plugin_glue::{ErrorCode, HandlerError};
 
 use crate::copy::Copier;

@@ -4,7 +4,7 @@
 //! `stablehlo.custom_call @target`. For each target an operator allows, this
 //! crate registers a [`GuestHandler`] that lays the call frame out in the
 //! linear memory of a wasm guest (guest ABI v1: XLA's FFI C API in wasm32,
-//! constants in [`cyxla_guest_sdk::abi`]), runs the guest's handler export
+//! constants in [`cyxla_guest_abi`]), runs the guest's handler export
 //! under limits, and copies the results back. A guest that traps, loops,
 //! exhausts its memory or breaks the ABI fails its own call with an error
 //! naming the target, the guest file and what happened; the next call works.

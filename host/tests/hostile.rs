@@ -19,7 +19,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::*;
-use cyxla_guest_sdk::abi;
+use cyxla_guest_abi as abi;
 use cyxla_host::limits::Interrupt;
 use cyxla_host::{AllowList, Error, HostBuffer, HostCall, Limits, Sandbox};
 use plugin_glue::{DType, ErrorCode};

@@ -25,7 +25,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::*;
-use cyxla_guest_sdk::abi;
+use cyxla_guest_abi as abi;
 use cyxla_host::{AllowList, Limits, Sandbox};
 use plugin_glue::ErrorCode;
 

@@ -13,7 +13,7 @@
 //! must be the native one behind the host's prefix.
 //!
 //! Also: the header constants and wasm32 layouts against
-//! `guest-sdk/src/abi.rs`, each header compiled alone and twice (C and C++,
+//! `guest-sdk/abi/src/lib.rs`, each header compiled alone and twice (C and C++,
 //! wasm32 and native), unsupported features failing to compile with a
 //! readable message, the documented one-line command, the CMake toolchain
 //! file, and the generator's reproducibility.
@@ -30,7 +30,7 @@ use std::sync::OnceLock;
 use cyxla_app::cli::run::{self, Failure, RunArgs};
 use cyxla_app::npy::HostArray;
 use cyxla_app::setup::{self, NativeSpec};
-use cyxla_guest_sdk::abi;
+use cyxla_guest_abi as abi;
 use cyxla_host::{AllowList, Engine, Guest, Limits, Sandbox};
 use cyxla_tests::{
     Plugin as PluginKind, describe, read_npy, register_guests, run_ok, workspace_root,
@@ -893,7 +893,7 @@ fn unsupported_features_fail_to_compile_with_a_readable_message() {
     }
 }
 
-/// One wasm32 layout of guest-sdk/src/abi.rs and the C struct it describes.
+/// One wasm32 layout of guest-sdk/abi/src/lib.rs and the C struct it describes.
 struct Layout {
     c_name: &'static str,
     size: u32,
@@ -1332,7 +1332,7 @@ fn abi_assertions(ints: &[(String, i64)], strings: &[(String, String)]) -> (Stri
         let _ = writeln!(
             c,
             "_Static_assert((long long)({expr}) == {value}LL, \"{expr} must be {value} \
-             (guest-sdk/src/abi.rs)\");"
+             (guest-sdk/abi/src/lib.rs)\");"
         );
     }
     let mut cc = String::from(
@@ -1342,7 +1342,7 @@ fn abi_assertions(ints: &[(String, i64)], strings: &[(String, String)]) -> (Stri
         let _ = writeln!(
             cc,
             "static_assert(std::string_view({macro_name}) == std::string_view({value:?}), \
-             \"{macro_name} must be {} (guest-sdk/src/abi.rs)\");",
+             \"{macro_name} must be {} (guest-sdk/abi/src/lib.rs)\");",
             value.escape_default()
         );
     }
@@ -1358,13 +1358,13 @@ fn header_constants_match_abi_rs() {
     let out = compile_snippet(&c, "c", "wasm32-wasi", &[]);
     assert!(
         out.status.success(),
-        "cyxla/abi.h or xla/ffi/api/c_api.h disagree with guest-sdk/src/abi.rs:\n{}",
+        "cyxla/abi.h or xla/ffi/api/c_api.h disagree with guest-sdk/abi/src/lib.rs:\n{}",
         describe(&out)
     );
     let out = compile_snippet(&cc, "c++", "wasm32-wasi", &[]);
     assert!(
         out.status.success(),
-        "cyxla/abi.h strings disagree with guest-sdk/src/abi.rs:\n{}",
+        "cyxla/abi.h strings disagree with guest-sdk/abi/src/lib.rs:\n{}",
         describe(&out)
     );
 

@@ -2,7 +2,7 @@
  * cyxla guest ABI v1: names and numbers a wasm32 guest and the cyxla host
  * agree on.
  *
- * The ABI is written once, in Rust, in `guest-sdk/src/abi.rs`; this header
+ * The ABI is written once, in Rust, in `guest-sdk/abi/src/lib.rs`; this header
  * mirrors it for C and C++ guests. The test `cpp_sdk::header_constants_match_abi_rs`
  * (tests/integration/cpp_sdk.rs) checks every value here, and every wasm32
  * struct layout of `xla/ffi/api/c_api.h`, against that file.
@@ -13,7 +13,7 @@
 #define CYXLA_ABI_H_
 
 /** @file
- *  @brief The constants of the cyxla guest ABI (mirror of `guest-sdk/src/abi.rs`). */
+ *  @brief The constants of the cyxla guest ABI (mirror of `guest-sdk/abi/src/lib.rs`). */
 
 /** @brief Version of the guest ABI; the export `cyxla_abi_version` returns it. */
 #define CYXLA_ABI_VERSION 1

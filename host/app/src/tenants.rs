@@ -465,7 +465,7 @@ pub fn pin_problem(tenant: &str, guests: &[PathBuf], target: &str, want: &str) -
 
 /// Whether a module's `cyxla.targets` records declare `target`.
 fn declares(bytes: &[u8], target: &str) -> bool {
-    let record = format!("{}{target} ", cyxla_guest_sdk::abi::RECORD_PREFIX);
+    let record = format!("{}{target} ", cyxla_guest_abi::RECORD_PREFIX);
     bytes.windows(record.len()).any(|w| w == record.as_bytes())
 }
 

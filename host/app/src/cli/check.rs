@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::Context as _;
-use cyxla_guest_sdk::abi;
+use cyxla_guest_abi as abi;
 
 use cyxla_host::Engine;
 use cyxla_host::Guests;

@@ -7,7 +7,7 @@
  * wasm32 layouts the cyxla host writes into guest memory (pointers and
  * `size_t` are 4 bytes, `int64_t` is 8-aligned); the test
  * `cpp_sdk::header_constants_match_abi_rs` checks every size, alignment,
- * offset and `*_STRUCT_SIZE` against `guest-sdk/src/abi.rs`.
+ * offset and `*_STRUCT_SIZE` against `guest-sdk/abi/src/lib.rs`.
  *
  * Plain C (C99 or later) and C++.
  */

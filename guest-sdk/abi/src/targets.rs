@@ -234,7 +234,7 @@ fn checked_name(bytes: &[u8]) -> Option<&str> {
 /// # Examples
 ///
 /// ```
-/// use cyxla_guest_sdk::abi::parse_targets;
+/// use cyxla_guest_abi::parse_targets;
 /// let section = b"cyxla-target v1 rms_norm rms_norm_handler\n\0cyxla-target v1 fail fail\n";
 /// let targets = parse_targets(section).unwrap();
 /// assert_eq!(targets, [("rms_norm", "rms_norm_handler"), ("fail", "fail")]);

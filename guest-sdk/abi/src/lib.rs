@@ -38,6 +38,11 @@
 //! [`error_code`], [`attr_type`], [`arg_type`], [`ret_type`],
 //! [`execution_stage`] and [`extension_type`].
 
+#![no_std]
+#![deny(missing_docs)]
+
+extern crate alloc;
+
 /// Version of this ABI; returned by the guest's [`EXPORT_ABI_VERSION`] export.
 pub const ABI_VERSION: u32 = 1;
 
