@@ -184,7 +184,10 @@ fn issue36_cpp_cmake_toolchain_with_debug_info_traps_naming_its_source_line() {
     }
     let guests = dir.join("guests");
     std::fs::create_dir_all(&guests).expect("guests folder");
-    std::fs::copy(build.join("trap_line_cpp.wasm"), guests.join("trap_line_cpp.wasm"))
-        .expect("copy the module");
+    std::fs::copy(
+        build.join("trap_line_cpp.wasm"),
+        guests.join("trap_line_cpp.wasm"),
+    )
+    .expect("copy the module");
     assert_names_cpp_line(&trap_message(&guests, "trap_line_cpp"));
 }
