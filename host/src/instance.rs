@@ -255,18 +255,26 @@ impl Instance {
             copying: Vec::new(),
             measure: CallMeasure::default(),
         };
-        instance.grow_scratch(INITIAL_SCRATCH).map_err(|failure| {
-            // A trap or a deadline in the allocator: say whose.
-            let message = failure.error.message;
-            NewError::Failed(WasmError::msg(if message.contains(abi::EXPORT_ALLOC) {
-                message
-            } else {
-                format!(
-                    "`{}({INITIAL_SCRATCH}, {DATA_ALIGN})` {message}",
-                    abi::EXPORT_ALLOC
-                )
-            }))
-        })?;
+        // Part of making the instance: under the instantiation's deadline,
+        // not a call's.
+        let deadline = (
+            instance.limits.instantiate_timeout,
+            instance.limits.instantiate_ticks(),
+        );
+        instance
+            .grow_scratch(INITIAL_SCRATCH, deadline)
+            .map_err(|failure| {
+                // A trap or a deadline in the allocator: say whose.
+                let message = failure.error.message;
+                NewError::Failed(WasmError::msg(if message.contains(abi::EXPORT_ALLOC) {
+                    message
+                } else {
+                    format!(
+                        "`{}({INITIAL_SCRATCH}, {DATA_ALIGN})` {message}",
+                        abi::EXPORT_ALLOC
+                    )
+                }))
+            })?;
         Ok(instance)
     }
 
@@ -303,7 +311,10 @@ impl Instance {
             // `cyxla_alloc` is guest code: what earlier calls left in the
             // old region goes first.
             self.scrub_copied();
-            self.grow_scratch(self.layout.total)?;
+            self.grow_scratch(
+                self.layout.total,
+                (self.limits.call_timeout, self.call_ticks),
+            )?;
             self.layout
                 .plan(call, self.scratch.offset, self.api)
                 .map_err(CallFailure::keep)?;
@@ -360,7 +371,7 @@ impl Instance {
                     from_guest: false,
                 }),
             },
-            Err(error) => Err(self.trapped(&error)),
+            Err(error) => Err(self.trapped(&error, self.limits.call_timeout)),
         };
         if let (Some(started), Some(copied_in), Some(returned)) = (started, copied_in, returned) {
             self.measure.guest = returned - copied_in;
@@ -550,8 +561,9 @@ impl Instance {
     }
 
     /// Makes the scratch region at least `needed` bytes (growing it at least
-    /// twofold, in whole 64 KiB pages) with the guest's `cyxla_alloc`.
-    fn grow_scratch(&mut self, needed: u32) -> Result<(), CallFailure> {
+    /// twofold, in whole 64 KiB pages) with the guest's `cyxla_alloc`, run
+    /// under `deadline` (wall time, epoch ticks).
+    fn grow_scratch(&mut self, needed: u32, deadline: (Duration, u64)) -> Result<(), CallFailure> {
         let want = needed
             .max(self.scratch.len.saturating_mul(2))
             .checked_next_multiple_of(64 << 10)
@@ -567,14 +579,14 @@ impl Instance {
         let result = run_guest(
             &mut self.store,
             &self.engine,
-            (self.limits.call_timeout, self.call_ticks),
+            deadline,
             &self.code,
             &self.alloc,
             (want_i32, DATA_ALIGN.cast_signed()),
         );
         let addr = match result {
             Ok(addr) => addr.cast_unsigned(),
-            Err(error) => return Err(self.trapped(&error)),
+            Err(error) => return Err(self.trapped(&error, deadline.0)),
         };
         if addr == 0 {
             return Err(CallFailure::keep(HandlerError::new(
@@ -610,9 +622,9 @@ impl Instance {
         Ok(())
     }
 
-    /// The failure for an error out of guest code; the instance is
-    /// discarded.
-    fn trapped(&mut self, error: &wasmtime::Error) -> CallFailure {
+    /// The failure for an error out of guest code that ran under a
+    /// wall-time limit of `deadline`; the instance is discarded.
+    fn trapped(&mut self, error: &wasmtime::Error, deadline: Duration) -> CallFailure {
         let is_trap = error.downcast_ref::<Trap>().is_some();
         let panic = if is_trap { self.panic_message() } else { None };
         let (code, text) = match panic {
@@ -625,12 +637,7 @@ impl Instance {
                 };
                 (ErrorCode::Internal, text)
             }
-            None => describe(
-                error,
-                self.store.data(),
-                &self.limits,
-                self.limits.call_timeout,
-            ),
+            None => describe(error, self.store.data(), &self.limits, deadline),
         };
         CallFailure {
             error: HandlerError::new(code, text),
