@@ -1,11 +1,12 @@
 //! The cyxla guest ABI, version 1: every name, number and wasm32 layout that a
 //! host and a guest must agree on, written once.
 //!
-//! This module depends on nothing but the XLA enums of `cyxla-xla-types`
+//! This crate depends on nothing but the XLA enums of `cyxla-xla-types`
 //! (not even `alloc`, except [`parse_targets`]) and compiles on every
 //! target: the host (x86_64) imports it to load and drive guests, the SDK
-//! (wasm32) uses it to build them, and C headers for guests
-//! (`include/cyxla/`, not written yet) are to be tested against it.
+//! (wasm32) re-exports it as `cyxla_guest_sdk::abi` to build them, and the
+//! C headers for guests (`guest-sdk/include/cyxla/abi.h`,
+//! `xla/ffi/api/c_api.h`) are tested against it (tests/integration/cpp_sdk.rs).
 //!
 //! # The contract in one page
 //!
