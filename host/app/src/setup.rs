@@ -820,4 +820,39 @@ mod tests {
         assert_eq!(unregistered_target(m), Some("my_t"));
         assert_eq!(unregistered_target("other"), None);
     }
+
+    #[test]
+    fn python_folders_newest_python_first() {
+        let prefix = tempfile::tempdir().unwrap();
+        for folder in [
+            "lib/python3.11/site-packages",
+            "lib/python3.13/site-packages",
+            "lib/python3.12",
+            "lib/python3.9/dist-packages",
+            "lib/pythonX/site-packages",
+        ] {
+            std::fs::create_dir_all(prefix.path().join(folder)).unwrap();
+        }
+        let lib = prefix.path().join("lib");
+        assert_eq!(
+            python_folders(prefix.path()),
+            [
+                lib.join("python3.13/site-packages"),
+                lib.join("python3.11/site-packages"),
+                lib.join("python3.9/dist-packages"),
+            ]
+        );
+        assert!(python_folders(&prefix.path().join("none")).is_empty());
+    }
+
+    #[test]
+    fn an_executable_is_found_from_its_own_folder() {
+        // This test runs in an executable, not in a shared library.
+        assert_eq!(containing_library(), None);
+        let exe = std::env::current_exe().unwrap();
+        assert_eq!(install_dir().as_deref(), exe.parent());
+        // target/<profile>/deps/<test>: the checkout is among the roots.
+        let root = workspace_root();
+        assert!(workspace_roots().contains(&root), "{:?}", workspace_roots());
+    }
 }
