@@ -15,7 +15,7 @@ import re
 import numpy as np
 import pytest
 
-from support import HOST, ROOT, assert_no_crash, clean_env, run, run_launched, with_target
+from support import HOST, ROOT, assert_no_crash, clean_env, run, run_launched, run_python, with_target
 
 GUESTS = ROOT / "guests" / "out"
 
@@ -138,3 +138,41 @@ allow = ["kern"]
     assert r.returncode == 2, r.describe()
     assert re.search(r"CYXLA_RECORD is set, but the policy .* decides", r.stderr), r.describe()
     assert not (tmp_path / "mine").exists()
+
+
+def test_a_replay_on_the_fixed_build_equals_the_native_build_of_its_source(folders, tmp_path):
+    """The fixed build is the C++ scale_any (guests/cpp/scale_any.cc) as `kern`;
+    its replay on the recorded operands equals that source built natively
+    (guests/cpp/build.sh --native) and called by JAX's own CPU backend."""
+    _, broken, _ = folders
+    fixed = tmp_path / "fixed_cpp"
+    fixed.mkdir()
+    (fixed / "kern.wasm").write_bytes(
+        with_target((GUESTS / "scale_any_cpp.wasm").read_bytes(), "kern", "scale_any_cpp"))
+    rec = tmp_path / "records"
+    code = CALL.replace("np.arange(16, dtype=np.float32)",
+                        "np.random.default_rng(7).standard_normal(4099).astype(np.float32)")
+    r = run_launched(code.format(n=1), ["--guests", broken, "--allow", "kern", "--record", rec], env={})
+    assert "ERROR" in r.stdout, r.describe()
+    [record] = records(rec)
+    out = tmp_path / "out"
+    replayed = run([HOST, "replay", record, "--guests", fixed, "--output-dir", out], env=clean_env())
+    assert replayed.returncode == 0, replayed.describe()
+
+    native = tmp_path / "native"
+    built = run(["bash", ROOT / "guests" / "cpp" / "build.sh", "--native", "--out", native,
+                 ROOT / "guests" / "cpp" / "scale_any.cc"], env=clean_env())
+    assert built.returncode == 0, built.describe()
+    expected = tmp_path / "native.npy"
+    by_native = run_python(f"""
+        import ctypes, numpy as np, jax
+        lib = ctypes.cdll.LoadLibrary({str(native / "libscale_any_cpp.so")!r})
+        jax.ffi.register_ffi_target("scale_any_native", jax.ffi.pycapsule(lib.ScaleAny), platform="cpu")
+        x = np.load({str(record / "operand-0.npy")!r})
+        y = jax.ffi.ffi_call("scale_any_native", jax.ShapeDtypeStruct(x.shape, x.dtype))(x, factor=np.float64(3.0))
+        np.save({str(expected)!r}, np.asarray(y))
+        """, env={"JAX_PLATFORMS": "cpu"})
+    assert by_native.returncode == 0, by_native.describe()
+    got, want = np.load(out / "out0.npy"), np.load(expected)
+    assert got.dtype == want.dtype and got.shape == want.shape == (4099,)
+    assert got.tobytes() == want.tobytes(), np.flatnonzero(got != want)[:8]
