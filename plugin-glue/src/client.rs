@@ -330,7 +330,9 @@ impl ClientInner {
                 // SAFETY: the plugin's `PJRT_Event_Await` on a live event
                 // owned by us; it blocks until the event is ready.
                 let error = unsafe { await_fn(&mut args) };
-                self.plugin.check(function, error)
+                // SAFETY: `error` is what the plugin's function just
+                // returned, ours.
+                unsafe { self.plugin.check(function, error) }
             });
         let destroyed = self.destroy_event(event);
         awaited.and(destroyed)

@@ -308,7 +308,8 @@ impl Plugin {
         // strings (`target`, the static platform name) outlive the call; the
         // caller guarantees the handler's validity.
         let error = unsafe { register(&mut args) };
-        self.check("PJRT_FFI_Register_Handler", error)
+        // SAFETY: `error` is what the plugin's function just returned, ours.
+        unsafe { self.check("PJRT_FFI_Register_Handler", error) }
     }
 
     /// The plugin's attributes (`PJRT_Plugin_Attributes`), values rendered
@@ -337,7 +338,8 @@ impl Plugin {
             .collect()
     }
 
-    pub(crate) fn api(&self) -> &PJRT_Api {
+    /// The plugin's `PJRT_Api` table.
+    pub fn api(&self) -> &PJRT_Api {
         // SAFETY: checked non-NULL at load; the table lives as long as the
         // never-unloaded library and is not mutated.
         unsafe { &*self.inner.api }
@@ -345,7 +347,7 @@ impl Plugin {
 
     /// The function in `slot`, after checking that the plugin's table is
     /// long enough to hold it and that it is not NULL.
-    pub(crate) fn function<F: Copy>(&self, slot: Slot<F>) -> Result<F> {
+    pub fn function<F: Copy>(&self, slot: Slot<F>) -> Result<F> {
         const {
             assert!(size_of::<F>() == size_of::<*const c_void>());
         }
@@ -394,7 +396,7 @@ impl Plugin {
     /// `args` must meet the contract of the function in `slot`: the handles
     /// in it are live (and owned, for a function that destroys them) and
     /// every pointer in it is valid for what the function reads and writes.
-    pub(crate) unsafe fn call<A>(
+    pub unsafe fn call<A>(
         &self,
         slot: Slot<unsafe extern "C" fn(*mut A) -> *mut PJRT_Error>,
         args: &mut A,
@@ -403,17 +405,28 @@ impl Plugin {
         // SAFETY: `function` is the plugin's function in `slot`, which takes
         // `*mut A`; the caller vouches for `args`.
         let error = unsafe { function(args) };
-        self.check(slot.name(), error)
+        // SAFETY: `error` is what the plugin's function just returned, ours.
+        unsafe { self.check(slot.name(), error) }
     }
 
     /// Turns a `PJRT_Error*` returned by `function` into a `Result`: reads
     /// code and message, destroys the error.
-    pub(crate) fn check(&self, function: &'static str, error: *mut PJRT_Error) -> Result<()> {
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Pjrt`] with XLA's code and message if `error` is not NULL.
+    ///
+    /// # Safety
+    ///
+    /// `error` must be NULL or a live `PJRT_Error*` just returned by one of
+    /// this plugin's functions, owned by the caller (it is destroyed here).
+    pub unsafe fn check(&self, function: &'static str, error: *mut PJRT_Error) -> Result<()> {
         if error.is_null() {
             return Ok(());
         }
         // SAFETY: `error` is a non-NULL `PJRT_Error*` just returned by one of
-        // this plugin's functions, owned by us and not yet destroyed.
+        // this plugin's functions, owned by us and not yet destroyed
+        // (this function's contract).
         let (code, message) = unsafe { self.take_error(error) };
         Err(Error::Pjrt {
             function,
@@ -570,7 +583,7 @@ fn walk_extensions(
 /// # Safety
 ///
 /// If `len > 0`, `ptr` must point to `len` initialised `T`s valid for `'a`.
-pub(crate) unsafe fn raw_slice<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
+pub unsafe fn raw_slice<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
     if len == 0 || ptr.is_null() {
         &[]
     } else {
