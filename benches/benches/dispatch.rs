@@ -29,7 +29,7 @@ use criterion::{Criterion, criterion_group};
 use cyxla_benches::report::{self, Met};
 use cyxla_benches::{Variant, chain_program, interleaved_medians, load_default_plugin, mode};
 use cyxla_host::{AllowList, GuestHandler, HostAttr, HostBuffer, HostCall, Limits, Sandbox};
-use plugin_glue::client::{Buffer, Client, Executable};
+use cyxla_pjrt_client::{Buffer, Client, Executable};
 use plugin_glue::frame::CallFrame;
 use plugin_glue::{Handler, HandlerError, registry};
 

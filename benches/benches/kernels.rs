@@ -46,8 +46,8 @@ use cyxla_benches::kernels::{self, Build, Kernel};
 use cyxla_benches::report::{self, Met, median};
 use cyxla_benches::{data, f32_bytes, f32_values, load_default_plugin, mode};
 use cyxla_host::{AllowList, GuestHandler, Limits, Sandbox};
+use cyxla_pjrt_client::{Buffer, Client, Executable};
 use plugin_glue::DType;
-use plugin_glue::client::{Buffer, Client, Executable};
 use plugin_glue::registry;
 
 /// The sides, in the order they run in each round.

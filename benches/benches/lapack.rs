@@ -33,8 +33,8 @@ use criterion::Criterion;
 use cyxla_benches::report::{self, Met, median};
 use cyxla_benches::{load_default_plugin, mode, workspace_root};
 use cyxla_lapack::KernelChoice;
+use cyxla_pjrt_client::{Buffer, Client, Executable};
 use plugin_glue::DType;
-use plugin_glue::client::{Buffer, Client, Executable};
 use serde_json::Value;
 
 /// Interleaved rounds per program (each side measured once per round).

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use common::{full_guest, test_limits};
 use cyxla_host::{AllowList, Sandbox};
+use cyxla_pjrt_client::Client;
 use plugin_glue::DType;
-use plugin_glue::client::Client;
 
 const DEVICES: usize = 4;
 /// Custom calls chained in one program.

@@ -15,7 +15,6 @@
 #![deny(missing_docs)]
 #![doc(test(attr(deny(warnings))))]
 
-pub mod client;
 pub mod dtype;
 pub mod error;
 pub mod ffi;

@@ -5,7 +5,7 @@
 
 mod common;
 
-use plugin_glue::client::{Buffer, Client};
+use cyxla_pjrt_client::{Buffer, Client};
 use plugin_glue::ffi::xla_ffi::{XLA_FFI_CallFrame, XLA_FFI_Error};
 use plugin_glue::{DType, Error, ErrorCode};
 

@@ -11,7 +11,7 @@ use std::ffi::c_void;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-use plugin_glue::client::Client;
+use cyxla_pjrt_client::Client;
 use plugin_glue::ffi::xla_ffi::{XLA_FFI_CallFrame, XLA_FFI_Error};
 use plugin_glue::plugin::{Extension, MAX_EXTENSIONS, Plugin};
 use plugin_glue::{Error, ErrorCode};

@@ -12,7 +12,7 @@ use std::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use plugin_glue::client::Client;
+use cyxla_pjrt_client::Client;
 use plugin_glue::ffi::xla_ffi::{
     XLA_FFI_CallFrame, XLA_FFI_Error, XLA_FFI_Extension_Metadata, XLA_FFI_Metadata_Extension,
 };

@@ -13,11 +13,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use cyxla_host::{AllowList, Limits, Registered, Sandbox};
+use cyxla_pjrt_client::{Buffer, Client, Executable};
 use cyxla_tests::{
     Plugin, ProgramEntry, bundled_guests, guest_manifest as manifest, programs_dir, read_npy,
     register_guests,
 };
-use plugin_glue::client::{Buffer, Client, Executable};
 use plugin_glue::{DType, Error, ErrorCode};
 
 const REGENERATE: &str = ".venv/bin/python tests/gen_guest_programs.py";

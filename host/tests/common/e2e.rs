@@ -5,8 +5,8 @@
 use std::sync::OnceLock;
 
 use cyxla_host::{AllowList, Limits, Registered, Sandbox};
+use cyxla_pjrt_client::Client;
 use plugin_glue::DType;
-use plugin_glue::client::Client;
 use plugin_glue::plugin::Plugin;
 
 use super::{full_guest, test_limits};
@@ -84,7 +84,7 @@ impl Harness {
     /// Runs an executable on `input`.
     pub fn run_compiled(
         &self,
-        exe: &plugin_glue::client::Executable,
+        exe: &cyxla_pjrt_client::Executable,
         input: &[f32],
     ) -> Result<Vec<f32>, plugin_glue::Error> {
         let bytes: Vec<u8> = input.iter().flat_map(|v| v.to_le_bytes()).collect();

@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+use cyxla_pjrt_client::Client;
 use num_complex::Complex;
 use plugin_glue::DType;
-use plugin_glue::client::Client;
 use plugin_glue::plugin::Plugin;
 use serde_json::Value;
 

@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow};
+use cyxla_pjrt_client::{Buffer, Client};
 use plugin_glue::DType;
-use plugin_glue::client::{Buffer, Client};
 use plugin_glue::error::Error as GlueError;
 use plugin_glue::plugin::Plugin;
 

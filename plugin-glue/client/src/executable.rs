@@ -5,13 +5,13 @@ use std::ptr::{self, NonNull};
 use std::sync::Arc;
 
 use super::{Buffer, ClientInner, non_null_devices, proto, returned};
-use crate::dtype::DType;
-use crate::error::ErrorCode;
-use crate::error::{Error, Result};
-use crate::ffi::pjrt::{
+use plugin_glue::DType;
+use plugin_glue::error::ErrorCode;
+use plugin_glue::error::{Error, Result};
+use plugin_glue::ffi::pjrt::{
     self, PJRT_Buffer, PJRT_Device, PJRT_Event, PJRT_Executable, PJRT_LoadedExecutable, slot,
 };
-use crate::plugin::raw_slice;
+use plugin_glue::plugin::raw_slice;
 
 const EXECUTE: &str = "PJRT_LoadedExecutable_Execute";
 

@@ -15,7 +15,7 @@
 //! # Examples
 //!
 //! ```no_run
-//! use plugin_glue::client::Client;
+//! use cyxla_pjrt_client::Client;
 //! use plugin_glue::plugin::Plugin;
 //! use plugin_glue::DType;
 //!
@@ -46,10 +46,10 @@ use std::sync::Arc;
 pub use buffer::Buffer;
 pub use executable::Executable;
 
-use crate::dtype::DType;
-use crate::error::{Error, Result};
-use crate::ffi::pjrt::{self, PJRT_Client, PJRT_Device, PJRT_Event, Slot, slot};
-use crate::plugin::{Plugin, raw_slice};
+use plugin_glue::DType;
+use plugin_glue::error::{Error, Result};
+use plugin_glue::ffi::pjrt::{self, PJRT_Client, PJRT_Device, PJRT_Event, Slot, slot};
+use plugin_glue::plugin::{Plugin, raw_slice};
 
 /// `PJRT_Client_Create` option naming the number of CPU devices.
 pub const CPU_DEVICE_COUNT_OPTION: &str = "cpu_device_count";

@@ -4,10 +4,10 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 use super::ClientInner;
-use crate::dtype::DType;
-use crate::error::{Error, Result};
-use crate::ffi::pjrt::{self, PJRT_Buffer, slot};
-use crate::plugin::raw_slice;
+use plugin_glue::DType;
+use plugin_glue::error::{Error, Result};
+use plugin_glue::ffi::pjrt::{self, PJRT_Buffer, slot};
+use plugin_glue::plugin::raw_slice;
 
 /// A buffer on one device of a [`super::Client`]; destroyed on drop.
 pub struct Buffer {

@@ -22,7 +22,7 @@ use std::fmt;
 
 use prost::Message;
 
-use crate::dtype::DType;
+use plugin_glue::DType;
 
 /// `PrimitiveType::TUPLE`.
 const PRIMITIVE_TYPE_TUPLE: i32 = 13;
