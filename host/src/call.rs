@@ -41,7 +41,7 @@ impl HostBuffer {
 
     /// A buffer of `dtype` and shape `dims` holding `data`, whatever its
     /// size (for fuzzing).
-    #[cfg(feature = "fuzzing")]
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn from_parts(dtype: DType, dims: &[i64], data: Vec<u8>) -> HostBuffer {
         HostBuffer {
             dtype,
@@ -154,6 +154,8 @@ enum HostRet {
     Alias(usize),
     /// A buffer of its own that claims to start `offset` bytes into operand
     /// `operand`'s memory: a partial overlap, which the sandbox refuses.
+    /// Only for tests (`fuzzing`).
+    #[cfg(any(test, feature = "fuzzing"))]
     Overlap {
         operand: usize,
         offset: usize,
@@ -210,11 +212,12 @@ impl HostCall {
     /// Adds a result whose memory claims to start `offset` bytes into
     /// operand `operand`'s (while `buffer` gives its dtype, shape and
     /// storage): a partial overlap, which XLA does not produce and the
-    /// sandbox refuses. For tests.
+    /// sandbox refuses. For tests (the `fuzzing` feature).
     ///
     /// # Panics
     ///
     /// If there is no operand `operand` yet.
+    #[cfg(any(test, feature = "fuzzing"))]
     #[doc(hidden)]
     pub fn ret_overlapping(
         mut self,
@@ -267,7 +270,9 @@ impl HostCall {
 
     fn ret_buffer<'s>(&'s self, ret: &'s HostRet) -> &'s HostBuffer {
         match ret {
-            HostRet::Own(buffer) | HostRet::Overlap { buffer, .. } => buffer,
+            HostRet::Own(buffer) => buffer,
+            #[cfg(any(test, feature = "fuzzing"))]
+            HostRet::Overlap { buffer, .. } => buffer,
             HostRet::Alias(operand) => &self.args[*operand],
         }
     }
@@ -296,6 +301,7 @@ fn desc(buffer: &HostBuffer) -> BufferDesc<'_> {
     }
 }
 
+#[cfg(any(test, feature = "fuzzing"))]
 fn desc_addr(buffer: &HostBuffer) -> usize {
     buffer.data.borrow().as_ptr().addr()
 }
@@ -317,7 +323,12 @@ impl CallView for HostCall {
 
     fn ret(&self, i: usize) -> Result<BufferDesc<'_>, HandlerError> {
         let ret = self.checked_ret(i)?;
+        #[cfg_attr(
+            not(any(test, feature = "fuzzing")),
+            expect(unused_mut, reason = "set below for tests")
+        )]
         let mut desc = desc(self.ret_buffer(ret));
+        #[cfg(any(test, feature = "fuzzing"))]
         if let HostRet::Overlap {
             operand, offset, ..
         } = ret
