@@ -530,7 +530,7 @@ fn every_unsupported_api_function_answers_unimplemented() {
 }
 
 // ---------------------------------------------------------------------------
-// Deadlines, by both mechanisms
+// Deadlines
 // ---------------------------------------------------------------------------
 
 /// The shortest of three tries of `target`, which must exceed its deadline.
@@ -555,7 +555,7 @@ fn time_to_deadline(sandbox: &Sandbox, target: &str) -> Duration {
 }
 
 #[test]
-fn loops_stop_within_50ms_of_the_deadline_with_either_mechanism() {
+fn loops_stop_within_50ms_of_the_deadline() {
     for interrupt in interrupt_mechanisms() {
         let mut limits = test_limits();
         limits.interrupt = interrupt;
