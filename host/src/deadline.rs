@@ -10,8 +10,8 @@
 //! `CYXLA-PATCH.md` says why that is sound); stock wasmtime's checks
 //! call out, which made the register allocator spill around every loop
 //! header. Even so they cost time in tight loops (measurements:
-//! docs/performance.md, "Deadlines"). ([`Interrupt::Unchecked`], for
-//! measurements only, compiles no checks and arms nothing.)
+//! docs/performance.md, "Deadlines"). (The benches' `Interrupt::Unchecked`,
+//! behind the `bench` feature, compiles no checks and arms nothing.)
 //!
 //! A forked child has none of its parent's threads. A `pthread_atfork`
 //! child handler counts forks ([`forks`]); the first guest call in a child
@@ -382,10 +382,7 @@ impl Ticker {
         code: &'a CodeRanges,
     ) -> Active<'a> {
         // One clock read serves the epoch deadline and the host-call one.
-        let now = match self.mode {
-            Interrupt::Unchecked => None,
-            _ => Some(Instant::now()),
-        };
+        let now = self.mode.checked().then(Instant::now);
         let at = now.and_then(|now| now.checked_add(timeout));
         if self.mode == Interrupt::Epoch {
             let pending = now.map_or(0, |now| self.shared.pending_ticks(now));
@@ -396,7 +393,7 @@ impl Ticker {
         }
         let outer_text = crate::faults::enter_guest(code.text());
         let outer = DEADLINE.with(Cell::get);
-        if self.mode != Interrupt::Unchecked {
+        if self.mode.checked() {
             let earliest = match (outer, at) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),

@@ -338,12 +338,6 @@ impl Limits {
             next.tick = v.0;
         }
         if let Some(v) = o.interrupt {
-            if v == Interrupt::Unchecked {
-                return Err(
-                    "interrupt `unchecked` turns deadlines off; it is for measurements, not an operator setting"
-                        .into(),
-                );
-            }
             next.interrupt = v;
         }
         if let Some(v) = o.compile_threads {
@@ -497,9 +491,9 @@ impl std::error::Error for LimitError {
     }
 }
 
-/// How guest code past its deadline is stopped. Its settings are `auto`,
-/// `epoch` and `unchecked` (refused where operators set limits); `signal`
-/// is refused with [`SIGNAL_REMOVED`].
+/// How guest code past its deadline is stopped. Its settings are `auto` and
+/// `epoch`; `signal` is refused with [`SIGNAL_REMOVED`]. The benches (the
+/// `bench` feature) also have `Unchecked`, which no setting names.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Interrupt {
@@ -511,7 +505,9 @@ pub enum Interrupt {
     /// `vendor/wasmtime-internal-cranelift/CYXLA-PATCH.md`).
     Epoch,
     /// No deadline at all: a looping guest never returns. For measuring
-    /// what deadlines cost; never for guests one does not trust.
+    /// what deadlines cost (the `bench` feature); never for guests one does
+    /// not trust.
+    #[cfg(any(test, feature = "bench"))]
     Unchecked,
 }
 
@@ -520,12 +516,11 @@ pub const SIGNAL_REMOVED: &str = "interrupt `signal` was removed: it stopped a g
 
 impl<'de> Deserialize<'de> for Interrupt {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Interrupt, D::Error> {
-        const NAMES: &[&str] = &["auto", "epoch", "unchecked"];
+        const NAMES: &[&str] = &["auto", "epoch"];
         let name = String::deserialize(d)?;
         match name.as_str() {
             "auto" => Ok(Interrupt::Auto),
             "epoch" => Ok(Interrupt::Epoch),
-            "unchecked" => Ok(Interrupt::Unchecked),
             "signal" => Err(de::Error::custom(SIGNAL_REMOVED)),
             other => Err(de::Error::unknown_variant(other, NAMES)),
         }
@@ -538,8 +533,19 @@ impl Interrupt {
         match self {
             Interrupt::Auto => "auto",
             Interrupt::Epoch => "epoch",
+            #[cfg(any(test, feature = "bench"))]
             Interrupt::Unchecked => "unchecked",
         }
+    }
+
+    /// Whether guest code is compiled with deadline checks (always, but for
+    /// the benches' `Unchecked`).
+    pub fn checked(self) -> bool {
+        #[cfg(any(test, feature = "bench"))]
+        if self == Interrupt::Unchecked {
+            return false;
+        }
+        true
     }
 }
 
@@ -894,15 +900,20 @@ mod tests {
         );
         limits.set("interrupt", "epoch").unwrap();
         assert_eq!(limits.interrupt, Interrupt::Epoch);
+        // No setting turns deadlines off (the benches' `Unchecked` is not
+        // a setting).
         let e = limits
             .set("interrupt", "unchecked")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("turns deadlines off"), "{e}");
+        assert_eq!(
+            e,
+            "--limit interrupt=unchecked: unknown variant `unchecked`, expected `auto` or `epoch`"
+        );
         let e = limits.set("interrupt", "fuel").unwrap_err().to_string();
         assert_eq!(
             e,
-            "--limit interrupt=fuel: unknown variant `fuel`, expected one of `auto`, `epoch`, `unchecked`"
+            "--limit interrupt=fuel: unknown variant `fuel`, expected `auto` or `epoch`"
         );
         // The signal mechanism was removed: asking for it is an error that
         // says so, and changes nothing.
