@@ -344,8 +344,9 @@ fn breakdown(s: &Setup) {
     );
 }
 
-/// Goal P1: the sandbox adds at most this much per call (ns).
-const GOAL_P1_NS: f64 = 250.0;
+/// Goal P1: the sandbox adds at most this much per call (ns), on every
+/// machine (issue 34).
+const GOAL_P1_NS: f64 = 200.0;
 
 criterion_group!(benches, bench);
 
