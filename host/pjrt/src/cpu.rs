@@ -22,8 +22,8 @@ use std::fmt::Write as _;
 use std::panic::catch_unwind;
 use std::sync::OnceLock;
 
-use cyxla_app::config::{Config, cpu_refusal};
-use cyxla_app::setup::{self, ExportedHost, Setup};
+use cyxla_setup::config::{Config, cpu_refusal};
+use cyxla_setup::setup::{self, ExportedHost, Setup};
 
 /// The cpu host, built on the first call.
 static CPU: OnceLock<Result<ExportedHost, String>> = OnceLock::new();
@@ -39,7 +39,7 @@ fn start() -> Result<ExportedHost, String> {
     let host = unsafe { setup::start_exported(&Setup::from_config(&config)) }
         .map_err(|e| format!("cyxla: {}", cyxla_host::report(e.as_ref())))?;
     crate::stats_writer::start(config.stats.clone());
-    cyxla_app::record::start(config.record.clone());
+    cyxla_setup::record::start(config.record.clone());
     for sandbox in &host.sandboxes {
         tracing::info!(
             guests = %sandbox.guests().dir().display(),

@@ -19,7 +19,7 @@
 use std::ffi::c_void;
 use std::sync::{Arc, OnceLock};
 
-use cyxla_app::config::{ALLOW_NATIVE_ENV, CONFIG_ENV};
+use cyxla_setup::config::{ALLOW_NATIVE_ENV, CONFIG_ENV};
 use plugin_glue::ffi::pjrt::{
     PJRT_Error, PJRT_Extension_Base, PJRT_Extension_Base_STRUCT_SIZE, PJRT_Extension_Type_FFI,
     PJRT_FFI_Extension_STRUCT_SIZE, PJRT_FFI_Register_Handler_Args,

@@ -15,7 +15,7 @@
 //!             └─ every other slot: the real plugin's, untouched
 //! ```
 //!
-//! Configuration: [`cyxla_app::config`]. Nothing here aborts the process:
+//! Configuration: [`cyxla_setup::config`]. Nothing here aborts the process:
 //! every failure becomes a `PJRT_Error` the client reads as usual, and no
 //! panic unwinds across `extern "C"`.
 #![deny(missing_docs)]

@@ -3,8 +3,8 @@
 
 use std::sync::OnceLock;
 
-use cyxla_app::config::Config;
-use cyxla_app::setup::{self, Host, Setup};
+use cyxla_setup::config::Config;
+use cyxla_setup::setup::{self, Host, Setup};
 use plugin_glue::plugin::Plugin;
 
 /// Where a user learns how to configure the plugin; ends every
@@ -78,7 +78,7 @@ impl State {
                             )
                         })?;
                 crate::stats_writer::start(config.stats.clone());
-                cyxla_app::record::start(config.record.clone());
+                cyxla_setup::record::start(config.record.clone());
                 if let Some(tenant) = &config.tenant {
                     tracing::info!(tenant = %tenant.name, by = %tenant.selected_by, "cyxla tenant");
                 }

@@ -1,0 +1,18 @@
+//! What a process needs to serve guests, shared by the `cyxla-host` binary
+//! (crate `cyxla-app`) and the cyxla PJRT plugin library (`host/pjrt`),
+//! around the sandbox library ([`cyxla_host`]):
+//!
+//! - [`config`] and [`tenants`]: host options (flags, `CYXLA_*`, the config
+//!   file) and the operator's tenant policy;
+//! - [`setup`]: the PJRT plugin, native handler libraries and guests
+//!   folders a process sets up;
+//! - [`record`]: failed guest calls, recorded for `cyxla-host replay`;
+//! - [`npy`]: `.npy` files (`cyxla-host run`'s inputs and outputs, records'
+//!   operands).
+#![deny(missing_docs)]
+
+pub mod config;
+pub mod npy;
+pub mod record;
+pub mod setup;
+pub mod tenants;
