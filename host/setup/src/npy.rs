@@ -24,6 +24,15 @@ pub struct HostArray {
 }
 
 impl HostArray {
+    /// A copy of a host-owned buffer (its dtype, dims and bytes).
+    pub fn of(buffer: &cyxla_host::HostBuffer) -> HostArray {
+        HostArray {
+            dtype: buffer.dtype(),
+            dims: buffer.dims().to_vec(),
+            bytes: buffer.bytes(),
+        }
+    }
+
     /// Number of elements.
     pub fn element_count(&self) -> u64 {
         self.dims.iter().map(|&d| d.max(0) as u64).product()

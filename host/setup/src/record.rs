@@ -104,12 +104,7 @@ impl Recorder {
         let mut operands = Vec::new();
         for (i, operand) in call.operands.iter().enumerate() {
             let file = format!("operand-{i}.npy");
-            let array = HostArray {
-                dtype: operand.dtype(),
-                dims: operand.dims().to_vec(),
-                bytes: operand.bytes(),
-            };
-            npy::write_npy(&partial.join(&file), &array)?;
+            npy::write_npy(&partial.join(&file), &HostArray::of(operand))?;
             operands.push(file);
         }
         let text = CallFile::of(call, operands).to_toml()?;
@@ -231,14 +226,14 @@ impl Attr {
             HostAttr::Scalar(d, bytes) => Attr {
                 kind: "scalar".into(),
                 dtype: Some(d.name().into()),
-                hex: Some(hex(bytes)),
+                hex: Some(hex::encode(bytes)),
                 ..empty
             },
             HostAttr::Array(d, len, bytes) => Attr {
                 kind: "array".into(),
                 dtype: Some(d.name().into()),
                 len: Some(*len),
-                hex: Some(hex(bytes)),
+                hex: Some(hex::encode(bytes)),
                 ..empty
             },
             HostAttr::String(bytes) => Attr {
@@ -273,7 +268,7 @@ impl Attr {
                 .hex
                 .as_deref()
                 .ok_or_else(|| anyhow!("{} has no hex", what()))?;
-            unhex(h).ok_or_else(|| anyhow!("{}: `{h}` is not hex", what()))
+            hex::decode(h).map_err(|e| anyhow!("{}: `{h}` is not hex: {e}", what()))
         };
         Ok(match self.kind.as_str() {
             "scalar" => HostAttr::Scalar(dtype()?, bytes()?),
@@ -336,20 +331,6 @@ impl CallFile {
 
 fn dtype_named(name: &str) -> Option<DType> {
     DType::ALL.into_iter().find(|d| d.name() == name)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect()
 }
 
 /// A record read back: the call, ready to run again.

@@ -49,7 +49,7 @@ pub fn replay(args: &ReplayArgs) -> Result<String, Failure> {
     );
     if args.show {
         for (i, operand) in call.operands.iter().enumerate() {
-            let array = array_of(operand);
+            let array = HostArray::of(operand);
             let _ = writeln!(out, "operand {i}: {}", summary(&array));
         }
         for (name, value) in &call.attrs {
@@ -118,7 +118,7 @@ pub fn replay(args: &ReplayArgs) -> Result<String, Failure> {
         Ok(()) => {
             let _ = writeln!(out, "the call succeeds now");
             for i in 0..call.results.len() {
-                let array = array_of(host_call.result(i));
+                let array = HostArray::of(host_call.result(i));
                 let _ = writeln!(out, "out{i}: {}", summary(&array));
                 if let Some(dir) = &args.output_dir {
                     std::fs::create_dir_all(dir).map_err(|e| {
@@ -130,14 +130,6 @@ pub fn replay(args: &ReplayArgs) -> Result<String, Failure> {
             }
             Ok(out)
         }
-    }
-}
-
-fn array_of(buffer: &HostBuffer) -> HostArray {
-    HostArray {
-        dtype: buffer.dtype(),
-        dims: buffer.dims().to_vec(),
-        bytes: buffer.bytes(),
     }
 }
 
