@@ -135,149 +135,142 @@ fn is_child() -> bool {
     std::env::var_os(CHILD).is_some()
 }
 
+/// `$test`, which runs the ignored test `$child` in a child process and
+/// checks its output `$out` with `$check` (by default: it succeeded);
+/// `$child` runs `$body` there (and nothing elsewhere).
+macro_rules! child_case {
+    ($(#[$doc:meta])* $test:ident, $child:ident $body:block) => {
+        child_case! {
+            $(#[$doc])*
+            $test, $child, |out| {
+                assert!(out.status.success());
+            }
+            $body
+        }
+    };
+    ($(#[$doc:meta])* $test:ident, $child:ident, |$out:ident| $check:block $body:block) => {
+        $(#[$doc])*
+        #[test]
+        fn $test() {
+            let $out = in_child(stringify!($child));
+            $check
+        }
+
+        #[test]
+        #[ignore = concat!("run by ", stringify!($test))]
+        fn $child() {
+            if !is_child() {
+                return;
+            }
+            $body
+        }
+    };
+}
+
+/// Faults outside guest code, on purpose: a write to address 0.
+fn fault_outside_guests() -> ! {
+    // SAFETY: none: this faults on purpose.
+    unsafe { ptr::null_mut::<u8>().write_volatile(1) };
+    unreachable!("the write to address 0 did not fault");
+}
+
 /// Time for a foreign installation to be seen (see `faults::CHECK_EVERY`).
 fn settle() {
     std::thread::sleep(Duration::from_millis(20));
 }
 
-#[test]
-fn a_trap_is_a_failed_call_under_a_reraising_handler_installed_after() {
-    assert!(in_child("child_reraising_after").status.success());
-}
-
-#[test]
-#[ignore = "run by a_trap_is_a_failed_call_under_a_reraising_handler_installed_after"]
-fn child_reraising_after() {
-    if !is_child() {
-        return;
-    }
-    let (_dir, sandbox) = sandbox();
-    traps_fail_their_calls(&sandbox);
-    install_foreign(reraising);
-    settle();
-    traps_fail_their_calls(&sandbox);
-    traps_fail_their_calls(&sandbox);
-    assert_eq!(FOREIGN_CALLS.load(Ordering::SeqCst), 0);
-}
-
-#[test]
-fn a_trap_is_a_failed_call_under_a_resetting_handler_installed_after() {
-    assert!(in_child("child_resetting_after").status.success());
-}
-
-#[test]
-#[ignore = "run by a_trap_is_a_failed_call_under_a_resetting_handler_installed_after"]
-fn child_resetting_after() {
-    if !is_child() {
-        return;
-    }
-    let (_dir, sandbox) = sandbox();
-    run_double(&handler(&sandbox, "f_double"));
-    install_foreign(resetting);
-    settle();
-    traps_fail_their_calls(&sandbox);
-    assert_eq!(FOREIGN_CALLS.load(Ordering::SeqCst), 0);
-}
-
-#[test]
-fn a_trap_is_a_failed_call_under_a_handler_installed_before() {
-    assert!(in_child("child_reraising_before").status.success());
-}
-
-#[test]
-#[ignore = "run by a_trap_is_a_failed_call_under_a_handler_installed_before"]
-fn child_reraising_before() {
-    if !is_child() {
-        return;
-    }
-    install_foreign(reraising);
-    let (_dir, sandbox) = sandbox();
-    traps_fail_their_calls(&sandbox);
-    assert_eq!(FOREIGN_CALLS.load(Ordering::SeqCst), 0);
-}
-
-/// Two foreign handlers after cyxla's, and a deadline.
-#[test]
-fn deadlines_and_traps_hold_under_two_handlers_installed_after() {
-    assert!(in_child("child_two_after").status.success());
-}
-
-#[test]
-#[ignore = "run by deadlines_and_traps_hold_under_two_handlers_installed_after"]
-fn child_two_after() {
-    if !is_child() {
-        return;
-    }
-    for mode in common::interrupt_mechanisms() {
-        let mut limits = test_limits();
-        limits.interrupt = mode;
-        let (_dir, sandbox) = sandbox_with(&[("full.wasm", full_guest("f_"))], limits);
-        traps_fail_their_calls(&sandbox);
-        install_foreign(resetting);
-        settle();
+child_case! {
+    a_trap_is_a_failed_call_under_a_reraising_handler_installed_after, child_reraising_after {
+        let (_dir, sandbox) = sandbox();
         traps_fail_their_calls(&sandbox);
         install_foreign(reraising);
         settle();
         traps_fail_their_calls(&sandbox);
-        let error = expect_error(&handler(&sandbox, "f_spin"), &vector_call(&[1.0]));
-        assert_code(&error, ErrorCode::DeadlineExceeded);
+        traps_fail_their_calls(&sandbox);
+        assert_eq!(FOREIGN_CALLS.load(Ordering::SeqCst), 0);
+    }
+}
+
+child_case! {
+    a_trap_is_a_failed_call_under_a_resetting_handler_installed_after, child_resetting_after {
+        let (_dir, sandbox) = sandbox();
         run_double(&handler(&sandbox, "f_double"));
+        install_foreign(resetting);
+        settle();
+        traps_fail_their_calls(&sandbox);
+        assert_eq!(FOREIGN_CALLS.load(Ordering::SeqCst), 0);
     }
-    assert_eq!(FOREIGN_CALLS.load(Ordering::SeqCst), 0);
 }
 
-/// A fault outside guest code still reaches a handler installed after
-/// cyxla's, in a process that runs guests.
-#[test]
-fn a_fault_outside_guests_reaches_the_handler_installed_after() {
-    let out = in_child("child_host_fault_after");
-    assert_eq!(out.status.code(), Some(FOREIGN_EXIT));
-}
-
-#[test]
-#[ignore = "run by a_fault_outside_guests_reaches_the_handler_installed_after"]
-fn child_host_fault_after() {
-    if !is_child() {
-        return;
+child_case! {
+    a_trap_is_a_failed_call_under_a_handler_installed_before, child_reraising_before {
+        install_foreign(reraising);
+        let (_dir, sandbox) = sandbox();
+        traps_fail_their_calls(&sandbox);
+        assert_eq!(FOREIGN_CALLS.load(Ordering::SeqCst), 0);
     }
-    let (_dir, sandbox) = sandbox();
-    traps_fail_their_calls(&sandbox);
-    install_foreign(exiting);
-    settle();
-    traps_fail_their_calls(&sandbox);
-    // SAFETY: none: this faults on purpose, the foreign handler exits.
-    unsafe { ptr::null_mut::<u8>().write_volatile(1) };
-    unreachable!("the write to address 0 did not fault");
 }
 
-/// A foreign handler that is removed (it puts back the handler it replaced,
-/// cyxla's) is not called again: a fault outside guests takes the default
-/// action, and traps still fail their calls.
-#[test]
-fn a_removed_handler_is_not_called_again() {
-    let out = in_child("child_removed");
-    use std::os::unix::process::ExitStatusExt;
-    assert_eq!(out.status.signal(), Some(libc::SIGSEGV));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("traps held after removal"));
-}
-
-#[test]
-#[ignore = "run by a_removed_handler_is_not_called_again"]
-fn child_removed() {
-    if !is_child() {
-        return;
+child_case! {
+    /// Two foreign handlers after cyxla's, and a deadline.
+    deadlines_and_traps_hold_under_two_handlers_installed_after, child_two_after {
+        for mode in common::interrupt_mechanisms() {
+            let mut limits = test_limits();
+            limits.interrupt = mode;
+            let (_dir, sandbox) = sandbox_with(&[("full.wasm", full_guest("f_"))], limits);
+            traps_fail_their_calls(&sandbox);
+            install_foreign(resetting);
+            settle();
+            traps_fail_their_calls(&sandbox);
+            install_foreign(reraising);
+            settle();
+            traps_fail_their_calls(&sandbox);
+            let error = expect_error(&handler(&sandbox, "f_spin"), &vector_call(&[1.0]));
+            assert_code(&error, ErrorCode::DeadlineExceeded);
+            run_double(&handler(&sandbox, "f_double"));
+        }
+        assert_eq!(FOREIGN_CALLS.load(Ordering::SeqCst), 0);
     }
-    let (_dir, sandbox) = sandbox();
-    run_double(&handler(&sandbox, "f_double"));
-    install_foreign(exiting);
-    settle();
-    traps_fail_their_calls(&sandbox);
-    remove_foreign();
-    traps_fail_their_calls(&sandbox);
-    settle();
-    traps_fail_their_calls(&sandbox);
-    say("traps held after removal\n");
-    // SAFETY: none: this faults on purpose, for the default action.
-    unsafe { ptr::null_mut::<u8>().write_volatile(1) };
-    unreachable!("the write to address 0 did not fault");
+}
+
+child_case! {
+    /// A fault outside guest code still reaches a handler installed after
+    /// cyxla's, in a process that runs guests.
+    a_fault_outside_guests_reaches_the_handler_installed_after, child_host_fault_after, |out| {
+        assert_eq!(out.status.code(), Some(FOREIGN_EXIT));
+    }
+    {
+        let (_dir, sandbox) = sandbox();
+        traps_fail_their_calls(&sandbox);
+        install_foreign(exiting);
+        settle();
+        traps_fail_their_calls(&sandbox);
+        // the foreign handler exits
+        fault_outside_guests();
+    }
+}
+
+child_case! {
+    /// A foreign handler that is removed (it puts back the handler it
+    /// replaced, cyxla's) is not called again: a fault outside guests takes
+    /// the default action, and traps still fail their calls.
+    a_removed_handler_is_not_called_again, child_removed, |out| {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(out.status.signal(), Some(libc::SIGSEGV));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("traps held after removal"));
+    }
+    {
+        let (_dir, sandbox) = sandbox();
+        run_double(&handler(&sandbox, "f_double"));
+        install_foreign(exiting);
+        settle();
+        traps_fail_their_calls(&sandbox);
+        remove_foreign();
+        traps_fail_their_calls(&sandbox);
+        settle();
+        traps_fail_their_calls(&sandbox);
+        say("traps held after removal\n");
+        // the default action ends the process
+        fault_outside_guests();
+    }
 }
