@@ -6,6 +6,18 @@
 
 mod common;
 
+/// One test per `name => check`: `e2e::check(harness())`.
+macro_rules! harness_checks {
+    ($($test:ident => $check:ident,)*) => {
+        $(
+            #[test]
+            fn $test() {
+                e2e::$check(harness());
+            }
+        )*
+    };
+}
+
 macro_rules! plugin_tests {
     ($name:ident, $plugin:expr, $prefix:literal) => {
         mod $name {
@@ -19,24 +31,11 @@ macro_rules! plugin_tests {
                 e2e::harness(&HARNESS, $plugin, $prefix)
             }
 
-            #[test]
-            fn guests_run_end_to_end() {
-                e2e::check_all(harness());
-            }
-
-            #[test]
-            fn concurrent_executions_share_the_pool() {
-                e2e::check_concurrent(harness());
-            }
-
-            #[test]
-            fn large_buffers_are_copied_exactly_with_helper_threads() {
-                e2e::check_large_buffers(harness());
-            }
-
-            #[test]
-            fn a_bundled_rust_guest_runs_in_xla() {
-                e2e::check_bundled_rms_norm(harness());
+            harness_checks! {
+                guests_run_end_to_end => check_all,
+                concurrent_executions_share_the_pool => check_concurrent,
+                large_buffers_are_copied_exactly_with_helper_threads => check_large_buffers,
+                a_bundled_rust_guest_runs_in_xla => check_bundled_rms_norm,
             }
         }
     };
