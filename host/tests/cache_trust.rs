@@ -49,7 +49,7 @@ fn scaling_guest(k: u32) -> Vec<u8> {
 }
 
 /// A scratch folder holding the two guests, `double/c.wasm` and
-/// `triple/c.wasm`.
+/// `triple/c.wasm`, for a test that runs as root.
 struct Scratch {
     tmp: tempfile::TempDir,
     double: PathBuf,
@@ -58,6 +58,7 @@ struct Scratch {
 
 impl Scratch {
     fn new() -> Scratch {
+        as_root();
         let tmp = tempfile::tempdir().unwrap();
         let mut paths = Vec::new();
         for (name, k) in [("double", 2), ("triple", 3)] {
@@ -142,6 +143,32 @@ fn warm(scratch: &Scratch) -> (PathBuf, ModuleCache) {
     (dir, cache)
 }
 
+/// [`warm`], and the doubling guest's entry there: its artifact and
+/// digest.
+fn warm_entry(scratch: &Scratch) -> (PathBuf, ModuleCache, PathBuf, PathBuf) {
+    let (dir, cache) = warm(scratch);
+    let (artifact, digest) = entry(&dir, &scratch.double);
+    (dir, cache, artifact, digest)
+}
+
+/// Someone's cache at `scratch/name`, warmed by the tripling guest: the
+/// folder and the tripling guest's entry there (artifact, digest).
+fn tripling_cache(scratch: &Scratch, name: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let dir = scratch.path(name);
+    let cache = ModuleCache::open(&dir).unwrap();
+    assert_eq!(run(&scratch.triple, &cache).0, 3.0);
+    let (artifact, digest) = entry(&dir, &scratch.triple);
+    (dir, artifact, digest)
+}
+
+/// Asserts that the doubling guest runs from what `cache` holds, without
+/// compiling: `what` says why it should.
+fn assert_served_from(scratch: &Scratch, cache: &ModuleCache, what: &str) {
+    let (factor, log) = run(&scratch.double, cache);
+    assert_eq!(factor, 2.0, "{what}: {log}");
+    assert!(!log.contains("compile cache"), "{what}: {log}");
+}
+
 /// Asserts that `log` warns that the entry of `wasm`'s artifact was
 /// rejected because of `why`, and names `path`.
 fn assert_rejected(log: &str, path: &Path, why: &str) {
@@ -154,7 +181,6 @@ fn assert_rejected(log: &str, path: &Path, why: &str) {
 
 #[test]
 fn every_parent_folder_is_checked_not_only_the_cache_folder() {
-    as_root();
     let scratch = Scratch::new();
     // (the parent's mode, its owner, what is wrong, or None: trusted)
     let cases: [(u32, u32, Option<&str>); 6] = [
@@ -199,7 +225,6 @@ fn every_parent_folder_is_checked_not_only_the_cache_folder() {
 
 #[test]
 fn a_cache_folder_made_group_writable_after_opening_is_no_longer_used() {
-    as_root();
     let scratch = Scratch::new();
     let (dir, cache) = warm(&scratch);
     mode(&dir, 0o770);
@@ -221,7 +246,6 @@ fn a_cache_folder_made_group_writable_after_opening_is_no_longer_used() {
 
 #[test]
 fn links_to_the_cache_folder_are_followed_only_if_the_user_or_root_made_them() {
-    as_root();
     let scratch = Scratch::new();
     let (dir, _) = warm(&scratch);
 
@@ -263,45 +287,30 @@ fn links_to_the_cache_folder_are_followed_only_if_the_user_or_root_made_them() {
 
 #[test]
 fn a_cache_folder_swapped_for_a_link_after_opening_is_not_followed() {
-    as_root();
     let scratch = Scratch::new();
-    let (dir, cache) = warm(&scratch);
-    let (artifact, digest) = entry(&dir, &scratch.double);
+    let (dir, cache, artifact, digest) = warm_entry(&scratch);
 
     // Someone makes a folder where the tripling guest's entry sits under
     // the doubling guest's names (what it holds is their choice), moves the
     // cache folder away and links its name to theirs.
-    let other = scratch.path("other");
-    let other_cache = ModuleCache::open(&other).unwrap();
-    assert_eq!(run(&scratch.triple, &other_cache).0, 3.0);
-    let (evil_artifact, evil_digest) = entry(&other, &scratch.triple);
+    let (other, evil_artifact, evil_digest) = tripling_cache(&scratch, "other");
     std::fs::rename(evil_artifact, other.join(artifact.file_name().unwrap())).unwrap();
     std::fs::rename(evil_digest, other.join(digest.file_name().unwrap())).unwrap();
     std::fs::rename(&dir, scratch.path("moved")).unwrap();
     std::os::unix::fs::symlink(&other, &dir).unwrap();
 
     // The cache opened before keeps reading the folder it opened.
-    let (factor, log) = run(&scratch.double, &cache);
-    assert_eq!(
-        factor, 2.0,
-        "the folder's name is not looked up again: {log}"
-    );
-    assert!(!log.contains("compile cache"), "{log}");
+    assert_served_from(&scratch, &cache, "the folder's name is not looked up again");
 }
 
 #[test]
 fn an_entry_swapped_for_links_between_check_and_use_is_never_loaded() {
-    as_root();
     let scratch = Scratch::new();
-    let (dir, cache) = warm(&scratch);
-    let (artifact, digest) = entry(&dir, &scratch.double);
+    let (dir, cache, artifact, digest) = warm_entry(&scratch);
 
     // Someone else's files: the tripling guest's entry, in a cache of
     // theirs, with its own digest.
-    let theirs = scratch.path("theirs");
-    let their_cache = ModuleCache::open(&theirs).unwrap();
-    assert_eq!(run(&scratch.triple, &their_cache).0, 3.0);
-    let (evil_artifact, evil_digest) = entry(&theirs, &scratch.triple);
+    let (theirs, evil_artifact, evil_digest) = tripling_cache(&scratch, "theirs");
     for path in [&theirs, &evil_artifact, &evil_digest] {
         std::os::unix::fs::chown(path, Some(OTHER), None).unwrap();
     }
@@ -343,20 +352,13 @@ fn an_entry_swapped_for_links_between_check_and_use_is_never_loaded() {
         "rebuilt as files"
     );
     assert_eq!(owner(&artifact), 0);
-    let (factor, log) = run(&scratch.double, &cache);
-    assert_eq!(factor, 2.0);
-    assert!(
-        !log.contains("compile cache"),
-        "the rebuilt entry is used: {log}"
-    );
+    assert_served_from(&scratch, &cache, "the rebuilt entry is used");
 }
 
 #[test]
 fn a_replaced_artifact_or_digest_is_refused_and_rebuilt() {
-    as_root();
     let scratch = Scratch::new();
-    let (dir, cache) = warm(&scratch);
-    let (artifact, digest) = entry(&dir, &scratch.double);
+    let (dir, cache, artifact, digest) = warm_entry(&scratch);
     let good = std::fs::read(&artifact).unwrap();
 
     type Spoil<'a> = &'a dyn Fn();
@@ -399,18 +401,16 @@ fn a_replaced_artifact_or_digest_is_refused_and_rebuilt() {
         assert_rejected(&log, path, why);
         assert_eq!(std::fs::read(&artifact).unwrap(), good, "{why}: rebuilt");
         assert_eq!((owner(&artifact), owner(&digest)), (0, 0), "{why}");
-        let (factor, log) = run(&scratch.double, &cache);
-        assert_eq!(factor, 2.0);
-        assert!(
-            !log.contains("compile cache"),
-            "{why}: the rebuilt entry is used: {log}"
+        assert_served_from(
+            &scratch,
+            &cache,
+            &format!("{why}: the rebuilt entry is used"),
         );
     }
 }
 
 #[test]
 fn an_entry_moved_under_another_key_is_refused() {
-    as_root();
     let scratch = Scratch::new();
     let (dir, cache) = warm(&scratch);
     assert_eq!(run(&scratch.triple, &cache).0, 3.0);
@@ -433,7 +433,6 @@ const CHILD: &str = "CYXLA_CACHE_TRUST_CHILD";
 #[test]
 fn a_user_other_than_root_keeps_a_cache_under_folders_it_may_only_search() {
     use std::os::unix::process::CommandExt as _;
-    as_root();
     let scratch = Scratch::new();
     // Root's folder on the way, searchable but not readable by others (as
     // `/home` on some systems), then the other user's home, where their
@@ -454,25 +453,19 @@ fn a_user_other_than_root_keeps_a_cache_under_folders_it_may_only_search() {
         std::fs::copy(&me, &exe).unwrap();
     }
     mode(&exe, 0o755);
-    let out = std::process::Command::new(&exe)
-        .args([
-            "as_another_user",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD, &home)
-        .uid(OTHER)
-        .gid(OTHER)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "the child as uid {OTHER}: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    cyxla_tests::run_ok(
+        std::process::Command::new(&exe)
+            .args([
+                "as_another_user",
+                "--exact",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(CHILD, &home)
+            .uid(OTHER)
+            .gid(OTHER),
+        &format!("the child as uid {OTHER}"),
     );
     let cache = home.join("cache");
     assert_eq!(owner(&cache), OTHER);
