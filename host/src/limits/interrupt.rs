@@ -1,0 +1,62 @@
+//! How guest code past its deadline is stopped (`--limit interrupt=NAME`).
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer};
+
+/// How guest code past its deadline is stopped. Its settings are `auto` and
+/// `epoch`; `signal` is refused with [`SIGNAL_REMOVED`]. The benches (the
+/// `bench` feature) also have `Unchecked`, which no setting names.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Interrupt {
+    /// Epochs (the default).
+    #[default]
+    Auto,
+    /// wasmtime's epoch interruption: a check at every function entry and
+    /// loop header (compiled to trap in place: see
+    /// `vendor/wasmtime-internal-cranelift/CYXLA-PATCH.md`).
+    Epoch,
+    /// No deadline at all: a looping guest never returns. For measuring
+    /// what deadlines cost (the `bench` feature); never for guests one does
+    /// not trust.
+    #[cfg(any(test, feature = "bench"))]
+    Unchecked,
+}
+
+/// Why `interrupt = "signal"` is refused: the mechanism was removed.
+pub const SIGNAL_REMOVED: &str = "interrupt `signal` was removed: it stopped a guest late or never when the calling thread blocked real-time signals or another library replaced its signal handler, and it rewrote return addresses that profilers and other unwinders walk; deadlines are epoch checks (`interrupt=epoch`, the default): remove the setting";
+
+impl<'de> Deserialize<'de> for Interrupt {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Interrupt, D::Error> {
+        const NAMES: &[&str] = &["auto", "epoch"];
+        let name = String::deserialize(d)?;
+        match name.as_str() {
+            "auto" => Ok(Interrupt::Auto),
+            "epoch" => Ok(Interrupt::Epoch),
+            "signal" => Err(de::Error::custom(SIGNAL_REMOVED)),
+            other => Err(de::Error::unknown_variant(other, NAMES)),
+        }
+    }
+}
+
+impl Interrupt {
+    /// Its name, as `--limit interrupt=NAME` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Interrupt::Auto => "auto",
+            Interrupt::Epoch => "epoch",
+            #[cfg(any(test, feature = "bench"))]
+            Interrupt::Unchecked => "unchecked",
+        }
+    }
+
+    /// Whether guest code is compiled with deadline checks (always, but for
+    /// the benches' `Unchecked`).
+    pub fn checked(self) -> bool {
+        #[cfg(any(test, feature = "bench"))]
+        if self == Interrupt::Unchecked {
+            return false;
+        }
+        true
+    }
+}
