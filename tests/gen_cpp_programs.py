@@ -335,18 +335,29 @@ def decode_error(bad_operands: str, diagnostics: str) -> tuple[str, str]:
     )
 
 
+def strict_program(name: str, target: str, description: str, **expect: Any) -> Program:
+    """strict_cpp's handler (``eps`` = 3) registered as ``target``, on
+    f32[7]; ``expect`` is the oracle or the error."""
+    return Program(
+        name,
+        description,
+        lambda v: ffi_call_like(target, v, eps=np.float32(3.0)),
+        [f32((7,), 5)],
+        [target],
+        **expect,
+    )
+
+
 def binding_programs() -> list[Program]:
     x = f32((2, 3), 4)
     y = np.arange(6, dtype=np.int16).reshape(3, 2)
     v = f32((7,), 5)
     bad_dct = dict(ATTRS, dct={"z": np.float32(5), "a": "abc", "m": np.float64(2.5)})
     return [
-        Program(
+        strict_program(
             "strict",
+            "strict_cpp",
             "strict_cpp (rank-1 buffers) on f32[7]",
-            lambda v: ffi_call_like("strict_cpp", v, eps=np.float32(3.0)),
-            [v],
-            ["strict_cpp"],
             oracle=lambda v: [v * np.float32(3.0)],
         ),
         Program(
@@ -449,14 +460,12 @@ def binding_programs() -> list[Program]:
             ["probe_cpp"],
             oracle=lambda v: [np.array([0, 3, 0, 0], np.int64)],
         ),
-        Program(
+        strict_program(
             "err_frame_size",
+            "frame_size_cpp",
             "frame_size_cpp: strict_cpp's handler given a frame whose struct_size is one "
             "pointer too large (XLA's check; the sizes are the layout's: 168 natively, "
             "104 in wasm32)",
-            lambda v: ffi_call_like("frame_size_cpp", v, eps=np.float32(3.0)),
-            [v],
-            ["frame_size_cpp"],
             error=(
                 "INVALID_ARGUMENT",
                 "Unexpected XLA_FFI_CallFrame size: expected 168 got 176. "
@@ -465,12 +474,10 @@ def binding_programs() -> list[Program]:
             guest_message="Unexpected XLA_FFI_CallFrame size: expected 104 got 108. "
             "Check installed software versions.",
         ),
-        Program(
+        strict_program(
             "err_stage",
+            "stage_cpp",
             "stage_cpp: strict_cpp's handler given a frame of stage INSTANTIATE",
-            lambda v: ffi_call_like("stage_cpp", v, eps=np.float32(3.0)),
-            [v],
-            ["stage_cpp"],
             error=(
                 "INVALID_ARGUMENT",
                 "Wrong execution stage: expected `execute` but got `instantiate`",

@@ -46,7 +46,7 @@ from typing import Any
 
 # Sets JAX up (CPU, 64-bit types, no source locations): before jax is imported.
 from programs_common import XLA_DTYPE_NAMES, Program, expected_error, ffi_call_like, lower
-from programs_common import EPS, SET0_VALUE, rms_norm_call, rms_norm_with_vjp
+from programs_common import EPS, SET0_VALUE, rms_norm_call, rms_norm_with_vjp, single_call
 from programs_common import aliasing_call, inplace_set0, np_set0
 from programs_common import clear_generated, write_checked_program, write_manifest
 
@@ -578,14 +578,12 @@ def other_programs() -> list[Program]:
                 "RESOURCE_EXHAUSTED", "fail", "trap.wasm", message="tenant quota exceeded"
             ),
         ),
-        Program(
-            name="trap",
-            description="the guest target `trap` (trap.wasm), which executes `unreachable`: "
+        single_call(
+            "trap",
+            "trap",
+            f32_normal("trap", (4,)),
+            "the guest target `trap` (trap.wasm), which executes `unreachable`: "
             "an INTERNAL error naming the trap",
-            fn=lambda x: ffi_call_like("trap", x),
-            inputs=[f32_normal("trap", (4,))],
-            oracle=None,
-            targets=["trap"],
             expect_error=guest_error(
                 "INTERNAL",
                 "trap",

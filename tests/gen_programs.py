@@ -50,7 +50,7 @@ import sys
 from typing import Any
 
 # Sets JAX up (CPU, 64-bit types, no source locations): before jax is imported.
-from programs_common import EXACT, Program, expected_error, ffi_call_like, lower, named
+from programs_common import EXACT, Program, expected_error, ffi_call_like, lower, named, single_call
 from programs_common import clear_generated, write_checked_program, write_manifest
 
 import numpy as np  # noqa: E402
@@ -201,13 +201,12 @@ def no_custom_call_oracle(x: np.ndarray, y: np.ndarray) -> list[np.ndarray]:
 
 def add_one_program(name: str, description: str, x: np.ndarray) -> Program:
     """cyxla_test_add_one (out = x + 1) on ``x``."""
-    return Program(
-        name=name,
-        description=description,
-        fn=lambda x: ffi_call_like("cyxla_test_add_one", x),
-        inputs=[x],
+    return single_call(
+        name,
+        "cyxla_test_add_one",
+        x,
+        description,
         oracle=lambda x: [(x + np.float32(1)).astype(np.float32)],
-        targets=["cyxla_test_add_one"],
     )
 
 
@@ -247,13 +246,11 @@ def programs() -> list[Program]:
                 message="cyxla_test_fail: deliberate failure for the fail program",
             ),
         ),
-        Program(
-            name="unknown_target",
-            description="custom call to cyxla_test_not_registered, for which no handler exists",
-            fn=lambda x: ffi_call_like("cyxla_test_not_registered", x),
-            inputs=[f32_normal("unknown_target", (4,))],
-            oracle=None,
-            targets=["cyxla_test_not_registered"],
+        single_call(
+            "unknown_target",
+            "cyxla_test_not_registered",
+            f32_normal("unknown_target", (4,)),
+            "custom call to cyxla_test_not_registered, for which no handler exists",
             expect_error=expected_error("compile", "NOT_FOUND", contains="cyxla_test_not_registered"),
         ),
         add_one_program(
@@ -267,22 +264,20 @@ def programs() -> list[Program]:
             "cyxla_test_add_one on a rank-0 f32 (the handler sees rank 0)",
             np.array(2.5, np.float32),
         ),
-        Program(
-            name="copy16",
-            description="cyxla_test_copy16: out = x over f32[16] (bench kernel)",
-            fn=lambda x: ffi_call_like("cyxla_test_copy16", x),
-            inputs=[f32_normal("copy16", (16,))],
+        single_call(
+            "copy16",
+            "cyxla_test_copy16",
+            f32_normal("copy16", (16,)),
+            "cyxla_test_copy16: out = x over f32[16] (bench kernel)",
             oracle=lambda x: [x.copy()],
-            targets=["cyxla_test_copy16"],
         ),
-        Program(
-            name="device",
-            description="cyxla_test_device: out = x + device ordinal over f32[8]; the expected "
+        single_call(
+            "device",
+            "cyxla_test_device",
+            f32_normal("device", (8,)),
+            "cyxla_test_device: out = x + device ordinal over f32[8]; the expected "
             "output is device 0's, on device d it is x + d",
-            fn=lambda x: ffi_call_like("cyxla_test_device", x),
-            inputs=[f32_normal("device", (8,))],
             oracle=lambda x: [(x + np.float32(0)).astype(np.float32)],
-            targets=["cyxla_test_device"],
             notes={"per_device": "output on device d is out0 + d"},
         ),
         Program(

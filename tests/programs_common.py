@@ -114,6 +114,20 @@ def ffi_call_like(target: str, x: jax.Array, **attrs: Any) -> jax.Array:
     return jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(x.shape, x.dtype))(x, **attrs)
 
 
+def single_call(name: str, target: str, x: np.ndarray, description: str, **fields: Any) -> Program:
+    """A program that calls ``target`` (no attributes) on its one input ``x``,
+    with one result shaped like it; ``fields`` are the rest of the
+    :class:`Program` (its oracle or error, notes)."""
+    return Program(
+        name=name,
+        description=description,
+        fn=lambda x: ffi_call_like(target, x),
+        inputs=[x],
+        targets=[target],
+        **fields,
+    )
+
+
 # --------------------------------------------------------------------------
 # rms_norm: the tutorial's forward, vmap and grad through custom_vjp
 # --------------------------------------------------------------------------
