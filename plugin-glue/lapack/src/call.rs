@@ -215,12 +215,26 @@ impl<'a> Operand<'a> {
         ))
     }
 
+    /// `(batch dims, rows, cols)` of a batch of matrices of `dtype`.
+    pub fn matrix_of(&self, dtype: DType) -> Result<(&'a [i64], usize, usize), HandlerError> {
+        self.dtype(dtype)?;
+        self.matrix()
+    }
+
     /// `(batch dims, n)` of a batch of square matrices of `dtype`.
     pub fn square(&self, dtype: DType) -> Result<(&'a [i64], usize), HandlerError> {
-        self.dtype(dtype)?;
-        let (batch, m, n) = self.matrix()?;
+        let (batch, m, n) = self.matrix_of(dtype)?;
         if m != n {
             return Err(self.err(format_args!("must be square, got {m}×{n}")));
+        }
+        Ok((batch, n))
+    }
+
+    /// [`Operand::square`] for the targets that need n ≥ 1.
+    pub fn square_nonempty(&self, dtype: DType) -> Result<(&'a [i64], usize), HandlerError> {
+        let (batch, m, n) = self.matrix_of(dtype)?;
+        if m != n || n == 0 {
+            return Err(self.err(format_args!("must be square with n >= 1, got {m}×{n}")));
         }
         Ok((batch, n))
     }
@@ -250,6 +264,11 @@ impl<'a> Operand<'a> {
             return Err(self.err(format_args!("has shape {d:?}, expected {want:?}")));
         }
         Ok(())
+    }
+
+    /// Checks an `S32` scalar per batch element (`info`, `sdim`).
+    pub fn expect_scalars(&self, batch: &[i64]) -> Result<(), HandlerError> {
+        self.expect(DType::S32, batch, &[])
     }
 
     /// Number of elements, checked against overflow.

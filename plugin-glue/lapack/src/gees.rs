@@ -5,7 +5,6 @@
 use crate::call::{Batched, Call, Ctx, Operand};
 use crate::checked;
 use crate::scalar::{ComplexLapack, LapackScalar, RealLapack, RealScalar};
-use plugin_glue::dtype::DType;
 use plugin_glue::handler::{ErrorCode, HandlerError};
 
 /// Outputs of a gees call, batch-major. For real types `w` holds the real
@@ -126,8 +125,8 @@ fn run_with<'a, T: LapackScalar>(
     for w in std::iter::once(&w).chain(&wi) {
         w.expect(T::DTYPE, batch, &[n])?;
     }
-    sdim.expect(DType::S32, batch, &[])?;
-    info.expect(DType::S32, batch, &[])?;
+    sdim.expect_scalars(batch)?;
+    info.expect_scalars(batch)?;
     // SAFETY: results are ours and distinct; the operand is not used after
     // the alias step.
     let out = unsafe {

@@ -7,7 +7,6 @@ use num_complex::Complex;
 use crate::call::{Batched, Call, Ctx, Operand, Shared};
 use crate::checked;
 use crate::scalar::{ComplexLapack, Elem, LapackScalar, RealLapack, RealScalar};
-use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
 
 /// `info` jaxlib reports for an input with NaN or infinite entries, which it
@@ -265,7 +264,7 @@ where
     wi.expect(T::DTYPE, batch, &[n])?;
     vl.expect(<Complex<T> as Elem>::DTYPE, batch, &[n, n])?;
     vr.expect(<Complex<T> as Elem>::DTYPE, batch, &[n, n])?;
-    info.expect(DType::S32, batch, &[])?;
+    info.expect_scalars(batch)?;
     // SAFETY: `a` is a read-only operand that XLA does not alias with any
     // result (geev declares no alias); the results are ours and distinct.
     let (a, out) = unsafe {
@@ -293,7 +292,7 @@ pub(crate) fn run_complex<T: ComplexLapack>(
     w.expect(T::DTYPE, batch, &[n])?;
     vl.expect(T::DTYPE, batch, &[n, n])?;
     vr.expect(T::DTYPE, batch, &[n, n])?;
-    info.expect(DType::S32, batch, &[])?;
+    info.expect_scalars(batch)?;
     // SAFETY: as in `run_real`.
     let (a, out) = unsafe {
         (

@@ -5,7 +5,6 @@
 use crate::call::{Batched, Call, Ctx};
 use crate::checked;
 use crate::scalar::LapackScalar;
-use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
 
 /// LAPACK's argument checks on ILO and IHI: `Some(info)` when they are
@@ -66,14 +65,10 @@ pub(crate) fn gehrd<T: LapackScalar>(
 /// attributes `low`, `high` (1-based ILO/IHI).
 pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
     let ([a], [a_out, tau, info]) = call.operands(["a"], ["a_out", "tau", "info"])?;
-    a.dtype(T::DTYPE)?;
-    let (batch, m, n) = a.matrix()?;
-    if m != n || n == 0 {
-        return Err(a.err(format_args!("must be square with n >= 1, got {m}×{n}")));
-    }
+    let (batch, n) = a.square_nonempty(T::DTYPE)?;
     let (ilo, ihi) = (call.int_attr("low")?, call.int_attr("high")?);
     tau.expect(T::DTYPE, batch, &[n - 1])?;
-    info.expect(DType::S32, batch, &[])?;
+    info.expect_scalars(batch)?;
     // SAFETY: results are ours; the operand is not used after the alias step.
     let (a, tau, info) = unsafe {
         (

@@ -77,8 +77,7 @@ fn order_fixed_columns(jpvt: &mut [i32]) {
 pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
     let ([a, jpvt], [a_out, jpvt_out, tau]) =
         call.operands(["a", "jpvt"], ["a_out", "jpvt_out", "tau"])?;
-    a.dtype(T::DTYPE)?;
-    let (batch, m, n) = a.matrix()?;
+    let (batch, m, n) = a.matrix_of(T::DTYPE)?;
     jpvt.expect(DType::S32, batch, &[n])?;
     tau.expect(T::DTYPE, batch, &[m.min(n)])?;
     // SAFETY: results are ours; the operands are not used after the alias step.

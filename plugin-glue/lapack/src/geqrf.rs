@@ -36,8 +36,7 @@ pub(crate) fn geqrf<T: LapackScalar>(
 /// The handler: operand `a`; results `a_out` (alias ← a), `tau`.
 pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
     let ([a], [a_out, tau]) = call.operands(["a"], ["a_out", "tau"])?;
-    a.dtype(T::DTYPE)?;
-    let (batch, m, n) = a.matrix()?;
+    let (batch, m, n) = a.matrix_of(T::DTYPE)?;
     tau.expect(T::DTYPE, batch, &[m.min(n)])?;
     // SAFETY: results are ours; the operand is not used after the alias step.
     let (a, tau) = unsafe { (a.alias_into::<T>(&a_out)?, tau.slice_mut()?) };

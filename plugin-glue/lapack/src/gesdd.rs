@@ -9,7 +9,6 @@ use crate::checked;
 use crate::fast_path::FastPath;
 use crate::scalar::{Elem, LapackScalar, RealScalar};
 use crate::split;
-use plugin_glue::dtype::DType;
 use plugin_glue::handler::{ErrorCode, HandlerError};
 
 /// Outputs of one SVD call (gesdd or gesvd), all batch-major.
@@ -187,8 +186,7 @@ pub(crate) fn svd_call<'a, T: LapackScalar>(
     call: &Call<'a>,
 ) -> Result<(u8, SvdDims, SvdOut<'a, T>), HandlerError> {
     let ([a], [a_out, s, u, vt, info]) = call.operands(["a"], ["a_out", "s", "u", "vt", "info"])?;
-    a.dtype(T::DTYPE)?;
-    let (batch, m, n) = a.matrix()?;
+    let (batch, m, n) = a.matrix_of(T::DTYPE)?;
     let k = m.min(n);
     let mode = call.char_attr("mode", b"ASNO")?;
     if mode == b'O' {
@@ -201,7 +199,7 @@ pub(crate) fn svd_call<'a, T: LapackScalar>(
         ));
     }
     s.expect(<T::Real as Elem>::DTYPE, batch, &[k])?;
-    info.expect(DType::S32, batch, &[])?;
+    info.expect_scalars(batch)?;
     let (uc, vr) = match mode {
         b'A' => (m, n),
         b'S' => (k, k),

@@ -83,10 +83,9 @@ pub(crate) fn getrf<T: FastPath>(
 /// The handler: operand `a`; results `lu` (alias ← a), `ipiv`, `info`.
 pub(crate) fn run<T: FastPath>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
     let ([a], [lu, ipiv, info]) = call.operands(["a"], ["lu", "ipiv", "info"])?;
-    a.dtype(T::DTYPE)?;
-    let (batch, m, n) = a.matrix()?;
+    let (batch, m, n) = a.matrix_of(T::DTYPE)?;
     ipiv.expect(DType::S32, batch, &[m.min(n)])?;
-    info.expect(DType::S32, batch, &[])?;
+    info.expect_scalars(batch)?;
     // SAFETY: results are ours; the operand is not used after the alias step.
     let (lu, ipiv, info) = unsafe {
         (

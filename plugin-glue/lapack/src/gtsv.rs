@@ -5,7 +5,6 @@
 use crate::call::{Batched, Call, Ctx};
 use crate::checked;
 use crate::scalar::LapackScalar;
-use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
 
 /// Outputs of a gtsv call (all in place), batch-major.
@@ -62,12 +61,11 @@ pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(),
         ["dl", "d", "du", "b"],
         ["dl_out", "d_out", "du_out", "b_out", "info"],
     )?;
-    b.dtype(T::DTYPE)?;
-    let (batch, n, nrhs) = b.matrix()?;
+    let (batch, n, nrhs) = b.matrix_of(T::DTYPE)?;
     for v in [&dl, &d, &du] {
         v.expect(T::DTYPE, batch, &[n])?;
     }
-    info.expect(DType::S32, batch, &[])?;
+    info.expect_scalars(batch)?;
     // SAFETY: results are ours and distinct. Every copy happens before any
     // result slice exists, because two operands may share one buffer (e.g.
     // the same array passed as dl and du) that is also one of the results.

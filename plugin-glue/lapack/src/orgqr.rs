@@ -37,8 +37,7 @@ pub(crate) fn orgqr<T: LapackScalar>(
 /// The handler: operands `a`, `tau`; result `q` (alias ← a).
 pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
     let ([a, tau], [q]) = call.operands(["a", "tau"], ["q"])?;
-    a.dtype(T::DTYPE)?;
-    let (batch, m, n) = a.matrix()?;
+    let (batch, m, n) = a.matrix_of(T::DTYPE)?;
     if m < n {
         return Err(a.err(format_args!(
             "must have at least as many rows as columns, got {m}×{n}"

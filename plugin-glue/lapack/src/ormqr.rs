@@ -84,8 +84,7 @@ pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(),
     let ([a, tau, c], [c_out]) = call.operands(["a", "tau", "c"], ["c_out"])?;
     let left = call.bool_attr("left")?;
     let transpose = call.bool_attr("transpose")?;
-    c.dtype(T::DTYPE)?;
-    let (batch, p, q) = c.matrix()?;
+    let (batch, p, q) = c.matrix_of(T::DTYPE)?;
     let (_, m, r) = a.matrix()?;
     a.expect(T::DTYPE, batch, &[m, r])?;
     let (_, t) = tau.vector()?;

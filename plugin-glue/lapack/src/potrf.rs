@@ -5,7 +5,6 @@
 use crate::call::{Batched, Call, Ctx};
 use crate::checked;
 use crate::scalar::LapackScalar;
-use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
 
 /// Factors each `n×n` block of `a` in place (only the `uplo` triangle is
@@ -40,7 +39,7 @@ pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(),
     let ([a], [l, info]) = call.operands(["a"], ["l", "info"])?;
     let (batch, n) = a.square(T::DTYPE)?;
     let uplo = call.char_attr("uplo", b"LU")?;
-    info.expect(DType::S32, batch, &[])?;
+    info.expect_scalars(batch)?;
     // SAFETY: results are ours; the operand is not used after the alias step.
     let (l, info) = unsafe { (a.alias_into::<T>(&l)?, info.slice_mut()?) };
     potrf(ctx, uplo, n, l, info)

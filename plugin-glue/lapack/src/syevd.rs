@@ -8,7 +8,6 @@ use crate::checked;
 use crate::fast_path::FastPath;
 use crate::scalar::RealScalar;
 use crate::small_eigh;
-use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
 
 /// For each `n×n` block of `a` (the `uplo` triangle is read), writes the
@@ -89,7 +88,7 @@ pub(crate) fn run<T: FastPath>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), Han
     let uplo = call.char_attr("uplo", b"LU")?;
     let jobz = call.char_attr("mode", b"VN")?;
     w.expect(<T::Real as crate::scalar::Elem>::DTYPE, batch, &[n])?;
-    info.expect(DType::S32, batch, &[])?;
+    info.expect_scalars(batch)?;
     // SAFETY: results are ours; the operand is not used after the alias step.
     let (v, w, info) = unsafe { (a.alias_into::<T>(&v)?, w.slice_mut()?, info.slice_mut()?) };
     syevd(ctx, jobz, uplo, n, v, w, info)

@@ -6,7 +6,6 @@
 use crate::call::{Batched, Call, Ctx};
 use crate::checked;
 use crate::scalar::{Elem, LapackScalar};
-use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
 
 /// Outputs of a sytrd call, batch-major.
@@ -55,17 +54,13 @@ pub(crate) fn sytrd<T: LapackScalar>(
 pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
     let ([a], [a_out, d, e, tau, info]) =
         call.operands(["a"], ["a_out", "d", "e", "tau", "info"])?;
-    a.dtype(T::DTYPE)?;
-    let (batch, m, n) = a.matrix()?;
-    if m != n || n == 0 {
-        return Err(a.err(format_args!("must be square with n >= 1, got {m}×{n}")));
-    }
+    let (batch, n) = a.square_nonempty(T::DTYPE)?;
     let uplo = call.char_attr("uplo", b"LU")?;
     let real = <T::Real as Elem>::DTYPE;
     d.expect(real, batch, &[n])?;
     e.expect(real, batch, &[n - 1])?;
     tau.expect(T::DTYPE, batch, &[n - 1])?;
-    info.expect(DType::S32, batch, &[])?;
+    info.expect_scalars(batch)?;
     // SAFETY: results are ours and distinct; the operand is not used after
     // the alias step.
     let out = unsafe {

@@ -67,8 +67,7 @@ pub(crate) fn trsm<T: FastPath>(
 /// `side`, `uplo`, `trans_x`, `diag`.
 pub(crate) fn run<T: FastPath>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
     let ([a, b], [x]) = call.operands(["a", "b"], ["x"])?;
-    b.dtype(T::DTYPE)?;
-    let (batch, m, n) = b.matrix()?;
+    let (batch, m, n) = b.matrix_of(T::DTYPE)?;
     let args = Trsm {
         side: call.char_attr("side", b"LR")?,
         uplo: call.char_attr("uplo", b"LU")?,
