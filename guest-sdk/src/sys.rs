@@ -1,30 +1,67 @@
 //! The `cyxla` host imports (wasm32 only) and the function-pointer part of
-//! the guest's `XLA_FFI_Api`, in slot order (`abi::IMPORTS`).
+//! the guest's `XLA_FFI_Api`, in slot order, both from the ABI crate's one
+//! list of imports (`abi::for_each_import!`).
 //!
 //! Each import has the C signature of its `XLA_FFI_Api` function in wasm32:
 //! the guest address of the args struct in, an error handle out (0 =
-//! success), except `error_get_message` and `error_destroy`, which return
-//! nothing. Imports this SDK does not call take an untyped args pointer.
+//! success), except those that return nothing (`void` in the list). Imports
+//! this SDK does not call take an untyped args pointer.
 
 use crate::args;
+
+/// The args struct type the SDK passes to an import, by the import's layout
+/// module: the SDK's own struct for the imports it calls, bytes otherwise.
+macro_rules! args_type {
+    (error_create_args) => {
+        args::ErrorCreate
+    };
+    (error_get_message_args) => {
+        args::ErrorGetMessage
+    };
+    (error_destroy_args) => {
+        args::ErrorDestroy
+    };
+    (run_id_get_args) => {
+        args::RunIdGet
+    };
+    (device_ordinal_get_args) => {
+        args::DeviceOrdinalGet
+    };
+    ($other:ident) => {
+        u8
+    };
+}
+
+/// The return type of an import that returns `error` or `void`.
+macro_rules! return_type {
+    (error) => {
+        u32
+    };
+    (void) => {
+        ()
+    };
+}
 
 /// Declares the imports, in slot order, and from the one list builds
 /// [`ApiFns`], checks each field's offset against its `abi::api` slot and
 /// fills [`API_FNS`].
 macro_rules! imports {
-    ($( $vis:vis fn $name:ident(args: *mut $args:ty) $(-> $ret:ty)? => $slot:ident; )*) => {
+    ($( $(#[doc = $doc:literal])*
+        $slot:literal $name:ident $konst:ident $c_function:ident
+        $args:ident $returns:ident $host:ident; )*) => {
         #[link(wasm_import_module = "cyxla")]
         unsafe extern "C" {
             $(
                 #[link_name = stringify!($name)]
-                $vis fn $name(args: *mut $args) $(-> $ret)?;
+                pub(crate) fn $name(args: *mut args_type!($args)) -> return_type!($returns);
             )*
         }
 
-        /// Slots 0..=17 of `XLA_FFI_Api` (wasm32: 4-byte function-table indices).
+        /// The function slots of `XLA_FFI_Api` (wasm32: 4-byte function-table
+        /// indices).
         #[repr(C)]
         pub(crate) struct ApiFns {
-            $( $name: unsafe extern "C" fn(*mut $args) $(-> $ret)?, )*
+            $( $name: unsafe extern "C" fn(*mut args_type!($args)) -> return_type!($returns), )*
         }
 
         const _: () = {
@@ -32,7 +69,7 @@ macro_rules! imports {
             use core::mem::offset_of;
             const BASE: usize = api::FIRST_SLOT as usize;
             assert!(size_of::<ApiFns>() == 4 * API_FN_SLOTS);
-            $( assert!(offset_of!(ApiFns, $name) + BASE == api::$slot as usize); )*
+            $( assert!(offset_of!(ApiFns, $name) + BASE == api::slot_offset($slot) as usize); )*
         };
 
         /// The table entries: taking the imports' addresses puts them in the
@@ -41,23 +78,4 @@ macro_rules! imports {
     };
 }
 
-imports! {
-    pub(crate) fn error_create(args: *mut args::ErrorCreate) -> u32 => ERROR_CREATE;
-    pub(crate) fn error_get_message(args: *mut args::ErrorGetMessage) => ERROR_GET_MESSAGE;
-    pub(crate) fn error_destroy(args: *mut args::ErrorDestroy) => ERROR_DESTROY;
-    fn handler_register(args: *mut u8) -> u32 => HANDLER_REGISTER;
-    fn stream_get(args: *mut u8) -> u32 => STREAM_GET;
-    fn type_register(args: *mut u8) -> u32 => TYPE_REGISTER;
-    fn execution_context_get(args: *mut u8) -> u32 => EXECUTION_CONTEXT_GET;
-    fn state_set(args: *mut u8) -> u32 => STATE_SET;
-    fn state_get(args: *mut u8) -> u32 => STATE_GET;
-    fn device_memory_allocate(args: *mut u8) -> u32 => DEVICE_MEMORY_ALLOCATE;
-    fn device_memory_free(args: *mut u8) -> u32 => DEVICE_MEMORY_FREE;
-    fn thread_pool_schedule(args: *mut u8) -> u32 => THREAD_POOL_SCHEDULE;
-    fn thread_pool_num_threads(args: *mut u8) -> u32 => THREAD_POOL_NUM_THREADS;
-    fn future_create(args: *mut u8) -> u32 => FUTURE_CREATE;
-    fn future_set_available(args: *mut u8) -> u32 => FUTURE_SET_AVAILABLE;
-    fn future_set_error(args: *mut u8) -> u32 => FUTURE_SET_ERROR;
-    pub(crate) fn run_id_get(args: *mut args::RunIdGet) -> u32 => RUN_ID_GET;
-    pub(crate) fn device_ordinal_get(args: *mut args::DeviceOrdinalGet) -> u32 => DEVICE_ORDINAL_GET;
-}
+crate::abi::for_each_import!(imports);
