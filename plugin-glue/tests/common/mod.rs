@@ -31,30 +31,32 @@ pub enum Which {
 pub const ALL: [Which; 3] = [Which::P115, Which::P106, Which::P81];
 
 impl Which {
-    /// Path under `site-packages`.
-    pub fn relative(self) -> &'static str {
+    /// The label, the path under `site-packages` and the XLA FFI API
+    /// version of the runtime inside the plugin.
+    fn facts(self) -> (&'static str, &'static str, (i32, i32)) {
         match self {
-            Which::P115 => "lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so",
-            Which::P106 => "fastatomstruct_xla_cpu/libpjrt_cpu.so",
-            Which::P81 => "xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so",
+            Which::P115 => (
+                "p115",
+                "lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so",
+                (0, 4),
+            ),
+            Which::P106 => ("p106", "fastatomstruct_xla_cpu/libpjrt_cpu.so", (0, 3)),
+            Which::P81 => ("p81", "xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so", (0, 2)),
         }
     }
 
+    /// Path under `site-packages`.
+    pub fn relative(self) -> &'static str {
+        self.facts().1
+    }
+
     pub fn label(self) -> &'static str {
-        match self {
-            Which::P115 => "p115",
-            Which::P106 => "p106",
-            Which::P81 => "p81",
-        }
+        self.facts().0
     }
 
     /// The XLA FFI API version of the runtime inside the plugin.
     pub fn runtime_ffi(self) -> (i32, i32) {
-        match self {
-            Which::P115 => (0, 4),
-            Which::P106 => (0, 3),
-            Which::P81 => (0, 2),
-        }
+        self.facts().2
     }
 
     /// `<workspace>/.venv/lib/python*/site-packages/<relative>`.
