@@ -274,6 +274,60 @@ impl OwnedAttrs {
     }
 }
 
+/// An execute-stage call frame over `api` and `ctx`, from
+/// `extension_start`: the arguments and results as (count, types,
+/// pointers), a copy of `attrs` (none: NULL and 0, as in XLA's probe).
+fn call_frame(
+    api: &XLA_FFI_Api,
+    ctx: *mut XLA_FFI_ExecutionContext,
+    extension_start: *mut XLA_FFI_Extension_Base,
+    (args_size, arg_types, args): (i64, *mut XLA_FFI_ArgType, *mut *mut c_void),
+    (rets_size, ret_types, rets): (i64, *mut XLA_FFI_RetType, *mut *mut c_void),
+    attrs: Option<&XLA_FFI_Attrs>,
+) -> Box<XLA_FFI_CallFrame> {
+    let attrs = match attrs {
+        Some(a) => XLA_FFI_Attrs {
+            struct_size: a.struct_size,
+            extension_start: ptr::null_mut(),
+            size: a.size,
+            types: a.types,
+            names: a.names,
+            attrs: a.attrs,
+        },
+        None => XLA_FFI_Attrs {
+            struct_size: XLA_FFI_Attrs_STRUCT_SIZE,
+            extension_start: ptr::null_mut(),
+            size: 0,
+            types: ptr::null_mut(),
+            names: ptr::null_mut(),
+            attrs: ptr::null_mut(),
+        },
+    };
+    Box::new(XLA_FFI_CallFrame {
+        struct_size: XLA_FFI_CallFrame_STRUCT_SIZE,
+        extension_start,
+        api,
+        ctx,
+        stage: XLA_FFI_ExecutionStage_EXECUTE,
+        args: XLA_FFI_Args {
+            struct_size: XLA_FFI_Args_STRUCT_SIZE,
+            extension_start: ptr::null_mut(),
+            size: args_size,
+            types: arg_types,
+            args,
+        },
+        rets: XLA_FFI_Rets {
+            struct_size: XLA_FFI_Rets_STRUCT_SIZE,
+            extension_start: ptr::null_mut(),
+            size: rets_size,
+            types: ret_types,
+            rets,
+        },
+        attrs,
+        future: ptr::null_mut(),
+    })
+}
+
 /// An owned frame.
 #[expect(
     dead_code,
@@ -306,36 +360,22 @@ impl OwnedFrame {
             .map(|b| (&mut *b.raw as *mut XLA_FFI_Buffer).cast())
             .collect();
         let api = fake_api(0, 3);
-        let raw = Box::new(XLA_FFI_CallFrame {
-            struct_size: XLA_FFI_CallFrame_STRUCT_SIZE,
-            extension_start: ptr::null_mut(),
-            api: &*api,
-            ctx: ptr::without_provenance_mut(0x1000),
-            stage: XLA_FFI_ExecutionStage_EXECUTE,
-            args: XLA_FFI_Args {
-                struct_size: XLA_FFI_Args_STRUCT_SIZE,
-                extension_start: ptr::null_mut(),
-                size: args.len() as i64,
-                types: arg_types.as_mut_ptr(),
-                args: arg_ptrs.as_mut_ptr(),
-            },
-            rets: XLA_FFI_Rets {
-                struct_size: XLA_FFI_Rets_STRUCT_SIZE,
-                extension_start: ptr::null_mut(),
-                size: rets.len() as i64,
-                types: ret_types.as_mut_ptr(),
-                rets: ret_ptrs.as_mut_ptr(),
-            },
-            attrs: XLA_FFI_Attrs {
-                struct_size: attrs.raw.struct_size,
-                extension_start: ptr::null_mut(),
-                size: attrs.raw.size,
-                types: attrs.raw.types,
-                names: attrs.raw.names,
-                attrs: attrs.raw.attrs,
-            },
-            future: ptr::null_mut(),
-        });
+        let raw = call_frame(
+            &api,
+            ptr::without_provenance_mut(0x1000),
+            ptr::null_mut(),
+            (
+                args.len() as i64,
+                arg_types.as_mut_ptr(),
+                arg_ptrs.as_mut_ptr(),
+            ),
+            (
+                rets.len() as i64,
+                ret_types.as_mut_ptr(),
+                ret_ptrs.as_mut_ptr(),
+            ),
+            Some(&attrs.raw),
+        );
         OwnedFrame {
             raw,
             api,
@@ -388,36 +428,15 @@ impl ProbeFrame {
             },
             metadata: &mut *metadata,
         });
-        let raw = Box::new(XLA_FFI_CallFrame {
-            struct_size: XLA_FFI_CallFrame_STRUCT_SIZE,
-            extension_start: &mut ext.extension_base,
-            api: &*api,
-            ctx: ptr::null_mut(),
-            stage: XLA_FFI_ExecutionStage_EXECUTE,
-            args: XLA_FFI_Args {
-                struct_size: XLA_FFI_Args_STRUCT_SIZE,
-                extension_start: ptr::null_mut(),
-                size: 0,
-                types: ptr::null_mut(),
-                args: ptr::null_mut(),
-            },
-            rets: XLA_FFI_Rets {
-                struct_size: XLA_FFI_Rets_STRUCT_SIZE,
-                extension_start: ptr::null_mut(),
-                size: 0,
-                types: ptr::null_mut(),
-                rets: ptr::null_mut(),
-            },
-            attrs: XLA_FFI_Attrs {
-                struct_size: XLA_FFI_Attrs_STRUCT_SIZE,
-                extension_start: ptr::null_mut(),
-                size: 0,
-                types: ptr::null_mut(),
-                names: ptr::null_mut(),
-                attrs: ptr::null_mut(),
-            },
-            future: ptr::null_mut(),
-        });
+        let none = (0, ptr::null_mut(), ptr::null_mut());
+        let raw = call_frame(
+            &api,
+            ptr::null_mut(),
+            &mut ext.extension_base,
+            none,
+            none,
+            None,
+        );
         ProbeFrame {
             raw,
             ext,
