@@ -520,19 +520,6 @@ fn call_info_get<const SIZE: usize, const N: usize>(
     Ok(0)
 }
 
-/// The imports the sandbox answers with UNIMPLEMENTED.
-const UNSUPPORTED: [&str; 9] = [
-    abi::IMPORT_HANDLER_REGISTER,
-    abi::IMPORT_STREAM_GET,
-    abi::IMPORT_DEVICE_MEMORY_ALLOCATE,
-    abi::IMPORT_DEVICE_MEMORY_FREE,
-    abi::IMPORT_THREAD_POOL_SCHEDULE,
-    abi::IMPORT_THREAD_POOL_NUM_THREADS,
-    abi::IMPORT_FUTURE_CREATE,
-    abi::IMPORT_FUTURE_SET_AVAILABLE,
-    abi::IMPORT_FUTURE_SET_ERROR,
-];
-
 /// Bytes [`random_get`] fills between deadline checks.
 pub(crate) const CHUNK: usize = 64 << 10;
 /// Subscriptions [`poll_oneoff`] answers between deadline checks.
@@ -659,6 +646,50 @@ pub(crate) fn poll_oneoff(
     Ok(ERRNO_SUCCESS)
 }
 
+/// Registers each import of module `cyxla` ([`abi::for_each_import!`]): a
+/// `served` one as the host function of its name above, an `unimplemented`
+/// one as [`link_unimplemented`].
+macro_rules! link_imports {
+    ($( $(#[doc = $doc:literal])*
+        $slot:literal $name:ident $konst:ident $c_function:ident
+        $args:ident $returns:ident $host:ident; )*) => {
+        fn link_imports(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+            $( link_import!(linker, $name, $host); )*
+            Ok(())
+        }
+    };
+}
+
+macro_rules! link_import {
+    ($linker:ident, $name:ident, served) => {
+        $linker.func_wrap(abi::IMPORT_MODULE, stringify!($name), $name)?;
+    };
+    ($linker:ident, $name:ident, unimplemented) => {
+        link_unimplemented($linker, stringify!($name))?;
+    };
+}
+
+abi::for_each_import!(link_imports);
+
+/// Registers import `name` as a function that answers UNIMPLEMENTED.
+fn link_unimplemented(linker: &mut Linker<HostState>, name: &'static str) -> wasmtime::Result<()> {
+    let c_name = import(name).c_name;
+    linker.func_wrap(
+        abi::IMPORT_MODULE,
+        name,
+        move |mut caller: Caller<'_, HostState>, _args: i32| {
+            if crate::deadline::overdue() {
+                return Err(wasmtime::Trap::Interrupt.into());
+            }
+            let message = format!("`{c_name}` is not supported in the cyxla sandbox");
+            caller
+                .data_mut()
+                .error(ErrorCode::Unimplemented, message, c_name)
+        },
+    )?;
+    Ok(())
+}
+
 /// The linker every guest is instantiated with: module `cyxla` and WASI
 /// preview 1.
 ///
@@ -675,33 +706,7 @@ pub(crate) fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<Linker<HostS
     linker.func_wrap(abi::WASI_MODULE, "poll_oneoff", poll_oneoff)?;
     linker.func_wrap(abi::WASI_MODULE, "random_get", random_get)?;
     linker.allow_shadowing(false);
-    let m = abi::IMPORT_MODULE;
-    linker.func_wrap(m, abi::IMPORT_ERROR_CREATE, error_create)?;
-    linker.func_wrap(m, abi::IMPORT_ERROR_GET_MESSAGE, error_get_message)?;
-    linker.func_wrap(m, abi::IMPORT_ERROR_DESTROY, error_destroy)?;
-    linker.func_wrap(m, abi::IMPORT_TYPE_REGISTER, type_register)?;
-    linker.func_wrap(m, abi::IMPORT_EXECUTION_CONTEXT_GET, execution_context_get)?;
-    linker.func_wrap(m, abi::IMPORT_STATE_SET, state_set)?;
-    linker.func_wrap(m, abi::IMPORT_STATE_GET, state_get)?;
-    linker.func_wrap(m, abi::IMPORT_RUN_ID_GET, run_id_get)?;
-    linker.func_wrap(m, abi::IMPORT_DEVICE_ORDINAL_GET, device_ordinal_get)?;
-    for name in UNSUPPORTED {
-        let imp = import(name);
-        let c_name = imp.c_name;
-        linker.func_wrap(
-            m,
-            name,
-            move |mut caller: Caller<'_, HostState>, _args: i32| {
-                if crate::deadline::overdue() {
-                    return Err(wasmtime::Trap::Interrupt.into());
-                }
-                let message = format!("`{c_name}` is not supported in the cyxla sandbox");
-                caller
-                    .data_mut()
-                    .error(ErrorCode::Unimplemented, message, c_name)
-            },
-        )?;
-    }
+    link_imports(&mut linker)?;
     Ok(linker)
 }
 
