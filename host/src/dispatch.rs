@@ -227,7 +227,7 @@ impl GuestHandler {
             operands,
             attrs,
             results,
-            memory_bytes: guest.limits().memory_bytes,
+            memory_bytes: guest.limits().memory,
             call_timeout: guest.limits().call_timeout,
             error: error.clone(),
         };

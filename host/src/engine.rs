@@ -93,7 +93,7 @@ struct Inner {
 
 impl Engine {
     /// Builds the engine: Cranelift at `speed`, deadlines by
-    /// [`Limits::interrupt`] (epoch checks compiled in only for `epoch`), the wasm stack capped at [`Limits::stack_bytes`], parallel
+    /// [`Limits::interrupt`] (epoch checks compiled in only for `epoch`), the wasm stack capped at [`Limits::stack`], parallel
     /// compilation, 32-bit memories only, no shared memories (threads), no
     /// GC, function references, exceptions, stack switching, tail calls,
     /// multiple memories, custom page sizes or wide arithmetic, and a perf map of guest code when [`PERF_MAP_ENV`] asks for one.
@@ -122,10 +122,10 @@ impl Engine {
             .guard_before_linear_memory(true)
             .signals_based_traps(true)
             .epoch_interruption(mode == Interrupt::Epoch)
-            .max_wasm_stack(limits.stack_bytes)
+            .max_wasm_stack(limits.stack)
             // wasmtime requires room for the wasm stack on async stacks too
             // (unused here: every call is synchronous).
-            .async_stack_size(limits.stack_bytes.max(1 << 20) + (1 << 20))
+            .async_stack_size(limits.stack.max(1 << 20) + (1 << 20))
             .parallel_compilation(true)
             // Only the proposals guests need (what clang and rustc emit for
             // wasm32: SIMD, relaxed SIMD, bulk memory, multi-value,
@@ -225,7 +225,7 @@ impl Engine {
     ///
     /// As [`Engine::new`].
     pub fn for_limits(&self, limits: &Limits) -> Result<Engine> {
-        if limits.stack_bytes == self.inner.limits.stack_bytes {
+        if limits.stack == self.inner.limits.stack {
             return Ok(self.clone());
         }
         let mut variants = match self.inner.variants.lock() {
@@ -234,12 +234,12 @@ impl Engine {
         };
         if let Some(engine) = variants
             .iter()
-            .find(|e| e.inner.limits.stack_bytes == limits.stack_bytes)
+            .find(|e| e.inner.limits.stack == limits.stack)
         {
             return Ok(engine.clone());
         }
         let mut variant_limits = self.inner.limits.clone();
-        variant_limits.stack_bytes = limits.stack_bytes;
+        variant_limits.stack = limits.stack;
         let mut engine = Engine::new(&variant_limits)?;
         if let Some(inner) = Arc::get_mut(&mut engine.inner) {
             inner.compile_pool = Arc::clone(&self.inner.compile_pool);

@@ -16,7 +16,7 @@ pub enum Error {
         /// The OS error.
         source: io::Error,
     },
-    /// The `.wasm` file is larger than [`crate::Limits::module_bytes`].
+    /// The `.wasm` file is larger than [`crate::Limits::module_size`].
     ModuleTooLarge {
         /// The guest file.
         path: PathBuf,

@@ -453,9 +453,9 @@ pub fn limit_flag(data: &[u8]) {
 }
 
 fn check_ranges(limits: &Limits) {
-    assert!((64 << 10..=4 << 30).contains(&limits.memory_bytes));
-    assert!((1..=1024).contains(&limits.instances_per_guest));
-    assert!(limits.stack_bytes as u64 <= crate::limits::MAX_STACK_BYTES);
+    assert!((64 << 10..=4 << 30).contains(&limits.memory));
+    assert!((1..=1024).contains(&limits.instances));
+    assert!(limits.stack as u64 <= crate::limits::MAX_STACK_BYTES);
     assert!(!limits.call_timeout.is_zero() && !limits.instantiate_timeout.is_zero());
     assert!(limits.deadline_ticks() >= 2);
 }
@@ -556,11 +556,11 @@ pub fn guest_module(wasm: &[u8]) {
     static ENGINE: std::sync::OnceLock<crate::Engine> = std::sync::OnceLock::new();
     let engine = ENGINE.get_or_init(|| {
         let limits = Limits {
-            memory_bytes: 16 << 20,
+            memory: 16 << 20,
             call_timeout: GUEST_DEADLINE,
             instantiate_timeout: GUEST_DEADLINE,
             instance_wait: std::time::Duration::from_millis(100),
-            instances_per_guest: 2,
+            instances: 2,
             tick: std::time::Duration::from_millis(1),
             ..Limits::default()
         };

@@ -170,7 +170,7 @@ impl Guest {
         })?;
         let engine = &engine.for_limits(&limits).map_err(reject)?;
         let size = std::fs::metadata(path).map_err(io)?.len();
-        let limit = limits.module_bytes;
+        let limit = limits.module_size;
         if size > limit {
             return Err(reject(Error::ModuleTooLarge {
                 path: path.to_owned(),
@@ -190,11 +190,11 @@ impl Guest {
     /// The first check that fails (see [`Guest`] for the list).
     pub fn from_bytes(engine: &Engine, path: &Path, bytes: &[u8]) -> Result<Guest> {
         let limits = engine.limits().clone();
-        if bytes.len() as u64 > limits.module_bytes {
+        if bytes.len() as u64 > limits.module_size {
             return Err(Error::ModuleTooLarge {
                 path: path.to_owned(),
                 size: bytes.len() as u64,
-                limit: limits.module_bytes,
+                limit: limits.module_size,
             });
         }
         Guest::from_bytes_detailed(engine, path, bytes, limits, None, None)
@@ -211,7 +211,7 @@ impl Guest {
         wanted: Option<&(dyn Fn(&str) -> bool + Sync)>,
     ) -> std::result::Result<Loaded, Box<Rejected>> {
         let mut declared = Vec::new();
-        let max = limits.error_message_bytes;
+        let max = limits.error_message;
         let result = check_and_compile(
             engine,
             path,
@@ -380,10 +380,10 @@ fn scan_sections(path: &Path, bytes: &[u8], limits: &Limits) -> Result<Vec<u8>> 
             }
             wasmparser::Payload::CodeSectionEntry(body) => {
                 let size = body.range().len() as u64;
-                if size > limits.function_bytes {
+                if size > limits.function_size {
                     return Err(over(format!(
                         "its function number {function} (among those it defines) has a body of {size} bytes, over the limit of {} (function_size)",
-                        bytes_display(limits.function_bytes)
+                        bytes_display(limits.function_size)
                     )));
                 }
                 let mut locals: u64 = 0;

@@ -132,7 +132,7 @@ impl Instance {
     ///
     /// A message saying what failed.
     pub(crate) fn new(guest: &Linked) -> Result<Instance, NewError> {
-        if stack::has_room(guest.limits.stack_bytes) {
+        if stack::has_room(guest.limits.stack) {
             return Instance::new_here(guest);
         }
         std::thread::scope(|scope| {
@@ -296,8 +296,8 @@ impl Instance {
         // Borrowed, not cloned, where it is called: cloning a `TypedFunc`
         // clones its registered type (an atomic count and a lock-free
         // registry lookup), measurable at this call rate.
-        if !stack::has_room(self.limits.stack_bytes) {
-            return Err(CallFailure::keep(stack_refusal(self.limits.stack_bytes)));
+        if !stack::has_room(self.limits.stack) {
+            return Err(CallFailure::keep(stack_refusal(self.limits.stack)));
         }
         if target >= self.handlers.len() {
             return Err(CallFailure::keep(HandlerError::internal(format!(
@@ -531,7 +531,7 @@ impl Instance {
         match mode {
             Unwritten::Error => Err(CallFailure::keep(HandlerError::new(
                 ErrorCode::Internal,
-                bounded(text, self.limits.error_message_bytes),
+                bounded(text, self.limits.error_message),
             ))),
             _ => {
                 tracing::warn!(guest, custom_call = target, "{text}");
@@ -662,7 +662,7 @@ impl Instance {
         }
         let data = self.memory.data(&self.store);
         let start = usize::try_from(addr).ok()?;
-        let limit = self.limits.error_message_bytes;
+        let limit = self.limits.error_message;
         let window = data.get(start..data.len().min(start.saturating_add(limit)))?;
         let len = window.iter().position(|&b| b == 0).unwrap_or(window.len());
         Some(String::from_utf8_lossy(&window[..len]).into_owned())
@@ -784,7 +784,7 @@ pub(crate) fn describe(
                 ErrorCode::ResourceExhausted,
                 format!(
                     "trapped: call stack exhausted (the wasm stack limit is {})",
-                    bytes_display(u64::try_from(limits.stack_bytes).unwrap_or(u64::MAX))
+                    bytes_display(u64::try_from(limits.stack).unwrap_or(u64::MAX))
                 ),
             ),
             other => {
@@ -839,7 +839,7 @@ pub(crate) fn describe(
             text.push(')');
         }
     }
-    (code, bounded(text, limits.error_message_bytes))
+    (code, bounded(text, limits.error_message))
 }
 
 /// The first [`BACKTRACE_FRAMES`] frames of `trace`, innermost first, and

@@ -2,7 +2,7 @@
 //!
 //! XLA enters handlers concurrently, so each call takes an instance of its
 //! own: an idle one if there is one, else a new one while fewer than
-//! [`crate::Limits::instances_per_guest`] are alive, else it waits up to
+//! [`crate::Limits::instances`] are alive, else it waits up to
 //! [`crate::Limits::instance_wait`] for one to come back. A [`Lease`]
 //! returns its instance when dropped, or discards it if the call trapped
 //! (or the thread is panicking), or if the guest runs with
@@ -57,7 +57,7 @@ impl Pool {
         // A cold path: a fault handler installed since the last check goes
         // behind cyxla's before this guest runs (see `crate::faults`).
         crate::faults::check();
-        let max = guest.limits().instances_per_guest.max(1);
+        let max = guest.limits().instances.max(1);
         Pool {
             guest,
             idle: (0..max).map(|_| AtomicPtr::new(ptr::null_mut())).collect(),

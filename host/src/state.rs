@@ -283,12 +283,12 @@ pub(crate) struct HostState {
 impl HostState {
     /// Fresh state for a new instance under `limits`.
     pub(crate) fn new(limits: &Limits) -> HostState {
-        let stdout = LogPipe::new(limits.log_bytes_per_call);
-        let stderr = LogPipe::new(limits.log_bytes_per_call);
+        let stdout = LogPipe::new(limits.log_bytes);
+        let stderr = LogPipe::new(limits.log_bytes);
         HostState {
             limiter: GuestLimiter {
-                memory_bytes: usize::try_from(limits.memory_bytes).unwrap_or(usize::MAX),
-                budget: limits.memory_budget_bytes,
+                memory_bytes: usize::try_from(limits.memory).unwrap_or(usize::MAX),
+                budget: limits.memory_budget,
                 reserved: 0,
                 refused_budget: None,
                 table_elements: limits.table_elements,
@@ -304,7 +304,7 @@ impl HostState {
             types: Vec::new(),
             states: Vec::new(),
             call: None,
-            error_message_bytes: limits.error_message_bytes,
+            error_message_bytes: limits.error_message,
         }
     }
 

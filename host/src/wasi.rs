@@ -4,7 +4,7 @@
 //! frozen clock (wall and monotonic time are always 0), no sockets. stdout
 //! and stderr go to bounded in-memory pipes ([`LogPipe`]) that the host drains
 //! into `tracing` after each call, keeping at most
-//! [`crate::Limits::log_bytes_per_call`] bytes of each per call.
+//! [`crate::Limits::log_bytes`] bytes of each per call.
 //!
 //! **No sleeping.** A guest has no clock, so it has nothing to wait for:
 //! [`poll_oneoff`](crate::imports::poll_oneoff) reports every clock subscription (relative or absolute,

@@ -144,7 +144,7 @@ fn bounds_sandbox(interrupt: Interrupt) -> (tempfile::TempDir, Sandbox) {
     let targets: Vec<(&str, &str)> = targets.iter().map(|(t, e)| (t.as_str(), *e)).collect();
     let wat = guest_wat(&format!("{HANDLERS} {}", handlers()), &targets);
     let mut limits: Limits = test_limits();
-    limits.memory_bytes = u64::from(LIMIT_PAGES) << 16;
+    limits.memory = u64::from(LIMIT_PAGES) << 16;
     limits.interrupt = interrupt;
     let (dir, sandbox) = sandbox_with(&[("bounds.wasm", wasm(&wat))], limits);
     assert_eq!(sandbox.guests().engine().interrupt(), interrupt);

@@ -54,8 +54,8 @@ fn deep_calls_and_32mib_copies_overrun_1ms_deadlines_by_at_most_two_copies() {
     limits.call_timeout = Duration::from_millis(1);
     limits.instantiate_timeout = Duration::from_secs(2);
     limits.tick = Duration::from_micros(200);
-    limits.memory_bytes = 2 * u64::from(COPY) + (256 << 10);
-    limits.instances_per_guest = 1;
+    limits.memory = 2 * u64::from(COPY) + (256 << 10);
+    limits.instances = 1;
     let deadline = limits.call_timeout;
     let (_dir, sandbox) = sandbox_with(&[("d.wasm", wasm(&deep_guest()))], limits.clone());
     // One copy on a fresh instance (its pages touched for the first time),

@@ -89,7 +89,7 @@ fn a_sampling_profiler_walks_stacks_while_deadlines_stop_memory_fill_loops() {
     let mut limits = test_limits();
     limits.call_timeout = Duration::from_millis(1);
     limits.tick = Duration::from_micros(200);
-    limits.memory_bytes = 2 << 20;
+    limits.memory = 2 << 20;
     let fill = r#"
   (func (export "fill_loop") (param i32) (result i32)
     (loop $l (memory.fill (i32.const 65536) (i32.const 7) (i32.const 65536)) (br $l))

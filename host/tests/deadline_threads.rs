@@ -55,7 +55,7 @@ fn eight_threads_with_random_short_deadlines_and_thread_churn() {
             let mut limits = test_limits();
             limits.call_timeout = Duration::from_micros(us);
             limits.tick = Duration::from_micros(100);
-            limits.instances_per_guest = THREADS;
+            limits.instances = THREADS;
             sandbox_with(&[("full.wasm", full_guest("f_"))], limits)
         })
         .collect();

@@ -738,7 +738,7 @@ fn megabytes_of_stdout_leave_a_bounded_log() {
             run_double(&h);
         }
     });
-    let limit = test_limits().log_bytes_per_call;
+    let limit = test_limits().log_bytes;
     // 4 MiB written per call, `limit` kept, the rest counted.
     let dropped = format!("({} bytes dropped)", (4 << 20) - limit);
     assert_eq!(logs.matches(&dropped).count(), 3, "{}", &logs[..200]);

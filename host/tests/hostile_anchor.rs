@@ -151,7 +151,7 @@ fn a_loop_in_the_allocator_when_a_call_needs_more_room_meets_the_call_deadline()
     for interrupt in interrupt_mechanisms() {
         let mut limits = test_limits();
         limits.interrupt = interrupt;
-        limits.memory_bytes = 64 << 20;
+        limits.memory = 64 << 20;
         let (_dir, sandbox, _) = with_good_guest(bytes.clone(), limits);
         let h = handler(&sandbox, "a_double");
         run_double(&h);
@@ -256,7 +256,7 @@ fn megabytes_of_stderr_leave_a_bounded_log() {
             run_double(&h);
         }
     });
-    let limit = test_limits().log_bytes_per_call;
+    let limit = test_limits().log_bytes;
     let dropped = format!("({} bytes dropped)", (4 << 20) - limit);
     assert_eq!(
         logs.matches(&dropped).count(),

@@ -87,7 +87,7 @@ fn hammer(interrupt: Interrupt, calls: usize) {
         if i % 50 == 0 {
             run_double(&double);
             assert!(
-                mix.live_instances() <= limits.instances_per_guest,
+                mix.live_instances() <= limits.instances,
                 "{interrupt:?} call {i}"
             );
         }

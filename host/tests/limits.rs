@@ -54,7 +54,7 @@ fn a_side_file_raises_memory_for_its_guest_only() {
     // 100 more pages (6.4 MiB) than the test default of 4 MiB allows.
     let (_dir, sandbox) = two_guests("memory = \"8 MiB\"\n");
     let a = sandbox.guests().serving("a_grow").unwrap();
-    assert_eq!(a.limits().memory_bytes, 8 << 20);
+    assert_eq!(a.limits().memory, 8 << 20);
     assert!(a.limits_file().unwrap().ends_with("a.limits.toml"));
     handler(&sandbox, "a_grow")
         .call_host(&vector_call(&[1.0]))
@@ -364,7 +364,7 @@ fn copy_threads_bound_the_threads_that_copy() {
         let dir = tempfile::tempdir().unwrap();
         write_guest(dir.path(), "g.wasm", &[("g_double", "double")]);
         let mut limits = test_limits();
-        limits.memory_bytes = 64 << 20;
+        limits.memory = 64 << 20;
         limits.set("copy_threads", &n).unwrap();
         let sandbox = Sandbox::new(dir.path(), AllowList::all(), limits).unwrap();
         let double = handler(&sandbox, "g_double");

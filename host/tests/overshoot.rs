@@ -120,8 +120,8 @@ fn a_guest_stops_within_a_tick_or_one_bulk_instruction_past_a_1s_deadline() {
             let mut limits = cyxla_host::Limits::default();
             limits.interrupt = mechanism;
             limits.call_timeout = DEADLINE;
-            limits.memory_bytes = bytes + (64 << 10);
-            limits.instances_per_guest = 1;
+            limits.memory = bytes + (64 << 10);
+            limits.instances = 1;
             // Every call on a fresh instance: each one touches its memory
             // for the first time, as the looping calls do.
             limits.fresh_instances = true;

@@ -417,7 +417,7 @@ fn a_1s_deadline_ends_every_class_of_host_work_before_3s() {
         let mut limits = test_limits();
         limits.interrupt = interrupt;
         limits.call_timeout = Duration::from_secs(1);
-        limits.memory_bytes = 300 << 20;
+        limits.memory = 300 << 20;
         let targets: Vec<(String, &str)> = HOST_WORK_TARGETS
             .iter()
             .map(|e| (format!("h_{e}"), *e))
@@ -511,7 +511,7 @@ fn trap_backtraces_with_huge_names_stay_within_the_message_limit() {
     for limit in ["16 KiB", "64 KiB"] {
         let mut limits = test_limits();
         limits.set("error_message", limit).unwrap();
-        let max = limits.error_message_bytes;
+        let max = limits.error_message;
         let (_dir, sandbox) = sandbox_with(
             &[("names.wasm", guest(&wat, &[("n_trap", "deep_trap")]))],
             limits,
@@ -553,7 +553,7 @@ fn rejection_reasons_quoting_the_module_are_bounded() {
         &message[..message.len().min(200)]
     );
     assert!(
-        message.len() < test_limits().error_message_bytes + 200,
+        message.len() < test_limits().error_message + 200,
         "{}",
         message.len()
     );

@@ -692,7 +692,7 @@ fn guest_stdout_goes_to_the_log() {
 #[test]
 fn guest_output_is_bounded_per_call() {
     let mut limits = test_limits();
-    limits.log_bytes_per_call = 40;
+    limits.log_bytes = 40;
     let (_dir, sandbox) = wasi_sandbox("p_", limits);
     let h = handler(&sandbox, "p_hello");
     // 10 greetings of 17 bytes: 40 kept, 130 dropped.
@@ -803,7 +803,7 @@ fn types_and_state_persist_per_instance() {
 #[test]
 fn error_messages_are_bounded_and_decoded_lossily() {
     let mut limits = test_limits();
-    limits.error_message_bytes = 8;
+    limits.error_message = 8;
     let (_dir, sandbox) = state_sandbox("s_", limits);
     let error = expect_error(&handler(&sandbox, "s_garbled"), &HostCall::new());
     assert_eq!(error.code, ErrorCode::Internal);

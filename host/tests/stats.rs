@@ -97,7 +97,7 @@ fn counts_from_many_threads_are_exact() {
     const THREADS: usize = 40;
     const CALLS: usize = 25;
     let limits = test_limits();
-    let most = limits.instances_per_guest;
+    let most = limits.instances;
     let (_dir, sandbox) = sandbox_with(&[("m.wasm", full_guest("mt_"))], limits);
     let double = handler(&sandbox, "mt_double");
     let all_started = std::sync::Barrier::new(THREADS);

@@ -48,9 +48,9 @@ fn hog(target: &str) -> Vec<u8> {
 
 fn limits(instances: usize, budget: u64) -> Limits {
     let mut limits = test_limits();
-    limits.memory_bytes = MEMORY;
-    limits.instances_per_guest = instances;
-    limits.memory_budget_bytes = budget;
+    limits.memory = MEMORY;
+    limits.instances = instances;
+    limits.memory_budget = budget;
     limits.call_timeout = Duration::from_secs(20);
     limits.instance_wait = Duration::from_secs(120);
     limits

@@ -565,7 +565,7 @@ fn a_trap_is_named_and_the_next_calls_succeed() {
         }
         let handler = h.sandbox.handler("trap").expect("trap is allowed");
         assert!(
-            handler.live_instances() <= h.sandbox.limits().instances_per_guest,
+            handler.live_instances() <= h.sandbox.limits().instances,
             "{}: trapped instances are not leaked",
             plugin.label()
         );

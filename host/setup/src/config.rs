@@ -556,7 +556,7 @@ mod tests {
             config.limits.call_timeout,
             std::time::Duration::from_secs(2)
         );
-        assert_eq!(config.limits.memory_bytes, 64 << 20);
+        assert_eq!(config.limits.memory, 64 << 20);
         assert!(!config.lapack && !config.allow_native);
         assert_eq!(config.devices, Some(2));
         assert_eq!(config.natives.len(), 2);

@@ -646,7 +646,7 @@ students = "guest"
             ]
         );
         assert!(research.allow.allows_all() && !research.lapack && !research.allow_native);
-        assert_eq!(research.limits.memory_bytes, 64 << 20);
+        assert_eq!(research.limits.memory, 64 << 20);
         assert_eq!(
             research.limits.call_timeout,
             std::time::Duration::from_secs(2)

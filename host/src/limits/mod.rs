@@ -40,11 +40,11 @@ use serde::{Deserialize, Serialize};
 pub struct Limits {
     /// Largest linear memory of one instance, in bytes. A `memory.grow` past
     /// it returns -1 to the guest (and a later failure of the call says so).
-    pub memory_bytes: u64,
+    pub memory: u64,
     /// Largest number of elements of any table of one instance.
     pub table_elements: usize,
     /// Most instances of one guest alive at once (calls beyond that wait).
-    pub instances_per_guest: usize,
+    pub instances: usize,
     /// Wall time of one call (including instantiation when a call needs a
     /// new instance). Exceeded by at most one [`Limits::tick`].
     pub call_timeout: Duration,
@@ -55,11 +55,11 @@ pub struct Limits {
     /// before it fails with RESOURCE_EXHAUSTED.
     pub instance_wait: Duration,
     /// Largest `.wasm` file accepted, in bytes.
-    pub module_bytes: u64,
+    pub module_size: u64,
     /// Most functions a module may define (checked before compiling).
     pub functions: u64,
     /// Largest body of one function, in bytes (checked before compiling).
-    pub function_bytes: u64,
+    pub function_size: u64,
     /// Locals one function may declare (checked before compiling: the
     /// compiler's time and memory grow faster than the number of locals).
     pub locals: u64,
@@ -71,13 +71,13 @@ pub struct Limits {
     pub targets: u64,
     /// Most wasm stack one call may use, in bytes. Engine-wide in wasmtime:
     /// a guest whose side file sets another value gets an engine of its own.
-    pub stack_bytes: usize,
+    pub stack: usize,
     /// Bytes of a guest's stdout and stderr kept per call (each); the rest is
     /// dropped and counted.
-    pub log_bytes_per_call: usize,
+    pub log_bytes: usize,
     /// Longest error message a guest can create, in bytes (longer ones are
     /// cut).
-    pub error_message_bytes: usize,
+    pub error_message: usize,
     /// Most error handles one instance can hold at once.
     pub error_handles: usize,
     /// Period of the deadline timer (engine-wide: a flag, not a side-file
@@ -86,7 +86,7 @@ pub struct Limits {
     /// Linear memory of every guest instance in the process together
     /// (process-wide: a flag or the tenant's policy, not a side-file
     /// setting). A growth past it is refused as one past `memory` is.
-    pub memory_budget_bytes: u64,
+    pub memory_budget: u64,
     /// How guest code past its deadline is stopped (engine-wide).
     pub interrupt: Interrupt,
     /// Threads that compile and check guests, all at once (engine-wide: a
@@ -153,49 +153,49 @@ impl Default for Limits {
     /// The defaults (the names are those of `--limit NAME=VALUE` and of the
     /// side file):
     ///
-    /// | name | field | default |
-    /// |---|---|---|
-    /// | `memory` | `memory_bytes` | 256 MiB |
-    /// | `memory_budget` | `memory_budget_bytes` | 4 GiB (all instances of all guests in the process) |
-    /// | `table_elements` | `table_elements` | 100 000 |
-    /// | `stack` | `stack_bytes` | 512 KiB |
-    /// | `instances` | `instances_per_guest` | 8 |
-    /// | `call_timeout` | `call_timeout` | 10 s |
-    /// | `instantiate_timeout` | `instantiate_timeout` | 5 s |
-    /// | `instance_wait` | `instance_wait` | 10 s |
-    /// | `module_size` | `module_bytes` | 64 MiB |
-    /// | `functions` | `functions` | 100 000 |
-    /// | `function_size` | `function_bytes` | 1 MiB |
-    /// | `locals` | `locals` | 10 000 |
-    /// | `blocks` | `blocks` | 10 000 |
-    /// | `targets` | `targets` | 1000 |
-    /// | `log_bytes` | `log_bytes_per_call` | 64 KiB |
-    /// | `error_message` | `error_message_bytes` | 64 KiB |
-    /// | `error_handles` | `error_handles` | 1024 |
-    /// | `tick` | `tick` | 10 ms |
-    /// | `interrupt` | `interrupt` | `auto`: `epoch` |
-    /// | `compile_threads` | `compile_threads` | the number of CPUs, at most 4 |
-    /// | `copy_threads` | `copy_threads` | the number of CPUs, at most 4 |
-    /// | `fresh_instances` | `fresh_instances` | `false` |
-    /// | `unwritten` | `unwritten` | `off` (`warn`, `error`) |
+    /// | name | default |
+    /// |---|---|
+    /// | `memory` | 256 MiB |
+    /// | `memory_budget` | 4 GiB (all instances of all guests in the process) |
+    /// | `table_elements` | 100 000 |
+    /// | `stack` | 512 KiB |
+    /// | `instances` | 8 |
+    /// | `call_timeout` | 10 s |
+    /// | `instantiate_timeout` | 5 s |
+    /// | `instance_wait` | 10 s |
+    /// | `module_size` | 64 MiB |
+    /// | `functions` | 100 000 |
+    /// | `function_size` | 1 MiB |
+    /// | `locals` | 10 000 |
+    /// | `blocks` | 10 000 |
+    /// | `targets` | 1000 |
+    /// | `log_bytes` | 64 KiB |
+    /// | `error_message` | 64 KiB |
+    /// | `error_handles` | 1024 |
+    /// | `tick` | 10 ms |
+    /// | `interrupt` | `auto`: `epoch` |
+    /// | `compile_threads` | the number of CPUs, at most 4 |
+    /// | `copy_threads` | the number of CPUs, at most 4 |
+    /// | `fresh_instances` | `false` |
+    /// | `unwritten` | `off` (`warn`, `error`) |
     fn default() -> Limits {
         Limits {
-            memory_bytes: DEFAULT_MEMORY_BYTES,
-            memory_budget_bytes: 4 << 30,
+            memory: DEFAULT_MEMORY_BYTES,
+            memory_budget: 4 << 30,
             table_elements: 100_000,
-            instances_per_guest: 8,
+            instances: 8,
             call_timeout: Duration::from_secs(10),
             instantiate_timeout: Duration::from_secs(5),
             instance_wait: Duration::from_secs(10),
-            module_bytes: 64 << 20,
+            module_size: 64 << 20,
             functions: 100_000,
-            function_bytes: 1 << 20,
+            function_size: 1 << 20,
             locals: 10_000,
             blocks: 10_000,
             targets: 1000,
-            stack_bytes: 512 << 10,
-            log_bytes_per_call: 64 << 10,
-            error_message_bytes: 64 << 10,
+            stack: 512 << 10,
+            log_bytes: 64 << 10,
+            error_message: 64 << 10,
             error_handles: 1024,
             tick: Duration::from_millis(10),
             interrupt: Interrupt::Auto,
@@ -245,7 +245,7 @@ impl Limits {
 
     /// Human-readable memory limit (`256 MiB`).
     pub fn memory_display(&self) -> String {
-        bytes_display(self.memory_bytes)
+        bytes_display(self.memory)
     }
 
     /// Sets the limit `name` from its text form, as `--limit NAME=VALUE`
@@ -285,20 +285,19 @@ impl Limits {
         let mut next = self.clone();
         let o = overrides;
         if let Some(v) = o.memory {
-            next.memory_bytes = in_range("memory", v.0, 64 << 10, 4 << 30, bytes_display)?;
+            next.memory = in_range("memory", v.0, 64 << 10, 4 << 30, bytes_display)?;
         }
         if let Some(v) = o.memory_budget {
-            next.memory_budget_bytes =
-                in_range("memory_budget", v.0, 64 << 10, 1 << 40, bytes_display)?;
+            next.memory_budget = in_range("memory_budget", v.0, 64 << 10, 1 << 40, bytes_display)?;
         }
         if let Some(v) = o.table_elements {
             next.table_elements = count("table_elements", v.0, 0, 10_000_000)?;
         }
         if let Some(v) = o.stack {
-            next.stack_bytes = size("stack", v.0, 16 << 10, MAX_STACK_BYTES)?;
+            next.stack = size("stack", v.0, 16 << 10, MAX_STACK_BYTES)?;
         }
         if let Some(v) = o.instances {
-            next.instances_per_guest = count("instances", v.0, 1, 1024)?;
+            next.instances = count("instances", v.0, 1, 1024)?;
         }
         if let Some(v) = o.call_timeout {
             next.call_timeout = time("call_timeout", v.0)?;
@@ -310,13 +309,13 @@ impl Limits {
             next.instance_wait = time("instance_wait", v.0)?;
         }
         if let Some(v) = o.module_size {
-            next.module_bytes = in_range("module_size", v.0, 8, 1 << 30, bytes_display)?;
+            next.module_size = in_range("module_size", v.0, 8, 1 << 30, bytes_display)?;
         }
         if let Some(v) = o.functions {
             next.functions = in_range("functions", v.0, 1, 1_000_000, |n| n.to_string())?;
         }
         if let Some(v) = o.function_size {
-            next.function_bytes = in_range("function_size", v.0, 1, 64 << 20, bytes_display)?;
+            next.function_size = in_range("function_size", v.0, 1, 64 << 20, bytes_display)?;
         }
         if let Some(v) = o.locals {
             next.locals = in_range("locals", v.0, 1, 1_000_000, |n| n.to_string())?;
@@ -328,10 +327,10 @@ impl Limits {
             next.targets = in_range("targets", v.0, 1, 100_000, |n| n.to_string())?;
         }
         if let Some(v) = o.log_bytes {
-            next.log_bytes_per_call = size("log_bytes", v.0, 0, 64 << 20)?;
+            next.log_bytes = size("log_bytes", v.0, 0, 64 << 20)?;
         }
         if let Some(v) = o.error_message {
-            next.error_message_bytes = size("error_message", v.0, 16, 16 << 20)?;
+            next.error_message = size("error_message", v.0, 16, 16 << 20)?;
         }
         if let Some(v) = o.error_handles {
             next.error_handles = count("error_handles", v.0, 1, 1 << 20)?;
@@ -465,15 +464,15 @@ impl From<LimitError> for String {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LimitOverrides {
-    /// [`Limits::memory_bytes`].
+    /// [`Limits::memory`].
     pub memory: Option<ByteSize>,
-    /// [`Limits::memory_budget_bytes`] (flags and policy only: process-wide).
+    /// [`Limits::memory_budget`] (flags and policy only: process-wide).
     pub memory_budget: Option<ByteSize>,
     /// [`Limits::table_elements`].
     pub table_elements: Option<Count>,
-    /// [`Limits::stack_bytes`].
+    /// [`Limits::stack`].
     pub stack: Option<ByteSize>,
-    /// [`Limits::instances_per_guest`].
+    /// [`Limits::instances`].
     pub instances: Option<Count>,
     /// [`Limits::call_timeout`].
     pub call_timeout: Option<Time>,
@@ -481,11 +480,11 @@ pub struct LimitOverrides {
     pub instantiate_timeout: Option<Time>,
     /// [`Limits::instance_wait`].
     pub instance_wait: Option<Time>,
-    /// [`Limits::module_bytes`].
+    /// [`Limits::module_size`].
     pub module_size: Option<ByteSize>,
     /// [`Limits::functions`].
     pub functions: Option<Count>,
-    /// [`Limits::function_bytes`].
+    /// [`Limits::function_size`].
     pub function_size: Option<ByteSize>,
     /// [`Limits::locals`].
     pub locals: Option<Count>,
@@ -493,9 +492,9 @@ pub struct LimitOverrides {
     pub blocks: Option<Count>,
     /// [`Limits::targets`].
     pub targets: Option<Count>,
-    /// [`Limits::log_bytes_per_call`].
+    /// [`Limits::log_bytes`].
     pub log_bytes: Option<ByteSize>,
-    /// [`Limits::error_message_bytes`].
+    /// [`Limits::error_message`].
     pub error_message: Option<ByteSize>,
     /// [`Limits::error_handles`].
     pub error_handles: Option<Count>,
@@ -559,10 +558,10 @@ mod tests {
         limits.set("stack", "1 MiB").unwrap();
         limits.set("functions", "1_000").unwrap();
         limits.set("tick", "1ms").unwrap();
-        assert_eq!(limits.memory_bytes, 64 << 20);
+        assert_eq!(limits.memory, 64 << 20);
         assert_eq!(limits.call_timeout, Duration::from_millis(250));
-        assert_eq!(limits.instances_per_guest, 4);
-        assert_eq!(limits.stack_bytes, 1 << 20);
+        assert_eq!(limits.instances, 4);
+        assert_eq!(limits.stack, 1 << 20);
         assert_eq!(limits.functions, 1000);
         assert_eq!(limits.tick, Duration::from_millis(1));
 
@@ -612,11 +611,7 @@ mod tests {
         assert!(e.contains("is not a size"), "{e}");
         let e = limits.set("memory = 1\nstack", "1MiB").unwrap_err();
         assert!(e.to_string().contains("unknown field"), "{e}");
-        assert_eq!(
-            limits.memory_bytes,
-            64 << 20,
-            "a failed setting changes nothing"
-        );
+        assert_eq!(limits.memory, 64 << 20, "a failed setting changes nothing");
         assert!("memory".parse::<LimitSetting>().is_err());
         let s: LimitSetting = "memory = 1 MiB".parse().unwrap();
         assert_eq!((s.name.as_str(), s.value.as_str()), ("memory", "1 MiB"));

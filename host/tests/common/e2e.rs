@@ -264,7 +264,7 @@ pub fn check_large_buffers(h: &Harness) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("k.wasm"), full_guest(&prefix)).unwrap();
     let mut limits = test_limits();
-    limits.memory_bytes = 128 << 20;
+    limits.memory = 128 << 20;
     limits.copy_threads = 3;
     let target = format!("{prefix}double");
     let sandbox = Sandbox::new(dir.path(), AllowList::targets([target.as_str()]), limits).unwrap();

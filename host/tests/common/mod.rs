@@ -153,8 +153,8 @@ pub fn test_limits() -> Limits {
     limits.call_timeout = Duration::from_millis(300);
     limits.instantiate_timeout = Duration::from_millis(300);
     limits.tick = Duration::from_millis(5);
-    limits.memory_bytes = 4 << 20;
-    limits.instances_per_guest = 3;
+    limits.memory = 4 << 20;
+    limits.instances = 3;
     limits
 }
 

@@ -91,8 +91,8 @@ fn describe_accepted(out: &mut String, guest: &Guest) {
         out,
         "  limits   memory {}, stack {}, instances {}, call {:?}, instantiate {:?} ({})",
         limits.memory_display(),
-        cyxla_host::limits::bytes_display(limits.stack_bytes as u64),
-        limits.instances_per_guest,
+        cyxla_host::limits::bytes_display(limits.stack as u64),
+        limits.instances,
         limits.call_timeout,
         limits.instantiate_timeout,
         match guest.limits_file() {

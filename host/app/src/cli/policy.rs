@@ -91,7 +91,7 @@ pub fn describe(tenant: &Tenant) -> String {
         "  limits: memory {}, call_timeout {:?}, instances {}",
         tenant.limits.memory_display(),
         tenant.limits.call_timeout,
-        tenant.limits.instances_per_guest
+        tenant.limits.instances
     );
     for (target, pin) in &tenant.pins {
         let _ = writeln!(text, "  pin: `{target}` only from sha256 {pin}");

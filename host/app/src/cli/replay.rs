@@ -65,7 +65,7 @@ pub fn replay(args: &ReplayArgs) -> Result<String, Failure> {
             .ok_or_else(|| Failure::Setup(anyhow!("the record names no guest folder")))?,
     };
     let mut limits = Limits::default();
-    limits.memory_bytes = call.memory_bytes;
+    limits.memory = call.memory_bytes;
     limits.call_timeout = call.call_timeout;
     let policy = AllowList::from_rules([call.target.as_str()])
         .map_err(|e| Failure::Setup(anyhow!("the record's target `{}`: {e}", call.target)))?;
