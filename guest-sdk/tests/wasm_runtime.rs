@@ -9,11 +9,11 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use cyxla_guest_sdk::abi;
 use cyxla_guest_sdk::testing::{FrameBuilder, FrameImage, TestAttr};
-use cyxla_guest_sdk::{DataType, ErrorCode};
+use cyxla_guest_sdk::{DataType, Element, ErrorCode};
 use wasmtime::{Caller, Engine, Instance, Linker, Memory, Module, Store, Trap};
 
 /// Errors the guest created: (code, message); handle = index + 1.
@@ -179,9 +179,10 @@ struct Guest {
 const SCRATCH: u32 = 1 << 16;
 
 impl Guest {
-    fn load(out: &Path, file: &str) -> Guest {
+    /// The bundled guest `file` (in `guests/out`), instantiated.
+    fn load(file: &str) -> Guest {
         let engine = Engine::default();
-        let module = Module::from_file(&engine, out.join(file)).unwrap();
+        let module = Module::from_file(&engine, guests_out().join(file)).unwrap();
         let linker = linker(&engine);
         let mut store = Store::new(&engine, HostState::default());
         let instance = linker.instantiate(&mut store, &module).unwrap();
@@ -232,6 +233,12 @@ impl Guest {
         self.store.data().errors[handle as usize - 1].clone()
     }
 
+    /// Runs `export`, which must return the error `code` with `message`.
+    fn assert_error(&mut self, export: &str, image: &FrameImage, code: u32, message: &str) {
+        let handle = self.call(export, image).unwrap();
+        assert_eq!(self.error(handle), (code, message.to_string()));
+    }
+
     fn u32_export(&mut self, name: &str) -> u32 {
         let f = self
             .instance
@@ -239,6 +246,15 @@ impl Guest {
             .unwrap();
         f.call(&mut self.store, ()).unwrap() as u32
     }
+}
+
+/// A call of `scale_any` on the vector `x`, by 2, into a result of `dtype`.
+fn scale_any_by_two<T: Element>(x: &[T], dtype: DataType) -> FrameBuilder {
+    let dims = [x.len() as i64];
+    FrameBuilder::new()
+        .arg(&dims, x)
+        .ret(dtype, &dims)
+        .attr("factor", 2.0f64)
 }
 
 fn f32s(b: &[u8]) -> f32 {
@@ -251,8 +267,7 @@ fn f64s(b: &[u8]) -> f64 {
 
 #[test]
 fn exports_and_api_table() {
-    let out = guests_out();
-    let mut g = Guest::load(&out, "noop.wasm");
+    let mut g = Guest::load("noop.wasm");
     assert_eq!(g.u32_export(abi::EXPORT_ABI_VERSION), abi::ABI_VERSION);
     assert_eq!(g.u32_export(abi::EXPORT_LAST_PANIC), 0);
     let api = g.u32_export(abi::EXPORT_API);
@@ -281,8 +296,7 @@ fn exports_and_api_table() {
 
 #[test]
 fn rms_norm_runs_in_wasm() {
-    let out = guests_out();
-    let mut g = Guest::load(&out, "rms_norm.wasm");
+    let mut g = Guest::load("rms_norm.wasm");
     let x: Vec<f32> = (0..2 * 19).map(|i| (i as f32 * 0.37).sin() * 3.0).collect();
     let image = g.image(
         FrameBuilder::new()
@@ -314,42 +328,31 @@ fn rms_norm_runs_in_wasm() {
             .ret(DataType::F32, &[])
             .attr("eps", 1e-5f32),
     );
-    let h = g.call("rms_norm", &image).unwrap();
-    assert_eq!(
-        g.error(h),
-        (
-            3,
-            "input must be an array (rank >= 1), got a rank-0 x".to_string()
-        )
+    g.assert_error(
+        "rms_norm",
+        &image,
+        3,
+        "input must be an array (rank >= 1), got a rank-0 x",
     );
 }
 
 #[test]
 fn malformed_frame_is_an_internal_error() {
-    let out = guests_out();
-    let mut g = Guest::load(&out, "scale_any.wasm");
-    let mut image = g.image(
-        FrameBuilder::new()
-            .arg(&[2], &[1.0f64, 2.0])
-            .ret(DataType::F64, &[2])
-            .attr("factor", 2.0f64),
-    );
+    let mut g = Guest::load("scale_any.wasm");
+    let mut image = g.image(scale_any_by_two(&[1.0f64, 2.0], DataType::F64));
     let at = (image.frame - image.base) as usize;
     image.bytes[at..at + 4].copy_from_slice(&168u32.to_le_bytes());
-    let h = g.call("scale_any", &image).unwrap();
-    assert_eq!(
-        g.error(h),
-        (
-            13,
-            "call frame struct_size is 168, expected 104 (wasm32 XLA_FFI_CallFrame)".to_string()
-        )
+    g.assert_error(
+        "scale_any",
+        &image,
+        13,
+        "call frame struct_size is 168, expected 104 (wasm32 XLA_FFI_CallFrame)",
     );
 }
 
 #[test]
 fn tridiag_and_scale_any_dispatch_on_dtype() {
-    let out = guests_out();
-    let mut g = Guest::load(&out, "tridiag_solve.wasm");
+    let mut g = Guest::load("tridiag_solve.wasm");
     let image = g.image(
         FrameBuilder::new()
             .arg(&[3], &[0.0f64, 1.0, 1.0])
@@ -363,35 +366,22 @@ fn tridiag_and_scale_any_dispatch_on_dtype() {
     for (got, want) in x.iter().zip([1.0, 1.0, 1.0]) {
         assert!((got - want).abs() < 1e-12, "{x:?}");
     }
-    let mut g = Guest::load(&out, "scale_any.wasm");
-    let image = g.image(
-        FrameBuilder::new()
-            .arg(&[2], &[1.5f32, -2.0])
-            .ret(DataType::F32, &[2])
-            .attr("factor", 2.0f64),
-    );
+    let mut g = Guest::load("scale_any.wasm");
+    let image = g.image(scale_any_by_two(&[1.5f32, -2.0], DataType::F32));
     assert_eq!(g.call("scale_any", &image).unwrap(), 0);
     assert_eq!(g.ret(&image, 0, f32s), [3.0, -4.0]);
-    let image = g.image(
-        FrameBuilder::new()
-            .arg(&[1], &[1u8])
-            .ret(DataType::U8, &[1])
-            .attr("factor", 2.0f64),
-    );
-    let h = g.call("scale_any", &image).unwrap();
-    assert_eq!(
-        g.error(h),
-        (
-            12,
-            "unsupported dtype u8 for x; scale_any supports f32 and f64".to_string()
-        )
+    let image = g.image(scale_any_by_two(&[1u8], DataType::U8));
+    g.assert_error(
+        "scale_any",
+        &image,
+        12,
+        "unsupported dtype u8 for x; scale_any supports f32 and f64",
     );
 }
 
 #[test]
 fn echo_attrs_round_trip() {
-    let out = guests_out();
-    let mut g = Guest::load(&out, "echo_attrs.wasm");
+    let mut g = Guest::load("echo_attrs.wasm");
     let image = g.image(
         FrameBuilder::new()
             .attr("s", "ab")
@@ -414,8 +404,7 @@ fn echo_attrs_round_trip() {
 
 #[test]
 fn host_imports_reach_the_guest() {
-    let out = guests_out();
-    let mut g = Guest::load(&out, "noop.wasm");
+    let mut g = Guest::load("noop.wasm");
     let image = g.image(FrameBuilder::new().ret(DataType::S64, &[2]));
     assert_eq!(g.call("frame_info", &image).unwrap(), 0);
     assert_eq!(
@@ -432,15 +421,13 @@ fn host_imports_reach_the_guest() {
 
 #[test]
 fn fail_trap_and_panic() {
-    let out = guests_out();
-    let mut g = Guest::load(&out, "trap.wasm");
+    let mut g = Guest::load("trap.wasm");
     let image = g.image(
         FrameBuilder::new()
             .attr("code", 8i64)
             .attr("message", "out of quota"),
     );
-    let h = g.call("fail", &image).unwrap();
-    assert_eq!(g.error(h), (8, "out of quota".to_string()));
+    g.assert_error("fail", &image, 8, "out of quota");
 
     let image = g.image(FrameBuilder::new());
     let e = g.call("trap", &image).unwrap_err();
@@ -450,7 +437,7 @@ fn fail_trap_and_panic() {
         "{e:?}"
     );
 
-    let mut g = Guest::load(&out, "trap.wasm");
+    let mut g = Guest::load("trap.wasm");
     let image = g.image(FrameBuilder::new().attr("message", "boom"));
     let e = g.call("panic_now", &image).unwrap_err();
     assert_eq!(
