@@ -21,18 +21,24 @@ fn check_range(n: usize, ilo: i64, ihi: i64) -> Option<i32> {
     }
 }
 
-/// Reduces each `n×n` block of `a` to upper Hessenberg form in place; writes
-/// `tau` (n−1 per element) and `info`. `ilo`/`ihi` are LAPACK's 1-based
-/// ILO/IHI.
-pub(crate) fn gehrd<T: LapackScalar>(
-    ctx: &Ctx<'_>,
-    n: usize,
-    ilo: i64,
-    ihi: i64,
-    a: &mut [T],
-    tau: &mut [T],
-    info: &mut [i32],
-) -> Result<(), HandlerError> {
+/// The handler: operand `a`; results `a_out` (alias ← a), `tau`, `info`;
+/// attributes `low`, `high` (LAPACK's 1-based ILO/IHI). Reduces each `n×n`
+/// block of `a` to upper Hessenberg form in place; writes `tau` (n−1 per
+/// element) and `info`.
+pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+    let ([a], [a_out, tau, info]) = call.operands(["a"], ["a_out", "tau", "info"])?;
+    let (batch_dims, n) = a.square_nonempty(T::DTYPE)?;
+    let (ilo, ihi) = (call.int_attr("low")?, call.int_attr("high")?);
+    tau.expect(T::DTYPE, batch_dims, &[n - 1])?;
+    info.expect_scalars(batch_dims)?;
+    // SAFETY: results are ours; the operand is not used after the alias step.
+    let (a, tau, info) = unsafe {
+        (
+            a.alias_into::<T>(&a_out)?,
+            tau.slice_mut()?,
+            info.slice_mut()?,
+        )
+    };
     let batch = info.len();
     if let Some(bad) = check_range(n, ilo, ihi) {
         tau.fill(T::default());
@@ -59,25 +65,6 @@ pub(crate) fn gehrd<T: LapackScalar>(
         i[0] = checked::gehrd(l, ni, iloi, ihii, a, ni, t, work);
     });
     Ok(())
-}
-
-/// The handler: operand `a`; results `a_out` (alias ← a), `tau`, `info`;
-/// attributes `low`, `high` (1-based ILO/IHI).
-pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
-    let ([a], [a_out, tau, info]) = call.operands(["a"], ["a_out", "tau", "info"])?;
-    let (batch, n) = a.square_nonempty(T::DTYPE)?;
-    let (ilo, ihi) = (call.int_attr("low")?, call.int_attr("high")?);
-    tau.expect(T::DTYPE, batch, &[n - 1])?;
-    info.expect_scalars(batch)?;
-    // SAFETY: results are ours; the operand is not used after the alias step.
-    let (a, tau, info) = unsafe {
-        (
-            a.alias_into::<T>(&a_out)?,
-            tau.slice_mut()?,
-            info.slice_mut()?,
-        )
-    };
-    gehrd(ctx, n, ilo, ihi, a, tau, info)
 }
 
 #[cfg(test)]

@@ -8,17 +8,25 @@ use crate::scalar::{LapackScalar, RealScalar};
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
 
-/// Factors each `m×n` block of `a` in place with column pivoting. `jpvt`
-/// holds LAPACK's input (0 = free column) and receives the 1-based
-/// permutation; `tau` receives `min(m,n)` scalars per element.
-pub(crate) fn geqp3<T: LapackScalar>(
-    ctx: &Ctx<'_>,
-    m: usize,
-    n: usize,
-    a: &mut [T],
-    jpvt: &mut [i32],
-    tau: &mut [T],
-) -> Result<(), HandlerError> {
+/// The handler: operands `a`, `jpvt`; results `a_out` (alias ← a),
+/// `jpvt_out` (alias ← jpvt), `tau`. Factors each `m×n` block of `a` in place
+/// with column pivoting. `jpvt` holds LAPACK's input (0 = free column) and
+/// receives the 1-based permutation; `tau` receives `min(m,n)` scalars per
+/// element.
+pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+    let ([a, jpvt], [a_out, jpvt_out, tau]) =
+        call.operands(["a", "jpvt"], ["a_out", "jpvt_out", "tau"])?;
+    let (batch_dims, m, n) = a.matrix_of(T::DTYPE)?;
+    jpvt.expect(DType::S32, batch_dims, &[n])?;
+    tau.expect(T::DTYPE, batch_dims, &[m.min(n)])?;
+    // SAFETY: results are ours; the operands are not used after the alias step.
+    let (a, jpvt, tau) = unsafe {
+        (
+            a.alias_into::<T>(&a_out)?,
+            jpvt.alias_into::<i32>(&jpvt_out)?,
+            tau.slice_mut()?,
+        )
+    };
     if n == 0 {
         return Ok(());
     }
@@ -70,25 +78,6 @@ fn order_fixed_columns(jpvt: &mut [i32]) {
             jpvt[j] = one_based;
         }
     }
-}
-
-/// The handler: operands `a`, `jpvt`; results `a_out` (alias ← a),
-/// `jpvt_out` (alias ← jpvt), `tau`.
-pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
-    let ([a, jpvt], [a_out, jpvt_out, tau]) =
-        call.operands(["a", "jpvt"], ["a_out", "jpvt_out", "tau"])?;
-    let (batch, m, n) = a.matrix_of(T::DTYPE)?;
-    jpvt.expect(DType::S32, batch, &[n])?;
-    tau.expect(T::DTYPE, batch, &[m.min(n)])?;
-    // SAFETY: results are ours; the operands are not used after the alias step.
-    let (a, jpvt, tau) = unsafe {
-        (
-            a.alias_into::<T>(&a_out)?,
-            jpvt.alias_into::<i32>(&jpvt_out)?,
-            tau.slice_mut()?,
-        )
-    };
-    geqp3(ctx, m, n, a, jpvt, tau)
 }
 
 #[cfg(test)]

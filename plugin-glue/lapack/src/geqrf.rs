@@ -7,15 +7,15 @@ use crate::checked;
 use crate::scalar::LapackScalar;
 use plugin_glue::handler::HandlerError;
 
-/// Factors each `m×n` block of `a` in place and writes `tau` (`min(m,n)` per
+/// The handler: operand `a`; results `a_out` (alias ← a), `tau`. Factors
+/// each `m×n` block of `a` in place and writes `tau` (`min(m,n)` per
 /// element). There is no `info` output; LAPACK's is discarded as in jaxlib.
-pub(crate) fn geqrf<T: LapackScalar>(
-    ctx: &Ctx<'_>,
-    m: usize,
-    n: usize,
-    a: &mut [T],
-    tau: &mut [T],
-) -> Result<(), HandlerError> {
+pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+    let ([a], [a_out, tau]) = call.operands(["a"], ["a_out", "tau"])?;
+    let (batch_dims, m, n) = a.matrix_of(T::DTYPE)?;
+    tau.expect(T::DTYPE, batch_dims, &[m.min(n)])?;
+    // SAFETY: results are ours; the operand is not used after the alias step.
+    let (a, tau) = unsafe { (a.alias_into::<T>(&a_out)?, tau.slice_mut()?) };
     let k = m.min(n);
     if k == 0 {
         return Ok(());
@@ -31,14 +31,4 @@ pub(crate) fn geqrf<T: LapackScalar>(
         checked::geqrf(l, mi, ni, a, mi, t, work);
     });
     Ok(())
-}
-
-/// The handler: operand `a`; results `a_out` (alias ← a), `tau`.
-pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
-    let ([a], [a_out, tau]) = call.operands(["a"], ["a_out", "tau"])?;
-    let (batch, m, n) = a.matrix_of(T::DTYPE)?;
-    tau.expect(T::DTYPE, batch, &[m.min(n)])?;
-    // SAFETY: results are ours; the operand is not used after the alias step.
-    let (a, tau) = unsafe { (a.alias_into::<T>(&a_out)?, tau.slice_mut()?) };
-    geqrf(ctx, m, n, a, tau)
 }

@@ -9,17 +9,23 @@ use crate::small;
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
 
+/// The handler: operand `a`; results `lu` (alias ← a), `ipiv`, `info`.
 /// Factors each `m×n` block of `a` in place; writes 1-based pivots (`k =
 /// min(m,n)` per element) and `info` (one per element). Small real matrices
 /// use the Rust LU of [`small`], the others LAPACK.
-pub(crate) fn getrf<T: FastPath>(
-    ctx: &Ctx<'_>,
-    m: usize,
-    n: usize,
-    a: &mut [T],
-    ipiv: &mut [i32],
-    info: &mut [i32],
-) -> Result<(), HandlerError> {
+pub(crate) fn run<T: FastPath>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+    let ([a], [lu, ipiv, info]) = call.operands(["a"], ["lu", "ipiv", "info"])?;
+    let (batch_dims, m, n) = a.matrix_of(T::DTYPE)?;
+    ipiv.expect(DType::S32, batch_dims, &[m.min(n)])?;
+    info.expect_scalars(batch_dims)?;
+    // SAFETY: results are ours; the operand is not used after the alias step.
+    let (a, ipiv, info) = unsafe {
+        (
+            a.alias_into::<T>(&lu)?,
+            ipiv.slice_mut()?,
+            info.slice_mut()?,
+        )
+    };
     let batch = info.len();
     let k = m.min(n);
     if k == 0 {
@@ -78,21 +84,4 @@ pub(crate) fn getrf<T: FastPath>(
         },
     );
     Ok(())
-}
-
-/// The handler: operand `a`; results `lu` (alias ← a), `ipiv`, `info`.
-pub(crate) fn run<T: FastPath>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
-    let ([a], [lu, ipiv, info]) = call.operands(["a"], ["lu", "ipiv", "info"])?;
-    let (batch, m, n) = a.matrix_of(T::DTYPE)?;
-    ipiv.expect(DType::S32, batch, &[m.min(n)])?;
-    info.expect_scalars(batch)?;
-    // SAFETY: results are ours; the operand is not used after the alias step.
-    let (lu, ipiv, info) = unsafe {
-        (
-            a.alias_into::<T>(&lu)?,
-            ipiv.slice_mut()?,
-            info.slice_mut()?,
-        )
-    };
-    getrf(ctx, m, n, lu, ipiv, info)
 }

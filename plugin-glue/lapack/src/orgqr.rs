@@ -8,16 +8,27 @@ use crate::checked;
 use crate::scalar::LapackScalar;
 use plugin_glue::handler::HandlerError;
 
-/// Overwrites each `m×n` block of `a` (reflectors, `m >= n`) with the first
-/// n columns of Q = H(1)…H(t), where `t` = `tau.len() / batch`.
-pub(crate) fn orgqr<T: LapackScalar>(
-    ctx: &Ctx<'_>,
-    m: usize,
-    n: usize,
-    t: usize,
-    a: &mut [T],
-    tau: &[T],
-) -> Result<(), HandlerError> {
+/// The handler: operands `a`, `tau`; result `q` (alias ← a). Overwrites
+/// each `m×n` block of `a` (reflectors, `m >= n`) with the first n columns of
+/// Q = H(1)…H(t), where `t` is `tau`'s last dimension.
+pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+    let ([a, tau], [q]) = call.operands(["a", "tau"], ["q"])?;
+    let (batch_dims, m, n) = a.matrix_of(T::DTYPE)?;
+    if m < n {
+        return Err(a.err(format_args!(
+            "must have at least as many rows as columns, got {m}×{n}"
+        )));
+    }
+    let (_, t) = tau.vector()?;
+    tau.expect(T::DTYPE, batch_dims, &[t])?;
+    if t > n {
+        return Err(tau.err(format_args!(
+            "has {t} reflectors, more than the {n} columns of a"
+        )));
+    }
+    // SAFETY: `tau` is a read-only operand that XLA does not alias with the
+    // result; `q` is our result and `a` is not used after the alias step.
+    let (tau, a) = unsafe { (tau.slice::<T>()?, a.alias_into::<T>(&q)?) };
     if n == 0 {
         return Ok(());
     }
@@ -32,26 +43,4 @@ pub(crate) fn orgqr<T: LapackScalar>(
         checked::orgqr(l, mi, ni, ti, a, mi, tau, work);
     });
     Ok(())
-}
-
-/// The handler: operands `a`, `tau`; result `q` (alias ← a).
-pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
-    let ([a, tau], [q]) = call.operands(["a", "tau"], ["q"])?;
-    let (batch, m, n) = a.matrix_of(T::DTYPE)?;
-    if m < n {
-        return Err(a.err(format_args!(
-            "must have at least as many rows as columns, got {m}×{n}"
-        )));
-    }
-    let (_, t) = tau.vector()?;
-    tau.expect(T::DTYPE, batch, &[t])?;
-    if t > n {
-        return Err(tau.err(format_args!(
-            "has {t} reflectors, more than the {n} columns of a"
-        )));
-    }
-    // SAFETY: `tau` is a read-only operand that XLA does not alias with the
-    // result; `q` is our result and `a` is not used after the alias step.
-    let (tau, q) = unsafe { (tau.slice::<T>()?, a.alias_into::<T>(&q)?) };
-    orgqr(ctx, m, n, t, q, tau)
 }

@@ -7,15 +7,16 @@ use crate::checked;
 use crate::scalar::LapackScalar;
 use plugin_glue::handler::HandlerError;
 
-/// Factors each `n×n` block of `a` in place (only the `uplo` triangle is
-/// read and written); writes `info` per element.
-pub(crate) fn potrf<T: LapackScalar>(
-    ctx: &Ctx<'_>,
-    uplo: u8,
-    n: usize,
-    a: &mut [T],
-    info: &mut [i32],
-) -> Result<(), HandlerError> {
+/// The handler: operand `a`; results `l` (alias ← a), `info`; attribute
+/// `uplo`. Factors each `n×n` block of `a` in place (only the `uplo` triangle
+/// is read and written); writes `info` per element.
+pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+    let ([a], [l, info]) = call.operands(["a"], ["l", "info"])?;
+    let (batch_dims, n) = a.square(T::DTYPE)?;
+    let uplo = call.char_attr("uplo", b"LU")?;
+    info.expect_scalars(batch_dims)?;
+    // SAFETY: results are ours; the operand is not used after the alias step.
+    let (a, info) = unsafe { (a.alias_into::<T>(&l)?, info.slice_mut()?) };
     let batch = info.len();
     let Some(ni) = ctx.order(n, info)? else {
         return Ok(());
@@ -32,15 +33,4 @@ pub(crate) fn potrf<T: LapackScalar>(
         },
     );
     Ok(())
-}
-
-/// The handler: operand `a`; results `l` (alias ← a), `info`; attribute `uplo`.
-pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
-    let ([a], [l, info]) = call.operands(["a"], ["l", "info"])?;
-    let (batch, n) = a.square(T::DTYPE)?;
-    let uplo = call.char_attr("uplo", b"LU")?;
-    info.expect_scalars(batch)?;
-    // SAFETY: results are ours; the operand is not used after the alias step.
-    let (l, info) = unsafe { (a.alias_into::<T>(&l)?, info.slice_mut()?) };
-    potrf(ctx, uplo, n, l, info)
 }

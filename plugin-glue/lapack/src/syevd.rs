@@ -10,21 +10,23 @@ use crate::scalar::RealScalar;
 use crate::small_eigh;
 use plugin_glue::handler::HandlerError;
 
-/// For each `n×n` block of `a` (the `uplo` triangle is read), writes the
-/// eigenvalues in ascending order to `w` (n per element) and, with
-/// `jobz = 'V'`, the orthonormal eigenvectors over `a`. Real matrices of
-/// order up to 25 with eigenvectors run LAPACK's own algorithm for that case
-/// ported to Rust ([`small_eigh`]); a single large real one runs `?syevd`'s
-/// steps with the last two split over threads ([`split::syevd`](crate::split::syevd)); the others LAPACK.
-pub(crate) fn syevd<T: FastPath>(
-    ctx: &Ctx<'_>,
-    jobz: u8,
-    uplo: u8,
-    n: usize,
-    a: &mut [T],
-    w: &mut [T::Real],
-    info: &mut [i32],
-) -> Result<(), HandlerError> {
+/// The handler: operand `a`; results `v` (alias ← a), `w`, `info`;
+/// attributes `uplo`, `mode`. For each `n×n` block of `a` (the `uplo`
+/// triangle is read), writes the eigenvalues in ascending order to `w` (n per
+/// element) and, with `jobz = 'V'`, the orthonormal eigenvectors over `a`.
+/// Real matrices of order up to 25 with eigenvectors run LAPACK's own
+/// algorithm for that case ported to Rust ([`small_eigh`]); a single large
+/// real one runs `?syevd`'s steps with the last two split over threads
+/// ([`split::syevd`](crate::split::syevd)); the others LAPACK.
+pub(crate) fn run<T: FastPath>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
+    let ([a], [v, w, info]) = call.operands(["a"], ["v", "w", "info"])?;
+    let (batch_dims, n) = a.square(T::DTYPE)?;
+    let uplo = call.char_attr("uplo", b"LU")?;
+    let jobz = call.char_attr("mode", b"VN")?;
+    w.expect(<T::Real as crate::scalar::Elem>::DTYPE, batch_dims, &[n])?;
+    info.expect_scalars(batch_dims)?;
+    // SAFETY: results are ours; the operand is not used after the alias step.
+    let (a, w, info) = unsafe { (a.alias_into::<T>(&v)?, w.slice_mut()?, info.slice_mut()?) };
     let batch = info.len();
     let Some(ni) = ctx.order(n, info)? else {
         return Ok(());
@@ -78,18 +80,4 @@ pub(crate) fn syevd<T: FastPath>(
         },
     );
     Ok(())
-}
-
-/// The handler: operand `a`; results `v` (alias ← a), `w`, `info`;
-/// attributes `uplo`, `mode`.
-pub(crate) fn run<T: FastPath>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
-    let ([a], [v, w, info]) = call.operands(["a"], ["v", "w", "info"])?;
-    let (batch, n) = a.square(T::DTYPE)?;
-    let uplo = call.char_attr("uplo", b"LU")?;
-    let jobz = call.char_attr("mode", b"VN")?;
-    w.expect(<T::Real as crate::scalar::Elem>::DTYPE, batch, &[n])?;
-    info.expect_scalars(batch)?;
-    // SAFETY: results are ours; the operand is not used after the alias step.
-    let (v, w, info) = unsafe { (a.alias_into::<T>(&v)?, w.slice_mut()?, info.slice_mut()?) };
-    syevd(ctx, jobz, uplo, n, v, w, info)
 }
