@@ -13,6 +13,7 @@
 #endif
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -38,6 +39,16 @@ CYXLA_STATIC_ASSERT(sizeof(void*) == 4, "the cyxla guest ABI is wasm32");
 
 #define CYXLA_EXPORT(name) __attribute__((export_name(name)))
 
+/* One slot of the XLA_FFI_Api function table per entry of CYXLA_IMPORTS. */
+#define CYXLA_API_SLOT(name, NAME, function, returns) cyxla_import_##name,
+#define CYXLA_COUNT_IMPORT(name, NAME, function, returns) +1
+CYXLA_STATIC_ASSERT(0 CYXLA_IMPORTS(CYXLA_COUNT_IMPORT) == CYXLA_API_FN_SLOTS,
+                    "CYXLA_IMPORTS lists one import per XLA_FFI_Api function slot");
+CYXLA_STATIC_ASSERT(sizeof(XLA_FFI_Api) ==
+                        offsetof(XLA_FFI_Api, XLA_FFI_Error_Create) +
+                            CYXLA_API_FN_SLOTS * sizeof(void*),
+                    "XLA_FFI_Api has CYXLA_API_FN_SLOTS function slots");
+
 /* The function table every call frame points at. Its slots are the host
  * imports, in XLA_FFI_Api order; taking their addresses puts them into the
  * module's function table, so each pointer is a function-table index, as the
@@ -47,24 +58,7 @@ static const XLA_FFI_Api cyxla_api_table = {
     NULL,
     {XLA_FFI_Api_Version_STRUCT_SIZE, NULL, XLA_FFI_API_MAJOR, XLA_FFI_API_MINOR},
     NULL,
-    cyxla_import_error_create,
-    cyxla_import_error_get_message,
-    cyxla_import_error_destroy,
-    cyxla_import_handler_register,
-    cyxla_import_stream_get,
-    cyxla_import_type_register,
-    cyxla_import_execution_context_get,
-    cyxla_import_state_set,
-    cyxla_import_state_get,
-    cyxla_import_device_memory_allocate,
-    cyxla_import_device_memory_free,
-    cyxla_import_thread_pool_schedule,
-    cyxla_import_thread_pool_num_threads,
-    cyxla_import_future_create,
-    cyxla_import_future_set_available,
-    cyxla_import_future_set_error,
-    cyxla_import_run_id_get,
-    cyxla_import_device_ordinal_get,
+    CYXLA_IMPORTS(CYXLA_API_SLOT)
 };
 
 /* The message of the last cyxla_panic (a literal or other static string). */
