@@ -564,12 +564,13 @@ pub mod type_id {
 /// [`API_FN_SLOTS`] function pointers (function-table
 /// indices) in [`IMPORTS`] order.
 pub mod api {
-    /// `sizeof`.
-    pub const SIZE: u32 = 100;
+    /// `sizeof`: 100, the header and [`API_FN_SLOTS`](super::API_FN_SLOTS)
+    /// (18) function slots.
+    pub const SIZE: u32 = slot_offset(super::API_FN_SLOTS);
     /// Alignment.
     pub const ALIGN: u32 = 4;
     /// Value of the `struct_size` field (version 0.3: 18 slots).
-    pub const STRUCT_SIZE: u32 = 100;
+    pub const STRUCT_SIZE: u32 = SIZE;
     /// Offset of `struct_size`.
     pub const STRUCT_SIZE_OFFSET: u32 = 0;
     /// Offset of `extension_start`.

@@ -532,6 +532,7 @@ fn api_table_slots() {
         96
     );
     assert_eq!(api::slot_offset(API_FN_SLOTS), api::SIZE);
+    assert_eq!((api::SIZE, api::STRUCT_SIZE), (100, 100));
     assert_eq!(api::API_VERSION + api_version::SIZE + 4, api::FIRST_SLOT);
     assert_eq!(api::INTERNAL_API, api::API_VERSION + api_version::SIZE);
 }
