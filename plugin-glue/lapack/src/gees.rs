@@ -7,37 +7,66 @@ use crate::checked;
 use crate::scalar::{ComplexLapack, LapackScalar, RealLapack, RealScalar};
 use plugin_glue::handler::{ErrorCode, HandlerError};
 
-/// Outputs of a gees call, batch-major. For real types `w` holds the real
-/// parts of the eigenvalues and `wi` the imaginary parts; for complex types
-/// `w` holds the eigenvalues and `wi` is empty.
-pub(crate) struct GeesOut<'a, T> {
-    /// The Schur form T, over the input (n×n per element).
-    pub t: &'a mut [T],
-    /// Schur vectors Z (n×n per element; zero-filled in mode 'N').
-    pub z: &'a mut [T],
-    /// Eigenvalues (real parts for real types), n per element.
-    pub w: &'a mut [T],
-    /// Imaginary parts for real types, n per element; empty for complex.
-    pub wi: &'a mut [T],
-    /// Number of selected eigenvalues (always 0: no sorting).
-    pub sdim: &'a mut [i32],
-    /// INFO per element.
-    pub info: &'a mut [i32],
+fn common<'a, T: LapackScalar>(
+    call: &Call<'a>,
+    a: &Operand<'a>,
+) -> Result<(&'a [i64], usize, u8), HandlerError> {
+    let (batch, n) = a.square(T::DTYPE)?;
+    let jobvs = call.char_attr("mode", b"VN")?;
+    if call.char_attr("sort", b"NS")? == b'S' {
+        return Err(HandlerError::new(
+            ErrorCode::Unimplemented,
+            format!(
+                "{}: sort = 'S' (sorted Schur form) is not implemented, as in jaxlib",
+                call.target
+            ),
+        ));
+    }
+    Ok((batch, n, jobvs))
 }
 
-/// `?gees` (no sorting) on every `n×n` element of `out.t`, in place.
-pub(crate) fn gees<T: LapackScalar>(
+/// Both handlers once their operands are named: `?gees` (no sorting) on
+/// every `n×n` element of `a`, in place. The Schur form T goes over `a` (into
+/// `t`), the Schur vectors to `z` (zero-filled in mode 'N'), the eigenvalues
+/// to `w` (their real parts for the real types) and `wi`, the real types'
+/// only, their imaginary parts; `sdim` (always 0: no sorting) and `info` get
+/// one per element.
+fn run_with<'a, T: LapackScalar>(
     ctx: &Ctx<'_>,
-    jobvs: u8,
-    n: usize,
-    out: GeesOut<'_, T>,
+    call: &Call<'a>,
+    a: Operand<'a>,
+    [t, z, w]: [Operand<'a>; 3],
+    wi: Option<Operand<'a>>,
+    [sdim, info]: [Operand<'a>; 2],
 ) -> Result<(), HandlerError> {
-    let batch = out.info.len();
-    out.sdim.fill(0);
-    if jobvs != b'V' || n == 0 {
-        out.z.fill(T::default());
+    let (batch_dims, n, jobvs) = common::<T>(call, &a)?;
+    z.expect(T::DTYPE, batch_dims, &[n, n])?;
+    for w in std::iter::once(&w).chain(&wi) {
+        w.expect(T::DTYPE, batch_dims, &[n])?;
     }
-    let Some(ni) = ctx.order(n, out.info)? else {
+    sdim.expect_scalars(batch_dims)?;
+    info.expect_scalars(batch_dims)?;
+    // SAFETY: results are ours and distinct; the operand is not used after
+    // the alias step.
+    let (t, z, w, wi, sdim, info) = unsafe {
+        (
+            a.alias_into::<T>(&t)?,
+            z.slice_mut()?,
+            w.slice_mut()?,
+            match wi {
+                Some(wi) => wi.slice_mut()?,
+                None => &mut [],
+            },
+            sdim.slice_mut()?,
+            info.slice_mut()?,
+        )
+    };
+    let batch = info.len();
+    sdim.fill(0);
+    if jobvs != b'V' || n == 0 {
+        z.fill(T::default());
+    }
+    let Some(ni) = ctx.order(n, info)? else {
         return Ok(());
     };
     let lwork = ctx.lwork(checked::lwork::gees::<T>(
@@ -48,14 +77,14 @@ pub(crate) fn gees<T: LapackScalar>(
         ni,
     ))?;
     let nn = n * n;
-    let wi_stride = if out.wi.is_empty() { 0 } else { n };
+    let wi_stride = if wi.is_empty() { 0 } else { n };
     let elements = (
-        Batched::new(out.t, nn, batch),
-        Batched::new(out.z, nn, batch),
-        Batched::new(out.w, n, batch),
-        Batched::new(out.wi, wi_stride, batch),
-        Batched::new(out.sdim, 1, batch),
-        Batched::new(out.info, 1, batch),
+        Batched::new(t, nn, batch),
+        Batched::new(z, nn, batch),
+        Batched::new(w, n, batch),
+        Batched::new(wi, wi_stride, batch),
+        Batched::new(sdim, 1, batch),
+        Batched::new(info, 1, batch),
     );
     let flops = 25.0 * (nn * n) as f64;
     let init = || {
@@ -89,60 +118,6 @@ pub(crate) fn gees<T: LapackScalar>(
         },
     );
     Ok(())
-}
-
-fn common<'a, T: LapackScalar>(
-    call: &Call<'a>,
-    a: &Operand<'a>,
-) -> Result<(&'a [i64], usize, u8), HandlerError> {
-    let (batch, n) = a.square(T::DTYPE)?;
-    let jobvs = call.char_attr("mode", b"VN")?;
-    if call.char_attr("sort", b"NS")? == b'S' {
-        return Err(HandlerError::new(
-            ErrorCode::Unimplemented,
-            format!(
-                "{}: sort = 'S' (sorted Schur form) is not implemented, as in jaxlib",
-                call.target
-            ),
-        ));
-    }
-    Ok((batch, n, jobvs))
-}
-
-/// Both handlers once their operands are named: `w` holds the eigenvalues
-/// (their real parts for the real types) and `wi`, the real types' only,
-/// their imaginary parts.
-fn run_with<'a, T: LapackScalar>(
-    ctx: &Ctx<'_>,
-    call: &Call<'a>,
-    a: Operand<'a>,
-    [t, z, w]: [Operand<'a>; 3],
-    wi: Option<Operand<'a>>,
-    [sdim, info]: [Operand<'a>; 2],
-) -> Result<(), HandlerError> {
-    let (batch, n, jobvs) = common::<T>(call, &a)?;
-    z.expect(T::DTYPE, batch, &[n, n])?;
-    for w in std::iter::once(&w).chain(&wi) {
-        w.expect(T::DTYPE, batch, &[n])?;
-    }
-    sdim.expect_scalars(batch)?;
-    info.expect_scalars(batch)?;
-    // SAFETY: results are ours and distinct; the operand is not used after
-    // the alias step.
-    let out = unsafe {
-        GeesOut {
-            t: a.alias_into::<T>(&t)?,
-            z: z.slice_mut()?,
-            w: w.slice_mut()?,
-            wi: match wi {
-                Some(wi) => wi.slice_mut()?,
-                None => &mut [],
-            },
-            sdim: sdim.slice_mut()?,
-            info: info.slice_mut()?,
-        }
-    };
-    gees(ctx, jobvs, n, out)
 }
 
 /// The real handler: operand `a`; results `t` (alias ← a), `z`, `wr`, `wi`,
