@@ -6,26 +6,13 @@ use num_complex::Complex;
 
 use crate::call::{Batched, Call, Ctx, Operand, Shared};
 use crate::checked;
+use crate::ffi::LapackSymbols;
 use crate::scalar::{ComplexLapack, Elem, LapackScalar, RealLapack, RealScalar};
 use plugin_glue::handler::HandlerError;
 
 /// `info` jaxlib reports for an input with NaN or infinite entries, which it
 /// never hands to LAPACK.
 pub(crate) const NON_FINITE_INFO: i32 = -4;
-
-/// Outputs of a real geev call, batch-major.
-pub(crate) struct RealGeevOut<'a, T> {
-    /// Real parts of the eigenvalues (n per element).
-    pub wr: &'a mut [T],
-    /// Imaginary parts (n per element).
-    pub wi: &'a mut [T],
-    /// Left eigenvectors, unpacked to complex (n×n per element).
-    pub vl: &'a mut [Complex<T>],
-    /// Right eigenvectors, unpacked to complex (n×n per element).
-    pub vr: &'a mut [Complex<T>],
-    /// INFO per element.
-    pub info: &'a mut [i32],
-}
 
 /// Expands LAPACK's packed real eigenvectors into complex columns: a real
 /// eigenvalue (wi = 0 or NaN) owns one real column; a conjugate pair owns
@@ -61,181 +48,65 @@ pub(crate) fn unpack_eigenvectors<T: RealScalar>(
     }
 }
 
-/// What both variants do before their loop: n as a LAPACK integer and the
-/// optimal LWORK, or `None` when n is 0 (every INFO 0, nothing to do).
-fn start<T: LapackScalar>(
-    ctx: &Ctx<'_>,
-    [jobvl, jobvr]: [u8; 2],
-    n: usize,
-    info: &mut [i32],
-) -> Result<Option<(i32, usize)>, HandlerError> {
-    let Some(ni) = ctx.order(n, info)? else {
-        return Ok(None);
-    };
-    let l = ctx.lib.symbols();
-    let lwork = ctx.lwork(checked::lwork::geev::<T>(l, jobvl, jobvr, ni, ni, ni, ni))?;
-    Ok(Some((ni, lwork)))
-}
-
-/// `?geev` on every real `n×n` element of `a` (left untouched).
-pub(crate) fn geev_real<T: RealLapack>(
-    ctx: &Ctx<'_>,
+/// What every element's `?geev` call shares: the library, the jobs and
+/// the order as a LAPACK integer.
+struct Geev<'l> {
+    l: &'l LapackSymbols,
     jobvl: u8,
     jobvr: u8,
-    n: usize,
-    a: &[T],
-    out: RealGeevOut<'_, T>,
-) -> Result<(), HandlerError> {
-    let batch = out.info.len();
-    let zero = Complex {
-        re: T::ZERO,
-        im: T::ZERO,
-    };
-    out.vl.fill(zero);
-    out.vr.fill(zero);
-    let Some((ni, lwork)) = start::<T>(ctx, [jobvl, jobvr], n, out.info)? else {
-        return Ok(());
-    };
-    let l = ctx.lib.symbols();
-    let nn = n * n;
-    let elements = (
-        Shared::new(a, nn),
-        Batched::new(out.wr, n, batch),
-        Batched::new(out.wi, n, batch),
-        Batched::new(out.vl, nn, batch),
-        Batched::new(out.vr, nn, batch),
-        Batched::new(out.info, 1, batch),
-    );
-    let flops = 25.0 * (nn * n) as f64;
-    let init = || {
-        (
-            vec![T::default(); lwork],
-            vec![T::ZERO; nn],
-            vec![T::ZERO; nn],
-            vec![T::ZERO; nn],
-        )
-    };
-    ctx.for_each_element(
-        batch,
-        flops,
-        init,
-        elements,
-        |(work, scratch, pl, pr), (input, wr, wi, vl, vr, i)| {
-            if !input.iter().all(|x| x.is_finite()) {
-                wr.fill(T::NAN);
-                wi.fill(T::NAN);
-                i[0] = NON_FINITE_INFO;
-                return;
-            }
-            scratch.copy_from_slice(input);
-            i[0] = checked::geev(
+    ni: i32,
+}
+
+impl Geev<'_> {
+    /// What both variants do before their loop: the shared arguments and
+    /// the optimal LWORK, or `None` when n is 0 (every INFO 0, nothing to do).
+    fn start<'l, T: LapackScalar>(
+        ctx: &Ctx<'l>,
+        [jobvl, jobvr]: [u8; 2],
+        n: usize,
+        info: &mut [i32],
+    ) -> Result<Option<(Geev<'l>, usize)>, HandlerError> {
+        let Some(ni) = ctx.order(n, info)? else {
+            return Ok(None);
+        };
+        let l = ctx.lib.symbols();
+        let lwork = ctx.lwork(checked::lwork::geev::<T>(l, jobvl, jobvr, ni, ni, ni, ni))?;
+        Ok(Some((
+            Geev {
                 l,
                 jobvl,
                 jobvr,
                 ni,
-                scratch,
-                ni,
-                wr,
-                wi,
-                pl,
-                ni,
-                pr,
-                ni,
-                work,
-                &mut [T::ZERO],
-            );
-            if i[0] == 0 {
-                if jobvl == b'V' {
-                    unpack_eigenvectors(n, wi, pl, vl);
-                }
-                if jobvr == b'V' {
-                    unpack_eigenvectors(n, wi, pr, vr);
-                }
-            }
-        },
-    );
-    Ok(())
-}
-
-/// Outputs of a complex geev call, batch-major.
-pub(crate) struct ComplexGeevOut<'a, T> {
-    /// Eigenvalues (n per element).
-    pub w: &'a mut [T],
-    /// Left eigenvectors (n×n per element).
-    pub vl: &'a mut [T],
-    /// Right eigenvectors (n×n per element).
-    pub vr: &'a mut [T],
-    /// INFO per element.
-    pub info: &'a mut [i32],
-}
-
-/// `?geev` on every complex `n×n` element of `a` (left untouched).
-pub(crate) fn geev_complex<T: ComplexLapack>(
-    ctx: &Ctx<'_>,
-    jobvl: u8,
-    jobvr: u8,
-    n: usize,
-    a: &[T],
-    out: ComplexGeevOut<'_, T>,
-) -> Result<(), HandlerError> {
-    let batch = out.info.len();
-    if jobvl != b'V' || n == 0 {
-        out.vl.fill(T::default());
+            },
+            lwork,
+        )))
     }
-    if jobvr != b'V' || n == 0 {
-        out.vr.fill(T::default());
-    }
-    let Some((ni, lwork)) = start::<T>(ctx, [jobvl, jobvr], n, out.info)? else {
-        return Ok(());
-    };
-    let l = ctx.lib.symbols();
-    let nn = n * n;
-    let elements = (
-        Shared::new(a, nn),
-        Batched::new(out.w, n, batch),
-        Batched::new(out.vl, nn, batch),
-        Batched::new(out.vr, nn, batch),
-        Batched::new(out.info, 1, batch),
-    );
-    let flops = 100.0 * (nn * n) as f64;
-    let init = || {
-        (
-            vec![T::default(); lwork],
-            vec![<T::Real as RealScalar>::ZERO; 2 * n],
-            vec![T::default(); nn],
+
+    /// One element: `?geev` on a copy of `input` in `scratch` (LAPACK
+    /// destroys its A), with the outputs [`checked::geev`] describes; returns
+    /// INFO. An input with NaN or infinite entries never reaches LAPACK, as
+    /// in jaxlib: its eigenvalues are NaN and its INFO [`NON_FINITE_INFO`].
+    fn element<T: LapackScalar>(
+        &self,
+        input: &[T],
+        scratch: &mut [T],
+        (w, wi): (&mut [T], &mut [T]),
+        (vl, vr): (&mut [T], &mut [T]),
+        work: &mut [T],
+        rwork: &mut [T::Real],
+    ) -> i32 {
+        if !input.iter().all(|x| x.is_finite()) {
+            let nan = T::from_real(<T::Real as RealScalar>::NAN);
+            w.fill(nan);
+            wi.fill(nan);
+            return NON_FINITE_INFO;
+        }
+        scratch.copy_from_slice(input);
+        let (jobvl, jobvr, ni) = (self.jobvl, self.jobvr, self.ni);
+        checked::geev(
+            self.l, jobvl, jobvr, ni, scratch, ni, w, wi, vl, ni, vr, ni, work, rwork,
         )
-    };
-    ctx.for_each_element(
-        batch,
-        flops,
-        init,
-        elements,
-        |(work, rwork, scratch), (input, w, vl, vr, i)| {
-            if !input.iter().all(|x| x.is_finite()) {
-                w.fill(T::from_real(<T::Real as RealScalar>::NAN));
-                i[0] = NON_FINITE_INFO;
-                return;
-            }
-            scratch.copy_from_slice(input);
-            i[0] = checked::geev(
-                l,
-                jobvl,
-                jobvr,
-                ni,
-                scratch,
-                ni,
-                w,
-                &mut [],
-                vl,
-                ni,
-                vr,
-                ni,
-                work,
-                rwork,
-            );
-        },
-    );
-    Ok(())
+    }
 }
 
 /// Checks operand `a` (square) and the jobs; returns `(batch, n, jobvl, jobvr)`.
@@ -253,59 +124,141 @@ fn common<'a, T: LapackScalar>(
 }
 
 /// The real handler: operand `a`; results `wr`, `wi`, `vl`, `vr` (complex),
-/// `info`; attributes `compute_left`, `compute_right`.
+/// `info`; attributes `compute_left`, `compute_right`. `?geev` on every
+/// `n×n` element of `a` (left untouched): the real and imaginary parts of
+/// the eigenvalues to `wr` and `wi` (n per element), the eigenvectors
+/// unpacked to complex columns in `vl` and `vr` (n×n per element).
 pub(crate) fn run_real<T: RealLapack>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError>
 where
     Complex<T>: Elem,
 {
     let ([a], [wr, wi, vl, vr, info]) = call.operands(["a"], ["wr", "wi", "vl", "vr", "info"])?;
-    let (batch, n, jobvl, jobvr) = common::<T>(call, &a)?;
-    wr.expect(T::DTYPE, batch, &[n])?;
-    wi.expect(T::DTYPE, batch, &[n])?;
-    vl.expect(<Complex<T> as Elem>::DTYPE, batch, &[n, n])?;
-    vr.expect(<Complex<T> as Elem>::DTYPE, batch, &[n, n])?;
-    info.expect_scalars(batch)?;
+    let (batch_dims, n, jobvl, jobvr) = common::<T>(call, &a)?;
+    wr.expect(T::DTYPE, batch_dims, &[n])?;
+    wi.expect(T::DTYPE, batch_dims, &[n])?;
+    vl.expect(<Complex<T> as Elem>::DTYPE, batch_dims, &[n, n])?;
+    vr.expect(<Complex<T> as Elem>::DTYPE, batch_dims, &[n, n])?;
+    info.expect_scalars(batch_dims)?;
     // SAFETY: `a` is a read-only operand that XLA does not alias with any
     // result (geev declares no alias); the results are ours and distinct.
-    let (a, out) = unsafe {
+    let (a, wr, wi, vl, vr, info) = unsafe {
         (
             a.slice::<T>()?,
-            RealGeevOut {
-                wr: wr.slice_mut()?,
-                wi: wi.slice_mut()?,
-                vl: vl.slice_mut()?,
-                vr: vr.slice_mut()?,
-                info: info.slice_mut()?,
-            },
+            wr.slice_mut()?,
+            wi.slice_mut()?,
+            vl.slice_mut()?,
+            vr.slice_mut()?,
+            info.slice_mut()?,
         )
     };
-    geev_real(ctx, jobvl, jobvr, n, a, out)
+    let batch = info.len();
+    let zero = Complex {
+        re: T::ZERO,
+        im: T::ZERO,
+    };
+    vl.fill(zero);
+    vr.fill(zero);
+    let Some((geev, lwork)) = Geev::start::<T>(ctx, [jobvl, jobvr], n, info)? else {
+        return Ok(());
+    };
+    let nn = n * n;
+    let elements = (
+        Shared::new(a, nn),
+        Batched::new(wr, n, batch),
+        Batched::new(wi, n, batch),
+        Batched::new(vl, nn, batch),
+        Batched::new(vr, nn, batch),
+        Batched::new(info, 1, batch),
+    );
+    let flops = 25.0 * (nn * n) as f64;
+    let init = || {
+        (
+            vec![T::default(); lwork],
+            vec![T::ZERO; nn],
+            vec![T::ZERO; nn],
+            vec![T::ZERO; nn],
+        )
+    };
+    ctx.for_each_element(
+        batch,
+        flops,
+        init,
+        elements,
+        |(work, scratch, pl, pr), (input, wr, wi, vl, vr, i)| {
+            i[0] = geev.element(input, scratch, (wr, wi), (pl, pr), work, &mut [T::ZERO]);
+            if i[0] == 0 {
+                if jobvl == b'V' {
+                    unpack_eigenvectors(n, wi, pl, vl);
+                }
+                if jobvr == b'V' {
+                    unpack_eigenvectors(n, wi, pr, vr);
+                }
+            }
+        },
+    );
+    Ok(())
 }
 
-/// The complex handler: operand `a`; results `w`, `vl`, `vr`, `info`.
+/// The complex handler: operand `a`; results `w`, `vl`, `vr`, `info`;
+/// attributes `compute_left`, `compute_right`. `?geev` on every `n×n`
+/// element of `a` (left untouched): the eigenvalues to `w` (n per element),
+/// the eigenvectors to `vl` and `vr` (n×n per element).
 pub(crate) fn run_complex<T: ComplexLapack>(
     ctx: &Ctx<'_>,
     call: &Call<'_>,
 ) -> Result<(), HandlerError> {
     let ([a], [w, vl, vr, info]) = call.operands(["a"], ["w", "vl", "vr", "info"])?;
-    let (batch, n, jobvl, jobvr) = common::<T>(call, &a)?;
-    w.expect(T::DTYPE, batch, &[n])?;
-    vl.expect(T::DTYPE, batch, &[n, n])?;
-    vr.expect(T::DTYPE, batch, &[n, n])?;
-    info.expect_scalars(batch)?;
+    let (batch_dims, n, jobvl, jobvr) = common::<T>(call, &a)?;
+    w.expect(T::DTYPE, batch_dims, &[n])?;
+    vl.expect(T::DTYPE, batch_dims, &[n, n])?;
+    vr.expect(T::DTYPE, batch_dims, &[n, n])?;
+    info.expect_scalars(batch_dims)?;
     // SAFETY: as in `run_real`.
-    let (a, out) = unsafe {
+    let (a, w, vl, vr, info) = unsafe {
         (
             a.slice::<T>()?,
-            ComplexGeevOut {
-                w: w.slice_mut()?,
-                vl: vl.slice_mut()?,
-                vr: vr.slice_mut()?,
-                info: info.slice_mut()?,
-            },
+            w.slice_mut()?,
+            vl.slice_mut()?,
+            vr.slice_mut()?,
+            info.slice_mut()?,
         )
     };
-    geev_complex(ctx, jobvl, jobvr, n, a, out)
+    let batch = info.len();
+    if jobvl != b'V' || n == 0 {
+        vl.fill(T::default());
+    }
+    if jobvr != b'V' || n == 0 {
+        vr.fill(T::default());
+    }
+    let Some((geev, lwork)) = Geev::start::<T>(ctx, [jobvl, jobvr], n, info)? else {
+        return Ok(());
+    };
+    let nn = n * n;
+    let elements = (
+        Shared::new(a, nn),
+        Batched::new(w, n, batch),
+        Batched::new(vl, nn, batch),
+        Batched::new(vr, nn, batch),
+        Batched::new(info, 1, batch),
+    );
+    let flops = 100.0 * (nn * n) as f64;
+    let init = || {
+        (
+            vec![T::default(); lwork],
+            vec![<T::Real as RealScalar>::ZERO; 2 * n],
+            vec![T::default(); nn],
+        )
+    };
+    ctx.for_each_element(
+        batch,
+        flops,
+        init,
+        elements,
+        |(work, rwork, scratch), (input, w, vl, vr, i)| {
+            i[0] = geev.element(input, scratch, (w, &mut []), (vl, vr), work, rwork);
+        },
+    );
+    Ok(())
 }
 
 #[cfg(test)]
