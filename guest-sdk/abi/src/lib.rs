@@ -361,45 +361,34 @@ pub mod call_frame {
     pub const FUTURE: u32 = 104;
 }
 
-/// `XLA_FFI_Args` in wasm32.
-pub mod args {
-    /// `sizeof`.
-    pub const SIZE: u32 = 24;
-    /// Alignment.
-    pub const ALIGN: u32 = 8;
-    /// Value of the `struct_size` field.
-    pub const STRUCT_SIZE: u32 = 24;
-    /// Offset of `struct_size`.
-    pub const STRUCT_SIZE_OFFSET: u32 = 0;
-    /// Offset of `extension_start`.
-    pub const EXTENSION_START: u32 = 4;
-    /// Offset of `size` (`int64_t`: number of arguments).
-    pub const SIZE_FIELD: u32 = 8;
-    /// Offset of `types` (`XLA_FFI_ArgType*`, 4-byte entries).
-    pub const TYPES: u32 = 16;
-    /// Offset of `args` (`void**`: array of `XLA_FFI_Buffer*`).
-    pub const ARGS: u32 = 20;
+/// Defines the layout module of `XLA_FFI_Args` or `XLA_FFI_Rets`, which
+/// differ only in names.
+macro_rules! buffer_list {
+    ($name:ident, $c_name:literal, $what:literal, $type_enum:literal, $array:ident, $array_name:literal) => {
+        #[doc = concat!("`", $c_name, "` in wasm32.")]
+        pub mod $name {
+            /// `sizeof`.
+            pub const SIZE: u32 = 24;
+            /// Alignment.
+            pub const ALIGN: u32 = 8;
+            /// Value of the `struct_size` field.
+            pub const STRUCT_SIZE: u32 = 24;
+            /// Offset of `struct_size`.
+            pub const STRUCT_SIZE_OFFSET: u32 = 0;
+            /// Offset of `extension_start`.
+            pub const EXTENSION_START: u32 = 4;
+            #[doc = concat!("Offset of `size` (`int64_t`: number of ", $what, ").")]
+            pub const SIZE_FIELD: u32 = 8;
+            #[doc = concat!("Offset of `types` (`", $type_enum, "*`, 4-byte entries).")]
+            pub const TYPES: u32 = 16;
+            #[doc = concat!("Offset of `", $array_name, "` (`void**`: array of `XLA_FFI_Buffer*`).")]
+            pub const $array: u32 = 20;
+        }
+    };
 }
 
-/// `XLA_FFI_Rets` in wasm32.
-pub mod rets {
-    /// `sizeof`.
-    pub const SIZE: u32 = 24;
-    /// Alignment.
-    pub const ALIGN: u32 = 8;
-    /// Value of the `struct_size` field.
-    pub const STRUCT_SIZE: u32 = 24;
-    /// Offset of `struct_size`.
-    pub const STRUCT_SIZE_OFFSET: u32 = 0;
-    /// Offset of `extension_start`.
-    pub const EXTENSION_START: u32 = 4;
-    /// Offset of `size` (`int64_t`: number of results).
-    pub const SIZE_FIELD: u32 = 8;
-    /// Offset of `types` (`XLA_FFI_RetType*`, 4-byte entries).
-    pub const TYPES: u32 = 16;
-    /// Offset of `rets` (`void**`: array of `XLA_FFI_Buffer*`).
-    pub const RETS: u32 = 20;
-}
+buffer_list! { args, "XLA_FFI_Args", "arguments", "XLA_FFI_ArgType", ARGS, "args" }
+buffer_list! { rets, "XLA_FFI_Rets", "results", "XLA_FFI_RetType", RETS, "rets" }
 
 /// `XLA_FFI_Attrs` in wasm32 (also used for nested dictionaries).
 /// `STRUCT_SIZE` (28) < `SIZE` (32).
