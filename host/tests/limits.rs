@@ -175,9 +175,10 @@ fn an_invalid_side_file_rejects_its_guest_and_others_keep_serving() {
     }
 }
 
-/// Why `NAME.wasm`, a guest of the HANDLERS and `funcs` serving target `t`,
-/// fails to load beside a side file `NAME.limits.toml` holding `side`.
-fn load_error_beside_side_file(name: &str, funcs: &str, side: &str) -> String {
+/// Asserts that `NAME.wasm`, a guest of the HANDLERS and `funcs` serving
+/// target `t`, fails to load beside a side file `NAME.limits.toml` holding
+/// `side`, with an error that contains `expected`.
+fn assert_refused_beside_side_file(name: &str, funcs: &str, side: &str, expected: &str) {
     let dir = tempfile::tempdir().unwrap();
     let wasm_file = write(
         dir.path(),
@@ -189,7 +190,8 @@ fn load_error_beside_side_file(name: &str, funcs: &str, side: &str) -> String {
     );
     write(dir.path(), &format!("{name}.limits.toml"), side.as_bytes());
     let engine = cyxla_host::Engine::new(&test_limits()).unwrap();
-    Guest::load(&engine, &wasm_file).unwrap_err().to_string()
+    let error = Guest::load(&engine, &wasm_file).unwrap_err().to_string();
+    assert!(error.contains(expected), "{error}");
 }
 
 #[test]
@@ -197,10 +199,12 @@ fn too_many_functions_are_refused_before_compiling() {
     let many: String = (0..50)
         .map(|i| format!("(func $f{i} (result i32) (i32.const {i}))"))
         .collect();
-    let error = load_error_beside_side_file("bomb", &many, "functions = 40\n");
-    assert!(
-        error.contains("bomb.wasm is rejected before compiling: it defines 69 functions, over the limit of 40 (functions)"),
-        "{error}"
+    assert_refused_beside_side_file(
+        "bomb",
+        &many,
+        "functions = 40\n",
+        "bomb.wasm is rejected before compiling: it defines 69 functions, over the limit of 40 \
+         (functions)",
     );
 }
 
@@ -212,10 +216,12 @@ fn a_huge_function_body_is_refused_before_compiling() {
         "(block ".repeat(20_000),
         ")".repeat(20_000)
     );
-    let error = load_error_beside_side_file("big", &body, "function_size = \"16 KiB\"\n");
-    assert!(
-        error.contains("rejected before compiling: its function number 19 (among those it defines) has a body of 60002 bytes, over the limit of 16 KiB (function_size)"),
-        "{error}"
+    assert_refused_beside_side_file(
+        "big",
+        &body,
+        "function_size = \"16 KiB\"\n",
+        "rejected before compiling: its function number 19 (among those it defines) has a body \
+         of 60002 bytes, over the limit of 16 KiB (function_size)",
     );
 }
 
@@ -311,6 +317,22 @@ fn run_child(test: &str, env: &str, n: usize) -> String {
     stdout
 }
 
+/// Runs `test` in a child with `env` set to `n`: its output must have the
+/// line `line`.
+fn assert_child_says(test: &str, env: &str, n: usize, line: &str) {
+    let stdout = run_child(test, env, n);
+    assert!(stdout.contains(&format!("{line}\n")), "{env}={n}: {stdout}");
+}
+
+/// Setting the limit `name` to `bad` fails: out of `range`.
+fn assert_out_of_range(name: &str, bad: &str, range: &str) {
+    let err = test_limits().set(name, bad).unwrap_err().to_string();
+    assert!(
+        err.contains(&format!("{name} {bad} is out of range ({range})")),
+        "{err}"
+    );
+}
+
 #[test]
 fn compile_threads_bound_the_threads_that_compile() {
     if let Ok(n) = std::env::var(COMPILE_THREADS_CHILD) {
@@ -334,22 +356,14 @@ fn compile_threads_bound_the_threads_that_compile() {
         return;
     }
     for n in [1, 3] {
-        let stdout = run_child(
+        assert_child_says(
             "compile_threads_bound_the_threads_that_compile",
             COMPILE_THREADS_CHILD,
             n,
-        );
-        assert!(
-            stdout.contains(&format!("compile threads: {n}\n")),
-            "compile_threads={n}: {stdout}"
+            &format!("compile threads: {n}"),
         );
     }
-    let mut limits = test_limits();
-    let err = limits.set("compile_threads", "0").unwrap_err().to_string();
-    assert!(
-        err.contains("compile_threads 0 is out of range (1 to 256)"),
-        "{err}"
-    );
+    assert_out_of_range("compile_threads", "0", "1 to 256");
 }
 
 /// Set in the child process of `copy_threads_bound_the_threads_that_copy`.
@@ -382,22 +396,14 @@ fn copy_threads_bound_the_threads_that_copy() {
         return;
     }
     for (n, helpers) in [(1, 0), (3, 2)] {
-        let stdout = run_child(
+        assert_child_says(
             "copy_threads_bound_the_threads_that_copy",
             COPY_THREADS_CHILD,
             n,
-        );
-        assert!(
-            stdout.contains(&format!("copy helpers: {helpers}\n")),
-            "copy_threads={n}: {stdout}"
+            &format!("copy helpers: {helpers}"),
         );
     }
-    let mut limits = test_limits();
     for bad in ["0", "9"] {
-        let err = limits.set("copy_threads", bad).unwrap_err().to_string();
-        assert!(
-            err.contains(&format!("copy_threads {bad} is out of range (1 to 8)")),
-            "{err}"
-        );
+        assert_out_of_range("copy_threads", bad, "1 to 8");
     }
 }
