@@ -21,12 +21,10 @@ const COPY: u32 = 32 << 20;
 /// repeats `deep(k); copy` forever, k the first element of its operand.
 fn deep_guest() -> String {
     let pages = (2 * u64::from(COPY) + (64 << 10)) / 65536 + 1;
+    let big = grow_to(pages);
     let funcs = format!(
         r#"
-  (func $big
-    (if (i32.lt_u (memory.size) (i32.const {pages}))
-      (then (if (i32.eq (memory.grow (i32.sub (i32.const {pages}) (memory.size))) (i32.const -1))
-              (then (unreachable))))))
+{big}
   (func $deep (param $k i32) (result i32)
     (if (result i32) (i32.le_s (local.get $k) (i32.const 0))
       (then (i32.const 0))

@@ -16,17 +16,12 @@ use plugin_glue::ErrorCode;
 
 /// The queued-signal count of this process's user (`SigQ: queued/limit`).
 fn queued_signals() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    let line = status
-        .lines()
-        .find(|l| l.starts_with("SigQ:"))
-        .expect("a SigQ line in /proc/self/status");
-    line["SigQ:".len()..]
-        .trim()
+    let value = proc_status("SigQ");
+    value
         .split('/')
         .next()
         .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("unreadable {line}"))
+        .unwrap_or_else(|| panic!("unreadable SigQ: {value}"))
 }
 
 /// Blocks every signal on this thread but the fault signals, and returns

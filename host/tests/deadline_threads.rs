@@ -21,17 +21,12 @@ const DEADLINES_US: [u64; 5] = [0, 50, 100, 150, 200];
 
 /// This process's virtual memory (`VmSize`), in bytes.
 fn virtual_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    let line = status
-        .lines()
-        .find(|l| l.starts_with("VmSize:"))
-        .expect("a VmSize line");
-    let kib: u64 = line["VmSize:".len()..]
-        .trim()
+    let value = proc_status("VmSize");
+    let kib: u64 = value
         .trim_end_matches("kB")
         .trim()
         .parse()
-        .unwrap_or_else(|_| panic!("unreadable {line}"));
+        .unwrap_or_else(|_| panic!("unreadable VmSize: {value}"));
     kib << 10
 }
 

@@ -24,12 +24,10 @@ const TRIES: usize = 3;
 fn bulk_guest(bytes: u64) -> String {
     let pages = bytes / 65536 + 1;
     let half = bytes / 2;
+    let big = grow_to(pages);
     let funcs = format!(
         r#"
-  (func $big
-    (if (i32.lt_u (memory.size) (i32.const {pages}))
-      (then (if (i32.eq (memory.grow (i32.sub (i32.const {pages}) (memory.size))) (i32.const -1))
-              (then (unreachable))))))
+{big}
   (func $fill (memory.fill (i32.const 65536) (i32.const 7) (i32.const {bytes})))
   (func $copy (memory.copy (i32.const 65536) (i32.const {src}) (i32.const {half})))
   (func (export "fill_once") (param i32) (result i32) (call $big) (call $fill) (i32.const 0))

@@ -636,19 +636,6 @@ const WASI_IMPORTS: &str = r#"
 
 const WASI_HANDLERS: &str = r#"
   (data (i32.const 3000) "hello from guest\n")
-  ;; Writes the 17-byte greeting to stdout `times` times (the first arg's
-  ;; dims[0]).
-  (func (export "hello") (param $f i32) (result i32)
-    (local $i i32)
-    (i32.store (i32.const 3100) (i32.const 3000))
-    (i32.store (i32.const 3104) (i32.const 17))
-    (block $done
-      (loop $next
-        (br_if $done (i32.ge_u (local.get $i) (call $n (local.get $f))))
-        (drop (call $fd_write (i32.const 1) (i32.const 3100) (i32.const 1) (i32.const 3200)))
-        (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (br $next)))
-    (i32.const 0))
   ;; Writes the realtime clock (ns) into the s64 result.
   (func (export "clock") (param $f i32) (result i32)
     (drop (call $clock_time_get (i32.const 0) (i64.const 1) (i32.const 3304)))
@@ -668,8 +655,14 @@ fn wasi_sandbox(prefix: &str, limits: cyxla_host::Limits) -> (tempfile::TempDir,
     let hello = format!("{prefix}hello");
     let clock = format!("{prefix}clock");
     let open = format!("{prefix}open");
+    // `hello` writes the 17-byte greeting to stdout `times` times (the first
+    // arg's dims[0]).
+    let greet = write_loop(1, (3000, 17), 3100, "(call $n (local.get $f))");
+    let hello_handler = format!(
+        r#"(func (export "hello") (param $f i32) (result i32) (local $i i32) {greet} (i32.const 0))"#
+    );
     let wat = guest_wat(
-        WASI_HANDLERS,
+        &format!("{WASI_HANDLERS} {hello_handler}"),
         &[(&hello, "hello"), (&clock, "clock"), (&open, "open")],
     );
     let bytes = wasm(&wat.replacen("(module", &format!("(module {WASI_IMPORTS}"), 1));

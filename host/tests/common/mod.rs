@@ -72,6 +72,88 @@ pub const PRELUDE: &str = r#"
   (data (i32.const 2100) "bad input from guest\00")
 "#;
 
+/// The value of `field` in `/proc/self/status` (what follows `field:`,
+/// trimmed).
+pub fn proc_status(field: &str) -> String {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let prefix = format!("{field}:");
+    let line = status
+        .lines()
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no {field} line in /proc/self/status"));
+    line[prefix.len()..].trim().to_owned()
+}
+
+/// WAT: writes `len` bytes from guest address `buf` to the WASI file `fd`,
+/// `times` times (an i32 expression), through the iovec at `iov` (the
+/// count written goes to `iov + 8`). Needs `(local $i i32)` in the function
+/// and the import `$fd_write`.
+pub fn write_loop(fd: u32, (buf, len): (u32, u32), iov: u32, times: &str) -> String {
+    let (iov_len, written) = (iov + 4, iov + 8);
+    format!(
+        r#"
+    (i32.store (i32.const {iov}) (i32.const {buf}))
+    (i32.store (i32.const {iov_len}) (i32.const {len}))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $i) {times}))
+        (drop (call $fd_write (i32.const {fd}) (i32.const {iov}) (i32.const 1) (i32.const {written})))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $next)))"#
+    )
+}
+
+/// WAT: the handler `name`, which writes 64 KiB of guest memory (from
+/// address 0) to the WASI file `fd` 64 times (4 MiB), then doubles its
+/// input. Needs the import `$fd_write`.
+pub fn flood_handler(name: &str, fd: u32) -> String {
+    let write = write_loop(fd, (0, 65536), 3600, "(i32.const 64)");
+    format!(
+        r#"
+  (func (export "{name}") (param $f i32) (result i32)
+    (local $i i32){write}
+    (call $scale (local.get $f) (f32.const 2))
+    (i32.const 0))"#
+    )
+}
+
+/// Calls `h`, a [`flood_handler`] in a sandbox with [`test_limits`], three
+/// times: each call must log the limit's bytes and count the rest of its
+/// 4 MiB as dropped, and work.
+pub fn assert_flood_is_bounded(h: &GuestHandler) {
+    let logs = captured_logs(|| {
+        for _ in 0..3 {
+            run_double(h);
+        }
+    });
+    let limit = test_limits().log_bytes;
+    let dropped = format!("({} bytes dropped)", (4 << 20) - limit);
+    assert_eq!(
+        logs.matches(&dropped).count(),
+        3,
+        "{}",
+        &logs[..logs.len().min(400)]
+    );
+    assert!(
+        logs.len() < 3 * (limit * 3 + 1024),
+        "{} bytes of log for 12 MiB of output",
+        logs.len()
+    );
+}
+
+/// WAT: `$big`, which grows the memory to `pages` pages if it is smaller
+/// (and traps if that is refused).
+pub fn grow_to(pages: u64) -> String {
+    format!(
+        r#"
+  (func $big
+    (if (i32.lt_u (memory.size) (i32.const {pages}))
+      (then (if (i32.eq (memory.grow (i32.sub (i32.const {pages}) (memory.size))) (i32.const -1))
+              (then (unreachable))))))
+"#
+    )
+}
+
 /// Handlers: `double`, `scale_attr` (by its first attribute, an f32
 /// scalar), `fail` (INVALID_ARGUMENT from the guest), `trap`, `spin`,
 /// `recurse`, `grow` (100 pages, traps if refused), `oob`, `forged`,
