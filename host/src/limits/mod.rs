@@ -15,7 +15,41 @@
 //! call_timeout = "2s"
 //! instances = 4
 //! ```
+//!
+//! # Adding a limit
+//!
+//! Every limit is one line of the `limits!` table below: its name (the
+//! field, and the key users write everywhere: `--limit`, `CYXLA_LIMITS`,
+//! side files, the `[limits]` tables of the configuration file and of the
+//! tenant policy), its type, its default (and how the docs show it), its
+//! [`Scope`] (`Engine` and `Process` ones are refused in side files), the
+//! type its value is read as and the checker of its range. From the table
+//! come the [`Limits`] field, `Default`, [`LimitOverrides`] (so the side
+//! file, the flags, the configuration file and the policy all accept it),
+//! [`Limits::apply`], [`Limits::NAMES`] and [`Limits::scope`]. Nothing in
+//! `cyxla-setup` or `cyxla-app` names a limit: they hold a [`Limits`] or a
+//! [`LimitOverrides`].
+//!
+//! So a new limit touches two files: this one, and the code that enforces
+//! it. A limit on the globals a module declares, say:
+//!
+//! ```text
+//! // host/src/limits/mod.rs, in the table:
+//!     /// Most globals one module may declare (checked before compiling).
+//!     globals: u64 = 1000, "1000", Module,
+//!         Count => number_in(1, 100_000);
+//!
+//! // host/src/guest.rs, where the module's sections are checked:
+//!     Payload::GlobalSection(s) if u64::from(s.count()) > limits.globals => {
+//!         return Err(/* names `globals`, the count and the limit */);
+//!     }
+//! ```
+//!
+//! (The README's "Limits" table documents the limits for users: give the
+//! new one a row there too.)
 
+#[macro_use]
+mod define;
 mod interrupt;
 mod side_file;
 mod units;
@@ -30,91 +64,148 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// What one guest may consume.
-///
-/// Limits apply per module before compilation (module size, function count,
-/// function size, targets), per instance (memory, tables, stack), per guest
-/// (instances) or per call (wall time, captured output).
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Limits {
+limits! {
+    /// What one guest may consume: one field per limit, named as users
+    /// write it (`--limit NAME=VALUE`, side files, `[limits]` tables).
+    ///
+    /// Limits apply per module before compilation (module size, function
+    /// count, function size, targets), per instance (memory, tables, stack),
+    /// per guest (instances), per call (wall time, captured output), or to
+    /// the whole engine or process ([`Scope`]). Each is defined once, by a
+    /// line of the table below; see "Adding a limit" in the module's docs.
+    pub struct Limits;
+
     /// Largest linear memory of one instance, in bytes. A `memory.grow` past
     /// it returns -1 to the guest (and a later failure of the call says so).
-    pub memory: u64,
-    /// Largest number of elements of any table of one instance.
-    pub table_elements: usize,
-    /// Most instances of one guest alive at once (calls beyond that wait).
-    pub instances: usize,
-    /// Wall time of one call (including instantiation when a call needs a
-    /// new instance). Exceeded by at most one [`Limits::tick`].
-    pub call_timeout: Duration,
-    /// Wall time of one instantiation: the start function, `_initialize`
-    /// and the ABI checks.
-    pub instantiate_timeout: Duration,
-    /// How long a call waits for a busy guest's instance to come back
-    /// before it fails with RESOURCE_EXHAUSTED.
-    pub instance_wait: Duration,
-    /// Largest `.wasm` file accepted, in bytes.
-    pub module_size: u64,
-    /// Most functions a module may define (checked before compiling).
-    pub functions: u64,
-    /// Largest body of one function, in bytes (checked before compiling).
-    pub function_size: u64,
-    /// Locals one function may declare (checked before compiling: the
-    /// compiler's time and memory grow faster than the number of locals).
-    pub locals: u64,
-    /// Control structures (`block`, `loop`, `if`) one function may contain
-    /// (checked before compiling: Cranelift's time grows with the square of
-    /// a chain of them, 15 s for 40 000 in a 480 KB function).
-    pub blocks: u64,
-    /// Most targets one module may declare (checked before compiling).
-    pub targets: u64,
-    /// Most wasm stack one call may use, in bytes. Engine-wide in wasmtime:
-    /// a guest whose side file sets another value gets an engine of its own.
-    pub stack: usize,
-    /// Bytes of a guest's stdout and stderr kept per call (each); the rest is
-    /// dropped and counted.
-    pub log_bytes: usize,
-    /// Longest error message a guest can create, in bytes (longer ones are
-    /// cut).
-    pub error_message: usize,
-    /// Most error handles one instance can hold at once.
-    pub error_handles: usize,
-    /// Period of the deadline timer (engine-wide: a flag, not a side-file
-    /// setting).
-    pub tick: Duration,
+    memory: u64 = DEFAULT_MEMORY_BYTES, "256 MiB", Instance,
+        ByteSize => bytes_in(64 << 10, 4 << 30);
     /// Linear memory of every guest instance in the process together
     /// (process-wide: a flag or the tenant's policy, not a side-file
     /// setting). A growth past it is refused as one past `memory` is.
-    pub memory_budget: u64,
+    memory_budget: u64 = 4 << 30, "4 GiB (all instances of all guests in the process)", Process,
+        ByteSize => bytes_in(64 << 10, 1 << 40);
+    /// Largest number of elements of any table of one instance.
+    table_elements: usize = 100_000, "100 000", Instance,
+        Count => count_in(0, 10_000_000);
+    /// Most wasm stack one call may use, in bytes. Engine-wide in wasmtime:
+    /// a guest whose side file sets another value gets an engine of its own.
+    stack: usize = 512 << 10, "512 KiB", Instance,
+        ByteSize => size_in(16 << 10, MAX_STACK_BYTES);
+    /// Most instances of one guest alive at once (calls beyond that wait).
+    instances: usize = 8, "8", Guest,
+        Count => count_in(1, 1024);
+    /// Wall time of one call (including instantiation when a call needs a
+    /// new instance). Exceeded by at most one [`Limits::tick`].
+    call_timeout: Duration = Duration::from_secs(10), "10 s", Call,
+        Time => timeout();
+    /// Wall time of one instantiation: the start function, `_initialize`
+    /// and the ABI checks.
+    instantiate_timeout: Duration = Duration::from_secs(5), "5 s", Instance,
+        Time => timeout();
+    /// How long a call waits for a busy guest's instance to come back
+    /// before it fails with RESOURCE_EXHAUSTED.
+    instance_wait: Duration = Duration::from_secs(10), "10 s", Call,
+        Time => timeout();
+    /// Largest `.wasm` file accepted, in bytes.
+    module_size: u64 = 64 << 20, "64 MiB", Module,
+        ByteSize => bytes_in(8, 1 << 30);
+    /// Most functions a module may define (checked before compiling).
+    functions: u64 = 100_000, "100 000", Module,
+        Count => number_in(1, 1_000_000);
+    /// Largest body of one function, in bytes (checked before compiling).
+    function_size: u64 = 1 << 20, "1 MiB", Module,
+        ByteSize => bytes_in(1, 64 << 20);
+    /// Locals one function may declare (checked before compiling: the
+    /// compiler's time and memory grow faster than the number of locals).
+    locals: u64 = 10_000, "10 000", Module,
+        Count => number_in(1, 1_000_000);
+    /// Control structures (`block`, `loop`, `if`) one function may contain
+    /// (checked before compiling: Cranelift's time grows with the square of
+    /// a chain of them, 15 s for 40 000 in a 480 KB function).
+    blocks: u64 = 10_000, "10 000", Module,
+        Count => number_in(1, 1_000_000);
+    /// Most targets one module may declare (checked before compiling).
+    targets: u64 = 1000, "1000", Module,
+        Count => number_in(1, 100_000);
+    /// Bytes of a guest's stdout and stderr kept per call (each); the rest is
+    /// dropped and counted.
+    log_bytes: usize = 64 << 10, "64 KiB", Call,
+        ByteSize => size_in(0, 64 << 20);
+    /// Longest error message a guest can create, in bytes (longer ones are
+    /// cut).
+    error_message: usize = 64 << 10, "64 KiB", Call,
+        ByteSize => size_in(16, 16 << 20);
+    /// Most error handles one instance can hold at once.
+    error_handles: usize = 1024, "1024", Instance,
+        Count => count_in(1, 1 << 20);
+    /// Period of the deadline timer (engine-wide: a flag, not a side-file
+    /// setting).
+    tick: Duration = Duration::from_millis(10), "10 ms", Engine,
+        Time => time_in(Duration::from_micros(100), Duration::from_secs(1));
     /// How guest code past its deadline is stopped (engine-wide).
-    pub interrupt: Interrupt,
+    interrupt: Interrupt = Interrupt::Auto, "`auto`: `epoch`", Engine,
+        Interrupt => any;
     /// Threads that compile and check guests, all at once (engine-wide: a
     /// flag, not a side-file setting). Compiling one module takes memory in
     /// proportion to its largest functions, so this bounds the memory of
     /// loading a folder; wasmtime's own parallel compilation of one module's
     /// functions runs on the same threads.
-    pub compile_threads: usize,
+    compile_threads: usize = default_compile_threads(), "the number of CPUs, at most 4", Engine,
+        Count => count_in(1, 256);
     /// Threads that copy one large buffer (8 MiB or more) in or out of
     /// guest memory, the calling thread included (engine-wide: a flag, not
     /// a side-file setting). One core's `memcpy` moves well below what the
     /// memory system can; the helpers are shared by the whole process, and
     /// a caller never waits for one that is busy.
-    pub copy_threads: usize,
+    copy_threads: usize = default_copy_threads(), "the number of CPUs, at most 4", Engine,
+        Count => count_in(1, crate::copy::MAX_HELPERS as u64 + 1);
     /// Give every call a fresh instance: nothing a guest keeps in its
     /// memory (heap, statics) survives from one call to the next, so no call
     /// sees data of an earlier call, whoever made it. Off by default: an
     /// instance serves many calls, and only what the host wrote into it
     /// (frames, operands) is overwritten or zeroed before the next call
     /// runs.
-    pub fresh_instances: bool,
+    fresh_instances: bool = false, "`false`", Guest,
+        Flag => flag;
     /// Check for result elements a guest never wrote: before each call the
     /// host fills each result region with [`UNWRITTEN_POISON`], and after a
     /// successful call reports the elements that still hold it (counts and
     /// first indices), as an error or a warning in the log. Off by default
     /// (then it costs nothing). Results aliased with an operand are not
     /// checked: they hold the operand's bytes when the guest starts.
-    pub unwritten: Unwritten,
+    unwritten: Unwritten = Unwritten::Off, "`off` (`warn`, `error`)", Call,
+        Unwritten => any;
+}
+
+/// Where a limit applies: the table's scope column. `Engine` and `Process`
+/// limits hold for every guest of an engine or of the process, so they are
+/// set with `--limit` (or a configuration or policy), never in a side file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Checked on a module before it is compiled.
+    Module,
+    /// Each instance of a guest.
+    Instance,
+    /// Each guest (all its instances together).
+    Guest,
+    /// Each call.
+    Call,
+    /// The whole wasm engine (every guest that shares it).
+    Engine,
+    /// The whole process (every guest of every engine).
+    Process,
+}
+
+impl Scope {
+    /// Why a side file may not set a limit of this scope (`engine-wide`,
+    /// `process-wide`), or `None` if it may.
+    pub fn wide(self) -> Option<&'static str> {
+        match self {
+            Scope::Engine => Some("engine-wide"),
+            Scope::Process => Some("process-wide"),
+            Scope::Module | Scope::Instance | Scope::Guest | Scope::Call => None,
+        }
+    }
 }
 
 /// The byte the unwritten-results check ([`Limits::unwritten`]) fills result
@@ -148,64 +239,6 @@ pub const MAX_STACK_BYTES: u64 = 4 << 20;
 
 /// Default linear memory limit: 256 MiB.
 pub const DEFAULT_MEMORY_BYTES: u64 = 256 << 20;
-
-impl Default for Limits {
-    /// The defaults (the names are those of `--limit NAME=VALUE` and of the
-    /// side file):
-    ///
-    /// | name | default |
-    /// |---|---|
-    /// | `memory` | 256 MiB |
-    /// | `memory_budget` | 4 GiB (all instances of all guests in the process) |
-    /// | `table_elements` | 100 000 |
-    /// | `stack` | 512 KiB |
-    /// | `instances` | 8 |
-    /// | `call_timeout` | 10 s |
-    /// | `instantiate_timeout` | 5 s |
-    /// | `instance_wait` | 10 s |
-    /// | `module_size` | 64 MiB |
-    /// | `functions` | 100 000 |
-    /// | `function_size` | 1 MiB |
-    /// | `locals` | 10 000 |
-    /// | `blocks` | 10 000 |
-    /// | `targets` | 1000 |
-    /// | `log_bytes` | 64 KiB |
-    /// | `error_message` | 64 KiB |
-    /// | `error_handles` | 1024 |
-    /// | `tick` | 10 ms |
-    /// | `interrupt` | `auto`: `epoch` |
-    /// | `compile_threads` | the number of CPUs, at most 4 |
-    /// | `copy_threads` | the number of CPUs, at most 4 |
-    /// | `fresh_instances` | `false` |
-    /// | `unwritten` | `off` (`warn`, `error`) |
-    fn default() -> Limits {
-        Limits {
-            memory: DEFAULT_MEMORY_BYTES,
-            memory_budget: 4 << 30,
-            table_elements: 100_000,
-            instances: 8,
-            call_timeout: Duration::from_secs(10),
-            instantiate_timeout: Duration::from_secs(5),
-            instance_wait: Duration::from_secs(10),
-            module_size: 64 << 20,
-            functions: 100_000,
-            function_size: 1 << 20,
-            locals: 10_000,
-            blocks: 10_000,
-            targets: 1000,
-            stack: 512 << 10,
-            log_bytes: 64 << 10,
-            error_message: 64 << 10,
-            error_handles: 1024,
-            tick: Duration::from_millis(10),
-            interrupt: Interrupt::Auto,
-            compile_threads: default_compile_threads(),
-            copy_threads: default_copy_threads(),
-            fresh_instances: false,
-            unwritten: Unwritten::Off,
-        }
-    }
-}
 
 /// The default of [`Limits::compile_threads`]: the CPUs this process may
 /// use, at most 4 (a large machine loading a folder of hostile modules
@@ -274,92 +307,14 @@ impl Limits {
             cause: None,
         })
     }
+}
 
-    /// Applies every setting of `overrides`.
-    ///
-    /// # Errors
-    ///
-    /// A value out of range (the message names the setting, the value and
-    /// the range); nothing is changed then.
-    pub fn apply(&mut self, overrides: &LimitOverrides) -> Result<(), String> {
-        let mut next = self.clone();
-        let o = overrides;
-        if let Some(v) = o.memory {
-            next.memory = in_range("memory", v.0, 64 << 10, 4 << 30, bytes_display)?;
-        }
-        if let Some(v) = o.memory_budget {
-            next.memory_budget = in_range("memory_budget", v.0, 64 << 10, 1 << 40, bytes_display)?;
-        }
-        if let Some(v) = o.table_elements {
-            next.table_elements = count("table_elements", v.0, 0, 10_000_000)?;
-        }
-        if let Some(v) = o.stack {
-            next.stack = size("stack", v.0, 16 << 10, MAX_STACK_BYTES)?;
-        }
-        if let Some(v) = o.instances {
-            next.instances = count("instances", v.0, 1, 1024)?;
-        }
-        if let Some(v) = o.call_timeout {
-            next.call_timeout = time("call_timeout", v.0)?;
-        }
-        if let Some(v) = o.instantiate_timeout {
-            next.instantiate_timeout = time("instantiate_timeout", v.0)?;
-        }
-        if let Some(v) = o.instance_wait {
-            next.instance_wait = time("instance_wait", v.0)?;
-        }
-        if let Some(v) = o.module_size {
-            next.module_size = in_range("module_size", v.0, 8, 1 << 30, bytes_display)?;
-        }
-        if let Some(v) = o.functions {
-            next.functions = in_range("functions", v.0, 1, 1_000_000, |n| n.to_string())?;
-        }
-        if let Some(v) = o.function_size {
-            next.function_size = in_range("function_size", v.0, 1, 64 << 20, bytes_display)?;
-        }
-        if let Some(v) = o.locals {
-            next.locals = in_range("locals", v.0, 1, 1_000_000, |n| n.to_string())?;
-        }
-        if let Some(v) = o.blocks {
-            next.blocks = in_range("blocks", v.0, 1, 1_000_000, |n| n.to_string())?;
-        }
-        if let Some(v) = o.targets {
-            next.targets = in_range("targets", v.0, 1, 100_000, |n| n.to_string())?;
-        }
-        if let Some(v) = o.log_bytes {
-            next.log_bytes = size("log_bytes", v.0, 0, 64 << 20)?;
-        }
-        if let Some(v) = o.error_message {
-            next.error_message = size("error_message", v.0, 16, 16 << 20)?;
-        }
-        if let Some(v) = o.error_handles {
-            next.error_handles = count("error_handles", v.0, 1, 1 << 20)?;
-        }
-        if let Some(v) = o.tick {
-            let (lo, hi) = (Duration::from_micros(100), Duration::from_secs(1));
-            if v.0 < lo || v.0 > hi {
-                return Err(format!("tick {:?} is out of range ({lo:?} to {hi:?})", v.0));
-            }
-            next.tick = v.0;
-        }
-        if let Some(v) = o.interrupt {
-            next.interrupt = v;
-        }
-        if let Some(v) = o.compile_threads {
-            next.compile_threads = count("compile_threads", v.0, 1, 256)?;
-        }
-        if let Some(v) = o.copy_threads {
-            next.copy_threads = count("copy_threads", v.0, 1, crate::copy::MAX_HELPERS as u64 + 1)?;
-        }
-        if let Some(v) = o.fresh_instances {
-            next.fresh_instances = v.0;
-        }
-        if let Some(v) = o.unwritten {
-            next.unwritten = v;
-        }
-        *self = next;
-        Ok(())
-    }
+// The checkers of the table's lines: each takes the limit's name and the
+// value read, and returns the field's value or an error naming the limit,
+// the value and the range.
+
+fn out_of_range<T: fmt::Debug>(name: &str, value: T, lo: T, hi: T) -> String {
+    format!("{name} {value:?} is out of range ({lo:?} to {hi:?})")
 }
 
 fn in_range(
@@ -380,24 +335,53 @@ fn in_range(
     Ok(value)
 }
 
-fn size(name: &str, value: u64, lo: u64, hi: u64) -> Result<usize, String> {
-    let v = in_range(name, value, lo, hi, bytes_display)?;
+fn fits(name: &str, v: u64) -> Result<usize, String> {
     usize::try_from(v).map_err(|_| format!("{name} {v} does not fit this machine"))
 }
 
-fn count(name: &str, value: u64, lo: u64, hi: u64) -> Result<usize, String> {
-    let v = in_range(name, value, lo, hi, |n| n.to_string())?;
-    usize::try_from(v).map_err(|_| format!("{name} {v} does not fit this machine"))
+/// A size in bytes from `lo` to `hi`.
+fn bytes_in(lo: u64, hi: u64) -> impl Fn(&str, ByteSize) -> Result<u64, String> {
+    move |name, v| in_range(name, v.0, lo, hi, bytes_display)
 }
 
-fn time(name: &str, value: Duration) -> Result<Duration, String> {
-    let (lo, hi) = (Duration::from_millis(1), Duration::from_secs(86_400));
-    if value < lo || value > hi {
-        return Err(format!(
-            "{name} {value:?} is out of range ({lo:?} to {hi:?})"
-        ));
+/// [`bytes_in`], as a `usize`.
+fn size_in(lo: u64, hi: u64) -> impl Fn(&str, ByteSize) -> Result<usize, String> {
+    move |name, v| fits(name, in_range(name, v.0, lo, hi, bytes_display)?)
+}
+
+/// A count from `lo` to `hi`.
+fn number_in(lo: u64, hi: u64) -> impl Fn(&str, Count) -> Result<u64, String> {
+    move |name, v| in_range(name, v.0, lo, hi, |n| n.to_string())
+}
+
+/// [`number_in`], as a `usize`.
+fn count_in(lo: u64, hi: u64) -> impl Fn(&str, Count) -> Result<usize, String> {
+    move |name, v| fits(name, in_range(name, v.0, lo, hi, |n| n.to_string())?)
+}
+
+/// A wall time from `lo` to `hi`.
+fn time_in(lo: Duration, hi: Duration) -> impl Fn(&str, Time) -> Result<Duration, String> {
+    move |name, v| {
+        if v.0 < lo || v.0 > hi {
+            return Err(out_of_range(name, v.0, lo, hi));
+        }
+        Ok(v.0)
     }
-    Ok(value)
+}
+
+/// A timeout: 1 ms to a day.
+fn timeout() -> impl Fn(&str, Time) -> Result<Duration, String> {
+    time_in(Duration::from_millis(1), Duration::from_secs(86_400))
+}
+
+/// Yes or no.
+fn flag(_: &str, v: Flag) -> Result<bool, String> {
+    Ok(v.0)
+}
+
+/// Any value the setting's type reads (an enum's variants).
+fn any<T>(_: &str, v: T) -> Result<T, String> {
+    Ok(v)
 }
 
 /// A limit setting that cannot be applied: a bad `--limit` flag or side
@@ -456,60 +440,6 @@ impl From<LimitError> for String {
     fn from(e: LimitError) -> String {
         e.message
     }
-}
-
-/// Settings that override [`Limits`]: the contents of a side file (TOML),
-/// or of `--limit` flags. Every field is optional; an absent one keeps the
-/// limit it would override. Unknown names are errors.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct LimitOverrides {
-    /// [`Limits::memory`].
-    pub memory: Option<ByteSize>,
-    /// [`Limits::memory_budget`] (flags and policy only: process-wide).
-    pub memory_budget: Option<ByteSize>,
-    /// [`Limits::table_elements`].
-    pub table_elements: Option<Count>,
-    /// [`Limits::stack`].
-    pub stack: Option<ByteSize>,
-    /// [`Limits::instances`].
-    pub instances: Option<Count>,
-    /// [`Limits::call_timeout`].
-    pub call_timeout: Option<Time>,
-    /// [`Limits::instantiate_timeout`].
-    pub instantiate_timeout: Option<Time>,
-    /// [`Limits::instance_wait`].
-    pub instance_wait: Option<Time>,
-    /// [`Limits::module_size`].
-    pub module_size: Option<ByteSize>,
-    /// [`Limits::functions`].
-    pub functions: Option<Count>,
-    /// [`Limits::function_size`].
-    pub function_size: Option<ByteSize>,
-    /// [`Limits::locals`].
-    pub locals: Option<Count>,
-    /// [`Limits::blocks`].
-    pub blocks: Option<Count>,
-    /// [`Limits::targets`].
-    pub targets: Option<Count>,
-    /// [`Limits::log_bytes`].
-    pub log_bytes: Option<ByteSize>,
-    /// [`Limits::error_message`].
-    pub error_message: Option<ByteSize>,
-    /// [`Limits::error_handles`].
-    pub error_handles: Option<Count>,
-    /// [`Limits::tick`] (flags only: engine-wide).
-    pub tick: Option<Time>,
-    /// [`Limits::interrupt`] (flags only: engine-wide).
-    pub interrupt: Option<Interrupt>,
-    /// [`Limits::compile_threads`] (flags only: engine-wide).
-    pub compile_threads: Option<Count>,
-    /// [`Limits::copy_threads`] (flags only: engine-wide).
-    pub copy_threads: Option<Count>,
-    /// [`Limits::fresh_instances`].
-    pub fresh_instances: Option<Flag>,
-    /// [`Limits::unwritten`].
-    pub unwritten: Option<Unwritten>,
 }
 
 impl LimitOverrides {
@@ -615,6 +545,27 @@ mod tests {
         assert!("memory".parse::<LimitSetting>().is_err());
         let s: LimitSetting = "memory = 1 MiB".parse().unwrap();
         assert_eq!((s.name.as_str(), s.value.as_str()), ("memory", "1 MiB"));
+    }
+
+    #[test]
+    fn the_table_names_every_limit_once() {
+        let mut names = Limits::NAMES.to_vec();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Limits::NAMES.len());
+        for name in Limits::NAMES {
+            assert!(Limits::scope(name).is_some(), "{name}");
+            // Every name is a key of side files and `[limits]` tables.
+            let e = LimitOverrides::parse(&format!("{name} = \"?\"")).unwrap_err();
+            assert!(!e.contains("unknown field"), "{name}: {e}");
+        }
+        assert_eq!(Limits::scope("fuel"), None);
+        let wide = |name| Limits::scope(name).and_then(Scope::wide);
+        assert_eq!(wide("tick"), Some("engine-wide"));
+        assert_eq!(wide("memory_budget"), Some("process-wide"));
+        assert_eq!(wide("memory"), None);
+        let o = LimitOverrides::parse("tick = \"1ms\"\nmemory = 65536\n").unwrap();
+        assert_eq!(o.names(), ["memory", "tick"]);
     }
 
     #[test]

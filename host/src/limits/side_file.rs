@@ -30,35 +30,19 @@ impl Limits {
             source: Some(path.clone()),
             cause: None,
         })?;
-        for (name, set, scope) in [
-            ("tick", overrides.tick.is_some(), "engine-wide"),
-            ("interrupt", overrides.interrupt.is_some(), "engine-wide"),
-            (
-                "compile_threads",
-                overrides.compile_threads.is_some(),
-                "engine-wide",
-            ),
-            (
-                "copy_threads",
-                overrides.copy_threads.is_some(),
-                "engine-wide",
-            ),
-            (
-                "memory_budget",
-                overrides.memory_budget.is_some(),
-                "process-wide",
-            ),
-        ] {
-            if set {
-                return Err(LimitError {
-                    message: format!(
-                        "limits file {} is invalid: `{name}` is {scope}; set it with --limit {name}=...",
-                        path.display()
-                    ),
-                    source: Some(path),
-                    cause: None,
-                });
-            }
+        let wide = overrides
+            .names()
+            .into_iter()
+            .find_map(|name| Some((name, Limits::scope(name)?.wide()?)));
+        if let Some((name, scope)) = wide {
+            return Err(LimitError {
+                message: format!(
+                    "limits file {} is invalid: `{name}` is {scope}; set it with --limit {name}=...",
+                    path.display()
+                ),
+                source: Some(path),
+                cause: None,
+            });
         }
         let mut limits = self.clone();
         limits.apply(&overrides).map_err(|message| LimitError {
