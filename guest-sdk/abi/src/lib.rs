@@ -4,9 +4,13 @@
 //! This crate depends on nothing but the XLA enums of `cyxla-xla-types`
 //! (not even `alloc`, except [`parse_targets`]) and compiles on every
 //! target: the host (x86_64) imports it to load and drive guests, the SDK
-//! (wasm32) re-exports it as `cyxla_guest_sdk::abi` to build them, and the
-//! C headers for guests (`guest-sdk/include/cyxla/abi.h`,
-//! `xla/ffi/api/c_api.h`) are tested against it (tests/integration/cpp_sdk.rs).
+//! (wasm32) re-exports it as `cyxla_guest_sdk::abi` to build them. The C
+//! header for guests `guest-sdk/include/cyxla/abi.h` is generated from it
+//! (the test `c_header`: `CYXLA_BLESS=1 cargo test -p cyxla-guest-abi --test
+//! c_header`), and `xla/ffi/api/c_api.h` is tested against it
+//! (tests/integration/cpp_sdk.rs). The host imports are listed once, in
+//! [`for_each_import!`]; docs/abi.md, "Adding a host function", says which
+//! files a new one touches.
 //!
 //! # The contract in one page
 //!
