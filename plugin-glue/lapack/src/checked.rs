@@ -22,7 +22,7 @@
 
 use crate::call::{QueryArrays, workspace};
 use crate::ffi::lapack_int;
-use crate::scalar::{LapackScalar, RealLapack};
+use crate::scalar::{LapackScalar, RealLapack, RealScalar};
 
 mod eigen;
 mod svd;
@@ -168,10 +168,21 @@ fn work_array<T>(routine: &str, work: &mut [T]) -> (*mut T, lapack_int) {
     (work.as_mut_ptr(), lwork)
 }
 
+/// The length of an RWORK of `n` reals, which only the complex types take:
+/// `n` for them, a one-element stand-in for the real types.
+pub(crate) fn rwork_len<T: LapackScalar>(n: usize) -> usize {
+    if T::IS_COMPLEX { n } else { 1 }
+}
+
+/// A zeroed RWORK of `n` reals, as [`rwork_len`] sizes it.
+pub(crate) fn rwork<T: LapackScalar>(n: usize) -> Vec<T::Real> {
+    vec![<T::Real as RealScalar>::ZERO; rwork_len::<T>(n)]
+}
+
 /// The pointer to `rwork` once it holds the `n` reals of the complex
 /// types' RWORK (1 for the real types, which take none).
 fn complex_rwork<T: LapackScalar>(routine: &str, rwork: &mut [T::Real], n: usize) -> *mut T::Real {
-    array(routine, "rwork", rwork, if T::IS_COMPLEX { n } else { 1 })
+    array(routine, "rwork", rwork, rwork_len::<T>(n))
 }
 
 /// The pointer to `wi` once it holds the `n` elements of an array only

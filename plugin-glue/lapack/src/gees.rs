@@ -4,7 +4,7 @@
 
 use crate::call::{Batched, Call, Ctx, Operand};
 use crate::checked;
-use crate::scalar::{ComplexLapack, LapackScalar, RealLapack, RealScalar};
+use crate::scalar::{ComplexLapack, LapackScalar, RealLapack};
 use plugin_glue::handler::{ErrorCode, HandlerError};
 
 fn common<'a, T: LapackScalar>(
@@ -90,7 +90,7 @@ fn run_with<'a, T: LapackScalar>(
     let init = || {
         (
             vec![T::default(); lwork],
-            vec![<T::Real as RealScalar>::ZERO; if T::IS_COMPLEX { n } else { 1 }],
+            checked::rwork::<T>(n),
             vec![T::default(); nn],
         )
     };

@@ -245,7 +245,7 @@ pub(crate) fn run_complex<T: ComplexLapack>(
     let init = || {
         (
             vec![T::default(); lwork],
-            vec![<T::Real as RealScalar>::ZERO; 2 * n],
+            checked::rwork::<T>(2 * n),
             vec![T::default(); nn],
         )
     };

@@ -4,7 +4,7 @@
 
 use crate::call::{Batched, Call, Ctx};
 use crate::checked;
-use crate::scalar::{LapackScalar, RealScalar};
+use crate::scalar::LapackScalar;
 use plugin_glue::dtype::DType;
 use plugin_glue::handler::HandlerError;
 
@@ -41,19 +41,13 @@ pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(),
     let (mi, ni) = (ctx.int("m", m)?, ctx.int("n", n)?);
     let l = ctx.lib.symbols();
     let lwork = ctx.lwork(checked::lwork::geqp3::<T>(l, mi, ni, mi))?;
-    let rwork = if T::IS_COMPLEX { 2 * n } else { 0 };
     let elements = (
         Batched::new(a, m * n, batch),
         Batched::new(jpvt, n, batch),
         Batched::new(tau, k, batch),
     );
     let flops = 4.0 * (m * n * k) as f64;
-    let init = || {
-        (
-            vec![T::default(); lwork],
-            vec![<T::Real as RealScalar>::ZERO; rwork.max(1)],
-        )
-    };
+    let init = || (vec![T::default(); lwork], checked::rwork::<T>(2 * n));
     ctx.for_each_element(batch, flops, init, elements, |(work, rwork), (a, j, t)| {
         checked::geqp3(l, mi, ni, a, mi, j, t, work, rwork);
     });

@@ -148,7 +148,7 @@ pub(crate) fn svd<T: FastPath>(
         ),
         Driver::Gesvd => (
             ctx.lwork(checked::lwork::gesvd::<T>(l, mode, mi, ni, mi, mi, ldvt))?,
-            if T::IS_COMPLEX { 5 * k } else { 1 },
+            checked::rwork_len::<T>(5 * k),
             0,
             20.0 * (m * n * k) as f64,
         ),

@@ -6,7 +6,6 @@
 use crate::call::{Batched, Call, Ctx};
 use crate::checked;
 use crate::fast_path::FastPath;
-use crate::scalar::RealScalar;
 use crate::small_eigh;
 use plugin_glue::handler::HandlerError;
 
@@ -66,7 +65,7 @@ pub(crate) fn run<T: FastPath>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), Han
     let init = || {
         (
             vec![T::default(); lwork],
-            vec![<T::Real as RealScalar>::ZERO; if T::IS_COMPLEX { lrwork } else { 1 }],
+            checked::rwork::<T>(lrwork),
             vec![0i32; liwork],
         )
     };
