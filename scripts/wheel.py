@@ -2,9 +2,12 @@
 
 The wheel holds the Python package ``jax_plugins.cyxla`` with, beside it, the
 PJRT plugin library (``libcyxla_pjrt.so``), the bundled guests
-(``guests/*.wasm``) and the guest SDK's C/C++ headers and runtime
-(``sdk/``), and the ``cyxla-host`` executable as a script (pip puts it in the
-environment's ``bin/``). Both binaries are copied without debug information,
+(``guests/*.wasm``), the guest SDK (``sdk/``: the C/C++ headers, runtime and
+CMake toolchain file, and the sources of the Rust crate ``cyxla-guest-sdk``
+and the crates it depends on by path, with standalone manifests: see
+``sdk_files``), and the ``cyxla-host`` executable as a script (pip puts it
+in the environment's ``bin/``). ``cyxla-host new`` scaffolds projects on that
+SDK. Both binaries are copied without debug information,
 so that nothing in them names the checkout they were built in; they find
 what they need relative to where they are installed.
 
@@ -19,8 +22,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import tempfile
@@ -72,12 +77,152 @@ def files(release: pathlib.Path, scratch: pathlib.Path, ver: str) -> list[tuple[
         sys.exit("scripts/wheel.py: guests/out holds no guests: build them with scripts/setup.sh")
     for guest in guests:
         out.append((f"{PACKAGE}/guests/{guest.name}", guest.read_bytes(), False))
-    sdk = ROOT / "guest-sdk"
-    for folder in ("include", "c"):
-        for path in sorted((sdk / folder).rglob("*")):
-            if path.is_file():
-                out.append((f"{PACKAGE}/sdk/{path.relative_to(sdk)}", path.read_bytes(), False))
+    out += [(f"{PACKAGE}/sdk/{rel}", data, False) for rel, data in sdk_files()]
     return out
+
+
+SDK = ROOT / "guest-sdk"
+# What the SDK folder ships besides its crates: the C/C++ headers, runtime
+# and CMake toolchain file.
+SDK_C_FOLDERS = ("include", "c", "cmake")
+# What a crate ships: its sources, build script and README (the SDK's docs
+# include it); not its tests, benches or examples, which need the workspace.
+CRATE_ITEMS = ("src", "build.rs", "README.md")
+# Sections of a manifest that are for developing the crate in the workspace.
+DEV_ONLY = ("dev-dependencies", "lints", "test", "bench", "example", "badges")
+DEPENDENCY_TABLES = ("dependencies", "build-dependencies")
+
+
+def workspace_manifest() -> dict:
+    with open(ROOT / "Cargo.toml", "rb") as f:
+        return tomllib.load(f)["workspace"]
+
+
+def standalone(manifest: dict, crate: pathlib.Path, workspace: dict) -> tuple[dict, list[pathlib.Path]]:
+    """The crate's manifest without the workspace: `x.workspace = true`
+    fields and dependencies take the workspace's values, and the sections
+    for developing it (dev-dependencies, lints, tests) go. Also the crates
+    it depends on by path (which the SDK folder must then hold too)."""
+    out: dict = {}
+    paths: list[pathlib.Path] = []
+    for key, value in manifest.items():
+        if key in DEV_ONLY:
+            continue
+        if key == "package":
+            value = {
+                k: workspace["package"][k] if isinstance(v, dict) and v.get("workspace") else v
+                for k, v in value.items()
+            }
+            # No workspace around it: its tests/, benches/ are not shipped.
+            value["autotests"] = value["autobenches"] = value["autoexamples"] = False
+        elif key == "target":
+            value = {
+                cfg: {
+                    k: deps(v, crate, workspace, paths) if k in DEPENDENCY_TABLES else v
+                    for k, v in tables.items()
+                    if k not in DEV_ONLY
+                }
+                for cfg, tables in value.items()
+            }
+        elif key in DEPENDENCY_TABLES:
+            value = deps(value, crate, workspace, paths)
+        elif key == "workspace":
+            sys.exit(f"scripts/wheel.py: {crate}/Cargo.toml has a [workspace] table; the SDK crates cannot")
+        out[key] = value
+    return out, paths
+
+
+def deps(table: dict, crate: pathlib.Path, workspace: dict, paths: list[pathlib.Path]) -> dict:
+    out = {}
+    for name, spec in table.items():
+        if isinstance(spec, dict) and spec.get("workspace"):
+            inherited = workspace["dependencies"][name]
+            inherited = dict(inherited) if isinstance(inherited, dict) else {"version": inherited}
+            if "path" in inherited:
+                inherited["path"] = os.path.relpath(ROOT / inherited["path"], crate)
+            features = inherited.get("features", []) + spec.get("features", [])
+            rest = {k: v for k, v in spec.items() if k not in ("workspace", "features")}
+            spec = {**inherited, **rest}
+            if features:
+                spec["features"] = features
+        if isinstance(spec, dict) and "path" in spec:
+            target = (crate / spec["path"]).resolve()
+            if not target.is_relative_to(SDK):
+                sys.exit(f"scripts/wheel.py: {crate.relative_to(ROOT)} depends on {name} at {spec['path']}, "
+                         "outside guest-sdk: the wheel's SDK folder cannot hold it")
+            paths.append(target)
+        out[name] = spec
+    return out
+
+
+def toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+
+
+def toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"cannot write {value!r} as TOML")
+
+
+def toml(manifest: dict) -> str:
+    """A manifest as TOML: tables for its sections, inline tables for
+    dependency specifications."""
+    lines: list[str] = []
+
+    def table(path: list[str], body: dict) -> None:
+        scalars = {k: v for k, v in body.items() if not isinstance(v, dict) or path[-1] in DEPENDENCY_TABLES}
+        if scalars or not body:
+            lines.append("[" + ".".join(toml_key(p) for p in path) + "]")
+            lines.extend(f"{toml_key(k)} = {toml_value(v)}" for k, v in scalars.items())
+            lines.append("")
+        for k, v in body.items():
+            if k not in scalars:
+                table(path + [k], v)
+
+    for key, body in manifest.items():
+        table([key], body)
+    return "\n".join(lines)
+
+
+def sdk_files() -> list[tuple[str, bytes]]:
+    """The SDK folder: guest-sdk's C/C++ files, and each crate from
+    cyxla-guest-sdk down its path dependencies, at its place under
+    guest-sdk, with a manifest that builds outside the workspace (so a
+    project `cyxla-host new --rust` scaffolds depends on the installed SDK
+    by path). Fails on a path dependency outside guest-sdk."""
+    out: list[tuple[str, bytes]] = []
+    for folder in SDK_C_FOLDERS:
+        out += [(str(p.relative_to(SDK)), p.read_bytes()) for p in sorted((SDK / folder).rglob("*")) if p.is_file()]
+    workspace = workspace_manifest()
+    todo, done = [SDK], set()
+    while todo:
+        crate = todo.pop()
+        if crate in done:
+            continue
+        done.add(crate)
+        with open(crate / "Cargo.toml", "rb") as f:
+            manifest, paths = standalone(tomllib.load(f), crate, workspace)
+        todo += paths
+        text = (f"# {crate.relative_to(ROOT)}/Cargo.toml as the wheel ships it (scripts/wheel.py): without\n"
+                "# the workspace, its dev-dependencies and lints.\n\n" + toml(manifest))
+        prefix = crate.relative_to(SDK)
+        out.append((str(prefix / "Cargo.toml"), text.encode()))
+        for item in CRATE_ITEMS:
+            path = crate / item
+            files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path] * path.is_file()
+            out += [(str(p.relative_to(SDK)), p.read_bytes()) for p in files]
+    names = [n for n, _ in out]
+    assert len(names) == len(set(names)), sorted(names)
+    return sorted(out)
 
 
 def metadata(ver: str) -> str:

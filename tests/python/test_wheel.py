@@ -12,6 +12,11 @@ platform ``cyxla`` and with the guests on JAX's own CPU backend
 platform ``cyxla``. Each result is checked against jnp on JAX's own CPU
 backend (wheel_script.py).
 
+In the newest venv, ``cyxla-host new NAME --cpp`` and ``--rust`` scaffold
+projects on the SDK the wheel installs; each is built as its README says
+(Debian's clang-19 for C++, the author's rustup toolchain for Rust) and its
+target called from JAX under the installed launcher.
+
 The Pythons are looked up in pyenv (``~/.pyenv/versions``), then on PATH; a
 missing one fails the test, naming it.
 """
@@ -27,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 import zipfile
 
 import pytest
@@ -74,6 +80,7 @@ def clean(extra: dict[str, str], bin_dir: pathlib.Path) -> dict[str, str]:
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("CYXLA_", "JAX_", "XLA_", "PYTHON", "VIRTUAL_ENV", "CARGO", "RUST"))
+        and k not in ("PWD", "OLDPWD")
     }
     env["PATH"] = f"{bin_dir}:/usr/local/bin:/usr/bin:/bin"
     env.update(extra)
@@ -86,6 +93,13 @@ def run(argv, env, cwd, timeout=TIMEOUT) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def wheel() -> pathlib.Path:
+    """The wheel scripts/wheel.sh builds, or the one `CYXLA_TEST_WHEEL` names
+    (built already, e.g. when the tree does not build at the moment)."""
+    given = os.environ.get("CYXLA_TEST_WHEEL")
+    if given:
+        path = pathlib.Path(given).resolve()
+        assert path.is_file() and path.suffix == ".whl", f"CYXLA_TEST_WHEEL={given} is not a wheel file"
+        return path
     r = run(["scripts/wheel.sh"], dict(os.environ), ROOT, timeout=3600)
     assert r.returncode == 0, f"scripts/wheel.sh failed:\n{r.stdout}\n{r.stderr}"
     path = pathlib.Path(r.stdout.strip().splitlines()[-1])
@@ -146,6 +160,13 @@ def check(r: subprocess.CompletedProcess, platform: str) -> dict:
     return result
 
 
+def workspace_keys(table) -> list[str]:
+    """`workspace` keys anywhere in a manifest (`x.workspace = true`, `[lints] workspace = true`)."""
+    if isinstance(table, dict):
+        return [k for k in table if k == "workspace"] + [k for v in table.values() for k in workspace_keys(v)]
+    return []
+
+
 def test_auditwheel_names_a_manylinux_tag_and_the_wheel_holds_everything(wheel):
     assert "manylinux_" in wheel.name and wheel.name.endswith("_x86_64.whl"), wheel.name
     auditwheel = VENV_PYTHON.parent / "auditwheel"
@@ -178,8 +199,18 @@ def test_auditwheel_names_a_manylinux_tag_and_the_wheel_holds_everything(wheel):
         "jax_plugins/cyxla/guests/trap.wasm",
         "jax_plugins/cyxla/sdk/include/xla/ffi/api/ffi.h",
         "jax_plugins/cyxla/sdk/c/cyxla_runtime.cc",
+        "jax_plugins/cyxla/sdk/cmake/wasm32-cyxla.cmake",
+        "jax_plugins/cyxla/sdk/Cargo.toml",
+        "jax_plugins/cyxla/sdk/src/lib.rs",
+        "jax_plugins/cyxla/sdk/README.md",
     ):
         assert needed in names, (needed, sorted(names))
+    with zipfile.ZipFile(wheel) as z:
+        # The SDK's crates build outside the workspace.
+        for name in sorted(n for n in names if n.startswith("jax_plugins/cyxla/sdk/") and n.endswith("Cargo.toml")):
+            manifest = tomllib.loads(z.read(name).decode())
+            assert not workspace_keys(manifest), (name, manifest)
+            assert not {"lints", "dev-dependencies"} & manifest.keys(), (name, manifest)
     print(f"wheel {wheel.name}: {wheel.stat().st_size / 2**20:.1f} MiB")
 
 
@@ -276,3 +307,90 @@ def test_the_readme_install_commands(venvs, wheel):
     cpu_line = re.search(r"`(cyxla-host --platform cpu [^`]*)`", INSTALL.replace("\n", " ")).group(1)
     r = run(shlex.split(cpu_line), clean({}, venv.bin), venv.dir)
     assert r.returncode == 0 and "OK cpu" in r.stdout, r.stdout + r.stderr
+
+
+# `cyxla-host new` from the wheel: the scaffolds build with the SDK the wheel
+# installs (`jax_plugins/cyxla/sdk`) and the author's own toolchain, as their
+# README says, and run under the installed launcher.
+CHECK_SCAFFOLD = """
+import json, os, sys
+import numpy as np, jax
+platform = os.environ.get("JAX_PLATFORMS", "").split(",")[0] or jax.default_backend()
+x = np.random.default_rng(0).standard_normal((5, 7)).astype(np.float32)
+f = lambda x: jax.ffi.ffi_call({name!r}, jax.ShapeDtypeStruct(x.shape, x.dtype))(x, factor=np.float32(-1.75))
+y = jax.jit(f)(x)
+print(json.dumps({{
+    "platform": platform,
+    "on_platform": set(y.devices()) <= set(jax.devices(platform)),
+    "equal": bool(np.array_equal(np.asarray(y), x * np.float32(-1.75))),
+    "sys_path": sys.path,
+}}))
+"""
+
+
+def author_env(venv: Venv, language: str) -> dict[str, str]:
+    """The clean environment plus, for Rust, the author's own Rust toolchain
+    (rustup's `cargo` on the PATH, never the checkout's rust-toolchain.toml:
+    the projects are outside it)."""
+    env = clean({}, venv.bin)
+    if language == "rust":
+        cargo = shutil.which("cargo")
+        if cargo is None:
+            pytest.fail(
+                "`cyxla-host new --rust` projects build with a Rust toolchain: install rustup "
+                "(https://rustup.rs), then `rustup target add wasm32-unknown-unknown`",
+                pytrace=False,
+            )
+        env["PATH"] = f"{pathlib.Path(cargo).parent}:{env['PATH']}"
+    return env
+
+
+@pytest.mark.parametrize("language", ["cpp", "rust"])
+def test_new_scaffolds_build_on_the_installed_sdk_and_run(venvs, language):
+    venv = venvs("newest")
+    name = f"scaled_{language}"
+    env = author_env(venv, language)
+    for key, value in env.items():
+        assert str(ROOT) not in value, f"the build environment names the checkout: {key}={value}"
+    work = venv.dir / "projects"
+    work.mkdir(exist_ok=True)
+    host = str(venv.bin / "cyxla-host")
+    r = run([host, "new", name, f"--{language}"], env, work)
+    assert r.returncode == 0, r.stdout + r.stderr
+    # Nothing to install first (`new` starts its next steps with that).
+    assert "apt-get install" not in r.stdout and "rustup target add" not in r.stdout, r.stdout
+    project = work / name
+    site = next((venv.dir / "venv" / "lib").glob("python3.*/site-packages"))
+    sdk = site / "jax_plugins" / "cyxla" / "sdk"
+    files = [p for p in project.rglob("*") if p.is_file()]
+    assert files, r.stdout
+    for path in files:
+        text = path.read_text()
+        assert str(ROOT) not in text, f"{path.name} names the checkout"
+    readme = (project / "README.md").read_text()
+    assert f"SDK: `{sdk}`" in " ".join(readme.split()), readme
+
+    # The README's commands, one by one, as the author would type them.
+    steps = re.search(r"```sh\n(.*?)```", readme, re.S).group(1).splitlines()
+    assert steps[-1].startswith("cyxla-host ") and "call_from_jax.py" in steps[-1], steps
+    for line in steps:
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        started = time.time()
+        r = run(["bash", "-c", line], env, project)
+        assert r.returncode == 0, f"`{line}` failed:\n{r.stdout}\n{r.stderr}"
+        print(f"{language}: `{line.split('#')[0].strip()}` {time.time() - started:.1f} s")
+    # call_from_jax.py prints the platforms and y = arange(4) * 2.5.
+    platforms, values = r.stdout.strip().splitlines()[-1].split(" ", 1)
+    assert platforms.split(",")[0] == "cyxla", r.stdout
+    assert json.loads(values) == [0.0, 2.5, 5.0, 7.5], r.stdout
+
+    # Random operands against numpy, on platform cyxla, and nothing of the
+    # checkout on sys.path.
+    (project / "check_scaffold.py").write_text(CHECK_SCAFFOLD.format(name=name))
+    r = run([host, "--guests", "guests", "--allow", name, "--", "python", "check_scaffold.py"], env, project)
+    assert r.returncode == 0, r.stdout + r.stderr
+    result = json.loads(r.stdout.strip().splitlines()[-1])
+    assert result["platform"] == "cyxla" and result["on_platform"] and result["equal"], result
+    for entry in result["sys_path"]:
+        assert not pathlib.Path(entry or ".").resolve().is_relative_to(ROOT), entry

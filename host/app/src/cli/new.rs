@@ -4,8 +4,16 @@
 //! from JAX on platform `cyxla` under the launcher.
 //!
 //! The project refers to the guest SDK by absolute path: `--sdk PATH`, else
-//! the `guest-sdk` of the checkout the running `cyxla-host` was built in
-//! (`<root>/target/<profile>/cyxla-host` → `<root>/guest-sdk`).
+//! the SDK installed with the running `cyxla-host` (the wheel's
+//! `site-packages/jax_plugins/cyxla/sdk`: the C/C++ headers, runtime and
+//! CMake toolchain file, and the Rust crate `cyxla-guest-sdk` with the
+//! crates it depends on by path), else the `guest-sdk` of the checkout it was
+//! built in (`<root>/target/<profile>/cyxla-host` → `<root>/guest-sdk`).
+//!
+//! The build tools are the author's: for Rust, a toolchain with the
+//! `wasm32-unknown-unknown` target; for C++, Debian's clang-19 wasm32
+//! toolchain, binaryen and CMake. The next steps `new` prints start with what
+//! to install when one is missing.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -86,7 +94,8 @@ pub fn new(args: &NewArgs) -> Result<Scaffold> {
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
         written.push(PathBuf::from(rel));
     }
-    let next_steps = next_steps(&args.name, args.language, &dir);
+    let next_steps =
+        missing_tools(args.language, &dir) + &next_steps(&args.name, args.language, &dir);
     Ok(Scaffold {
         dir,
         files: written,
@@ -128,23 +137,112 @@ fn checked_sdk(sdk: &Path) -> Result<PathBuf> {
     Ok(sdk)
 }
 
-/// The `guest-sdk` of the checkout this binary belongs to.
+/// The SDK folder of the installed Python package (from the wheel).
+pub const INSTALLED_SDK: &str = "sdk";
+
+/// The SDK installed with this binary (the wheel's
+/// `jax_plugins/cyxla/sdk`), else the `guest-sdk` of the checkout it
+/// belongs to.
 fn find_sdk() -> Result<PathBuf> {
+    let installed = setup::installed_library()
+        .and_then(|library| library.parent().map(|dir| dir.join(INSTALLED_SDK)));
     let roots = setup::workspace_roots();
-    for root in &roots {
-        if let Ok(sdk) = checked_sdk(&root.join("guest-sdk")) {
+    let candidates: Vec<PathBuf> = installed
+        .into_iter()
+        .chain(roots.iter().map(|root| root.join("guest-sdk")))
+        .collect();
+    for candidate in &candidates {
+        if let Ok(sdk) = checked_sdk(candidate) {
             return Ok(sdk);
         }
     }
     bail!(
-        "cannot find the cyxla guest SDK above the cyxla-host executable (looked for guest-sdk \
-         in {}): pass --sdk <cyxla checkout>/guest-sdk",
-        roots
+        "cannot find the cyxla guest SDK installed with the cyxla-host executable or above it \
+         (looked in {}): reinstall the cyxla wheel, or pass --sdk <cyxla checkout>/guest-sdk",
+        candidates
             .iter()
             .map(|r| r.display().to_string())
             .collect::<Vec<_>>()
             .join(", ")
     )
+}
+
+/// The Rust target guests build for.
+pub const RUST_TARGET: &str = "wasm32-unknown-unknown";
+
+/// Debian's packages of the C/C++ guest toolchain (`apt-get install ...`).
+pub const CPP_PACKAGES: &str = "clang-19 lld-19 wasi-libc libc++-19-dev-wasm32 \
+                                libc++abi-19-dev-wasm32 libclang-rt-19-dev-wasm32 binaryen cmake";
+
+/// Lines for the top of the next steps: what to install first, for each
+/// build tool of `language` that is missing (nothing when all are there).
+fn missing_tools(language: Language, dir: &Path) -> String {
+    missing_tools_with(language, dir, rust_sysroot)
+}
+
+/// [`missing_tools`] with `sysroot` for [`rust_sysroot`].
+fn missing_tools_with(
+    language: Language,
+    dir: &Path,
+    sysroot: impl Fn(&Path) -> Option<PathBuf>,
+) -> String {
+    let mut s = String::new();
+    match language {
+        Language::Rust => match sysroot(dir) {
+            None => {
+                let _ = writeln!(
+                    s,
+                    "# no Rust toolchain (rustc) on the PATH: install rustup (https://rustup.rs), then"
+                );
+                let _ = writeln!(s, "rustup target add {RUST_TARGET}");
+            }
+            Some(sysroot) if !sysroot.join("lib/rustlib").join(RUST_TARGET).is_dir() => {
+                let _ = writeln!(
+                    s,
+                    "# the Rust target {RUST_TARGET} is not installed ({}):",
+                    sysroot.display()
+                );
+                let _ = writeln!(s, "rustup target add {RUST_TARGET}");
+            }
+            Some(_) => {}
+        },
+        Language::Cpp => {
+            let missing: Vec<&str> = ["clang++-19", "wasm-ld-19", "wasm-opt", "cmake"]
+                .into_iter()
+                .filter(|tool| !on_path(tool))
+                .collect();
+            if !missing.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "# {} not found: install Debian's C/C++ wasm32 toolchain:",
+                    missing.join(", ")
+                );
+                let packages = CPP_PACKAGES.split_whitespace().collect::<Vec<_>>();
+                let _ = writeln!(s, "sudo apt-get install {}", packages.join(" "));
+            }
+        }
+    }
+    s
+}
+
+/// The sysroot of the `rustc` that builds in `dir` (rustup's choice there),
+/// or `None` without one.
+fn rust_sysroot(dir: &Path) -> Option<PathBuf> {
+    let output = std::process::Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .current_dir(dir)
+        .output()
+        .ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let text = String::from_utf8(output.stdout).ok()?;
+    Some(PathBuf::from(text.trim()))
+}
+
+fn on_path(tool: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(tool).is_file()))
 }
 
 /// A path for a TOML or CMake string (both take `/` on every platform).
@@ -324,10 +422,15 @@ mod tests {{
 Target `{name}`: `y = x * factor` (`x: f32[...]`, attribute `factor: f32`),
 in `src/lib.rs`. Guest SDK: `{sdk}` (`cargo doc -p cyxla-guest-sdk --open`).
 
+Builds with a Rust toolchain (1.95 or newer) with the `{target}` target
+(`rustup target add {target}`); the SDK's crates.io dependencies are
+fetched on the first build.
+
 ```sh
 {steps}```
 "#,
         steps = readme_steps(name, Language::Rust),
+        target = RUST_TARGET,
     );
     vec![
         ("Cargo.toml".to_owned(), cargo),
@@ -443,10 +546,17 @@ Target `{name}`: `y = x * factor` (`x: f32[...]`, attribute `factor: f32`):
 the handler in `{name}.cc`, its computation in `{name}_kernel.h`. Guest
 SDK: `{sdk}` (see its README.md).
 
+Builds with Debian's clang-19 wasm32 toolchain, binaryen and CMake
+(`sudo apt-get install {packages}`).
+
 ```sh
 {steps}```
 "#,
         steps = readme_steps(name, Language::Cpp),
+        packages = CPP_PACKAGES
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" "),
     );
     vec![
         (format!("{name}_kernel.h"), kernel_h),
@@ -491,6 +601,53 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("already exists and is not empty"), "{e}");
+    }
+
+    #[test]
+    fn the_checkout_sdk_is_found_and_scaffolds_name_no_missing_tool_here() {
+        // This machine has every tool (scripts/setup.sh): no install line.
+        let dir = tempfile::tempdir().unwrap();
+        for language in [Language::Rust, Language::Cpp] {
+            let made = new(&NewArgs {
+                name: "k".into(),
+                language,
+                dir: dir.path().join(format!("{language:?}")),
+                sdk: None,
+            })
+            .unwrap();
+            assert!(made.next_steps.starts_with("cd "), "{}", made.next_steps);
+        }
+        assert_eq!(
+            find_sdk().unwrap(),
+            crate::setup::workspace_root().join("guest-sdk")
+        );
+    }
+
+    #[test]
+    fn a_missing_wasm32_target_or_rustc_says_what_to_install() {
+        // A sysroot without the wasm32 target, as rustup installs a
+        // toolchain by default.
+        let sysroot = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(sysroot.path().join("lib/rustlib/x86_64-unknown-linux-gnu"))
+            .unwrap();
+        let lines = missing_tools_with(Language::Rust, sysroot.path(), |_| {
+            Some(sysroot.path().to_owned())
+        });
+        assert!(
+            lines.contains("is not installed")
+                && lines.ends_with("rustup target add wasm32-unknown-unknown\n"),
+            "{lines}"
+        );
+        let lines = missing_tools_with(Language::Rust, sysroot.path(), |_| None);
+        assert!(
+            lines.contains("install rustup (https://rustup.rs)"),
+            "{lines}"
+        );
+        std::fs::create_dir_all(sysroot.path().join("lib/rustlib/wasm32-unknown-unknown")).unwrap();
+        let lines = missing_tools_with(Language::Rust, sysroot.path(), |_| {
+            Some(sysroot.path().to_owned())
+        });
+        assert_eq!(lines, "");
     }
 
     #[test]
