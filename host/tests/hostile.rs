@@ -540,13 +540,7 @@ fn time_to_deadline(sandbox: &Sandbox, target: &str) -> Duration {
         .map(|_| {
             let (error, took) = timed_error(&h, &vector_call(&[1.0]));
             assert_code(&error, ErrorCode::DeadlineExceeded);
-            assert!(
-                error.message.starts_with(&format!(
-                    "target `{target}` (guest hostile.wasm): exceeded its deadline (300ms)"
-                )),
-                "{}",
-                error.message
-            );
+            assert_deadline_message(&error, target, "hostile.wasm", "300ms");
             run_double(&handler(sandbox, "x_double"));
             took
         })
@@ -556,9 +550,7 @@ fn time_to_deadline(sandbox: &Sandbox, target: &str) -> Duration {
 
 #[test]
 fn loops_stop_within_50ms_of_the_deadline() {
-    for interrupt in interrupt_mechanisms() {
-        let mut limits = test_limits();
-        limits.interrupt = interrupt;
+    for (interrupt, limits) in limits_per_mechanism() {
         let (_dir, sandbox) = hostile_sandbox(limits);
         assert_eq!(sandbox.guests().engine().interrupt(), interrupt);
         for target in ["x_spin", "x_host_call_loop"] {
@@ -700,18 +692,9 @@ fn a_sleeping_guest_meets_its_deadline() {
 
 #[test]
 fn a_guest_looping_in_wasi_calls_meets_its_deadline() {
-    for interrupt in interrupt_mechanisms() {
-        let mut limits = test_limits();
-        limits.interrupt = interrupt;
+    for (interrupt, limits) in limits_per_mechanism() {
         let (_dir, sandbox) = wasi_sandbox(limits);
-        let (error, took) = timed_error(&handler(&sandbox, "w_chatter"), &vector_call(&[1.0]));
-        assert!(
-            error
-                .message
-                .starts_with("target `w_chatter` (guest w.wasm): exceeded its deadline (300ms)"),
-            "{}",
-            error.message
-        );
+        let (_, took) = deadline_error(&sandbox, "w_chatter", "w.wasm", "300ms");
         assert!(took < Duration::from_millis(400), "{interrupt:?}: {took:?}");
         run_double(&handler(&sandbox, "w_double"));
     }

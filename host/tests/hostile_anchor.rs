@@ -148,9 +148,7 @@ fn a_loop_in_the_allocator_when_a_call_needs_more_room_meets_the_call_deadline()
             ),
         )],
     );
-    for interrupt in interrupt_mechanisms() {
-        let mut limits = test_limits();
-        limits.interrupt = interrupt;
+    for (interrupt, mut limits) in limits_per_mechanism() {
         limits.memory = 64 << 20;
         let (_dir, sandbox, _) = with_good_guest(bytes.clone(), limits);
         let h = handler(&sandbox, "a_double");
@@ -176,9 +174,7 @@ fn a_loop_in_the_panic_message_export_after_a_trap_leaves_the_trap_error() {
         &[("p_trap", "trap"), ("p_double", "double")],
         &[],
     );
-    for interrupt in interrupt_mechanisms() {
-        let mut limits = test_limits();
-        limits.interrupt = interrupt;
+    for (interrupt, limits) in limits_per_mechanism() {
         let (_dir, sandbox, _) = with_good_guest(bytes.clone(), limits);
         let h = handler(&sandbox, "p_trap");
         let (error, took) = timed_error(&h, &vector_call(&[1.0]));

@@ -246,6 +246,16 @@ pub fn interrupt_mechanisms() -> Vec<Interrupt> {
     vec![Interrupt::Epoch]
 }
 
+/// [`test_limits`] with each deadline mechanism in turn (as
+/// [`interrupt_mechanisms`]): the mechanism and the limits.
+pub fn limits_per_mechanism() -> impl Iterator<Item = (Interrupt, Limits)> {
+    interrupt_mechanisms().into_iter().map(|interrupt| {
+        let mut limits = test_limits();
+        limits.interrupt = interrupt;
+        (interrupt, limits)
+    })
+}
+
 pub fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
@@ -330,6 +340,40 @@ pub fn timed_error(handler: &GuestHandler, call: &HostCall) -> (HandlerError, Du
 #[track_caller]
 pub fn assert_code(error: &HandlerError, code: ErrorCode) {
     assert_eq!(error.code, code, "{}", error.message);
+}
+
+/// Fails unless `error`'s message says that `target` (in the guest file
+/// `guest`) exceeded its deadline `deadline` (`"300ms"`).
+#[track_caller]
+pub fn assert_deadline_message(error: &HandlerError, target: &str, guest: &str, deadline: &str) {
+    let start = format!("target `{target}` (guest {guest}): exceeded its deadline ({deadline})");
+    assert_message(error, |m| m.starts_with(&start));
+}
+
+/// Calls `target` (of the guest file `guest`) in `sandbox` on `[1.0]`: its
+/// error, which must say it exceeded its deadline `deadline`, and how long
+/// the call took.
+#[track_caller]
+pub fn deadline_error(
+    sandbox: &Sandbox,
+    target: &str,
+    guest: &str,
+    deadline: &str,
+) -> (HandlerError, Duration) {
+    let (error, took) = timed_error(&handler(sandbox, target), &vector_call(&[1.0]));
+    assert_deadline_message(&error, target, guest, deadline);
+    (error, took)
+}
+
+/// Fails unless `error` is RESOURCE_EXHAUSTED for a refused memory growth,
+/// naming the memory limit `limit` (`"4 MiB"`).
+#[track_caller]
+pub fn assert_growth_refused(error: &HandlerError, limit: &str) {
+    assert_code(error, ErrorCode::ResourceExhausted);
+    assert_message(error, |m| {
+        m.contains("after its memory was refused growth to")
+            && m.contains(&format!("(limit {limit})"))
+    });
 }
 
 /// Fails unless `check` holds of `error`'s message, showing the message.
