@@ -69,13 +69,22 @@ XLA_FFI_Error* RawFail(XLA_FFI_CallFrame* frame) {
   return make_error(frame, XLA_FFI_Error_Code_FAILED_PRECONDITION, message);
 }
 
-XLA_FFI_Error* RawDevice(XLA_FFI_CallFrame* frame) {
+/* What a handler with a single result does once the probe is answered and
+ * the result checked. */
+typedef XLA_FFI_Error* (*ResultBody)(XLA_FFI_CallFrame* frame, XLA_FFI_Buffer* out);
+
+/* A handler with a single result of `dtype` and `count` elements: answers
+ * the probe, fails INVALID_ARGUMENT with `expected` if the result is not
+ * that, else runs `body`. */
+static XLA_FFI_Error* with_single_result(XLA_FFI_CallFrame* frame, XLA_FFI_DataType dtype,
+                                         int64_t count, const char* expected, ResultBody body) {
   if (answer_probe(frame)) return NULL;
-  XLA_FFI_Buffer* out = single_result(frame, XLA_FFI_DataType_S32, 2);
-  if (out == NULL) {
-    return make_error(frame, XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                      "raw_device_c: expected one s32[2] result");
-  }
+  XLA_FFI_Buffer* out = single_result(frame, dtype, count);
+  if (out == NULL) return make_error(frame, XLA_FFI_Error_Code_INVALID_ARGUMENT, expected);
+  return body(frame, out);
+}
+
+static XLA_FFI_Error* device_body(XLA_FFI_CallFrame* frame, XLA_FFI_Buffer* out) {
   XLA_FFI_DeviceOrdinal_Get_Args args;
   args.struct_size = XLA_FFI_DeviceOrdinal_Get_Args_STRUCT_SIZE;
   args.extension_start = NULL;
@@ -89,13 +98,12 @@ XLA_FFI_Error* RawDevice(XLA_FFI_CallFrame* frame) {
   return NULL;
 }
 
-XLA_FFI_Error* RawThreads(XLA_FFI_CallFrame* frame) {
-  if (answer_probe(frame)) return NULL;
-  XLA_FFI_Buffer* out = single_result(frame, XLA_FFI_DataType_S64, 1);
-  if (out == NULL) {
-    return make_error(frame, XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                      "raw_threads_c: expected one s64[] result");
-  }
+XLA_FFI_Error* RawDevice(XLA_FFI_CallFrame* frame) {
+  return with_single_result(frame, XLA_FFI_DataType_S32, 2,
+                            "raw_device_c: expected one s32[2] result", device_body);
+}
+
+static XLA_FFI_Error* threads_body(XLA_FFI_CallFrame* frame, XLA_FFI_Buffer* out) {
   int64_t threads = 0;
   XLA_FFI_ThreadPool_NumThreads_Args args;
   args.struct_size = XLA_FFI_ThreadPool_NumThreads_Args_STRUCT_SIZE;
@@ -106,6 +114,11 @@ XLA_FFI_Error* RawThreads(XLA_FFI_CallFrame* frame) {
   if (error != NULL) return error;
   *(int64_t*)out->data = threads > 0 ? 1 : 0;
   return NULL;
+}
+
+XLA_FFI_Error* RawThreads(XLA_FFI_CallFrame* frame) {
+  return with_single_result(frame, XLA_FFI_DataType_S64, 1,
+                            "raw_threads_c: expected one s64[] result", threads_body);
 }
 
 CYXLA_TARGET(raw_fail_c, RawFail);

@@ -1,12 +1,13 @@
 // A handler that locks a std::mutex it already holds: natively a deadlock
 // (never run natively by the tests); in a guest, cyxla/mutex.h's
 // single-threaded std::mutex traps with a message the host reports.
-// Same binding as counter_cpp (tests/cpp/statics.cc), so that test programs
-// can call either; a module of its own, so that its trap discards none of
-// counter_cpp's instances.
+// The binding of counter_cpp (tests/cpp/statics.cc; counter_binding.h), so
+// that test programs can call either; a module of its own, so that its trap
+// discards none of counter_cpp's instances.
 #include <cstdint>
 #include <mutex>
 
+#include "counter_binding.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace ffi = xla::ffi;
@@ -32,11 +33,6 @@ ffi::Error RelockImpl(int64_t index, ffi::Buffer<ffi::F32> x,
 
 }  // namespace
 
-XLA_FFI_DEFINE_HANDLER_SYMBOL(Relock, RelockImpl,
-                              ffi::Ffi::Bind()
-                                  .Attr<int64_t>("index")
-                                  .Arg<ffi::Buffer<ffi::F32>>()
-                                  .Ret<ffi::Buffer<ffi::F32>>()
-                                  .Ret<ffi::BufferR0<ffi::S32>>());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(Relock, RelockImpl, CounterBinding());
 
 CYXLA_TARGET(relock_cpp, Relock);

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "counter_binding.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace ffi = xla::ffi;
@@ -55,11 +56,6 @@ ffi::Error CounterImpl(int64_t index, ffi::Buffer<ffi::F32> x,
 
 }  // namespace
 
-XLA_FFI_DEFINE_HANDLER_SYMBOL(Counter, CounterImpl,
-                              ffi::Ffi::Bind()
-                                  .Attr<int64_t>("index")
-                                  .Arg<ffi::Buffer<ffi::F32>>()
-                                  .Ret<ffi::Buffer<ffi::F32>>()
-                                  .Ret<ffi::BufferR0<ffi::S32>>());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(Counter, CounterImpl, CounterBinding());
 
 CYXLA_TARGET(counter_cpp, Counter);
