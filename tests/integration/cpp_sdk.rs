@@ -271,6 +271,24 @@ fn manifest() -> Manifest {
     manifest
 }
 
+/// A run of `text` (a program, written to `file` in the scratch directory)
+/// on the inputs of `program`, on one device.
+fn run_args(program: &ProgramEntry, file: &str, text: &str) -> RunArgs {
+    let path = setup().programs_out.join(file);
+    std::fs::write(&path, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+    RunArgs {
+        program: path,
+        inputs: program
+            .inputs
+            .iter()
+            .map(|t| programs_dir().join(t.file.as_ref().expect("inputs have files")))
+            .collect(),
+        output_dir: None,
+        json: false,
+        devices: 1,
+    }
+}
+
 /// How a run ended: outputs, or the client's error code and message.
 type RunResult = Result<Vec<HostArray>, (i32, String)>;
 
@@ -295,21 +313,7 @@ fn run_program(program: &ProgramEntry, native: bool) -> RunResult {
             );
         }
     }
-    let path = setup
-        .programs_out
-        .join(format!("{}.{side}.mlir", program.name));
-    std::fs::write(&path, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
-    let args = RunArgs {
-        program: path,
-        inputs: program
-            .inputs
-            .iter()
-            .map(|t| programs_dir().join(t.file.as_ref().expect("inputs have files")))
-            .collect(),
-        output_dir: None,
-        json: false,
-        devices: 1,
-    };
+    let args = run_args(program, &format!("{}.{side}.mlir", program.name), &text);
     match run::run(&setup.plugin, &args, &|_| None) {
         Ok(outputs) => Ok(outputs.into_iter().map(|o| o.array).collect()),
         Err(Failure::Program(error)) => {
@@ -454,19 +458,8 @@ fn relocking_a_std_mutex_traps_with_its_message() {
         guest_error: None,
         guest_only: true,
     };
-    let path = setup().programs_out.join("relock.guest.mlir");
-    std::fs::write(&path, text.replace("@counter_cpp(", "@relock_cpp(")).expect("write");
-    let args = RunArgs {
-        program: path,
-        inputs: counter
-            .inputs
-            .iter()
-            .map(|t| programs_dir().join(t.file.as_ref().expect("inputs have files")))
-            .collect(),
-        output_dir: None,
-        json: false,
-        devices: 1,
-    };
+    let text = text.replace("@counter_cpp(", "@relock_cpp(");
+    let args = run_args(counter, "relock.guest.mlir", &text);
     for _ in 0..2 {
         let error = match run::run(&setup().plugin, &args, &|_| None) {
             Ok(_) => panic!("relock_cpp did not fail"),
@@ -899,20 +892,20 @@ struct Layout {
     size: u32,
     align: u32,
     struct_size: Option<u32>,
-    fields: Vec<(&'static str, u32)>,
+    fields: Vec<(String, u32)>,
 }
 
 fn layout(
     c_name: &'static str,
     (size, align, struct_size): (u32, u32, Option<u32>),
-    fields: &[(&'static str, u32)],
+    fields: &[(&str, u32)],
 ) -> Layout {
     Layout {
         c_name,
         size,
         align,
         struct_size,
-        fields: fields.to_vec(),
+        fields: fields.iter().map(|&(f, o)| (f.to_owned(), o)).collect(),
     }
 }
 
@@ -934,12 +927,23 @@ fn layouts() -> Vec<Layout> {
     for import in IMPORT_TABLE {
         api_fields.push((import.c_name, api::slot_offset(import.slot)));
     }
+    // The C name of a field: its abi.rs constant's name in lower case
+    // (`TYPE_ID`: `type_id`), unless given (`SIZE_FIELD = "size"`).
+    macro_rules! c_field {
+        ($o:ident) => {
+            stringify!($o).to_lowercase()
+        };
+        ($o:ident = $f:literal) => {
+            String::from($f)
+        };
+    }
+    // An args struct of the API: its header, then the fields of `$m`.
     macro_rules! args {
-        ($c:literal, $m:ident, [$($f:literal = $o:ident),*]) => {
+        ($c:literal, $m:ident, [$($o:ident $(= $f:literal)?),*]) => {
             layout(
                 $c,
                 ($m::SIZE, $m::ALIGN, Some($m::STRUCT_SIZE)),
-                &[header($m::EXTENSION_START)[0], header($m::EXTENSION_START)[1] $(, ($f, $m::$o))*],
+                &[header($m::EXTENSION_START)[0], header($m::EXTENSION_START)[1] $(, (c_field!($o $(= $f)?).as_str(), $m::$o))*],
             )
         };
     }
@@ -947,41 +951,16 @@ fn layouts() -> Vec<Layout> {
         args!(
             "XLA_FFI_CallFrame",
             call_frame,
-            [
-                "api" = API,
-                "ctx" = CTX,
-                "stage" = STAGE,
-                "args" = ARGS,
-                "rets" = RETS,
-                "attrs" = ATTRS,
-                "future" = FUTURE
-            ]
+            [API, CTX, STAGE, ARGS, RETS, ATTRS, FUTURE]
         ),
-        args!(
-            "XLA_FFI_Args",
-            args,
-            ["size" = SIZE_FIELD, "types" = TYPES, "args" = ARGS]
-        ),
-        args!(
-            "XLA_FFI_Rets",
-            rets,
-            ["size" = SIZE_FIELD, "types" = TYPES, "rets" = RETS]
-        ),
+        args!("XLA_FFI_Args", args, [SIZE_FIELD = "size", TYPES, ARGS]),
+        args!("XLA_FFI_Rets", rets, [SIZE_FIELD = "size", TYPES, RETS]),
         args!(
             "XLA_FFI_Attrs",
             attrs,
-            [
-                "size" = SIZE_FIELD,
-                "types" = TYPES,
-                "names" = NAMES,
-                "attrs" = ATTRS
-            ]
+            [SIZE_FIELD = "size", TYPES, NAMES, ATTRS]
         ),
-        args!(
-            "XLA_FFI_Buffer",
-            buffer,
-            ["dtype" = DTYPE, "data" = DATA, "rank" = RANK, "dims" = DIMS]
-        ),
+        args!("XLA_FFI_Buffer", buffer, [DTYPE, DATA, RANK, DIMS]),
         layout(
             "XLA_FFI_ByteSpan",
             (byte_span::SIZE, byte_span::ALIGN, None),
@@ -1039,10 +1018,7 @@ fn layouts() -> Vec<Layout> {
         args!(
             "XLA_FFI_Api_Version",
             api_version,
-            [
-                "major_version" = MAJOR_VERSION,
-                "minor_version" = MINOR_VERSION
-            ]
+            [MAJOR_VERSION, MINOR_VERSION]
         ),
         layout(
             "XLA_FFI_TypeId",
@@ -1067,113 +1043,77 @@ fn layouts() -> Vec<Layout> {
         args!(
             "XLA_FFI_Error_Create_Args",
             error_create_args,
-            ["message" = MESSAGE, "errc" = ERRC]
+            [MESSAGE, ERRC]
         ),
         args!(
             "XLA_FFI_Error_GetMessage_Args",
             error_get_message_args,
-            ["error" = ERROR, "message" = MESSAGE]
+            [ERROR, MESSAGE]
         ),
-        args!(
-            "XLA_FFI_Error_Destroy_Args",
-            error_destroy_args,
-            ["error" = ERROR]
-        ),
-        args!("XLA_FFI_TypeInfo", type_info, ["deleter" = DELETER]),
-        args!(
-            "XLA_FFI_Future_Create_Args",
-            future_create_args,
-            ["future" = FUTURE]
-        ),
+        args!("XLA_FFI_Error_Destroy_Args", error_destroy_args, [ERROR]),
+        args!("XLA_FFI_TypeInfo", type_info, [DELETER]),
+        args!("XLA_FFI_Future_Create_Args", future_create_args, [FUTURE]),
         args!(
             "XLA_FFI_Future_SetAvailable_Args",
             future_set_available_args,
-            ["future" = FUTURE]
+            [FUTURE]
         ),
         args!(
             "XLA_FFI_Future_SetError_Args",
             future_set_error_args,
-            ["future" = FUTURE, "error" = ERROR]
+            [FUTURE, ERROR]
         ),
         args!(
             "XLA_FFI_Handler_Register_Args",
             handler_register_args,
-            [
-                "name" = NAME,
-                "platform" = PLATFORM,
-                "bundle" = BUNDLE,
-                "traits" = TRAITS
-            ]
+            [NAME, PLATFORM, BUNDLE, TRAITS]
         ),
         args!(
             "XLA_FFI_Type_Register_Args",
             type_register_args,
-            ["name" = NAME, "type_id" = TYPE_ID, "type_info" = TYPE_INFO]
+            [NAME, TYPE_ID, TYPE_INFO]
         ),
         args!(
             "XLA_FFI_ExecutionContext_Get_Args",
             execution_context_get_args,
-            ["ctx" = CTX, "type_id" = TYPE_ID, "data" = DATA]
+            [CTX, TYPE_ID, DATA]
         ),
         args!(
             "XLA_FFI_State_Set_Args",
             state_set_args,
-            [
-                "ctx" = CTX,
-                "stage" = STAGE,
-                "type_id" = TYPE_ID,
-                "state" = STATE
-            ]
+            [CTX, STAGE, TYPE_ID, STATE]
         ),
         args!(
             "XLA_FFI_State_Get_Args",
             state_get_args,
-            [
-                "ctx" = CTX,
-                "stage" = STAGE,
-                "type_id" = TYPE_ID,
-                "state" = STATE
-            ]
+            [CTX, STAGE, TYPE_ID, STATE]
         ),
-        args!(
-            "XLA_FFI_Stream_Get_Args",
-            stream_get_args,
-            ["ctx" = CTX, "stream" = STREAM]
-        ),
+        args!("XLA_FFI_Stream_Get_Args", stream_get_args, [CTX, STREAM]),
         args!(
             "XLA_FFI_DeviceMemory_Allocate_Args",
             device_memory_allocate_args,
-            [
-                "ctx" = CTX,
-                "size" = SIZE_FIELD,
-                "alignment" = ALIGNMENT,
-                "data" = DATA
-            ]
+            [CTX, SIZE_FIELD = "size", ALIGNMENT, DATA]
         ),
         args!(
             "XLA_FFI_DeviceMemory_Free_Args",
             device_memory_free_args,
-            ["ctx" = CTX, "size" = SIZE_FIELD, "data" = DATA]
+            [CTX, SIZE_FIELD = "size", DATA]
         ),
         args!(
             "XLA_FFI_ThreadPool_Schedule_Args",
             thread_pool_schedule_args,
-            ["ctx" = CTX, "task" = TASK, "data" = DATA]
+            [CTX, TASK, DATA]
         ),
         args!(
             "XLA_FFI_ThreadPool_NumThreads_Args",
             thread_pool_num_threads_args,
-            ["ctx" = CTX, "num_threads" = NUM_THREADS]
+            [CTX, NUM_THREADS]
         ),
-        args!(
-            "XLA_FFI_RunId_Get_Args",
-            run_id_get_args,
-            ["ctx" = CTX, "run_id" = RUN_ID]
-        ),
+        args!("XLA_FFI_RunId_Get_Args", run_id_get_args, [CTX, RUN_ID]),
         args!(
             "XLA_FFI_DeviceOrdinal_Get_Args",
             device_ordinal_get_args,
-            ["ctx" = CTX, "device_ordinal" = DEVICE_ORDINAL]
+            [CTX, DEVICE_ORDINAL]
         ),
     ]
 }
@@ -1190,85 +1130,39 @@ fn integer_constants() -> Vec<(String, i64)> {
         ("XLA_FFI_API_MINOR".into(), FFI_API_MINOR.into()),
         ("CYXLA_API_FN_SLOTS".into(), API_FN_SLOTS as i64),
     ];
+    // The members of an enum: each abi.rs constant of `$m` is named as the
+    // C enumerator, after the prefix.
+    macro_rules! members {
+        ($m:ident => [$($name:ident),* $(,)?]) => {
+            &[$((stringify!($name), $m::$name)),*]
+        };
+    }
     let enums: [(&str, &[(&str, u32)]); 7] = [
         (
             "XLA_FFI_DataType_",
-            &[
-                ("INVALID", data_type::INVALID),
-                ("PRED", data_type::PRED),
-                ("S8", data_type::S8),
-                ("S16", data_type::S16),
-                ("S32", data_type::S32),
-                ("S64", data_type::S64),
-                ("U8", data_type::U8),
-                ("U16", data_type::U16),
-                ("U32", data_type::U32),
-                ("U64", data_type::U64),
-                ("F16", data_type::F16),
-                ("F32", data_type::F32),
-                ("F64", data_type::F64),
-                ("C64", data_type::C64),
-                ("BF16", data_type::BF16),
-                ("TOKEN", data_type::TOKEN),
-                ("C128", data_type::C128),
-                ("F8E5M2", data_type::F8E5M2),
-                ("F8E4M3FN", data_type::F8E4M3FN),
-                ("S4", data_type::S4),
-                ("U4", data_type::U4),
-                ("F8E4M3B11FNUZ", data_type::F8E4M3B11FNUZ),
-                ("F8E5M2FNUZ", data_type::F8E5M2FNUZ),
-                ("F8E4M3FNUZ", data_type::F8E4M3FNUZ),
-                ("S2", data_type::S2),
-                ("U2", data_type::U2),
-                ("F8E4M3", data_type::F8E4M3),
-                ("F8E3M4", data_type::F8E3M4),
-                ("S1", data_type::S1),
-                ("U1", data_type::U1),
-                ("F4E2M1FN", data_type::F4E2M1FN),
-                ("F8E8M0FNU", data_type::F8E8M0FNU),
-            ],
+            members!(data_type => [
+                INVALID, PRED, S8, S16, S32, S64, U8, U16, U32, U64, F16, F32, F64, C64, BF16,
+                TOKEN, C128, F8E5M2, F8E4M3FN, S4, U4, F8E4M3B11FNUZ, F8E5M2FNUZ, F8E4M3FNUZ, S2,
+                U2, F8E4M3, F8E3M4, S1, U1, F4E2M1FN, F8E8M0FNU,
+            ]),
         ),
         (
             "XLA_FFI_Error_Code_",
-            &[
-                ("OK", error_code::OK),
-                ("CANCELLED", error_code::CANCELLED),
-                ("UNKNOWN", error_code::UNKNOWN),
-                ("INVALID_ARGUMENT", error_code::INVALID_ARGUMENT),
-                ("DEADLINE_EXCEEDED", error_code::DEADLINE_EXCEEDED),
-                ("NOT_FOUND", error_code::NOT_FOUND),
-                ("ALREADY_EXISTS", error_code::ALREADY_EXISTS),
-                ("PERMISSION_DENIED", error_code::PERMISSION_DENIED),
-                ("RESOURCE_EXHAUSTED", error_code::RESOURCE_EXHAUSTED),
-                ("FAILED_PRECONDITION", error_code::FAILED_PRECONDITION),
-                ("ABORTED", error_code::ABORTED),
-                ("OUT_OF_RANGE", error_code::OUT_OF_RANGE),
-                ("UNIMPLEMENTED", error_code::UNIMPLEMENTED),
-                ("INTERNAL", error_code::INTERNAL),
-                ("UNAVAILABLE", error_code::UNAVAILABLE),
-                ("DATA_LOSS", error_code::DATA_LOSS),
-                ("UNAUTHENTICATED", error_code::UNAUTHENTICATED),
-            ],
+            members!(error_code => [
+                OK, CANCELLED, UNKNOWN, INVALID_ARGUMENT, DEADLINE_EXCEEDED, NOT_FOUND,
+                ALREADY_EXISTS, PERMISSION_DENIED, RESOURCE_EXHAUSTED, FAILED_PRECONDITION, ABORTED,
+                OUT_OF_RANGE, UNIMPLEMENTED, INTERNAL, UNAVAILABLE, DATA_LOSS, UNAUTHENTICATED,
+            ]),
         ),
         (
             "XLA_FFI_AttrType_",
-            &[
-                ("ARRAY", attr_type::ARRAY),
-                ("DICTIONARY", attr_type::DICTIONARY),
-                ("SCALAR", attr_type::SCALAR),
-                ("STRING", attr_type::STRING),
-            ],
+            members!(attr_type => [ARRAY, DICTIONARY, SCALAR, STRING]),
         ),
-        ("XLA_FFI_ArgType_", &[("BUFFER", arg_type::BUFFER)]),
-        ("XLA_FFI_RetType_", &[("BUFFER", ret_type::BUFFER)]),
+        ("XLA_FFI_ArgType_", members!(arg_type => [BUFFER])),
+        ("XLA_FFI_RetType_", members!(ret_type => [BUFFER])),
         (
             "XLA_FFI_ExecutionStage_",
-            &[
-                ("INSTANTIATE", execution_stage::INSTANTIATE),
-                ("PREPARE", execution_stage::PREPARE),
-                ("INITIALIZE", execution_stage::INITIALIZE),
-                ("EXECUTE", execution_stage::EXECUTE),
-            ],
+            members!(execution_stage => [INSTANTIATE, PREPARE, INITIALIZE, EXECUTE]),
         ),
         (
             "XLA_FFI_Extension_",
