@@ -148,17 +148,10 @@ args_struct! {
     STATE = 20;
 }
 
-args_struct! {
-    /// `XLA_FFI_State_Get_Args` in wasm32 (import `state_get`).
-    state_get_args, size 24, align 4, struct_size 24;
-    /// Offset of `ctx` (`XLA_FFI_ExecutionContext*`).
-    CTX = 8;
-    /// Offset of `stage` (`XLA_FFI_ExecutionStage`).
-    STAGE = 12;
-    /// Offset of `type_id` (`XLA_FFI_TypeId*`).
-    TYPE_ID = 16;
-    /// Offset of `state` (`void*`, out).
-    STATE = 20;
+/// `XLA_FFI_State_Get_Args` in wasm32 (import `state_get`): the layout of
+/// [`state_set_args`], with `state` an out-field (`void*`: the host writes it).
+pub mod state_get_args {
+    pub use super::state_set_args::*;
 }
 
 args_struct! {
