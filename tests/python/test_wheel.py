@@ -394,3 +394,34 @@ def test_new_scaffolds_build_on_the_installed_sdk_and_run(venvs, language):
     assert result["platform"] == "cyxla" and result["on_platform"] and result["equal"], result
     for entry in result["sys_path"]:
         assert not pathlib.Path(entry or ".").resolve().is_relative_to(ROOT), entry
+
+
+def test_new_says_what_to_install_when_a_tool_is_missing(venvs, tmp_path):
+    """Without the author's tools on the PATH, `cyxla-host new` still writes
+    the project and its next steps start with the command that installs
+    what is missing: Debian's packages for C++, rustup and the wasm32 target
+    for Rust (also for a rustc whose sysroot lacks that target)."""
+    venv = venvs("newest")
+    host = str(venv.bin / "cyxla-host")
+    bare = clean({}, venv.bin)
+    bare["PATH"] = str(venv.bin)
+    r = run([host, "new", "k_cpp", "--cpp"], bare, tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "clang++-19, wasm-ld-19, wasm-opt, cmake not found" in r.stdout, r.stdout
+    assert "sudo apt-get install clang-19 lld-19 wasi-libc libc++-19-dev-wasm32" in r.stdout, r.stdout
+    r = run([host, "new", "k_rust", "--rust"], bare, tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "no Rust toolchain (rustc) on the PATH: install rustup (https://rustup.rs)" in r.stdout, r.stdout
+    assert "rustup target add wasm32-unknown-unknown" in r.stdout, r.stdout
+    # A toolchain without the wasm32 target: its sysroot has no rustlib/wasm32-unknown-unknown.
+    sysroot = tmp_path / "sysroot"
+    (sysroot / "lib" / "rustlib" / "x86_64-unknown-linux-gnu").mkdir(parents=True)
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "rustc").write_text(f"#!/bin/sh\necho {sysroot}\n")
+    (fake / "rustc").chmod(0o755)
+    bare["PATH"] = f"{fake}:{venv.bin}"
+    r = run([host, "new", "k_rust2", "--rust"], bare, tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "the Rust target wasm32-unknown-unknown is not installed" in r.stdout, r.stdout
+    assert "rustup target add wasm32-unknown-unknown" in r.stdout, r.stdout
