@@ -10,7 +10,7 @@
 mod common;
 
 use common::{assert_exit, text};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use cyxla_host::{AllowList, HostBuffer, HostCall, Limits, Sandbox};
@@ -39,6 +39,40 @@ fn line_of(source: &str, needle: &str) -> usize {
         + 1
 }
 
+/// The trap message names `file` and the line of `source` marked `the trap`.
+fn assert_names_line(message: &str, source: &str, file: &str) {
+    let line = line_of(source, "the trap");
+    assert!(
+        message.contains("trapped: wasm `unreachable` instruction executed")
+            && message.contains(&format!("{file}:{line})")),
+        "expected {file}:{line} in: {message}"
+    );
+}
+
+/// `cyxla-host new name --lang` in a temporary folder, which must succeed,
+/// with `file` of the new project replaced by `source`: the temporary
+/// folder and the project's.
+fn scaffold(name: &str, lang: &str, file: &str, source: &str) -> (tempfile::TempDir, PathBuf) {
+    let scratch = tempfile::tempdir().expect("temporary directory");
+    let dir = scratch.path().join(name);
+    let out = Command::new(env!("CARGO_BIN_EXE_cyxla-host"))
+        .args(["new", name, lang])
+        .arg(&dir)
+        .output()
+        .expect("cyxla-host runs");
+    assert_exit(&out, 0, &format!("cyxla-host new {lang}"));
+    std::fs::write(dir.join(file), source).expect("write the source");
+    (scratch, dir)
+}
+
+/// A folder `guests` in `dir` holding a copy of `module` as `name`.wasm.
+fn guests_of(dir: &Path, module: &Path, name: &str) -> PathBuf {
+    let guests = dir.join("guests");
+    std::fs::create_dir_all(&guests).expect("guests folder");
+    std::fs::copy(module, guests.join(format!("{name}.wasm"))).expect("copy the module");
+    guests
+}
+
 /// The handler traps on the line marked `the trap`.
 const RUST_SOURCE: &str = r#"//! A guest that traps at a known line.
 #![no_std]
@@ -56,15 +90,7 @@ fn handler(frame: &CallFrame<'_>) -> Result<()> {
 
 #[test]
 fn issue36_rust_scaffold_release_build_traps_naming_its_source_line() {
-    let scratch = tempfile::tempdir().expect("temporary directory");
-    let dir = scratch.path().join("trap_line_rs");
-    let out = Command::new(env!("CARGO_BIN_EXE_cyxla-host"))
-        .args(["new", "trap_line_rs", "--rust"])
-        .arg(&dir)
-        .output()
-        .expect("cyxla-host runs");
-    assert_exit(&out, 0, "cyxla-host new --rust");
-    std::fs::write(dir.join("src/lib.rs"), RUST_SOURCE).expect("write the source");
+    let (_scratch, dir) = scaffold("trap_line_rs", "--rust", "src/lib.rs", RUST_SOURCE);
     let out = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
         .env_remove("CARGO_TARGET_DIR")
         .env_remove("RUSTFLAGS")
@@ -79,19 +105,12 @@ fn issue36_rust_scaffold_release_build_traps_naming_its_source_line() {
          scripts/setup.sh):\n{}",
         text(&out.stderr)
     );
-    let guests = dir.join("guests");
-    std::fs::create_dir_all(&guests).expect("guests folder");
-    std::fs::copy(
-        dir.join("target/wasm32-unknown-unknown/release/trap_line_rs.wasm"),
-        guests.join("trap_line_rs.wasm"),
-    )
-    .expect("copy the module");
-    let message = trap_message(&guests, "trap_line_rs");
-    let line = line_of(RUST_SOURCE, "the trap");
-    assert!(
-        message.contains("trapped: wasm `unreachable` instruction executed")
-            && message.contains(&format!("lib.rs:{line})")),
-        "expected lib.rs:{line} in: {message}"
+    let module = dir.join("target/wasm32-unknown-unknown/release/trap_line_rs.wasm");
+    let guests = guests_of(&dir, &module, "trap_line_rs");
+    assert_names_line(
+        &trap_message(&guests, "trap_line_rs"),
+        RUST_SOURCE,
+        "lib.rs",
     );
 }
 
@@ -117,12 +136,7 @@ fn workspace_root() -> &'static Path {
 
 /// The trap names `trap_line_cpp.cc` and the line of `the trap`.
 fn assert_names_cpp_line(message: &str) {
-    let line = line_of(CPP_SOURCE, "the trap");
-    assert!(
-        message.contains("trapped: wasm `unreachable` instruction executed")
-            && message.contains(&format!("trap_line_cpp.cc:{line})")),
-        "expected trap_line_cpp.cc:{line} in: {message}"
-    );
+    assert_names_line(message, CPP_SOURCE, "trap_line_cpp.cc");
 }
 
 #[test]
@@ -150,15 +164,7 @@ fn issue36_cpp_build_script_with_debug_info_traps_naming_its_source_line() {
 
 #[test]
 fn issue36_cpp_cmake_toolchain_with_debug_info_traps_naming_its_source_line() {
-    let scratch = tempfile::tempdir().expect("temporary directory");
-    let dir = scratch.path().join("trap_line_cpp");
-    let out = Command::new(env!("CARGO_BIN_EXE_cyxla-host"))
-        .args(["new", "trap_line_cpp", "--cpp"])
-        .arg(&dir)
-        .output()
-        .expect("cyxla-host runs");
-    assert_exit(&out, 0, "cyxla-host new --cpp");
-    std::fs::write(dir.join("trap_line_cpp.cc"), CPP_SOURCE).expect("write the source");
+    let (_scratch, dir) = scaffold("trap_line_cpp", "--cpp", "trap_line_cpp.cc", CPP_SOURCE);
     let build = dir.join("build");
     for args in [
         vec![
@@ -182,12 +188,6 @@ fn issue36_cpp_cmake_toolchain_with_debug_info_traps_naming_its_source_line() {
             text(&out.stderr)
         );
     }
-    let guests = dir.join("guests");
-    std::fs::create_dir_all(&guests).expect("guests folder");
-    std::fs::copy(
-        build.join("trap_line_cpp.wasm"),
-        guests.join("trap_line_cpp.wasm"),
-    )
-    .expect("copy the module");
+    let guests = guests_of(&dir, &build.join("trap_line_cpp.wasm"), "trap_line_cpp");
     assert_names_cpp_line(&trap_message(&guests, "trap_line_cpp"));
 }
