@@ -17,8 +17,9 @@ pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(),
     let ([a, jpvt], [a_out, jpvt_out, tau]) =
         call.operands(["a", "jpvt"], ["a_out", "jpvt_out", "tau"])?;
     let (batch_dims, m, n) = a.matrix_of(T::DTYPE)?;
+    let k = m.min(n);
     jpvt.expect(DType::S32, batch_dims, &[n])?;
-    tau.expect(T::DTYPE, batch_dims, &[m.min(n)])?;
+    tau.expect(T::DTYPE, batch_dims, &[k])?;
     // SAFETY: results are ours; the operands are not used after the alias step.
     let (a, jpvt, tau) = unsafe {
         (
@@ -36,7 +37,6 @@ pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(),
         jpvt.chunks_mut(n).for_each(order_fixed_columns);
         return Ok(());
     }
-    let k = m.min(n);
     let batch = a.len() / (m * n);
     let (mi, ni) = (ctx.int("m", m)?, ctx.int("n", n)?);
     let l = ctx.lib.symbols();

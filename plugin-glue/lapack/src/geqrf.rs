@@ -13,10 +13,10 @@ use plugin_glue::handler::HandlerError;
 pub(crate) fn run<T: LapackScalar>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
     let ([a], [a_out, tau]) = call.operands(["a"], ["a_out", "tau"])?;
     let (batch_dims, m, n) = a.matrix_of(T::DTYPE)?;
-    tau.expect(T::DTYPE, batch_dims, &[m.min(n)])?;
+    let k = m.min(n);
+    tau.expect(T::DTYPE, batch_dims, &[k])?;
     // SAFETY: results are ours; the operand is not used after the alias step.
     let (a, tau) = unsafe { (a.alias_into::<T>(&a_out)?, tau.slice_mut()?) };
-    let k = m.min(n);
     if k == 0 {
         return Ok(());
     }

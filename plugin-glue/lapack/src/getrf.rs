@@ -16,7 +16,8 @@ use plugin_glue::handler::HandlerError;
 pub(crate) fn run<T: FastPath>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), HandlerError> {
     let ([a], [lu, ipiv, info]) = call.operands(["a"], ["lu", "ipiv", "info"])?;
     let (batch_dims, m, n) = a.matrix_of(T::DTYPE)?;
-    ipiv.expect(DType::S32, batch_dims, &[m.min(n)])?;
+    let k = m.min(n);
+    ipiv.expect(DType::S32, batch_dims, &[k])?;
     info.expect_scalars(batch_dims)?;
     // SAFETY: results are ours; the operand is not used after the alias step.
     let (a, ipiv, info) = unsafe {
@@ -27,7 +28,6 @@ pub(crate) fn run<T: FastPath>(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<(), Han
         )
     };
     let batch = info.len();
-    let k = m.min(n);
     if k == 0 {
         info.fill(0);
         return Ok(());
