@@ -72,24 +72,30 @@ def run_notebook(tmp_path, monkeypatch, name, display_name, argv, first_cell, en
     return nb
 
 
+def check_cells(nb) -> str:
+    """Asserts what every run of the notebook shows: the guest ran twice,
+    the trap failed its cell naming the target and its guest and the
+    kernel lived on, linalg worked. Returns the first cell's text."""
+    setup, first, trap, again, linalg = nb.cells
+    for cell in (setup, first, again, linalg):
+        assert not errors_of(cell), f"cell failed:\n{cell.source}\n{cell.outputs}"
+    assert "GUEST OK 1" in text_of(first), first.outputs
+    errs = errors_of(trap)
+    assert errs, f"the trap cell did not fail: {trap.outputs}"
+    assert "target `trap` (guest trap.wasm)" in errs[0]["evalue"], errs[0]
+    assert "NOT REACHED" not in text_of(trap)
+    assert "GUEST OK 2" in text_of(again), again.outputs
+    assert "LINALG OK" in text_of(linalg), linalg.outputs
+    return text_of(setup)
+
+
 def test_notebook_under_launcher(tmp_path, monkeypatch):
     argv = [str(HOST), "--allow", "rms_norm", "--allow", "trap", "--limit", "call_timeout=5s", "--",
             str(VENV_PYTHON), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
     # the kernel's environment: nothing of this process's cyxla/JAX set-up
     nb = run_notebook(tmp_path, monkeypatch, "cyxla", "Python (cyxla)", argv, SETUP, {})
-    setup, first, trap, again, linalg = nb.cells
-    for cell in (setup, first, again, linalg):
-        assert not errors_of(cell), f"cell failed:\n{cell.source}\n{cell.outputs}"
-    backend = text_of(setup)
+    backend = check_cells(nb)
     assert "BACKEND cpu cpu" in backend or "BACKEND cyxla cpu" in backend, backend
-    assert "GUEST OK 1" in text_of(first), first.outputs
-    errs = errors_of(trap)
-    assert errs, f"the trap cell did not fail: {trap.outputs}"
-    evalue = errs[0]["evalue"]
-    assert "target `trap` (guest trap.wasm)" in evalue, errs[0]
-    assert "NOT REACHED" not in text_of(trap)
-    assert "GUEST OK 2" in text_of(again), again.outputs
-    assert "LINALG OK" in text_of(linalg), linalg.outputs
 
 
 SERVE_ON_CPU = """
@@ -104,14 +110,5 @@ def test_notebook_serving_on_cpu(tmp_path, monkeypatch):
     argv = [str(VENV_PYTHON), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
     nb = run_notebook(tmp_path, monkeypatch, "plain", "Python", argv, SERVE_ON_CPU,
                       {"CYXLA_PJRT_LIBRARY": str(LIBRARY), "JAX_PLATFORMS": "cpu"})
-    setup, first, trap, again, linalg = nb.cells
-    for cell in (setup, first, again, linalg):
-        assert not errors_of(cell), f"cell failed:\n{cell.source}\n{cell.outputs}"
-    text = text_of(setup)
+    text = check_cells(nb)
     assert "SERVED ['rms_norm', 'trap']" in text and "BACKEND cpu cpu" in text, text
-    assert "GUEST OK 1" in text_of(first), first.outputs
-    errs = errors_of(trap)
-    assert errs and "target `trap` (guest trap.wasm)" in errs[0]["evalue"], trap.outputs
-    assert "NOT REACHED" not in text_of(trap)
-    assert "GUEST OK 2" in text_of(again), again.outputs
-    assert "LINALG OK" in text_of(linalg), linalg.outputs
