@@ -337,6 +337,20 @@ fn run_program(program: &ProgramEntry, native: bool) -> RunResult {
     }
 }
 
+/// Runs `program` as [`run_program`] does, expecting it to fail as
+/// `expecting` says: the client's error code and message.
+fn run_failing(program: &ProgramEntry, native: bool, expecting: &str) -> (i32, String) {
+    match run_program(program, native) {
+        Ok(out) => panic!(
+            "{} ({}) succeeded ({}), expected {expecting}",
+            program.name,
+            if native { "native" } else { "guest" },
+            describe_outputs(&out)
+        ),
+        Err(failure) => failure,
+    }
+}
+
 /// The prefix the host puts before a guest's error message.
 fn guest_prefix(program: &ProgramEntry) -> String {
     let target = &program.targets[0];
@@ -482,40 +496,23 @@ fn error_paths_reach_the_client_with_code_and_message() {
     for program in &m.programs {
         if let Some(expected) = &program.error {
             let want = expected.native_message.as_deref().expect("native_message");
-            match run_program(program, true) {
-                Ok(out) => panic!(
-                    "{} (native) succeeded ({}), expected {} {want:?}",
-                    program.name,
-                    describe_outputs(&out),
-                    expected.code
-                ),
-                Err((code, message)) => {
-                    assert_eq!(
-                        (code, message.as_str()),
-                        (expected.code_value, want),
-                        "{} (native, jaxlib's headers): code and message",
-                        program.name
-                    );
-                }
-            }
-            match run_program(program, false) {
-                Ok(out) => panic!(
-                    "{} (guest) succeeded ({}), expected {} {want:?}",
-                    program.name,
-                    describe_outputs(&out),
-                    expected.code
-                ),
-                Err((code, message)) => {
-                    let guest_want = expected.guest_message.as_deref().unwrap_or(want);
-                    let full = format!("{}{guest_want}", guest_prefix(program));
-                    assert_eq!(
-                        (code, message.as_str()),
-                        (expected.code_value, full.as_str()),
-                        "{} (guest, cyxla's headers): code and message",
-                        program.name
-                    );
-                }
-            }
+            let expecting = format!("{} {want:?}", expected.code);
+            let (code, message) = run_failing(program, true, &expecting);
+            assert_eq!(
+                (code, message.as_str()),
+                (expected.code_value, want),
+                "{} (native, jaxlib's headers): code and message",
+                program.name
+            );
+            let (code, message) = run_failing(program, false, &expecting);
+            let guest_want = expected.guest_message.as_deref().unwrap_or(want);
+            let full = format!("{}{guest_want}", guest_prefix(program));
+            assert_eq!(
+                (code, message.as_str()),
+                (expected.code_value, full.as_str()),
+                "{} (guest, cyxla's headers): code and message",
+                program.name
+            );
             checked += 1;
         }
         if let Some(expected) = &program.guest_error {
@@ -531,26 +528,18 @@ fn error_paths_reach_the_client_with_code_and_message() {
                     assert_eq!(native[0].bytes, bytes, "{} (native): output", program.name);
                 }
             }
-            match run_program(program, false) {
-                Ok(out) => panic!(
-                    "{} (guest) succeeded ({}), expected {} containing {want:?}",
-                    program.name,
-                    describe_outputs(&out),
-                    expected.code
-                ),
-                Err((code, message)) => {
-                    assert_eq!(
-                        code, expected.code_value,
-                        "{}: code of {message:?}",
-                        program.name
-                    );
-                    assert!(
-                        message.starts_with(&guest_prefix(program)) && message.contains(want),
-                        "{}: guest message {message:?} should name the target and contain {want:?}",
-                        program.name
-                    );
-                }
-            }
+            let expecting = format!("{} containing {want:?}", expected.code);
+            let (code, message) = run_failing(program, false, &expecting);
+            assert_eq!(
+                code, expected.code_value,
+                "{}: code of {message:?}",
+                program.name
+            );
+            assert!(
+                message.starts_with(&guest_prefix(program)) && message.contains(want),
+                "{}: guest message {message:?} should name the target and contain {want:?}",
+                program.name
+            );
             checked += 1;
         }
     }
@@ -937,6 +926,16 @@ fn layouts() -> Vec<Layout> {
             String::from($f)
         };
     }
+    // A struct of the API without a header: the fields of `$m`.
+    macro_rules! plain {
+        ($c:literal, $m:ident, $struct_size:expr, [$($o:ident $(= $f:literal)?),*]) => {
+            layout(
+                $c,
+                ($m::SIZE, $m::ALIGN, $struct_size),
+                &[$((c_field!($o $(= $f)?).as_str(), $m::$o)),*],
+            )
+        };
+    }
     // An args struct of the API: its header, then the fields of `$m`.
     macro_rules! args {
         ($c:literal, $m:ident, [$($o:ident $(= $f:literal)?),*]) => {
@@ -961,84 +960,53 @@ fn layouts() -> Vec<Layout> {
             [SIZE_FIELD = "size", TYPES, NAMES, ATTRS]
         ),
         args!("XLA_FFI_Buffer", buffer, [DTYPE, DATA, RANK, DIMS]),
-        layout(
-            "XLA_FFI_ByteSpan",
-            (byte_span::SIZE, byte_span::ALIGN, None),
-            &[("ptr", byte_span::PTR), ("len", byte_span::LEN)],
-        ),
-        layout(
-            "XLA_FFI_Scalar",
-            (scalar::SIZE, scalar::ALIGN, None),
-            &[("dtype", scalar::DTYPE), ("value", scalar::VALUE)],
-        ),
-        layout(
+        plain!("XLA_FFI_ByteSpan", byte_span, None, [PTR, LEN]),
+        plain!("XLA_FFI_Scalar", scalar, None, [DTYPE, VALUE]),
+        plain!(
             "XLA_FFI_Array",
-            (array::SIZE, array::ALIGN, None),
-            &[
-                ("dtype", array::DTYPE),
-                ("size", array::SIZE_FIELD),
-                ("data", array::DATA),
-            ],
+            array,
+            None,
+            [DTYPE, SIZE_FIELD = "size", DATA]
         ),
-        layout(
+        plain!(
             "XLA_FFI_Extension_Base",
-            (
-                extension_base::SIZE,
-                extension_base::ALIGN,
-                Some(extension_base::STRUCT_SIZE),
-            ),
-            &[
-                ("struct_size", 0),
-                ("type", extension_base::TYPE),
-                ("next", extension_base::NEXT),
-            ],
+            extension_base,
+            Some(extension_base::STRUCT_SIZE),
+            [STRUCT_SIZE_OFFSET = "struct_size", TYPE, NEXT]
         ),
-        layout(
+        plain!(
             "XLA_FFI_Metadata_Extension",
-            (
-                metadata_extension::SIZE,
-                metadata_extension::ALIGN,
-                Some(metadata_extension::STRUCT_SIZE),
-            ),
-            &[
-                ("extension_base", metadata_extension::EXTENSION_BASE),
-                ("metadata", metadata_extension::METADATA),
-            ],
+            metadata_extension,
+            Some(metadata_extension::STRUCT_SIZE),
+            [EXTENSION_BASE, METADATA]
         ),
-        layout(
+        plain!(
             "XLA_FFI_Metadata",
-            (metadata::SIZE, metadata::ALIGN, Some(metadata::STRUCT_SIZE)),
-            &[
-                ("struct_size", 0),
-                ("api_version", metadata::API_VERSION),
-                ("traits", metadata::TRAITS),
-                ("state_type_id", metadata::STATE_TYPE_ID),
-            ],
+            metadata,
+            Some(metadata::STRUCT_SIZE),
+            [
+                STRUCT_SIZE_OFFSET = "struct_size",
+                API_VERSION,
+                TRAITS,
+                STATE_TYPE_ID
+            ]
         ),
         args!(
             "XLA_FFI_Api_Version",
             api_version,
             [MAJOR_VERSION, MINOR_VERSION]
         ),
-        layout(
-            "XLA_FFI_TypeId",
-            (type_id::SIZE, type_id::ALIGN, None),
-            &[("type_id", type_id::TYPE_ID)],
-        ),
+        plain!("XLA_FFI_TypeId", type_id, None, [TYPE_ID]),
         layout(
             "XLA_FFI_Api",
             (api::SIZE, api::ALIGN, Some(api::STRUCT_SIZE)),
             &api_fields,
         ),
-        layout(
+        plain!(
             "XLA_FFI_Handler_Bundle",
-            (handler_bundle::SIZE, handler_bundle::ALIGN, None),
-            &[
-                ("instantiate", handler_bundle::INSTANTIATE),
-                ("prepare", handler_bundle::PREPARE),
-                ("initialize", handler_bundle::INITIALIZE),
-                ("execute", handler_bundle::EXECUTE),
-            ],
+            handler_bundle,
+            None,
+            [INSTANTIATE, PREPARE, INITIALIZE, EXECUTE]
         ),
         args!(
             "XLA_FFI_Error_Create_Args",
@@ -1301,16 +1269,16 @@ fn api_surface_compiles_with_both_header_sets() {
         jaxlib.display()
     );
     let sdk = root.join("guest-sdk/include");
+    // `clang++-19`, natively, checking the syntax only.
+    let syntax_only = || {
+        let mut command = Command::new("clang++-19");
+        command.args(["-std=c++17", "-fsyntax-only", "-Wall"]);
+        command
+    };
     // Natively against XLA's own headers (as jaxlib ships them).
     run_ok(
-        Command::new("clang++-19")
-            .args([
-                "-std=c++17",
-                "-fsyntax-only",
-                "-Wall",
-                "-Wno-return-type",
-                "-I",
-            ])
+        syntax_only()
+            .args(["-Wno-return-type", "-I"])
             .arg(&jaxlib)
             .arg("-idirafter")
             .arg(&sdk)
@@ -1320,15 +1288,8 @@ fn api_surface_compiles_with_both_header_sets() {
     );
     // Natively against cyxla's headers.
     run_ok(
-        Command::new("clang++-19")
-            .args([
-                "-std=c++17",
-                "-fsyntax-only",
-                "-Wall",
-                "-Wextra",
-                "-Werror",
-                "-I",
-            ])
+        syntax_only()
+            .args(["-Wextra", "-Werror", "-I"])
             .arg(&sdk)
             .arg(&source),
         SETUP_HINT,
