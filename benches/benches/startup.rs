@@ -25,7 +25,7 @@ const GOAL_P7_MS: f64 = 20.0;
 fn setup(folder: PathBuf, cache: Option<PathBuf>, policy: AllowList) -> Setup {
     Setup {
         guests: vec![folder],
-        policy,
+        allow: policy,
         cache,
         ..Setup::default()
     }
@@ -37,7 +37,7 @@ fn start(setup: &Setup) -> Duration {
     let took = t.elapsed();
     let compiled: usize = sandboxes.iter().map(|s| s.guests().guests().len()).sum();
     let idle: usize = sandboxes.iter().map(|s| s.guests().idle().len()).sum();
-    if setup.policy.allows_all() {
+    if setup.allow.allows_all() {
         assert_eq!((compiled, idle), (GUESTS, 0), "every guest compiles");
     } else {
         assert_eq!(

@@ -9,14 +9,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use cyxla_app::cli::launch::{self, LaunchArgs};
+use cyxla_app::cli::launch::{self, HostArgs, LaunchArgs};
 use cyxla_app::cli::new::{self as scaffold, Language, NewArgs};
 use cyxla_app::cli::run::{self, Failure, RunArgs};
 use cyxla_app::cli::{check, kernelspec, list, policy};
-use cyxla_app::setup::{self, NativeSpec, Setup};
-use cyxla_host::cache::ModuleCache;
-use cyxla_host::limits::LimitSetting;
-use cyxla_host::{AllowList, Limits, stats};
+use cyxla_app::setup;
+use cyxla_host::stats;
 use cyxla_lapack as lapack;
 
 /// Run XLA custom-call kernels on a PJRT plugin: trusted natives, the
@@ -38,96 +36,6 @@ struct Cli {
     /// The command to run with the cyxla PJRT plugin (after `--`)
     #[arg(last = true, value_name = "COMMAND")]
     exec: Vec<String>,
-}
-
-/// Options that set up the host, shared by every subcommand.
-#[derive(Args, Debug)]
-struct HostArgs {
-    /// The PJRT plugin (.so) to load [default: the one scripts/setup.sh installed]
-    #[arg(long, global = true, env = setup::PLUGIN_ENV, value_name = "PATH")]
-    plugin: Option<PathBuf>,
-    /// Register a trusted native XLA FFI handler from a shared library
-    #[arg(long = "native", global = true, value_name = "TARGET=LIBRARY:SYMBOL")]
-    natives: Vec<NativeSpec>,
-    /// Folder of guest .wasm modules [default: $CYXLA_GUESTS, else the bundled guests]
-    #[arg(long, global = true, value_name = "DIR")]
-    guests: Option<PathBuf>,
-    /// Register this target if a guest serves it (repeatable); nothing else is registered
-    #[arg(long = "allow", global = true, value_name = "TARGET")]
-    allow: Vec<String>,
-    /// Register every target the guests serve
-    #[arg(long, global = true, conflicts_with = "allow")]
-    allow_all: bool,
-    /// Do not register the native LAPACK targets (lapack_*_ffi and friends)
-    #[arg(long, global = true)]
-    no_lapack: bool,
-    /// Override a guest limit for every guest (repeatable), e.g. memory=64MiB,
-    /// call_timeout=2s; a guest's x.limits.toml overrides these (README, "Limits")
-    #[arg(long = "limit", global = true, value_name = "NAME=VALUE")]
-    limits: Vec<LimitSetting>,
-    /// Compile every guest, without the compile cache ($CYXLA_CACHE_DIR,
-    /// else ~/.cache/cyxla)
-    #[arg(long, global = true)]
-    no_cache: bool,
-}
-
-impl HostArgs {
-    fn setup(&self) -> Setup {
-        Setup {
-            plugin: self.plugin.clone(),
-            natives: self.natives.clone(),
-            guests: self.guests.clone().into_iter().collect(),
-            policy: self.policy(),
-            pins: Default::default(),
-            limits: self.limits(),
-            lapack: !self.no_lapack,
-            strict: false,
-            watch: false,
-            cache: if self.no_cache {
-                None
-            } else {
-                ModuleCache::default_dir()
-            },
-        }
-    }
-
-    /// The launcher's view of these options: the environment variables of
-    /// the options given.
-    fn launch_options(&self) -> launch::HostOptions {
-        launch::HostOptions {
-            plugin: self.plugin.clone(),
-            natives: self.natives.clone(),
-            guests: self.guests.clone(),
-            allow: self.allow.clone(),
-            allow_all: self.allow_all,
-            no_lapack: self.no_lapack,
-            limits: self
-                .limits
-                .iter()
-                .map(|l| format!("{}={}", l.name, l.value))
-                .collect(),
-        }
-    }
-
-    fn policy(&self) -> AllowList {
-        if self.allow_all {
-            AllowList::all()
-        } else {
-            AllowList::targets(self.allow.iter().cloned())
-        }
-    }
-
-    fn limits(&self) -> Limits {
-        let mut limits = Limits::default();
-        for setting in &self.limits {
-            // Each setting was checked when the flag was parsed; settings
-            // only ever narrow or widen independent fields.
-            if let Err(e) = limits.set(&setting.name, &setting.value) {
-                tracing::warn!("{e}");
-            }
-        }
-        limits
-    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -322,8 +230,7 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
             command
         }
         None if !cli.exec.is_empty() => {
-            return launch::launch(&cli.host.launch_options(), &cli.launch, &cli.exec)
-                .map_err(Failure::Setup);
+            return launch::launch(&cli.host, &cli.launch, &cli.exec).map_err(Failure::Setup);
         }
         None => {
             return Err(Failure::Setup(anyhow::anyhow!(
@@ -387,29 +294,29 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
             Ok(())
         }
         Command::List if cli.launch.policy.is_some() => {
-            let (_, config) = launch::configuration(&cli.host.launch_options(), &cli.launch)
-                .map_err(Failure::Setup)?;
-            let tenant = config
-                .tenant
-                .as_ref()
-                .ok_or_else(|| Failure::Setup(anyhow::anyhow!("--policy gave no tenant")))?;
-            println!("{}", policy::describe(tenant));
-            for dir in &config.guests {
+            let (_, config) =
+                launch::configuration(&cli.host, &cli.launch).map_err(Failure::Setup)?;
+            if config.tenant.is_none() {
+                return Err(Failure::Setup(anyhow::anyhow!("--policy gave no tenant")));
+            }
+            println!("{}", policy::describe(&config));
+            let setup = &config.setup;
+            for dir in &setup.guests {
                 println!("\n== {}", dir.display());
                 if !dir.is_dir() {
                     println!("(no such folder)");
                     continue;
                 }
-                let text = list::list_with_limits(dir, &config.allow, &config.limits)
+                let text = list::list_with_limits(dir, &setup.allow, &setup.limits)
                     .map_err(Failure::Setup)?;
                 print!("{text}");
             }
-            println!("\n{}", lapack_summary(!config.lapack));
+            println!("\n{}", lapack_summary(!setup.lapack));
             Ok(())
         }
         Command::List => {
             for dir in cli.host.setup().guests_dirs() {
-                let text = list::list_with_limits(&dir, &cli.host.policy(), &cli.host.limits())
+                let text = list::list_with_limits(&dir, &cli.host.allow_list(), &cli.host.limits())
                     .map_err(Failure::Setup)?;
                 print!("{text}");
             }

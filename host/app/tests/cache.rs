@@ -16,7 +16,7 @@ use cyxla_host::{AllowList, Engine, Guest, Guests, Limits, Sandbox};
 fn setup(dir: &Path, cache: &Path) -> Setup {
     Setup {
         guests: vec![dir.to_owned()],
-        policy: AllowList::all(),
+        allow: AllowList::all(),
         cache: Some(cache.to_owned()),
         ..Setup::default()
     }

@@ -23,7 +23,7 @@ use std::panic::catch_unwind;
 use std::sync::OnceLock;
 
 use cyxla_setup::config::{Config, cpu_refusal};
-use cyxla_setup::setup::{self, ExportedHost, Setup};
+use cyxla_setup::setup::{self, ExportedHost};
 
 /// The cpu host, built on the first call.
 static CPU: OnceLock<Result<ExportedHost, String>> = OnceLock::new();
@@ -36,7 +36,7 @@ fn start() -> Result<ExportedHost, String> {
     }
     // SAFETY: the trusted natives are the operator's (CYXLA_NATIVE / the
     // configuration file): their statement that each is an XLA FFI handler.
-    let host = unsafe { setup::start_exported(&Setup::from_config(&config)) }
+    let host = unsafe { setup::start_exported(&config.setup) }
         .map_err(|e| format!("cyxla: {}", cyxla_host::report(e.as_ref())))?;
     crate::stats_writer::start(config.stats.clone());
     cyxla_setup::record::start(config.record.clone());

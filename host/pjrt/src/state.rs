@@ -4,7 +4,7 @@
 use std::sync::OnceLock;
 
 use cyxla_setup::config::Config;
-use cyxla_setup::setup::{self, Host, Setup};
+use cyxla_setup::setup::{self, Host};
 use plugin_glue::plugin::Plugin;
 
 /// Where a user learns how to configure the plugin; ends every
@@ -70,13 +70,12 @@ impl State {
                 // (CYXLA_NATIVE / the configuration file): their statement
                 // that each is an XLA FFI handler.
                 let host =
-                    unsafe { setup::start_with(plugin.clone(), &Setup::from_config(config)) }
-                        .map_err(|e| {
-                            format!(
-                                "cyxla: {}; {HOW_TO_CONFIGURE}",
-                                cyxla_host::report(e.as_ref())
-                            )
-                        })?;
+                    unsafe { setup::start_with(plugin.clone(), &config.setup) }.map_err(|e| {
+                        format!(
+                            "cyxla: {}; {HOW_TO_CONFIGURE}",
+                            cyxla_host::report(e.as_ref())
+                        )
+                    })?;
                 crate::stats_writer::start(config.stats.clone());
                 cyxla_setup::record::start(config.record.clone());
                 if let Some(tenant) = &config.tenant {
@@ -97,7 +96,7 @@ impl State {
 }
 
 fn load_plugin(config: &Config) -> Result<Plugin, String> {
-    let path = setup::find_plugin(config.plugin.as_deref()).map_err(|e| {
+    let path = setup::find_plugin(config.setup.plugin.as_deref()).map_err(|e| {
         format!(
             "cyxla: {}; {HOW_TO_CONFIGURE}",
             cyxla_host::report(e.as_ref())

@@ -23,15 +23,15 @@
 //! Every problem is an error that names the variable or the file (with line
 //! and column) and what was expected: nothing is silently ignored.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::setup::Setup;
 use crate::tenants::{POLICY_ENV, Policy, TENANT_ENV, Tenant, UnixUser};
 use cyxla_host::AllowList;
 use cyxla_host::cache::ModuleCache;
-use cyxla_host::limits::{LimitOverrides, Limits};
+use cyxla_host::limits::LimitOverrides;
 use cyxla_host::toml_error::toml_error;
 
 /// The policy file that, where it exists, decides for every process on the
@@ -104,58 +104,43 @@ pub const VARIABLES: [&str; 15] = [
     NATIVE_ENV,
 ];
 
-/// A host configuration, resolved from the file and the environment.
+/// A host configuration, resolved from the file and the environment, or
+/// from the tenant policy.
 #[derive(Clone, Debug)]
 pub struct Config {
-    /// The real PJRT plugin; `None`: the installed default.
-    pub plugin: Option<PathBuf>,
-    /// The guests folders, earlier ones winning a target; empty: the
-    /// bundled guests.
-    pub guests: Vec<PathBuf>,
-    /// Which guest targets are registered.
-    pub allow: AllowList,
-    /// The limits every guest runs under (a guest's side file still wins).
-    pub limits: Limits,
-    /// Whether the native LAPACK targets are registered.
-    pub lapack: bool,
+    /// What the process registers: plugin, natives, guests folders,
+    /// allowed targets, pins, limits, LAPACK, reload, compile cache.
+    pub setup: Setup,
     /// Whether client code may register native handlers.
     pub allow_native: bool,
     /// CPU devices per client; `None`: the plugin's default.
     pub devices: Option<u32>,
-    /// Trusted native handlers to register.
-    pub natives: Vec<NativeSpec>,
-    /// Target → sha256 (hex) of the only module that may serve it.
-    pub pins: BTreeMap<String, String>,
     /// The tenant, when a policy file decides.
     pub tenant: Option<Tenant>,
-    /// Whether changed guests are reloaded while the process runs.
-    pub reload: bool,
     /// Where per-target statistics are written (JSON), if anywhere.
     pub stats: Option<PathBuf>,
-    /// The compile cache folder; `None`: no cache.
-    pub cache: Option<PathBuf>,
     /// Where failed guest calls are recorded; `None`: nowhere.
     pub record: Option<PathBuf>,
 }
 
 impl Default for Config {
-    /// Nothing allowed, default limits, LAPACK on, client natives allowed,
-    /// the installed plugin and the bundled guests.
+    /// Nothing allowed, default limits, LAPACK on, reload on, client natives
+    /// allowed, the installed plugin and the bundled guests; strict (a
+    /// named target that no guest serves is an error).
     fn default() -> Config {
         Config {
-            plugin: None,
-            guests: Vec::new(),
-            allow: AllowList::none(),
-            limits: Limits::default(),
-            lapack: true,
+            setup: Setup {
+                allow: AllowList::none(),
+                lapack: true,
+                strict: true,
+                reload: true,
+                cache: ModuleCache::default_dir(),
+                ..Setup::default()
+            },
             allow_native: true,
             devices: None,
-            natives: Vec::new(),
-            pins: BTreeMap::new(),
             tenant: None,
-            reload: true,
             stats: None,
-            cache: ModuleCache::default_dir(),
             record: None,
         }
     }
@@ -270,29 +255,13 @@ impl Config {
         }
         let user = UnixUser::current()?;
         let (name, why) = policy.select(set(TENANT_ENV).as_deref(), &user)?;
-        let tenant = policy.resolve(&name, &why, Some(&user))?;
-        let mut config = Config {
-            plugin: set(PLUGIN_ENV).map(PathBuf::from),
-            guests: tenant.guests.clone(),
-            allow: tenant.allow.clone(),
-            limits: tenant.limits.clone(),
-            lapack: tenant.lapack,
-            allow_native: tenant.allow_native,
-            devices: tenant.devices,
-            natives: Vec::new(),
-            pins: tenant.pins.clone(),
-            tenant: None,
-            reload: true,
-            stats: None,
-            cache: ModuleCache::default_dir(),
-            record: tenant.record.clone(),
-        };
+        let mut config = policy.resolve(&name, &why, Some(&user))?;
+        config.setup.plugin = set(PLUGIN_ENV).map(PathBuf::from);
         if config.devices.is_none()
             && let Some(v) = set(DEVICES_ENV)
         {
             config.devices = Some(devices_from_env(&v)?);
         }
-        config.tenant = Some(tenant);
         Ok(config)
     }
 
@@ -311,24 +280,24 @@ impl Config {
         let relative = |p: PathBuf| if p.is_relative() { base.join(p) } else { p };
         let in_file = |what: String| format!("configuration file {}: {what}", path.display());
         if let Some(p) = file.plugin {
-            self.plugin = Some(relative(p));
+            self.setup.plugin = Some(relative(p));
         }
         match file.guests {
-            Some(OneOrMany::One(g)) => self.guests = vec![relative(g)],
-            Some(OneOrMany::Many(g)) => self.guests = g.into_iter().map(relative).collect(),
+            Some(OneOrMany::One(g)) => self.setup.guests = vec![relative(g)],
+            Some(OneOrMany::Many(g)) => self.setup.guests = g.into_iter().map(relative).collect(),
             None => {}
         }
         if let Some(allow) = file.allow {
-            self.allow = parse_allow(allow.iter().map(String::as_str)).map_err(in_file)?;
+            self.setup.allow = parse_allow(allow.iter().map(String::as_str)).map_err(in_file)?;
         }
         if let Some(limits) = &file.limits {
-            self.limits.apply(limits).map_err(in_file)?;
+            self.setup.limits.apply(limits).map_err(in_file)?;
         }
         if let Some(lapack) = file.lapack {
-            self.lapack = lapack;
+            self.setup.lapack = lapack;
         }
         if let Some(reload) = file.reload {
-            self.reload = reload;
+            self.setup.reload = reload;
         }
         if let Some(record) = file.record {
             self.record = Some(base.join(record));
@@ -340,7 +309,7 @@ impl Config {
             self.devices = Some(check_devices(devices).map_err(in_file)?);
         }
         if let Some(native) = file.native {
-            self.natives = native
+            self.setup.natives = native
                 .iter()
                 .map(|s| {
                     s.parse::<NativeSpec>()
@@ -355,13 +324,14 @@ impl Config {
         let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
         let bad = |name: &str, value: &str, what: &str| format!("{name}={value}: {what}");
         if let Some(p) = var(PLUGIN_ENV) {
-            self.plugin = Some(PathBuf::from(p));
+            self.setup.plugin = Some(PathBuf::from(p));
         }
         if let Some(g) = var(GUESTS_ENV) {
-            self.guests = std::env::split_paths(&g).collect();
+            self.setup.guests = std::env::split_paths(&g).collect();
         }
         if let Some(allow) = var(ALLOW_ENV) {
-            self.allow = parse_allow(allow.split(',')).map_err(|e| bad(ALLOW_ENV, &allow, &e))?;
+            self.setup.allow =
+                parse_allow(allow.split(',')).map_err(|e| bad(ALLOW_ENV, &allow, &e))?;
         }
         if let Some(limits) = var(LIMITS_ENV) {
             for setting in limits.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -372,18 +342,19 @@ impl Config {
                         &format!("`{setting}` is not NAME=VALUE (e.g. call_timeout=2s)"),
                     )
                 })?;
-                self.limits
+                self.setup
+                    .limits
                     .set(name.trim(), value.trim())
                     .map_err(|e| format!("{LIMITS_ENV}: {}", e.message))?;
             }
         }
         if let Some(v) = var(NO_LAPACK_ENV) {
-            self.lapack = !parse_bool(&v).map_err(|e| bad(NO_LAPACK_ENV, &v, &e))?;
+            self.setup.lapack = !parse_bool(&v).map_err(|e| bad(NO_LAPACK_ENV, &v, &e))?;
         }
         if let Some(v) = var(CACHE_ENV)
             && !parse_bool(&v).map_err(|e| bad(CACHE_ENV, &v, &e))?
         {
-            self.cache = None;
+            self.setup.cache = None;
         }
         if let Some(v) = var(STATS_ENV) {
             self.stats = Some(PathBuf::from(v));
@@ -392,7 +363,7 @@ impl Config {
             self.record = Some(PathBuf::from(v));
         }
         if let Some(v) = var(RELOAD_ENV) {
-            self.reload = parse_bool(&v).map_err(|e| bad(RELOAD_ENV, &v, &e))?;
+            self.setup.reload = parse_bool(&v).map_err(|e| bad(RELOAD_ENV, &v, &e))?;
         }
         if let Some(v) = var(ALLOW_NATIVE_ENV) {
             self.allow_native = parse_bool(&v).map_err(|e| bad(ALLOW_NATIVE_ENV, &v, &e))?;
@@ -401,7 +372,7 @@ impl Config {
             self.devices = Some(devices_from_env(&v)?);
         }
         if let Some(v) = var(NATIVE_ENV) {
-            self.natives = v
+            self.setup.natives = v
                 .split(';')
                 .map(str::trim)
                 .filter(|s| !s.is_empty())
@@ -535,8 +506,8 @@ mod tests {
     #[test]
     fn defaults_deny_every_target_and_keep_lapack() {
         let config = load(&[]).unwrap();
-        assert!(!config.allow.allows("rms_norm"));
-        assert!(config.lapack && config.allow_native);
+        assert!(!config.setup.allow.allows("rms_norm"));
+        assert!(config.setup.lapack && config.allow_native);
         assert_eq!(config.devices, None);
     }
 
@@ -551,16 +522,16 @@ mod tests {
             (NATIVE_ENV, "t=lib.so:sym; u=./x.so:y"),
         ])
         .unwrap();
-        assert!(config.allow.allows("scale_any") && !config.allow.allows("trap"));
+        assert!(config.setup.allow.allows("scale_any") && !config.setup.allow.allows("trap"));
         assert_eq!(
-            config.limits.call_timeout,
+            config.setup.limits.call_timeout,
             std::time::Duration::from_secs(2)
         );
-        assert_eq!(config.limits.memory, 64 << 20);
-        assert!(!config.lapack && !config.allow_native);
+        assert_eq!(config.setup.limits.memory, 64 << 20);
+        assert!(!config.setup.lapack && !config.allow_native);
         assert_eq!(config.devices, Some(2));
-        assert_eq!(config.natives.len(), 2);
-        assert!(load(&[(ALLOW_ENV, "*")]).unwrap().allow.allows_all());
+        assert_eq!(config.setup.natives.len(), 2);
+        assert!(load(&[(ALLOW_ENV, "*")]).unwrap().setup.allow.allows_all());
     }
 
     #[test]
@@ -593,16 +564,16 @@ mod tests {
         .unwrap();
         let file = path.to_str().unwrap();
         let config = load(&[(CONFIG_ENV, file)]).unwrap();
-        assert_eq!(config.guests, [dir.path().join("kernels")]);
-        assert!(config.allow.allows("rms_norm") && !config.lapack);
+        assert_eq!(config.setup.guests, [dir.path().join("kernels")]);
+        assert!(config.setup.allow.allows("rms_norm") && !config.setup.lapack);
         assert_eq!(config.devices, Some(3));
         assert_eq!(
-            config.limits.call_timeout,
+            config.setup.limits.call_timeout,
             std::time::Duration::from_secs(3)
         );
         let config = load(&[(CONFIG_ENV, file), (DEVICES_ENV, "1"), (ALLOW_ENV, "trap")]).unwrap();
         assert_eq!(config.devices, Some(1));
-        assert!(config.allow.allows("trap") && !config.allow.allows("rms_norm"));
+        assert!(config.setup.allow.allows("trap") && !config.setup.allow.allows("rms_norm"));
     }
 
     #[test]

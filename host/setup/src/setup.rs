@@ -34,7 +34,10 @@ pub const SITE_PACKAGES: &str = ".venv/lib/python3.11/site-packages";
 pub const DEFAULT_PLUGIN: &str = "lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so";
 
 /// What a host process registers: the settings shared by the `cyxla-host`
-/// command line and the cyxla PJRT plugin library.
+/// command line and the cyxla PJRT plugin library. The plugin's
+/// [`Config`] holds one (`config.setup`), filled from the configuration
+/// file, the environment or the tenant policy; the command line builds its
+/// own from its flags. Fields are named as the configuration's keys.
 #[derive(Clone, Debug, Default)]
 pub struct Setup {
     /// The real PJRT plugin; `None`: [`find_plugin`]'s default.
@@ -44,8 +47,8 @@ pub struct Setup {
     /// The guests folders, in order: an earlier folder wins a target that
     /// several serve. Empty: [`default_guests_dir`].
     pub guests: Vec<PathBuf>,
-    /// Which guest targets are registered.
-    pub policy: AllowList,
+    /// Which guest targets are registered (`allow`).
+    pub allow: AllowList,
     /// Target → sha256 (hex) of the only module that may serve it.
     pub pins: BTreeMap<String, String>,
     /// Guest limits.
@@ -56,29 +59,12 @@ pub struct Setup {
     /// (`true`) or a warning.
     pub strict: bool,
     /// Whether changed guests are reloaded while the process runs.
-    pub watch: bool,
+    pub reload: bool,
     /// The compile cache folder; `None`: guests are compiled at every start.
     pub cache: Option<PathBuf>,
 }
 
 impl Setup {
-    /// The setup a [`Config`] describes; strict: a named target that no
-    /// guest serves is an error.
-    pub fn from_config(config: &Config) -> Setup {
-        Setup {
-            plugin: config.plugin.clone(),
-            natives: config.natives.clone(),
-            guests: config.guests.clone(),
-            policy: config.allow.clone(),
-            pins: config.pins.clone(),
-            limits: config.limits.clone(),
-            lapack: config.lapack,
-            strict: true,
-            watch: config.reload,
-            cache: config.cache.clone(),
-        }
-    }
-
     /// The guests folders this setup uses.
     pub fn guests_dirs(&self) -> Vec<PathBuf> {
         if self.guests.is_empty() {
@@ -99,8 +85,8 @@ impl Setup {
     /// or (strict) a named target is served by no guest.
     pub fn sandboxes(&self) -> Result<Vec<Arc<Sandbox>>> {
         let explicit = !self.guests.is_empty()
-            || self.policy.allows_all()
-            || self.policy.named().next().is_some();
+            || self.allow.allows_all()
+            || self.allow.named().next().is_some();
         let engine = Engine::new(&self.limits).context("cannot build the wasm engine")?;
         if let Some(dir) = &self.cache {
             match ModuleCache::open(dir) {
@@ -128,7 +114,7 @@ impl Setup {
                 }
                 continue;
             }
-            let guests = Guests::load_dir_allowed(&engine, &dir, &self.policy)
+            let guests = Guests::load_dir_allowed(&engine, &dir, &self.allow)
                 .with_context(|| format!("cannot load the guests in {}", dir.display()))?;
             for rejected in guests.rejected() {
                 tracing::warn!(
@@ -151,13 +137,13 @@ impl Setup {
                     skip.push(target.to_owned());
                 }
             }
-            let policy = self.policy.except(skip.iter().map(String::as_str));
+            let policy = self.allow.except(skip.iter().map(String::as_str));
             let sandbox = Sandbox::with_guests(guests, policy).with_pins(self.pins.clone());
             served.extend(sandbox.allowed().into_iter().map(|(t, _)| t.to_owned()));
             sandboxes.push(Arc::new(sandbox));
         }
         let unserved: Vec<&str> = self
-            .policy
+            .allow
             .named()
             .filter(|t| !served.contains(*t))
             .collect();
@@ -228,7 +214,7 @@ impl Host {
     /// `--allow` anything: for a tenant it is the policy's decision, with the
     /// module that serves the target if one of the tenant's folders has it.
     pub fn hint_for_client(&self, config: &Config, target: &str) -> Option<String> {
-        if !config.lapack && lapack::target_names().contains(&target) {
+        if !config.setup.lapack && lapack::target_names().contains(&target) {
             let by = match &config.tenant {
                 Some(t) => format!(
                     "for tenant `{}` by the policy {}",
@@ -247,7 +233,7 @@ impl Host {
                 self.hint_for_unregistered(target),
             ));
         };
-        if tenant.allow.allows(target) {
+        if config.setup.allow.allows(target) {
             return self
                 .hint_for_unregistered(target)
                 .map(|h| format!("hint: {h}"));
@@ -268,7 +254,7 @@ impl Host {
             tenant.name,
             tenant.selected_by,
             tenant.policy.display(),
-            tenant.allow
+            config.setup.allow
         ))
     }
 }
@@ -399,7 +385,7 @@ fn watch(
     sandboxes: &[Arc<Sandbox>],
     destination: impl Fn() -> Destination,
 ) -> Vec<Watcher> {
-    if !setup.watch {
+    if !setup.reload {
         return Vec::new();
     }
     sandboxes

@@ -35,6 +35,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::config::Config;
 use cyxla_host::AllowList;
 use cyxla_host::limits::{LimitOverrides, Limits};
 use cyxla_host::toml_error::{line_column, toml_error};
@@ -97,7 +98,8 @@ pub struct UnixUser {
     pub groups: Vec<String>,
 }
 
-/// What one tenant gets.
+/// Which tenant a process is, and who decided: what the tenant gets is the
+/// [`Config`] [`Policy::resolve`] returns, which holds this.
 #[derive(Clone, Debug)]
 pub struct Tenant {
     /// Its name.
@@ -106,22 +108,6 @@ pub struct Tenant {
     pub selected_by: String,
     /// The policy file that decided.
     pub policy: PathBuf,
-    /// Its guests folders, in order: an earlier folder wins a target.
-    pub guests: Vec<PathBuf>,
-    /// Its allowed targets.
-    pub allow: AllowList,
-    /// Its limits.
-    pub limits: Limits,
-    /// Whether the native LAPACK targets are registered.
-    pub lapack: bool,
-    /// Whether client code may register native handlers.
-    pub allow_native: bool,
-    /// CPU devices per client, if the policy says.
-    pub devices: Option<u32>,
-    /// Target → the sha256 (hex) of the only module that may serve it.
-    pub pins: BTreeMap<String, String>,
-    /// Where its failed calls are recorded, if anywhere.
-    pub record: Option<PathBuf>,
 }
 
 impl Policy {
@@ -325,8 +311,9 @@ impl Policy {
         ))
     }
 
-    /// What tenant `name` gets: its settings over `[defaults]`, paths
-    /// expanded for `user` (`~`, `$USER`) and relative to the policy file.
+    /// What tenant `name` gets, as a configuration: its settings over
+    /// `[defaults]` over [`Config::default`], paths expanded for `user`
+    /// (`~`, `$USER`) and relative to the policy file.
     ///
     /// # Errors
     ///
@@ -336,7 +323,7 @@ impl Policy {
         name: &str,
         selected_by: &str,
         user: Option<&UnixUser>,
-    ) -> Result<Tenant, String> {
+    ) -> Result<Config, String> {
         let f = &self.file;
         let own = f.tenants.get(name).ok_or_else(|| {
             format!(
@@ -347,46 +334,49 @@ impl Policy {
         })?;
         let d = &f.defaults;
         let in_tenant = |e: String| format!("policy {}: tenant `{name}`: {e}", self.path.display());
-        let guests = self.guests_of(own, user);
+        let mut config = Config::default();
+        let setup = &mut config.setup;
+        setup.guests = self.guests_of(own, user);
         let allow = own.allow.as_ref().or(d.allow.as_ref());
-        let allow =
+        setup.allow =
             AllowList::from_rules(allow.into_iter().flatten().map(|r| r.get_ref().as_str()))
                 .map_err(in_tenant)?;
-        let mut limits = Limits::default();
         if let Some(o) = &d.limits {
-            limits
+            setup
+                .limits
                 .apply(o)
                 .map_err(|e| in_tenant(format!("[defaults.limits]: {e}")))?;
         }
         if let Some(o) = &own.limits {
-            limits
+            setup
+                .limits
                 .apply(o)
                 .map_err(|e| in_tenant(format!("limits: {e}")))?;
         }
-        let pins = self.pins_of(own);
+        setup.pins = self.pins_of(own);
+        if let Some(lapack) = own.lapack.or(d.lapack) {
+            setup.lapack = lapack;
+        }
+        if let Some(allow_native) = own.allow_native.or(d.allow_native) {
+            config.allow_native = allow_native;
+        }
+        config.devices = own
+            .devices
+            .as_ref()
+            .or(d.devices.as_ref())
+            .map(|d| *d.get_ref());
         let base = self.path.parent().unwrap_or(Path::new("."));
-        let record = own
+        config.record = own
             .record
             .as_ref()
             .or(d.record.as_ref())
             .map(|r| expand(r.get_ref(), user, base));
-        Ok(Tenant {
+        config.tenant = Some(Tenant {
             name: name.to_owned(),
             selected_by: selected_by.to_owned(),
             policy: self.path.clone(),
-            record,
-            guests,
-            allow,
-            limits,
-            lapack: own.lapack.or(d.lapack).unwrap_or(true),
-            allow_native: own.allow_native.or(d.allow_native).unwrap_or(true),
-            devices: own
-                .devices
-                .as_ref()
-                .or(d.devices.as_ref())
-                .map(|d| *d.get_ref()),
-            pins,
-        })
+        });
+        Ok(config)
     }
 
     /// A tenant's folders (its own list, else the defaults'), expanded.
@@ -638,22 +628,24 @@ students = "guest"
         let alice = user("alice", &[]);
         let research = p.resolve("research", "test", Some(&alice)).unwrap();
         assert_eq!(
-            research.guests,
+            research.setup.guests,
             [
                 dir.path().join("shared"),
                 PathBuf::from("/home/alice/kernels"),
                 PathBuf::from("/srv/alice")
             ]
         );
-        assert!(research.allow.allows_all() && !research.lapack && !research.allow_native);
-        assert_eq!(research.limits.memory, 64 << 20);
+        assert!(
+            research.setup.allow.allows_all() && !research.setup.lapack && !research.allow_native
+        );
+        assert_eq!(research.setup.limits.memory, 64 << 20);
         assert_eq!(
-            research.limits.call_timeout,
+            research.setup.limits.call_timeout,
             std::time::Duration::from_secs(2)
         );
         let guest = p.resolve("guest", "test", Some(&alice)).unwrap();
-        assert!(guest.allow.allows("rms_norm_fwd") && !guest.allow.allows("scale_any"));
-        assert!(guest.lapack);
+        assert!(guest.setup.allow.allows("rms_norm_fwd") && !guest.setup.allow.allows("scale_any"));
+        assert!(guest.setup.lapack);
     }
 
     #[test]

@@ -26,6 +26,9 @@ use crate::config::{
 };
 use crate::setup::{self, NativeSpec, PLUGIN_ENV, Setup};
 use crate::tenants::{POLICY_ENV, TENANT_ENV};
+use cyxla_host::cache::ModuleCache;
+use cyxla_host::limits::LimitSetting;
+use cyxla_host::{AllowList, Limits};
 
 /// File name of the cyxla PJRT plugin library, built beside `cyxla-host`.
 pub const LIBRARY_FILE: &str = "libcyxla_pjrt.so";
@@ -66,23 +69,79 @@ pub struct LaunchArgs {
     pub record: Option<PathBuf>,
 }
 
-/// The host options as the launcher needs them.
-#[derive(Clone, Debug, Default)]
-pub struct HostOptions {
-    /// `--plugin`.
+/// Options that set up the host, shared by every subcommand.
+#[derive(Args, Debug, Default)]
+pub struct HostArgs {
+    /// The PJRT plugin (.so) to load [default: the one scripts/setup.sh installed]
+    #[arg(long, global = true, env = setup::PLUGIN_ENV, value_name = "PATH")]
     pub plugin: Option<PathBuf>,
-    /// `--native`.
+    /// Register a trusted native XLA FFI handler from a shared library
+    #[arg(long = "native", global = true, value_name = "TARGET=LIBRARY:SYMBOL")]
     pub natives: Vec<NativeSpec>,
-    /// `--guests`.
+    /// Folder of guest .wasm modules [default: $CYXLA_GUESTS, else the bundled guests]
+    #[arg(long, global = true, value_name = "DIR")]
     pub guests: Option<PathBuf>,
-    /// `--allow`.
+    /// Register this target if a guest serves it (repeatable); nothing else is registered
+    #[arg(long = "allow", global = true, value_name = "TARGET")]
     pub allow: Vec<String>,
-    /// `--allow-all`.
+    /// Register every target the guests serve
+    #[arg(long, global = true, conflicts_with = "allow")]
     pub allow_all: bool,
-    /// `--no-lapack`.
+    /// Do not register the native LAPACK targets (lapack_*_ffi and friends)
+    #[arg(long, global = true)]
     pub no_lapack: bool,
-    /// `--limit` settings, `NAME=VALUE`.
-    pub limits: Vec<String>,
+    /// Override a guest limit for every guest (repeatable), e.g. memory=64MiB,
+    /// call_timeout=2s; a guest's x.limits.toml overrides these (README, "Limits")
+    #[arg(long = "limit", global = true, value_name = "NAME=VALUE")]
+    pub limits: Vec<LimitSetting>,
+    /// Compile every guest, without the compile cache ($CYXLA_CACHE_DIR,
+    /// else ~/.cache/cyxla)
+    #[arg(long, global = true)]
+    pub no_cache: bool,
+}
+
+impl HostArgs {
+    /// What these options set up (`cyxla-host run`, `list`, `check`).
+    pub fn setup(&self) -> Setup {
+        Setup {
+            plugin: self.plugin.clone(),
+            natives: self.natives.clone(),
+            guests: self.guests.clone().into_iter().collect(),
+            allow: self.allow_list(),
+            pins: Default::default(),
+            limits: self.limits(),
+            lapack: !self.no_lapack,
+            strict: false,
+            reload: false,
+            cache: if self.no_cache {
+                None
+            } else {
+                ModuleCache::default_dir()
+            },
+        }
+    }
+
+    /// `--allow`, or `--allow-all`.
+    pub fn allow_list(&self) -> AllowList {
+        if self.allow_all {
+            AllowList::all()
+        } else {
+            AllowList::targets(self.allow.iter().cloned())
+        }
+    }
+
+    /// The limits `--limit` sets.
+    pub fn limits(&self) -> Limits {
+        let mut limits = Limits::default();
+        for setting in &self.limits {
+            // Each setting was checked when the flag was parsed; settings
+            // only ever narrow or widen independent fields.
+            if let Err(e) = limits.set(&setting.name, &setting.value) {
+                tracing::warn!("{e}");
+            }
+        }
+        limits
+    }
 }
 
 /// Checks the configuration, then replaces this process with `command`.
@@ -92,7 +151,7 @@ pub struct HostOptions {
 ///
 /// A bad configuration (as the plugin would report it), the plugin library
 /// missing, or `command` that cannot be run.
-pub fn launch(host: &HostOptions, args: &LaunchArgs, command: &[String]) -> Result<()> {
+pub fn launch(host: &HostArgs, args: &LaunchArgs, command: &[String]) -> Result<()> {
     let (program, rest) = command
         .split_first()
         .ok_or_else(|| anyhow!("no command after `--`"))?;
@@ -102,9 +161,9 @@ pub fn launch(host: &HostOptions, args: &LaunchArgs, command: &[String]) -> Resu
     let plugin = if on_cpu {
         None
     } else {
-        Some(setup::find_plugin(config.plugin.as_deref())?)
+        Some(setup::find_plugin(config.setup.plugin.as_deref())?)
     };
-    for spec in &config.natives {
+    for spec in &config.setup.natives {
         if !spec.library.is_file() {
             bail!(
                 "--native {}: library {} does not exist",
@@ -116,7 +175,7 @@ pub fn launch(host: &HostOptions, args: &LaunchArgs, command: &[String]) -> Resu
     if on_cpu && !config.allow_native {
         bail!("{}", cpu_refusal());
     }
-    Setup::from_config(&config).sandboxes()?;
+    config.setup.sandboxes()?;
 
     let mut cmd = std::process::Command::new(program);
     cmd.args(rest).envs(&vars);
@@ -160,7 +219,7 @@ fn exec(mut cmd: std::process::Command, program: &str) -> Result<()> {
 ///
 /// A bad option or configuration.
 pub fn configuration(
-    host: &HostOptions,
+    host: &HostArgs,
     args: &LaunchArgs,
 ) -> Result<(BTreeMap<&'static str, String>, Config)> {
     let vars = environment(host, args)?;
@@ -174,7 +233,7 @@ pub fn configuration(
 }
 
 /// The environment variables the options given stand for.
-fn environment(host: &HostOptions, args: &LaunchArgs) -> Result<BTreeMap<&'static str, String>> {
+fn environment(host: &HostArgs, args: &LaunchArgs) -> Result<BTreeMap<&'static str, String>> {
     let mut vars = BTreeMap::new();
     let text = |p: &Path| -> Result<String> { Ok(absolute(p)?.to_string_lossy().into_owned()) };
     if let Some(config) = &args.config {
@@ -198,7 +257,12 @@ fn environment(host: &HostOptions, args: &LaunchArgs) -> Result<BTreeMap<&'stati
         vars.insert(ALLOW_ENV, host.allow.join(","));
     }
     if !host.limits.is_empty() {
-        vars.insert(LIMITS_ENV, host.limits.join(","));
+        let limits: Vec<String> = host
+            .limits
+            .iter()
+            .map(|l| format!("{}={}", l.name, l.value))
+            .collect();
+        vars.insert(LIMITS_ENV, limits.join(","));
     }
     if host.no_lapack {
         vars.insert(NO_LAPACK_ENV, "1".to_owned());

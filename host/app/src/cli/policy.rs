@@ -4,7 +4,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::tenants::{Policy, Tenant};
+use crate::config::Config;
+use crate::tenants::Policy;
 
 /// What `policy check` prints, and whether the file is good.
 #[derive(Debug)]
@@ -54,11 +55,14 @@ pub fn check(path: &Path) -> Report {
     }
 }
 
-/// A tenant's settings as `list` shows them.
-pub fn describe(tenant: &Tenant) -> String {
+/// A tenant's configuration as `list` shows it.
+pub fn describe(config: &Config) -> String {
     let mut text = String::new();
-    let _ = writeln!(text, "tenant `{}` ({})", tenant.name, tenant.selected_by);
-    let folders: Vec<String> = tenant
+    if let Some(tenant) = &config.tenant {
+        let _ = writeln!(text, "tenant `{}` ({})", tenant.name, tenant.selected_by);
+    }
+    let setup = &config.setup;
+    let folders: Vec<String> = setup
         .guests
         .iter()
         .map(|g| g.display().to_string())
@@ -72,28 +76,28 @@ pub fn describe(tenant: &Tenant) -> String {
             folders.join(", ")
         }
     );
-    let _ = writeln!(text, "  allowed: {}", tenant.allow);
+    let _ = writeln!(text, "  allowed: {}", setup.allow);
     let _ = writeln!(
         text,
         "  native LAPACK: {}; native handlers from client code: {}",
-        if tenant.lapack { "on" } else { "off" },
-        if tenant.allow_native {
+        if setup.lapack { "on" } else { "off" },
+        if config.allow_native {
             "allowed"
         } else {
             "refused"
         }
     );
-    if let Some(devices) = tenant.devices {
+    if let Some(devices) = config.devices {
         let _ = writeln!(text, "  devices: {devices}");
     }
     let _ = writeln!(
         text,
         "  limits: memory {}, call_timeout {:?}, instances {}",
-        tenant.limits.memory_display(),
-        tenant.limits.call_timeout,
-        tenant.limits.instances
+        setup.limits.memory_display(),
+        setup.limits.call_timeout,
+        setup.limits.instances
     );
-    for (target, pin) in &tenant.pins {
+    for (target, pin) in &setup.pins {
         let _ = writeln!(text, "  pin: `{target}` only from sha256 {pin}");
     }
     text.trim_end().to_owned()
