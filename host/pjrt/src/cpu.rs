@@ -38,15 +38,7 @@ fn start() -> Result<ExportedHost, String> {
     // configuration file): their statement that each is an XLA FFI handler.
     let host = unsafe { setup::start_exported(&config.setup) }
         .map_err(|e| format!("cyxla: {}", cyxla_host::report(e.as_ref())))?;
-    crate::stats_writer::start(config.stats.clone());
-    cyxla_setup::record::start(config.record.clone());
-    for sandbox in &host.sandboxes {
-        tracing::info!(
-            guests = %sandbox.guests().dir().display(),
-            allowed = %sandbox.policy(),
-            "cyxla serves on platform cpu"
-        );
-    }
+    crate::state::serving(&config, &host.sandboxes, "cyxla serves on platform cpu");
     Ok(host)
 }
 

@@ -1,8 +1,9 @@
 //! The process-wide state of the plugin library: its configuration, the
 //! real plugin, and the registrations, made once.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
+use cyxla_host::Sandbox;
 use cyxla_setup::config::Config;
 use cyxla_setup::setup::{self, Host};
 use plugin_glue::plugin::Plugin;
@@ -76,22 +77,29 @@ impl State {
                             cyxla_host::report(e.as_ref())
                         )
                     })?;
-                crate::stats_writer::start(config.stats.clone());
-                cyxla_setup::record::start(config.record.clone());
-                if let Some(tenant) = &config.tenant {
-                    tracing::info!(tenant = %tenant.name, by = %tenant.selected_by, "cyxla tenant");
-                }
-                for sandbox in &host.sandboxes {
-                    tracing::info!(
-                        guests = %sandbox.guests().dir().display(),
-                        allowed = %sandbox.policy(),
-                        "cyxla plugin ready"
-                    );
-                }
+                serving(config, &host.sandboxes, "cyxla plugin ready");
                 Ok(host)
             })
             .as_ref()
             .map_err(Clone::clone)
+    }
+}
+
+/// What follows the set-up on either platform: the statistics file and
+/// the records of failed calls start, and the log says which tenant this is
+/// and what each guests folder serves.
+pub(crate) fn serving(config: &Config, sandboxes: &[Arc<Sandbox>], ready: &str) {
+    crate::stats_writer::start(config.stats.clone());
+    cyxla_setup::record::start(config.record.clone());
+    if let Some(tenant) = &config.tenant {
+        tracing::info!(tenant = %tenant.name, by = %tenant.selected_by, "cyxla tenant");
+    }
+    for sandbox in sandboxes {
+        tracing::info!(
+            guests = %sandbox.guests().dir().display(),
+            allowed = %sandbox.policy(),
+            "{ready}"
+        );
     }
 }
 
