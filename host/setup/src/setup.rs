@@ -599,7 +599,7 @@ const LIBRARY_FILE: &str = "libcyxla_pjrt.so";
 
 /// The `site-packages` folders where the real PJRT plugin and the OpenBLAS
 /// wheel are looked for, in order: the one holding the installed package
-/// ([`package_dirs`]), those of the prefix whose `bin/` holds the running
+/// (`package_dirs`), those of the prefix whose `bin/` holds the running
 /// executable, then a checkout's `.venv` above it ([`workspace_roots`]).
 pub fn site_packages() -> Vec<PathBuf> {
     let mut folders: Vec<PathBuf> = Vec::new();
