@@ -44,7 +44,7 @@ use std::ptr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Where a module's compiled code lies, for the fault handler
 /// ([`crate::faults`]): a fault there is a guest's.
@@ -69,18 +69,33 @@ impl CodeRanges {
     }
 }
 
+/// The deadline of guest code, for host code: when the tick counter of the
+/// engine's ticker reaches `at`.
+#[derive(Clone, Copy)]
+struct Deadline {
+    /// [`Shared::ticks`] of the ticker that armed it (valid while its
+    /// [`Active`] lives: the ticker is borrowed for that long).
+    ticks: *const AtomicU64,
+    at: u64,
+}
+
 thread_local! {
     /// The deadline of the guest code running on this thread (the earliest,
-    /// if calls nest), for host code to check.
-    static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+    /// if calls of one engine nest), for host code to check.
+    static DEADLINE: Cell<Option<Deadline>> = const { Cell::new(None) };
 }
 
 /// Whether the guest code running on this thread is past its deadline.
-/// Host functions check this: epochs do not stop host code.
+/// Host functions check this: epochs do not stop host code. One atomic
+/// load: no clock is read.
 pub(crate) fn overdue() -> bool {
-    DEADLINE
-        .with(Cell::get)
-        .is_some_and(|at| Instant::now() >= at)
+    DEADLINE.with(Cell::get).is_some_and(|d| {
+        // SAFETY: the deadline is this thread's and set only while the
+        // `Active` guard that armed it lives, which borrows the ticker whose
+        // counter this is (`Ticker::enter`; the guard restores the outer
+        // deadline when it drops).
+        unsafe { &*d.ticks }.load(Ordering::Acquire) >= d.at
+    })
 }
 
 /// The trap a host function returns when the guest that called it is past
@@ -196,29 +211,12 @@ struct Shared {
     stop: AtomicBool,
     /// The timer thread is parked (or about to park): `enter` must wake it.
     parked: AtomicBool,
-    /// When the next tick is due, in nanoseconds since `origin` (`u64::MAX`
-    /// while parked): ticks due but not yet applied are added to a new
-    /// deadline, so that a late timer thread cannot cut a call short.
-    next_tick: AtomicU64,
-    origin: std::time::Instant,
-    tick_nanos: u64,
-}
-
-impl Shared {
-    fn nanos(&self, at: std::time::Instant) -> u64 {
-        u64::try_from(at.saturating_duration_since(self.origin).as_nanos()).unwrap_or(u64::MAX - 1)
-    }
-
-    /// Ticks that are due but that the timer thread has not applied yet.
-    fn pending_ticks(&self, now: std::time::Instant) -> u64 {
-        let next = self.next_tick.load(Ordering::Acquire);
-        let now = self.nanos(now);
-        if next == u64::MAX || now < next {
-            0
-        } else {
-            (now - next) / self.tick_nanos.max(1) + 1
-        }
-    }
+    /// Ticks applied so far: the engine's epoch as this ticker advanced it,
+    /// for host code's deadline checks ([`overdue`]).
+    ticks: AtomicU64,
+    /// `ticks` when a call last checked the fault handlers (`u64::MAX`:
+    /// never): a call checks them at most once a tick.
+    faults_checked: AtomicU64,
 }
 
 /// Idle ticks before a timer thread parks. While calls keep coming it keeps
@@ -242,10 +240,8 @@ impl Ticker {
             active: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
             parked: AtomicBool::new(false),
-            next_tick: AtomicU64::new(u64::MAX),
-            origin: std::time::Instant::now(),
-            tick_nanos: u64::try_from(tick.max(Duration::from_micros(100)).as_nanos())
-                .unwrap_or(u64::MAX),
+            ticks: AtomicU64::new(0),
+            faults_checked: AtomicU64::new(u64::MAX),
         });
         let tick = tick.max(Duration::from_micros(100));
         let mut ticker = Ticker {
@@ -275,13 +271,12 @@ impl Ticker {
             .spawn(move || {
                 let shared = thread_shared;
                 let mut idle = 0u32;
-                // Ticks follow the wall clock: a late wake-up (a loaded
-                // machine) catches up on the ticks it missed, so deadlines
-                // do not drift by the scheduling latency of every tick.
+                // One tick per wake-up, each a whole `tick` after the one
+                // before: a late wake-up (a loaded machine) delays every
+                // later tick, so deadlines stretch by the timer's lateness
+                // and are never cut short, however late the thread runs
+                // (see `enter`).
                 let mut next = std::time::Instant::now() + tick;
-                shared
-                    .next_tick
-                    .store(shared.nanos(next), Ordering::Release);
                 loop {
                     if shared.stop.load(Ordering::Acquire) {
                         return;
@@ -293,7 +288,6 @@ impl Ticker {
                             // `parked`: either it sees the flag and unparks
                             // us, or we see its call here and stay awake.
                             shared.parked.store(true, Ordering::SeqCst);
-                            shared.next_tick.store(u64::MAX, Ordering::Release);
                             if shared.active.load(Ordering::SeqCst) == 0 {
                                 // A stale unpark token only costs a round.
                                 thread::park();
@@ -301,9 +295,6 @@ impl Ticker {
                             shared.parked.store(false, Ordering::SeqCst);
                             idle = 0;
                             next = std::time::Instant::now() + tick;
-                            shared
-                                .next_tick
-                                .store(shared.nanos(next), Ordering::Release);
                             continue;
                         }
                     } else {
@@ -313,17 +304,12 @@ impl Ticker {
                     let Some(engine) = weak.upgrade() else {
                         return;
                     };
-                    let now = std::time::Instant::now();
                     // A fault handler installed while calls run goes
                     // behind cyxla's within a tick (see `crate::faults`).
-                    crate::faults::poll(now);
-                    while next <= now {
-                        engine.increment_epoch();
-                        next += tick;
-                    }
-                    shared
-                        .next_tick
-                        .store(shared.nanos(next), Ordering::Release);
+                    crate::faults::poll(std::time::Instant::now());
+                    engine.increment_epoch();
+                    shared.ticks.fetch_add(1, Ordering::AcqRel);
+                    next = std::time::Instant::now() + tick;
                 }
             })?;
         Ok(Timer {
@@ -349,7 +335,6 @@ impl Ticker {
             // end here; this thread counts its own from now on.
             self.shared.active.store(0, Ordering::SeqCst);
             self.shared.parked.store(false, Ordering::SeqCst);
-            self.shared.next_tick.store(u64::MAX, Ordering::Release);
             match self.spawn_timer() {
                 Ok(timer) => {
                     // The parent's timer stays allocated (leaked): its
@@ -371,34 +356,49 @@ impl Ticker {
         self.mode
     }
 
-    /// Arms a deadline of `timeout` (`ticks` timer ticks, for epochs) for
-    /// the guest code in `code` that runs in `store` until the guard is
-    /// dropped.
+    /// Arms a deadline of `ticks` timer ticks for the guest code in `code`
+    /// that runs in `store` until the guard is dropped.
+    ///
+    /// No clock is read. The deadline is the `ticks`-th tick of this
+    /// ticker's timer from now, for the guest's epoch checks and for host
+    /// code ([`overdue`]) alike. The timer applies one tick per wake-up, each
+    /// at least a whole tick after the one before, so the guest gets at
+    /// least `ticks - 1` whole ticks (the first may come at once:
+    /// [`crate::Limits::deadline_ticks`] counts one more), and longer when
+    /// the timer thread runs late on a loaded machine: never less.
     pub(crate) fn enter<'a, T>(
         &'a self,
         store: &mut wasmtime::Store<T>,
-        timeout: Duration,
         ticks: u64,
         code: &'a CodeRanges,
     ) -> Active<'a> {
-        // One clock read serves the epoch deadline and the host-call one.
-        let now = self.mode.checked().then(Instant::now);
-        let at = now.and_then(|now| now.checked_add(timeout));
-        if self.mode == Interrupt::Epoch {
-            let pending = now.map_or(0, |now| self.shared.pending_ticks(now));
-            store.set_epoch_deadline(ticks.saturating_add(pending));
-        }
-        if let Some(now) = now {
-            crate::faults::poll(now);
+        let checked = self.mode.checked();
+        if checked {
+            store.set_epoch_deadline(ticks);
         }
         let outer_text = crate::faults::enter_guest(code.text());
         let outer = DEADLINE.with(Cell::get);
-        if self.mode.checked() {
-            let earliest = match (outer, at) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
+        if checked {
+            let counter = &self.shared.ticks;
+            let now = counter.load(Ordering::Acquire);
+            let mine = Deadline {
+                ticks: counter,
+                at: now.saturating_add(ticks),
             };
-            DEADLINE.with(|d| d.set(earliest));
+            // Calls of another engine count another timer's ticks: the
+            // innermost call's deadline holds (the outer guest's own
+            // epoch checks still stop it when it runs again).
+            let earliest = match outer {
+                Some(o) if ptr::eq(o.ticks, counter) && o.at < mine.at => o,
+                _ => mine,
+            };
+            DEADLINE.with(|d| d.set(Some(earliest)));
+            // A fault handler installed since the last tick goes behind
+            // cyxla's before guest code runs (the timer checks every tick
+            // too; see `crate::faults`).
+            if self.shared.faults_checked.swap(now, Ordering::Relaxed) != now {
+                crate::faults::check();
+            }
         }
         if self.mode == Interrupt::Epoch && self.timer_forks.load(Ordering::Relaxed) != forks() {
             self.restart_after_fork();
@@ -412,6 +412,8 @@ impl Ticker {
                 // (`&self` is borrowed here).
                 unsafe { (*timer).thread.unpark() };
             }
+            // No tick came while the timer was parked: check now.
+            crate::faults::check();
         }
         Active {
             ticker: self,
@@ -451,7 +453,7 @@ impl Drop for Ticker {
 pub(crate) struct Active<'a> {
     ticker: &'a Ticker,
     /// This thread's deadline before [`Ticker::enter`], restored on drop.
-    outer: Option<Instant>,
+    outer: Option<Deadline>,
     /// The guest code running on this thread before [`Ticker::enter`]
     /// (for the fault handler), restored on drop.
     outer_text: (usize, usize),
@@ -482,7 +484,7 @@ mod tests {
         let f = instance.get_typed_func::<(), ()>(&mut store, "f").unwrap();
         let code = CodeRanges::of(&module);
         let error = {
-            let _active = ticker.enter(&mut store, Duration::from_millis(5), 5, &code);
+            let _active = ticker.enter(&mut store, 5, &code);
             f.call(&mut store, ()).unwrap_err()
         };
         assert_eq!(
@@ -490,5 +492,60 @@ mod tests {
             Some(&wasmtime::Trap::Interrupt)
         );
         drop(ticker);
+    }
+
+    /// A deadline of `n` ticks gives guest code and host code at least
+    /// `n - 1` whole ticks, wherever in a tick it is armed, and however the
+    /// timer thread is scheduled (late ticks only lengthen it).
+    #[test]
+    fn a_deadline_is_never_cut_short() {
+        const TICK: Duration = Duration::from_millis(2);
+        const N: u64 = 6;
+        let mut config = wasmtime::Config::new();
+        config.epoch_interruption(true);
+        let engine = wasmtime::Engine::new(&config).unwrap();
+        let ticker = Ticker::start(&engine, TICK, Interrupt::Epoch).unwrap();
+        let module =
+            wasmtime::Module::new(&engine, "(module (func (export \"f\") (loop br 0)))").unwrap();
+        let mut store = wasmtime::Store::new(&engine, ());
+        let instance = wasmtime::Instance::new(&mut store, &module, &[]).unwrap();
+        let f = instance.get_typed_func::<(), ()>(&mut store, "f").unwrap();
+        let code = CodeRanges::of(&module);
+        let least = TICK * u32::try_from(N - 1).unwrap();
+        for round in 0..40u32 {
+            // Arm at different points of a tick.
+            std::thread::sleep(TICK * (round % 4) / 4);
+            let started = std::time::Instant::now();
+            let error = {
+                let _active = ticker.enter(&mut store, N, &code);
+                f.call(&mut store, ()).unwrap_err()
+            };
+            let guest = started.elapsed();
+            assert_eq!(
+                error.downcast_ref::<wasmtime::Trap>(),
+                Some(&wasmtime::Trap::Interrupt)
+            );
+            assert!(
+                guest >= least,
+                "round {round}: the guest was stopped after {guest:?}, before {least:?}"
+            );
+
+            // Host code: overdue only from the same tick on.
+            let started = std::time::Instant::now();
+            let _active = ticker.enter(&mut store, N, &code);
+            while !overdue() {
+                assert!(
+                    started.elapsed() < Duration::from_secs(60),
+                    "round {round}: never overdue"
+                );
+                std::thread::yield_now();
+            }
+            let host = started.elapsed();
+            assert!(
+                host >= least,
+                "round {round}: host code was overdue after {host:?}, before {least:?}"
+            );
+        }
+        assert!(!overdue(), "the deadline outlived its guard");
     }
 }

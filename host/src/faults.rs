@@ -21,19 +21,21 @@
 //! it). A foreign handler installed later is found by [`check`], which
 //! puts a front handler back in front of it, chaining to it:
 //!
-//! - at the start of a guest call, at most once per [`CHECK_EVERY`]
-//!   (one comparison per call; the check itself is three `sigaction`
-//!   queries), and on every tick of an engine's epoch timer (under
-//!   `interrupt = "unchecked"`, which reads no clock per call, only:)
+//! - at the start of a guest call, at most once per tick of its engine's
+//!   epoch timer (one comparison of the tick counter per call, no clock
+//!   read; the check itself is three `sigaction` queries), and at the
+//!   first call after the timer slept;
+//! - on every tick of an engine's epoch timer, at most once per
+//!   [`CHECK_EVERY`];
 //! - when a guest's instance pool is made.
 //!
 //! **The window.** A foreign handler installed while guest calls run is
-//! put behind a front handler within [`CHECK_EVERY`] or one timer tick;
-//! one installed while the process runs no guest is, before the next guest
-//! code runs. A guest that faults inside that window meets the foreign
-//! handler first: one that chains to the handler it replaced with the
-//! original context still ends as a failed call; one that re-raises ends
-//! the process, as without cyxla.
+//! put behind a front handler within one timer tick; one installed while
+//! the process runs no guest is, before the next guest code runs, unless
+//! that code starts within the same tick. A guest that faults inside that
+//! window meets the foreign handler first: one that chains to the handler
+//! it replaced with the original context still ends as a failed call; one
+//! that re-raises ends the process, as without cyxla.
 //!
 //! **Removal.** Each front handler is one of [`LEVELS`] functions, and
 //! level `k + 1` is put in front of a foreign handler installed over level

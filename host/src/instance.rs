@@ -160,12 +160,9 @@ impl Instance {
         let limits = guest.limits.clone();
         let mut store = Store::new(engine.wasm(), HostState::new(&limits));
         store.limiter(|state| &mut state.limiter);
-        let active = engine.ticker().enter(
-            &mut store,
-            limits.instantiate_timeout,
-            limits.instantiate_ticks(),
-            &guest.code,
-        );
+        let active = engine
+            .ticker()
+            .enter(&mut store, limits.instantiate_ticks(), &guest.code);
         let failed = |store: &Store<HostState>, step: &str, e: wasmtime::Error| {
             let (_, text) = describe(&e, store.data(), &limits, limits.instantiate_timeout);
             NewError::Failed(WasmError::described(e, format!("{step} {text}")))
@@ -337,7 +334,7 @@ impl Instance {
         let result = run_guest(
             &mut self.store,
             &self.engine,
-            (self.limits.call_timeout, self.call_ticks),
+            self.call_ticks,
             &self.code,
             &self.handlers[target],
             self.layout.frame_addr().cast_signed(),
@@ -579,7 +576,7 @@ impl Instance {
         let result = run_guest(
             &mut self.store,
             &self.engine,
-            deadline,
+            deadline.1,
             &self.code,
             &self.alloc,
             (want_i32, DATA_ALIGN.cast_signed()),
@@ -651,10 +648,7 @@ impl Instance {
     fn panic_message(&mut self) -> Option<String> {
         let func = self.last_panic.clone()?;
         let addr = {
-            let _active =
-                self.engine
-                    .ticker()
-                    .enter(&mut self.store, self.limits.tick * 2, 2, &self.code);
+            let _active = self.engine.ticker().enter(&mut self.store, 2, &self.code);
             func.call(&mut self.store, ()).ok()?.cast_unsigned()
         };
         if addr == 0 {
@@ -695,20 +689,20 @@ fn for_each_uncovered(old: &[(u32, u32)], new: &[(u32, u32)], mut f: impl FnMut(
 }
 
 /// Calls guest function `func` of the instance whose store, engine and code
-/// these are, under the call deadline (its wall time, and its epoch ticks as
-/// [`Limits::deadline_ticks`] counts them): its result. (A free function,
+/// these are, under a deadline of `ticks` ticks (as
+/// [`Limits::deadline_ticks`] counts a call's): its result. (A free function,
 /// so that a caller can lend `func` from the instance while the store is
 /// borrowed mutably.)
 #[inline]
 fn run_guest<P: WasmParams, R: WasmResults>(
     store: &mut Store<HostState>,
     engine: &Engine,
-    (timeout, ticks): (Duration, u64),
+    ticks: u64,
     code: &CodeRanges,
     func: &TypedFunc<P, R>,
     params: P,
 ) -> wasmtime::Result<R> {
-    let _active = engine.ticker().enter(store, timeout, ticks, code);
+    let _active = engine.ticker().enter(store, ticks, code);
     func.call(&mut *store, params)
 }
 

@@ -174,9 +174,10 @@ fn fault_outside_guests() -> ! {
     unreachable!("the write to address 0 did not fault");
 }
 
-/// Time for a foreign installation to be seen (see `faults::CHECK_EVERY`).
+/// Time for a foreign installation to be seen: a few ticks of the epoch
+/// timer (see `faults`).
 fn settle() {
-    std::thread::sleep(Duration::from_millis(20));
+    std::thread::sleep(Duration::from_millis(50));
 }
 
 child_case! {

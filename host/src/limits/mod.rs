@@ -95,7 +95,9 @@ limits! {
     instances: usize = 8, "8", Guest,
         Count => count_in(1, 1024);
     /// Wall time of one call (including instantiation when a call needs a
-    /// new instance). Exceeded by at most one [`Limits::tick`].
+    /// new instance). Exceeded by at most one [`Limits::tick`] while the
+    /// timer thread runs on time, and by its lateness on a loaded machine;
+    /// never cut short.
     call_timeout: Duration = Duration::from_secs(10), "10 s", Call,
         Time => timeout();
     /// Wall time of one instantiation: the start function, `_initialize`
