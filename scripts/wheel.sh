@@ -25,8 +25,18 @@ done
 # The oldest glibc the binaries may need; the manylinux tag follows from it.
 glibc=2.28
 triple=x86_64-unknown-linux-gnu
+# The binaries name no folder of this machine: source paths (panic
+# messages, debug info) are rewritten to /cyxla (the checkout, its target
+# folder among it) and /cargo (crates.io's sources).
+cargo_home="${CARGO_HOME:-$HOME/.cargo}"
+remap="--remap-path-prefix=$root=/cyxla --remap-path-prefix=$cargo_home=/cargo"
+target_abs="$(cd "${CARGO_TARGET_DIR:-target}" 2>/dev/null && pwd || true)"
+if [[ -n "$target_abs" && "$target_abs" != "$root"/* ]]; then
+  remap="$remap --remap-path-prefix=$target_abs=/cyxla-target"
+fi
 # cargo-zigbuild runs zig as `python3 -m ziglang`: the venv's python3.
-PATH="$venv/bin:$PATH" "$venv/bin/cargo-zigbuild" zigbuild --release -p cyxla-app -p cyxla-pjrt \
+RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }$remap" \
+  PATH="$venv/bin:$PATH" "$venv/bin/cargo-zigbuild" zigbuild --release -p cyxla-app -p cyxla-pjrt \
   --target "$triple.$glibc" >&2
 
 target="${CARGO_TARGET_DIR:-target}"
