@@ -241,6 +241,9 @@ struct Shape {
     slots: Vec<(u32, usize, usize)>,
     /// Every slot's dims, one after another.
     dims: Vec<i64>,
+    /// Per slot, the native address of its data (what `shared` was found
+    /// from, with the byte lengths).
+    addrs: Vec<usize>,
     /// Per slot, the slot whose region it uses.
     shared: Vec<usize>,
     /// Header length before the attributes.
@@ -290,6 +293,18 @@ fn align_up(value: u32, align: u32) -> Result<u32, HandlerError> {
     }
 }
 
+/// Notes `desc`'s native span in `spans`, for finding aliases, unless it
+/// cannot alias anything (empty, or a token).
+fn push_span(spans: &mut Vec<Span>, desc: &BufferDesc<'_>, slot: usize) {
+    if desc.byte_len > 0 && desc.dtype != abi::data_type::TOKEN {
+        spans.push(Span {
+            start: desc.addr,
+            end: desc.addr.saturating_add(desc.byte_len),
+            slot,
+        });
+    }
+}
+
 impl CallLayout {
     /// Guest address of the frame (valid after [`CallLayout::plan`]).
     pub(crate) fn frame_addr(&self) -> u32 {
@@ -332,7 +347,9 @@ impl CallLayout {
     /// (having changed nothing that [`CallLayout::plan_anew`] does not
     /// redo) if the shape differs.
     fn replan<C: CallView>(&mut self, call: &C, base: u32, api: u32) -> Result<bool, HandlerError> {
-        let Some(mut shape) = self.shape.take() else {
+        // Borrowed, not taken: moving the shape out and back costs more than
+        // the rest of a call without attributes.
+        let Some(shape) = &self.shape else {
             return Ok(false);
         };
         let n_args = call.num_args();
@@ -341,7 +358,8 @@ impl CallLayout {
         {
             return Ok(false);
         }
-        self.spans.clear();
+        let (attrs_at, data_at, had_attrs) = (shape.attrs_at, shape.data_at, !shape.no_attrs);
+        let mut moved = false;
         let mut dims_at = 0;
         for (slot, &(dtype, byte_len, rank)) in shape.slots.iter().enumerate() {
             let desc = slot_desc(call, slot, n_args)?;
@@ -351,28 +369,51 @@ impl CallLayout {
                 return Ok(false);
             }
             dims_at += rank;
-            self.push_span(&desc, slot);
+            moved |= desc.addr != shape.addrs[slot];
+        }
+        // Buffers at the native addresses of the last call (the usual case
+        // at one call site) alias as they did: `shared` still holds.
+        if moved && !self.realias(call, n_args)? {
+            return Ok(false);
+        }
+        let attrs = call.attrs();
+        let no_attrs = attrs.count() == 0;
+        let kept = (no_attrs && !had_attrs) || self.refresh_attrs(&attrs)?;
+        if !kept {
+            self.header.truncate(attrs_at);
+            self.encode_all_attrs(&attrs)?;
+            if align_up(to_u32(self.header.len(), "header")?, DATA_ALIGN)? != data_at {
+                return Ok(false);
+            }
+            if let Some(shape) = &mut self.shape {
+                shape.no_attrs = no_attrs;
+            }
+        }
+        Ok(true)
+    }
+
+    /// Finds the aliases of `call`'s buffers again (they are at other
+    /// native addresses than the shape's) and notes their addresses in the
+    /// shape; returns whether the buffers alias as the shape's did.
+    fn realias<C: CallView>(&mut self, call: &C, n_args: usize) -> Result<bool, HandlerError> {
+        let Some(shape) = &mut self.shape else {
+            return Ok(false);
+        };
+        // Noted first: if the aliases differ, the caller plans anew.
+        self.spans.clear();
+        for (slot, addr) in shape.addrs.iter_mut().enumerate() {
+            let desc = slot_desc(call, slot, n_args)?;
+            *addr = desc.addr;
+            push_span(&mut self.spans, &desc, slot);
         }
         for (slot, owner) in self.shared.iter_mut().enumerate() {
             *owner = slot;
         }
         self.find_aliases(n_args)?;
-        if !same(&self.shared, &shape.shared) {
-            return Ok(false);
-        }
-        let attrs = call.attrs();
-        let no_attrs = attrs.count() == 0;
-        let kept = (no_attrs && shape.no_attrs) || self.refresh_attrs(&attrs)?;
-        if !kept {
-            self.header.truncate(shape.attrs_at);
-            self.encode_all_attrs(&attrs)?;
-            if align_up(to_u32(self.header.len(), "header")?, DATA_ALIGN)? != shape.data_at {
-                return Ok(false);
-            }
-            shape.no_attrs = no_attrs;
-        }
-        self.shape = Some(shape);
-        Ok(true)
+        Ok(self
+            .shape
+            .as_ref()
+            .is_some_and(|shape| same(&self.shared, &shape.shared)))
     }
 
     /// Plans the whole header and every region (see [`CallLayout::plan`]).
@@ -477,7 +518,8 @@ impl CallLayout {
                 len: to_u32(desc.byte_len, "buffer size")?,
             };
             self.shared.push(slot);
-            self.push_span(&desc, slot);
+            shape.addrs.push(desc.addr);
+            push_span(&mut self.spans, &desc, slot);
             if slot < n_args {
                 self.inputs.push(region);
             } else {
@@ -539,18 +581,6 @@ impl CallLayout {
         shape.shared.clone_from(&self.shared);
         self.shape = Some(shape);
         Ok(())
-    }
-
-    /// Notes `desc`'s native span for finding aliases, unless it cannot
-    /// alias anything (empty, or a token).
-    fn push_span(&mut self, desc: &BufferDesc<'_>, slot: usize) {
-        if desc.byte_len > 0 && desc.dtype != abi::data_type::TOKEN {
-            self.spans.push(Span {
-                start: desc.addr,
-                end: desc.addr.saturating_add(desc.byte_len),
-                slot,
-            });
-        }
     }
 
     /// The region of `slot` (operands first, then results).
