@@ -79,12 +79,21 @@ impl LogPipe {
     /// Hands what was written since the last drain to `f` (text, bytes
     /// dropped), then empties the pipe. Does nothing (and takes no lock) if
     /// nothing was written.
+    #[inline]
     pub(crate) fn drain(&self, f: impl FnOnce(&str, u64)) {
-        // A plain load first: the swap is a locked instruction, and every
-        // call drains both pipes, which are nearly always clean.
-        if !self.inner.dirty.load(Ordering::Acquire)
-            || !self.inner.dirty.swap(false, Ordering::AcqRel)
-        {
+        // A plain load first, inlined into the caller: the swap is a locked
+        // instruction, and every call drains both pipes, which are nearly
+        // always clean.
+        if self.inner.dirty.load(Ordering::Acquire) {
+            self.drain_dirty(f);
+        }
+    }
+
+    /// [`LogPipe::drain`] once something was written.
+    #[cold]
+    #[inline(never)]
+    fn drain_dirty(&self, f: impl FnOnce(&str, u64)) {
+        if !self.inner.dirty.swap(false, Ordering::AcqRel) {
             return;
         }
         let mut buffer = match self.inner.buffer.lock() {
