@@ -15,7 +15,7 @@ use crate::deadline::CodeRanges;
 use crate::engine::Engine;
 use crate::error::{WasmError, bounded};
 use crate::imports::guest_range;
-use crate::layout::{CallLayout, CallView, DATA_ALIGN, Region, Source};
+use crate::layout::{CallLayout, CallView, DATA_ALIGN, Region, Source, same};
 use crate::limits::{Limits, UNWRITTEN_POISON, Unwritten, bytes_display};
 use crate::stack;
 use crate::state::{CallInfo, GuestFault, HostState};
@@ -433,12 +433,16 @@ impl Instance {
         };
         let scratch = &mut data[range];
         let copier = Copier::new(self.limits.copy_threads);
-        for_each_uncovered(&self.copied, &self.copying, |start, end| {
-            scratch[start as usize..end as usize].fill(0);
-        });
-        // Recorded before copying: if reading an operand fails half-way, the
-        // next call still scrubs whatever this one wrote.
-        std::mem::swap(&mut self.copied, &mut self.copying);
+        // A call laid out as the last one (the usual case at one call site)
+        // copies into the same ranges: nothing to zero.
+        if !same(&self.copied, &self.copying) {
+            for_each_uncovered(&self.copied, &self.copying, |start, end| {
+                scratch[start as usize..end as usize].fill(0);
+            });
+            // Recorded before copying: if reading an operand fails half-way,
+            // the next call still scrubs whatever this one wrote.
+            std::mem::swap(&mut self.copied, &mut self.copying);
+        }
         scratch[..header as usize].copy_from_slice(&self.layout.header);
         for fill in &self.layout.fills {
             let start = fill.region.offset as usize;

@@ -118,7 +118,7 @@ pub(crate) trait CallView {
 /// library calls cost more than comparing them (3% of the samples of a
 /// `copy16` call under perf).
 #[inline]
-fn same<T: PartialEq>(a: &[T], b: &[T]) -> bool {
+pub(crate) fn same<T: PartialEq>(a: &[T], b: &[T]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
