@@ -271,11 +271,12 @@ impl Ticker {
             .spawn(move || {
                 let shared = thread_shared;
                 let mut idle = 0u32;
-                // One tick per wake-up, each a whole `tick` after the one
-                // before: a late wake-up (a loaded machine) delays every
-                // later tick, so deadlines stretch by the timer's lateness
-                // and are never cut short, however late the thread runs
-                // (see `enter`).
+                // Ticks follow a grid of period `tick` on the wall clock
+                // (a wake-up a little late does not delay the ticks after
+                // it), one tick per wake-up: a wake-up late by a whole tick
+                // or more (a loaded machine) skips the ticks it missed and
+                // starts the grid again, so that no burst of ticks cuts a
+                // deadline short (see `enter`).
                 let mut next = std::time::Instant::now() + tick;
                 loop {
                     if shared.stop.load(Ordering::Acquire) {
@@ -306,10 +307,14 @@ impl Ticker {
                     };
                     // A fault handler installed while calls run goes
                     // behind cyxla's within a tick (see `crate::faults`).
-                    crate::faults::poll(std::time::Instant::now());
+                    let now = std::time::Instant::now();
+                    crate::faults::poll(now);
                     engine.increment_epoch();
                     shared.ticks.fetch_add(1, Ordering::AcqRel);
-                    next = std::time::Instant::now() + tick;
+                    next += tick;
+                    if next <= now {
+                        next = now + tick;
+                    }
                 }
             })?;
         Ok(Timer {
@@ -361,11 +366,13 @@ impl Ticker {
     ///
     /// No clock is read. The deadline is the `ticks`-th tick of this
     /// ticker's timer from now, for the guest's epoch checks and for host
-    /// code ([`overdue`]) alike. The timer applies one tick per wake-up, each
-    /// at least a whole tick after the one before, so the guest gets at
-    /// least `ticks - 1` whole ticks (the first may come at once:
-    /// [`crate::Limits::deadline_ticks`] counts one more), and longer when
-    /// the timer thread runs late on a loaded machine: never less.
+    /// code ([`overdue`]) alike. The timer applies one tick per wake-up on a
+    /// grid of period `tick`, and skips the grid points a late wake-up
+    /// missed by a whole tick. So the guest gets at least `ticks - 2` whole
+    /// ticks: the first tick may come at once, and the second less than a
+    /// tick later when the first was a late one
+    /// ([`crate::Limits::deadline_ticks`] counts two more). A timer thread
+    /// that runs late lengthens a deadline, never shortens it.
     pub(crate) fn enter<'a, T>(
         &'a self,
         store: &mut wasmtime::Store<T>,
@@ -495,7 +502,7 @@ mod tests {
     }
 
     /// A deadline of `n` ticks gives guest code and host code at least
-    /// `n - 1` whole ticks, wherever in a tick it is armed, and however the
+    /// `n - 2` whole ticks, wherever in a tick it is armed, and however the
     /// timer thread is scheduled (late ticks only lengthen it).
     #[test]
     fn a_deadline_is_never_cut_short() {
@@ -511,7 +518,7 @@ mod tests {
         let instance = wasmtime::Instance::new(&mut store, &module, &[]).unwrap();
         let f = instance.get_typed_func::<(), ()>(&mut store, "f").unwrap();
         let code = CodeRanges::of(&module);
-        let least = TICK * u32::try_from(N - 1).unwrap();
+        let least = TICK * u32::try_from(N - 2).unwrap();
         for round in 0..40u32 {
             // Arm at different points of a tick.
             std::thread::sleep(TICK * (round % 4) / 4);

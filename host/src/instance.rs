@@ -652,7 +652,7 @@ impl Instance {
     fn panic_message(&mut self) -> Option<String> {
         let func = self.last_panic.clone()?;
         let addr = {
-            let _active = self.engine.ticker().enter(&mut self.store, 2, &self.code);
+            let _active = self.engine.ticker().enter(&mut self.store, 3, &self.code);
             func.call(&mut self.store, ()).ok()?.cast_unsigned()
         };
         if addr == 0 {

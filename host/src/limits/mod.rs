@@ -95,7 +95,7 @@ limits! {
     instances: usize = 8, "8", Guest,
         Count => count_in(1, 1024);
     /// Wall time of one call (including instantiation when a call needs a
-    /// new instance). Exceeded by at most one [`Limits::tick`] while the
+    /// new instance). Exceeded by at most two [`Limits::tick`]s while the
     /// timer thread runs on time, and by its lateness on a loaded machine;
     /// never cut short.
     call_timeout: Duration = Duration::from_secs(10), "10 s", Call,
@@ -257,14 +257,15 @@ fn default_copy_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
 }
 
-/// Ticks for a wall-time limit: rounded up to whole ticks, plus one because
-/// the first tick may come at once.
+/// Ticks for a wall-time limit: rounded up to whole ticks, plus two: the
+/// first tick may come at once, and the second less than a tick after it
+/// when the first came late (see the deadline timer).
 fn ticks(limit: Duration, tick: Duration) -> u64 {
     let tick = tick.as_nanos().max(1);
     let ticks = limit.as_nanos().div_ceil(tick);
     u64::try_from(ticks)
-        .unwrap_or(u64::MAX - 1)
-        .saturating_add(1)
+        .unwrap_or(u64::MAX - 2)
+        .saturating_add(2)
 }
 
 impl Limits {
@@ -472,10 +473,10 @@ mod tests {
     #[test]
     fn deadline_ticks_round_up() {
         let mut limits = Limits::default();
-        assert_eq!(limits.deadline_ticks(), 1001);
-        assert_eq!(limits.instantiate_ticks(), 501);
+        assert_eq!(limits.deadline_ticks(), 1002);
+        assert_eq!(limits.instantiate_ticks(), 502);
         limits.call_timeout = Duration::from_millis(15);
-        assert_eq!(limits.deadline_ticks(), 3);
+        assert_eq!(limits.deadline_ticks(), 4);
         limits.call_timeout = Duration::from_secs(u64::MAX);
         limits.tick = Duration::from_nanos(1);
         assert_eq!(limits.deadline_ticks(), u64::MAX);
