@@ -73,6 +73,14 @@ fn profile_every(period: Duration) {
 
 #[test]
 fn a_sampling_profiler_walks_stacks_while_deadlines_stop_memory_fill_loops() {
+    // The handler's walk takes the unwinder's lock, so it must not
+    // interrupt a walk of the thread's own: with `RUST_BACKTRACE` set, every
+    // deadline's wasmtime error captures a backtrace, and a signal landing
+    // in that capture deadlocks the thread. (Profilers that sample this way
+    // carry the same hazard; cyxla captures no backtrace of its own.)
+    // SAFETY: no other thread reads or writes the environment: this binary
+    // holds this one test, and it starts no thread before this line.
+    unsafe { std::env::set_var("RUST_LIB_BACKTRACE", "0") };
     // SAFETY: a zeroed sigaction is "no flags, empty mask"; the handler is
     // an `extern "C" fn(c_int)`, and it only walks the stack and adds to
     // atomics (SA_RESTART: interrupted system calls go on).
