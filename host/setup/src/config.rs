@@ -27,8 +27,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::setup::Setup;
-use crate::tenants::{POLICY_ENV, Policy, TENANT_ENV, Tenant, UnixUser};
+pub use crate::setup::{CACHE_ENV, GUESTS_ENV, NativeSpec, PLUGIN_ENV};
+use crate::setup::{Host, Setup, unregistered_hint};
 use cyxla_host::AllowList;
 use cyxla_host::cache::ModuleCache;
 use cyxla_host::limits::LimitOverrides;
@@ -38,12 +38,16 @@ use cyxla_host::toml_error::toml_error;
 /// machine (`CYXLA_POLICY` may only name it).
 pub const SYSTEM_POLICY: &str = "/etc/cyxla/policy.toml";
 
+/// The most devices a configuration may ask for.
+pub const MAX_DEVICES: u32 = 256;
+
+/// Names the policy file.
+pub const POLICY_ENV: &str = "CYXLA_POLICY";
+/// Names the tenant (when the policy does not map the user).
+pub const TENANT_ENV: &str = "CYXLA_TENANT";
+
 /// Names a TOML configuration file.
 pub const CONFIG_ENV: &str = "CYXLA_CONFIG";
-/// Names the guests folder.
-pub const GUESTS_ENV: &str = "CYXLA_GUESTS";
-/// Environment variable naming the PJRT plugin to load.
-pub const PLUGIN_ENV: &str = "CYXLA_PJRT_PLUGIN";
 /// The targets to allow, comma-separated, or `*` for all.
 pub const ALLOW_ENV: &str = "CYXLA_ALLOW";
 /// Guest limits, comma-separated `NAME=VALUE`.
@@ -60,8 +64,6 @@ pub const NATIVE_ENV: &str = "CYXLA_NATIVE";
 pub const RELOAD_ENV: &str = "CYXLA_RELOAD";
 /// A JSON file the plugin keeps per-target statistics in.
 pub const STATS_ENV: &str = "CYXLA_STATS";
-/// `0` turns the compile cache off.
-pub const CACHE_ENV: &str = "CYXLA_CACHE";
 /// A folder where failed guest calls are recorded (`cyxla-host replay`).
 pub const RECORD_ENV: &str = "CYXLA_RECORD";
 /// The cyxla PJRT plugin library, for the Python package (`jax_plugins.cyxla`).
@@ -82,8 +84,6 @@ pub fn cpu_refusal() -> String {
          (`cyxla-host --platform cyxla`, the default), where the policy applies"
     )
 }
-
-pub use crate::tenants::MAX_DEVICES;
 
 /// Every variable this module reads, for the launcher and for messages.
 pub const VARIABLES: [&str; 15] = [
@@ -146,6 +146,18 @@ impl Default for Config {
     }
 }
 
+/// Which tenant a process is, and who decided: what the tenant gets is the
+/// [`Config`] [`Policy::resolve`] returns, which holds this.
+#[derive(Clone, Debug)]
+pub struct Tenant {
+    /// Its name.
+    pub name: String,
+    /// Why this process is this tenant (e.g. "user `alice` in `[users]`").
+    pub selected_by: String,
+    /// The policy file that decided.
+    pub policy: PathBuf,
+}
+
 /// The configuration file: every key optional, unknown keys rejected.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -171,7 +183,7 @@ enum OneOrMany {
 }
 
 /// The settings a policy file decides, which may not be set beside it.
-const DECIDED_BY_POLICY: [&str; 8] = [
+pub(crate) const DECIDED_BY_POLICY: [&str; 8] = [
     CONFIG_ENV,
     RECORD_ENV,
     GUESTS_ENV,
@@ -183,91 +195,9 @@ const DECIDED_BY_POLICY: [&str; 8] = [
 ];
 
 impl Config {
-    /// The configuration of this process: `CYXLA_CONFIG`'s file, then the
-    /// environment variables.
-    ///
-    /// # Errors
-    ///
-    /// A file that cannot be read or parsed, an unknown key, a bad value;
-    /// the message names the file or variable.
-    ///
-    /// The policy and tenant a process started with (`CYXLA_POLICY`,
-    /// `CYXLA_TENANT` in its initial environment, `/proc/self/environ`, as
-    /// `cyxla-host --policy` sets them) hold for its lifetime: a value the
-    /// process itself changed or removed later (e.g. `os.environ` in a
-    /// notebook, before JAX starts) is an error, not another policy.
-    pub fn from_env() -> Result<Config, String> {
-        let started = std::fs::read("/proc/self/environ").unwrap_or_default();
-        for name in [POLICY_ENV, TENANT_ENV] {
-            let now = std::env::var_os(name).map(|v| v.to_string_lossy().into_owned());
-            kept_from_start(name, environ_var(&started, name).as_deref(), now.as_deref())?;
-        }
-        Config::from_lookup(&|name| {
-            std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
-        })
-    }
-
-    /// As [`Config::from_env`], with `lookup` standing for the environment.
-    ///
-    /// # Errors
-    ///
-    /// As for [`Config::from_env`].
-    pub fn from_lookup(lookup: &dyn Fn(&str) -> Option<String>) -> Result<Config, String> {
-        let set = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
-        let system = Path::new(SYSTEM_POLICY);
-        let policy = match set(POLICY_ENV) {
-            Some(p) if system.is_file() && Path::new(&p) != system => {
-                return Err(format!(
-                    "{POLICY_ENV}={p}: this machine's policy is {SYSTEM_POLICY}, which no other \
-                     file replaces"
-                ));
-            }
-            Some(p) => Some(PathBuf::from(p)),
-            None => system.is_file().then(|| system.to_owned()),
-        };
-        if let Some(path) = policy {
-            return Config::from_policy(&path, lookup);
-        }
-        let mut config = Config::default();
-        if let Some(path) = lookup(CONFIG_ENV).filter(|p| !p.is_empty()) {
-            config.apply_file(Path::new(&path))?;
-        }
-        config.apply_env(lookup)?;
-        Ok(config)
-    }
-
-    /// The configuration tenant policy `path` gives this process's tenant.
-    fn from_policy(path: &Path, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Config, String> {
-        let set = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
-        for var in DECIDED_BY_POLICY {
-            if set(var).is_some() {
-                return Err(format!(
-                    "{var} is set, but the policy {} decides what each tenant gets: unset it (and \
-                     drop the launcher options that set it)",
-                    path.display()
-                ));
-            }
-        }
-        let policy = Policy::load(path)?;
-        let problems = policy.check();
-        if !problems.is_empty() {
-            return Err(problems.join("; "));
-        }
-        let user = UnixUser::current()?;
-        let (name, why) = policy.select(set(TENANT_ENV).as_deref(), &user)?;
-        let mut config = policy.resolve(&name, &why, Some(&user))?;
-        config.setup.plugin = set(PLUGIN_ENV).map(PathBuf::from);
-        if config.devices.is_none()
-            && let Some(v) = set(DEVICES_ENV)
-        {
-            config.devices = Some(devices_from_env(&v)?);
-        }
-        Ok(config)
-    }
-
     /// Applies the TOML file at `path`; relative paths in it are relative to
     /// the file's folder.
-    fn apply_file(&mut self, path: &Path) -> Result<(), String> {
+    pub(crate) fn apply_file(&mut self, path: &Path) -> Result<(), String> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             format!(
                 "cannot read the configuration file {} ({CONFIG_ENV}): {e}",
@@ -320,7 +250,10 @@ impl Config {
         Ok(())
     }
 
-    fn apply_env(&mut self, lookup: &dyn Fn(&str) -> Option<String>) -> Result<(), String> {
+    pub(crate) fn apply_env(
+        &mut self,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<(), String> {
         let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
         let bad = |name: &str, value: &str, what: &str| format!("{name}={value}: {what}");
         if let Some(p) = var(PLUGIN_ENV) {
@@ -400,7 +333,7 @@ fn parse_bool(value: &str) -> Result<bool, String> {
 }
 
 /// `CYXLA_DEVICES`'s value, checked.
-fn devices_from_env(v: &str) -> Result<u32, String> {
+pub(crate) fn devices_from_env(v: &str) -> Result<u32, String> {
     let n = v
         .trim()
         .parse::<u32>()
@@ -416,38 +349,9 @@ fn check_devices(n: u32) -> Result<u32, String> {
     }
 }
 
-/// A trusted native handler to register: `TARGET=LIBRARY:SYMBOL`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NativeSpec {
-    /// Custom-call target name.
-    pub target: String,
-    /// Shared library holding the handler.
-    pub library: PathBuf,
-    /// Exported `XLA_FFI_Handler` symbol.
-    pub symbol: String,
-}
-
-impl std::str::FromStr for NativeSpec {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let usage = || format!("`{s}` is not TARGET=LIBRARY:SYMBOL");
-        let (target, rest) = s.split_once('=').ok_or_else(usage)?;
-        let (library, symbol) = rest.rsplit_once(':').ok_or_else(usage)?;
-        if target.is_empty() || library.is_empty() || symbol.is_empty() {
-            return Err(usage());
-        }
-        Ok(NativeSpec {
-            target: target.to_owned(),
-            library: PathBuf::from(library),
-            symbol: symbol.to_owned(),
-        })
-    }
-}
-
 /// The value of `name` in `environ` (`NAME=VALUE` entries separated by NUL,
 /// as in `/proc/self/environ`).
-fn environ_var(environ: &[u8], name: &str) -> Option<String> {
+pub(crate) fn environ_var(environ: &[u8], name: &str) -> Option<String> {
     environ.split(|b| *b == 0).find_map(|entry| {
         let rest = entry.strip_prefix(name.as_bytes())?.strip_prefix(b"=")?;
         Some(String::from_utf8_lossy(rest).into_owned())
@@ -456,7 +360,11 @@ fn environ_var(environ: &[u8], name: &str) -> Option<String> {
 
 /// `Ok` unless `name` was set (non-empty) when the process started and is
 /// now something else or unset.
-fn kept_from_start(name: &str, started: Option<&str>, now: Option<&str>) -> Result<(), String> {
+pub(crate) fn kept_from_start(
+    name: &str,
+    started: Option<&str>,
+    now: Option<&str>,
+) -> Result<(), String> {
     match started.filter(|s| !s.trim().is_empty()) {
         Some(s) if now != Some(s) => Err(format!(
             "{name} was `{s}` when this process started and is now {}: the policy and tenant a \
@@ -465,6 +373,57 @@ fn kept_from_start(name: &str, started: Option<&str>, now: Option<&str>) -> Resu
             now.map_or_else(|| "unset".to_owned(), |n| format!("`{n}`"))
         )),
         _ => Ok(()),
+    }
+}
+
+impl Host {
+    /// What to add to XLA's "No FFI handler registered for `target`" for a
+    /// client of the plugin configured by `config`. A tenant's user cannot
+    /// `--allow` anything: for a tenant it is the policy's decision, with the
+    /// module that serves the target if one of the tenant's folders has it.
+    pub fn hint_for_client(&self, config: &Config, target: &str) -> Option<String> {
+        if !config.setup.lapack && cyxla_lapack::target_names().contains(&target) {
+            let by = match &config.tenant {
+                Some(t) => format!(
+                    "for tenant `{}` by the policy {}",
+                    t.name,
+                    t.policy.display()
+                ),
+                None => "(--no-lapack, CYXLA_NO_LAPACK=1)".to_owned(),
+            };
+            return Some(format!(
+                "hint: `{target}` is a native LAPACK target, and LAPACK is turned off {by}"
+            ));
+        }
+        let Some(tenant) = &config.tenant else {
+            return Some(unregistered_hint(
+                target,
+                self.hint_for_unregistered(target),
+            ));
+        };
+        if config.setup.allow.allows(target) {
+            return self
+                .hint_for_unregistered(target)
+                .map(|h| format!("hint: {h}"));
+        }
+        let served = self
+            .sandboxes
+            .iter()
+            .find_map(|s| {
+                let guests = s.guests();
+                (guests.serving(target).map(|g| g.path().to_owned()))
+                    .or_else(|| guests.idle_declaring(target).map(|i| i.path.clone()))
+            })
+            .map(|path| format!("served by {}, but ", path.display()))
+            .unwrap_or_default();
+        Some(format!(
+            "hint: target `{target}` is {served}not allowed for tenant `{}` ({}) by the policy {} \
+             (allowed: {}); the policy's operator decides what each tenant may call",
+            tenant.name,
+            tenant.selected_by,
+            tenant.policy.display(),
+            config.setup.allow
+        ))
     }
 }
 

@@ -3,7 +3,8 @@
 //! around the sandbox library ([`cyxla_host`]):
 //!
 //! - [`config`] and [`tenants`]: host options (flags, `CYXLA_*`, the config
-//!   file) and the operator's tenant policy;
+//!   file) and the operator's tenant policy, from which `load` resolves a
+//!   process's configuration (`Config::from_env`);
 //! - [`setup`]: the PJRT plugin, native handler libraries and guests
 //!   folders a process sets up;
 //! - [`record`]: failed guest calls, recorded for `cyxla-host replay`;
@@ -12,6 +13,7 @@
 #![deny(missing_docs)]
 
 pub mod config;
+mod load;
 pub mod npy;
 pub mod record;
 pub mod setup;

@@ -12,10 +12,8 @@ use plugin_glue::ffi::xla_ffi::XLA_FFI_Handler;
 use plugin_glue::plugin::Plugin;
 use plugin_glue::registry;
 
-pub use crate::config::{NativeSpec, PLUGIN_ENV};
 use cyxla_host::cache::ModuleCache;
 
-use crate::config::{Config, GUESTS_ENV};
 use cyxla_host::AllowList;
 use cyxla_host::Destination;
 use cyxla_host::Engine;
@@ -23,6 +21,42 @@ use cyxla_host::Guests;
 use cyxla_host::Watcher;
 use cyxla_host::limits::Limits;
 use cyxla_host::{Sandbox, pin_holds};
+
+/// Names the guests folder.
+pub const GUESTS_ENV: &str = "CYXLA_GUESTS";
+/// Environment variable naming the PJRT plugin to load.
+pub const PLUGIN_ENV: &str = "CYXLA_PJRT_PLUGIN";
+/// `0` turns the compile cache off.
+pub const CACHE_ENV: &str = "CYXLA_CACHE";
+
+/// A trusted native handler to register: `TARGET=LIBRARY:SYMBOL`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NativeSpec {
+    /// Custom-call target name.
+    pub target: String,
+    /// Shared library holding the handler.
+    pub library: PathBuf,
+    /// Exported `XLA_FFI_Handler` symbol.
+    pub symbol: String,
+}
+
+impl std::str::FromStr for NativeSpec {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let usage = || format!("`{s}` is not TARGET=LIBRARY:SYMBOL");
+        let (target, rest) = s.split_once('=').ok_or_else(usage)?;
+        let (library, symbol) = rest.rsplit_once(':').ok_or_else(usage)?;
+        if target.is_empty() || library.is_empty() || symbol.is_empty() {
+            return Err(usage());
+        }
+        Ok(NativeSpec {
+            target: target.to_owned(),
+            library: PathBuf::from(library),
+            symbol: symbol.to_owned(),
+        })
+    }
+}
 
 /// The `site-packages` of the Python venv `scripts/setup.sh` installs,
 /// relative to the workspace root (for tests: programs look in
@@ -96,7 +130,7 @@ impl Setup {
                      in their home: give the user a home they own, or set {} to a folder of \
                      theirs, or {}=0 to turn the cache off)",
                     cyxla_host::cache::CACHE_DIR_ENV,
-                    crate::config::CACHE_ENV
+                    CACHE_ENV
                 ),
             }
         }
@@ -207,55 +241,6 @@ impl Host {
         self.sandboxes
             .iter()
             .find_map(|s| s.hint_for_unregistered(target))
-    }
-
-    /// What to add to XLA's "No FFI handler registered for `target`" for a
-    /// client of the plugin configured by `config`. A tenant's user cannot
-    /// `--allow` anything: for a tenant it is the policy's decision, with the
-    /// module that serves the target if one of the tenant's folders has it.
-    pub fn hint_for_client(&self, config: &Config, target: &str) -> Option<String> {
-        if !config.setup.lapack && lapack::target_names().contains(&target) {
-            let by = match &config.tenant {
-                Some(t) => format!(
-                    "for tenant `{}` by the policy {}",
-                    t.name,
-                    t.policy.display()
-                ),
-                None => "(--no-lapack, CYXLA_NO_LAPACK=1)".to_owned(),
-            };
-            return Some(format!(
-                "hint: `{target}` is a native LAPACK target, and LAPACK is turned off {by}"
-            ));
-        }
-        let Some(tenant) = &config.tenant else {
-            return Some(unregistered_hint(
-                target,
-                self.hint_for_unregistered(target),
-            ));
-        };
-        if config.setup.allow.allows(target) {
-            return self
-                .hint_for_unregistered(target)
-                .map(|h| format!("hint: {h}"));
-        }
-        let served = self
-            .sandboxes
-            .iter()
-            .find_map(|s| {
-                let guests = s.guests();
-                (guests.serving(target).map(|g| g.path().to_owned()))
-                    .or_else(|| guests.idle_declaring(target).map(|i| i.path.clone()))
-            })
-            .map(|path| format!("served by {}, but ", path.display()))
-            .unwrap_or_default();
-        Some(format!(
-            "hint: target `{target}` is {served}not allowed for tenant `{}` ({}) by the policy {} \
-             (allowed: {}); the policy's operator decides what each tenant may call",
-            tenant.name,
-            tenant.selected_by,
-            tenant.policy.display(),
-            config.setup.allow
-        ))
     }
 }
 

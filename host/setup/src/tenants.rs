@@ -36,17 +36,10 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::config::Config;
+pub use crate::config::{MAX_DEVICES, POLICY_ENV, TENANT_ENV, Tenant};
 use cyxla_host::AllowList;
 use cyxla_host::limits::{LimitOverrides, Limits};
 use cyxla_host::toml_error::{line_column, toml_error};
-
-/// The most devices a configuration may ask for.
-pub const MAX_DEVICES: u32 = 256;
-
-/// Names the policy file.
-pub const POLICY_ENV: &str = "CYXLA_POLICY";
-/// Names the tenant (when the policy does not map the user).
-pub const TENANT_ENV: &str = "CYXLA_TENANT";
 
 /// The policy file as written: every key optional, unknown keys rejected.
 #[derive(Debug, Default, Deserialize)]
@@ -96,18 +89,6 @@ pub struct UnixUser {
     pub home: PathBuf,
     /// Names of its groups (primary and supplementary).
     pub groups: Vec<String>,
-}
-
-/// Which tenant a process is, and who decided: what the tenant gets is the
-/// [`Config`] [`Policy::resolve`] returns, which holds this.
-#[derive(Clone, Debug)]
-pub struct Tenant {
-    /// Its name.
-    pub name: String,
-    /// Why this process is this tenant (e.g. "user `alice` in `[users]`").
-    pub selected_by: String,
-    /// The policy file that decided.
-    pub policy: PathBuf,
 }
 
 impl Policy {
