@@ -478,18 +478,41 @@ impl Drop for Active<'_> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn ticks_only_while_active() {
+    /// A guest function that loops forever, on an engine with a ticker.
+    struct Looping {
+        ticker: Ticker,
+        store: wasmtime::Store<()>,
+        f: wasmtime::TypedFunc<(), ()>,
+        code: CodeRanges,
+    }
+
+    fn looping(tick: Duration) -> Looping {
         let mut config = wasmtime::Config::new();
         config.epoch_interruption(true);
         let engine = wasmtime::Engine::new(&config).unwrap();
-        let ticker = Ticker::start(&engine, Duration::from_millis(1), Interrupt::Epoch).unwrap();
+        let ticker = Ticker::start(&engine, tick, Interrupt::Epoch).unwrap();
         let module =
             wasmtime::Module::new(&engine, "(module (func (export \"f\") (loop br 0)))").unwrap();
         let mut store = wasmtime::Store::new(&engine, ());
         let instance = wasmtime::Instance::new(&mut store, &module, &[]).unwrap();
         let f = instance.get_typed_func::<(), ()>(&mut store, "f").unwrap();
         let code = CodeRanges::of(&module);
+        Looping {
+            ticker,
+            store,
+            f,
+            code,
+        }
+    }
+
+    #[test]
+    fn ticks_only_while_active() {
+        let Looping {
+            ticker,
+            mut store,
+            f,
+            code,
+        } = looping(Duration::from_millis(1));
         let error = {
             let _active = ticker.enter(&mut store, 5, &code);
             f.call(&mut store, ()).unwrap_err()
@@ -508,16 +531,12 @@ mod tests {
     fn a_deadline_is_never_cut_short() {
         const TICK: Duration = Duration::from_millis(2);
         const N: u64 = 6;
-        let mut config = wasmtime::Config::new();
-        config.epoch_interruption(true);
-        let engine = wasmtime::Engine::new(&config).unwrap();
-        let ticker = Ticker::start(&engine, TICK, Interrupt::Epoch).unwrap();
-        let module =
-            wasmtime::Module::new(&engine, "(module (func (export \"f\") (loop br 0)))").unwrap();
-        let mut store = wasmtime::Store::new(&engine, ());
-        let instance = wasmtime::Instance::new(&mut store, &module, &[]).unwrap();
-        let f = instance.get_typed_func::<(), ()>(&mut store, "f").unwrap();
-        let code = CodeRanges::of(&module);
+        let Looping {
+            ticker,
+            mut store,
+            f,
+            code,
+        } = looping(TICK);
         let least = TICK * u32::try_from(N - 2).unwrap();
         for round in 0..40u32 {
             // Arm at different points of a tick.
