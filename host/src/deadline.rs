@@ -403,7 +403,11 @@ impl Ticker {
             // A fault handler installed since the last tick goes behind
             // cyxla's before guest code runs (the timer checks every tick
             // too; see `crate::faults`).
-            if self.shared.faults_checked.swap(now, Ordering::Relaxed) != now {
+            // A load on every call, a store once a tick: calls on other
+            // threads share this line.
+            let checked_at = &self.shared.faults_checked;
+            if checked_at.load(Ordering::Relaxed) != now {
+                checked_at.store(now, Ordering::Relaxed);
                 crate::faults::check();
             }
         }
