@@ -50,5 +50,11 @@ for variant in "${variants[@]}"; do
         exit 1
     }
     callgrind_annotate --auto=no --threshold=100 "$out/$variant.out" >"$out/$variant.txt" 2>/dev/null
-    python3 scripts/callgrind_parts.py "$out/$variant.txt" "$variant" "$calls"
+    made=$(sed -n 's/^calls \([0-9]*\)$/\1/p' "$out/$variant.log")
+    if [[ -z "$made" ]]; then
+        echo "scripts/callgrind.sh: $variant did not print how many calls it made:" >&2
+        tail -20 "$out/$variant.log" >&2
+        exit 1
+    fi
+    python3 scripts/callgrind_parts.py "$out/$variant.txt" "$variant" "$made"
 done

@@ -1,6 +1,7 @@
 """Sums a `callgrind_annotate` listing of call_profile by part of a call.
 
-Usage: callgrind_parts.py LISTING VARIANT CALLS (see scripts/callgrind.sh).
+Usage: callgrind_parts.py LISTING VARIANT CALLS (see scripts/callgrind.sh;
+CALLS: the custom calls call_profile made, as it printed them).
 Each function's own instructions go to its source file when the file is in
 this repository, else to the library it is in; prints the instructions of
 one call per part, most first.
@@ -9,8 +10,6 @@ one call per part, most first.
 import re
 import sys
 
-# An execution of call_profile's XLA program makes this many custom calls.
-CHAIN = 64
 OURS = ("host/", "plugin-glue/", "guest-sdk/", "benches/")
 # `  1,234 (12.3%)  FILE:FUNCTION [OBJECT]`; code inlined from another file
 # has no `[OBJECT]`.
@@ -40,8 +39,7 @@ def part(file: str, function: str, obj: str) -> str:
 
 
 def main() -> None:
-    path, variant, calls = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    per = calls if variant.startswith("host-") else -(-calls // CHAIN) * CHAIN
+    path, variant, per = sys.argv[1], sys.argv[2], int(sys.argv[3])
     total, parts = 0, {}
     with open(path) as listing:
         lines = listing.read().splitlines()

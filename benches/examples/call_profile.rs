@@ -3,8 +3,9 @@
 //!
 //! `call_profile VARIANT CALLS` sets everything up, makes one warm-up call,
 //! then makes CALLS more inside [`measured`], the only function callgrind
-//! collects in: its inclusive count divided by CALLS is the instructions one
-//! call costs, and the functions under it say where they go.
+//! collects in: its inclusive count divided by the calls it made (printed
+//! last, `calls N`) is the instructions one call costs, and the functions
+//! under it say where they go.
 //!
 //! Variants:
 //! - `xla-guest`: a program of `CHAIN` custom calls to the bundled copy16
@@ -58,6 +59,7 @@ fn main() {
                 .ret(HostBuffer::zeros(plugin_glue::DType::F32, &[16]));
             handler.call_host(&call).expect("warm-up call");
             measured(calls, || handler.call_host(&call).expect("call"));
+            println!("calls {calls}");
         }
         "xla-guest" | "xla-native" | "xla-baseline" => {
             sandbox.register_allowed(&plugin).expect("register copy16");
@@ -78,9 +80,11 @@ fn main() {
             let got = execute(&exe, &input);
             assert_eq!(got, expected, "{variant}: wrong result");
             // One execution makes CHAIN custom calls.
-            measured(calls.div_ceil(CHAIN), || {
+            let executions = calls.div_ceil(CHAIN);
+            measured(executions, || {
                 black_box(execute(&exe, &input));
             });
+            println!("calls {}", executions * CHAIN);
         }
         _ => usage(),
     }
