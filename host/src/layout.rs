@@ -293,6 +293,36 @@ fn align_up(value: u32, align: u32) -> Result<u32, HandlerError> {
     }
 }
 
+/// Refuses a buffer whose byte length is not the size of its dtype and
+/// dims: a guest reads its data as that many bytes, without checking them
+/// again (docs/abi.md, "What a guest may rely on"), so its region must hold
+/// them exactly. XLA's buffers always do; a host-owned call may not. A dtype
+/// the guest ABI does not know is left to the guest (the SDK refuses it).
+/// Checked when a call is planned anew; a call replanned has the dtype,
+/// dims and byte length of the one planned.
+fn check_size(desc: &BufferDesc<'_>, slot: usize, n_args: usize) -> Result<(), HandlerError> {
+    let Some(dtype) = plugin_glue::DType::from_xla(desc.dtype) else {
+        return Ok(());
+    };
+    let size = desc
+        .dims
+        .iter()
+        .try_fold(1u64, |n, &d| n.checked_mul(u64::try_from(d).ok()?))
+        .and_then(|count| dtype.byte_size(count));
+    if size == Some(desc.byte_len as u64) {
+        return Ok(());
+    }
+    let name = if slot < n_args {
+        format!("operand {slot}")
+    } else {
+        format!("result {}", slot - n_args)
+    };
+    Err(HandlerError::invalid_argument(format!(
+        "{name} holds {} bytes, not the size of a {dtype}{:?} buffer",
+        desc.byte_len, desc.dims
+    )))
+}
+
 /// Notes `desc`'s native span in `spans`, for finding aliases, unless it
 /// cannot alias anything (empty, or a token).
 fn push_span(spans: &mut Vec<Span>, desc: &BufferDesc<'_>, slot: usize) {
@@ -485,6 +515,7 @@ impl CallLayout {
         )?;
         for slot in 0..n_args + n_rets {
             let desc = slot_desc(call, slot, n_args)?;
+            check_size(&desc, slot, n_args)?;
             shape
                 .slots
                 .push((desc.dtype, desc.byte_len, desc.dims.len()));
@@ -1276,10 +1307,31 @@ pub(crate) mod tests {
     /// A buffer at a native address: `(dtype, byte_len, addr)`.
     type At = (DType, usize, usize);
 
-    /// A call whose buffers claim native addresses.
+    /// A call whose buffers claim native addresses (each of rank 1, of
+    /// its byte length; tokens of rank 0).
     struct AddrCall {
         args: Vec<At>,
         rets: Vec<At>,
+        /// Operands' dims, then results'.
+        dims: Vec<Vec<i64>>,
+    }
+
+    impl AddrCall {
+        fn new(args: &[At], rets: &[At]) -> AddrCall {
+            let dims = args
+                .iter()
+                .chain(rets)
+                .map(|&(dtype, byte_len, _)| match dtype.bits() {
+                    0 => Vec::new(),
+                    bits => vec![(byte_len as u64 * 8 / u64::from(bits)) as i64],
+                })
+                .collect();
+            AddrCall {
+                args: args.to_vec(),
+                rets: rets.to_vec(),
+                dims,
+            }
+        }
     }
 
     impl CallView for AddrCall {
@@ -1294,7 +1346,7 @@ pub(crate) mod tests {
             let (dtype, byte_len, addr) = self.args[i];
             Ok(BufferDesc {
                 dtype: dtype.to_xla(),
-                dims: &[],
+                dims: &self.dims[i],
                 byte_len,
                 addr,
             })
@@ -1303,7 +1355,7 @@ pub(crate) mod tests {
             let (dtype, byte_len, addr) = self.rets[i];
             Ok(BufferDesc {
                 dtype: dtype.to_xla(),
-                dims: &[],
+                dims: &self.dims[self.args.len() + i],
                 byte_len,
                 addr,
             })
@@ -1324,10 +1376,7 @@ pub(crate) mod tests {
     }
 
     fn try_plan(args: &[At], rets: &[At]) -> Result<CallLayout, HandlerError> {
-        let call = AddrCall {
-            args: args.to_vec(),
-            rets: rets.to_vec(),
-        };
+        let call = AddrCall::new(args, rets);
         let mut layout = CallLayout::default();
         layout.plan(&call, 0x1_0000, 0x10)?;
         Ok(layout)
@@ -1515,8 +1564,27 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_buffer_must_hold_the_size_of_its_shape() {
+        let mut layout = CallLayout::default();
+        for (dims, len) in [(&[2, 3][..], 20), (&[2, 3][..], 28), (&[-1][..], 0)] {
+            let call = HostCall::new().ret(HostBuffer::sized(DType::F32, dims, len));
+            let error = layout.plan(&call, 0x1_0000, 0x10).unwrap_err();
+            assert_eq!(error.code, ErrorCode::InvalidArgument);
+            assert!(
+                error.message.starts_with(&format!(
+                    "result 0 holds {len} bytes, not the size of a f32"
+                )),
+                "{}",
+                error.message
+            );
+        }
+        let call = HostCall::new().arg(HostBuffer::sized(DType::Pred, &[3], 3));
+        layout.plan(&call, 0x1_0000, 0x10).unwrap();
+    }
+
+    #[test]
     fn a_frame_that_cannot_fit_is_refused() {
-        let call = HostCall::new().arg(HostBuffer::sized(DType::U8, &[1], 4096));
+        let call = HostCall::new().arg(HostBuffer::zeros(DType::U8, &[4096]));
         let mut layout = CallLayout::default();
         let err = layout.plan(&call, u32::MAX - 1024, 0).unwrap_err();
         assert_eq!(err.code, ErrorCode::ResourceExhausted);
