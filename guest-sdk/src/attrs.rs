@@ -51,8 +51,7 @@ impl fmt::Debug for Attrs<'_> {
 }
 
 /// An [`Attrs`] without its memory view: what a frame keeps of its
-/// attributes (and a [`FrameCache`](crate::cache::FrameCache) keeps across
-/// calls).
+/// attributes.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct AttrsAt {
     len: usize,
@@ -77,6 +76,36 @@ impl AttrsAt {
 
 /// Largest number of attributes accepted in one dictionary.
 const MAX_ATTRS: i64 = 1 << 20;
+
+impl AttrsAt {
+    /// The `XLA_FFI_Attrs` at guest address `addr` of the host's frame, read
+    /// without checks: every later read of an entry checks its own range
+    /// (a count out of range is clamped, so entries past memory are errors).
+    ///
+    /// # Safety
+    ///
+    /// The struct's bytes must lie inside `mem` (the host's frame does:
+    /// docs/abi.md, "What a guest may rely on").
+    #[inline(always)]
+    pub(crate) unsafe fn trusted(mem: Memory<'_>, addr: u32) -> AttrsAt {
+        // SAFETY: the struct is inside memory (caller), every field an
+        // integer.
+        let (len, types, names, values) = unsafe {
+            (
+                mem.read_unchecked::<i64>(addr + layout::SIZE_FIELD),
+                mem.read_unchecked::<u32>(addr + layout::TYPES),
+                mem.read_unchecked::<u32>(addr + layout::NAMES),
+                mem.read_unchecked::<u32>(addr + layout::ATTRS),
+            )
+        };
+        AttrsAt {
+            len: len.clamp(0, MAX_ATTRS) as usize,
+            types,
+            names,
+            values,
+        }
+    }
+}
 
 impl<'a> Attrs<'a> {
     /// Decodes the `XLA_FFI_Attrs` at guest address `addr`.

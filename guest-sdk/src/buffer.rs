@@ -113,17 +113,68 @@ impl<'a> RawBuffer<'a> {
         })
     }
 
-    /// The decoded fields without the memory view and the dims slice: what
-    /// a [`FrameCache`](crate::cache::FrameCache) keeps across calls.
-    pub(crate) fn at(&self) -> BufferAt {
-        BufferAt {
-            dtype: self.dtype,
-            rank: self.dims.len(),
-            dims_addr: self.dims_addr,
-            data: self.data,
-            elements: self.elements,
-            byte_len: self.byte_len,
-        }
+    /// The `XLA_FFI_Buffer` at guest address `addr` of the host's frame,
+    /// read without the checks of [`RawBuffer::decode`]: the host wrote it
+    /// (docs/abi.md, "What a guest may rely on"). Only an unknown dtype is
+    /// an error (one XLA may add).
+    ///
+    /// # Safety
+    ///
+    /// `addr` must be a buffer struct of the host's frame of the call in
+    /// progress (or of a frame [`CallFrame::validated`] accepted): inside
+    /// `mem`, its dims `rank` non-negative `i64`s inside `mem`, 8-aligned
+    /// and not at 0, and its data `byte_len` bytes inside `mem`, overlapping
+    /// no other buffer's data unless they are the same region.
+    ///
+    /// [`CallFrame::validated`]: crate::CallFrame
+    #[inline(always)]
+    pub(crate) unsafe fn trusted(
+        mem: Memory<'a>,
+        addr: u32,
+        which: Which,
+    ) -> Result<RawBuffer<'a>> {
+        // SAFETY: the struct is inside memory (caller); integers.
+        let (raw_dtype, data, rank, dims_addr) = unsafe {
+            (
+                mem.read_unchecked::<u32>(addr + layout::DTYPE),
+                mem.read_unchecked::<u32>(addr + layout::DATA),
+                mem.read_unchecked::<i64>(addr + layout::RANK),
+                mem.read_unchecked::<u32>(addr + layout::DIMS),
+            )
+        };
+        let Some(dtype) = DataType::from_raw(raw_dtype) else {
+            return Err(crate::error::cold(
+                crate::error::ErrorCode::InvalidArgument,
+                format_args!("{which}: unknown dtype {raw_dtype}"),
+            ));
+        };
+        // SAFETY: the dims are inside memory, aligned and not at 0 (caller);
+        // i64 has no invalid bit patterns and dims are only ever read.
+        let dims: &'a [i64] = unsafe { mem.slice_unchecked(dims_addr, rank as usize) };
+        // The host's data region holds the buffer's bytes, less than 4 GiB,
+        // so a product of non-zero dimensions fits in 35 bits (1-bit types)
+        // and every partial product too; with a 0 among the factors, the
+        // wrapping product is 0, as the true one.
+        // So are the bits (at most 128 an element): no overflow checks,
+        // whose 128-bit multiplications are library calls on wasm32.
+        let count = dims.iter().fold(1u64, |n, &d| n.wrapping_mul(d as u64));
+        let bytes = count.wrapping_mul(u64::from(dtype.bits())).div_ceil(8);
+        let (Ok(elements), Ok(byte_len)) = (usize::try_from(count), usize::try_from(bytes)) else {
+            return Err(crate::error::cold(
+                crate::error::ErrorCode::InvalidArgument,
+                format_args!("{which}: element count of {dims:?} overflows"),
+            ));
+        };
+        Ok(RawBuffer {
+            mem,
+            which,
+            dtype,
+            dims,
+            dims_addr,
+            data,
+            elements,
+            byte_len,
+        })
     }
 
     /// Guest byte range of the data, for overlap checks.
@@ -146,34 +197,6 @@ impl<'a> RawBuffer<'a> {
                 self.dtype,
                 self.dims
             )))
-        }
-    }
-}
-
-/// A [`RawBuffer`] without its memory view and dims slice.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct BufferAt {
-    pub(crate) dtype: DataType,
-    pub(crate) rank: usize,
-    pub(crate) dims_addr: u32,
-    data: u32,
-    elements: usize,
-    byte_len: usize,
-}
-
-impl BufferAt {
-    /// The buffer `which`, read through `mem`, with `dims` its dims array
-    /// (`rank` entries at `dims_addr` of `mem`).
-    pub(crate) fn raw<'a>(self, mem: Memory<'a>, which: Which, dims: &'a [i64]) -> RawBuffer<'a> {
-        RawBuffer {
-            mem,
-            which,
-            dtype: self.dtype,
-            dims,
-            dims_addr: self.dims_addr,
-            data: self.data,
-            elements: self.elements,
-            byte_len: self.byte_len,
         }
     }
 }

@@ -6,7 +6,6 @@ use core::cell::{Cell, OnceCell};
 use crate::abi::{arg_type, ret_type};
 use crate::attrs::{Attrs, FromAttr};
 use crate::buffer::{AnyBuffer, AnyResultBuffer, Buffer, RawBuffer, ResultBuffer, Which};
-use crate::cache::FrameCache;
 use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::header::Header;
@@ -17,8 +16,10 @@ use crate::memory::Memory;
 ///
 /// Inputs can be viewed any number of times ([`CallFrame::arg`],
 /// [`CallFrame::any_arg`]). Each result can be taken once
-/// ([`CallFrame::ret`], [`CallFrame::any_ret`]), after a check that its
-/// memory overlaps no other buffer, so the mutable slices are exclusive.
+/// ([`CallFrame::ret`], [`CallFrame::any_ret`]), and its memory overlaps no
+/// other buffer (the host lays frames out so, docs/abi.md, "What a guest may
+/// rely on"; a frame from elsewhere is checked), so the mutable slices are
+/// exclusive.
 ///
 /// # In-place updates
 ///
@@ -74,23 +75,57 @@ use crate::memory::Memory;
 /// ```
 pub struct CallFrame<'a> {
     mem: Memory<'a>,
-    /// The frame's scalar fields, read and checked.
+    /// The frame's scalar fields.
     header: Header,
-    /// Per buffer, operands then results: its decoding, once it succeeded,
-    /// and (results only) whether it was handed out.
-    slots: Slots<'a>,
-    /// The target's cache of decodes, in a guest.
-    cache: Option<&'a FrameCache>,
+    /// How buffers are read, and what was handed out.
+    state: State<'a>,
 }
+
+/// How a [`CallFrame`] reads its buffers.
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    expect(
+        clippy::large_enum_variant,
+        reason = "the inline slots are the point: a frame lives on the stack for one call"
+    )
+)]
+enum State<'a> {
+    /// The host's frame, or one [`CallFrame::validated`] checked as the
+    /// host guarantees it (docs/abi.md, "What a guest may rely on"): each
+    /// buffer is read where it is when asked for, without checks, and
+    /// results are exclusive by the host's layout, so only exact aliases of
+    /// an operand need tracking. Up to 64 operands and 64 results.
+    Trusted(Handed),
+    /// Any other frame: per buffer, operands then results, its decoding,
+    /// checked on first use, and what was handed out.
+    Checked(Slots<'a>),
+}
+
+/// What a trusted frame handed out, one bit per operand or result.
+#[derive(Default)]
+struct Handed {
+    /// Operands viewed (shared views may be alive for the whole call).
+    viewed: Cell<u64>,
+    /// Results taken.
+    taken: Cell<u64>,
+    /// Operands that a taken result aliases (updated in place).
+    in_place: Cell<u64>,
+}
+
+/// Most operands, and most results, a trusted frame tracks ([`Handed`]).
+const TRUSTED_BUFFERS: usize = 64;
 
 /// Buffers whose [`Slot`]s a frame keeps without allocating.
 const INLINE_SLOTS: usize = 4;
 
 /// The [`Slot`]s of a frame: inline for the usual few buffers, so that
 /// decoding a frame allocates nothing on the per-call path.
-#[expect(
-    clippy::large_enum_variant,
-    reason = "the inline variant is the point: a frame lives on the stack for one call"
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    expect(
+        clippy::large_enum_variant,
+        reason = "the inline variant is the point: a frame lives on the stack for one call"
+    )
 )]
 enum Slots<'a> {
     Inline([Slot<'a>; INLINE_SLOTS], usize),
@@ -210,45 +245,116 @@ impl<'a> CallFrame<'a> {
 
     /// Decodes and checks the frame at guest address `addr` of `mem`.
     pub(crate) fn decode(mem: Memory<'a>, addr: u32) -> Result<CallFrame<'a>> {
-        Ok(CallFrame::new(mem, Header::decode(mem, addr)?, None))
+        let header = Header::decode(mem, addr)?;
+        let slots = Slots::new(header.num_args + header.num_rets);
+        Ok(CallFrame {
+            mem,
+            header,
+            state: State::Checked(slots),
+        })
     }
 
-    /// Decodes and checks the frame at guest address `addr` of `mem`, then
-    /// runs `handler` on it; `cache` (the target's) skips decoding what the
-    /// target's last calls decoded from the same bytes. The frame is built
-    /// where it is used: a frame is a few hundred bytes (its inline
-    /// [`Slots`]), which moving out of a `Result` would copy on every call.
+    /// The frame the host wrote at guest address `addr`, read as the host
+    /// guarantees it (docs/abi.md, "What a guest may rely on"): nothing is
+    /// decoded or checked again on the call's path but the frame's
+    /// `struct_size` and the dtypes. `None` for a frame of another
+    /// `struct_size` or of more than 64 operands or results (decode it).
+    ///
+    /// # Safety
+    ///
+    /// `addr` must be the frame the host passed to a handler export for the
+    /// call in progress, or one [`CallFrame::validated`] accepted; its memory
+    /// must not be accessed other than through the returned view during
+    /// `'a`.
     #[cfg_attr(
         not(any(target_arch = "wasm32", test, feature = "testing")),
         expect(dead_code, reason = "used by guest exports and by `testing`")
     )]
     #[inline(always)]
-    pub(crate) fn decode_then<R>(
-        mem: Memory<'a>,
-        addr: u32,
-        cache: &'a FrameCache,
-        handler: impl FnOnce(&CallFrame<'a>) -> Result<R>,
-    ) -> Result<R> {
-        let header = match cache.header(mem, addr) {
-            Some(header) => header,
-            None => {
-                let header = Header::decode(mem, addr)?;
-                cache.keep_header(mem, addr, &header);
-                header
-            }
-        };
-        let frame = CallFrame::new(mem, header, Some(cache));
-        handler(&frame)
+    pub(crate) unsafe fn trusted(mem: Memory<'a>, addr: u32) -> Option<CallFrame<'a>> {
+        // SAFETY: forwarded caller contract.
+        let (struct_size, header) =
+            unsafe { (mem.read_unchecked::<u32>(addr), Header::trusted(mem, addr)) };
+        // One compare tells a frame of this ABI from anything else (which
+        // decoding then reports).
+        if struct_size != crate::abi::call_frame::STRUCT_SIZE
+            || header.num_args > TRUSTED_BUFFERS
+            || header.num_rets > TRUSTED_BUFFERS
+        {
+            return None;
+        }
+        Some(CallFrame {
+            mem,
+            header,
+            state: State::Trusted(Handed::default()),
+        })
     }
 
-    #[inline(always)]
-    fn new(mem: Memory<'a>, header: Header, cache: Option<&'a FrameCache>) -> CallFrame<'a> {
-        CallFrame {
-            mem,
-            slots: Slots::new(header.num_args + header.num_rets),
-            header,
-            cache,
+    /// The frame at guest address `addr` of `mem` as a trusted frame, if it
+    /// is laid out as the host guarantees (docs/abi.md, "What a guest may
+    /// rely on"), checked here in full: the header and every buffer decode,
+    /// every buffer is a buffer, and no buffer's data overlaps another's
+    /// (but an operand's exactly, or two operands' exactly), a dims array,
+    /// a buffer struct, or the frame's arrays. `None` otherwise, or for
+    /// more than 64 operands or results. How [`testing`](crate::testing)
+    /// runs handlers on the trusted path a guest takes.
+    #[cfg(any(test, feature = "testing"))]
+    pub(crate) fn validated(mem: Memory<'a>, addr: u32) -> Option<CallFrame<'a>> {
+        let checked = CallFrame::decode(mem, addr).ok()?;
+        let h = &checked.header;
+        let (n_args, n_rets) = (h.num_args, h.num_rets);
+        if n_args > TRUSTED_BUFFERS || n_rets > TRUSTED_BUFFERS {
+            return None;
         }
+        let range = |start: u32, len: u64| u64::from(start)..u64::from(start) + len;
+        // What no data may overlap, and the data spans (slot, span).
+        let mut fixed = alloc::vec![
+            range(addr, u64::from(crate::abi::call_frame::SIZE)),
+            range(h.arg_types, 4 * n_args as u64),
+            range(h.args, 4 * n_args as u64),
+            range(h.ret_types, 4 * n_rets as u64),
+            range(h.rets, 4 * n_rets as u64),
+        ];
+        let mut data = Vec::new();
+        for index in 0..n_args + n_rets {
+            let which = if index < n_args {
+                Which::Arg(index)
+            } else {
+                Which::Ret(index - n_args)
+            };
+            let (ptrs, i) = match which {
+                Which::Arg(i) => (h.args, i),
+                Which::Ret(i) => (h.rets, i),
+            };
+            let raw = checked.decode_slot(which).ok()?;
+            let ptr = mem.u32(ptrs + 4 * i as u32, &which).ok()?;
+            fixed.push(range(ptr, u64::from(crate::abi::buffer::SIZE)));
+            let dims = raw.dims_span();
+            // Trusted dims are read through a slice: aligned, not at 0.
+            if dims.start == 0 || !dims.start.is_multiple_of(8) {
+                return None;
+            }
+            fixed.push(dims);
+            data.push((index, raw.span()));
+        }
+        let overlaps = |a: &core::ops::Range<u64>, b: &core::ops::Range<u64>| {
+            !a.is_empty() && !b.is_empty() && a.start < b.end && b.start < a.end
+        };
+        for (k, (index, span)) in data.iter().enumerate() {
+            if fixed.iter().any(|f| overlaps(span, f)) {
+                return None;
+            }
+            for (_, theirs) in &data[k + 1..] {
+                let same = span == theirs && *index < n_args;
+                if overlaps(span, theirs) && !same {
+                    return None;
+                }
+            }
+        }
+        // SAFETY: checked above: the frame, its arrays and buffers are laid
+        // out as the host lays out its frames; the caller's view is
+        // exclusive for 'a (Memory).
+        unsafe { CallFrame::trusted(mem, addr) }
     }
 
     /// Guest address of the frame.
@@ -290,37 +396,51 @@ impl<'a> CallFrame<'a> {
         }
     }
 
-    /// Operand or result `which`, decoded and checked on first use and
+    /// Operand or result `which`: in a trusted frame read where it is (a
+    /// few loads), in a checked one decoded and checked on first use and
     /// remembered for the rest of the call (`check_exclusive` looks at every
     /// buffer each time a result is taken). Inline for a buffer decoded
     /// already: a call of [`CallFrame::decode_slot`] costs more than the
     /// lookup.
     #[inline(always)]
-    fn raw(&self, which: Which) -> Result<&RawBuffer<'a>> {
-        let (i, n, index) = match which {
-            Which::Arg(i) => (i, self.header.num_args, i),
-            Which::Ret(i) => (i, self.header.num_rets, self.header.num_args + i),
+    fn raw(&self, which: Which) -> Result<RawBuffer<'a>> {
+        let (i, n, index, ptrs) = match which {
+            Which::Arg(i) => (i, self.header.num_args, i, self.header.args),
+            Which::Ret(i) => (
+                i,
+                self.header.num_rets,
+                self.header.num_args + i,
+                self.header.rets,
+            ),
         };
-        if i < n
-            && let Some(raw) = self.slots[index].decoded.get()
-        {
-            return Ok(raw);
+        match &self.state {
+            State::Trusted(_) if i < n => {
+                // SAFETY: a trusted frame's pointer arrays hold `n` buffer
+                // structs of the host's layout (CallFrame::trusted).
+                unsafe {
+                    let addr = self.mem.read_unchecked::<u32>(ptrs + 4 * i as u32);
+                    RawBuffer::trusted(self.mem, addr, which)
+                }
+            }
+            State::Checked(slots) if i < n => match slots[index].decoded.get() {
+                Some(raw) => Ok(*raw),
+                None => self.decode_slot(which).copied(),
+            },
+            _ => Err(out_of_range(which, n)),
         }
-        self.decode_slot(which)
     }
 
-    /// [`CallFrame::raw`] for a buffer not decoded yet in this call (or out
-    /// of range: the error).
+    /// [`CallFrame::raw`] in a checked frame for a buffer not decoded yet
+    /// in this call (or out of range: the error).
     #[inline(never)]
     fn decode_slot(&self, which: Which) -> Result<&RawBuffer<'a>> {
-        let (i, n, types, ptrs, want, kind) = match which {
+        let (i, n, types, ptrs, want) = match which {
             Which::Arg(i) => (
                 i,
                 self.header.num_args,
                 self.header.arg_types,
                 self.header.args,
                 arg_type::BUFFER,
-                "operand",
             ),
             Which::Ret(i) => (
                 i,
@@ -328,20 +448,19 @@ impl<'a> CallFrame<'a> {
                 self.header.ret_types,
                 self.header.rets,
                 ret_type::BUFFER,
-                "result",
             ),
         };
+        let State::Checked(slots) = &self.state else {
+            return Err(Error::internal("decode_slot on a trusted frame"));
+        };
         if i >= n {
-            return Err(crate::error::cold(
-                crate::error::ErrorCode::InvalidArgument,
-                format_args!("{which} requested, but the call has {n} {kind}(s)"),
-            ));
+            return Err(out_of_range(which, n));
         }
         let index = match which {
             Which::Arg(i) => i,
             Which::Ret(i) => self.header.num_args + i,
         };
-        let slot = &self.slots[index];
+        let slot = &slots[index];
         if let Some(raw) = slot.decoded.get() {
             return Ok(raw);
         }
@@ -357,19 +476,7 @@ impl<'a> CallFrame<'a> {
         let addr = self
             .mem
             .u32(Memory::offset(ptrs, 4 * i as u64, &which)?, &which)?;
-        let kept = self
-            .cache
-            .and_then(|c| c.buffer(self.mem, index, addr, which));
-        let raw = match kept {
-            Some(raw) => raw,
-            None => {
-                let raw = RawBuffer::decode(self.mem, addr, which)?;
-                if let Some(cache) = self.cache {
-                    cache.keep_buffer(self.mem, index, addr, &raw);
-                }
-                raw
-            }
-        };
+        let raw = RawBuffer::decode(self.mem, addr, which)?;
         Ok(slot.decoded.get_or_init(|| raw))
     }
 
@@ -381,16 +488,44 @@ impl<'a> CallFrame<'a> {
     /// a result aliased with it was taken (``argument 0 is aliased with
     /// result 0 (in place), which was taken: its values are in result 0``).
     pub fn any_arg(&self, i: usize) -> Result<AnyBuffer<'a>> {
-        let raw = *self.raw(Which::Arg(i))?;
-        let slot = &self.slots[i];
-        if let Some(j) = slot.in_place.get() {
-            return Err(Error::invalid_argument(alloc::format!(
-                "argument {i} is aliased with result {j} (in place), which was taken: \
-                 its values are in result {j}"
-            )));
+        let raw = self.raw(Which::Arg(i))?;
+        match &self.state {
+            State::Trusted(handed) => {
+                let bit = 1u64 << i;
+                if handed.in_place.get() & bit != 0 {
+                    return Err(self.in_place_error_of(i, &raw));
+                }
+                handed.viewed.set(handed.viewed.get() | bit);
+            }
+            State::Checked(slots) => {
+                let slot = &slots[i];
+                if let Some(j) = slot.in_place.get() {
+                    return Err(in_place_error(i, j));
+                }
+                slot.viewed.set(true);
+            }
         }
-        slot.viewed.set(true);
         Ok(AnyBuffer::new(raw))
+    }
+
+    /// The error of viewing operand `i` (`raw`) of a trusted frame after a
+    /// result that aliases it was taken.
+    #[cold]
+    #[inline(never)]
+    fn in_place_error_of(&self, i: usize, raw: &RawBuffer<'a>) -> Error {
+        let taken = match &self.state {
+            State::Trusted(handed) => handed.taken.get(),
+            State::Checked(_) => 0,
+        };
+        let j = (0..self.header.num_rets)
+            .find(|&j| {
+                taken & (1 << j) != 0
+                    && self
+                        .raw(Which::Ret(j))
+                        .is_ok_and(|ret| ret.span() == raw.span())
+            })
+            .unwrap_or(0);
+        in_place_error(i, j)
     }
 
     /// Operand `i` as a typed buffer.
@@ -417,16 +552,60 @@ impl<'a> CallFrame<'a> {
     /// overlaps a dims array.
     pub fn any_ret(&self, i: usize) -> Result<AnyResultBuffer<'a>> {
         let which = Which::Ret(i);
-        let raw = *self.raw(which)?;
-        let slot = &self.slots[self.header.num_args + i];
-        if slot.taken.get() {
-            return Err(Error::invalid_argument(alloc::format!(
-                "{which} was already taken"
-            )));
+        let raw = self.raw(which)?;
+        match &self.state {
+            State::Trusted(handed) => {
+                let bit = 1u64 << i;
+                if handed.taken.get() & bit != 0 {
+                    return Err(taken_error(which));
+                }
+                let aliases = self.trusted_aliases(&raw)?;
+                if aliases & handed.viewed.get() != 0 {
+                    let arg = (aliases & handed.viewed.get()).trailing_zeros() as usize;
+                    return Err(viewed_error(i, arg));
+                }
+                handed.in_place.set(handed.in_place.get() | aliases);
+                handed.taken.set(handed.taken.get() | bit);
+            }
+            State::Checked(slots) => {
+                let slot = &slots[self.header.num_args + i];
+                if slot.taken.get() {
+                    return Err(taken_error(which));
+                }
+                self.check_exclusive(&raw)?;
+                slot.taken.set(true);
+            }
         }
-        self.check_exclusive(&raw)?;
-        slot.taken.set(true);
         Ok(AnyResultBuffer::new_exclusive(raw))
+    }
+
+    /// The operands of a trusted frame whose data is result `ret`'s, one
+    /// bit each. The host's layout gives two buffers the same non-empty
+    /// data only when they are one region (docs/abi.md, "What a guest may
+    /// rely on"), so one load per operand finds them; an operand at the
+    /// same address is decoded only to rule out an empty one.
+    #[inline(always)]
+    fn trusted_aliases(&self, ret: &RawBuffer<'a>) -> Result<u64> {
+        let mine = ret.span();
+        if mine.is_empty() {
+            return Ok(0);
+        }
+        let mut aliases = 0;
+        for arg in 0..self.header.num_args {
+            // SAFETY: a trusted frame's pointer arrays hold `num_args`
+            // buffer structs of the host's layout (CallFrame::trusted).
+            let data = unsafe {
+                let addr = self
+                    .mem
+                    .read_unchecked::<u32>(self.header.args + 4 * arg as u32);
+                self.mem
+                    .read_unchecked::<u32>(addr + crate::abi::buffer::DATA)
+            };
+            if data == ret.data && self.raw(Which::Arg(arg))?.span() == mine {
+                aliases |= 1 << arg;
+            }
+        }
+        Ok(aliases)
     }
 
     /// Result `i` as a typed, writable buffer.
@@ -462,11 +641,11 @@ impl<'a> CallFrame<'a> {
         Ok(None)
     }
 
-    /// Checks that `ret`'s data overlaps no other buffer's data and no dims,
-    /// except operands it aliases exactly (same span), which must not have
-    /// been viewed; then marks those operands as updated in place. Runs on
-    /// every result taken: one pass over the slots, the buffers decoded
-    /// already read in place.
+    /// Checks, in a checked frame, that `ret`'s data overlaps no other
+    /// buffer's data and no dims, except operands it aliases exactly (same
+    /// span), which must not have been viewed; then marks those operands as
+    /// updated in place. Runs on every result taken: one pass over the
+    /// slots, the buffers decoded already read in place.
     fn check_exclusive(&self, ret: &RawBuffer<'a>) -> Result<()> {
         let mine = ret.span();
         if mine.is_empty() {
@@ -475,11 +654,14 @@ impl<'a> CallFrame<'a> {
         let Which::Ret(j) = ret.which else {
             return Err(Error::internal("check_exclusive on an operand"));
         };
+        let State::Checked(slots) = &self.state else {
+            return Err(Error::internal("check_exclusive on a trusted frame"));
+        };
         let n_args = self.header.num_args;
         let me = n_args + j;
         let overlaps =
             |r: &core::ops::Range<u64>| !r.is_empty() && r.start < mine.end && mine.start < r.end;
-        let slots: &[Slot<'a>] = &self.slots;
+        let slots: &[Slot<'a>] = slots;
         let which_of = |index: usize| {
             if index < n_args {
                 Which::Arg(index)
@@ -501,10 +683,7 @@ impl<'a> CallFrame<'a> {
                 )));
             }
             if alias && slot.viewed.get() {
-                return Err(Error::invalid_argument(alloc::format!(
-                    "result {j} is aliased with argument {index} (in place), which was already \
-                     viewed: take result {j} first and read the argument's values through it"
-                )));
+                return Err(viewed_error(j, index));
             }
         }
         for slot in &slots[..n_args] {
@@ -546,4 +725,47 @@ impl<'a> CallFrame<'a> {
     pub fn run_id(&self) -> Result<i64> {
         crate::context::run_id(self.header.ctx)
     }
+}
+
+/// The error of asking for a buffer past the end.
+#[cold]
+#[inline(never)]
+fn out_of_range(which: Which, n: usize) -> Error {
+    let kind = match which {
+        Which::Arg(_) => "operand",
+        Which::Ret(_) => "result",
+    };
+    crate::error::cold(
+        crate::error::ErrorCode::InvalidArgument,
+        format_args!("{which} requested, but the call has {n} {kind}(s)"),
+    )
+}
+
+/// The error of taking a result twice.
+#[cold]
+#[inline(never)]
+fn taken_error(which: Which) -> Error {
+    Error::invalid_argument(alloc::format!("{which} was already taken"))
+}
+
+/// The error of viewing operand `i` after result `j`, which aliases it, was
+/// taken.
+#[cold]
+#[inline(never)]
+fn in_place_error(i: usize, j: usize) -> Error {
+    Error::invalid_argument(alloc::format!(
+        "argument {i} is aliased with result {j} (in place), which was taken: \
+         its values are in result {j}"
+    ))
+}
+
+/// The error of taking result `j` after operand `i`, which it aliases, was
+/// viewed.
+#[cold]
+#[inline(never)]
+fn viewed_error(j: usize, i: usize) -> Error {
+    Error::invalid_argument(alloc::format!(
+        "result {j} is aliased with argument {i} (in place), which was already \
+         viewed: take result {j} first and read the argument's values through it"
+    ))
 }

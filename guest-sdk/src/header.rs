@@ -10,8 +10,8 @@ use crate::memory::Memory;
 const MAX_BUFFERS: i64 = 1 << 16;
 
 /// A [`CallFrame`](crate::CallFrame) without its memory view and slots:
-/// the frame's scalar fields, read and checked (and kept by a
-/// [`FrameCache`](crate::cache::FrameCache)).
+/// the frame's scalar fields, read and checked, or read from the host's
+/// frame ([`Header::trusted`]).
 #[derive(Clone, Copy)]
 pub(crate) struct Header {
     pub(crate) addr: u32,
@@ -27,6 +27,46 @@ pub(crate) struct Header {
 }
 
 impl Header {
+    /// Reads the frame the host wrote at guest address `addr`, without
+    /// checks (docs/abi.md, "What a guest may rely on").
+    ///
+    /// # Safety
+    ///
+    /// `addr` must be the frame the host passed to a handler export for
+    /// the call in progress (or a frame [`CallFrame::validated`] accepted):
+    /// a wasm32 `XLA_FFI_CallFrame` inside `mem`.
+    ///
+    /// [`CallFrame::validated`]: crate::CallFrame
+    #[inline(always)]
+    pub(crate) unsafe fn trusted(mem: Memory<'_>, addr: u32) -> Header {
+        // SAFETY: the frame's fields are inside memory (caller); integers.
+        let (ctx, stage, num_args, arg_types, args, num_rets, ret_types, rets) = unsafe {
+            (
+                mem.read_unchecked::<u32>(addr + layout::CTX),
+                mem.read_unchecked::<u32>(addr + layout::STAGE),
+                mem.read_unchecked::<i64>(addr + layout::ARGS + abi::args::SIZE_FIELD),
+                mem.read_unchecked::<u32>(addr + layout::ARGS + abi::args::TYPES),
+                mem.read_unchecked::<u32>(addr + layout::ARGS + abi::args::ARGS),
+                mem.read_unchecked::<i64>(addr + layout::RETS + abi::rets::SIZE_FIELD),
+                mem.read_unchecked::<u32>(addr + layout::RETS + abi::rets::TYPES),
+                mem.read_unchecked::<u32>(addr + layout::RETS + abi::rets::RETS),
+            )
+        };
+        Header {
+            addr,
+            ctx,
+            stage,
+            num_args: num_args as usize,
+            arg_types,
+            args,
+            num_rets: num_rets as usize,
+            ret_types,
+            rets,
+            // SAFETY: the inline attributes are inside the frame.
+            attrs: unsafe { AttrsAt::trusted(mem, addr + layout::ATTRS) },
+        }
+    }
+
     /// Reads and checks the frame at guest address `addr` of `mem`.
     pub(crate) fn decode(mem: Memory<'_>, addr: u32) -> Result<Header> {
         let what = "call frame";

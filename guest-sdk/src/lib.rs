@@ -139,7 +139,6 @@ pub use cyxla_guest_abi as abi;
 mod args;
 mod attrs;
 mod buffer;
-mod cache;
 mod context;
 mod dtype;
 mod error;
@@ -168,8 +167,7 @@ pub use macros::Handler;
 #[cfg(test)]
 mod tests;
 
-// A guest has one thread: the host refuses shared memories, and each
-// export's decode cache is a `static` that assumes it.
+// A guest has one thread: the host refuses shared memories.
 #[cfg(all(target_arch = "wasm32", target_feature = "atomics"))]
 compile_error!(
     "cyxla guests are single-threaded (the host refuses shared memories): build without +atomics"

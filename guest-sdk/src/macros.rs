@@ -27,14 +27,11 @@ pub type Handler = for<'f, 'a> fn(&'f crate::CallFrame<'a>) -> crate::Result<()>
 /// * a record `cyxla-target v1 <target> <export>\n` in the `cyxla.targets`
 ///   custom section, so the host finds the target in the bare `.wasm`;
 /// * an export `<export>: (frame: i32) -> i32` that answers a metadata
-///   probe (API version 0.3) and ignores stages other than EXECUTE, decodes
-///   and checks the frame (`struct_size` 104 and every address), calls the
-///   handler and turns an `Err` into an error handle through the host's
-///   `error_create` import (0 on success);
-/// * a `static` cache of the export's decodes: a call whose frame, buffer
-///   structs and dims are byte for byte those an earlier call decoded
-///   reuses that decode (the host rewrites only the data while a call
-///   site's shapes stay the same).
+///   probe (API version 0.3) and ignores stages other than EXECUTE, reads
+///   the frame as the host guarantees it (docs/abi.md, "What a guest may
+///   rely on": the host checked the call, so the frame is not decoded and
+///   checked again), calls the handler and turns an `Err` into an error
+///   handle through the host's `error_create` import (0 on success).
 ///
 /// On other targets it only type-checks the handler (so kernels can be unit
 /// tested natively with the `testing` module when the `testing` feature
@@ -70,14 +67,12 @@ macro_rules! target {
             #[used]
             static RECORD: [u8; RECORD_LEN] = RECORD_BYTES;
 
-            /// What the export's last calls decoded.
-            #[cfg(target_arch = "wasm32")]
-            static CACHE: $crate::__private::FrameCache = $crate::__private::FrameCache::new();
-
             #[cfg(target_arch = "wasm32")]
             #[unsafe(export_name = stringify!($export))]
             extern "C" fn export(frame: u32) -> u32 {
-                $crate::__private::run(frame, HANDLER, &CACHE)
+                // SAFETY: only the host calls this export (it is not
+                // nameable in Rust), with the frame of the call in progress.
+                unsafe { $crate::__private::run(frame, HANDLER) }
             }
 
             // Uses both on every target (natively nothing else does).
@@ -91,8 +86,6 @@ macro_rules! target {
 pub mod __private {
     #[cfg(target_arch = "wasm32")]
     pub use crate::runtime::run;
-
-    pub use crate::cache::FrameCache;
 
     use crate::abi::RECORD_PREFIX;
 

@@ -1,11 +1,13 @@
 //! Reading the call frame out of guest memory by guest address.
 //!
 //! Inside a guest, a guest address is a plain pointer into linear memory.
-//! The frame the host writes is still input: every read goes through
-//! [`Memory`], which checks that the range lies inside memory, is not at the
-//! null address and is aligned, so a malformed frame gives an [`Error`]
-//! instead of undefined behaviour. On other targets (tests), a `Memory` is a
-//! byte buffer standing in for linear memory, with guest addresses as offsets
+//! Reads of a frame that is input go through [`Memory`], which checks that
+//! the range lies inside memory, is not at the null address and is aligned,
+//! so a malformed frame gives an [`Error`] instead of undefined behaviour;
+//! the frame the host wrote for a handler export is laid out as the host
+//! guarantees (docs/abi.md, "What a guest may rely on") and is read with
+//! the unchecked reads. On other targets (tests), a `Memory` is a byte
+//! buffer standing in for linear memory, with guest addresses as offsets
 //! into it.
 
 use core::marker::PhantomData;
@@ -57,32 +59,6 @@ impl<'a> Memory<'a> {
             origin,
             _memory: PhantomData,
         }
-    }
-
-    /// What this view's checks depend on: see [`Memory::covers`].
-    #[inline(always)]
-    pub(crate) fn extent(&self) -> Extent {
-        Extent {
-            #[cfg(not(target_arch = "wasm32"))]
-            base: self.base as usize,
-            #[cfg(not(target_arch = "wasm32"))]
-            origin: self.origin,
-            len: self.len,
-        }
-    }
-
-    /// Whether every range a view with `extent` accepted, this view accepts
-    /// too: the same memory at the same place, as large or larger (linear
-    /// memory only grows). A check is a function of the range and the
-    /// extent (bounds against the length, null, alignment of the address
-    /// in the view), so a decode that passed then passes now.
-    #[inline(always)]
-    pub(crate) fn covers(&self, extent: &Extent) -> bool {
-        #[cfg(not(target_arch = "wasm32"))]
-        if self.base as usize != extent.base || self.origin != extent.origin {
-            return false;
-        }
-        self.len >= extent.len
     }
 
     /// Where guest address `addr` lies in the view (bytes from its start),
@@ -172,27 +148,61 @@ impl<'a> Memory<'a> {
         Ok(unsafe { p.cast::<u32>().read_unaligned() })
     }
 
-    /// Reads `N` little-endian `u32` at `addr` (any alignment), with one
-    /// range check.
-    #[inline(always)]
-    pub(crate) fn words<const N: usize>(
-        &self,
-        addr: u32,
-        what: &dyn core::fmt::Display,
-    ) -> Result<[u32; N]> {
-        let p = self.range(addr, 4 * N, 1, what)?;
-        // SAFETY: range() checked that the 4 * N bytes are inside memory,
-        // which is valid for reads for 'a; read_unaligned has no alignment
-        // requirement and every bit pattern is a valid [u32; N].
-        Ok(unsafe { p.cast::<[u32; N]>().read_unaligned() })
-    }
-
     /// Reads a little-endian `i64` at `addr`.
     #[inline(always)]
     pub(crate) fn i64(&self, addr: u32, what: &dyn core::fmt::Display) -> Result<i64> {
         let p = self.range(addr, 8, 1, what)?;
         // SAFETY: as in u32(): 8 in-bounds bytes, unaligned read.
         Ok(unsafe { p.cast::<i64>().read_unaligned() })
+    }
+
+    /// Reads a `T` at guest address `addr` (any alignment) without checking
+    /// the range: for the frame the host wrote, whose layout the host
+    /// guarantees (docs/abi.md, "What a guest may rely on").
+    ///
+    /// # Safety
+    ///
+    /// `addr..addr + size_of::<T>()` must lie inside the view, and every bit
+    /// pattern of that size must be a valid `T`.
+    #[inline(always)]
+    pub(crate) unsafe fn read_unchecked<T: Copy>(&self, addr: u32) -> T {
+        #[cfg(target_arch = "wasm32")]
+        let p = core::ptr::with_exposed_provenance::<T>(addr as usize);
+        #[cfg(not(target_arch = "wasm32"))]
+        let p = self
+            .base
+            .wrapping_add(addr.wrapping_sub(self.origin) as usize)
+            .cast::<T>()
+            .cast_const();
+        // SAFETY: the caller guarantees the bytes are inside the view, which
+        // is valid for reads for 'a, and valid as a `T`; read_unaligned has
+        // no alignment requirement.
+        unsafe { p.read_unaligned() }
+    }
+
+    /// `count` elements of `T` at `addr`, shared, without checking the
+    /// range (see [`Memory::read_unchecked`]).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Memory::slice`], and the range must lie inside the view,
+    /// be aligned for `T` and not start at the null address.
+    #[inline(always)]
+    pub(crate) unsafe fn slice_unchecked<T>(&self, addr: u32, count: usize) -> &'a [T] {
+        if count == 0 {
+            return &[];
+        }
+        #[cfg(target_arch = "wasm32")]
+        let p = core::ptr::with_exposed_provenance::<T>(addr as usize);
+        #[cfg(not(target_arch = "wasm32"))]
+        let p = self
+            .base
+            .wrapping_add(addr.wrapping_sub(self.origin) as usize)
+            .cast::<T>()
+            .cast_const();
+        // SAFETY: the caller guarantees a non-null, aligned range inside the
+        // view (valid for reads for 'a), valid bit patterns and no `&mut`.
+        unsafe { core::slice::from_raw_parts(p, count) }
     }
 
     /// Address arithmetic on guest addresses, failing instead of wrapping.
@@ -302,17 +312,6 @@ impl<'a> Memory<'a> {
     }
 }
 
-/// What the checks of a [`Memory`] depend on besides the range checked:
-/// where the view is and how large (see [`Memory::covers`]).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Extent {
-    #[cfg(not(target_arch = "wasm32"))]
-    base: usize,
-    #[cfg(not(target_arch = "wasm32"))]
-    origin: u32,
-    len: usize,
-}
-
 /// The error of [`Memory::offset`], out of line as [`Memory::range_error`].
 #[cold]
 #[inline(never)]
@@ -352,23 +351,6 @@ mod tests {
         // SAFETY: as above.
         assert_eq!(unsafe { mem.slice::<u64>(0, 0, &"x") }.unwrap().len(), 0);
         assert!(Memory::offset(u32::MAX, 1, &"x").is_err());
-    }
-
-    #[test]
-    fn a_view_covers_the_checks_of_views_of_the_same_memory_no_larger() {
-        let mut buf = [0u64; 8];
-        let base = buf.as_mut_ptr().cast::<u8>();
-        let view = |len: usize, origin: u32, skip: usize| {
-            // SAFETY: buf (64 bytes) outlives every view and holds
-            // skip + len bytes; the views are only compared.
-            unsafe { Memory::from_raw_parts(base.add(skip), len, origin) }
-        };
-        let checked = view(32, 0, 0).extent();
-        assert!(view(32, 0, 0).covers(&checked));
-        assert!(view(64, 0, 0).covers(&checked), "grown");
-        assert!(!view(31, 0, 0).covers(&checked), "shrunk");
-        assert!(!view(32, 8, 0).covers(&checked), "another origin");
-        assert!(!view(32, 0, 8).covers(&checked), "another place");
     }
 
     #[test]

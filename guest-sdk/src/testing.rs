@@ -27,7 +27,6 @@ use alloc::vec::Vec;
 
 use crate::abi::{self, attr_type, call_frame as frame_layout};
 use crate::attrs::Scalar;
-use crate::cache::FrameCache;
 use crate::dtype::{DataType, Element};
 use crate::error::Result;
 use crate::frame::CallFrame;
@@ -186,7 +185,6 @@ impl FrameBuilder {
             len: image.bytes.len(),
             frame: image.frame,
             rets: image.rets,
-            cache: FrameCache::new(),
         }
     }
 
@@ -415,14 +413,15 @@ pub struct TestCall {
     len: usize,
     frame: u32,
     rets: Vec<(u32, usize)>,
-    /// What earlier calls decoded, as a guest export keeps it.
-    cache: FrameCache,
 }
 
 impl TestCall {
     /// Runs `handler` (a [`Handler`](crate::Handler) or any closure) on the
-    /// call, decoding the frame as a guest export would: a later call reuses
-    /// what this one decoded where the frame's bytes are unchanged.
+    /// call, reading the frame as a guest export does when the frame is
+    /// laid out as the host guarantees (checked here first: docs/abi.md,
+    /// "What a guest may rely on"); a frame that is not (one a test
+    /// corrupted) is decoded and checked as it is used, so its flaws are
+    /// errors.
     ///
     /// # Errors
     ///
@@ -431,13 +430,19 @@ impl TestCall {
         // SAFETY: `self.mem` outlives the view, which lives only during this
         // call, and nothing else touches `self.mem` meanwhile (&mut self).
         let mem = unsafe { Memory::from_raw_parts(self.mem.as_mut_ptr().cast(), self.len, 0) };
-        CallFrame::decode_then(mem, self.frame, &self.cache, handler)
+        match CallFrame::validated(mem, self.frame) {
+            Some(frame) => handler(&frame),
+            None => handler(&CallFrame::decode(mem, self.frame)?),
+        }
     }
 
-    /// The cache of this call's decodes.
+    /// Whether [`TestCall::call`] reads the frame as a guest export does
+    /// (laid out as the host guarantees), not decoding and checking it.
     #[cfg(test)]
-    pub(crate) fn cache(&self) -> &FrameCache {
-        &self.cache
+    pub(crate) fn trusted(&mut self) -> bool {
+        // SAFETY: as in call().
+        let mem = unsafe { Memory::from_raw_parts(self.mem.as_mut_ptr().cast(), self.len, 0) };
+        CallFrame::validated(mem, self.frame).is_some()
     }
 
     /// Guest address of the frame.
