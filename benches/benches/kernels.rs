@@ -8,8 +8,8 @@
 //! (`-O3 -msimd128 ...`, then `wasm-opt -O3 --low-memory-unused`), and
 //! natively with `-march=native` (information only).
 //! Each build serves its own target; each program is one custom call. The
-//! guest runs under the deadline mechanism (epochs: a check in every loop
-//! header). A second sandbox, registered under a second target name,
+//! guest runs under the deadline mechanism (poll pages: a check in every
+//! loop header). A second sandbox, registered under a second target name,
 //! copies each buffer on the calling thread alone (`copy_threads=1`, as
 //! information: the default shares a copy of 8 MiB or more with helper
 //! threads).

@@ -1,17 +1,25 @@
 //! Wall-time deadlines for guest calls.
 //!
-//! **Epoch interruption**: the engine is built with
-//! `epoch_interruption(true)`, which compiles a check into every function
-//! entry and loop header; each store gets a deadline in ticks before a
-//! call, and one timer thread per [`crate::Engine`] bumps the epoch every
-//! [`crate::Limits::tick`]. A guest past its deadline traps with
-//! [`wasmtime::Trap::Interrupt`]. The checks trap in place (a patched
-//! Cranelift integration, `vendor/wasmtime-internal-cranelift`; its
-//! `CYXLA-PATCH.md` says why that is sound); stock wasmtime's checks
-//! call out, which made the register allocator spill around every loop
-//! header. Even so they cost time in tight loops (measurements:
-//! docs/performance.md, "Deadlines"). (The benches' `Interrupt::Unchecked`,
-//! behind the `bench` feature, compiles no checks and arms nothing.)
+//! **Poll pages**: the engine is built with `epoch_interruption(true)`,
+//! which, through the patched Cranelift integration
+//! (`vendor/wasmtime-internal-cranelift`), compiles into every function
+//! entry and loop header one load of a byte from the store's *poll page*
+//! (its address is kept in the store's epoch-deadline field: the engine's
+//! epoch never moves). Each store gets its page from [`Ticker::poll`]. One
+//! timer thread per [`crate::Engine`] counts ticks of
+//! [`crate::Limits::tick`]; when a call's deadline tick comes, it protects
+//! that call's page (`mprotect`, no access), and the guest's next check
+//! faults, at an instruction whose trap metadata says `Trap::Interrupt`:
+//! the same path as any out-of-bounds access, so a guest past its deadline
+//! traps with [`wasmtime::Trap::Interrupt`]. (wasmtime's runtime,
+//! `vendor/wasmtime`, is patched to accept that fault outside any linear
+//! memory; both `CYXLA-PATCH.md` files say why that is sound.) The call's
+//! end unprotects the page of a call that was stopped. A check is one load:
+//! no compare, no branch, no call, one register held (measurements:
+//! docs/performance.md, "Deadlines"). A store whose page was never set
+//! traps at its first check (a load from address 0): deadlines fail
+//! closed. (The benches' `Interrupt::Unchecked`, behind the `bench`
+//! feature, compiles no checks and arms nothing.)
 //!
 //! A forked child has none of its parent's threads. A `pthread_atfork`
 //! child handler counts forks ([`forks`]); the first guest call in a child
@@ -25,7 +33,7 @@
 //! a busy one does not wake a thread for every call. Everything outside this module only calls
 //! [`Ticker::enter`] around guest code.
 //!
-//! Epochs do not stop host code, nor a bulk memory instruction
+//! Checks do not stop host code, nor a bulk memory instruction
 //! (`memory.fill`, `memory.copy`, ...: wasmtime's own code) before it ends.
 //! So [`Ticker::enter`] also records the deadline of the guest code running
 //! on this thread, and host code asks [`overdue`]: the functions of module
@@ -42,7 +50,7 @@ pub(crate) use crate::limits::Interrupt;
 use std::cell::Cell;
 use std::ptr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
@@ -86,7 +94,7 @@ thread_local! {
 }
 
 /// Whether the guest code running on this thread is past its deadline.
-/// Host functions check this: epochs do not stop host code. One atomic
+/// Host functions check this: guest checks do not stop host code. One atomic
 /// load: no clock is read.
 pub(crate) fn overdue() -> bool {
     DEADLINE.with(Cell::get).is_some_and(|d| {
@@ -108,10 +116,10 @@ pub(crate) fn check() -> wasmtime::Result<()> {
 }
 
 impl Interrupt {
-    /// The mechanism an engine gets: `Auto` becomes `Epoch`.
+    /// The mechanism an engine gets: `Auto` becomes `Poll`.
     pub(crate) fn resolve(self) -> Interrupt {
         match self {
-            Interrupt::Auto => Interrupt::Epoch,
+            Interrupt::Auto => Interrupt::Poll,
             other => other,
         }
     }
@@ -181,11 +189,11 @@ impl ForkLock {
     }
 }
 
-/// The deadline mechanism of one engine (and its timer thread, for
-/// epochs).
+/// The deadline mechanism of one engine (and its timer thread, for poll
+/// pages).
 pub(crate) struct Ticker {
     shared: Arc<Shared>,
-    /// The timer thread (epochs only; null otherwise). Replaced, never
+    /// The timer thread (poll pages only; null otherwise). Replaced, never
     /// freed while the ticker lives, when a forked child restarts it: the
     /// one before stays leaked (it belongs to the parent).
     timer: AtomicPtr<Timer>,
@@ -204,19 +212,193 @@ struct Timer {
     /// The fork generation it runs in.
     forks: u64,
 }
+
 struct Shared {
-    /// Guest calls running now.
-    active: AtomicUsize,
     /// Set when the engine goes away.
     stop: AtomicBool,
     /// The timer thread is parked (or about to park): `enter` must wake it.
     parked: AtomicBool,
-    /// Ticks applied so far: the engine's epoch as this ticker advanced it,
-    /// for host code's deadline checks ([`overdue`]).
+    /// Ticks applied so far, for the calls' deadlines (guest code's, by
+    /// their poll pages, and host code's, [`overdue`]).
     ticks: AtomicU64,
     /// `ticks` when a call last checked the fault handlers (`u64::MAX`:
     /// never): a call checks them at most once a tick.
     faults_checked: AtomicU64,
+    /// The poll pages of this engine's stores, for the timer to protect.
+    pages: Pages,
+}
+
+/// [`Slot::state`] of a page no call has armed.
+const IDLE: u64 = 0;
+/// [`Slot::state`] while the timer protects the page.
+const TRIPPING: u64 = u64::MAX - 1;
+/// [`Slot::state`] once the page is protected (the guest's next check
+/// traps).
+const TRIPPED: u64 = u64::MAX;
+/// The latest deadline tick a slot can hold (later ones wait for it).
+const LATEST: u64 = TRIPPING - 1;
+
+/// One store's poll page and the deadline armed on it.
+struct Slot {
+    /// One page, mapped readable; no access while tripped.
+    page: ptr::NonNull<libc::c_void>,
+    /// [`IDLE`], the tick a call's deadline falls on (armed), [`TRIPPING`]
+    /// or [`TRIPPED`]. Only the timer moves an armed slot on (to
+    /// `TRIPPING`, then `TRIPPED`); only the call that armed it moves it
+    /// back.
+    state: AtomicU64,
+}
+
+// SAFETY: `page` is a mapping this slot owns; it is only read by guest code
+// (through the store's epoch-deadline field) and protected or unprotected
+// with `mprotect`, which is thread-safe; `state` is atomic.
+unsafe impl Send for Slot {}
+// SAFETY: as for `Send`: no method hands out the page's memory.
+unsafe impl Sync for Slot {}
+
+impl Slot {
+    fn new() -> std::io::Result<Slot> {
+        // SAFETY: a fresh anonymous private mapping at an address the
+        // kernel picks; nothing else is touched.
+        let page = unsafe {
+            libc::mmap(
+                ptr::null_mut(),
+                page_size(),
+                libc::PROT_READ,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if page == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(Slot {
+            page: ptr::NonNull::new(page)
+                .ok_or_else(|| std::io::Error::other("mmap returned null"))?,
+            state: AtomicU64::new(IDLE),
+        })
+    }
+
+    /// Protects (`readable == false`) or unprotects the page.
+    fn protect(&self, readable: bool) {
+        let prot = if readable {
+            libc::PROT_READ
+        } else {
+            libc::PROT_NONE
+        };
+        // SAFETY: the page is this slot's own mapping, alive while the
+        // slot is; changing its protection touches nothing else (guest code
+        // only ever reads it, and a read of a protected page is the trap
+        // the check exists for).
+        let failed = unsafe { libc::mprotect(self.page.as_ptr(), page_size(), prot) } != 0;
+        if failed {
+            // Only for a page of its own: the kernel has no reason to
+            // refuse (no mapping to split). Say so rather than lose it.
+            let e = std::io::Error::last_os_error();
+            if readable {
+                tracing::error!(
+                    "cannot unprotect a guest's poll page ({e}): its next call traps as past its deadline"
+                );
+            } else {
+                tracing::error!(
+                    "cannot protect a guest's poll page ({e}): the guest runs past its deadline until it calls the host"
+                );
+            }
+        }
+    }
+
+    /// The timer's tick `now` came: protects the page if its call is due.
+    /// Whether a call still runs under it afterwards (armed, not due).
+    fn tick(&self, now: u64) -> bool {
+        let state = self.state.load(Ordering::Acquire);
+        if state == IDLE || state > LATEST {
+            return false;
+        }
+        if state > now {
+            return true;
+        }
+        if self
+            .state
+            .compare_exchange(state, TRIPPING, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            self.protect(false);
+            self.state.store(TRIPPED, Ordering::Release);
+        }
+        false
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        // SAFETY: the mapping is this slot's, made in `Slot::new`; no store
+        // uses it any more (its `Poll` is gone, and the registry drops a
+        // slot only then).
+        unsafe { libc::munmap(self.page.as_ptr(), page_size()) };
+    }
+}
+
+/// The system's page size.
+fn page_size() -> usize {
+    static SIZE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *SIZE.get_or_init(|| {
+        // SAFETY: `sysconf` reads a constant of the system.
+        let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        usize::try_from(size)
+            .ok()
+            .filter(|&s| s > 0)
+            .unwrap_or(4096)
+    })
+}
+
+/// The poll pages of one engine's stores: the timer walks them every tick,
+/// and parks when none has been armed for [`IDLE_TICKS_BEFORE_PARKING`]
+/// ticks.
+/// Behind a [`ForkLock`], as a forked child may find it held by its
+/// parent's timer thread.
+struct Pages {
+    lock: ForkLock,
+    list: std::cell::UnsafeCell<Vec<Arc<Slot>>>,
+}
+
+// SAFETY: `list` is only reached under `lock` (`Pages::with`).
+unsafe impl Sync for Pages {}
+
+impl Pages {
+    fn with<R>(&self, f: impl FnOnce(&mut Vec<Arc<Slot>>) -> R) -> R {
+        self.lock.with(|| {
+            // SAFETY: the lock is held: no other reference to the list.
+            f(unsafe { &mut *self.list.get() })
+        })
+    }
+
+    /// Whether a call has armed a page and not yet been stopped: the timer
+    /// must tick. (Sequentially consistent, against `Ticker::enter`'s
+    /// arming, for parking.)
+    fn any_armed(&self) -> bool {
+        self.with(|list| {
+            list.iter().any(|slot| {
+                let state = slot.state.load(Ordering::SeqCst);
+                state != IDLE && state <= LATEST
+            })
+        })
+    }
+}
+
+/// A store's poll page ([`Ticker::poll`]): keep it as long as the store and
+/// pass it to every [`Ticker::enter`] of that store.
+pub(crate) struct Poll {
+    /// `None` for an engine without checks (the benches' `Unchecked`).
+    slot: Option<Arc<Slot>>,
+}
+
+impl Poll {
+    /// The address guest code checks: its store's epoch-deadline field
+    /// holds it.
+    fn address(&self) -> u64 {
+        self.slot.as_ref().map_or(0, |s| s.page.as_ptr() as u64)
+    }
 }
 
 /// Idle ticks before a timer thread parks. While calls keep coming it keeps
@@ -226,7 +408,7 @@ pub(crate) const IDLE_TICKS_BEFORE_PARKING: u32 = 100;
 
 impl Ticker {
     /// Starts the deadline mechanism `mode` (already resolved) for
-    /// `engine`: for epochs, a timer thread ticking every `tick`.
+    /// `engine`: for poll pages, a timer thread ticking every `tick`.
     ///
     /// # Errors
     ///
@@ -237,11 +419,14 @@ impl Ticker {
         mode: Interrupt,
     ) -> std::io::Result<Ticker> {
         let shared = Arc::new(Shared {
-            active: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
             parked: AtomicBool::new(false),
             ticks: AtomicU64::new(0),
             faults_checked: AtomicU64::new(u64::MAX),
+            pages: Pages {
+                lock: ForkLock::new(),
+                list: std::cell::UnsafeCell::new(Vec::new()),
+            },
         });
         let tick = tick.max(Duration::from_micros(100));
         let mut ticker = Ticker {
@@ -253,12 +438,31 @@ impl Ticker {
             tick,
             mode,
         };
-        if mode == Interrupt::Epoch {
+        if mode == Interrupt::Poll {
             count_forks();
             let timer = ticker.spawn_timer()?;
             *ticker.timer.get_mut() = Box::into_raw(Box::new(timer));
         }
         Ok(ticker)
+    }
+
+    /// A poll page for a new store of this engine.
+    ///
+    /// # Errors
+    ///
+    /// When the page cannot be mapped.
+    pub(crate) fn poll(&self) -> std::io::Result<Poll> {
+        if !self.mode.checked() {
+            return Ok(Poll { slot: None });
+        }
+        let slot = Arc::new(Slot::new()?);
+        self.shared.pages.with(|list| {
+            // Pages whose store is gone go now (the timer also drops
+            // them).
+            list.retain(|s| Arc::strong_count(s) > 1);
+            list.push(Arc::clone(&slot));
+        });
+        Ok(Poll { slot: Some(slot) })
     }
 
     /// Starts a timer thread for this ticker.
@@ -267,7 +471,7 @@ impl Ticker {
         let tick = self.tick;
         let thread_shared = Arc::clone(&self.shared);
         let join = thread::Builder::new()
-            .name("cyxla-epoch".into())
+            .name("cyxla-deadline".into())
             .spawn(move || {
                 let shared = thread_shared;
                 let mut idle = 0u32;
@@ -282,35 +486,39 @@ impl Ticker {
                     if shared.stop.load(Ordering::Acquire) {
                         return;
                     }
-                    if shared.active.load(Ordering::SeqCst) == 0 {
-                        idle += 1;
-                        if idle > IDLE_TICKS_BEFORE_PARKING {
-                            // `enter` increments `active`, then reads
-                            // `parked`: either it sees the flag and unparks
-                            // us, or we see its call here and stay awake.
-                            shared.parked.store(true, Ordering::SeqCst);
-                            if shared.active.load(Ordering::SeqCst) == 0 {
-                                // A stale unpark token only costs a round.
-                                thread::park();
-                            }
-                            shared.parked.store(false, Ordering::SeqCst);
-                            idle = 0;
-                            next = std::time::Instant::now() + tick;
-                            continue;
+                    if idle > IDLE_TICKS_BEFORE_PARKING {
+                        // `enter` arms its page, then reads `parked`
+                        // (both sequentially consistent): either it sees
+                        // the flag and unparks us, or we see its page
+                        // armed here and stay awake.
+                        shared.parked.store(true, Ordering::SeqCst);
+                        if !shared.pages.any_armed() {
+                            // A stale unpark token only costs a round.
+                            thread::park();
                         }
-                    } else {
+                        shared.parked.store(false, Ordering::SeqCst);
                         idle = 0;
+                        next = std::time::Instant::now() + tick;
+                        continue;
                     }
                     thread::sleep(next.saturating_duration_since(std::time::Instant::now()));
-                    let Some(engine) = weak.upgrade() else {
+                    if weak.upgrade().is_none() {
                         return;
-                    };
+                    }
                     // A fault handler installed while calls run goes
                     // behind cyxla's within a tick (see `crate::faults`).
                     let now = std::time::Instant::now();
                     crate::faults::poll(now);
-                    engine.increment_epoch();
-                    shared.ticks.fetch_add(1, Ordering::AcqRel);
+                    let tick_now = shared.ticks.fetch_add(1, Ordering::AcqRel) + 1;
+                    let armed = shared.pages.with(|list| {
+                        let mut armed = false;
+                        list.retain(|slot| {
+                            armed |= slot.tick(tick_now);
+                            Arc::strong_count(slot) > 1
+                        });
+                        armed
+                    });
+                    idle = if armed { 0 } else { idle + 1 };
                     next += tick;
                     if next <= now {
                         next = now + tick;
@@ -326,8 +534,8 @@ impl Ticker {
 
     /// In a forked child (the parent's timer thread does not exist here):
     /// starts a timer thread of its own. If the thread cannot start, the
-    /// call runs without an epoch deadline (logged), and the next call
-    /// tries again.
+    /// call runs without a deadline for its guest code (logged), and the
+    /// next call tries again.
     #[cold]
     #[inline(never)]
     fn restart_after_fork(&self) {
@@ -337,8 +545,8 @@ impl Ticker {
                 return;
             }
             // Calls running in the parent's other threads at the fork never
-            // end here; this thread counts its own from now on.
-            self.shared.active.store(0, Ordering::SeqCst);
+            // end here: the new timer stops them (their stores are never
+            // used again) and then parks.
             self.shared.parked.store(false, Ordering::SeqCst);
             match self.spawn_timer() {
                 Ok(timer) => {
@@ -362,30 +570,33 @@ impl Ticker {
     }
 
     /// Arms a deadline of `ticks` timer ticks for the guest code in `code`
-    /// that runs in `store` until the guard is dropped.
+    /// that runs in `store`, whose poll page is `poll`, until the guard is
+    /// dropped.
     ///
     /// No clock is read. The deadline is the `ticks`-th tick of this
-    /// ticker's timer from now, for the guest's epoch checks and for host
-    /// code ([`overdue`]) alike. The timer applies one tick per wake-up on a
-    /// grid of period `tick`, and skips the grid points a late wake-up
-    /// missed by a whole tick. So the guest gets at least `ticks - 2` whole
-    /// ticks: the first tick may come at once, and the second less than a
-    /// tick later when the first was a late one
-    /// ([`crate::Limits::deadline_ticks`] counts two more). A timer thread
-    /// that runs late lengthens a deadline, never shortens it.
+    /// ticker's timer from now, for the guest's checks (the timer protects
+    /// `poll`'s page at that tick) and for host code ([`overdue`]) alike.
+    /// The timer applies one tick per wake-up on a grid of period `tick`,
+    /// and skips the grid points a late wake-up missed by a whole tick. So
+    /// the guest gets at least `ticks - 2` whole ticks: the first tick may
+    /// come at once, and the second less than a tick later when the first
+    /// was a late one ([`crate::Limits::deadline_ticks`] counts two more).
+    /// A timer thread that runs late lengthens a deadline, never shortens
+    /// it.
     pub(crate) fn enter<'a, T>(
         &'a self,
         store: &mut wasmtime::Store<T>,
+        poll: &'a Poll,
         ticks: u64,
         code: &'a CodeRanges,
     ) -> Active<'a> {
-        let checked = self.mode.checked();
-        if checked {
-            store.set_epoch_deadline(ticks);
-        }
         let outer_text = crate::faults::enter_guest(code.text());
         let outer = DEADLINE.with(Cell::get);
-        if checked {
+        let mut armed = None;
+        if let Some(slot) = &poll.slot {
+            // The engine's epoch never moves from 0: the field holds the
+            // page's address as given.
+            store.set_epoch_deadline(poll.address());
             let counter = &self.shared.ticks;
             let now = counter.load(Ordering::Acquire);
             let mine = Deadline {
@@ -394,12 +605,30 @@ impl Ticker {
             };
             // Calls of another engine count another timer's ticks: the
             // innermost call's deadline holds (the outer guest's own
-            // epoch checks still stop it when it runs again).
+            // checks still stop it when it runs again).
             let earliest = match outer {
                 Some(o) if ptr::eq(o.ticks, counter) && o.at < mine.at => o,
                 _ => mine,
             };
             DEADLINE.with(|d| d.set(Some(earliest)));
+            // The page: a call nested in a host function of the same store
+            // keeps the earlier deadline; a page already tripped stays so.
+            // Sequentially consistent, against the timer's parking (see
+            // `spawn_timer`): the one locked instruction of arming.
+            let before = slot.state.load(Ordering::Relaxed);
+            if before <= LATEST {
+                let at = earliest.at.clamp(1, LATEST);
+                let at = if before == IDLE { at } else { at.min(before) };
+                if slot
+                    .state
+                    .compare_exchange(before, at, Ordering::SeqCst, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    armed = Some((slot.as_ref(), at, before));
+                }
+                // Else the timer tripped an outer call's page meanwhile:
+                // it stays so.
+            }
             // A fault handler installed since the last tick goes behind
             // cyxla's before guest code runs (the timer checks every tick
             // too; see `crate::faults`).
@@ -411,12 +640,10 @@ impl Ticker {
                 crate::faults::check();
             }
         }
-        if self.mode == Interrupt::Epoch && self.timer_forks.load(Ordering::Relaxed) != forks() {
+        if self.mode == Interrupt::Poll && self.timer_forks.load(Ordering::Relaxed) != forks() {
             self.restart_after_fork();
         }
-        if self.shared.active.fetch_add(1, Ordering::SeqCst) == 0
-            && self.shared.parked.load(Ordering::SeqCst)
-        {
+        if armed.is_some() && self.shared.parked.load(Ordering::SeqCst) {
             let timer = self.timer.load(Ordering::Acquire);
             if !timer.is_null() {
                 // SAFETY: a timer is freed only when the ticker is dropped
@@ -427,9 +654,9 @@ impl Ticker {
             crate::faults::check();
         }
         Active {
-            ticker: self,
             outer,
             outer_text,
+            armed,
         }
     }
 }
@@ -448,8 +675,8 @@ impl Drop for Ticker {
         if let Some(join) = timer.join.take() {
             if timer.forks == forks() {
                 // The thread exits within one tick; nothing to report if
-                // it panicked (it cannot: it only sleeps and bumps a
-                // counter).
+                // it panicked (it cannot: it only sleeps, counts and
+                // protects pages).
                 let _ = join.join();
             } else {
                 // A thread of the parent (no restart happened in this
@@ -462,19 +689,34 @@ impl Drop for Ticker {
 
 /// Guest code is running (see [`Ticker::enter`]).
 pub(crate) struct Active<'a> {
-    ticker: &'a Ticker,
     /// This thread's deadline before [`Ticker::enter`], restored on drop.
     outer: Option<Deadline>,
     /// The guest code running on this thread before [`Ticker::enter`]
     /// (for the fault handler), restored on drop.
     outer_text: (usize, usize),
+    /// The poll page this call armed, the tick it armed it for, and its
+    /// state before (restored on drop).
+    armed: Option<(&'a Slot, u64, u64)>,
 }
 
 impl Drop for Active<'_> {
     fn drop(&mut self) {
+        if let Some((slot, at, before)) = self.armed
+            && slot
+                .state
+                .compare_exchange(at, before, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+        {
+            // The timer tripped it: wait for the protection to be in place
+            // (it is being set now), then lift it.
+            while slot.state.load(Ordering::Acquire) != TRIPPED {
+                std::hint::spin_loop();
+            }
+            slot.protect(true);
+            slot.state.store(before, Ordering::Release);
+        }
         DEADLINE.with(|d| d.set(self.outer));
         crate::faults::leave_guest(self.outer_text);
-        self.ticker.shared.active.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -485,6 +727,7 @@ mod tests {
     /// A guest function that loops forever, on an engine with a ticker.
     struct Looping {
         ticker: Ticker,
+        poll: Poll,
         store: wasmtime::Store<()>,
         f: wasmtime::TypedFunc<(), ()>,
         code: CodeRanges,
@@ -494,7 +737,8 @@ mod tests {
         let mut config = wasmtime::Config::new();
         config.epoch_interruption(true);
         let engine = wasmtime::Engine::new(&config).unwrap();
-        let ticker = Ticker::start(&engine, tick, Interrupt::Epoch).unwrap();
+        let ticker = Ticker::start(&engine, tick, Interrupt::Poll).unwrap();
+        let poll = ticker.poll().unwrap();
         let module =
             wasmtime::Module::new(&engine, "(module (func (export \"f\") (loop br 0)))").unwrap();
         let mut store = wasmtime::Store::new(&engine, ());
@@ -503,6 +747,7 @@ mod tests {
         let code = CodeRanges::of(&module);
         Looping {
             ticker,
+            poll,
             store,
             f,
             code,
@@ -513,12 +758,13 @@ mod tests {
     fn ticks_only_while_active() {
         let Looping {
             ticker,
+            poll,
             mut store,
             f,
             code,
         } = looping(Duration::from_millis(1));
         let error = {
-            let _active = ticker.enter(&mut store, 5, &code);
+            let _active = ticker.enter(&mut store, &poll, 5, &code);
             f.call(&mut store, ()).unwrap_err()
         };
         assert_eq!(
@@ -537,6 +783,7 @@ mod tests {
         const N: u64 = 6;
         let Looping {
             ticker,
+            poll,
             mut store,
             f,
             code,
@@ -547,7 +794,7 @@ mod tests {
             std::thread::sleep(TICK * (round % 4) / 4);
             let started = std::time::Instant::now();
             let error = {
-                let _active = ticker.enter(&mut store, N, &code);
+                let _active = ticker.enter(&mut store, &poll, N, &code);
                 f.call(&mut store, ()).unwrap_err()
             };
             let guest = started.elapsed();
@@ -562,7 +809,7 @@ mod tests {
 
             // Host code: overdue only from the same tick on.
             let started = std::time::Instant::now();
-            let _active = ticker.enter(&mut store, N, &code);
+            let _active = ticker.enter(&mut store, &poll, N, &code);
             while !overdue() {
                 assert!(
                     started.elapsed() < Duration::from_secs(60),

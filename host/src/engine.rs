@@ -14,8 +14,9 @@
 //!   past the current size hits an inaccessible page and traps by signal;
 //!   the memory limit is enforced at `memory.grow`). A smaller reservation
 //!   (also as pooling-allocator slots) or no guard would bring checks back.
-//! * Epochs are the deadline mechanism. The epoch check traps in place
-//!   instead of calling out (`vendor/wasmtime-internal-cranelift`, its
+//! * Poll pages are the deadline mechanism (`crate::deadline`): a check is
+//!   one load from a page the host protects at the deadline
+//!   (`vendor/wasmtime-internal-cranelift` and `vendor/wasmtime`, their
 //!   `CYXLA-PATCH.md`), and the
 //!   code generator keeps vector addressing cheap on AMD Zen
 //!   (`vendor/cranelift-codegen`, its `CYXLA-PATCH.md`).
@@ -93,7 +94,7 @@ struct Inner {
 
 impl Engine {
     /// Builds the engine: Cranelift at `speed`, deadlines by
-    /// [`Limits::interrupt`] (epoch checks compiled in only for `epoch`), the wasm stack capped at [`Limits::stack`], parallel
+    /// [`Limits::interrupt`] (poll-page checks compiled in only for `poll`), the wasm stack capped at [`Limits::stack`], parallel
     /// compilation, 32-bit memories only, no shared memories (threads), no
     /// GC, function references, exceptions, stack switching, tail calls,
     /// multiple memories, custom page sizes or wide arithmetic, and a perf map of guest code when [`PERF_MAP_ENV`] asks for one.
@@ -121,7 +122,7 @@ impl Engine {
             .memory_guard_size(MEMORY_GUARD)
             .guard_before_linear_memory(true)
             .signals_based_traps(true)
-            .epoch_interruption(mode == Interrupt::Epoch)
+            .epoch_interruption(mode == Interrupt::Poll)
             .max_wasm_stack(limits.stack)
             // wasmtime requires room for the wasm stack on async stacks too
             // (unused here: every call is synchronous).
@@ -313,22 +314,26 @@ mod tests {
           (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
         (local.get $i)))"#;
 
-    /// The patched compiler of `vendor/wasmtime-internal-cranelift` is the
-    /// one in use: an epoch check past its deadline traps with
-    /// `Trap::Interrupt` where it stands, at a function's entry and at a
-    /// loop header, and never calls the store back. Stock wasmtime calls
-    /// the epoch callback, which here would let both calls go on; a check
-    /// that reused an earlier load of the epoch would let the loop run to
-    /// its end (seconds).
+    /// The patched compiler of `vendor/wasmtime-internal-cranelift` and
+    /// runtime of `vendor/wasmtime` are the ones in use: a deadline check
+    /// is a load from the store's poll page, at a function's entry and at a
+    /// loop header, that traps with `Trap::Interrupt` where it stands once
+    /// the page is protected, and never calls the store back.
+    ///
+    /// Stock wasmtime compares the epoch with the deadline instead: with the
+    /// address 0 as deadline it calls the epoch callback, which here would
+    /// let the call go on. A check that reused an earlier load would let
+    /// the loop run to its end (seconds) and return. A runtime without the
+    /// patch aborts this test's process with "Wasmtime caught a segfault
+    /// ... not known to any linear memory" at the protected page: put the
+    /// patch back (`vendor/wasmtime/CYXLA-PATCH.md`).
     #[test]
-    fn epoch_checks_trap_without_calling_back() {
-        let limits = Limits {
-            interrupt: Interrupt::Epoch,
-            ..Limits::default()
-        };
-        let engine = Engine::new(&limits).expect("an engine with epoch deadlines");
+    fn poll_checks_trap_in_place() {
+        let engine = Engine::new(&Limits::default()).expect("an engine with deadlines");
+        assert_eq!(engine.interrupt(), Interrupt::Poll);
         let wasm = wat::parse_str(COUNT).expect("valid WAT");
         let module = Module::new(engine.wasm(), wasm).expect("compiles");
+        let code = crate::deadline::CodeRanges::of(&module);
         let mut store = Store::new(engine.wasm(), ());
         let calls = Arc::new(AtomicUsize::new(0));
         let counted = Arc::clone(&calls);
@@ -341,12 +346,8 @@ mod tests {
             .get_typed_func::<i32, i32>(&mut store, "count")
             .expect("count");
 
-        // Before the deadline the checks cost nothing but time.
-        store.set_epoch_deadline(1 << 40);
-        assert_eq!(count.call(&mut store, 1000).expect("runs"), 1000);
-
-        // At the deadline already: the entry check traps.
-        store.set_epoch_deadline(0);
+        // No page set (address 0): the entry check traps. Deadlines fail
+        // closed.
         let trap = count.call(&mut store, 1000).expect_err("traps at entry");
         assert_eq!(
             trap.downcast_ref::<Trap>(),
@@ -354,24 +355,31 @@ mod tests {
             "{trap:?}"
         );
 
-        // The epoch moves on while the guest loops: a loop header traps.
-        store.set_epoch_deadline(2);
-        let wasm = engine.wasm().clone();
-        let ticker = std::thread::spawn(move || {
-            for _ in 0..4 {
-                std::thread::sleep(std::time::Duration::from_millis(20));
-                wasm.increment_epoch();
-            }
-        });
-        let trap = count
-            .call(&mut store, i32::MAX)
-            .expect_err("traps in the loop");
-        assert_eq!(
-            trap.downcast_ref::<Trap>(),
-            Some(&Trap::Interrupt),
-            "{trap:?}"
-        );
-        ticker.join().expect("ticker thread");
+        // Before the deadline the checks cost nothing but time.
+        let poll = engine.ticker().poll().expect("a poll page");
+        {
+            let _active = engine.ticker().enter(&mut store, &poll, 1 << 40, &code);
+            assert_eq!(count.call(&mut store, 1000).expect("runs"), 1000);
+        }
+
+        // The deadline passes while the guest loops: the timer protects
+        // the page and a loop header traps.
+        {
+            let _active = engine.ticker().enter(&mut store, &poll, 3, &code);
+            let trap = count
+                .call(&mut store, i32::MAX)
+                .expect_err("traps in the loop");
+            assert_eq!(
+                trap.downcast_ref::<Trap>(),
+                Some(&Trap::Interrupt),
+                "{trap:?}"
+            );
+        }
+        // The call's end lifted the protection: the next call runs.
+        {
+            let _active = engine.ticker().enter(&mut store, &poll, 1 << 40, &code);
+            assert_eq!(count.call(&mut store, 1000).expect("runs again"), 1000);
+        }
         assert_eq!(
             calls.load(Ordering::SeqCst),
             0,

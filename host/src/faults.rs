@@ -22,10 +22,10 @@
 //! puts a front handler back in front of it, chaining to it:
 //!
 //! - at the start of a guest call, at most once per tick of its engine's
-//!   epoch timer (one comparison of the tick counter per call, no clock
+//!   deadline timer (one comparison of the tick counter per call, no clock
 //!   read; the check itself is three `sigaction` queries), and at the
 //!   first call after the timer slept;
-//! - on every tick of an engine's epoch timer, at most once per
+//! - on every tick of an engine's deadline timer, at most once per
 //!   [`CHECK_EVERY`];
 //! - when a guest's instance pool is made.
 //!

@@ -11,7 +11,7 @@ use wasmtime::{
 };
 
 use crate::copy::Copier;
-use crate::deadline::CodeRanges;
+use crate::deadline::{CodeRanges, Poll};
 use crate::engine::Engine;
 use crate::error::{WasmError, bounded};
 use crate::imports::guest_range;
@@ -109,6 +109,8 @@ pub(crate) struct Instance {
     /// numbers.
     call_ticks: u64,
     code: std::sync::Arc<CodeRanges>,
+    /// The store's poll page, for its deadlines.
+    poll: Poll,
     /// Ranges of the scratch region (offsets from its start; sorted,
     /// disjoint) that hold bytes the host copied in for the last call: its
     /// header and its operands.
@@ -160,9 +162,15 @@ impl Instance {
         let limits = guest.limits.clone();
         let mut store = Store::new(engine.wasm(), HostState::new(&limits));
         store.limiter(|state| &mut state.limiter);
-        let active = engine
-            .ticker()
-            .enter(&mut store, limits.instantiate_ticks(), &guest.code);
+        let poll = engine.ticker().poll().map_err(|e| {
+            NewError::Failed(WasmError::msg(format!(
+                "cannot map the store's deadline poll page: {e}"
+            )))
+        })?;
+        let active =
+            engine
+                .ticker()
+                .enter(&mut store, &poll, limits.instantiate_ticks(), &guest.code);
         let failed = |store: &Store<HostState>, step: &str, e: wasmtime::Error| {
             let (_, text) = describe(&e, store.data(), &limits, limits.instantiate_timeout);
             NewError::Failed(WasmError::described(e, format!("{step} {text}")))
@@ -248,6 +256,7 @@ impl Instance {
             call_ticks: limits.deadline_ticks(),
             limits,
             code: std::sync::Arc::clone(&guest.code),
+            poll,
             copied: Vec::new(),
             copying: Vec::new(),
             measure: CallMeasure::default(),
@@ -334,6 +343,7 @@ impl Instance {
         let result = run_guest(
             &mut self.store,
             &self.engine,
+            &self.poll,
             self.call_ticks,
             &self.code,
             &self.handlers[target],
@@ -563,7 +573,7 @@ impl Instance {
 
     /// Makes the scratch region at least `needed` bytes (growing it at least
     /// twofold, in whole 64 KiB pages) with the guest's `cyxla_alloc`, run
-    /// under `deadline` (wall time, epoch ticks).
+    /// under `deadline` (wall time, timer ticks).
     fn grow_scratch(&mut self, needed: u32, deadline: (Duration, u64)) -> Result<(), CallFailure> {
         let want = needed
             .max(self.scratch.len.saturating_mul(2))
@@ -580,6 +590,7 @@ impl Instance {
         let result = run_guest(
             &mut self.store,
             &self.engine,
+            &self.poll,
             deadline.1,
             &self.code,
             &self.alloc,
@@ -652,7 +663,10 @@ impl Instance {
     fn panic_message(&mut self) -> Option<String> {
         let func = self.last_panic.clone()?;
         let addr = {
-            let _active = self.engine.ticker().enter(&mut self.store, 3, &self.code);
+            let _active = self
+                .engine
+                .ticker()
+                .enter(&mut self.store, &self.poll, 3, &self.code);
             func.call(&mut self.store, ()).ok()?.cast_unsigned()
         };
         if addr == 0 {
@@ -692,8 +706,8 @@ fn for_each_uncovered(old: &[(u32, u32)], new: &[(u32, u32)], mut f: impl FnMut(
     }
 }
 
-/// Calls guest function `func` of the instance whose store, engine and code
-/// these are, under a deadline of `ticks` ticks (as
+/// Calls guest function `func` of the instance whose store, engine, poll
+/// page and code these are, under a deadline of `ticks` ticks (as
 /// [`Limits::deadline_ticks`] counts a call's): its result. (A free function,
 /// so that a caller can lend `func` from the instance while the store is
 /// borrowed mutably.)
@@ -701,12 +715,13 @@ fn for_each_uncovered(old: &[(u32, u32)], new: &[(u32, u32)], mut f: impl FnMut(
 fn run_guest<P: WasmParams, R: WasmResults>(
     store: &mut Store<HostState>,
     engine: &Engine,
+    poll: &Poll,
     ticks: u64,
     code: &CodeRanges,
     func: &TypedFunc<P, R>,
     params: P,
 ) -> wasmtime::Result<R> {
-    let _active = engine.ticker().enter(store, ticks, code);
+    let _active = engine.ticker().enter(store, poll, ticks, code);
     func.call(&mut *store, params)
 }
 

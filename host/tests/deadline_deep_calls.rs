@@ -5,7 +5,7 @@
 //! the second; plus 25 ms for the timer thread on a loaded machine),
 //! whatever the depth the deadline finds it at. The removed
 //! signal mechanism found builtin frames by scanning the stack, where the
-//! words of deeper earlier calls lay; epoch checks look at no stack. A test
+//! words of deeper earlier calls lay; poll-page checks look at no stack. A test
 //! binary of its own: nothing runs beside the timing.
 
 mod common;

@@ -4,7 +4,7 @@
 //! `memory.fill` under 1 ms deadlines, 2000 times. Every call ends with
 //! DEADLINE_EXCEEDED, the process lives, and the handler walked hundreds
 //! of stacks (the kernel fires the timer at most once per scheduler tick,
-//! 1-4 ms, whatever the period asked for). Epoch deadlines leave every frame as the
+//! 1-4 ms, whatever the period asked for). Poll-page deadlines leave every frame as the
 //! compiler made it; the removed signal mechanism rewrote a builtin's
 //! return address, which such a walk could meet. A test binary of its own:
 //! the timer is process-wide.

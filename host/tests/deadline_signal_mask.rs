@@ -73,7 +73,7 @@ fn a_thread_blocking_every_asynchronous_signal_meets_its_deadline() {
     let deadline = limits.call_timeout;
     let (_dir, sandbox) = sandbox_with(&[("full.wasm", full_guest("f_"))], limits);
     // Once on this thread with nothing blocked, so that the engine's own
-    // threads (the epoch timer) are started with the test's usual mask.
+    // threads (the deadline timer) are started with the test's usual mask.
     run_double(&handler(&sandbox, "f_double"));
     std::thread::scope(|scope| {
         scope

@@ -174,7 +174,7 @@ fn fault_outside_guests() -> ! {
     unreachable!("the write to address 0 did not fault");
 }
 
-/// Time for a foreign installation to be seen: a few ticks of the epoch
+/// Time for a foreign installation to be seen: a few ticks of the deadline
 /// timer (see `faults`).
 fn settle() {
     std::thread::sleep(Duration::from_millis(50));

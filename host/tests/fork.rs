@@ -1,5 +1,5 @@
 //! Issue 33, item 2: deadlines hold in a forked child of a process that ran
-//! guests (the child has none of its parent's threads: the epoch timer
+//! guests (the child has none of its parent's threads: the deadline timer
 //! starts again there). A test
 //! binary of its own: it forks, and no other test may run beside it.
 

@@ -80,7 +80,7 @@ fn side_file_text(rng: &mut Rng) -> Vec<u8> {
         "\"0s\"",
         "\"1e9s\"",
         "true",
-        "\"epoch\"",
+        "\"poll\"",
         "\"signal\"",
         "1.5",
         "\"x\"",

@@ -564,9 +564,9 @@ fn loops_stop_within_50ms_of_the_deadline() {
 }
 
 #[test]
-fn epochs_are_the_default() {
+fn poll_pages_are_the_default() {
     let engine = cyxla_host::Engine::new(&Limits::default()).unwrap();
-    assert_eq!(engine.interrupt(), Interrupt::Epoch);
+    assert_eq!(engine.interrupt(), Interrupt::Poll);
 }
 
 // ---------------------------------------------------------------------------

@@ -116,5 +116,5 @@ fn hammer(interrupt: Interrupt, calls: usize) {
 
 #[test]
 fn a_thousand_interrupts_at_random_points_of_calls_host_calls_and_builtins() {
-    hammer(Interrupt::Epoch, 1_000);
+    hammer(Interrupt::Poll, 1_000);
 }

@@ -1,8 +1,8 @@
 //! How far past a 1 s deadline a guest runs, measured and bounded, per
 //! deadline mechanism: `loop {}` (stopped within a tick), and guests that
 //! spend their time in one huge bulk memory instruction (`memory.fill`,
-//! `memory.copy` over the whole of a 256 MiB or 1 GiB memory), which epoch
-//! checks, placed between instructions, cannot cut short: such a guest
+//! `memory.copy` over the whole of a 256 MiB or 1 GiB memory), which
+//! deadline checks, placed between instructions, cannot cut short: such a guest
 //! stops after the instruction it is in, so it overshoots by at most one
 //! such instruction over at most its `memory` limit.
 //!

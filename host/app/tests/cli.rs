@@ -416,12 +416,21 @@ fn the_removed_signal_interrupt_is_a_usage_error() {
         "{stderr}"
     );
     assert!(text(&out.stdout).is_empty(), "{}", text(&out.stdout));
-    // `epoch`, what the error points to, is accepted.
+    // `epoch`, replaced by `poll`, says so the same way.
+    let replaced = cyxla_host::limits::EPOCH_REPLACED;
+    let out = cyxla_host(&["--limit", "interrupt=epoch", "list"]);
+    assert_exit(&out, 2, "--limit interrupt=epoch");
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!("--limit interrupt=epoch: {replaced}")),
+        "{stderr}"
+    );
+    // `poll`, what the errors point to, is accepted.
     let dir = tempfile::tempdir().unwrap();
     write_guest(dir.path(), "a.wasm", &[("a_double", "double")]);
     let out = cyxla_host(&[
         "--limit",
-        "interrupt=epoch",
+        "interrupt=poll",
         "check",
         dir.path().to_str().unwrap(),
     ]);

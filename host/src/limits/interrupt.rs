@@ -4,18 +4,20 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer};
 
 /// How guest code past its deadline is stopped. Its settings are `auto` and
-/// `epoch`; `signal` is refused with [`SIGNAL_REMOVED`]. The benches (the
+/// `poll`; `signal` is refused with [`SIGNAL_REMOVED`], `epoch` with
+/// [`EPOCH_REPLACED`]. The benches (the
 /// `bench` feature) also have `Unchecked`, which no setting names.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Interrupt {
-    /// Epochs (the default).
+    /// Poll pages (the default).
     #[default]
     Auto,
-    /// wasmtime's epoch interruption: a check at every function entry and
-    /// loop header (compiled to trap in place: see
+    /// A check at every function entry and loop header that loads a byte
+    /// from the store's poll page, which the host protects when the call's
+    /// deadline passes (compiled by the patched Cranelift integration, see
     /// `vendor/wasmtime-internal-cranelift/CYXLA-PATCH.md`).
-    Epoch,
+    Poll,
     /// No deadline at all: a looping guest never returns. For measuring
     /// what deadlines cost (the `bench` feature); never for guests one does
     /// not trust.
@@ -24,15 +26,19 @@ pub enum Interrupt {
 }
 
 /// Why `interrupt = "signal"` is refused: the mechanism was removed.
-pub const SIGNAL_REMOVED: &str = "interrupt `signal` was removed: it stopped a guest late or never when the calling thread blocked real-time signals or another library replaced its signal handler, and it rewrote return addresses that profilers and other unwinders walk; deadlines are epoch checks (`interrupt=epoch`, the default): remove the setting";
+pub const SIGNAL_REMOVED: &str = "interrupt `signal` was removed: it stopped a guest late or never when the calling thread blocked real-time signals or another library replaced its signal handler, and it rewrote return addresses that profilers and other unwinders walk; deadlines are poll-page checks (`interrupt=poll`, the default): remove the setting";
+
+/// Why `interrupt = "epoch"` is refused: poll pages replaced epoch checks.
+pub const EPOCH_REPLACED: &str = "interrupt `epoch` was replaced by `poll`: each check in guest code is now one load from a page the host protects at the deadline instead of a load, a compare and a branch, with the same guarantee; remove the setting (`auto` is `poll`) or write `poll`";
 
 impl<'de> Deserialize<'de> for Interrupt {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Interrupt, D::Error> {
-        const NAMES: &[&str] = &["auto", "epoch"];
+        const NAMES: &[&str] = &["auto", "poll"];
         let name = String::deserialize(d)?;
         match name.as_str() {
             "auto" => Ok(Interrupt::Auto),
-            "epoch" => Ok(Interrupt::Epoch),
+            "poll" => Ok(Interrupt::Poll),
+            "epoch" => Err(de::Error::custom(EPOCH_REPLACED)),
             "signal" => Err(de::Error::custom(SIGNAL_REMOVED)),
             other => Err(de::Error::unknown_variant(other, NAMES)),
         }
@@ -44,7 +50,7 @@ impl Interrupt {
     pub fn name(self) -> &'static str {
         match self {
             Interrupt::Auto => "auto",
-            Interrupt::Epoch => "epoch",
+            Interrupt::Poll => "poll",
             #[cfg(any(test, feature = "bench"))]
             Interrupt::Unchecked => "unchecked",
         }

@@ -54,7 +54,7 @@ mod interrupt;
 mod side_file;
 mod units;
 
-pub use interrupt::{Interrupt, SIGNAL_REMOVED};
+pub use interrupt::{EPOCH_REPLACED, Interrupt, SIGNAL_REMOVED};
 pub use side_file::side_file;
 pub use units::{ByteSize, Count, Flag, Time, bytes_display, parse_bytes, parse_count, parse_time};
 
@@ -145,7 +145,7 @@ limits! {
     tick: Duration = Duration::from_millis(10), "10 ms", Engine,
         Time => time_in(Duration::from_micros(100), Duration::from_secs(1));
     /// How guest code past its deadline is stopped (engine-wide).
-    interrupt: Interrupt = Interrupt::Auto, "`auto`: `epoch`", Engine,
+    interrupt: Interrupt = Interrupt::Auto, "`auto`: `poll`", Engine,
         Interrupt => any;
     /// Threads that compile and check guests, all at once (engine-wide: a
     /// flag, not a side-file setting). Compiling one module takes memory in
@@ -508,8 +508,8 @@ mod tests {
             e,
             "--limit memory=8 GiB: memory 8 GiB is out of range (64 KiB to 4 GiB)"
         );
-        limits.set("interrupt", "epoch").unwrap();
-        assert_eq!(limits.interrupt, Interrupt::Epoch);
+        limits.set("interrupt", "poll").unwrap();
+        assert_eq!(limits.interrupt, Interrupt::Poll);
         // No setting turns deadlines off (the benches' `Unchecked` is not
         // a setting).
         let e = limits
@@ -518,12 +518,12 @@ mod tests {
             .to_string();
         assert_eq!(
             e,
-            "--limit interrupt=unchecked: unknown variant `unchecked`, expected `auto` or `epoch`"
+            "--limit interrupt=unchecked: unknown variant `unchecked`, expected `auto` or `poll`"
         );
         let e = limits.set("interrupt", "fuel").unwrap_err().to_string();
         assert_eq!(
             e,
-            "--limit interrupt=fuel: unknown variant `fuel`, expected `auto` or `epoch`"
+            "--limit interrupt=fuel: unknown variant `fuel`, expected `auto` or `poll`"
         );
         // The signal mechanism was removed: asking for it is an error that
         // says so, and changes nothing.
@@ -533,6 +533,10 @@ mod tests {
         assert_eq!(limits, before);
         let e = LimitOverrides::parse("interrupt = \"signal\"").unwrap_err();
         assert!(e.contains(SIGNAL_REMOVED), "{e}");
+        // Poll pages replaced epoch checks: asking for epochs says so.
+        let e = limits.set("interrupt", "epoch").unwrap_err().to_string();
+        assert_eq!(e, format!("--limit interrupt=epoch: {EPOCH_REPLACED}"));
+        assert_eq!(limits, before);
         let e = limits.set("call_timeout", "5").unwrap_err().to_string();
         assert!(e.contains("`5` is not a time"), "{e}");
         // Values and names are data, never TOML text: nothing in them can

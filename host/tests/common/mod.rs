@@ -240,10 +240,10 @@ pub fn test_limits() -> Limits {
     limits
 }
 
-/// The interrupt mechanisms to test: epochs, the one there is (tests loop
+/// The interrupt mechanisms to test: poll pages, the one there is (tests loop
 /// over this list so that a second mechanism would be tested by each).
 pub fn interrupt_mechanisms() -> Vec<Interrupt> {
-    vec![Interrupt::Epoch]
+    vec![Interrupt::Poll]
 }
 
 /// [`test_limits`] with each deadline mechanism in turn (as

@@ -2161,13 +2161,19 @@ impl<Offsets> AliasRegions<Offsets>
 where
     Offsets: GetPtrSize,
 {
-    /// Dereference the epoch pointer (an `*const AtomicU64` previously loaded
-    /// out of the vmctx's `epoch_ptr` field) to read the current epoch counter.
-    pub fn epoch_counter(
-        &mut self,
-        cursor: &mut FuncCursor<'_>,
-        epoch_ptr: ir::Value,
-    ) -> ir::Value {
+    /// cyxla patch (see CYXLA-PATCH.md): a deadline check, one load of a
+    /// byte from the store's poll page (the address the
+    /// `VMStoreContext::epoch_deadline` field holds), which traps with
+    /// `Trap::Interrupt` once the host has protected the page. It takes the
+    /// place of the epoch counter's load, and its alias region.
+    ///
+    /// An atomic load, which alias analysis treats as a fence, so that no
+    /// check is replaced by an earlier check's value (a plain load from an
+    /// address that does not change would be, and a loop would never look
+    /// at the page again); and, as it may trap, it is kept although its
+    /// value is unused. On x86-64 it is a `movzx` from memory, with trap
+    /// metadata like any wasm memory access.
+    pub fn poll_page(&mut self, cursor: &mut FuncCursor<'_>, page: ir::Value) -> ir::Value {
         let region = self.region(
             cursor.func,
             AliasRegionKey::Vm {
@@ -2175,17 +2181,13 @@ where
                 offset: 0,
             },
         );
-        // cyxla patch (see CYXLA-PATCH.md): an atomic load, which alias
-        // analysis treats as a fence, so that no check reuses the value an
-        // earlier one loaded. Stock wasmtime gets this from the `new_epoch`
-        // call on each check's cold path (a call stores to every region,
-        // and that path merges back into the loop); now that the cold path
-        // traps, a loop storing nothing in this region would load the
-        // epoch once and never see it move. On x86-64 it is the same `mov`.
         cursor.ins().atomic_load(
-            ir::types::I64,
-            ir::MemFlagsData::trusted().with_alias_region(Some(region)),
-            epoch_ptr,
+            ir::types::I8,
+            ir::MemFlagsData::new()
+                .with_aligned()
+                .with_trap_code(Some(crate::TRAP_INTERRUPT))
+                .with_alias_region(Some(region)),
+            page,
         )
     }
 }

@@ -187,18 +187,10 @@ pub struct FuncEnvironment<'module_environment> {
     /// in `*const VMStoreContext`
     fuel_var: cranelift_frontend::Variable,
 
-    /// A cached epoch deadline value, when performing epoch-based
-    /// interruption. Loaded from `VMStoreContext` and reloaded after
-    /// any yield.
+    /// cyxla patch: the address of the store's poll page (the
+    /// `VMStoreContext::epoch_deadline` field), loaded in the function
+    /// prologue, for the deadline checks.
     epoch_deadline_var: cranelift_frontend::Variable,
-
-    /// A cached pointer to the per-Engine epoch counter, when
-    /// performing epoch-based interruption. Initialized in the
-    /// function prologue. We prefer to use a variable here rather
-    /// than reload on each check because it's better to let the
-    /// regalloc keep it in a register if able; if not, it can always
-    /// spill, and this isn't any worse than reloading each time.
-    epoch_ptr_var: cranelift_frontend::Variable,
 
     fuel_consumed: i64,
 
@@ -289,7 +281,6 @@ impl<'module_environment> FuncEnvironment<'module_environment> {
             tunables,
             fuel_var: Variable::reserved_value(),
             epoch_deadline_var: Variable::reserved_value(),
-            epoch_ptr_var: Variable::reserved_value(),
 
             // Start with at least one fuel being consumed because even empty
             // functions should consume at least some fuel.
@@ -665,14 +656,19 @@ impl<'module_environment> FuncEnvironment<'module_environment> {
     }
 
     fn epoch_function_entry(&mut self, builder: &mut FunctionBuilder<'_>) {
+        // cyxla patch (see CYXLA-PATCH.md): deadline checks are loads from
+        // a poll page. The store's `epoch_deadline` field holds the page's
+        // address (the host stores it there with `set_epoch_deadline` and
+        // never advances the engine's epoch), loaded once per function
+        // into a variable; each check is one load from the page, which
+        // faults (`Trap::Interrupt`) once the host has protected it.
         debug_assert!(self.epoch_deadline_var.is_reserved_value());
         self.epoch_deadline_var = builder.declare_var(ir::types::I64);
-        // Let epoch_check_full load the current deadline and call def_var
-
-        debug_assert!(self.epoch_ptr_var.is_reserved_value());
-        self.epoch_ptr_var = builder.declare_var(self.pointer_type());
-        let epoch_ptr = self.epoch_ptr(builder);
-        builder.def_var(self.epoch_ptr_var, epoch_ptr);
+        let vmstore_ctx = self.get_vmstore_context_ptr(builder);
+        let page = self
+            .alias_regions
+            .vmstore_context_epoch_deadline(&mut builder.cursor(), vmstore_ctx);
+        builder.def_var(self.epoch_deadline_var, page);
 
         // We must check for an epoch change when entering a
         // function. Why? Why aren't checks at loops sufficient to
@@ -691,9 +687,7 @@ impl<'module_environment> FuncEnvironment<'module_environment> {
         // sufficient. Then, combined with checks at every backedge
         // (loop) the longest runtime between checks is bounded by the
         // straightline length of any function body.
-        let continuation_block = builder.create_block();
-        let cur_epoch_value = self.epoch_load_current(builder);
-        self.epoch_check_full(builder, cur_epoch_value, continuation_block);
+        self.poll_check(builder);
     }
 
     fn hook_malloc_exit(&mut self, builder: &mut FunctionBuilder, retvals: &[ir::Value]) {
@@ -735,96 +729,17 @@ impl<'module_environment> FuncEnvironment<'module_environment> {
         builder.ins().call(check_free, &[vmctx, ptr]);
     }
 
-    fn epoch_ptr(&mut self, builder: &mut FunctionBuilder<'_>) -> ir::Value {
-        let vmctx = self.vmctx_val(&mut builder.cursor());
-        self.alias_regions
-            .vmctx_epoch_ptr(&mut builder.cursor(), vmctx)
-    }
-
-    fn epoch_load_current(&mut self, builder: &mut FunctionBuilder<'_>) -> ir::Value {
-        let addr = builder.use_var(self.epoch_ptr_var);
-        self.alias_regions
-            .epoch_counter(&mut builder.cursor(), addr)
-    }
-
     fn epoch_check(&mut self, builder: &mut FunctionBuilder<'_>) {
-        let continuation_block = builder.create_block();
-
-        // Load new epoch and check against the cached deadline.
-        let cur_epoch_value = self.epoch_load_current(builder);
-        self.epoch_check_cached(builder, cur_epoch_value, continuation_block);
-
-        // At this point we've noticed that the epoch has exceeded our
-        // cached deadline. However the real deadline may have been
-        // updated (within another yield) during some function that we
-        // called in the meantime, so reload the cache and check again.
-        self.epoch_check_full(builder, cur_epoch_value, continuation_block);
+        self.poll_check(builder);
     }
 
-    fn epoch_check_cached(
-        &mut self,
-        builder: &mut FunctionBuilder,
-        cur_epoch_value: ir::Value,
-        continuation_block: ir::Block,
-    ) {
-        let new_epoch_block = builder.create_block();
-        builder.set_cold_block(new_epoch_block);
-
-        let epoch_deadline = builder.use_var(self.epoch_deadline_var);
-        let cmp = builder.ins().icmp(
-            IntCC::UnsignedGreaterThanOrEqual,
-            cur_epoch_value,
-            epoch_deadline,
-        );
-        builder
-            .ins()
-            .brif(cmp, new_epoch_block, &[], continuation_block, &[]);
-        builder.seal_block(new_epoch_block);
-
-        builder.switch_to_block(new_epoch_block);
-    }
-
-    fn epoch_check_full(
-        &mut self,
-        builder: &mut FunctionBuilder,
-        cur_epoch_value: ir::Value,
-        continuation_block: ir::Block,
-    ) {
-        // We keep the deadline cached in a register to speed the checks
-        // in the common case (between epoch ticks) but we want to do a
-        // precise check here by reloading the cache first.
-        let vmstore_ctx = self.get_vmstore_context_ptr(builder);
-        let deadline = self
-            .alias_regions
-            .vmstore_context_epoch_deadline(&mut builder.cursor(), vmstore_ctx);
-        builder.def_var(self.epoch_deadline_var, deadline);
-
-        // cyxla patch (see CYXLA-PATCH.md): past the deadline, trap with
-        // `Trap::Interrupt` here instead of calling the `new_epoch` builtin.
-        // A call clobbers every caller-saved register, so the register
-        // allocator spilled values live across each loop header around it,
-        // and placed those spills and reloads on the hot path (the loop's
-        // back edge): 1.3-1.8x in tight numeric loops. A trap clobbers
-        // nothing. This is what `new_epoch` does anyway for a store without
-        // an epoch callback or async yielding (`epoch_deadline_trap`, the
-        // only behaviour cyxla uses); those two no longer work.
-        //
-        // A conditional trap, not a branch to a block that traps: such a
-        // block would lie outside the loop, and the egraph elaborator,
-        // walking the dominator tree, leaves the loop when it visits that
-        // block before the loop's body and then hoists nothing out of the
-        // body (1.7x on the rms_norm guest, which recomputed a square root
-        // per vector).
-        let cmp = builder.ins().icmp(
-            IntCC::UnsignedGreaterThanOrEqual,
-            cur_epoch_value,
-            deadline,
-        );
-        builder.ins().trapnz(cmp, crate::TRAP_INTERRUPT);
-        builder.ins().jump(continuation_block, &[]);
-        builder.seal_block(continuation_block);
-
-        builder.switch_to_block(continuation_block);
+    /// cyxla patch (see CYXLA-PATCH.md): a deadline check, one load from
+    /// the store's poll page (`AliasRegions::poll_page`). No compare, no
+    /// branch, no call: nothing for the register allocator to split
+    /// around, and one register (the page's address) held across loops.
+    fn poll_check(&mut self, builder: &mut FunctionBuilder<'_>) {
+        let page = builder.use_var(self.epoch_deadline_var);
+        self.alias_regions.poll_page(&mut builder.cursor(), page);
     }
 
     /// Get the Memory for the given index.

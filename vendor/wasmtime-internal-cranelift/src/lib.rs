@@ -77,7 +77,7 @@ pub const TRAP_ALLOCATION_TOO_LARGE: TrapCode =
     TrapCode::unwrap_user(Trap::AllocationTooLarge as u8 + TRAP_OFFSET);
 pub const TRAP_ARRAY_OUT_OF_BOUNDS: TrapCode =
     TrapCode::unwrap_user(Trap::ArrayOutOfBounds as u8 + TRAP_OFFSET);
-/// cyxla patch: the trap of an epoch check past its deadline.
+/// cyxla patch: the trap of a deadline check (a poll-page load).
 pub const TRAP_INTERRUPT: TrapCode =
     TrapCode::unwrap_user(Trap::Interrupt as u8 + TRAP_OFFSET);
 pub const TRAP_UNREACHABLE: TrapCode =

@@ -106,6 +106,11 @@ pub(crate) fn from_runtime_box(
             faulting_addr,
             trap,
         } => {
+            // cyxla patch (see CYXLA-PATCH.md): a deadline check is a load
+            // from the store's poll page, which the host protects when the
+            // deadline passes. Its fault lies in no linear memory, and is
+            // neither a bug nor an escape: it is how the check traps.
+            let poll = matches!(trap, CompiledTrap::Normal(Trap::Interrupt));
             let mut err: Error = match trap {
                 CompiledTrap::Normal(trap) => trap.into(),
                 CompiledTrap::InternalAssert => {
@@ -120,7 +125,10 @@ pub(crate) fn from_runtime_box(
             // then simultaneously assert that it's within a known linear memory
             // and additionally translate it to a wasm-local address to be added
             // as context to the error.
-            if let Some(fault) = faulting_addr.and_then(|addr| store.wasm_fault(pc, addr)) {
+            if let Some(fault) = faulting_addr
+                .filter(|_| !poll)
+                .and_then(|addr| store.wasm_fault(pc, addr))
+            {
                 err = err.context(fault);
             }
             (err, Some(pc))
