@@ -50,7 +50,7 @@ pub(crate) use crate::limits::Interrupt;
 use std::cell::Cell;
 use std::ptr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicU64, Ordering};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
@@ -230,23 +230,35 @@ struct Shared {
 
 /// [`Slot::state`] of a page no call has armed.
 const IDLE: u64 = 0;
-/// [`Slot::state`] while the timer protects the page.
-const TRIPPING: u64 = u64::MAX - 1;
-/// [`Slot::state`] once the page is protected (the guest's next check
-/// traps).
-const TRIPPED: u64 = u64::MAX;
-/// The latest deadline tick a slot can hold (later ones wait for it).
-const LATEST: u64 = TRIPPING - 1;
+/// [`Slot::trip`]: the page is readable, the timer is not at it.
+const CLEAR: u8 = 0;
+/// [`Slot::trip`]: the timer is deciding whether to protect the page.
+const TRIPPING: u8 = 1;
+/// [`Slot::trip`]: the page is protected (the guest's next check traps).
+const TRIPPED: u8 = 2;
 
 /// One store's poll page and the deadline armed on it.
+///
+/// Calls arm and disarm it without a locked instruction: `state` is
+/// written by the calls of its store alone, `trip` moves away from
+/// [`CLEAR`] by the timer alone. The two sides meet like Dekker's
+/// algorithm: a call stores `state` then loads `trip` (and the timer's
+/// `parked`); the timer stores `trip` (or `parked`) then loads `state`.
+/// Each side needs its store ordered before its load. The timer, which
+/// does this once per stopped call or parking, pays for both with
+/// [`heavy_barrier`] (`membarrier`, which puts a full barrier into every
+/// running thread of the process); a call then only keeps the compiler
+/// from reordering ([`light_barrier`]).
 struct Slot {
     /// One page, mapped readable; no access while tripped.
     page: ptr::NonNull<libc::c_void>,
-    /// [`IDLE`], the tick a call's deadline falls on (armed), [`TRIPPING`]
-    /// or [`TRIPPED`]. Only the timer moves an armed slot on (to
-    /// `TRIPPING`, then `TRIPPED`); only the call that armed it moves it
-    /// back.
+    /// [`IDLE`], or the tick the running call's deadline falls on (1 to
+    /// `u64::MAX`).
     state: AtomicU64,
+    /// [`CLEAR`], [`TRIPPING`] or [`TRIPPED`]. The timer sets `TRIPPING`
+    /// and then `TRIPPED` or `CLEAR`; a call that ends and finds it
+    /// `TRIPPED` lifts the protection and sets `CLEAR`.
+    trip: AtomicU8,
 }
 
 // SAFETY: `page` is a mapping this slot owns; it is only read by guest code
@@ -277,6 +289,7 @@ impl Slot {
             page: ptr::NonNull::new(page)
                 .ok_or_else(|| std::io::Error::other("mmap returned null"))?,
             state: AtomicU64::new(IDLE),
+            trip: AtomicU8::new(CLEAR),
         })
     }
 
@@ -308,25 +321,137 @@ impl Slot {
         }
     }
 
-    /// The timer's tick `now` came: protects the page if its call is due.
-    /// Whether a call still runs under it afterwards (armed, not due).
-    fn tick(&self, now: u64) -> bool {
-        let state = self.state.load(Ordering::Acquire);
-        if state == IDLE || state > LATEST {
-            return false;
+    /// Whether the call armed on it is due at tick `now` (and not stopped
+    /// yet).
+    fn due(&self, now: u64) -> bool {
+        let state = self.state.load(Ordering::Relaxed);
+        state != IDLE && state <= now && self.trip.load(Ordering::Relaxed) == CLEAR
+    }
+
+    /// Whether a call is armed on it and not stopped.
+    fn armed(&self) -> bool {
+        self.state.load(Ordering::Relaxed) != IDLE && self.trip.load(Ordering::Relaxed) == CLEAR
+    }
+
+    /// The calls of its store: the call that armed it ends, and its state
+    /// goes back to `before` (the outer call's on the same store, or
+    /// [`IDLE`]). Lifts the protection if the timer stopped the call.
+    fn disarm(&self, before: u64) {
+        self.state.store(before, Ordering::Relaxed);
+        light_barrier();
+        if self.trip.load(Ordering::Acquire) != CLEAR {
+            self.lift();
         }
-        if state > now {
-            return true;
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn lift(&self) {
+        // The timer is at it: wait for its decision (a `mprotect` at most).
+        let mut trip = self.trip.load(Ordering::Acquire);
+        while trip == TRIPPING {
+            std::hint::spin_loop();
+            trip = self.trip.load(Ordering::Acquire);
         }
-        if self
-            .state
-            .compare_exchange(state, TRIPPING, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
-        {
-            self.protect(false);
-            self.state.store(TRIPPED, Ordering::Release);
+        if trip == TRIPPED {
+            self.protect(true);
         }
-        false
+        self.trip.store(CLEAR, Ordering::Release);
+    }
+}
+
+/// Orders a call's store to a slot before its next load, against the
+/// timer's [`heavy_barrier`]: only the compiler's reordering, unless
+/// `membarrier` is missing ([`STRONG_FENCES`]).
+#[inline]
+fn light_barrier() {
+    if STRONG_FENCES.load(Ordering::Relaxed) {
+        std::sync::atomic::fence(Ordering::SeqCst);
+    } else {
+        std::sync::atomic::compiler_fence(Ordering::SeqCst);
+    }
+}
+
+/// Set when `membarrier` cannot serve [`heavy_barrier`]: calls then fence
+/// for themselves.
+static STRONG_FENCES: AtomicBool = AtomicBool::new(false);
+
+const MEMBARRIER_CMD_GLOBAL: libc::c_long = 1;
+const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_long = 1 << 3;
+const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_long = 1 << 4;
+
+fn membarrier(cmd: libc::c_long) -> bool {
+    // SAFETY: `membarrier` takes two integers and touches no memory of
+    // ours.
+    unsafe {
+        libc::syscall(
+            libc::SYS_membarrier,
+            cmd,
+            0 as libc::c_long,
+            0 as libc::c_long,
+        ) == 0
+    }
+}
+
+/// Registers this process for expedited `membarrier` (once per process,
+/// and again in a forked child): without it, calls fence for themselves.
+fn register_membarrier() {
+    if !membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) {
+        STRONG_FENCES.store(true, Ordering::SeqCst);
+        tracing::debug!(
+            "membarrier is not available ({}): each guest call fences for its deadline",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
+/// The timer's side of the slots' Dekker handshake: after it returns,
+/// every thread of the process has passed a full memory barrier since it
+/// was called, so a call's store before that point is seen here, and a
+/// call's load after it sees the timer's stores before the call.
+fn heavy_barrier() {
+    std::sync::atomic::fence(Ordering::SeqCst);
+    if STRONG_FENCES.load(Ordering::SeqCst) {
+        return;
+    }
+    if membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) {
+        return;
+    }
+    // Not registered (a forked child that did not register yet): register
+    // and try again; else the slow global command; else calls fence from
+    // now on (a call racing this very barrier may be stopped a tick late).
+    if membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED)
+        && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)
+    {
+        return;
+    }
+    if membarrier(MEMBARRIER_CMD_GLOBAL) {
+        return;
+    }
+    STRONG_FENCES.store(true, Ordering::SeqCst);
+    tracing::error!(
+        "membarrier failed ({}): guest calls fence for their deadlines from now on",
+        std::io::Error::last_os_error()
+    );
+}
+
+/// Protects the pages of the calls among `due` that are still running
+/// (the timer, at a tick whose due slots are `due`).
+fn trip(due: &[Arc<Slot>], now: u64) {
+    for slot in due {
+        slot.trip.store(TRIPPING, Ordering::Relaxed);
+    }
+    heavy_barrier();
+    for slot in due {
+        let state = slot.state.load(Ordering::Relaxed);
+        // Still a call due (the one seen, or an outer one on the same
+        // store): stop it. Else it ended (and waits for this decision).
+        if state != IDLE && state <= now {
+            slot.protect(false);
+            slot.trip.store(TRIPPED, Ordering::Release);
+        } else {
+            slot.trip.store(CLEAR, Ordering::Release);
+        }
     }
 }
 
@@ -374,15 +499,10 @@ impl Pages {
     }
 
     /// Whether a call has armed a page and not yet been stopped: the timer
-    /// must tick. (Sequentially consistent, against `Ticker::enter`'s
+    /// must tick. (After a [`heavy_barrier`], against `Ticker::enter`'s
     /// arming, for parking.)
     fn any_armed(&self) -> bool {
-        self.with(|list| {
-            list.iter().any(|slot| {
-                let state = slot.state.load(Ordering::SeqCst);
-                state != IDLE && state <= LATEST
-            })
-        })
+        self.with(|list| list.iter().any(|slot| slot.armed()))
     }
 }
 
@@ -440,6 +560,8 @@ impl Ticker {
         };
         if mode == Interrupt::Poll {
             count_forks();
+            static MEMBARRIER: std::sync::Once = std::sync::Once::new();
+            MEMBARRIER.call_once(register_membarrier);
             let timer = ticker.spawn_timer()?;
             *ticker.timer.get_mut() = Box::into_raw(Box::new(timer));
         }
@@ -491,7 +613,8 @@ impl Ticker {
                         // (both sequentially consistent): either it sees
                         // the flag and unparks us, or we see its page
                         // armed here and stay awake.
-                        shared.parked.store(true, Ordering::SeqCst);
+                        shared.parked.store(true, Ordering::Relaxed);
+                        heavy_barrier();
                         if !shared.pages.any_armed() {
                             // A stale unpark token only costs a round.
                             thread::park();
@@ -510,14 +633,15 @@ impl Ticker {
                     let now = std::time::Instant::now();
                     crate::faults::poll(now);
                     let tick_now = shared.ticks.fetch_add(1, Ordering::AcqRel) + 1;
-                    let armed = shared.pages.with(|list| {
-                        let mut armed = false;
-                        list.retain(|slot| {
-                            armed |= slot.tick(tick_now);
-                            Arc::strong_count(slot) > 1
-                        });
-                        armed
+                    let (due, armed) = shared.pages.with(|list| {
+                        list.retain(|slot| Arc::strong_count(slot) > 1);
+                        let due: Vec<Arc<Slot>> =
+                            list.iter().filter(|s| s.due(tick_now)).cloned().collect();
+                        (due, list.iter().any(|s| s.armed()))
                     });
+                    if !due.is_empty() {
+                        trip(&due, tick_now);
+                    }
                     idle = if armed { 0 } else { idle + 1 };
                     next += tick;
                     if next <= now {
@@ -547,6 +671,7 @@ impl Ticker {
             // Calls running in the parent's other threads at the fork never
             // end here: the new timer stops them (their stores are never
             // used again) and then parks.
+            register_membarrier();
             self.shared.parked.store(false, Ordering::SeqCst);
             match self.spawn_timer() {
                 Ok(timer) => {
@@ -612,23 +737,16 @@ impl Ticker {
             };
             DEADLINE.with(|d| d.set(Some(earliest)));
             // The page: a call nested in a host function of the same store
-            // keeps the earlier deadline; a page already tripped stays so.
-            // Sequentially consistent, against the timer's parking (see
-            // `spawn_timer`): the one locked instruction of arming.
+            // keeps the earlier deadline (and a page the timer protected
+            // for the outer call stays so until the inner call ends).
+            // Written by this store's calls alone: no locked instruction
+            // (see `Slot`).
             let before = slot.state.load(Ordering::Relaxed);
-            if before <= LATEST {
-                let at = earliest.at.clamp(1, LATEST);
-                let at = if before == IDLE { at } else { at.min(before) };
-                if slot
-                    .state
-                    .compare_exchange(before, at, Ordering::SeqCst, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    armed = Some((slot.as_ref(), at, before));
-                }
-                // Else the timer tripped an outer call's page meanwhile:
-                // it stays so.
-            }
+            let at = earliest.at.max(1);
+            let at = if before == IDLE { at } else { at.min(before) };
+            slot.state.store(at, Ordering::Relaxed);
+            light_barrier();
+            armed = Some((slot.as_ref(), before));
             // A fault handler installed since the last tick goes behind
             // cyxla's before guest code runs (the timer checks every tick
             // too; see `crate::faults`).
@@ -643,7 +761,7 @@ impl Ticker {
         if self.mode == Interrupt::Poll && self.timer_forks.load(Ordering::Relaxed) != forks() {
             self.restart_after_fork();
         }
-        if armed.is_some() && self.shared.parked.load(Ordering::SeqCst) {
+        if armed.is_some() && self.shared.parked.load(Ordering::Relaxed) {
             let timer = self.timer.load(Ordering::Acquire);
             if !timer.is_null() {
                 // SAFETY: a timer is freed only when the ticker is dropped
@@ -694,26 +812,15 @@ pub(crate) struct Active<'a> {
     /// The guest code running on this thread before [`Ticker::enter`]
     /// (for the fault handler), restored on drop.
     outer_text: (usize, usize),
-    /// The poll page this call armed, the tick it armed it for, and its
-    /// state before (restored on drop).
-    armed: Option<(&'a Slot, u64, u64)>,
+    /// The poll page this call armed, and its state before (restored on
+    /// drop).
+    armed: Option<(&'a Slot, u64)>,
 }
 
 impl Drop for Active<'_> {
     fn drop(&mut self) {
-        if let Some((slot, at, before)) = self.armed
-            && slot
-                .state
-                .compare_exchange(at, before, Ordering::AcqRel, Ordering::Acquire)
-                .is_err()
-        {
-            // The timer tripped it: wait for the protection to be in place
-            // (it is being set now), then lift it.
-            while slot.state.load(Ordering::Acquire) != TRIPPED {
-                std::hint::spin_loop();
-            }
-            slot.protect(true);
-            slot.state.store(before, Ordering::Release);
+        if let Some((slot, before)) = self.armed {
+            slot.disarm(before);
         }
         DEADLINE.with(|d| d.set(self.outer));
         crate::faults::leave_guest(self.outer_text);
@@ -729,7 +836,10 @@ mod tests {
         ticker: Ticker,
         poll: Poll,
         store: wasmtime::Store<()>,
+        /// Loops forever.
         f: wasmtime::TypedFunc<(), ()>,
+        /// Returns its argument.
+        g: wasmtime::TypedFunc<i32, i32>,
         code: CodeRanges,
     }
 
@@ -740,16 +850,20 @@ mod tests {
         let ticker = Ticker::start(&engine, tick, Interrupt::Poll).unwrap();
         let poll = ticker.poll().unwrap();
         let module =
-            wasmtime::Module::new(&engine, "(module (func (export \"f\") (loop br 0)))").unwrap();
+            wasmtime::Module::new(&engine, "(module (func (export \"f\") (loop br 0)) (func (export \"g\") (param i32) (result i32) (local.get 0)))").unwrap();
         let mut store = wasmtime::Store::new(&engine, ());
         let instance = wasmtime::Instance::new(&mut store, &module, &[]).unwrap();
         let f = instance.get_typed_func::<(), ()>(&mut store, "f").unwrap();
+        let g = instance
+            .get_typed_func::<i32, i32>(&mut store, "g")
+            .unwrap();
         let code = CodeRanges::of(&module);
         Looping {
             ticker,
             poll,
             store,
             f,
+            g,
             code,
         }
     }
@@ -762,6 +876,7 @@ mod tests {
             mut store,
             f,
             code,
+            ..
         } = looping(Duration::from_millis(1));
         let error = {
             let _active = ticker.enter(&mut store, &poll, 5, &code);
@@ -787,6 +902,7 @@ mod tests {
             mut store,
             f,
             code,
+            ..
         } = looping(TICK);
         let least = TICK * u32::try_from(N - 2).unwrap();
         for round in 0..40u32 {
@@ -824,5 +940,54 @@ mod tests {
             );
         }
         assert!(!overdue(), "the deadline outlived its guard");
+    }
+
+    /// A call the timer stopped leaves its store's page readable for the
+    /// next call, however the call's end and the timer's protection
+    /// interleave: short calls right after each stopped one, and short
+    /// calls whose deadline tick comes while they end, never trap.
+    #[test]
+    fn a_stopped_call_leaves_the_page_readable() {
+        let Looping {
+            ticker,
+            poll,
+            mut store,
+            f,
+            g,
+            code,
+        } = looping(Duration::from_micros(100));
+        for round in 0..200 {
+            let error = {
+                let _active = ticker.enter(&mut store, &poll, 1, &code);
+                f.call(&mut store, ()).unwrap_err()
+            };
+            assert_eq!(
+                error.downcast_ref::<wasmtime::Trap>(),
+                Some(&wasmtime::Trap::Interrupt),
+                "round {round}"
+            );
+            for i in 0..20 {
+                let _active = ticker.enter(&mut store, &poll, 1 << 40, &code);
+                assert_eq!(g.call(&mut store, i).unwrap(), i, "round {round}, call {i}");
+            }
+            // Calls due at the next tick that end before or while it comes:
+            // each either returns or is stopped, and the page is readable
+            // again after it.
+            for i in 0..50 {
+                let result = {
+                    let _active = ticker.enter(&mut store, &poll, 1, &code);
+                    g.call(&mut store, i)
+                };
+                if let Err(error) = result {
+                    assert_eq!(
+                        error.downcast_ref::<wasmtime::Trap>(),
+                        Some(&wasmtime::Trap::Interrupt),
+                        "round {round}, call {i}"
+                    );
+                }
+                let _active = ticker.enter(&mut store, &poll, 1 << 40, &code);
+                assert_eq!(g.call(&mut store, i).unwrap(), i, "round {round}, call {i}");
+            }
+        }
     }
 }
