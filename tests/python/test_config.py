@@ -58,6 +58,7 @@ BAD_ENV = {
     "unknown-limit": ({"CYXLA_LIMITS": "no_such_limit=3"}, ["no_such_limit"]),
     "bad-limit-value": ({"CYXLA_LIMITS": "call_timeout=soon"}, ["call_timeout"]),
     "removed-interrupt": ({"CYXLA_LIMITS": "interrupt=signal"}, ["interrupt=signal", "`signal` was removed"]),
+    "replaced-interrupt": ({"CYXLA_LIMITS": "interrupt=epoch"}, ["interrupt=epoch", "`epoch` was replaced by `poll`"]),
     "bad-devices": ({"CYXLA_DEVICES": "many"}, ["CYXLA_DEVICES"]),
     "missing-native": ({"CYXLA_NATIVE": "t=/nonexistent/lib.so:Sym"}, ["/nonexistent/lib.so"]),
 }
@@ -84,6 +85,7 @@ BAD_TOML = {
     "bad-limit": ('allow = ["rms_norm"]\n[limits]\ncall_timeout = "soon"\n', ["cyxla.toml", "line 3", "soon"]),
     "unknown-limit": ('[limits]\nno_such_limit = "1s"\n', ["no_such_limit"]),
     "removed-interrupt": ('[limits]\ninterrupt = "signal"\n', ["cyxla.toml", "interrupt `signal` was removed"]),
+    "replaced-interrupt": ('[limits]\ninterrupt = "epoch"\n', ["cyxla.toml", "interrupt `epoch` was replaced by `poll`"]),
     "unknown-target": ('allow = ["no_guest_serves_this"]\n', ["no_guest_serves_this"]),
     "missing-plugin": ('plugin = "/nonexistent/plugin.so"\n', ["/nonexistent/plugin.so"]),
 }

@@ -402,29 +402,26 @@ fn usage_errors_exit_2() {
     assert!(text(&out.stderr).contains("TARGET=LIBRARY:SYMBOL"));
 }
 
-/// `interrupt=signal` asked for a deadline mechanism that was removed: the
-/// flag is a usage error that names the setting and says why, and nothing
-/// runs (`CYXLA_LIMITS` and the configuration file: tests/python/test_config.py).
+/// `interrupt=signal` and `interrupt=epoch` asked for deadline mechanisms
+/// that were removed or replaced: the flag is a usage error that names the
+/// setting and says why, and nothing runs (`CYXLA_LIMITS` and the
+/// configuration file: tests/python/test_config.py).
 #[test]
 fn the_removed_signal_interrupt_is_a_usage_error() {
-    let removed = cyxla_host::limits::SIGNAL_REMOVED;
-    let out = cyxla_host(&["--limit", "interrupt=signal", "list"]);
-    assert_exit(&out, 2, "--limit interrupt=signal");
-    let stderr = text(&out.stderr);
-    assert!(
-        stderr.contains(&format!("--limit interrupt=signal: {removed}")),
-        "{stderr}"
-    );
-    assert!(text(&out.stdout).is_empty(), "{}", text(&out.stdout));
-    // `epoch`, replaced by `poll`, says so the same way.
-    let replaced = cyxla_host::limits::EPOCH_REPLACED;
-    let out = cyxla_host(&["--limit", "interrupt=epoch", "list"]);
-    assert_exit(&out, 2, "--limit interrupt=epoch");
-    let stderr = text(&out.stderr);
-    assert!(
-        stderr.contains(&format!("--limit interrupt=epoch: {replaced}")),
-        "{stderr}"
-    );
+    for (name, why) in [
+        ("signal", cyxla_host::limits::SIGNAL_REMOVED),
+        ("epoch", cyxla_host::limits::EPOCH_REPLACED),
+    ] {
+        let flag = format!("interrupt={name}");
+        let out = cyxla_host(&["--limit", &flag, "list"]);
+        assert_exit(&out, 2, &format!("--limit {flag}"));
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains(&format!("--limit {flag}: {why}")),
+            "{stderr}"
+        );
+        assert!(text(&out.stdout).is_empty(), "{}", text(&out.stdout));
+    }
     // `poll`, what the errors point to, is accepted.
     let dir = tempfile::tempdir().unwrap();
     write_guest(dir.path(), "a.wasm", &[("a_double", "double")]);
