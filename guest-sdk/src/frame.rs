@@ -17,9 +17,9 @@ use crate::memory::Memory;
 /// Inputs can be viewed any number of times ([`CallFrame::arg`],
 /// [`CallFrame::any_arg`]). Each result can be taken once
 /// ([`CallFrame::ret`], [`CallFrame::any_ret`]), and its memory overlaps no
-/// other buffer (the host lays frames out so, docs/abi.md, "What a guest may
-/// rely on"; a frame from elsewhere is checked), so the mutable slices are
-/// exclusive.
+/// other buffer (the host lays frames out so,
+/// docs/abi.md, "What a guest may rely on"; a frame from elsewhere is
+/// checked), so the mutable slices are exclusive.
 ///
 /// # In-place updates
 ///
@@ -291,11 +291,12 @@ impl<'a> CallFrame<'a> {
     }
 
     /// The frame at guest address `addr` of `mem` as a trusted frame, if it
-    /// is laid out as the host guarantees (docs/abi.md, "What a guest may
-    /// rely on"), checked here in full: the header and every buffer decode,
-    /// every buffer is a buffer, and no buffer's data overlaps another's
-    /// (but an operand's exactly, or two operands' exactly), a dims array,
-    /// a buffer struct, or the frame's arrays. `None` otherwise, or for
+    /// is laid out as the host guarantees
+    /// (docs/abi.md, "What a guest may rely on"), checked here in full: the
+    /// header and every buffer decode, every buffer is a buffer, and no
+    /// buffer's data overlaps another's (but an operand's exactly, or two
+    /// operands' exactly), a dims array, a buffer struct, or the frame's
+    /// arrays. `None` otherwise, or for
     /// more than 64 operands or results. How [`testing`](crate::testing)
     /// runs handlers on the trusted path a guest takes.
     #[cfg(any(test, feature = "testing"))]
@@ -581,9 +582,10 @@ impl<'a> CallFrame<'a> {
 
     /// The operands of a trusted frame whose data is result `ret`'s, one
     /// bit each. The host's layout gives two buffers the same non-empty
-    /// data only when they are one region (docs/abi.md, "What a guest may
-    /// rely on"), so one load per operand finds them; an operand at the
-    /// same address is decoded only to rule out an empty one.
+    /// data only when they are one region
+    /// (docs/abi.md, "What a guest may rely on"), so one load per operand
+    /// finds them; an operand at the same address is decoded only to rule
+    /// out an empty one.
     #[inline(always)]
     fn trusted_aliases(&self, ret: &RawBuffer<'a>) -> Result<u64> {
         let mine = ret.span();

@@ -28,10 +28,11 @@ pub type Handler = for<'f, 'a> fn(&'f crate::CallFrame<'a>) -> crate::Result<()>
 ///   custom section, so the host finds the target in the bare `.wasm`;
 /// * an export `<export>: (frame: i32) -> i32` that answers a metadata
 ///   probe (API version 0.3) and ignores stages other than EXECUTE, reads
-///   the frame as the host guarantees it (docs/abi.md, "What a guest may
-///   rely on": the host checked the call, so the frame is not decoded and
-///   checked again), calls the handler and turns an `Err` into an error
-///   handle through the host's `error_create` import (0 on success).
+///   the frame as the host guarantees it
+///   (docs/abi.md, "What a guest may rely on": the host checked the call,
+///   so the frame is not decoded and checked again), calls the handler and
+///   turns an `Err` into an error handle through the host's `error_create`
+///   import (0 on success).
 ///
 /// On other targets it only type-checks the handler (so kernels can be unit
 /// tested natively with the `testing` module when the `testing` feature

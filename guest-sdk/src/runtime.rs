@@ -144,10 +144,11 @@ mod wasm {
     /// an error handle. Used by [`target!`](crate::target); not a public
     /// API.
     ///
-    /// The frame is read as the host guarantees it (docs/abi.md, "What a
-    /// guest may rely on"): the host checked the call once, so nothing is
-    /// decoded or checked again here (a frame of more than 64 operands or
-    /// results is decoded and checked).
+    /// The frame is read as the host guarantees it
+    /// (docs/abi.md, "What a guest may rely on"): the host checked the call
+    /// once, so nothing is decoded or checked again here (a frame of more
+    /// than 64 operands or results, or of another `struct_size`, is decoded
+    /// and checked).
     ///
     /// # Safety
     ///
