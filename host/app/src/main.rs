@@ -123,7 +123,7 @@ struct NewCmd {
     /// A C++ guest (xla/ffi/api/ffi.h, CMake toolchain)
     #[arg(long)]
     cpp: bool,
-    /// The guest SDK [default: guest-sdk of the checkout this cyxla-host was built in]
+    /// The guest SDK [default: the one installed with this cyxla-host (the wheel's jax_plugins/cyxla/sdk), else guest-sdk of the checkout it was built in]
     #[arg(long, value_name = "PATH")]
     sdk: Option<PathBuf>,
 }
