@@ -56,10 +56,12 @@ impl Header {
             addr,
             ctx,
             stage,
-            num_args: num_args as usize,
+            // Out of range (never from the host) reads as usize::MAX, which
+            // CallFrame::trusted turns down.
+            num_args: usize::try_from(num_args).unwrap_or(usize::MAX),
             arg_types,
             args,
-            num_rets: num_rets as usize,
+            num_rets: usize::try_from(num_rets).unwrap_or(usize::MAX),
             ret_types,
             rets,
             // SAFETY: the inline attributes are inside the frame.

@@ -639,3 +639,27 @@ fn only_frames_laid_out_as_the_host_does_are_trusted() {
     })
     .unwrap();
 }
+
+/// A frame whose counts are out of range (never one of the host's) is not
+/// read as trusted, on wasm32 too, where usize is 32 bits: it is decoded.
+#[test]
+fn counts_out_of_range_are_not_trusted() {
+    for count in [65i64, 1 << 32, (1 << 32) + 1, -1] {
+        let mut call = FrameBuilder::new()
+            .arg(&[1], &[1.0f32])
+            .ret(DataType::F32, &[1])
+            .build();
+        let frame = call.frame_address();
+        let mem = call.memory_mut();
+        let at = (frame + abi::call_frame::ARGS + abi::args::SIZE_FIELD) as usize;
+        mem[at..at + 8].copy_from_slice(&count.to_le_bytes());
+        let len = mem.len();
+        // SAFETY: the call's memory outlives the view, only read through it.
+        let view = unsafe { crate::memory::Memory::from_raw_parts(mem.as_mut_ptr(), len, 0) };
+        // SAFETY: the frame's fields are inside the view (only the count
+        // is out of range, which is what is tested).
+        let trusted = unsafe { CallFrame::trusted(view, frame) };
+        assert!(trusted.is_none(), "{count}");
+        assert!(call.call(ok).is_err(), "{count}");
+    }
+}
