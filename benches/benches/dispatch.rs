@@ -10,8 +10,8 @@
 //! "sandboxed − native" is the per-call cost of the sandbox.
 //!
 //! A second interleaved run splits the sandboxed call into parts, each
-//! measured on its own: XLA's custom call into a Rust handler, one clock
-//! read (the deadline's), a bare wasmtime call with poll checks, a sandboxed
+//! measured on its own: XLA's custom call into a Rust handler, a bare
+//! wasmtime call with poll checks, a sandboxed
 //! call with no buffer work in the guest (the bundled `noop`, through
 //! [`cyxla_host::GuestHandler::call_host`], without XLA) and the same call
 //! to copy16. What is left of the call through XLA is the cost of XLA's
@@ -292,18 +292,15 @@ fn breakdown(s: &Setup) {
     };
     let (base, empty, guest) = (xla(BASELINE), xla(EMPTY), xla(GUEST_COPY16));
     // Every variant does CALLS units per run, as an execution of a chain.
-    let medians = interleaved_medians(8, rounds, iters, |i| match i {
+    let medians = interleaved_medians(7, rounds, iters, |i| match i {
         0 => execute(base, &s.input),
         1 => execute(empty, &s.input),
         2 => execute(guest, &s.input),
-        3 => (0..CALLS).for_each(|_| {
-            black_box(std::time::Instant::now());
-        }),
-        4 => (0..CALLS as i32).for_each(|k| {
+        3 => (0..CALLS as i32).for_each(|k| {
             black_box(bare.call(black_box(k)));
         }),
-        5 => (0..CALLS).for_each(|_| s.noop.call_host(&call).expect("noop")),
-        6 => (0..CALLS).for_each(|_| s.noop.call_host(&with_attrs).expect("noop")),
+        4 => (0..CALLS).for_each(|_| s.noop.call_host(&call).expect("noop")),
+        5 => (0..CALLS).for_each(|_| s.noop.call_host(&with_attrs).expect("noop")),
         _ => (0..CALLS).for_each(|_| s.copy16.call_host(&call).expect("copy16")),
     });
     let per_call: Vec<f64> = medians
@@ -312,8 +309,8 @@ fn breakdown(s: &Setup) {
         .collect();
     let through_xla = |v: f64| v - per_call[0];
     let (empty, guest) = (through_xla(per_call[1]), through_xla(per_call[2]));
-    let (clock, bare, noop, copy16) = (per_call[3], per_call[4], per_call[5], per_call[7]);
-    let noop_attrs = per_call[6];
+    let (bare, noop, copy16) = (per_call[3], per_call[4], per_call[6]);
+    let noop_attrs = per_call[5];
     println!(
         "\nwhere the sandboxed copy16 call goes, per call (medians of {rounds} interleaved rounds):"
     );
@@ -340,10 +337,9 @@ fn breakdown(s: &Setup) {
         "      wasmtime's entry and exit (bare call, poll checks)",
         bare,
     );
-    row("      one clock read (the deadline's)", clock);
     row(
-        "      the rest (host frame, copies, pool, frame header)",
-        noop - bare - clock,
+        "      the rest (host frame, copies, pool, frame header, deadline)",
+        noop - bare,
     );
     println!("and on a call with attributes:");
     row(
