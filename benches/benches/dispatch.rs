@@ -338,7 +338,7 @@ fn breakdown(s: &Setup) {
         bare,
     );
     row(
-        "      the rest (host frame, copies, pool, frame header, deadline)",
+        "      the rest (host frame, copies, pool, deadline)",
         noop - bare,
     );
     println!("and on a call with attributes:");
