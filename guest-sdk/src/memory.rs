@@ -156,6 +156,26 @@ impl<'a> Memory<'a> {
         Ok(unsafe { p.cast::<i64>().read_unaligned() })
     }
 
+    /// Where guest address `addr` of this view is, as a pointer to `T`
+    /// (the address itself on wasm32; the view's base plus its offset
+    /// elsewhere). Nothing is read: the callers say why their reads are
+    /// sound.
+    #[cfg(target_arch = "wasm32")]
+    #[inline(always)]
+    fn pointer<T>(&self, addr: u32) -> *const T {
+        core::ptr::with_exposed_provenance::<T>(addr as usize)
+    }
+
+    /// See the wasm32 version.
+    #[cfg(not(target_arch = "wasm32"))]
+    #[inline(always)]
+    fn pointer<T>(&self, addr: u32) -> *const T {
+        self.base
+            .wrapping_add(addr.wrapping_sub(self.origin) as usize)
+            .cast::<T>()
+            .cast_const()
+    }
+
     /// Reads a `T` at guest address `addr` (any alignment) without checking
     /// the range: for the frame the host wrote, whose layout the host
     /// guarantees (docs/abi.md, "What a guest may rely on").
@@ -166,14 +186,7 @@ impl<'a> Memory<'a> {
     /// pattern of that size must be a valid `T`.
     #[inline(always)]
     pub(crate) unsafe fn read_unchecked<T: Copy>(&self, addr: u32) -> T {
-        #[cfg(target_arch = "wasm32")]
-        let p = core::ptr::with_exposed_provenance::<T>(addr as usize);
-        #[cfg(not(target_arch = "wasm32"))]
-        let p = self
-            .base
-            .wrapping_add(addr.wrapping_sub(self.origin) as usize)
-            .cast::<T>()
-            .cast_const();
+        let p = self.pointer::<T>(addr);
         // SAFETY: the caller guarantees the bytes are inside the view, which
         // is valid for reads for 'a, and valid as a `T`; read_unaligned has
         // no alignment requirement.
@@ -192,14 +205,7 @@ impl<'a> Memory<'a> {
         if count == 0 {
             return &[];
         }
-        #[cfg(target_arch = "wasm32")]
-        let p = core::ptr::with_exposed_provenance::<T>(addr as usize);
-        #[cfg(not(target_arch = "wasm32"))]
-        let p = self
-            .base
-            .wrapping_add(addr.wrapping_sub(self.origin) as usize)
-            .cast::<T>()
-            .cast_const();
+        let p = self.pointer::<T>(addr);
         // SAFETY: the caller guarantees a non-null, aligned range inside the
         // view (valid for reads for 'a), valid bit patterns and no `&mut`.
         unsafe { core::slice::from_raw_parts(p, count) }
