@@ -321,16 +321,16 @@ impl Slot {
         }
     }
 
-    /// Whether the call armed on it is due at tick `now` (and not stopped
-    /// yet).
-    fn due(&self, now: u64) -> bool {
+    /// The deadline tick of the call armed on it, unless none is or the
+    /// timer has stopped it.
+    fn armed_at(&self) -> Option<u64> {
         let state = self.state.load(Ordering::Relaxed);
-        state != IDLE && state <= now && self.trip.load(Ordering::Relaxed) == CLEAR
+        (state != IDLE && self.trip.load(Ordering::Relaxed) == CLEAR).then_some(state)
     }
 
     /// Whether a call is armed on it and not stopped.
     fn armed(&self) -> bool {
-        self.state.load(Ordering::Relaxed) != IDLE && self.trip.load(Ordering::Relaxed) == CLEAR
+        self.armed_at().is_some()
     }
 
     /// The calls of its store: the call that armed it ends, and its state
@@ -513,14 +513,6 @@ pub(crate) struct Poll {
     slot: Option<Arc<Slot>>,
 }
 
-impl Poll {
-    /// The address guest code checks: its store's epoch-deadline field
-    /// holds it.
-    fn address(&self) -> u64 {
-        self.slot.as_ref().map_or(0, |s| s.page.as_ptr() as u64)
-    }
-}
-
 /// Idle ticks before a timer thread parks. While calls keep coming it keeps
 /// ticking, so a call does not pay for waking it (a futex wake-up, and on a
 /// busy machine a scheduling delay: measured ~0.4 ms per call).
@@ -609,8 +601,9 @@ impl Ticker {
                         return;
                     }
                     if idle > IDLE_TICKS_BEFORE_PARKING {
-                        // `enter` arms its page, then reads `parked`
-                        // (both sequentially consistent): either it sees
+                        // `enter` arms its page, then reads `parked`, and
+                        // we set `parked`, then read the pages, each side
+                        // with its barrier (see `Slot`): either it sees
                         // the flag and unparks us, or we see its page
                         // armed here and stay awake.
                         shared.parked.store(true, Ordering::Relaxed);
@@ -635,8 +628,11 @@ impl Ticker {
                     let tick_now = shared.ticks.fetch_add(1, Ordering::AcqRel) + 1;
                     let (due, armed) = shared.pages.with(|list| {
                         list.retain(|slot| Arc::strong_count(slot) > 1);
-                        let due: Vec<Arc<Slot>> =
-                            list.iter().filter(|s| s.due(tick_now)).cloned().collect();
+                        let due: Vec<Arc<Slot>> = list
+                            .iter()
+                            .filter(|s| s.armed_at().is_some_and(|at| at <= tick_now))
+                            .cloned()
+                            .collect();
                         (due, list.iter().any(|s| s.armed()))
                     });
                     if !due.is_empty() {
@@ -719,9 +715,9 @@ impl Ticker {
         let outer = DEADLINE.with(Cell::get);
         let mut armed = None;
         if let Some(slot) = &poll.slot {
-            // The engine's epoch never moves from 0: the field holds the
-            // page's address as given.
-            store.set_epoch_deadline(poll.address());
+            // The address guest code checks. The engine's epoch never moves
+            // from 0: the field holds the page's address as given.
+            store.set_epoch_deadline(slot.page.as_ptr() as u64);
             let counter = &self.shared.ticks;
             let now = counter.load(Ordering::Acquire);
             let mine = Deadline {
@@ -868,25 +864,37 @@ mod tests {
         }
     }
 
+    impl Looping {
+        /// Calls the looping `f` under a deadline of `ticks`: it must be
+        /// stopped as past its deadline.
+        fn stopped(&mut self, ticks: u64, context: &str) {
+            let error = {
+                let _active = self
+                    .ticker
+                    .enter(&mut self.store, &self.poll, ticks, &self.code);
+                self.f.call(&mut self.store, ()).unwrap_err()
+            };
+            assert_eq!(
+                error.downcast_ref::<wasmtime::Trap>(),
+                Some(&wasmtime::Trap::Interrupt),
+                "{context}"
+            );
+        }
+
+        /// Calls `g(x)` under a deadline of `ticks`.
+        fn echo(&mut self, x: i32, ticks: u64) -> wasmtime::Result<i32> {
+            let _active = self
+                .ticker
+                .enter(&mut self.store, &self.poll, ticks, &self.code);
+            self.g.call(&mut self.store, x)
+        }
+    }
+
     #[test]
     fn ticks_only_while_active() {
-        let Looping {
-            ticker,
-            poll,
-            mut store,
-            f,
-            code,
-            ..
-        } = looping(Duration::from_millis(1));
-        let error = {
-            let _active = ticker.enter(&mut store, &poll, 5, &code);
-            f.call(&mut store, ()).unwrap_err()
-        };
-        assert_eq!(
-            error.downcast_ref::<wasmtime::Trap>(),
-            Some(&wasmtime::Trap::Interrupt)
-        );
-        drop(ticker);
+        let mut looping = looping(Duration::from_millis(1));
+        looping.stopped(5, "a loop past its deadline");
+        drop(looping.ticker);
     }
 
     /// A deadline of `n` ticks gives guest code and host code at least
@@ -896,28 +904,14 @@ mod tests {
     fn a_deadline_is_never_cut_short() {
         const TICK: Duration = Duration::from_millis(2);
         const N: u64 = 6;
-        let Looping {
-            ticker,
-            poll,
-            mut store,
-            f,
-            code,
-            ..
-        } = looping(TICK);
+        let mut looping = looping(TICK);
         let least = TICK * u32::try_from(N - 2).unwrap();
         for round in 0..40u32 {
             // Arm at different points of a tick.
             std::thread::sleep(TICK * (round % 4) / 4);
             let started = std::time::Instant::now();
-            let error = {
-                let _active = ticker.enter(&mut store, &poll, N, &code);
-                f.call(&mut store, ()).unwrap_err()
-            };
+            looping.stopped(N, &format!("round {round}"));
             let guest = started.elapsed();
-            assert_eq!(
-                error.downcast_ref::<wasmtime::Trap>(),
-                Some(&wasmtime::Trap::Interrupt)
-            );
             assert!(
                 guest >= least,
                 "round {round}: the guest was stopped after {guest:?}, before {least:?}"
@@ -925,7 +919,9 @@ mod tests {
 
             // Host code: overdue only from the same tick on.
             let started = std::time::Instant::now();
-            let _active = ticker.enter(&mut store, &poll, N, &code);
+            let _active = looping
+                .ticker
+                .enter(&mut looping.store, &looping.poll, N, &looping.code);
             while !overdue() {
                 assert!(
                     started.elapsed() < Duration::from_secs(60),
@@ -948,45 +944,26 @@ mod tests {
     /// calls whose deadline tick comes while they end, never trap.
     #[test]
     fn a_stopped_call_leaves_the_page_readable() {
-        let Looping {
-            ticker,
-            poll,
-            mut store,
-            f,
-            g,
-            code,
-        } = looping(Duration::from_micros(100));
+        let mut looping = looping(Duration::from_micros(100));
         for round in 0..200 {
-            let error = {
-                let _active = ticker.enter(&mut store, &poll, 1, &code);
-                f.call(&mut store, ()).unwrap_err()
-            };
-            assert_eq!(
-                error.downcast_ref::<wasmtime::Trap>(),
-                Some(&wasmtime::Trap::Interrupt),
-                "round {round}"
-            );
+            looping.stopped(1, &format!("round {round}"));
             for i in 0..20 {
-                let _active = ticker.enter(&mut store, &poll, 1 << 40, &code);
-                assert_eq!(g.call(&mut store, i).unwrap(), i, "round {round}, call {i}");
+                let got = looping.echo(i, 1 << 40).unwrap();
+                assert_eq!(got, i, "round {round}, call {i}");
             }
             // Calls due at the next tick that end before or while it comes:
             // each either returns or is stopped, and the page is readable
             // again after it.
             for i in 0..50 {
-                let result = {
-                    let _active = ticker.enter(&mut store, &poll, 1, &code);
-                    g.call(&mut store, i)
-                };
-                if let Err(error) = result {
+                if let Err(error) = looping.echo(i, 1) {
                     assert_eq!(
                         error.downcast_ref::<wasmtime::Trap>(),
                         Some(&wasmtime::Trap::Interrupt),
                         "round {round}, call {i}"
                     );
                 }
-                let _active = ticker.enter(&mut store, &poll, 1 << 40, &code);
-                assert_eq!(g.call(&mut store, i).unwrap(), i, "round {round}, call {i}");
+                let got = looping.echo(i, 1 << 40).unwrap();
+                assert_eq!(got, i, "round {round}, call {i}");
             }
         }
     }
