@@ -41,6 +41,19 @@ pub(crate) struct RawBuffer<'a> {
     pub(crate) byte_len: usize,
 }
 
+/// The dtype of buffer `which` from its raw `XLA_FFI_DataType`: an
+/// unknown one (one XLA may add) is an error, on the checked and the
+/// trusted path alike.
+#[inline(always)]
+fn dtype_of(raw_dtype: u32, which: &Which) -> Result<DataType> {
+    DataType::from_raw(raw_dtype).ok_or_else(|| {
+        crate::error::cold(
+            crate::error::ErrorCode::InvalidArgument,
+            format_args!("{which}: unknown dtype {raw_dtype}"),
+        )
+    })
+}
+
 impl<'a> RawBuffer<'a> {
     /// Decodes and checks the `XLA_FFI_Buffer` at guest address `addr`.
     pub(crate) fn decode(mem: Memory<'a>, addr: u32, which: Which) -> Result<RawBuffer<'a>> {
@@ -57,12 +70,7 @@ impl<'a> RawBuffer<'a> {
             ));
         }
         let raw_dtype = mem.u32(at(layout::DTYPE)?, &which)?;
-        let Some(dtype) = DataType::from_raw(raw_dtype) else {
-            return Err(cold(
-                InvalidArgument,
-                format_args!("{which}: unknown dtype {raw_dtype}"),
-            ));
-        };
+        let dtype = dtype_of(raw_dtype, &which)?;
         let data = mem.u32(at(layout::DATA)?, &which)?;
         let rank = mem.i64(at(layout::RANK)?, &which)?;
         if !(0..=MAX_RANK).contains(&rank) {
@@ -142,12 +150,7 @@ impl<'a> RawBuffer<'a> {
                 mem.read_unchecked::<u32>(addr + layout::DIMS),
             )
         };
-        let Some(dtype) = DataType::from_raw(raw_dtype) else {
-            return Err(crate::error::cold(
-                crate::error::ErrorCode::InvalidArgument,
-                format_args!("{which}: unknown dtype {raw_dtype}"),
-            ));
-        };
+        let dtype = dtype_of(raw_dtype, &which)?;
         // SAFETY: the dims are inside memory, aligned and not at 0 (caller);
         // i64 has no invalid bit patterns and dims are only ever read.
         let dims: &'a [i64] = unsafe { mem.slice_unchecked(dims_addr, rank as usize) };
