@@ -23,7 +23,7 @@ case $target/$name in
   /*) ;;
   */cyxla_* | */plugin_glue | */wasm_smith | */arbitrary | */wasmparser | */wasm_encoder | \
     */wasmtime | */wasmtime_environ | */wasmtime_wasi | */wasmtime_wasi_io | */wasmtime_internal_* | \
-    */call_layout | */limits_file | */limit_flag | */guest_module)
+    */call_layout | */limits_file | */limit_flag | */guest_module | */unrolled_loops)
     exec "$rustc" "$@" -Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
       -Cllvm-args=-sanitizer-coverage-inline-8bit-counters \
       -Cllvm-args=-sanitizer-coverage-pc-table \

@@ -217,3 +217,139 @@ fn guest_module_fuzz_findings() {
         started.elapsed()
     );
 }
+
+/// Loop shapes the unrolling translator must get right, each a function
+/// `$f (param $n i64) (result i64)` called from exports with several trip
+/// counts (`fuzz::unrolled_loops` calls exports without arguments): exits
+/// at the top, the bottom and the middle of the body, early `return`,
+/// branches to the loop from nested blocks and `if`s, `br_table`, a loop
+/// with a result, a trap part-way, stores each iteration, a body that
+/// never branches back, and one too long to unroll.
+const LOOP_SHAPES: [&str; 10] = [
+    // Exit test at the top, back edge at the bottom (spin_sum).
+    r#"(func $f (param $n i64) (result i64) (local $i i64) (local $acc i64)
+         (block $done (loop $next
+           (br_if $done (i64.ge_u (local.get $i) (local.get $n)))
+           (local.set $acc (i64.add (local.get $acc) (i64.mul (local.get $i) (local.get $i))))
+           (local.set $i (i64.add (local.get $i) (i64.const 1)))
+           (br $next)))
+         (local.get $acc))"#,
+    // do-while with a result: the back edge is a br_if at the end, the
+    // loop falls out with its value.
+    r#"(func $f (param $n i64) (result i64) (local $i i64)
+         (loop $l (result i64)
+           (local.set $i (i64.add (local.get $i) (i64.const 3)))
+           (i64.mul (local.get $i) (i64.const 7))
+           (br_if $l (i64.lt_s (local.get $i) (local.get $n)))))"#,
+    // Exit in the middle, with a value, to an outer block; the end of the
+    // body is unreachable.
+    r#"(func $f (param $n i64) (result i64) (local $i i64) (local $x i64)
+         (block $out (result i64)
+           (loop $l
+             (local.set $x (i64.xor (local.get $x) (i64.shl (local.get $i) (i64.const 3))))
+             (br_if $out (local.get $x) (i64.ge_u (local.get $i) (local.get $n)))
+             (local.set $i (i64.add (local.get $i) (i64.const 1)))
+             (br $l))
+           (unreachable)))"#,
+    // Early return from inside an if.
+    r#"(func $f (param $n i64) (result i64) (local $i i64)
+         (loop $l
+           (if (i64.eq (local.get $i) (i64.div_u (local.get $n) (i64.const 2)))
+             (then (return (i64.add (local.get $i) (i64.const 1000)))))
+           (local.set $i (i64.add (local.get $i) (i64.const 1)))
+           (br_if $l (i64.lt_u (local.get $i) (local.get $n))))
+         (local.get $i))"#,
+    // Branches to the loop from a nested block and from both arms of an
+    // if/else; the body's end falls out of the loop.
+    r#"(func $f (param $n i64) (result i64) (local $i i64) (local $a i64)
+         (loop $l
+           (local.set $i (i64.add (local.get $i) (i64.const 1)))
+           (block $skip
+             (br_if $skip (i64.eqz (i64.rem_u (local.get $i) (i64.const 3))))
+             (local.set $a (i64.add (local.get $a) (local.get $i)))
+             (br_if $l (i64.lt_u (local.get $i) (local.get $n))))
+           (if (i64.lt_u (local.get $i) (local.get $n))
+             (then (local.set $a (i64.sub (local.get $a) (i64.const 1))) (br $l))
+             (else (local.set $a (i64.mul (local.get $a) (i64.const 2))))))
+         (local.get $a))"#,
+    // br_table to the loop, to an inner block and out of the loop.
+    r#"(func $f (param $n i64) (result i64) (local $i i64) (local $a i64)
+         (block $out
+           (loop $l
+             (local.set $i (i64.add (local.get $i) (i64.const 1)))
+             (block $inner
+               (br_table $l $inner $out $l
+                 (select (i32.wrap_i64 (i64.rem_u (local.get $i) (i64.const 4))) (i32.const 2)
+                         (i64.lt_u (local.get $i) (local.get $n)))))
+             (local.set $a (i64.add (local.get $a) (i64.mul (local.get $i) (i64.const 5))))
+             (br $l)))
+         (i64.add (local.get $a) (local.get $i)))"#,
+    // A trap part-way (division by zero at i = n), after stores.
+    r#"(func $f (param $n i64) (result i64) (local $i i64) (local $a i64)
+         (loop $l
+           (i64.store (i32.wrap_i64 (i64.shl (i64.rem_u (local.get $i) (i64.const 64)) (i64.const 3)))
+                      (local.get $a))
+           (local.set $a (i64.add (local.get $a) (i64.div_s (i64.const 100) (i64.sub (local.get $n) (local.get $i)))))
+           (local.set $i (i64.add (local.get $i) (i64.const 1)))
+           (br_if $l (i64.lt_u (local.get $i) (i64.const 1000))))
+         (local.get $a))"#,
+    // A body that never branches back: one pass.
+    r#"(func $f (param $n i64) (result i64) (local $i i64)
+         (loop $l (local.set $i (i64.add (local.get $n) (i64.const 9))))
+         (local.get $i))"#,
+    // A loop of f64 and v128 arithmetic (the copies keep the order).
+    r#"(func $f (param $n i64) (result i64) (local $i i64) (local $x f64) (local $v v128)
+         (loop $l
+           (local.set $x (f64.add (f64.mul (local.get $x) (f64.const 1.0000001)) (f64.convert_i64_s (local.get $i))))
+           (local.set $v (f32x4.add (local.get $v) (f32x4.splat (f32.demote_f64 (local.get $x)))))
+           (local.set $i (i64.add (local.get $i) (i64.const 1)))
+           (br_if $l (i64.lt_u (local.get $i) (local.get $n))))
+         (i64.add (i64.reinterpret_f64 (local.get $x)) (i64x2.extract_lane 1 (local.get $v))))"#,
+    // Too long to unroll (more than 32 operators): translated as is.
+    r#"(func $f (param $n i64) (result i64) (local $i i64) (local $a i64)
+         (loop $l
+           (local.set $a (i64.add (local.get $a) (i64.const 1)))
+           (local.set $a (i64.add (local.get $a) (i64.const 2)))
+           (local.set $a (i64.add (local.get $a) (i64.const 3)))
+           (local.set $a (i64.add (local.get $a) (i64.const 4)))
+           (local.set $a (i64.add (local.get $a) (i64.const 5)))
+           (local.set $a (i64.add (local.get $a) (i64.const 6)))
+           (local.set $a (i64.rotl (local.get $a) (local.get $i)))
+           (local.set $i (i64.add (local.get $i) (i64.const 1)))
+           (br_if $l (i64.lt_u (local.get $i) (local.get $n))))
+         (local.get $a))"#,
+];
+
+#[test]
+fn unrolled_loops_compute_what_plain_loops_do() {
+    for (k, shape) in LOOP_SHAPES.iter().enumerate() {
+        let calls: String = [0i64, 1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 64, 999, 1000]
+            .iter()
+            .map(|n| format!("(func (export \"n{n}\") (result i64) (call $f (i64.const {n})))\n"))
+            .collect();
+        let wat = format!("(module (memory (export \"memory\") 1)\n{shape}\n{calls})");
+        let wasm = wat::parse_str(&wat).unwrap_or_else(|e| panic!("shape {k}: {e}"));
+        assert_eq!(
+            fuzz::unrolled_loops_in(&wasm),
+            14,
+            "shape {k}: calls compared"
+        );
+    }
+}
+
+#[test]
+fn unrolled_loops_over_generated_modules() {
+    let mut rng = Rng(0x0c1a_55e5_0000_0005);
+    let (mut modules, mut calls) = (0, 0);
+    for _ in 0..iterations() / 5 {
+        let bytes: Vec<u8> = (0..16384).map(|_| rng.next() as u8).collect();
+        let (made, compared) = fuzz::unrolled_loops(&bytes);
+        modules += usize::from(made);
+        calls += compared;
+    }
+    eprintln!("{modules} generated modules, {calls} calls compared");
+    assert!(
+        modules > iterations() / 10 && calls > modules,
+        "wasm-smith made {modules} modules with {calls} calls compared"
+    );
+}

@@ -21,7 +21,7 @@ pub enum Interrupt {
     /// No deadline at all: a looping guest never returns. For measuring
     /// what deadlines cost (the `bench` feature); never for guests one does
     /// not trust.
-    #[cfg(any(test, feature = "bench"))]
+    #[cfg(any(test, feature = "bench", feature = "fuzzing"))]
     Unchecked,
 }
 
@@ -51,7 +51,7 @@ impl Interrupt {
         match self {
             Interrupt::Auto => "auto",
             Interrupt::Poll => "poll",
-            #[cfg(any(test, feature = "bench"))]
+            #[cfg(any(test, feature = "bench", feature = "fuzzing"))]
             Interrupt::Unchecked => "unchecked",
         }
     }
@@ -59,7 +59,7 @@ impl Interrupt {
     /// Whether guest code is compiled with deadline checks (always, but for
     /// the benches' `Unchecked`).
     pub fn checked(self) -> bool {
-        #[cfg(any(test, feature = "bench"))]
+        #[cfg(any(test, feature = "bench", feature = "fuzzing"))]
         if self == Interrupt::Unchecked {
             return false;
         }

@@ -5010,6 +5010,18 @@ impl FuncEnvironment<'_> {
         Ok(())
     }
 
+    /// cyxla: whether innermost loops are unrolled
+    /// (`func_translator::translate_unrolled_loop`): with poll-page checks
+    /// at loop headers (epoch interruption), so that one check serves
+    /// several iterations; not with fuel, which counts operators, nor with
+    /// the debugger's per-operator state slot.
+    pub(crate) fn unrolls_loops(&self) -> bool {
+        self.tunables.epoch_interruption
+            && !self.tunables.consume_fuel
+            && self.state_slot.is_none()
+            && self.is_reachable()
+    }
+
     pub fn before_translate_operator(
         &mut self,
         op: &Operator,

@@ -3598,6 +3598,64 @@ fn translate_unreachable_operator(
     Ok(())
 }
 
+/// cyxla: where branches to the innermost open loop go from now on: its
+/// header, or the start of the next unrolled copy of its body
+/// (`func_translator::translate_unrolled_loop`).
+pub(crate) fn set_loop_branch_target(environ: &mut FuncEnvironment<'_>, target: ir::Block) {
+    match environ.stacks.control_stack.last_mut() {
+        Some(ControlStackFrame::Loop { header, .. }) => *header = target,
+        _ => unreachable!("an unrolled loop's frame is on top between copies of its body"),
+    }
+}
+
+/// cyxla: the end of an unrolled copy of a loop body that is not the last
+/// (`func_translator::translate_unrolled_loop`), and the start of the next
+/// at `next`, the block the copy's branches to the loop went to.
+///
+/// A copy that reaches its end leaves the loop as the loop's `end` would:
+/// it jumps to the code after the loop with the loop's results, and marks
+/// that code reachable. The value stack returns to its height at the loop's
+/// start, where the next copy begins (unrolled loops take no parameters).
+pub(crate) fn translate_unrolled_copy_end(
+    builder: &mut FunctionBuilder,
+    environ: &mut FuncEnvironment<'_>,
+    next: ir::Block,
+) {
+    let Some(&ControlStackFrame::Loop {
+        destination,
+        num_param_values: 0,
+        num_return_values,
+        ..
+    }) = environ.stacks.control_stack.last()
+    else {
+        unreachable!("an unrolled loop without parameters is on top at the end of a copy")
+    };
+    if environ.is_reachable() {
+        canonicalise_then_jump(
+            environ,
+            builder,
+            destination,
+            environ.stacks.peekn(num_return_values),
+        );
+        if let Some(ControlStackFrame::Loop {
+            exit_is_branched_to,
+            ..
+        }) = environ.stacks.control_stack.last_mut()
+        {
+            *exit_is_branched_to = true;
+        }
+    }
+    let frame = environ.stacks.control_stack.last().unwrap();
+    frame.truncate_value_stack_to_original_size(
+        &mut environ.stacks.stack,
+        &mut environ.stacks.stack_shape,
+    );
+    // Every branch to `next` came from the copy just translated.
+    builder.seal_block(next);
+    builder.switch_to_block(next);
+    environ.stacks.reachable = !builder.is_unreachable();
+}
+
 /// This function is a generalized helper for validating that a wasm-supplied
 /// heap address is in-bounds.
 ///

@@ -88,10 +88,17 @@ pub enum ControlStackFrame {
     },
     Loop {
         destination: Block,
+        /// Where a branch to the loop goes: its header, or, while cyxla
+        /// translates an unrolled copy of its body other than the last, the
+        /// start of the next copy (`func_translator::translate_unrolled_loop`).
         header: Block,
         num_param_values: usize,
         num_return_values: usize,
         original_stack_size: usize,
+        /// cyxla: an unrolled copy of the body other than the last fell off
+        /// its end into `destination`, which is then reachable even if the
+        /// last copy does not reach the loop's `end`.
+        exit_is_branched_to: bool,
     },
 }
 
@@ -175,8 +182,11 @@ impl ControlStackFrame {
             | Self::Block {
                 exit_is_branched_to,
                 ..
+            }
+            | Self::Loop {
+                exit_is_branched_to,
+                ..
             } => exit_is_branched_to,
-            Self::Loop { .. } => false,
         }
     }
 
@@ -514,6 +524,7 @@ impl FuncTranslationStacks {
             original_stack_size: self.stack.len() - num_param_types,
             num_param_values: num_param_types,
             num_return_values: num_result_types,
+            exit_is_branched_to: false,
         });
     }
 
