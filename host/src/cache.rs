@@ -289,13 +289,15 @@ fn entry_digest(key: &str, data: &[u8]) -> String {
 /// (deadline checks are loads from a poll page; short innermost loops
 /// unrolled once, one check for two copies of the body) and of
 /// `vendor/cranelift-codegen` (x64 addresses without three-component
-/// `lea`, loads sunk through vector bitcasts); see each one's
-/// `CYXLA-PATCH.md`. Part of the key, so that code compiled without them
-/// is not loaded: code with the epoch checks of before would compare the
-/// epoch with the poll page's address and never stop.
+/// `lea`, loads sunk through vector bitcasts, loop headers on 64-byte
+/// lines); see each one's `CYXLA-PATCH.md`. Part of the key, so that code
+/// compiled without them is not loaded: code with the epoch checks of
+/// before would compare the epoch with the poll page's address and never
+/// stop.
 const CODEGEN_PATCH: &str = "wasmtime-internal-cranelift 48.0.8: deadline checks load from a poll page, \
                              short innermost loops unrolled once; \
-                             cranelift-codegen 0.135.8: lea without nested iadd, loads sunk through vector bitcasts";
+                             cranelift-codegen 0.135.8: lea without nested iadd, loads sunk through vector bitcasts, \
+                             loop headers 64-byte aligned";
 
 /// The layout of an entry (its digest's form); part of the key, so that
 /// entries of an earlier layout are not found rather than rejected.

@@ -387,4 +387,77 @@ mod tests {
              of vendor/wasmtime-internal-cranelift (see its CYXLA-PATCH.md)"
         );
     }
+
+    /// A module of `functions` functions, each a loop of `muls` multiplies
+    /// by distinct constants (one `i64.mul` and its operands per multiply,
+    /// plus eight operators of loop control).
+    fn multiply_loops(functions: usize, muls: usize) -> Vec<u8> {
+        let mut wat = String::from("(module\n");
+        for f in 0..functions {
+            let body: String = (0..muls)
+                .map(|k| {
+                    format!(
+                        "(local.set $a (i64.mul (local.get $a) (i64.const {})))",
+                        3 + 2 * (k + f)
+                    )
+                })
+                .collect();
+            wat.push_str(&format!(
+                "(func (export \"f{f}\") (param $n i64) (result i64) (local $a i64)
+                   (local.set $a (i64.const 1))
+                   (loop $l {body}
+                     (local.set $n (i64.sub (local.get $n) (i64.const 1)))
+                     (br_if $l (i64.gt_s (local.get $n) (i64.const 0))))
+                   (local.get $a))\n"
+            ));
+        }
+        wat.push(')');
+        wat::parse_str(&wat).expect("valid WAT")
+    }
+
+    fn function_ranges(engine: &Engine, wasm: &[u8]) -> Vec<(usize, usize)> {
+        let module = Module::new(engine.wasm(), wasm).expect("compiles");
+        module.functions().map(|f| (f.offset, f.len)).collect()
+    }
+
+    /// The loop patches of the code generators are in use
+    /// (`vendor/wasmtime-internal-cranelift/CYXLA-PATCH.md`, "Loop
+    /// unrolling"; `vendor/cranelift-codegen/CYXLA-PATCH.md`, 3): with
+    /// deadline checks a short innermost loop's body is compiled twice (its
+    /// code grows by at least the multiplies of a second copy), a long one
+    /// once (it grows by the checks alone); and every function with a loop
+    /// starts on a 64-byte line, with checks or without (functions are
+    /// otherwise 32-byte aligned: eight at multiples of 64 by chance is one
+    /// in 256).
+    #[test]
+    fn short_loops_are_unrolled_and_loops_aligned() {
+        let checked = Engine::new(&Limits::default()).expect("an engine with deadlines");
+        let unchecked = Engine::new(&Limits {
+            interrupt: Interrupt::Unchecked,
+            ..Limits::default()
+        })
+        .expect("an engine without deadlines");
+
+        // 6 multiplies: 4 operators each, 32 in all with the loop's control.
+        let short = multiply_loops(8, 6);
+        // 12 multiplies: 56 operators, too long to unroll.
+        let long = multiply_loops(1, 12);
+        for engine in [&checked, &unchecked] {
+            for (offset, _) in function_ranges(engine, &short) {
+                assert_eq!(offset % 64, 0, "a function with a loop at {offset:#x}");
+            }
+        }
+        let with = function_ranges(&checked, &short)[0].1;
+        let without = function_ranges(&unchecked, &short)[0].1;
+        assert!(
+            with >= without + 6 * 4,
+            "the short loop was not unrolled: {with} bytes with checks, {without} without"
+        );
+        let with = function_ranges(&checked, &long)[0].1;
+        let without = function_ranges(&unchecked, &long)[0].1;
+        assert!(
+            with < without + 24,
+            "the long loop was unrolled: {with} bytes with checks, {without} without"
+        );
+    }
 }

@@ -612,6 +612,12 @@ impl<I: VCodeInst> VCodeBuilder<I> {
 
 const NO_INST_OFFSET: CodeOffset = u32::MAX;
 
+/// cyxla patch (CYXLA-PATCH.md, 3): where loop headers start. A loop
+/// that straddles a 64-byte line is fetched in two windows per iteration;
+/// where a short loop starts within its line moved its speed by up to 30%
+/// (x86-64, docs/performance.md "Deadlines").
+const LOOP_ALIGN: CodeOffset = 64;
+
 impl<I: VCodeInst> VCode<I> {
     /// New empty VCode.
     fn new(
@@ -733,6 +739,30 @@ impl<I: VCodeInst> VCode<I> {
     /// Returns the machine code itself, and optionally metadata
     /// and/or a disassembly, as an `EmitResult`. The `VCode` itself
     /// is consumed by the emission process.
+    /// cyxla patch (CYXLA-PATCH.md, 3): per block, whether it is the header
+    /// of a loop as laid out in `order`: a block that a block at or after it
+    /// branches to. Cold blocks (at the end of `order`) neither are nor make
+    /// headers: a slow path that jumps back is not a loop worth a line.
+    fn loop_headers(&self, order: &[BlockIndex]) -> Vec<bool> {
+        let mut position = vec![usize::MAX; self.num_blocks()];
+        for (i, block) in order.iter().enumerate() {
+            position[block.index()] = i;
+        }
+        let mut headers = vec![false; self.num_blocks()];
+        for (i, &block) in order.iter().enumerate() {
+            if self.block_order.is_cold(block) {
+                continue;
+            }
+            let range = self.block_succ_range.get(block.index());
+            for succ in &self.block_succs[range] {
+                if position[succ.index()] <= i && !self.block_order.is_cold(*succ) {
+                    headers[succ.index()] = true;
+                }
+            }
+        }
+        headers
+    }
+
     pub fn emit(
         mut self,
         regalloc: &regalloc2::Output,
@@ -820,6 +850,13 @@ impl<I: VCodeInst> VCode<I> {
         };
         let mut total_bb_padding = 0;
 
+        // cyxla patch (CYXLA-PATCH.md, 3): each loop header starts a
+        // 64-byte line, and so the function does too.
+        let loop_headers = self.loop_headers(&final_order);
+        if loop_headers.iter().any(|&header| header) {
+            buffer.set_log2_min_function_alignment(LOOP_ALIGN.trailing_zeros() as u8);
+        }
+
         for &block in final_order.iter() {
             trace!("emitting block {:?}", block);
 
@@ -828,6 +865,11 @@ impl<I: VCodeInst> VCode<I> {
 
             // Emit NOPs to align the block.
             let new_offset = I::align_basic_block(buffer.cur_offset());
+            let new_offset = if loop_headers[block.index()] {
+                new_offset.next_multiple_of(LOOP_ALIGN)
+            } else {
+                new_offset
+            };
             while new_offset > buffer.cur_offset() {
                 // Pad with NOPs up to the aligned block offset.
                 let nop = I::gen_nop((new_offset - buffer.cur_offset()) as usize);
