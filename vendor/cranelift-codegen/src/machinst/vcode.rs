@@ -732,13 +732,6 @@ impl<I: VCodeInst> VCode<I> {
         (clobbered_regs, function_calls)
     }
 
-    /// Emit the instructions to a `MachBuffer`, containing fixed-up
-    /// code and external reloc/trap/etc. records ready for use. Takes
-    /// the regalloc results as well.
-    ///
-    /// Returns the machine code itself, and optionally metadata
-    /// and/or a disassembly, as an `EmitResult`. The `VCode` itself
-    /// is consumed by the emission process.
     /// cyxla patch (CYXLA-PATCH.md, 3): per block, whether it is the header
     /// of a loop as laid out in `order`: a block that a block at or after it
     /// branches to. Cold blocks (at the end of `order`) neither are nor make
@@ -763,6 +756,13 @@ impl<I: VCodeInst> VCode<I> {
         headers
     }
 
+    /// Emit the instructions to a `MachBuffer`, containing fixed-up
+    /// code and external reloc/trap/etc. records ready for use. Takes
+    /// the regalloc results as well.
+    ///
+    /// Returns the machine code itself, and optionally metadata
+    /// and/or a disassembly, as an `EmitResult`. The `VCode` itself
+    /// is consumed by the emission process.
     pub fn emit(
         mut self,
         regalloc: &regalloc2::Output,

@@ -3621,29 +3621,26 @@ pub(crate) fn translate_unrolled_copy_end(
     environ: &mut FuncEnvironment<'_>,
     next: ir::Block,
 ) {
-    let Some(&ControlStackFrame::Loop {
+    let reachable = environ.is_reachable();
+    let Some(ControlStackFrame::Loop {
         destination,
         num_param_values: 0,
         num_return_values,
+        exit_is_branched_to,
         ..
-    }) = environ.stacks.control_stack.last()
+    }) = environ.stacks.control_stack.last_mut()
     else {
         unreachable!("an unrolled loop without parameters is on top at the end of a copy")
     };
-    if environ.is_reachable() {
+    *exit_is_branched_to |= reachable;
+    let (destination, num_return_values) = (*destination, *num_return_values);
+    if reachable {
         canonicalise_then_jump(
             environ,
             builder,
             destination,
             environ.stacks.peekn(num_return_values),
         );
-        if let Some(ControlStackFrame::Loop {
-            exit_is_branched_to,
-            ..
-        }) = environ.stacks.control_stack.last_mut()
-        {
-            *exit_is_branched_to = true;
-        }
     }
     let frame = environ.stacks.control_stack.last().unwrap();
     frame.truncate_value_stack_to_original_size(

@@ -314,14 +314,14 @@ fn parse_function_body(
             validate_op_and_get_operand_types(validator, environ, &mut operand_types, &op, pos)?;
 
         if let Operator::Loop { blockty } = op {
-            if let Some(copies) = unrolled_copies(&reader, blockty, validator, environ) {
+            if let Some(body_len) = unrolled_body_len(&reader, blockty, validator, environ) {
                 let loop_types = operand_types.map(<[_]>::to_vec);
                 translate_unrolled_loop(
                     validator,
                     &mut reader,
                     &op,
                     loop_types.as_deref(),
-                    copies,
+                    body_len,
                     builder,
                     environ,
                 )?;
@@ -368,9 +368,9 @@ const UNROLLED_BODY_MAX: usize = 32;
 /// no longer fit one 64-byte line (CYXLA-PATCH.md, "Loop unrolling").
 const UNROLLED_COPIES: usize = 2;
 
-/// cyxla: how many copies of the body of the loop that `reader` is just
-/// inside of (its `loop` read, of type `blockty`) to translate, if it is to
-/// be unrolled.
+/// cyxla: the number of operators in the body (its `end` not counted) of
+/// the loop that `reader` is just inside of (its `loop` read, of type
+/// `blockty`), if it is to be unrolled into `UNROLLED_COPIES` copies.
 ///
 /// Each poll-page check costs one load, which in a loop of a few
 /// instructions is a share of each iteration no check can avoid
@@ -383,7 +383,7 @@ const UNROLLED_COPIES: usize = 2;
 /// state per frame), only where `FuncEnvironment::unrolls_loops`. The scan
 /// reads ahead on a copy of the reader; the operators are validated when
 /// they are read for real.
-fn unrolled_copies(
+fn unrolled_body_len(
     reader: &OperatorsReader,
     blockty: wasmparser::BlockType,
     validator: &FuncValidator<impl WasmModuleResources>,
@@ -426,7 +426,7 @@ fn unrolled_copies(
             return None;
         }
     }
-    Some(UNROLLED_COPIES)
+    Some(len)
 }
 
 /// cyxla: one operator read and validated ahead, to be translated later.
@@ -438,35 +438,38 @@ struct ReadAhead<'a> {
 }
 
 /// cyxla: translates the loop whose `loop` operator `loop_op` was just read
-/// and validated, with its body `copies` times one after the other.
+/// and validated, and whose body has `body_len` operators
+/// (`unrolled_body_len`), with its body `UNROLLED_COPIES` times one after
+/// the other.
 ///
 /// Only the loop's header, at the first copy, has the loop's poll-page
 /// check. A branch to the loop from copy `k` goes to the start of copy
 /// `k + 1`, from the last copy to the header: every cycle still passes the
-/// check once, and between two checks run at most `copies` bodies of at
-/// most `UNROLLED_BODY_MAX` operators without a loop. A copy that reaches
+/// check once, and between two checks run at most `UNROLLED_COPIES`
+/// bodies of at most `UNROLLED_BODY_MAX` operators without a loop. A copy that reaches
 /// its end leaves the loop with its results, as the body's end does.
 /// Branch depths need no rewriting: the copies share the loop's control
 /// frame, whose branch target moves from copy to copy.
 ///
 /// The body and its `end` are read and validated first, in order, as the
-/// plain path would; each is then translated `copies` times with the
+/// plain path would; each is then translated once per copy with the
 /// operand types and source locations recorded when it was read.
 fn translate_unrolled_loop<'a>(
     validator: &mut FuncValidator<impl WasmModuleResources>,
     reader: &mut OperatorsReader<'a>,
     loop_op: &Operator<'a>,
     loop_types: Option<&[wasmtime_environ::WasmValType]>,
-    copies: usize,
+    body_len: usize,
     builder: &mut FunctionBuilder,
     environ: &mut FuncEnvironment<'_>,
 ) -> WasmResult<()> {
     translate_read(validator, loop_op, loop_types, builder, environ)?;
 
-    let mut body = Vec::new();
+    // The body's operators, then the loop's `end`, which the scan ahead
+    // counted on an identical copy of the reader.
+    let mut body = Vec::with_capacity(body_len + 1);
     let mut operand_types = vec![];
-    let mut depth = 0usize;
-    let end = loop {
+    for _ in 0..=body_len {
         let pos = reader.original_position();
         let srcloc = cur_srcloc(&reader.get_binary_reader());
         let op = reader.read()?;
@@ -474,29 +477,15 @@ fn translate_unrolled_loop<'a>(
         let operand_types =
             validate_op_and_get_operand_types(validator, environ, &mut operand_types, &op, pos)?
                 .map(<[_]>::to_vec);
-        let last = match op {
-            Operator::Block { .. } | Operator::If { .. } => {
-                depth += 1;
-                false
-            }
-            Operator::End if depth == 0 => true,
-            Operator::End => {
-                depth -= 1;
-                false
-            }
-            _ => false,
-        };
-        let read = ReadAhead {
+        body.push(ReadAhead {
             op,
             operand_types,
             srcloc,
             next_srcloc,
-        };
-        if last {
-            break read;
-        }
-        body.push(read);
-    };
+        });
+    }
+    let end = body.pop().expect("the loop's `end` was read");
+    debug_assert!(matches!(end.op, Operator::End));
 
     let replay = |read: &ReadAhead<'a>,
                   validator: &mut FuncValidator<_>,
@@ -516,8 +505,10 @@ fn translate_unrolled_loop<'a>(
         Some(frame) => frame.br_destination(),
         None => unreachable!("the loop just translated has a frame"),
     };
-    let starts: Vec<Block> = (1..copies).map(|_| builder.create_block()).collect();
-    for copy in 0..copies {
+    let starts: Vec<Block> = (1..UNROLLED_COPIES)
+        .map(|_| builder.create_block())
+        .collect();
+    for copy in 0..UNROLLED_COPIES {
         let next = starts.get(copy).copied();
         set_loop_branch_target(environ, next.unwrap_or(header));
         for read in &body {
