@@ -50,13 +50,7 @@ fn module(data: &[u8]) -> Result<Vec<u8>> {
     config.available_imports = Some(abi_imports().to_vec());
     config.max_memories = 1;
     config.max_memory32_bytes = 16 << 20;
-    config.memory64_enabled = false;
-    config.threads_enabled = false;
-    config.gc_enabled = false;
-    config.exceptions_enabled = false;
-    config.tail_call_enabled = false;
-    config.custom_page_sizes_enabled = false;
-    config.wide_arithmetic_enabled = false;
+    cyxla_host::fuzz::guest_proposals_only(&mut config);
     config.max_funcs = 20;
     config.max_instructions = 2000;
     Ok(wasm_smith::Module::new(config, &mut u)?.to_bytes())

@@ -762,12 +762,24 @@ pub fn unrolled_loops_in(wasm: &[u8]) -> usize {
     }
 }
 
+/// Turns off in `config` the proposals guests may not use (the engine
+/// refuses them): for every wasm-smith module the fuzz targets make.
+pub fn guest_proposals_only(config: &mut wasm_smith::Config) {
+    config.memory64_enabled = false;
+    config.threads_enabled = false;
+    config.gc_enabled = false;
+    config.exceptions_enabled = false;
+    config.tail_call_enabled = false;
+    config.custom_page_sizes_enabled = false;
+    config.wide_arithmetic_enabled = false;
+}
+
 /// A module of wasm-smith's from `data`, every export kept, every loop and
 /// function given a fuel counter that ends it (`ensure_termination`), with
-/// the proposals the engine compiles; `None` when the bytes make none.
+/// the proposals guests may use; `None` when the bytes make none.
 fn terminating_module(data: &[u8]) -> Option<Vec<u8>> {
     let mut u = arbitrary::Unstructured::new(data);
-    let config = wasm_smith::Config {
+    let mut config = wasm_smith::Config {
         export_everything: true,
         max_imports: 0,
         min_types: 1,
@@ -776,15 +788,9 @@ fn terminating_module(data: &[u8]) -> Option<Vec<u8>> {
         max_instructions: 200,
         max_memory32_bytes: 1 << 20,
         max_table_elements: 1000,
-        memory64_enabled: false,
-        threads_enabled: false,
-        gc_enabled: false,
-        exceptions_enabled: false,
-        custom_page_sizes_enabled: false,
-        wide_arithmetic_enabled: false,
-        tail_call_enabled: false,
         ..wasm_smith::Config::default()
     };
+    guest_proposals_only(&mut config);
     let mut module = wasm_smith::Module::new(config, &mut u).ok()?;
     module.ensure_termination(1000).ok()?;
     Some(module.to_bytes())
