@@ -668,8 +668,14 @@ fn run_exports(engine: &crate::Engine, wasm: &[u8]) -> Option<Vec<(String, Outco
     let mut store = Store::new(engine.wasm(), limits);
     store.limiter(|l| l);
     let poll = engine.ticker().poll().expect("a poll page");
-    // A deadline no generated call reaches (they end by fuel, below).
-    let ticks = 1 << 40;
+    // A deadline no generated call reaches (they end by fuel), but one a
+    // miscompiled loop does: it then traps where the plain build returns,
+    // and the comparison fails instead of hanging.
+    let ticks = Limits {
+        call_timeout: std::time::Duration::from_secs(30),
+        ..engine.limits().clone()
+    }
+    .deadline_ticks();
     let instance = {
         let _active = engine.ticker().enter(&mut store, &poll, ticks, &code);
         Instance::new(&mut store, &module, &[]).ok()?
