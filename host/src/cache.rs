@@ -287,7 +287,8 @@ fn entry_digest(key: &str, data: &[u8]) -> String {
 /// What compiled guest code depends on beyond wasmtime's version and
 /// configuration: the patches of `vendor/wasmtime-internal-cranelift`
 /// (deadline checks are loads from a poll page; short innermost loops
-/// unrolled once, one check for two copies of the body) and of
+/// unrolled once, one check for two copies of the body, sums carried
+/// around the loop reassociated across them) and of
 /// `vendor/cranelift-codegen` (x64 addresses without three-component
 /// `lea`, loads sunk through vector bitcasts, loop headers on 64-byte
 /// lines); see each one's `CYXLA-PATCH.md`. Part of the key, so that code
@@ -295,7 +296,7 @@ fn entry_digest(key: &str, data: &[u8]) -> String {
 /// before would compare the epoch with the poll page's address and never
 /// stop.
 const CODEGEN_PATCH: &str = "wasmtime-internal-cranelift 48.0.8: deadline checks load from a poll page, \
-                             short innermost loops unrolled once; \
+                             short innermost loops unrolled once, sums reassociated across the copies; \
                              cranelift-codegen 0.135.8: lea without nested iadd, loads sunk through vector bitcasts, \
                              loop headers 64-byte aligned";
 

@@ -224,8 +224,10 @@ fn guest_module_fuzz_findings() {
 /// at the top, the bottom and the middle of the body, early `return`,
 /// branches to the loop from nested blocks and `if`s, `br_table`, a loop
 /// with a result, a trap part-way, stores each iteration, a body that
-/// never branches back, and one too long to unroll.
-const LOOP_SHAPES: [&str; 10] = [
+/// never branches back, one too long to unroll, and sums the second copy
+/// reassociates (or must not): in either operand order, in i32 (wrapping),
+/// ones whose term is computed from the sum, with exits in each copy.
+const LOOP_SHAPES: [&str; 12] = [
     // Exit test at the top, back edge at the bottom (spin_sum).
     r#"(func $f (param $n i64) (result i64) (local $i i64) (local $acc i64)
          (block $done (loop $next
@@ -318,6 +320,28 @@ const LOOP_SHAPES: [&str; 10] = [
            (local.set $i (i64.add (local.get $i) (i64.const 1)))
            (br_if $l (i64.lt_u (local.get $i) (local.get $n))))
          (local.get $a))"#,
+    // i32 sums (wrapping): the term first, one computed from itself, an
+    // exit between them.
+    r#"(func $f (param $n i64) (result i64) (local $i i32) (local $a i32) (local $b i32)
+         (block $out
+           (loop $l
+             (local.set $a (i32.add (i32.mul (local.get $i) (i32.const 0x9e3779b9)) (local.get $a)))
+             (br_if $out (i64.ge_u (i64.extend_i32_u (local.get $i)) (local.get $n)))
+             (local.set $b (i32.add (local.get $b)
+                                    (i32.add (i32.shr_u (local.get $b) (i32.const 3)) (local.get $i))))
+             (local.set $i (i32.add (local.get $i) (i32.const 1)))
+             (br $l)))
+         (i64.extend_i32_u (i32.xor (local.get $a) (local.get $b))))"#,
+    // A sum whose term uses the sum, a plain one, two sums in one
+    // statement; the exit test at the bottom.
+    r#"(func $f (param $n i64) (result i64) (local $i i64) (local $a i64) (local $b i64) (local $c i64)
+         (loop $l
+           (local.set $a (i64.add (local.get $a) (i64.or (local.get $a) (local.get $i))))
+           (local.set $c (i64.add (local.get $c) (i64.mul (local.get $i) (local.get $i))))
+           (local.set $b (i64.add (i64.add (local.get $b) (local.get $i)) (i64.mul (local.get $b) (i64.const 3))))
+           (local.set $i (i64.add (local.get $i) (i64.const 1)))
+           (br_if $l (i64.lt_u (local.get $i) (local.get $n))))
+         (i64.xor (i64.xor (local.get $a) (local.get $b)) (local.get $c)))"#,
 ];
 
 #[test]

@@ -223,6 +223,14 @@ pub struct FuncEnvironment<'module_environment> {
     /// to e.g. record the return-address of a callsite for debuginfo.
     pub(crate) next_srcloc: ir::SourceLoc,
 
+    /// cyxla: while an unrolled copy of a loop body other than the first is
+    /// translated (`func_translator::translate_unrolled_loop`), the loop's
+    /// header and the index of its frame on the control stack: additions
+    /// to a value carried around the loop are reassociated
+    /// (`code_translator::reassociated_sum`) and branches out of the loop
+    /// leave through a block of their own (`translate_br_if`).
+    pub(crate) unrolled_copy: Option<(ir::Block, usize)>,
+
     /// Lazily-decoded branch hints for the current function, in ascending
     /// `func_offset` order (as the proposal requires). `None` when the function
     /// carries no hints.
@@ -295,6 +303,7 @@ impl<'module_environment> FuncEnvironment<'module_environment> {
 
             state_slot: None,
             next_srcloc: ir::SourceLoc::default(),
+            unrolled_copy: None,
             wasm_module_offset: translation.wasm_module_offset,
 
             branch_hints,

@@ -449,7 +449,11 @@ struct ReadAhead<'a> {
 /// bodies of at most `UNROLLED_BODY_MAX` operators without a loop. A copy that reaches
 /// its end leaves the loop with its results, as the body's end does.
 /// Branch depths need no rewriting: the copies share the loop's control
-/// frame, whose branch target moves from copy to copy.
+/// frame, whose branch target moves from copy to copy. While a copy
+/// other than the first is translated, `FuncEnvironment::unrolled_copy`
+/// names the loop: sums carried around it are reassociated and branches
+/// out of it get a block of their own (CYXLA-PATCH.md, "Sums reassociated
+/// in unrolled copies").
 ///
 /// The body and its `end` are read and validated first, in order, as the
 /// plain path would; each is then translated once per copy with the
@@ -505,19 +509,27 @@ fn translate_unrolled_loop<'a>(
         Some(frame) => frame.br_destination(),
         None => unreachable!("the loop just translated has a frame"),
     };
+    let loop_frame = environ.stacks.control_stack.len() - 1;
     let starts: Vec<Block> = (1..UNROLLED_COPIES)
         .map(|_| builder.create_block())
         .collect();
-    for copy in 0..UNROLLED_COPIES {
-        let next = starts.get(copy).copied();
-        set_loop_branch_target(environ, next.unwrap_or(header));
-        for read in &body {
-            replay(read, validator, builder, environ)?;
+    let mut copies = || -> WasmResult<()> {
+        for copy in 0..UNROLLED_COPIES {
+            let next = starts.get(copy).copied();
+            set_loop_branch_target(environ, next.unwrap_or(header));
+            environ.unrolled_copy = (copy > 0).then_some((header, loop_frame));
+            for read in &body {
+                replay(read, validator, builder, environ)?;
+            }
+            if let Some(next) = next {
+                translate_unrolled_copy_end(builder, environ, next);
+            }
         }
-        if let Some(next) = next {
-            translate_unrolled_copy_end(builder, environ, next);
-        }
-    }
+        Ok(())
+    };
+    let copied = copies();
+    environ.unrolled_copy = None;
+    copied?;
     replay(&end, validator, builder, environ)
 }
 
