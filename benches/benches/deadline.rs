@@ -10,7 +10,9 @@
 //! per call), the bundled `rms_norm` guest on f32[256, 4096] and on
 //! f32[8192, 32] (short rows: more loop overhead), and a tight scalar loop
 //! (`spin_sum`: Σ i·i over 10⁷ iterations, a loop-carried dependency, WAT).
-//! Then how far past its deadline `loop {}` is stopped, and what
+//! Then native copies of `spin_sum`'s loop in the shapes checks can give
+//! it (`cyxla_benches::loop_shapes`), how far past its deadline `loop {}`
+//! is stopped, and what
 //! protection against data remanence costs (scrubbed reuse versus a fresh
 //! instance per call).
 //!
@@ -24,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
 use cyxla_benches::report::{self, Met};
-use cyxla_benches::{interleaved_medians, mode};
+use cyxla_benches::{interleaved_medians, loop_shapes, mode};
 use cyxla_host::limits::Interrupt;
 use cyxla_host::{AllowList, GuestHandler, HostAttr, HostBuffer, HostCall, Limits, Sandbox};
 use plugin_glue::DType;
@@ -209,8 +211,27 @@ fn bench(c: &mut Criterion) {
     }
     let ratios = summary(&variants, &kernels);
     report_p4(&variants, &ratios);
+    loop_shapes();
     stop_latency(&variants[1..]);
     isolation_cost();
+}
+
+/// What the check costs `spin_sum`'s loop by itself, against what the
+/// loop's shape costs: native copies of the loop Cranelift emits with and
+/// without checks (checked to be that code), and of other shapes
+/// (`cyxla_benches::loop_shapes`).
+fn loop_shapes() {
+    let wasm = wat::parse_str(SPIN_GUEST).expect("spin guest WAT");
+    let module = |interrupt| {
+        let mut limits = Limits::default();
+        limits.interrupt = interrupt;
+        cyxla_host::Engine::new(&limits)
+            .expect("an engine")
+            .precompile(&wasm)
+            .expect("compile the spin guest")
+    };
+    loop_shapes::check_emitted(&module(Interrupt::Unchecked), &module(Interrupt::Poll));
+    loop_shapes::report(SPIN_N as u64, mode::pick(21, 3));
 }
 
 /// What data-remanence protection costs per call: an instance reused with

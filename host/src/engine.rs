@@ -268,6 +268,15 @@ impl Engine {
         })
     }
 
+    /// The machine code this engine compiles `wasm` to, as a serialized
+    /// module (`wasmtime::Engine::precompile_module`): for the deadline
+    /// bench to check that its native copies of a guest loop are still the
+    /// code Cranelift emits. Not product API.
+    #[cfg(feature = "bench")]
+    pub fn precompile(&self, wasm: &[u8]) -> wasmtime::Result<Vec<u8>> {
+        self.inner.wasm.precompile_module(wasm)
+    }
+
     /// The deadline mechanism guests of this engine run under (`Auto`
     /// resolved).
     pub fn interrupt(&self) -> Interrupt {
