@@ -452,8 +452,8 @@ struct ReadAhead<'a> {
 /// frame, whose branch target moves from copy to copy. While a copy
 /// other than the first is translated, `FuncEnvironment::unrolled_copy`
 /// names the loop: sums carried around it are reassociated and branches
-/// out of it get a block of their own (CYXLA-PATCH.md, "Sums reassociated
-/// in unrolled copies").
+/// out of it get a block of their own (CYXLA-PATCH.md,
+/// "Sums reassociated in unrolled copies").
 ///
 /// The body and its `end` are read and validated first, in order, as the
 /// plain path would; each is then translated once per copy with the
