@@ -671,11 +671,7 @@ fn run_exports(engine: &crate::Engine, wasm: &[u8]) -> Option<Vec<(String, Outco
     // A deadline no generated call reaches (they end by fuel), but one a
     // miscompiled loop does: it then traps where the plain build returns,
     // and the comparison fails instead of hanging.
-    let ticks = Limits {
-        call_timeout: std::time::Duration::from_secs(30),
-        ..engine.limits().clone()
-    }
-    .deadline_ticks();
+    let ticks = crate::limits::ticks(std::time::Duration::from_secs(30), engine.limits().tick);
     let instance = {
         let _active = engine.ticker().enter(&mut store, &poll, ticks, &code);
         Instance::new(&mut store, &module, &[]).ok()?

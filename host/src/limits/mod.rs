@@ -260,7 +260,7 @@ fn default_copy_threads() -> usize {
 /// Ticks for a wall-time limit: rounded up to whole ticks, plus two: the
 /// first tick may come at once, and the second less than a tick after it
 /// when the first came late (see the deadline timer).
-fn ticks(limit: Duration, tick: Duration) -> u64 {
+pub(crate) fn ticks(limit: Duration, tick: Duration) -> u64 {
     let tick = tick.as_nanos().max(1);
     let ticks = limit.as_nanos().div_ceil(tick);
     u64::try_from(ticks)
