@@ -4,3 +4,4 @@ mod cpp_sdk;
 mod doc_citations;
 mod guests;
 mod programs;
+mod vendor;
