@@ -12,6 +12,12 @@
 #   scripts/vendor.sh --without P  derive without the patches whose path
 #                                  contains P (to see which test catches a
 #                                  reverted patch); rerun without it after
+#   scripts/vendor.sh --record CRATE/NN-name.patch
+#                                  write that patch (the last of its crate in
+#                                  vendor/series; a new one starts as a file
+#                                  holding only its header) from how
+#                                  vendor/CRATE now differs from the crate
+#                                  with the patches before it, then derive
 #
 # The crates come as cargo gets them: a scratch manifest that depends on
 # `wasmtime = "=VERSION"` (outside this workspace and its [patch]) is
@@ -37,12 +43,14 @@ die() { say "$*"; exit 1; }
 
 mode=write
 without=()
+record=
 version=
 while (($#)); do
   case "$1" in
     --check) mode=check ;;
     --list) mode=list ;;
     --without) [[ $# -ge 2 ]] || die "--without takes a part of a patch's path"; without+=("$2"); shift ;;
+    --record) [[ $# -ge 2 ]] || die "--record takes a patch of vendor/series"; mode=record; record=$2; shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option $1 (see scripts/vendor.sh --help)" ;;
     *) [[ -z "$version" ]] || die "one version at most (got $version and $1)"; version=$1 ;;
@@ -56,11 +64,24 @@ series_version=$(sed -n 's/^version  *//p' "$series")
 [[ -n "$series_version" ]] || die "$series has no 'version X.Y.Z' line"
 patches=()
 while read -r line; do
-  [[ -z "$line" || "$line" == \#* || "$line" == version\ * ]] && continue
+  [[ -z "$line" || "$line" == \#* || "$line" == version\ * || "$line" == crate\ * ]] && continue
   [[ -f "vendor/patches/$line" ]] || die "$series names vendor/patches/$line, which does not exist"
   patches+=("$line")
 done <"$series"
+if [[ $mode == record ]]; then
+  last=
+  for p in "${patches[@]}"; do [[ "${p%%/*}" == "${record%%/*}" ]] && last=$p; done
+  [[ "$last" == "$record" ]] || die "--record $record: it must be in vendor/series and the last patch of its crate (that is ${last:-none})"
+  without=("$record")
+fi
 crates=(wasmtime wasmtime-internal-cranelift cranelift-codegen)
+# Crates outside wasmtime's own tree, each at a version of its own
+# (`crate NAME VERSION` lines of the series).
+declare -A extra_version
+while read -r name v; do
+  crates+=("$name")
+  extra_version[$name]=$v
+done < <(sed -n 's/^crate  *//p' "$series")
 
 # The diff of a patch file, and its header (what comes before the diff).
 body() { sed -n '/^\(diff --git \|--- a\/\)/,$p' "$1"; }
@@ -101,40 +122,45 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
 # --- The pristine crates, as cargo fetches them --------------------------------
-mkdir -p "$scratch/fetch/src"
-: >"$scratch/fetch/src/lib.rs"
-cat >"$scratch/fetch/Cargo.toml" <<EOF
-[package]
-name = "cyxla-vendor-fetch"
-version = "0.0.0"
-edition = "2021"
-publish = false
-
-[dependencies]
-wasmtime = { version = "=$version", default-features = false, features = ["cranelift"] }
-
-[workspace]
-EOF
-fetch() { cargo "$@" fetch --quiet --manifest-path "$scratch/fetch/Cargo.toml"; }
-if ! fetch 2>"$scratch/fetch.err"; then
-  if fetch --offline 2>>"$scratch/fetch.err"; then
-    say "crates.io could not be reached; the crates came from cargo's cache (--offline)"
-  else
-    cat "$scratch/fetch.err" >&2
-    die "cargo could not fetch wasmtime $version (is it a published version?)"
+# One scratch manifest for wasmtime's tree, one for each crate outside it
+# (whose own exact pins may not resolve beside this wasmtime).
+scratch_manifest() { # dir, then dependency lines
+  mkdir -p "$1/src"
+  : >"$1/src/lib.rs"
+  { printf '[package]\nname = "cyxla-vendor-fetch"\nversion = "0.0.0"\nedition = "2021"\npublish = false\n\n[dependencies]\n'
+    printf '%s\n' "${@:2}"
+    printf '\n[workspace]\n'
+  } >"$1/Cargo.toml"
+}
+fetch() { # dir
+  if ! cargo fetch --quiet --manifest-path "$1/Cargo.toml" 2>"$1/fetch.err"; then
+    if cargo fetch --quiet --offline --manifest-path "$1/Cargo.toml" 2>>"$1/fetch.err"; then
+      say "crates.io could not be reached; the crates came from cargo's cache (--offline)"
+    else
+      cat "$1/fetch.err" >&2
+      die "cargo could not fetch $(sed -n '/^\[dependencies\]/{n;p}' "$1/Cargo.toml") (is it a published version?)"
+    fi
   fi
-fi
-lock="$scratch/fetch/Cargo.lock"
-locked() { # name -> "version checksum" from the scratch lockfile
-  awk -v n="$1" '$1=="name" && $3=="\""n"\"" {f=1; next}
+}
+locked() { # lockfile, name -> "version checksum"
+  awk -v n="$2" '$1=="name" && $3=="\""n"\"" {f=1; next}
     f && $1=="version" {gsub(/"/,"",$3); v=$3}
     f && $1=="checksum" {gsub(/"/,"",$3); print v, $3; exit}
-    f && /^\[\[package\]\]/ {f=0}' "$lock"
+    f && /^\[\[package\]\]/ {f=0}' "$1"
 }
+scratch_manifest "$scratch/fetch/wasmtime" \
+  "wasmtime = { version = \"=$version\", default-features = false, features = [\"cranelift\"] }"
+fetch "$scratch/fetch/wasmtime"
 cargo_home=${CARGO_HOME:-$HOME/.cargo}
 declare -A crate_version
 for c in "${crates[@]}"; do
-  read -r v sum < <(locked "$c") || die "wasmtime $version does not depend on $c"
+  lock="$scratch/fetch/wasmtime/Cargo.lock"
+  if [[ -n "${extra_version[$c]:-}" ]]; then
+    scratch_manifest "$scratch/fetch/$c" "$c = \"=${extra_version[$c]}\""
+    fetch "$scratch/fetch/$c"
+    lock="$scratch/fetch/$c/Cargo.lock"
+  fi
+  read -r v sum < <(locked "$lock" "$c") || die "no $c in what cargo resolved for wasmtime $version"
   crate_version[$c]=$v
   file=
   for f in "$cargo_home"/registry/cache/*/"$c-$v.crate"; do
@@ -225,6 +251,21 @@ if [[ $mode == check ]]; then
   exit 0
 fi
 
+if [[ $mode == record ]]; then
+  c=${record%%/*}
+  dir="$scratch/crates/$c"
+  find "$dir" -mindepth 1 -maxdepth 1 ! -name .git -exec rm -rf {} +
+  cp -a "vendor/$c/." "$dir/"
+  rm -f "$dir/CYXLA-PATCH.md"
+  git_in "$dir" add -A -f .
+  { header "vendor/patches/$record"
+    git_in "$dir" diff --cached --no-color --no-ext-diff --no-renames --src-prefix=a/ --dst-prefix=b/ HEAD |
+      grep -v '^index '
+  } >"$scratch/recorded.patch"
+  cp "$scratch/recorded.patch" "vendor/patches/$record"
+  say "recorded vendor/patches/$record ($(body "vendor/patches/$record" | counts) lines); deriving vendor/ with it"
+  exec "$0"
+fi
 for c in "${crates[@]}"; do
   rm -rf "$scratch/crates/$c/.git"
   if [[ -f "vendor/$c/CYXLA-PATCH.md" ]]; then
