@@ -285,20 +285,13 @@ fn entry_digest(key: &str, data: &[u8]) -> String {
 }
 
 /// What compiled guest code depends on beyond wasmtime's version and
-/// configuration: the patches of `vendor/wasmtime-internal-cranelift`
-/// (deadline checks are loads from a poll page; short innermost loops
-/// unrolled once, one check for two copies of the body, sums carried
-/// around the loop reassociated across them) and of
-/// `vendor/cranelift-codegen` (x64 addresses without three-component
-/// `lea`, loads sunk through vector bitcasts, loop headers on 64-byte
-/// lines); see each one's `CYXLA-PATCH.md`. Part of the key, so that code
-/// compiled without them is not loaded: code with the epoch checks of
-/// before would compare the epoch with the poll page's address and never
-/// stop.
-const CODEGEN_PATCH: &str = "wasmtime-internal-cranelift 48.0.8: deadline checks load from a poll page, \
-                             short innermost loops unrolled once, sums reassociated across the copies; \
-                             cranelift-codegen 0.135.8: lea without nested iadd, loads sunk through vector bitcasts, \
-                             loop headers 64-byte aligned";
+/// configuration: the engine's patch series, `vendor/series` and the text of
+/// every patch it lists (deadline checks that load from a poll page, short
+/// loops unrolled, x64 lowering; vendor/README.md), as `build.rs` gathers
+/// it. Part of the key, so that code compiled by an engine with other
+/// patches is not loaded: code with the stock epoch checks would compare
+/// the epoch with the poll page's address and never stop.
+const CODEGEN_PATCH: &str = include_str!(concat!(env!("OUT_DIR"), "/engine_series.txt"));
 
 /// The layout of an entry (its digest's form); part of the key, so that
 /// entries of an earlier layout are not found rather than rejected.

@@ -1,0 +1,28 @@
+//! The engine's patch series (`vendor/series` and every patch it lists),
+//! as one text for the compile cache's key (`src/cache.rs`): code compiled
+//! by an engine with other patches is never loaded.
+
+use std::fs;
+use std::path::Path;
+
+fn main() {
+    let vendor = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vendor");
+    let series_path = vendor.join("series");
+    println!("cargo::rerun-if-changed={}", series_path.display());
+    let series = fs::read_to_string(&series_path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", series_path.display()));
+    let mut text = series.clone();
+    for line in series.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with("version ") {
+            continue;
+        }
+        let patch = vendor.join("patches").join(line);
+        println!("cargo::rerun-if-changed={}", patch.display());
+        let body = fs::read_to_string(&patch)
+            .unwrap_or_else(|e| panic!("vendor/series names {line}, which cannot be read: {e}"));
+        text.push_str(&body);
+    }
+    let out = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("engine_series.txt");
+    fs::write(&out, text).expect("write engine_series.txt");
+}
