@@ -271,8 +271,19 @@ for c in "${crates[@]}"; do
   if [[ -f "vendor/$c/CYXLA-PATCH.md" ]]; then
     cp "vendor/$c/CYXLA-PATCH.md" "$scratch/crates/$c/"
   fi
-  rm -rf "vendor/$c"
-  cp -a "$scratch/crates/$c" "vendor/$c"
+  # Only files whose content changed are written (and files gone removed),
+  # so that cargo rebuilds only what changed.
+  mkdir -p "vendor/$c"
+  (cd "vendor/$c" && find . -type f ! -name CYXLA-PATCH.md) | while read -r f; do
+    [[ -e "$scratch/crates/$c/$f" ]] || rm -f "vendor/$c/$f"
+  done
+  (cd "$scratch/crates/$c" && find . -type f) | while read -r f; do
+    if ! cmp -s "$scratch/crates/$c/$f" "vendor/$c/$f"; then
+      mkdir -p "$(dirname "vendor/$c/$f")"
+      cp -p "$scratch/crates/$c/$f" "vendor/$c/$f"
+    fi
+  done
+  find "vendor/$c" -type d -empty -delete
 done
 if ((${#without[@]})); then
   say "vendor/ is wasmtime $version with patches left out: run scripts/vendor.sh to restore it"
