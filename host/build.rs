@@ -14,7 +14,13 @@ fn main() {
     let mut text = series.clone();
     for line in series.lines() {
         let line = line.trim();
-        if line.is_empty() || line.starts_with('#') || line.starts_with("version ") {
+        // Blank lines, comments, and the lines naming versions (`version`,
+        // `crate NAME VERSION`): those are in `text` already.
+        if line.is_empty()
+            || line.starts_with('#')
+            || line.starts_with("version ")
+            || line.starts_with("crate ")
+        {
             continue;
         }
         let patch = vendor.join("patches").join(line);
