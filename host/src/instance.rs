@@ -14,6 +14,7 @@ use crate::copy::Copier;
 use crate::deadline::{CodeRanges, Poll};
 use crate::engine::Engine;
 use crate::error::{WasmError, bounded};
+use crate::float_mode::WasmFloatMode;
 use crate::imports::guest_range;
 use crate::layout::{CallLayout, CallView, DATA_ALIGN, Region, Source, same};
 use crate::limits::{Limits, UNWRITTEN_POISON, Unwritten, bytes_display};
@@ -158,6 +159,10 @@ impl Instance {
 
     /// [`Instance::new`] on this thread.
     fn new_here(guest: &Linked) -> Result<Instance, NewError> {
+        // Guest code runs from here on (the start function, `_initialize`,
+        // `cyxla_abi_version`, `cyxla_api`, `cyxla_alloc`): in wasm's float
+        // mode, until the instance is made or refused.
+        let _float_mode = WasmFloatMode::enter();
         let engine = guest.engine.clone();
         let limits = guest.limits.clone();
         let mut store = Store::new(engine.wasm(), HostState::new(&limits));
@@ -662,13 +667,17 @@ impl Instance {
     /// has one.
     fn panic_message(&mut self) -> Option<String> {
         let func = self.last_panic.clone()?;
-        let addr = {
-            let _active = self
-                .engine
-                .ticker()
-                .enter(&mut self.store, &self.poll, 3, &self.code);
-            func.call(&mut self.store, ()).ok()?.cast_unsigned()
-        };
+        let addr = run_guest(
+            &mut self.store,
+            &self.engine,
+            &self.poll,
+            3,
+            &self.code,
+            &func,
+            (),
+        )
+        .ok()?
+        .cast_unsigned();
         if addr == 0 {
             return None;
         }
@@ -708,9 +717,12 @@ fn for_each_uncovered(old: &[(u32, u32)], new: &[(u32, u32)], mut f: impl FnMut(
 
 /// Calls guest function `func` of the instance whose store, engine, poll
 /// page and code these are, under a deadline of `ticks` ticks (as
-/// [`Limits::deadline_ticks`] counts a call's): its result. (A free function,
-/// so that a caller can lend `func` from the instance while the store is
-/// borrowed mutably.)
+/// [`Limits::deadline_ticks`] counts a call's) and in wasm's float mode
+/// ([`WasmFloatMode`], the caller's mode back after it, however it ends):
+/// its result. (A free function, so that a caller can lend `func` from the
+/// instance while the store is borrowed mutably.) Every call of a ready
+/// instance's exports goes through here; [`Instance::new_here`] covers
+/// those of instantiation.
 #[inline]
 fn run_guest<P: WasmParams, R: WasmResults>(
     store: &mut Store<HostState>,
@@ -721,6 +733,7 @@ fn run_guest<P: WasmParams, R: WasmResults>(
     func: &TypedFunc<P, R>,
     params: P,
 ) -> wasmtime::Result<R> {
+    let _float_mode = WasmFloatMode::enter();
     let _active = engine.ticker().enter(store, poll, ticks, code);
     func.call(&mut *store, params)
 }

@@ -58,6 +58,7 @@ mod dispatch;
 mod engine;
 mod error;
 mod faults;
+mod float_mode;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzz;
