@@ -659,7 +659,7 @@ pub fn differential_in(wasm: &[u8], args_seed: u64) -> usize {
 /// A module of wasm-smith's from `data`, biased toward what the code
 /// generator's patches change: one memory of at most 4 pages (so that
 /// random addresses reach its end), memory, numeric, vector and control
-/// instructions only (SIMD on, relaxed SIMD off), several functions,
+/// instructions only (SIMD on, relaxed SIMD off), 4 to 12 functions,
 /// every export kept, every NaN a computation yields canonicalised, and
 /// every loop and call given fuel that ends it (`ensure_termination`);
 /// `None` when the bytes make none.
@@ -670,8 +670,8 @@ fn biased_module(data: &[u8]) -> Option<Vec<u8>> {
         export_everything: true,
         max_imports: 0,
         min_types: 1,
-        min_funcs: 2,
-        max_funcs: 10,
+        min_funcs: 4,
+        max_funcs: 12,
         max_instructions: 300,
         min_memories: 1,
         max_memories: 1,
