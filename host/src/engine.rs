@@ -92,6 +92,53 @@ struct Inner {
     compile_pool: Arc<std::sync::OnceLock<Option<rayon::ThreadPool>>>,
 }
 
+/// wasmtime's configuration for `limits` with deadlines of `mode`: the
+/// module documentation says why each code-generation setting is chosen.
+pub(crate) fn wasm_config(limits: &Limits, mode: Interrupt) -> Config {
+    let mut config = Config::new();
+    config
+        // Code generation: the module documentation says why these are
+        // chosen (measurements: docs/performance.md, "Code generation").
+        .cranelift_opt_level(OptLevel::Speed)
+        .cranelift_nan_canonicalization(false)
+        .memory_reservation(MEMORY_RESERVATION)
+        .memory_guard_size(MEMORY_GUARD)
+        .guard_before_linear_memory(true)
+        .signals_based_traps(true)
+        .epoch_interruption(mode == Interrupt::Poll)
+        .max_wasm_stack(limits.stack)
+        // wasmtime requires room for the wasm stack on async stacks too
+        // (unused here: every call is synchronous).
+        .async_stack_size(limits.stack.max(1 << 20) + (1 << 20))
+        .parallel_compilation(true)
+        // Only the proposals guests need (what clang and rustc emit for
+        // wasm32: SIMD, relaxed SIMD, bulk memory, multi-value,
+        // reference types); everything that would give a guest memory
+        // outside its linear memory (GC heaps, exception and
+        // continuation objects), more memories or new control flow is
+        // off, and a module using it is rejected at validation.
+        .wasm_threads(false)
+        .wasm_memory64(false)
+        .wasm_gc(false)
+        .wasm_function_references(false)
+        .wasm_exceptions(false)
+        .wasm_stack_switching(false)
+        .wasm_tail_call(false)
+        .wasm_multi_memory(false)
+        .wasm_custom_page_sizes(false)
+        .wasm_wide_arithmetic(false)
+        .wasm_component_model(false);
+    // Traps name each frame's source file and line when the guest
+    // carries DWARF line tables (`instance::frame_lines`); a guest
+    // without them costs nothing more to compile (docs/performance.md,
+    // "Source lines in traps").
+    config.wasm_backtrace_details(wasmtime::WasmBacktraceDetails::Enable);
+    if perf_map_requested() {
+        config.profiler(ProfilingStrategy::PerfMap);
+    }
+    config
+}
+
 impl Engine {
     /// Builds the engine: Cranelift at `speed`, deadlines by
     /// [`Limits::interrupt`] (poll-page checks compiled in only for `poll`), the wasm stack capped at [`Limits::stack`], parallel
@@ -112,47 +159,7 @@ impl Engine {
     /// thread cannot start.
     pub fn new(limits: &Limits) -> Result<Engine> {
         let mode = limits.interrupt.resolve();
-        let mut config = Config::new();
-        config
-            // Code generation: the module documentation says why these are
-            // chosen (measurements: docs/performance.md, "Code generation").
-            .cranelift_opt_level(OptLevel::Speed)
-            .cranelift_nan_canonicalization(false)
-            .memory_reservation(MEMORY_RESERVATION)
-            .memory_guard_size(MEMORY_GUARD)
-            .guard_before_linear_memory(true)
-            .signals_based_traps(true)
-            .epoch_interruption(mode == Interrupt::Poll)
-            .max_wasm_stack(limits.stack)
-            // wasmtime requires room for the wasm stack on async stacks too
-            // (unused here: every call is synchronous).
-            .async_stack_size(limits.stack.max(1 << 20) + (1 << 20))
-            .parallel_compilation(true)
-            // Only the proposals guests need (what clang and rustc emit for
-            // wasm32: SIMD, relaxed SIMD, bulk memory, multi-value,
-            // reference types); everything that would give a guest memory
-            // outside its linear memory (GC heaps, exception and
-            // continuation objects), more memories or new control flow is
-            // off, and a module using it is rejected at validation.
-            .wasm_threads(false)
-            .wasm_memory64(false)
-            .wasm_gc(false)
-            .wasm_function_references(false)
-            .wasm_exceptions(false)
-            .wasm_stack_switching(false)
-            .wasm_tail_call(false)
-            .wasm_multi_memory(false)
-            .wasm_custom_page_sizes(false)
-            .wasm_wide_arithmetic(false)
-            .wasm_component_model(false);
-        // Traps name each frame's source file and line when the guest
-        // carries DWARF line tables (`instance::frame_lines`); a guest
-        // without them costs nothing more to compile (docs/performance.md,
-        // "Source lines in traps").
-        config.wasm_backtrace_details(wasmtime::WasmBacktraceDetails::Enable);
-        if perf_map_requested() {
-            config.profiler(ProfilingStrategy::PerfMap);
-        }
+        let config = wasm_config(limits, mode);
         let wasm = wasmtime::Engine::new(&config).map_err(|e| Error::Engine {
             message: WasmError::new(e),
         })?;
