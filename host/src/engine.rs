@@ -436,6 +436,42 @@ mod tests {
         module.functions().map(|f| (f.offset, f.len)).collect()
     }
 
+    /// The loop-header padding of the code generator's series
+    /// (`vendor/cranelift-codegen/CYXLA-PATCH.md`, 3) is x64's alone: a
+    /// module with loops compiles for Pulley (whose NOP does not exist:
+    /// padding there panicked) and for aarch64 without a single NOP (where
+    /// padding would not be counted against branch ranges), with the same
+    /// settings as the host's engine (for aarch64 deadline checks and
+    /// unrolling included).
+    #[test]
+    fn loops_are_padded_only_where_the_backend_asks() {
+        const AARCH64_NOP: [u8; 4] = 0xd503_201f_u32.to_le_bytes();
+        let wasm = multiply_loops(8, 6);
+        // Pulley's backend has no 8-bit atomic load, the poll check: its
+        // loops are compiled without deadline checks.
+        for (target, interrupt) in [
+            ("pulley64", Interrupt::Unchecked),
+            ("aarch64-unknown-linux-gnu", Interrupt::Poll),
+        ] {
+            let mut config = wasm_config(&Limits::default(), interrupt);
+            config.target(target).expect("a known target");
+            let engine = wasmtime::Engine::new(&config)
+                .unwrap_or_else(|e| panic!("an engine for {target}: {e:?}"));
+            // The engine is dropped after a panic, never used again.
+            let compile = std::panic::AssertUnwindSafe(|| engine.precompile_module(&wasm));
+            let artifact = std::panic::catch_unwind(compile)
+                .unwrap_or_else(|_| panic!("compiling loops for {target} panicked"))
+                .unwrap_or_else(|e| panic!("compiling loops for {target}: {e:?}"));
+            if target.starts_with("aarch64") {
+                let nops = artifact
+                    .chunks_exact(4)
+                    .filter(|w| *w == AARCH64_NOP)
+                    .count();
+                assert_eq!(nops, 0, "{nops} NOPs in the aarch64 code of 8 loops");
+            }
+        }
+    }
+
     /// The loop patches of the code generators are in use
     /// (`vendor/wasmtime-internal-cranelift/CYXLA-PATCH.md`, "Loop
     /// unrolling"; `vendor/cranelift-codegen/CYXLA-PATCH.md`, 3): with

@@ -368,6 +368,16 @@ pub trait MachInst: Clone + Debug {
         offset
     }
 
+    /// cyxla patch (CYXLA-PATCH.md, 3): the alignment, in bytes, at which
+    /// `VCode::emit` starts each loop header. 1 (none) by default: padding
+    /// there is measured on x64 only, and other backends' `gen_nop` or
+    /// island accounting do not serve it (Pulley has no NOP, riscv64's
+    /// compressed NOPs are 2 bytes, aarch64's padding would not be counted
+    /// against branch ranges).
+    fn loop_header_alignment() -> CodeOffset {
+        1
+    }
+
     /// What is the worst-case instruction size emitted by this instruction type?
     fn worst_case_size() -> CodeOffset;
 

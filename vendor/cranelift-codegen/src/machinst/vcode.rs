@@ -612,12 +612,6 @@ impl<I: VCodeInst> VCodeBuilder<I> {
 
 const NO_INST_OFFSET: CodeOffset = u32::MAX;
 
-/// cyxla patch (CYXLA-PATCH.md, 3): where loop headers start. A loop
-/// that straddles a 64-byte line is fetched in two windows per iteration;
-/// where a short loop starts within its line moved its speed by up to 30%
-/// (x86-64, docs/performance.md "Deadlines").
-const LOOP_ALIGN: CodeOffset = 64;
-
 impl<I: VCodeInst> VCode<I> {
     /// New empty VCode.
     fn new(
@@ -852,9 +846,15 @@ impl<I: VCodeInst> VCode<I> {
 
         // cyxla patch (CYXLA-PATCH.md, 3): each loop header starts a
         // 64-byte line, and so the function does too.
-        let loop_headers = self.loop_headers(&final_order);
+        // Only where the backend asks for it (`loop_header_alignment`, x64).
+        let loop_align = I::loop_header_alignment();
+        let loop_headers = if loop_align > 1 {
+            self.loop_headers(&final_order)
+        } else {
+            vec![false; self.num_blocks()]
+        };
         if loop_headers.iter().any(|&header| header) {
-            buffer.set_log2_min_function_alignment(LOOP_ALIGN.trailing_zeros() as u8);
+            buffer.set_log2_min_function_alignment(loop_align.trailing_zeros() as u8);
         }
 
         for &block in final_order.iter() {
@@ -866,7 +866,7 @@ impl<I: VCodeInst> VCode<I> {
             // Emit NOPs to align the block.
             let new_offset = I::align_basic_block(buffer.cur_offset());
             let new_offset = if loop_headers[block.index()] {
-                new_offset.next_multiple_of(LOOP_ALIGN)
+                new_offset.next_multiple_of(loop_align)
             } else {
                 new_offset
             };

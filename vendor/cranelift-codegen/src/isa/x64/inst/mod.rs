@@ -1474,6 +1474,12 @@ impl MachInst for Inst {
         }
     }
 
+    // cyxla patch (CYXLA-PATCH.md, 3): a short loop straddling a 64-byte
+    // line is fetched in two windows per iteration.
+    fn loop_header_alignment() -> CodeOffset {
+        64
+    }
+
     fn function_alignment() -> FunctionAlignment {
         FunctionAlignment {
             minimum: 1,
