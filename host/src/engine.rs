@@ -436,6 +436,105 @@ mod tests {
         module.functions().map(|f| (f.offset, f.len)).collect()
     }
 
+    /// Bulk memory instructions run in 1 MiB chunks under deadline checks
+    /// (`vendor/wasmtime-internal-cranelift/CYXLA-PATCH.md`, "Bulk memory
+    /// in chunks") and write exactly what one `memmove` or `memset` of the
+    /// whole range writes: copies overlapping either way by more than a
+    /// chunk, lengths at and around a chunk, fills; a range out of bounds
+    /// traps before writing anything. Checked against the bytes Rust's
+    /// `copy_within` and `fill` give, with checks (chunked) and without.
+    #[test]
+    fn bulk_memory_in_chunks_writes_what_one_instruction_writes() {
+        const MIB: u32 = 1 << 20;
+        const PAGES: u32 = 80; // 5 MiB
+        let wasm = wat::parse_str(format!(
+            r#"(module (memory (export "m") {PAGES})
+                 (func (export "copy") (param i32 i32 i32)
+                   (memory.copy (local.get 0) (local.get 1) (local.get 2)))
+                 (func (export "fill") (param i32 i32 i32)
+                   (memory.fill (local.get 0) (local.get 1) (local.get 2))))"#
+        ))
+        .expect("valid WAT");
+        // (copy or fill, dst, src or value, len)
+        let cases: [(bool, u32, u32, u32); 11] = [
+            (true, 0x10, 0, 3 * MIB + MIB / 2),
+            (true, 0, 0x10, 3 * MIB + MIB / 2),
+            (true, MIB + 3, 0, MIB),
+            (true, 0, MIB + 3, MIB + 1),
+            (true, 2 * MIB + 5, 7, 2 * MIB),
+            (true, 9, 2 * MIB + 5, 2 * MIB + 17),
+            (true, 3, 3, 4 * MIB),
+            (true, 5, 0, 0),
+            (false, 7, 0xab, 3 * MIB + 5),
+            (false, 0, 0x5c, MIB),
+            (false, 11, 0x17, MIB + 1),
+        ];
+        let pattern: Vec<u8> = (0..PAGES * 65536)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        for interrupt in [Interrupt::Poll, Interrupt::Unchecked] {
+            let engine = Engine::new(&Limits {
+                interrupt,
+                ..Limits::default()
+            })
+            .expect("an engine");
+            let module = Module::new(engine.wasm(), &wasm).expect("compiles");
+            let code = crate::deadline::CodeRanges::of(&module);
+            let mut store = Store::new(engine.wasm(), ());
+            let poll = engine.ticker().poll().expect("a poll page");
+            let _active = engine.ticker().enter(&mut store, &poll, 1 << 40, &code);
+            let instance = Instance::new(&mut store, &module, &[]).expect("instantiates");
+            let memory = instance.get_memory(&mut store, "m").expect("memory");
+            for (copy, dst, src, len) in cases {
+                memory.data_mut(&mut store).copy_from_slice(&pattern);
+                let mut expected = pattern.clone();
+                let (d, s, n) = (dst as usize, src as usize, len as usize);
+                let name = if copy {
+                    expected.copy_within(s..s + n, d);
+                    "copy"
+                } else {
+                    expected[d..d + n].fill(src as u8);
+                    "fill"
+                };
+                instance
+                    .get_typed_func::<(u32, u32, u32), ()>(&mut store, name)
+                    .expect("export")
+                    .call(&mut store, (dst, src, len))
+                    .unwrap_or_else(|e| panic!("{interrupt:?} {name}({dst}, {src}, {len}): {e:?}"));
+                let got = memory.data(&store);
+                if let Some(at) = (0..got.len()).find(|&i| got[i] != expected[i]) {
+                    panic!(
+                        "{interrupt:?} {name}({dst:#x}, {src:#x}, {len:#x}): byte {at:#x} is {:#x}, \
+                         one memmove/memset gives {:#x}",
+                        got[at], expected[at]
+                    );
+                }
+            }
+            // Out of bounds by a byte: a trap, and nothing written.
+            memory.data_mut(&mut store).copy_from_slice(&pattern);
+            for (name, dst, src, len) in [
+                ("copy", 0, PAGES * 65536 - 2 * MIB + 1, 2 * MIB),
+                ("copy", PAGES * 65536 - 2 * MIB + 1, 0, 2 * MIB),
+                ("fill", PAGES * 65536 - 3 * MIB + 1, 1, 3 * MIB),
+            ] {
+                let trap = instance
+                    .get_typed_func::<(u32, u32, u32), ()>(&mut store, name)
+                    .expect("export")
+                    .call(&mut store, (dst, src, len))
+                    .expect_err("out of bounds");
+                assert_eq!(
+                    trap.downcast_ref::<Trap>(),
+                    Some(&Trap::MemoryOutOfBounds),
+                    "{interrupt:?} {name}({dst:#x}, {src:#x}, {len:#x}): {trap:?}"
+                );
+                assert!(
+                    memory.data(&store) == &pattern[..],
+                    "{interrupt:?} {name}({dst:#x}, {src:#x}, {len:#x}) out of bounds wrote to memory"
+                );
+            }
+        }
+    }
+
     /// The loop-header padding of the code generator's series
     /// (`vendor/cranelift-codegen/CYXLA-PATCH.md`, 3) is x64's alone: a
     /// module with loops compiles for Pulley (whose NOP does not exist:

@@ -1,17 +1,21 @@
 //! How far past a 1 s deadline a guest runs, measured and bounded, per
 //! deadline mechanism: `loop {}` (stopped within a tick), and guests that
-//! spend their time in one huge bulk memory instruction (`memory.fill`,
-//! `memory.copy` over the whole of a 256 MiB or 1 GiB memory), which
-//! deadline checks, placed between instructions, cannot cut short: such a guest
-//! stops after the instruction it is in, so it overshoots by at most one
-//! such instruction over at most its `memory` limit.
+//! spend their time in huge bulk memory instructions (`memory.fill`,
+//! `memory.copy` over the whole of a 256 MiB, 1 GiB or 4 GiB memory, each
+//! call on a fresh instance, so that every page is touched for the first
+//! time). The engine's series runs a bulk instruction in 1 MiB chunks with
+//! a deadline check between them
+//! (`vendor/wasmtime-internal-cranelift/CYXLA-PATCH.md`, "Bulk memory in
+//! chunks"), so these stop within the same bound as loops: at most 50 ms
+//! past the deadline (the median of three calls; any call within 250 ms,
+//! for a machine whose other work delays the timer thread).
 //!
 //! One test, so that nothing else in this binary runs beside the
 //! measurements. Run with `--nocapture` to see the figures.
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use plugin_glue::ErrorCode;
@@ -20,7 +24,8 @@ const DEADLINE: Duration = Duration::from_secs(1);
 const TRIES: usize = 3;
 
 /// A guest that grows its memory to `bytes` plus one page and then fills
-/// (or copies) `bytes` from address 65536, once or forever; and `spin`.
+/// `bytes` (or copies half of them) from address 65536 forever;
+/// and `spin`.
 fn bulk_guest(bytes: u64) -> String {
     let pages = bytes / 65536 + 1;
     let half = bytes / 2;
@@ -30,15 +35,14 @@ fn bulk_guest(bytes: u64) -> String {
 {big}
   (func $fill (memory.fill (i32.const 65536) (i32.const 7) (i32.const {bytes})))
   (func $copy (memory.copy (i32.const 65536) (i32.const {src}) (i32.const {half})))
-  (func (export "fill_once") (param i32) (result i32) (call $big) (call $fill) (i32.const 0))
   (func (export "fill_loop") (param i32) (result i32)
     (call $big) (loop $l (call $fill) (br $l)) (i32.const 0))
-  (func (export "copy_once") (param i32) (result i32) (call $big) (call $copy) (i32.const 0))
   (func (export "copy_loop") (param i32) (result i32)
     (call $big) (loop $l (call $copy) (br $l)) (i32.const 0))
   (func (export "spin") (param i32) (result i32) (loop $l (br $l)) (i32.const 0))
 "#,
-        // As i32 constants: 1 GiB + 64 KiB fits.
+        // As i32 constants, which the instructions read as unsigned: 4 GiB
+        // less 64 KiB is -65536.
         bytes = bytes as i64 as i32,
         src = (65536 + half) as i64 as i32,
         half = half as i64 as i32,
@@ -46,9 +50,7 @@ fn bulk_guest(bytes: u64) -> String {
     guest_wat(
         &funcs,
         &[
-            ("fill_once", "fill_once"),
             ("fill_loop", "fill_loop"),
-            ("copy_once", "copy_once"),
             ("copy_loop", "copy_loop"),
             ("spin", "spin"),
         ],
@@ -61,12 +63,27 @@ fn median_max(mut d: Vec<Duration>) -> (Duration, Duration) {
     (d[d.len() / 2], d[d.len() - 1])
 }
 
+/// Nanoseconds `target`'s calls have spent in guest code so far (the
+/// statistics' time in the guest: from the call's entry into the guest to
+/// wasmtime's return, trap included).
+fn guest_ns(target: &str) -> u64 {
+    cyxla_host::stats::snapshot()
+        .iter()
+        .filter(|s| s.target == target)
+        .map(|s| s.guest_ns)
+        .sum()
+}
+
 /// Overshoots past [`DEADLINE`] of `TRIES` calls of `target`, each a
-/// deadline error.
-fn overshoots(sandbox: &cyxla_host::Sandbox, target: &str) -> Vec<Duration> {
+/// deadline error: how long the guest ran past it (until wasmtime
+/// returned the trap), and how long the call took past it (the instance
+/// set up before and dropped after included).
+fn overshoots(sandbox: &cyxla_host::Sandbox, target: &str) -> (Vec<Duration>, Vec<Duration>) {
     (0..TRIES)
         .map(|_| {
+            let before = guest_ns(target);
             let (error, took) = timed_error(&handler(sandbox, target), &vector_call(&[1.0]));
+            let ran = Duration::from_nanos(guest_ns(target) - before);
             assert_eq!(
                 error.code,
                 ErrorCode::DeadlineExceeded,
@@ -78,71 +95,66 @@ fn overshoots(sandbox: &cyxla_host::Sandbox, target: &str) -> Vec<Duration> {
                 "{target}: {}",
                 error.message
             );
-            took.saturating_sub(DEADLINE)
+            (ran.saturating_sub(DEADLINE), took.saturating_sub(DEADLINE))
         })
-        .collect()
-}
-
-/// How long one call of `target` (one bulk instruction, memory grown
-/// first) takes on a fresh instance, where the instruction also touches
-/// every page for the first time: the longest one instruction takes.
-fn one_instruction(sandbox: &cyxla_host::Sandbox, target: &str) -> Duration {
-    let mut times = Vec::new();
-    for _ in 0..TRIES {
-        let started = Instant::now();
-        handler(sandbox, target)
-            .call_host(&vector_call(&[1.0]))
-            .unwrap_or_else(|e| panic!("{target}: {}", e.message));
-        times.push(started.elapsed());
-    }
-    times.into_iter().max().unwrap()
+        .unzip()
 }
 
 #[test]
-fn a_guest_stops_within_a_tick_or_one_bulk_instruction_past_a_1s_deadline() {
+fn a_guest_stops_within_50ms_of_a_1s_deadline_in_loops_and_bulk_memory() {
+    cyxla_host::stats::enable_timing();
     for mechanism in interrupt_mechanisms() {
         // `loop {}`, default tick (10 ms).
         let mut limits = cyxla_host::Limits::default();
         limits.interrupt = mechanism;
         limits.call_timeout = DEADLINE;
         let (_dir, sandbox) = sandbox_with(&[("b.wasm", wasm(&bulk_guest(1 << 20)))], limits);
-        let (median, max) = median_max(overshoots(&sandbox, "spin"));
-        eprintln!("{mechanism:?} loop {{}}: overshoot median {median:?}, max {max:?}");
+        let (ran, took) = overshoots(&sandbox, "spin");
+        let ((median, max), (_, call_max)) = (median_max(ran), median_max(took));
+        eprintln!(
+            "{mechanism:?} loop {{}}: ran past the deadline median {median:?}, max {max:?}; the call, max {call_max:?}"
+        );
         assert!(
             max < Duration::from_millis(250),
             "{mechanism:?} loop {{}}: overshoot {max:?}"
         );
         drop(sandbox);
 
-        for bytes in [256u64 << 20, 1 << 30] {
+        // The largest: a 4 GiB memory, every page of it filled (copied:
+        // half of it) by one instruction.
+        for bytes in [256u64 << 20, 1 << 30, (4 << 30) - (64 << 10)] {
             let mut limits = cyxla_host::Limits::default();
             limits.interrupt = mechanism;
             limits.call_timeout = DEADLINE;
             limits.memory = bytes + (64 << 10);
             limits.instances = 1;
             // Every call on a fresh instance: each one touches its memory
-            // for the first time, as the looping calls do.
+            // for the first time.
             limits.fresh_instances = true;
             let (_dir, sandbox) = sandbox_with(&[("b.wasm", wasm(&bulk_guest(bytes)))], limits);
-            for (op, once, looping) in [
-                ("memory.fill", "fill_once", "fill_loop"),
-                ("memory.copy", "copy_once", "copy_loop"),
-            ] {
-                let one = one_instruction(&sandbox, once);
-                let (median, max) = median_max(overshoots(&sandbox, looping));
+            for (op, looping) in [("memory.fill", "fill_loop"), ("memory.copy", "copy_loop")] {
+                let (ran, took) = overshoots(&sandbox, looping);
+                let ((median, max), (call_median, call_max)) = (median_max(ran), median_max(took));
                 eprintln!(
-                    "{mechanism:?} {op} of {} MiB: one call of one instruction (fresh memory) takes up to {one:?}; overshoot median {median:?}, max {max:?}",
+                    "{mechanism:?} {op} of {} MiB in a {} MiB memory: ran past the deadline median {median:?}, max {max:?}; the call (its fresh instance dropped after the trap) median {call_median:?}, max {call_max:?}",
                     if op == "memory.fill" {
                         bytes
                     } else {
                         bytes / 2
-                    } >> 20
+                    } >> 20,
+                    (bytes + (64 << 10)) >> 20
                 );
-                // At most one instruction (the one running at the
-                // deadline), plus a tick and scheduling slack.
                 assert!(
-                    max < one + Duration::from_millis(250),
-                    "{mechanism:?} {op} of {bytes} bytes: overshoot {max:?}, one instruction {one:?}"
+                    median <= Duration::from_millis(50) && max < Duration::from_millis(250),
+                    "{mechanism:?} {op} of {bytes} bytes: ran past the deadline median {median:?}, max {max:?} \
+                     (bound: 50 ms median, 250 ms each)"
+                );
+                // Dropping an instance whose memory is all touched frees
+                // every page (about 40 ms a GiB here): bounded only
+                // generously, to catch a call that does not end.
+                assert!(
+                    call_max < Duration::from_secs(5),
+                    "{mechanism:?} {op} of {bytes} bytes: the call took {call_max:?} past its deadline"
                 );
             }
         }

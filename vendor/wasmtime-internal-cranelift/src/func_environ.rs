@@ -3628,21 +3628,125 @@ impl FuncEnvironment<'_> {
             }
         }
 
+        // cyxla patch (CYXLA-PATCH.md, "Bulk memory in chunks"): with
+        // deadline checks, an operation that may be longer than a chunk runs
+        // as a loop of chunks with a poll check between them, so that a
+        // deadline stops it as it stops a loop.
+        if self.tunables.epoch_interruption && !fits_one_bulk_chunk(builder.func, &op) {
+            return self.chunked_bulk_memory_operation(builder, op);
+        }
+
+        let (dst, src, len) = match op {
+            BulkOp::MemoryCopy { dst, src, len, .. } => (dst, src, len),
+            BulkOp::MemoryFill { dst, val, len } => (dst, val, len),
+        };
+        self.bulk_memory_libcall(builder, &op, dst, src, len);
+        Ok(())
+    }
+
+    /// Performs a raw call to the actual libcall, as dictated by the
+    /// provided `op`, on `dst`, `src` (the fill value for a fill) and `len`
+    /// in place of the operation's own.
+    fn bulk_memory_libcall(
+        &mut self,
+        builder: &mut FunctionBuilder<'_>,
+        op: &BulkOp,
+        dst: ir::Value,
+        src: ir::Value,
+        len: ir::Value,
+    ) {
         let mut pos = builder.cursor();
         let vmctx = self.vmctx_val(&mut pos);
+        let libcall = match op {
+            BulkOp::MemoryCopy { .. } => self.builtin_functions.memory_copy(&mut builder.func),
+            BulkOp::MemoryFill { .. } => self.builtin_functions.memory_fill(&mut builder.func),
+        };
+        builder.ins().call(libcall, &[vmctx, dst, src, len]);
+    }
 
-        // Performs a raw call to the actual libcall, as dictated by the
-        // provided `op`.
-        match op {
+    /// cyxla patch (CYXLA-PATCH.md, "Bulk memory in chunks"): `op` as a loop
+    /// of libcalls of at most [`BULK_CHUNK`] bytes each, with a poll check
+    /// after each but the last. The whole range was bounds-checked before
+    /// (`translate_entity_bounds_check`), so every chunk is in bounds. A copy
+    /// whose destination lies above its source takes its chunks from the
+    /// end, so that no chunk reads bytes an earlier chunk wrote (within a
+    /// chunk, the libcall's `memmove` handles the overlap): the bytes written
+    /// are those of one `memmove` of the whole range.
+    ///
+    /// ```text
+    ///   backward = dst > src                  (copies only)
+    ///   jump header(dst, src, len)
+    /// header(d, s, n):
+    ///   brif n > CHUNK, body, tail
+    /// body:
+    ///   rest = n - CHUNK
+    ///   off = backward ? rest : 0;  step = backward ? 0 : CHUNK
+    ///   libcall(d + off, s + off, CHUNK)
+    ///   poll check
+    ///   jump header(d + step, s + step, rest)
+    /// tail:
+    ///   libcall(d, s, n)
+    /// ```
+    fn chunked_bulk_memory_operation(
+        &mut self,
+        builder: &mut FunctionBuilder<'_>,
+        op: BulkOp,
+    ) -> WasmResult<()> {
+        let ptr = self.pointer_type();
+        let (dst, src, len, backward) = match op {
             BulkOp::MemoryCopy { dst, src, len, .. } => {
-                let memory_copy = self.builtin_functions.memory_copy(&mut builder.func);
-                builder.ins().call(memory_copy, &[vmctx, dst, src, len]);
+                let backward = builder.ins().icmp(IntCC::UnsignedGreaterThan, dst, src);
+                (dst, src, len, Some(backward))
             }
-            BulkOp::MemoryFill { dst, val, len } => {
-                let memory_fill = self.builtin_functions.memory_fill(&mut builder.func);
-                builder.ins().call(memory_fill, &[vmctx, dst, val, len]);
+            // The fill value rides in `src`'s place, unchanged.
+            BulkOp::MemoryFill { dst, val, len } => (dst, val, len, None),
+        };
+        let header = builder.create_block();
+        let body = builder.create_block();
+        let tail = builder.create_block();
+        let done = builder.create_block();
+        builder.ins().jump(header, &[dst.into(), src.into(), len.into()]);
+
+        builder.switch_to_block(header);
+        let d = builder.append_block_param(header, ptr);
+        let s = builder.append_block_param(header, builder.func.dfg.value_type(src));
+        let n = builder.append_block_param(header, ptr);
+        let more = builder
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThan, n, BULK_CHUNK);
+        builder.ins().brif(more, body, &[], tail, &[]);
+
+        builder.switch_to_block(body);
+        builder.seal_block(body);
+        let chunk = builder.ins().iconst(ptr, BULK_CHUNK);
+        let rest = builder.ins().iadd_imm_s(n, -BULK_CHUNK);
+        let (chunk_dst, chunk_src, next_dst, next_src) = match backward {
+            Some(backward) => {
+                let zero = builder.ins().iconst(ptr, 0);
+                let off = builder.ins().select(backward, rest, zero);
+                let step = builder.ins().select(backward, zero, chunk);
+                let chunk_dst = builder.ins().iadd(d, off);
+                let chunk_src = builder.ins().iadd(s, off);
+                let next_dst = builder.ins().iadd(d, step);
+                let next_src = builder.ins().iadd(s, step);
+                (chunk_dst, chunk_src, next_dst, next_src)
             }
-        }
+            None => (d, s, builder.ins().iadd(d, chunk), s),
+        };
+        self.bulk_memory_libcall(builder, &op, chunk_dst, chunk_src, chunk);
+        self.poll_check(builder);
+        builder
+            .ins()
+            .jump(header, &[next_dst.into(), next_src.into(), rest.into()]);
+        builder.seal_block(header);
+
+        builder.switch_to_block(tail);
+        builder.seal_block(tail);
+        self.bulk_memory_libcall(builder, &op, d, s, n);
+        builder.ins().jump(done, &[]);
+
+        builder.switch_to_block(done);
+        builder.seal_block(done);
         Ok(())
     }
 
@@ -6165,6 +6269,30 @@ fn index_type_to_ir_type(index_type: IndexType) -> ir::Type {
     match index_type {
         IndexType::I32 => I32,
         IndexType::I64 => I64,
+    }
+}
+
+/// cyxla patch (CYXLA-PATCH.md, "Bulk memory in chunks"): the most bytes
+/// one libcall of a chunked bulk operation writes between two poll checks.
+/// 1 MiB takes well under a millisecond, first touch of its pages included,
+/// and costs one check per MiB.
+const BULK_CHUNK: i64 = 1 << 20;
+
+/// cyxla patch: whether `op`'s length is a constant of at most one chunk,
+/// which needs no loop.
+fn fits_one_bulk_chunk(func: &ir::Function, op: &BulkOp) -> bool {
+    let len = match op {
+        BulkOp::MemoryCopy { len, .. } | BulkOp::MemoryFill { len, .. } => *len,
+    };
+    let ir::ValueDef::Result(inst, _) = func.dfg.value_def(len) else {
+        return false;
+    };
+    match func.dfg.insts[inst] {
+        ir::InstructionData::UnaryImm {
+            opcode: ir::Opcode::Iconst,
+            imm,
+        } => u64::try_from(imm.bits()).is_ok_and(|bytes| bytes <= BULK_CHUNK as u64),
+        _ => false,
     }
 }
 
