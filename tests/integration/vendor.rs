@@ -10,7 +10,11 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
-const CRATES: [&str; 3] = ["wasmtime", "wasmtime-internal-cranelift", "cranelift-codegen"];
+const CRATES: [&str; 3] = [
+    "wasmtime",
+    "wasmtime-internal-cranelift",
+    "cranelift-codegen",
+];
 
 fn check(root: &Path) -> Output {
     Command::new("bash")
@@ -60,7 +64,11 @@ fn a_vendored_edit_outside_the_series_is_named() {
             .expect("cp");
         assert!(status.success(), "cp -a {part}");
     }
-    fs::copy(root.join("rust-toolchain.toml"), dst.join("rust-toolchain.toml")).unwrap();
+    fs::copy(
+        root.join("rust-toolchain.toml"),
+        dst.join("rust-toolchain.toml"),
+    )
+    .unwrap();
     let edited = "vendor/wasmtime/src/runtime/trap.rs";
     let mut text = fs::read_to_string(dst.join(edited)).unwrap();
     text.push_str("\n// an edit outside the series\n");
@@ -93,7 +101,11 @@ fn the_workspaces_build_the_series_version() {
     for lockfile in ["Cargo.lock", "fuzz/Cargo.lock"] {
         let lock = fs::read_to_string(root.join(lockfile)).unwrap();
         for name in CRATES {
-            let want = if name == "cranelift-codegen" { &codegen } else { &version };
+            let want = if name == "cranelift-codegen" {
+                &codegen
+            } else {
+                &version
+            };
             let entries: Vec<&str> = lock
                 .split("[[package]]")
                 .filter(|p| p.contains(&format!("\nname = \"{name}\"\n")))
