@@ -75,6 +75,8 @@ if [[ $mode == record ]]; then
   without=("$record")
 fi
 crates=(wasmtime wasmtime-internal-cranelift cranelift-codegen)
+# Our notes on each crate's patches, kept in vendor/<crate>/ as they are.
+notes=CYXLA-PATCH.md
 # Crates outside wasmtime's own tree, each at a version of its own
 # (`crate NAME VERSION` lines of the series).
 declare -A extra_version
@@ -256,7 +258,7 @@ if [[ $mode == record ]]; then
   dir="$scratch/crates/$c"
   find "$dir" -mindepth 1 -maxdepth 1 ! -name .git -exec rm -rf {} +
   cp -a "vendor/$c/." "$dir/"
-  rm -f "$dir/CYXLA-PATCH.md"
+  rm -f "$dir/$notes"
   git_in "$dir" add -A -f .
   { header "vendor/patches/$record"
     git_in "$dir" diff --cached --no-color --no-ext-diff --no-renames --src-prefix=a/ --dst-prefix=b/ HEAD |
@@ -268,8 +270,8 @@ if [[ $mode == record ]]; then
 fi
 for c in "${crates[@]}"; do
   rm -rf "$scratch/crates/$c/.git"
-  if [[ -f "vendor/$c/CYXLA-PATCH.md" ]]; then
-    cp "vendor/$c/CYXLA-PATCH.md" "$scratch/crates/$c/"
+  if [[ -f "vendor/$c/$notes" ]]; then
+    cp "vendor/$c/$notes" "$scratch/crates/$c/"
   fi
   # Only files whose content changed are written (and files gone removed),
   # so that cargo rebuilds only what changed.
@@ -295,8 +297,8 @@ sed -i "s/^version .*/version $version/" "$series"
   sed '/<!-- series:begin -->/q' vendor/README.md
   table
   sed -n '/<!-- series:end -->/,$p' vendor/README.md
-} >"$scratch/README.md"
-cp "$scratch/README.md" vendor/README.md
+} >"$scratch/readme"
+cp "$scratch/readme" vendor/README.md
 say "vendor/ is wasmtime $version (wasmtime-internal-cranelift ${crate_version[wasmtime-internal-cranelift]}, cranelift-codegen ${crate_version[cranelift-codegen]}) plus ${#patches[@]} patches"
 if [[ "$version" != "$series_version" ]]; then
   say "now pin wasmtime and wasmtime-wasi to =$version and the cranelift crates to ${crate_version[cranelift-codegen]} in Cargo.toml and fuzz/Cargo.toml, then: cargo update -p wasmtime; scripts/test.sh"
