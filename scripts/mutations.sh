@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Shows that every patch of the engine's series (vendor/series) is guarded:
+# each patch, left out or deliberately broken, must make a named test fail.
+# For each mutation below: derive vendor/ without the patch (or with one
+# line of it broken), build, run the test that should catch it, and record
+# whether it failed; vendor/ is derived anew at the end (scripts/vendor.sh).
+#
+#   scripts/mutations.sh            every mutation (an hour or more: each
+#                                   rebuilds wasmtime or Cranelift)
+#   scripts/mutations.sh NAME...    only those (see the table below)
+#
+# Prints one line per mutation: caught (the test failed) or MISSED, and
+# exits non-zero if any was missed. Not part of scripts/test.sh: it
+# rebuilds the engine once per mutation. Run it when the series changes.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+# name | how: "without PATCH", or "edit FILE|FROM|TO" (FROM a literal that
+# the file holds once, replaced by TO; \n is a newline) | the test that
+# must fail (arguments to `cargo test`)
+mutations=(
+  "wasmtime-01-reverted|without wasmtime/01-poll-page-fault-is-a-trap.patch|-p cyxla-host --lib engine::tests::poll_checks_trap_in_place"
+  "cranelift-01-reverted|without wasmtime-internal-cranelift/01-poll-page-checks.patch|-p cyxla-host --lib engine::tests::poll_checks_trap_in_place"
+  "unroll-02-reverted|without wasmtime-internal-cranelift/02-unroll-short-loops.patch|-p cyxla-host --lib engine::tests::short_loops_are_unrolled_and_loops_aligned"
+  "reassociate-03-broken|edit vendor/wasmtime-internal-cranelift/src/translate/code_translator.rs|let rest = builder.ins().iadd(x, b);|let rest = builder.ins().isub(x, b);|-p cyxla-host --test fuzz_smoke"
+  "bulk-04-reverted|without wasmtime-internal-cranelift/04-bulk-memory-in-chunks.patch|-p cyxla-host --test overshoot"
+  "bulk-04-broken|edit vendor/wasmtime-internal-cranelift/src/func_environ.rs|let backward = builder.ins().icmp(IntCC::UnsignedGreaterThan, dst, src);|let backward = builder.ins().icmp(IntCC::UnsignedGreaterThan, dst, dst);|-p cyxla-host --lib engine::tests::bulk_memory_in_chunks_writes_what_one_instruction_writes"
+  "lea-01-broken|edit vendor/cranelift-codegen/src/isa/x64/inst.isle|(to_amode_lea flags x (i32_from_iconst c))\n        (Amode.ImmReg c x flags))|(to_amode_lea flags x (i32_from_iconst c))\n        (amode_imm_reg_reg_shift flags x x (zero_offset)))|-p cyxla-host --test fuzz_smoke differential"
+  "sink-02-broken|edit vendor/cranelift-codegen/src/isa/x64/lower/isle.rs|            InputSourceInst::UniqueUse(src, 0) if src == inst => {}|            InputSourceInst::UniqueUse(src, 0) if src == inst => {}\n            InputSourceInst::Use(src, 0) if src == inst => {}|-p cyxla-host --test fuzz_smoke differential"
+  "align-03-reverted|without cranelift-codegen/03-align-loop-headers.patch|-p cyxla-host --lib engine::tests::short_loops_are_unrolled_and_loops_aligned"
+  "align-03-ungated|edit vendor/cranelift-codegen/src/machinst/mod.rs|    fn loop_header_alignment() -> CodeOffset {\n        1\n    }|    fn loop_header_alignment() -> CodeOffset {\n        64\n    }|-p cyxla-host --lib engine::tests::loops_are_padded_only_where_the_backend_asks"
+)
+
+selected=("$@")
+restore() { scripts/vendor.sh >/dev/null 2>&1 || echo "mutations: scripts/vendor.sh failed: vendor/ may still be mutated" >&2; }
+trap restore EXIT
+
+missed=0
+report=()
+for m in "${mutations[@]}"; do
+  IFS='|' read -r name how rest <<<"$m"
+  if ((${#selected[@]})) && [[ ! " ${selected[*]} " == *" $name "* ]]; then
+    continue
+  fi
+  scripts/vendor.sh >/dev/null
+  case "$how" in
+    without\ *)
+      test_args=$rest
+      scripts/vendor.sh --without "${how#without }" >/dev/null 2>&1
+      ;;
+    edit\ *)
+      file=${how#edit }
+      from=${rest%%|*}
+      rest=${rest#*|}
+      to=${rest%%|*}
+      test_args=${rest#*|}
+      python3 - "$file" "$from" "$to" <<'EOF'
+import sys
+path, old, new = (sys.argv[1], sys.argv[2].replace("\\n", "\n"), sys.argv[3].replace("\\n", "\n"))
+text = open(path).read()
+if text.count(old) != 1:
+    sys.exit(f"mutations: {path} does not hold exactly one {old!r}: the mutation needs updating")
+open(path, "w").write(text.replace(old, new))
+EOF
+      ;;
+  esac
+  echo "== $name: cargo test $test_args" >&2
+  log=$(mktemp)
+  # shellcheck disable=SC2086 # the test arguments are words
+  if cargo test $test_args >"$log" 2>&1; then
+    report+=("MISSED  $name: cargo test $test_args passed")
+    missed=1
+  else
+    why=$(grep -m1 -E "panicked at|^error(\[|:)|test result: FAILED|Wasmtime caught" "$log" || echo "failed")
+    report+=("caught  $name: cargo test $test_args: $why")
+  fi
+  rm -f "$log"
+done
+printf '%s\n' "${report[@]}"
+exit "$missed"
