@@ -535,6 +535,238 @@ mod tests {
         }
     }
 
+    /// Loop shapes for [`every_cycle_of_compiled_code_passes_a_check`]:
+    /// those the series treats each in its own way (short loops unrolled,
+    /// with exits in each copy, `local.tee` exits, sums reassociated,
+    /// multi-value loops, `br_table` back edges from inside blocks, bulk
+    /// memory in chunks) and plain ones (nested, long, with calls).
+    const CYCLE_SHAPES: &str = r#"(module
+      (memory 1)
+      (func $leaf (param i32) (result i32) (i32.add (local.get 0) (i32.const 1)))
+      (func (export "sum") (param $n i32) (result i32) (local $s i32)
+        (loop $l
+          (local.set $s (i32.add (local.get $s) (i32.mul (local.get $n) (local.get $n))))
+          (local.set $n (i32.sub (local.get $n) (i32.const 1)))
+          (br_if $l (local.get $n)))
+        (local.get $s))
+      (func (export "exits") (param $n i64) (result i64) (local $s i64)
+        (block $out
+          (loop $l
+            (br_if $out (i64.eqz (local.get $n)))
+            (local.set $s (i64.add (i64.mul (local.get $n) (i64.const 3)) (local.get $s)))
+            (br_if $out (i64.gt_u (local.get $s) (i64.const 1000000)))
+            (local.set $n (i64.sub (local.get $n) (i64.const 1)))
+            (br $l)))
+        (local.get $s))
+      (func (export "tee") (param $n i32) (result i32) (local $i i32)
+        (block $out (result i32)
+          (loop $l
+            (br_if $out (local.tee $i (i32.add (local.get $i) (i32.const 1)))
+                        (i32.ge_u (local.get $i) (local.get $n)))
+            (br $l))
+          (i32.const -1)))
+      (func (export "multi") (param $n i32) (result i32 i32)
+        (i32.const 0) (i32.const 1)
+        (loop $l (param i32 i32) (result i32 i32)
+          (local.set $n (i32.sub (local.get $n) (i32.const 1)))
+          (i32.add) (i32.const 1)
+          (br_if $l (local.get $n))))
+      (func (export "table") (param $n i32) (result i32)
+        (loop $l
+          (block $a
+            (block $b
+              (br_table $a $b $l (i32.and (local.get $n) (i32.const 3))))
+            (local.set $n (i32.sub (local.get $n) (i32.const 2)))
+            (br $l))
+          (local.set $n (i32.sub (local.get $n) (i32.const 1)))
+          (br_if $l (i32.gt_s (local.get $n) (i32.const 0))))
+        (local.get $n))
+      (func (export "nested") (param $n i32) (result i32) (local $i i32) (local $j i32) (local $s i32)
+        (loop $outer
+          (local.set $j (i32.const 0))
+          (loop $inner
+            (local.set $s (i32.add (local.get $s) (i32.xor (local.get $i) (local.get $j))))
+            (br_if $inner (i32.lt_u (local.tee $j (i32.add (local.get $j) (i32.const 1))) (local.get $n))))
+          (br_if $outer (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 1))) (local.get $n))))
+        (local.get $s))
+      (func (export "calls") (param $n i32) (result i32)
+        (loop $l
+          (local.set $n (call $leaf (local.get $n)))
+          (br_if $l (i32.lt_s (local.get $n) (i32.const 100))))
+        (local.get $n))
+      (func (export "branchy") (param $n i32) (result i32) (local $s i32)
+        (loop $l
+          (if (i32.and (local.get $n) (i32.const 1))
+            (then (local.set $s (i32.add (local.get $s) (i32.const 3))))
+            (else (local.set $s (i32.sub (local.get $s) (i32.const 1)))))
+          (local.set $n (i32.sub (local.get $n) (i32.const 1)))
+          (br_if $l (local.get $n)))
+        (local.get $s))
+      (func (export "bulk") (param $d i32) (param $s i32) (param $n i32)
+        (memory.fill (local.get $d) (i32.const 7) (local.get $n))
+        (memory.copy (local.get $d) (local.get $s) (local.get $n)))
+    )"#;
+
+    /// The blocks of each function compiled for `wasm` (the optimised
+    /// CLIF wasmtime writes with `Config::emit_clif`) on a cycle that
+    /// passes no deadline check (an `atomic_load`: the poll-page check,
+    /// and nothing else where guests have no threads), one line per
+    /// function that has such a cycle; and how many functions were read.
+    fn cycles_without_checks(interrupt: Interrupt, wasm: &[u8]) -> (Vec<String>, usize) {
+        use std::collections::BTreeMap;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut config = wasm_config(&Limits::default(), interrupt);
+        config.emit_clif(dir.path());
+        let engine = wasmtime::Engine::new(&config).expect("an engine");
+        engine.precompile_module(wasm).expect("compiles");
+        let mut found = Vec::new();
+        let mut functions = 0;
+        for entry in std::fs::read_dir(dir.path()).expect("the CLIF folder") {
+            let path = entry.expect("an entry").path();
+            let text = std::fs::read_to_string(&path).expect("CLIF text");
+            functions += 1;
+            // Block -> (holds a check, successors).
+            let mut blocks: BTreeMap<String, (bool, Vec<String>)> = BTreeMap::new();
+            let mut current: Option<String> = None;
+            for line in text.lines() {
+                // `[@offset] instruction` or `block3(v1: i32):`, indented.
+                let line = line.trim_start();
+                let line = match line.strip_prefix('@') {
+                    Some(rest) => rest
+                        .split_once(' ')
+                        .map_or("", |(_, inst)| inst.trim_start()),
+                    None => line,
+                };
+                if line.starts_with("block") && line.ends_with(':') {
+                    let name: String = line
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric())
+                        .collect();
+                    blocks.entry(name.clone()).or_default();
+                    current = Some(name);
+                    continue;
+                }
+                let Some(block) = &current else { continue };
+                let inst = line;
+                let entry = blocks.get_mut(block).expect("the current block");
+                if inst.contains("atomic_load") {
+                    entry.0 = true;
+                }
+                if inst.starts_with("jump ")
+                    || inst.starts_with("brif ")
+                    || inst.starts_with("br_table ")
+                {
+                    for word in inst.split(|c: char| !c.is_ascii_alphanumeric()) {
+                        if word.starts_with("block") && word.len() > 5 {
+                            entry.1.push(word.to_owned());
+                        }
+                    }
+                }
+            }
+            // A cycle among the blocks without a check: depth-first search,
+            // 1 = on the stack, 2 = done.
+            fn visit(
+                b: &str,
+                blocks: &BTreeMap<String, (bool, Vec<String>)>,
+                state: &mut BTreeMap<String, u8>,
+            ) -> Option<String> {
+                state.insert(b.to_owned(), 1);
+                for s in &blocks[b].1 {
+                    if blocks.get(s).is_none_or(|(checked, _)| *checked) {
+                        continue;
+                    }
+                    match state.get(s.as_str()) {
+                        Some(1) => return Some(format!("{s} -> ... -> {b} -> {s}")),
+                        Some(_) => {}
+                        None => {
+                            if let Some(cycle) = visit(s, blocks, state) {
+                                return Some(cycle);
+                            }
+                        }
+                    }
+                }
+                state.insert(b.to_owned(), 2);
+                None
+            }
+            let mut state = BTreeMap::new();
+            for (b, (checked, _)) in &blocks {
+                if *checked || state.contains_key(b) {
+                    continue;
+                }
+                if let Some(cycle) = visit(b, &blocks, &mut state) {
+                    let name = path.file_name().expect("a file").to_string_lossy();
+                    found.push(format!("{name}: {cycle}"));
+                    break;
+                }
+            }
+        }
+        (found, functions)
+    }
+
+    /// Deadlines hold by construction: in the code the patched translator
+    /// and optimiser produce, every cycle of every function's control-flow
+    /// graph passes a poll-page check, for loop shapes the series treats
+    /// each in its own way and for generated modules. Without checks the
+    /// same functions do have cycles (so the search sees loops).
+    #[test]
+    fn every_cycle_of_compiled_code_passes_a_check() {
+        let mut modules = vec![wat::parse_str(CYCLE_SHAPES).expect("valid WAT")];
+        #[cfg(feature = "fuzzing")]
+        {
+            let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+            while modules.len() < 41 {
+                let bytes: Vec<u8> = (0..4096)
+                    .map(|_| {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        (seed >> 24) as u8
+                    })
+                    .collect();
+                let mut config = wasm_smith::Config {
+                    export_everything: true,
+                    max_imports: 0,
+                    min_funcs: 1,
+                    max_funcs: 6,
+                    max_instructions: 300,
+                    max_memory32_bytes: 1 << 20,
+                    ..wasm_smith::Config::default()
+                };
+                crate::fuzz::guest_proposals_only(&mut config);
+                if let Ok(module) =
+                    wasm_smith::Module::new(config, &mut arbitrary::Unstructured::new(&bytes))
+                {
+                    modules.push(module.to_bytes());
+                }
+            }
+        }
+        let mut functions = 0;
+        let mut unchecked_cycles = 0;
+        for wasm in &modules {
+            let (found, n) = cycles_without_checks(Interrupt::Poll, wasm);
+            assert!(
+                found.is_empty(),
+                "cycles that pass no deadline check:\n{}",
+                found.join("\n")
+            );
+            functions += n;
+            unchecked_cycles += cycles_without_checks(Interrupt::Unchecked, wasm).0.len();
+        }
+        let shapes = cycles_without_checks(Interrupt::Unchecked, &modules[0])
+            .0
+            .len();
+        assert!(
+            shapes >= 8,
+            "without checks only {shapes} functions of the loop shapes have a cycle: \
+             the search does not see loops"
+        );
+        eprintln!(
+            "{} modules, {functions} functions (trampolines included): every cycle passes a check ({unchecked_cycles} \
+             functions have cycles without checks)",
+            modules.len()
+        );
+    }
+
     /// The loop-header padding of the code generator's series
     /// (`vendor/cranelift-codegen/CYXLA-PATCH.md`, 3) is x64's alone: a
     /// module with loops compiles for Pulley (whose NOP does not exist:
