@@ -16,13 +16,15 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-# name | how: "without PATCH", or "edit FILE|FROM|TO" (FROM a literal that
+# name | how: "without PATCH..." (each a part of the paths of patches to
+# leave out: those that build on a patch go with it), or "edit FILE|FROM|TO" (FROM a literal that
 # the file holds once, replaced by TO; \n is a newline) | the test that
 # must fail (arguments to `cargo test`)
 mutations=(
   "wasmtime-01-reverted|without wasmtime/01-poll-page-fault-is-a-trap.patch|-p cyxla-host --lib engine::tests::poll_checks_trap_in_place"
-  "cranelift-01-reverted|without wasmtime-internal-cranelift/01-poll-page-checks.patch|-p cyxla-host --lib engine::tests::poll_checks_trap_in_place"
-  "unroll-02-reverted|without wasmtime-internal-cranelift/02-unroll-short-loops.patch|-p cyxla-host --lib engine::tests::short_loops_are_unrolled_and_loops_aligned"
+  "poll-checks-01-reverted|without wasmtime-internal-cranelift/0|-p cyxla-host --lib engine::tests::poll_checks_trap_in_place"
+  "unroll-02-reverted|without 02-unroll-short-loops 03-reassociate-sums|-p cyxla-host --lib engine::tests::short_loops_are_unrolled_and_loops_aligned"
+  "loop-checks-dropped|edit vendor/wasmtime-internal-cranelift/src/translate/code_translator.rs|            environ.translate_loop_header(builder)?;\n        }\n        Operator::If|        }\n        Operator::If|-p cyxla-host --lib engine::tests::every_cycle_of_compiled_code_passes_a_check"
   "unroll-02-broken|edit vendor/wasmtime-internal-cranelift/src/translate/func_translator.rs|set_loop_branch_target(environ, next.unwrap_or(header));|set_loop_branch_target(environ, next.unwrap_or(starts[0]));|-p cyxla-host --lib engine::tests::every_cycle_of_compiled_code_passes_a_check"
   "reassociate-03-broken|edit vendor/wasmtime-internal-cranelift/src/translate/code_translator.rs|let rest = builder.ins().iadd(x, b);|let rest = builder.ins().isub(x, b);|-p cyxla-host --test fuzz_smoke"
   "bulk-04-reverted|without wasmtime-internal-cranelift/04-bulk-memory-in-chunks.patch|-p cyxla-host --test overshoot"
@@ -49,7 +51,13 @@ for m in "${mutations[@]}"; do
   case "$how" in
     without\ *)
       test_args=$rest
-      scripts/vendor.sh --without "${how#without }" >/dev/null 2>&1
+      args=()
+      for p in ${how#without }; do args+=(--without "$p"); done
+      if ! scripts/vendor.sh "${args[@]}" >/dev/null 2>&1; then
+        report+=("ERROR   $name: scripts/vendor.sh ${args[*]} failed (a later patch needs this one?)")
+        missed=1
+        continue
+      fi
       ;;
     edit\ *)
       file=${how#edit }
@@ -73,9 +81,11 @@ EOF
   if cargo test $test_args >"$log" 2>&1; then
     report+=("MISSED  $name: cargo test $test_args passed")
     missed=1
+    echo "${report[-1]}" >&2
   else
     why=$(grep -m1 -E "panicked at|^error(\[|:)|test result: FAILED|Wasmtime caught" "$log" || echo "failed")
     report+=("caught  $name: cargo test $test_args: $why")
+    echo "${report[-1]}" >&2
   fi
   rm -f "$log"
 done
