@@ -434,8 +434,9 @@ fn fixed_calls(f: &str, results: &str, cases: &[&[i64]], types: &[&str]) -> Stri
 /// - `vectors`: `v128.load` feeding `f32x4.mul`, `i32x4.add` and other
 ///   lane operations, as either operand, at aligned and unaligned
 ///   addresses, straddling the end of memory and one past it, in a loop
-///   too (cranelift patch 2, loads sunk through a bitcast; its SSE forms
-///   with the engine without AVX).
+///   too, and a load whose one use comes after a store over what it read
+///   (cranelift patch 2, loads sunk through a bitcast; its SSE forms with
+///   the engine without AVX).
 /// - `multi_value`: loops with parameters and several results, and exits
 ///   with several values (the translator's unrolling, patch 2 of the
 ///   Cranelift integration).
@@ -600,6 +601,23 @@ fn differential_shapes() -> Vec<(&'static str, String)> {
               (v128.or (v128.load offset=1 (local.get $p)) (v128.load offset=3 (local.get $q)))))
   (func $cmp (export "cmp") (param $p i32) (param $q i32) (result v128)
     (i32x4.gt_s (v128.load (local.get $p)) (v128.load (local.get $q))))
+  ;; A load, then a store over what it read, then the loaded value's one
+  ;; use: the load may not be sunk past the store into the use.
+  (func $load_store_fmul (export "load_store_fmul") (param $p i32) (param $q i32) (result v128)
+    (local $v v128)
+    (local.set $v (v128.load (local.get $p)))
+    (v128.store (local.get $p) (v128.load offset=16 (local.get $q)))
+    (call $canon32 (f32x4.mul (local.get $v) (v128.load (local.get $p)))))
+  (func $load_store_iadd (export "load_store_iadd") (param $p i32) (param $q i32) (result v128)
+    (local $v v128)
+    (local.set $v (v128.load (local.get $p)))
+    (i32.store (local.get $p) (local.get $q))
+    (i32x4.add (v128.load (local.get $q)) (local.get $v)))
+  ;; The bitcast's value used twice: the load is lowered once.
+  (func $twice (export "twice") (param $p i32) (param $q i32) (result v128)
+    (local $v v128)
+    (local.set $v (v128.load (local.get $p)))
+    (i32x4.add (i32x4.mul (local.get $v) (v128.load (local.get $q))) (local.get $v)))
   ;; Stores of loaded arithmetic, then an f32x4 sum over a strip that may
   ;; run off the end part-way.
   (func $store_mul (export "store_mul") (param $p i32) (param $q i32)
@@ -626,8 +644,24 @@ fn differential_shapes() -> Vec<(&'static str, String)> {
         floats = float_data()
     );
     for f in [
-        "fmul", "fmul_r", "fadd", "fsub_l", "fsub_r", "dmul", "iadd", "isub_l", "isub_r", "imul",
-        "i16add", "i8sub", "i64add", "bits", "cmp",
+        "fmul",
+        "fmul_r",
+        "fadd",
+        "fsub_l",
+        "fsub_r",
+        "dmul",
+        "iadd",
+        "isub_l",
+        "isub_r",
+        "imul",
+        "i16add",
+        "i8sub",
+        "i64add",
+        "bits",
+        "cmp",
+        "load_store_fmul",
+        "load_store_iadd",
+        "twice",
     ] {
         vectors.push_str(&fixed_calls(f, "(result v128)", &VECTOR_CASES, &TYPES2));
     }
