@@ -227,10 +227,21 @@ fn issue15_new_cpp_guest_builds_passes_check_and_runs_from_jax() {
         Command::new("cmake").args(["-S", ".", "-B", "build"]),
         CPP_HINT,
     );
-    run_in(
-        &dir,
-        Command::new("cmake").args(["--build", "build"]),
-        CPP_HINT,
+    let built = Command::new("cmake")
+        .args(["--build", "build"])
+        .current_dir(&dir)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run cmake --build: {e}; {CPP_HINT}"));
+    let said = format!("{}{}", text(&built.stdout), text(&built.stderr));
+    assert!(
+        built.status.success(),
+        "cmake --build failed; {CPP_HINT}\n{said}"
+    );
+    // The toolchain file gives compile-only flags to compiles only: a link
+    // given `-mllvm ...` warns "argument unused during compilation".
+    assert!(
+        !said.contains("warning"),
+        "the scaffold's build warns:\n{said}"
     );
     check_and_call(&dir, name, &format!("build/{name}.wasm"));
 }
