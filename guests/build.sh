@@ -30,8 +30,14 @@ if [ ! -d "$sysroot/lib/rustlib/$target" ]; then
     exit 2
 fi
 
+# Reproducible bytes: the modules name their sources (in panic locations)
+# by /cyxla/... and /cargo/..., not by where this checkout or CARGO_HOME
+# is, so the same sources give the same module from any clone. The flags
+# are appended to .cargo/config.toml's (cargo joins the arrays).
+cargo_home="${CARGO_HOME:-$HOME/.cargo}"
+remap="[\"--remap-path-prefix=$root=/cyxla\", \"--remap-path-prefix=$cargo_home=/cargo\"]"
 cd "$here"
-cargo build --release --target "$target" --quiet
+cargo build --release --target "$target" --quiet --config "target.$target.rustflags=$remap"
 
 mkdir -p out
 for dir in rust/*/; do

@@ -9,6 +9,7 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use cyxla_guest_sdk::abi;
 use wasmparser::{Encoding, ExternalKind, Parser, Payload, TypeRef, ValType};
@@ -215,4 +216,53 @@ fn bundled_guests_follow_the_abi() {
         all.sort_unstable();
         assert_eq!(names, all, "{file}: imports");
     }
+}
+
+/// Where `needle` occurs in `haystack`, if it does.
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The bundled guests carry no build path: no module names the checkout it
+/// was built in or cargo's home (panic locations would; `guests/build.sh`
+/// remaps them to `/cyxla` and `/cargo`, `guests/cpp/build.sh` to `/cyxla`).
+#[test]
+fn bundled_guests_name_no_folder_of_the_build() {
+    let out = common::build_guests();
+    let root = out
+        .parent()
+        .and_then(Path::parent)
+        .expect("guests/out lies two folders under the checkout");
+    let cargo_home = std::env::var_os("CARGO_HOME").map_or_else(
+        || Path::new(&std::env::var_os("HOME").expect("HOME is set")).join(".cargo"),
+        Into::into,
+    );
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .expect("read guests/out")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|n| n.ends_with(".wasm"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 10, "guests/out holds only {names:?}");
+    let mut remapped = 0;
+    for name in &names {
+        let bytes = std::fs::read(out.join(name)).expect("read a bundled module");
+        for path in [root, cargo_home.as_path()] {
+            let needle = path.to_string_lossy();
+            if let Some(at) = find(&bytes, needle.as_bytes()) {
+                panic!("{name} names {needle} at byte {at}");
+            }
+        }
+        remapped += usize::from(find(&bytes, b"/cyxla/guest-sdk/src/").is_some());
+    }
+    // The Rust guests' panic locations are there, under the remapped prefix.
+    assert!(
+        remapped >= 5,
+        "only {remapped} modules name /cyxla/guest-sdk/src/"
+    );
 }

@@ -91,6 +91,10 @@ if ((native)) && [[ ! -f "$jaxlib_include/xla/ffi/api/ffi.h" ]]; then
     exit 2
 fi
 
+# Reproducible bytes: sources under this checkout are named /cyxla/...
+# (in __FILE__ and line tables), wherever the checkout is.
+prefix_map=(-ffile-prefix-map="$root=/cyxla")
+
 # Newest modification time (seconds) of the SDK's headers and runtime.
 sdk_mtime=$(find "$sdk/include" "$sdk/c" "${BASH_SOURCE[0]}" -type f -printf '%T@\n' | sort -n | tail -1)
 
@@ -131,7 +135,7 @@ for src in "${sources[@]}"; do
         # 1.55x to 1.14x native with it (guest-sdk/README.md, issue 17).
         cmd=("$compiler" --target=wasm32-wasi -mexec-model=reactor "$std" -O3 -msimd128
             -mllvm -force-vector-interleave=4 -ffp-contract=off -fno-exceptions -Wall -Wextra -Wl,--strip-debug
-            -I"$sdk/include" "$src" "$runtime" -o "$tmp")
+            "${prefix_map[@]}" -I"$sdk/include" "$src" "$runtime" -o "$tmp")
         if [[ $lang == cpp ]]; then cmd+=(-fno-rtti); fi
         if ((debug_info)); then
             # Compile both sources to objects with line tables (the same
@@ -139,7 +143,7 @@ for src in "${sources[@]}"; do
             # run wasm-opt without -g.
             compile=("$compiler" --target=wasm32-wasi "$std" -O3 -gline-tables-only -msimd128
                 -mllvm -force-vector-interleave=4 -ffp-contract=off -fno-exceptions -Wall -Wextra
-                -I"$sdk/include" -c)
+                "${prefix_map[@]}" -I"$sdk/include" -c)
             if [[ $lang == cpp ]]; then compile+=(-fno-rtti); fi
             if ! "${compile[@]}" "$src" -o "$tmp.src.o" || ! "${compile[@]}" "$runtime" -o "$tmp.rt.o"; then
                 rm -f "$tmp.src.o" "$tmp.rt.o"

@@ -179,11 +179,14 @@ def test_auditwheel_names_a_manylinux_tag_and_the_wheel_holds_everything(wheel):
         names = set(z.namelist())
         binaries = [n for n in names if n.endswith(("libcyxla_pjrt.so", "scripts/cyxla-host"))]
         assert len(binaries) == 2, sorted(names)
-        for name in binaries:
+        guests = [n for n in names if n.startswith("jax_plugins/cyxla/guests/") and n.endswith(".wasm")]
+        assert len(guests) >= 10, sorted(names)
+        for name in binaries + guests:
             data = z.read(name)
             assert b".venv/lib/python" not in data, f"{name} names the checkout's venv"
             # No folder of the building machine: scripts/wheel.sh remaps the
-            # checkout (its target folder among it) and cargo's sources.
+            # checkout (its target folder among it) and cargo's sources in
+            # the binaries, guests/build.sh in the guests.
             cargo_home = os.environ.get("CARGO_HOME") or str(pathlib.Path.home() / ".cargo")
             for folder in (str(ROOT), cargo_home):
                 at = data.find(folder.encode())
