@@ -12,7 +12,7 @@ use clap::{Args, Parser, Subcommand};
 use cyxla_app::cli::launch::{self, HostArgs, LaunchArgs};
 use cyxla_app::cli::new::{self as scaffold, Language, NewArgs};
 use cyxla_app::cli::run::{self, Failure, RunArgs};
-use cyxla_app::cli::{check, kernelspec, list, policy};
+use cyxla_app::cli::{check, kernelspec, list, policy, sdk};
 use cyxla_app::setup;
 use cyxla_host::stats;
 use cyxla_lapack as lapack;
@@ -57,6 +57,13 @@ enum Command {
     /// Scaffold a guest project (Rust or C++) with one target, a native
     /// unit test and call_from_jax.py
     New(NewCmd),
+    /// Where the guest SDK is (headers, runtime, CMake toolchain file, Rust
+    /// crate), its ABI and XLA FFI versions, and the build tools it will use
+    Sdk {
+        /// The guest SDK [default: the one `new` would use]
+        #[arg(long, value_name = "PATH")]
+        sdk: Option<PathBuf>,
+    },
     /// Jupyter kernel specs: `kernelspec install` (kernels under cyxla-host
     /// with a tenant policy)
     Kernelspec {
@@ -351,6 +358,11 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
             for line in made.next_steps.lines() {
                 println!("  {line}");
             }
+            Ok(())
+        }
+        Command::Sdk { sdk: path } => {
+            let report = sdk::describe(path.as_deref()).map_err(Failure::Setup)?;
+            print!("{}", report.text);
             Ok(())
         }
         Command::Kernelspec {

@@ -496,3 +496,89 @@ fn issue15_a_std_guest_with_the_sdk_panic_handler_is_told_what_to_do() {
         "the error does not say what to do ({RUST_HINT} if the wasm32 target is missing):\n{stderr}"
     );
 }
+
+/// Issue 49: `cyxla-host sdk` names the SDK `new` uses (this checkout's
+/// `guest-sdk`), every folder and file it lists exists, its versions are the
+/// headers' and the ABI's, and it names this machine's toolchains; a path
+/// that is no SDK is refused with what was looked for.
+#[test]
+fn sdk_names_its_folders_versions_and_toolchains() {
+    let out = bin().arg("sdk").output().expect("cyxla-host runs");
+    assert_exit(&out, 0, "cyxla-host sdk");
+    let said = text(&out.stdout);
+    let field = |name: &str| -> String {
+        said.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}:")))
+            .unwrap_or_else(|| panic!("no `{name}:` line in\n{said}"))
+            .trim()
+            .to_owned()
+    };
+    let sdk = workspace_root().join("guest-sdk");
+    assert_eq!(Path::new(&field("guest SDK")), sdk, "{said}");
+    assert_eq!(Path::new(&field("C/C++ include")), sdk.join("include"));
+    assert_eq!(
+        Path::new(&field("CMake toolchain")),
+        sdk.join("cmake/wasm32-cyxla.cmake")
+    );
+    for path in [
+        field("C/C++ include"),
+        field("CMake toolchain"),
+        sdk.join("c/cyxla_runtime.cc").display().to_string(),
+    ] {
+        assert!(Path::new(&path).exists(), "{path} does not exist");
+    }
+    assert!(
+        field("C/C++ runtime").contains(&sdk.join("c/cyxla_runtime.cc").display().to_string()),
+        "{said}"
+    );
+    let header = std::fs::read_to_string(sdk.join("include/xla/ffi/api/c_api.h")).expect("c_api.h");
+    let define = |name: &str| {
+        header
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("#define {name} ")))
+            .unwrap_or_else(|| panic!("c_api.h defines no {name}"))
+            .trim()
+            .to_owned()
+    };
+    assert!(
+        field("XLA FFI API").starts_with(&format!(
+            "{}.{} ",
+            define("XLA_FFI_API_MAJOR"),
+            define("XLA_FFI_API_MINOR")
+        )),
+        "{said}"
+    );
+    assert_eq!(
+        field("guest ABI"),
+        format!("version {}", cyxla_guest_abi::ABI_VERSION)
+    );
+    assert_eq!(
+        field("Rust crate"),
+        format!("cyxla-guest-sdk = {{ path = \"{}\" }}", sdk.display())
+    );
+    // The set-up installs both toolchains: each is named, none is missing.
+    assert!(
+        field("Rust toolchain").starts_with("rustc ")
+            && field("Rust toolchain").ends_with("target wasm32-unknown-unknown installed"),
+        "{said}"
+    );
+    assert!(
+        field("C/C++ toolchain").contains("clang++-19")
+            && field("C/C++ toolchain").contains("wasm-opt")
+            && !said.contains("missing"),
+        "{said}"
+    );
+
+    let scratch = tempfile::tempdir().expect("temporary directory");
+    let out = bin()
+        .args(["sdk", "--sdk"])
+        .arg(scratch.path())
+        .output()
+        .expect("cyxla-host runs");
+    assert_exit(&out, 2, "cyxla-host sdk --sdk <not an SDK>");
+    assert!(
+        text(&out.stderr).contains("is not the cyxla guest SDK"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -9,3 +9,4 @@ pub mod new;
 pub mod policy;
 pub mod replay;
 pub mod run;
+pub mod sdk;

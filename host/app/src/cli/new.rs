@@ -125,7 +125,7 @@ fn check_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-fn checked_sdk(sdk: &Path) -> Result<PathBuf> {
+pub(crate) fn checked_sdk(sdk: &Path) -> Result<PathBuf> {
     let sdk = std::path::absolute(sdk).with_context(|| format!("bad path {}", sdk.display()))?;
     if !sdk.join("Cargo.toml").is_file() || !sdk.join("include/xla/ffi/api/ffi.h").is_file() {
         bail!(
@@ -143,7 +143,7 @@ pub const INSTALLED_SDK: &str = "sdk";
 /// The SDK installed with this binary (the wheel's
 /// `jax_plugins/cyxla/sdk`), else the `guest-sdk` of the checkout it
 /// belongs to.
-fn find_sdk() -> Result<PathBuf> {
+pub(crate) fn find_sdk() -> Result<PathBuf> {
     let installed = setup::installed_library()
         .and_then(|library| library.parent().map(|dir| dir.join(INSTALLED_SDK)));
     let roots = setup::workspace_roots();
@@ -241,8 +241,15 @@ fn rust_sysroot(dir: &Path) -> Option<PathBuf> {
 }
 
 fn on_path(tool: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(tool).is_file()))
+    which(tool).is_some()
+}
+
+/// Where `tool` is on the `PATH`, if it is.
+pub(crate) fn which(tool: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(tool))
+        .find(|file| file.is_file())
 }
 
 /// A path for a TOML or CMake string (both take `/` on every platform).

@@ -1,0 +1,160 @@
+//! `cyxla-host sdk [--sdk PATH]`: where the guest SDK is that `new` would
+//! use (its C/C++ headers and runtime, the CMake toolchain file, the Rust
+//! crate), which guest ABI and XLA FFI API version it speaks, and which
+//! build tools a guest build will use, with what to install when one is
+//! missing.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context as _, Result};
+use cyxla_guest_abi as abi;
+
+use super::new::{self as scaffold, CPP_PACKAGES, RUST_TARGET};
+
+/// What [`describe`] found: the text to print, and whether every build
+/// tool is there.
+#[derive(Clone, Debug)]
+pub struct SdkReport {
+    /// The SDK's folder.
+    pub sdk: PathBuf,
+    /// One line per item, `name: value`.
+    pub text: String,
+    /// Whether the Rust and the C/C++ guest toolchains are both complete.
+    pub tools_ok: bool,
+}
+
+/// The C/C++ build tools of the SDK's build: the compilers, the linker,
+/// the post-link optimizer and the build system.
+const CPP_TOOLS: [&str; 5] = ["clang++-19", "clang-19", "wasm-ld-19", "wasm-opt", "cmake"];
+
+/// Describes the guest SDK at `sdk`, else the one `cyxla-host new` would
+/// find (installed with this binary, else the checkout's `guest-sdk`).
+///
+/// # Errors
+///
+/// When no SDK is found, or `sdk` is not one; the message says where it
+/// looked.
+pub fn describe(sdk: Option<&Path>) -> Result<SdkReport> {
+    let sdk = match sdk {
+        Some(sdk) => scaffold::checked_sdk(sdk)?,
+        None => scaffold::find_sdk()?,
+    };
+    let (major, minor) = ffi_version(&sdk.join("include/xla/ffi/api/c_api.h"))?;
+    let mut text = String::new();
+    let mut line = |name: &str, value: String| {
+        let _ = writeln!(text, "{:<22}{value}", format!("{name}:"));
+    };
+    line("guest SDK", sdk.display().to_string());
+    line("guest ABI", format!("version {}", abi::ABI_VERSION));
+    line(
+        "XLA FFI API",
+        format!("{major}.{minor} (the headers' XLA_FFI_API_MAJOR.MINOR)"),
+    );
+    line("C/C++ include", sdk.join("include").display().to_string());
+    line(
+        "C/C++ runtime",
+        format!(
+            "{} (C++), {} (C)",
+            sdk.join("c/cyxla_runtime.cc").display(),
+            sdk.join("c/cyxla_runtime.c").display()
+        ),
+    );
+    line(
+        "CMake toolchain",
+        sdk.join("cmake/wasm32-cyxla.cmake").display().to_string(),
+    );
+    line(
+        "Rust crate",
+        format!(
+            "cyxla-guest-sdk = {{ path = \"{}\" }}",
+            sdk.display().to_string().replace('\\', "/")
+        ),
+    );
+
+    let mut tools_ok = true;
+    match rustc_version() {
+        None => {
+            tools_ok = false;
+            line(
+                "Rust toolchain",
+                format!(
+                    "missing: no rustc on the PATH; install rustup (https://rustup.rs), then \
+                     `rustup target add {RUST_TARGET}`"
+                ),
+            );
+        }
+        Some((version, sysroot)) => {
+            let installed = sysroot.join("lib/rustlib").join(RUST_TARGET).is_dir();
+            tools_ok &= installed;
+            line(
+                "Rust toolchain",
+                if installed {
+                    format!("{version}, target {RUST_TARGET} installed")
+                } else {
+                    format!(
+                        "{version}; missing: the target {RUST_TARGET}: `rustup target add {RUST_TARGET}`"
+                    )
+                },
+            );
+        }
+    }
+    let mut missing = Vec::new();
+    let mut found = Vec::new();
+    for tool in CPP_TOOLS {
+        match scaffold::which(tool) {
+            Some(path) => found.push(path.display().to_string()),
+            None => missing.push(tool),
+        }
+    }
+    if missing.is_empty() {
+        line("C/C++ toolchain", found.join(", "));
+    } else {
+        tools_ok = false;
+        line(
+            "C/C++ toolchain",
+            format!(
+                "missing: {}; install Debian's wasm32 toolchain: `sudo apt-get install {CPP_PACKAGES}`",
+                missing.join(", ")
+            ),
+        );
+    }
+    Ok(SdkReport {
+        sdk,
+        text,
+        tools_ok,
+    })
+}
+
+/// `XLA_FFI_API_MAJOR` and `XLA_FFI_API_MINOR` of the SDK's `c_api.h`.
+fn ffi_version(header: &Path) -> Result<(u32, u32)> {
+    let text = std::fs::read_to_string(header)
+        .with_context(|| format!("cannot read the SDK's {}", header.display()))?;
+    let define = |name: &str| -> Result<u32> {
+        text.lines()
+            .find_map(|l| {
+                l.trim()
+                    .strip_prefix("#define ")?
+                    .strip_prefix(name)?
+                    .trim()
+                    .parse()
+                    .ok()
+            })
+            .with_context(|| format!("{} has no `#define {name} N`", header.display()))
+    };
+    Ok((define("XLA_FFI_API_MAJOR")?, define("XLA_FFI_API_MINOR")?))
+}
+
+/// `rustc --version` and `rustc --print sysroot`, if rustc runs.
+fn rustc_version() -> Option<(String, PathBuf)> {
+    let run = |args: &[&str]| -> Option<String> {
+        let out = Command::new("rustc").args(args).output().ok()?;
+        out.status.success().then_some(())?;
+        Some(String::from_utf8(out.stdout).ok()?.trim().to_owned())
+    };
+    Some((
+        run(&["--version"])?,
+        PathBuf::from(run(&["--print", "sysroot"])?),
+    ))
+}
