@@ -17,7 +17,7 @@ runs=${1:-1000000}
 shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(call_layout limits_file limit_flag guest_module unrolled_loops)
+  targets=(call_layout limits_file limit_flag guest_module unrolled_loops differential)
 fi
 host=$(rustc -vV | sed -n 's/^host: //p')
 # The coverage passes are added per crate by scripts/fuzz-rustc.sh: only
