@@ -2,8 +2,8 @@
 # Runs the benches of cyxla-host and prints one table of the performance
 # goals P1..P8 of issue 17 (and memory rows): each figure measured side by
 # side, interleaved, in one run of its bench; its goal beside it and whether
-# it is met; the load average before and after; the peak RSS of each bench
-# process.
+# it is met; the CPU, and the load average before and after; the peak RSS
+# of each bench process.
 #
 # Usage: scripts/bench.sh [--quick] [--verbose] [ID...]
 #   ID         P1 .. P8, or M (memory); default: all. Each bench runs once
@@ -169,7 +169,16 @@ if ((quick)); then
 fi
 echo "$table"
 echo
-echo "machine: $(nproc) cores; load average (1, 5, 15 min) before: $load_before; after: $load_after"
+# The CPU, so that a figure says which machine it came from (ratios differ
+# between microarchitectures: docs/performance.md keeps a table per machine).
+cpu_name=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+cpu_family=$(sed -n 's/^cpu family[[:space:]]*: //p' /proc/cpuinfo | head -1)
+cpu_model=$(sed -n 's/^model[[:space:]]*: //p' /proc/cpuinfo | head -1)
+cpu="${cpu_name:-$(uname -m)}"
+if [[ -n "$cpu_family" ]]; then
+    cpu="$cpu (family $cpu_family, model $cpu_model$(grep -qw avx512f /proc/cpuinfo && echo ", AVX-512"))"
+fi
+echo "machine: $cpu, $(nproc) cores; load average (1, 5, 15 min) before: $load_before; after: $load_after"
 echo "peak RSS of the bench processes: ${rss:-none reported}"
 echo "bench times: $(IFS=,; echo "${timings[*]}" | sed 's/,/, /g') (total $((SECONDS - started)) s)"
 echo "each bench's own report: $logs/<bench>.log"

@@ -202,6 +202,10 @@ def test_the_bench_command():
         else:
             assert goal and met in ("met", "not met"), (row, goal, met)
     assert "load average (1, 5, 15 min) before: " in r.stdout, r.stdout
+    # The CPU the figures came from, as the kernel names it.
+    cpu = next(line.split(":", 1)[1].strip() for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines()
+               if line.startswith("model name"))
+    assert f"machine: {cpu} (family " in r.stdout, r.stdout
     rss = re.search(r"peak RSS of the bench processes: (.*)", r.stdout)
     assert rss, r.stdout
     for bench in ("dispatch", "kernels", "deadline", "lapack", "startup", "devices"):
