@@ -723,7 +723,7 @@ mod tests {
                         (seed >> 24) as u8
                     })
                     .collect();
-                let mut config = wasm_smith::Config {
+                let config = wasm_smith::Config {
                     export_everything: true,
                     max_imports: 0,
                     min_funcs: 1,
@@ -732,12 +732,8 @@ mod tests {
                     max_memory32_bytes: 1 << 20,
                     ..wasm_smith::Config::default()
                 };
-                crate::fuzz::guest_proposals_only(&mut config);
-                if let Ok(module) =
-                    wasm_smith::Module::new(config, &mut arbitrary::Unstructured::new(&bytes))
-                {
-                    modules.push(module.to_bytes());
-                }
+                // Compiled only, never run: no fuel.
+                modules.extend(crate::fuzz::guest_module_of(config, &bytes, None));
             }
         }
         let mut functions = 0;

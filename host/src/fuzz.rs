@@ -873,12 +873,29 @@ pub fn guest_proposals_only(config: &mut wasm_smith::Config) {
     config.wide_arithmetic_enabled = false;
 }
 
+/// The module wasm-smith makes of `data` under `config`, with only the
+/// proposals guests may use ([`guest_proposals_only`]) and, given `fuel`,
+/// every loop and call given that much fuel, which ends it
+/// (`ensure_termination`); `None` when the bytes make none.
+pub(crate) fn guest_module_of(
+    mut config: wasm_smith::Config,
+    data: &[u8],
+    fuel: Option<u32>,
+) -> Option<Vec<u8>> {
+    guest_proposals_only(&mut config);
+    let mut module =
+        wasm_smith::Module::new(config, &mut arbitrary::Unstructured::new(data)).ok()?;
+    if let Some(fuel) = fuel {
+        module.ensure_termination(fuel).ok()?;
+    }
+    Some(module.to_bytes())
+}
+
 /// A module of wasm-smith's from `data`, every export kept, every loop and
 /// function given a fuel counter that ends it (`ensure_termination`), with
 /// the proposals guests may use; `None` when the bytes make none.
 fn terminating_module(data: &[u8]) -> Option<Vec<u8>> {
-    let mut u = arbitrary::Unstructured::new(data);
-    let mut config = wasm_smith::Config {
+    let config = wasm_smith::Config {
         export_everything: true,
         max_imports: 0,
         min_types: 1,
@@ -889,10 +906,7 @@ fn terminating_module(data: &[u8]) -> Option<Vec<u8>> {
         max_table_elements: 1000,
         ..wasm_smith::Config::default()
     };
-    guest_proposals_only(&mut config);
-    let mut module = wasm_smith::Module::new(config, &mut u).ok()?;
-    module.ensure_termination(1000).ok()?;
-    Some(module.to_bytes())
+    guest_module_of(config, data, Some(1000))
 }
 
 /// [`unrolled_loops_in`] on the module wasm-smith makes of `data`. Returns

@@ -665,8 +665,7 @@ pub fn differential_in(wasm: &[u8], args_seed: u64) -> usize {
 /// `None` when the bytes make none.
 fn biased_module(data: &[u8]) -> Option<Vec<u8>> {
     use wasm_smith::InstructionKind as Kind;
-    let mut u = arbitrary::Unstructured::new(data);
-    let mut config = wasm_smith::Config {
+    let config = wasm_smith::Config {
         export_everything: true,
         max_imports: 0,
         min_types: 1,
@@ -693,10 +692,7 @@ fn biased_module(data: &[u8]) -> Option<Vec<u8>> {
         ]),
         ..wasm_smith::Config::default()
     };
-    super::guest_proposals_only(&mut config);
-    let mut module = wasm_smith::Module::new(config, &mut u).ok()?;
-    module.ensure_termination(1000).ok()?;
-    Some(module.to_bytes())
+    super::guest_module_of(config, data, Some(1000))
 }
 
 /// [`differential_in`] on the module [`biased_module`] makes of `data`,
