@@ -174,6 +174,10 @@ pub const RUST_TARGET: &str = "wasm32-unknown-unknown";
 pub const CPP_PACKAGES: &str = "clang-19 lld-19 wasi-libc libc++-19-dev-wasm32 \
                                 libc++abi-19-dev-wasm32 libclang-rt-19-dev-wasm32 binaryen cmake";
 
+/// The commands of the C/C++ guest toolchain a build runs: the compiler,
+/// the linker, the post-link optimizer and the build system.
+pub(crate) const CPP_TOOLS: [&str; 4] = ["clang++-19", "wasm-ld-19", "wasm-opt", "cmake"];
+
 /// Lines for the top of the next steps: what to install first, for each
 /// build tool of `language` that is missing (nothing when all are there).
 fn missing_tools(language: Language, dir: &Path) -> String {
@@ -196,7 +200,7 @@ fn missing_tools_with(
                 );
                 let _ = writeln!(s, "rustup target add {RUST_TARGET}");
             }
-            Some(sysroot) if !sysroot.join("lib/rustlib").join(RUST_TARGET).is_dir() => {
+            Some(sysroot) if !has_rust_target(&sysroot) => {
                 let _ = writeln!(
                     s,
                     "# the Rust target {RUST_TARGET} is not installed ({}):",
@@ -207,7 +211,7 @@ fn missing_tools_with(
             Some(_) => {}
         },
         Language::Cpp => {
-            let missing: Vec<&str> = ["clang++-19", "wasm-ld-19", "wasm-opt", "cmake"]
+            let missing: Vec<&str> = CPP_TOOLS
                 .into_iter()
                 .filter(|tool| !on_path(tool))
                 .collect();
@@ -225,9 +229,14 @@ fn missing_tools_with(
     s
 }
 
+/// Whether the toolchain at `sysroot` has the target guests build for.
+pub(crate) fn has_rust_target(sysroot: &Path) -> bool {
+    sysroot.join("lib/rustlib").join(RUST_TARGET).is_dir()
+}
+
 /// The sysroot of the `rustc` that builds in `dir` (rustup's choice there),
 /// or `None` without one.
-fn rust_sysroot(dir: &Path) -> Option<PathBuf> {
+pub(crate) fn rust_sysroot(dir: &Path) -> Option<PathBuf> {
     let output = std::process::Command::new("rustc")
         .args(["--print", "sysroot"])
         .current_dir(dir)

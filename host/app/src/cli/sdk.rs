@@ -11,7 +11,7 @@ use std::process::Command;
 use anyhow::{Context as _, Result};
 use cyxla_guest_abi as abi;
 
-use super::new::{self as scaffold, CPP_PACKAGES, RUST_TARGET};
+use super::new::{self as scaffold, CPP_PACKAGES, CPP_TOOLS, RUST_TARGET};
 
 /// What [`describe`] found: the text to print, and whether every build
 /// tool is there.
@@ -24,10 +24,6 @@ pub struct SdkReport {
     /// Whether the Rust and the C/C++ guest toolchains are both complete.
     pub tools_ok: bool,
 }
-
-/// The C/C++ build tools of the SDK's build: the compilers, the linker,
-/// the post-link optimizer and the build system.
-const CPP_TOOLS: [&str; 5] = ["clang++-19", "clang-19", "wasm-ld-19", "wasm-opt", "cmake"];
 
 /// Describes the guest SDK at `sdk`, else the one `cyxla-host new` would
 /// find (installed with this binary, else the checkout's `guest-sdk`).
@@ -86,7 +82,7 @@ pub fn describe(sdk: Option<&Path>) -> Result<SdkReport> {
             );
         }
         Some((version, sysroot)) => {
-            let installed = sysroot.join("lib/rustlib").join(RUST_TARGET).is_dir();
+            let installed = scaffold::has_rust_target(&sysroot);
             tools_ok &= installed;
             line(
                 "Rust toolchain",
@@ -146,15 +142,11 @@ fn ffi_version(header: &Path) -> Result<(u32, u32)> {
     Ok((define("XLA_FFI_API_MAJOR")?, define("XLA_FFI_API_MINOR")?))
 }
 
-/// `rustc --version` and `rustc --print sysroot`, if rustc runs.
+/// `rustc --version` and the sysroot of the toolchain a build here uses
+/// ([`scaffold::rust_sysroot`]), if rustc runs.
 fn rustc_version() -> Option<(String, PathBuf)> {
-    let run = |args: &[&str]| -> Option<String> {
-        let out = Command::new("rustc").args(args).output().ok()?;
-        out.status.success().then_some(())?;
-        Some(String::from_utf8(out.stdout).ok()?.trim().to_owned())
-    };
-    Some((
-        run(&["--version"])?,
-        PathBuf::from(run(&["--print", "sysroot"])?),
-    ))
+    let out = Command::new("rustc").arg("--version").output().ok()?;
+    out.status.success().then_some(())?;
+    let version = String::from_utf8(out.stdout).ok()?.trim().to_owned();
+    Some((version, scaffold::rust_sysroot(Path::new("."))?))
 }
