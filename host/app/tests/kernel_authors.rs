@@ -108,6 +108,11 @@ const CPP_HINT: &str = "install clang-19, lld-19, wasi-libc, libc++-19-dev-wasm3
 /// Runs `cmd` in `dir`, failing with its output and `hint` unless it succeeds.
 #[track_caller]
 fn run_in(dir: &Path, cmd: &mut Command, hint: &str) -> String {
+    text(&run_in_output(dir, cmd, hint).stdout)
+}
+
+/// [`run_in`], with all the command printed.
+fn run_in_output(dir: &Path, cmd: &mut Command, hint: &str) -> Output {
     let out = cmd
         .current_dir(dir)
         .output()
@@ -119,7 +124,7 @@ fn run_in(dir: &Path, cmd: &mut Command, hint: &str) -> String {
         text(&out.stdout),
         text(&out.stderr)
     );
-    text(&out.stdout)
+    out
 }
 
 /// `cyxla-host new NAME --LANG DIR`, then `check` and the launcher on what
@@ -227,16 +232,12 @@ fn issue15_new_cpp_guest_builds_passes_check_and_runs_from_jax() {
         Command::new("cmake").args(["-S", ".", "-B", "build"]),
         CPP_HINT,
     );
-    let built = Command::new("cmake")
-        .args(["--build", "build"])
-        .current_dir(&dir)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run cmake --build: {e}; {CPP_HINT}"));
-    let said = format!("{}{}", text(&built.stdout), text(&built.stderr));
-    assert!(
-        built.status.success(),
-        "cmake --build failed; {CPP_HINT}\n{said}"
+    let built = run_in_output(
+        &dir,
+        Command::new("cmake").args(["--build", "build"]),
+        CPP_HINT,
     );
+    let said = format!("{}{}", text(&built.stdout), text(&built.stderr));
     // The toolchain file gives compile-only flags to compiles only: a link
     // given `-mllvm ...` warns "argument unused during compilation".
     assert!(
