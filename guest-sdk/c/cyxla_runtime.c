@@ -128,7 +128,18 @@ static void cyxla_append_unsigned(size_t* at, unsigned long long value) {
   cyxla_append(at, text);
 }
 
-void std::__libcpp_verbose_abort(const char* format, ...) {
+/* libc++ 20 declares it noexcept (unless _LIBCPP_VERBOSE_ABORT_NOT_NOEXCEPT
+ * is defined), libc++ 21 and later always do (zig's libc++ 22, for one);
+ * libc++ 19 (Debian's wasm32 libc++) does not. The definition matches. */
+#if _LIBCPP_VERSION >= 210000 || \
+    (_LIBCPP_VERSION >= 200000 && !defined(_LIBCPP_VERBOSE_ABORT_NOT_NOEXCEPT))
+#define CYXLA_VERBOSE_ABORT_NOEXCEPT noexcept
+#else
+#define CYXLA_VERBOSE_ABORT_NOEXCEPT
+#endif
+
+void std::__libcpp_verbose_abort(const char* format, ...)
+    CYXLA_VERBOSE_ABORT_NOEXCEPT {
   va_list args;
   va_start(args, format);
   size_t at = 0;
