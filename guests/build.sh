@@ -33,9 +33,14 @@ fi
 # Reproducible bytes: the modules name their sources (in panic locations)
 # by /cyxla/... and /cargo/..., not by where this checkout or CARGO_HOME
 # is, so the same sources give the same module from any clone. The flags
-# are appended to .cargo/config.toml's (cargo joins the arrays).
+# are appended to .cargo/config.toml's (cargo joins the arrays). The
+# guests' own sources reach rustc as rust/<name>/..., the SDK's as
+# sdk/... (the symlink guests/sdk, which also keeps the checkout's path out
+# of cargo's hash of the SDK's crates: Cargo.toml here): named
+# /cyxla/guest-sdk/..., where they are in the checkout.
 cargo_home="${CARGO_HOME:-$HOME/.cargo}"
-remap="[\"--remap-path-prefix=$root=/cyxla\", \"--remap-path-prefix=$cargo_home=/cargo\"]"
+remap="[\"--remap-path-prefix=$root=/cyxla\", \"--remap-path-prefix=$cargo_home=/cargo\","
+remap+=" \"--remap-path-prefix=sdk=/cyxla/guest-sdk\"]"
 cd "$here"
 cargo build --release --target "$target" --quiet --config "target.$target.rustflags=$remap"
 
