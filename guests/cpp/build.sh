@@ -27,8 +27,17 @@
 #     -fno-exceptions -fno-rtti -Wl,--strip-debug \
 #     -Iguest-sdk/include kernel.cc guest-sdk/c/cyxla_runtime.cc -o kernel.wasm
 #   wasm-opt -O3 --low-memory-unused kernel.wasm -o kernel.wasm
-# Env: CYXLA_CXX / CYXLA_CC override clang++-19 / clang-19, CYXLA_WASM_OPT
-#      wasm-opt (binaryen);
+# The compiler: Debian's clang++-19 / clang-19 when on the PATH, else zig
+# (`zig c++` / `zig cc`, which bring their own libc++ and wasi-libc): `zig`
+# on the PATH, else the Python package ziglang's (of the checkout's .venv,
+# else of python3), as `pip install ziglang` installs it. With zig, wasm-opt
+# is told the modules' features (zig writes no target_features section).
+# The first zig build on a machine takes about a minute (zig compiles its
+# libc++ and wasi-libc into its cache). Without wasm-opt the modules are
+# built without that step, with a warning (larger, slower loops).
+# Env: CYXLA_CXX / CYXLA_CC: these compilers instead (clang command lines);
+#      CYXLA_ZIG: zig, this one (even when clang-19 is there);
+#      CYXLA_WASM_OPT: wasm-opt (binaryen);
 #      CYXLA_NATIVE_FLAGS: extra flags of --native builds (e.g. -march=native;
 #      use its own --out: a module is not rebuilt when only the flags change).
 set -euo pipefail
@@ -37,8 +46,6 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 sdk="$root/guest-sdk"
 jaxlib_include="$root/.venv/lib/python3.11/site-packages/jaxlib/include"
-cxx="${CYXLA_CXX:-clang++-19}"
-cc="${CYXLA_CC:-clang-19}"
 wasm_opt="${CYXLA_WASM_OPT:-wasm-opt}"
 read -r -a native_flags <<<"${CYXLA_NATIVE_FLAGS:-}"
 
@@ -56,7 +63,7 @@ while (($#)); do
             shift
             ;;
         -h | --help)
-            sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+            sed -n '2,42p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         -*) echo "guests/cpp/build.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -74,16 +81,79 @@ if [[ -z "$out" ]]; then
 fi
 mkdir -p "$out"
 
-for tool in "$cxx" "$cc"; do
-    if ! command -v "$tool" >/dev/null 2>&1; then
-        echo "guests/cpp/build.sh: $tool not found; install clang-19, lld-19, wasi-libc and" \
-            "libc++-19-dev-wasm32 with scripts/setup.sh" >&2
+# zig: `zig` on the PATH, else the Python package ziglang's (the checkout's
+# .venv, else python3's); nothing when there is none.
+find_zig() {
+    local py zig
+    if command -v zig >/dev/null 2>&1; then
+        command -v zig
+        return
+    fi
+    for py in "$root/.venv/bin/python" python3; do
+        if zig=$("$py" -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))' \
+            2>/dev/null) && [[ -x $zig ]]; then
+            echo "$zig"
+            return
+        fi
+    done
+}
+
+# The compilers, each a command line: cxx=(...) and cc=(...).
+zig=""
+if [[ -n ${CYXLA_ZIG:-} ]]; then
+    zig="$CYXLA_ZIG"
+elif [[ -n ${CYXLA_CXX:-}${CYXLA_CC:-} ]] || ((native)) ||
+    { command -v clang++-19 >/dev/null 2>&1 && command -v clang-19 >/dev/null 2>&1; }; then
+    zig=""
+else
+    zig="$(find_zig)"
+fi
+if [[ -n $zig ]] && ((!native)); then
+    if ! "$zig" version >/dev/null 2>&1; then
+        echo "guests/cpp/build.sh: $zig (zig) does not run; pip install ziglang, or set CYXLA_ZIG" >&2
         exit 2
     fi
-done
-if ((!native)) && ! command -v "$wasm_opt" >/dev/null 2>&1; then
-    echo "guests/cpp/build.sh: $wasm_opt not found; install binaryen with scripts/setup.sh" >&2
-    exit 2
+    cxx=("$zig" c++)
+    cc=("$zig" cc)
+    toolchain="zig $("$zig" version)"
+    # zig writes no target_features section; these are its modules'
+    # features (zig's default wasm32 CPU, lime1, and -msimd128).
+    wasm_opt_features=(--enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int
+        --enable-sign-ext --enable-mutable-globals --enable-multivalue --enable-reference-types)
+else
+    cxx=("${CYXLA_CXX:-clang++-19}")
+    cc=("${CYXLA_CC:-clang-19}")
+    toolchain="${cxx[0]}"
+    wasm_opt_features=()
+    for tool in "${cxx[0]}" "${cc[0]}"; do
+        if ! command -v "$tool" >/dev/null 2>&1; then
+            if ((native)); then
+                echo "guests/cpp/build.sh: $tool not found; install clang-19 with scripts/setup.sh" >&2
+            else
+                echo "guests/cpp/build.sh: $tool not found, nor zig; pip install ziglang (into the" \
+                    "checkout's .venv: scripts/setup.sh does), or install clang-19, lld-19, wasi-libc" \
+                    "and libc++-19-dev-wasm32 with scripts/setup.sh" >&2
+            fi
+            exit 2
+        fi
+    done
+fi
+run_wasm_opt=1
+if ((!native && debug_info)) && [[ -n $zig ]]; then
+    # Debian's binaryen (108) cannot read the DWARF 5 line tables of zig's
+    # libc++ and wasi-libc ("unknown debug line opcode").
+    run_wasm_opt=0
+    echo "guests/cpp/build.sh: note: with zig, --debug-info modules are not run through wasm-opt" \
+        "(binaryen 108 cannot read zig's DWARF 5 line tables)" >&2
+elif ((!native)) && ! command -v "$wasm_opt" >/dev/null 2>&1; then
+    if [[ -n ${CYXLA_WASM_OPT:-} ]]; then
+        echo "guests/cpp/build.sh: CYXLA_WASM_OPT=$wasm_opt not found" >&2
+        exit 2
+    fi
+    run_wasm_opt=0
+    echo "guests/cpp/build.sh: warning: wasm-opt (binaryen) not found: the modules are built" \
+        "without it, larger and with slower vectorized loops (guest-sdk/README.md, \"C/C++ without" \
+        "apt: zig\"); install binaryen with scripts/setup.sh, or cargo install wasm-opt" >&2
 fi
 if ((native)) && [[ ! -f "$jaxlib_include/xla/ffi/api/ffi.h" ]]; then
     echo "guests/cpp/build.sh: jaxlib's XLA headers not found in $jaxlib_include;" \
@@ -106,8 +176,8 @@ for src in "${sources[@]}"; do
     file="$(basename "$src")"
     stem="${file%.*}"
     case "$file" in
-        *.cc | *.cpp) lang=cpp compiler="$cxx" std=-std=c++17 runtime="$sdk/c/cyxla_runtime.cc" ;;
-        *.c) lang=c compiler="$cc" std=-std=c11 runtime="$sdk/c/cyxla_runtime.c" ;;
+        *.cc | *.cpp) lang=cpp compiler=("${cxx[@]}") std=-std=c++17 runtime="$sdk/c/cyxla_runtime.cc" ;;
+        *.c) lang=c compiler=("${cc[@]}") std=-std=c11 runtime="$sdk/c/cyxla_runtime.c" ;;
         *) echo "guests/cpp/build.sh: $src is not a .cc, .cpp or .c file" >&2; exit 2 ;;
     esac
     if ((native)); then
@@ -126,14 +196,14 @@ for src in "${sources[@]}"; do
     if ((native)); then
         # The same source against XLA's own headers; cyxla/target.h (found
         # after them) makes CYXLA_TARGET lines compile to a type check.
-        cmd=("$compiler" "$std" -O3 -ffp-contract=off -fPIC -shared -fvisibility-inlines-hidden -Wall
+        cmd=("${compiler[@]}" "$std" -O3 -ffp-contract=off -fPIC -shared -fvisibility-inlines-hidden -Wall
             -Wno-return-type ${native_flags[@]+"${native_flags[@]}"} -I"$jaxlib_include"
             -idirafter "$sdk/include" -include cyxla/target.h "$src" -o "$tmp")
     else
         # -force-vector-interleave=4: four SIMD vectors per vectorized loop
         # iteration, as LLVM does natively; a naive f32 matmul goes from
         # 1.55x to 1.14x native with it (guest-sdk/README.md, issue 17).
-        cmd=("$compiler" --target=wasm32-wasi -mexec-model=reactor "$std" -O3 -msimd128
+        cmd=("${compiler[@]}" --target=wasm32-wasi -mexec-model=reactor "$std" -O3 -msimd128
             -mllvm -force-vector-interleave=4 -ffp-contract=off -fno-exceptions -Wall -Wextra -Wl,--strip-debug
             "${prefix_map[@]}" -I"$sdk/include" "$src" "$runtime" -o "$tmp")
         if [[ $lang == cpp ]]; then cmd+=(-fno-rtti); fi
@@ -141,7 +211,7 @@ for src in "${sources[@]}"; do
             # Compile both sources to objects with line tables (the same
             # flags), then link without -O (below) so that clang does not
             # run wasm-opt without -g.
-            compile=("$compiler" --target=wasm32-wasi "$std" -O3 -gline-tables-only -msimd128
+            compile=("${compiler[@]}" --target=wasm32-wasi "$std" -O3 -gline-tables-only -msimd128
                 -mllvm -force-vector-interleave=4 -ffp-contract=off -fno-exceptions -Wall -Wextra
                 "${prefix_map[@]}" -I"$sdk/include" -c)
             if [[ $lang == cpp ]]; then compile+=(-fno-rtti); fi
@@ -152,7 +222,10 @@ for src in "${sources[@]}"; do
                 echo >&2
                 exit 1
             fi
-            cmd=("$compiler" --target=wasm32-wasi -mexec-model=reactor "$tmp.src.o" "$tmp.rt.o" -o "$tmp")
+            cmd=("${compiler[@]}" --target=wasm32-wasi -mexec-model=reactor "$tmp.src.o" "$tmp.rt.o" -o "$tmp")
+            # zig runs no wasm-opt, and links its libc++ and wasi-libc as
+            # built for the link's -O (without one: unoptimized).
+            if [[ -n $zig ]]; then cmd+=(-O3); fi
         fi
     fi
     if ! "${cmd[@]}"; then
@@ -160,24 +233,25 @@ for src in "${sources[@]}"; do
         echo "guests/cpp/build.sh: building $src failed; the command was:" >&2
         printf '  %q' "${cmd[@]}" >&2
         echo >&2
-        echo "guests/cpp/build.sh: (missing wasm32 libraries? install clang-19, lld-19," \
-            "wasi-libc and libc++-19-dev-wasm32 with scripts/setup.sh)" >&2
+        if ((!native)) && [[ -z $zig ]]; then
+            echo "guests/cpp/build.sh: (missing wasm32 libraries? install clang-19, lld-19," \
+                "wasi-libc and libc++-19-dev-wasm32 with scripts/setup.sh)" >&2
+        fi
         exit 1
     fi
-    if ((!native)); then
+    if ((!native && run_wasm_opt)); then
         # Folds each constant address offset LLVM adds with i32.add into the
         # access's own offset field, which LLVM cannot do itself (i32.add
         # wraps, the offset does not). --low-memory-unused: the first 1 KiB
         # of memory is never used (wasm-ld puts data at 1024), so an address
         # that would have wrapped could only have reached it. Same results;
         # a naive f32 matmul runs 13-20% faster (guest-sdk/README.md).
-        opt=("$wasm_opt" -O3 --low-memory-unused "$tmp" -o "$tmp")
+        opt=("$wasm_opt" -O3 --low-memory-unused ${wasm_opt_features[@]+"${wasm_opt_features[@]}"} "$tmp" -o "$tmp")
         if ((debug_info)); then
-            rm -f "$tmp.src.o" "$tmp.rt.o"
-            opt=("$wasm_opt" -O3 -g --low-memory-unused "$tmp" -o "$tmp")
+            opt=("$wasm_opt" -O3 -g --low-memory-unused ${wasm_opt_features[@]+"${wasm_opt_features[@]}"} "$tmp" -o "$tmp")
         fi
         if ! "${opt[@]}"; then
-            rm -f "$tmp"
+            rm -f "$tmp" "$tmp.src.o" "$tmp.rt.o"
             echo "guests/cpp/build.sh: optimizing $src failed; the command was:" >&2
             printf '  %q' "${opt[@]}" >&2
             echo >&2
@@ -185,6 +259,7 @@ for src in "${sources[@]}"; do
             exit 1
         fi
     fi
+    rm -f "$tmp.src.o" "$tmp.rt.o"
     mv "$tmp" "$target"
-    echo "guests/cpp/build.sh: built ${target#"$root"/} ($(wc -c <"$target") bytes)"
+    echo "guests/cpp/build.sh: built ${target#"$root"/} ($(wc -c <"$target") bytes, $toolchain)"
 done
