@@ -210,6 +210,75 @@ fn issue15_new_rust_guest_builds_passes_check_and_runs_from_jax() {
     );
 }
 
+/// Where `needle` occurs in `haystack`, if it does.
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Two Rust scaffolds of one name, in folders of other lengths and depths,
+/// build into the same bytes, which name neither folder, nor the SDK's nor
+/// cargo's home: the scaffold's `.cargo/config.toml` remaps them.
+#[test]
+fn new_rust_guest_gives_the_same_bytes_in_any_folder() {
+    let name = "same_rs";
+    let scratch = tempfile::tempdir().expect("temporary directory");
+    let dirs = [
+        scratch.path().join(name),
+        scratch.path().join("deeper/folder").join(name),
+    ];
+    for dir in &dirs {
+        let out = bin()
+            .args(["new", name, "--rust"])
+            .arg(dir)
+            .output()
+            .expect("cyxla-host runs");
+        assert_exit(&out, 0, "cyxla-host new");
+    }
+    // Both at once: on more than two cores, half the time.
+    let [a, b] = std::thread::scope(|s| {
+        let built = dirs.each_ref().map(|dir| {
+            s.spawn(move || {
+                run_in(
+                    dir,
+                    cargo().args(["build", "--target", "wasm32-unknown-unknown", "--release"]),
+                    RUST_HINT,
+                );
+                let wasm = dir.join(format!("target/wasm32-unknown-unknown/release/{name}.wasm"));
+                std::fs::read(&wasm).unwrap_or_else(|e| panic!("read {}: {e}", wasm.display()))
+            })
+        });
+        built.map(|h| h.join().expect("a build"))
+    });
+    let cargo_home = std::env::var_os("CARGO_HOME").map_or_else(
+        || Path::new(&std::env::var_os("HOME").expect("HOME is set")).join(".cargo"),
+        PathBuf::from,
+    );
+    let sdk = workspace_root().join("guest-sdk");
+    for (dir, bytes) in dirs.iter().zip([&a, &b]) {
+        for folder in [dir, &sdk, &cargo_home] {
+            let needle = folder.to_string_lossy();
+            if let Some(at) = find(bytes, needle.as_bytes()) {
+                panic!(
+                    "the module built in {} names {needle} at byte {at}",
+                    dir.display()
+                );
+            }
+        }
+    }
+    assert!(
+        find(&a, b"/cyxla/guest-sdk/src/").is_some(),
+        "the module names no SDK source by its remapped folder"
+    );
+    assert!(
+        a == b,
+        "the same scaffold built in {} and {} gave other bytes ({} and {} bytes)",
+        dirs[0].display(),
+        dirs[1].display(),
+        a.len(),
+        b.len()
+    );
+}
+
 #[test]
 fn issue15_new_cpp_guest_builds_passes_check_and_runs_from_jax() {
     let name = "scaffold_cc";
@@ -582,4 +651,280 @@ fn sdk_names_its_folders_versions_and_toolchains() {
         "{}",
         text(&out.stderr)
     );
+}
+
+// ---------------------------------------------------------------------------
+// C/C++ without Debian's clang-19: zig (the Python package `ziglang`, which
+// scripts/setup.sh installs into .venv), found by guests/cpp/build.sh and the
+// SDK's CMake toolchain file when clang-19 is not on the PATH.
+// ---------------------------------------------------------------------------
+
+const ZIG_HINT: &str = "zig comes from the Python package ziglang, which scripts/setup.sh installs \
+     into .venv (`.venv/bin/pip install ziglang`); its first build compiles zig's libc++ and \
+     wasi-libc into zig's cache (about a minute)";
+
+/// A `PATH` of one folder, `dir`, of links to the programs of this `PATH`
+/// but Debian's wasm32 C/C++ toolchain (`clang*`, `*-19`, `lld*`,
+/// `llvm-*`) and, unless `wasm_opt`, binaryen's `wasm-opt`; `.venv/bin`
+/// (its `python3` has zig) before it. Asserts that no clang-19 is on it.
+fn path_without_clang19(dir: &Path, wasm_opt: bool) -> std::ffi::OsString {
+    std::fs::create_dir_all(dir).expect("create the PATH folder");
+    let excluded = |name: &str| {
+        name.starts_with("clang")
+            || name.ends_with("-19")
+            || name.starts_with("lld")
+            || name.starts_with("ld.lld")
+            || name.starts_with("llvm-")
+            || (!wasm_opt && name == "wasm-opt")
+    };
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for folder in std::env::split_paths(&path) {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let link = dir.join(name);
+            if excluded(name) || link.symlink_metadata().is_ok() || !entry.path().is_file() {
+                continue;
+            }
+            std::os::unix::fs::symlink(entry.path(), &link).expect("link a program");
+        }
+    }
+    let path = std::env::join_paths([workspace_root().join(".venv/bin"), dir.to_owned()])
+        .expect("PATH");
+    for tool in ["clang++-19", "clang-19", "wasm-ld-19"]
+        .into_iter()
+        .chain((!wasm_opt).then_some("wasm-opt"))
+    {
+        let found = Command::new("bash")
+            .args(["-c", &format!("command -v {tool}")])
+            .env("PATH", &path)
+            .output()
+            .expect("bash runs");
+        assert!(
+            !found.status.success(),
+            "{tool} is on the PATH meant to be without it: {}",
+            text(&found.stdout)
+        );
+    }
+    path
+}
+
+/// Calls every target of the bundled C++ guests in `guests` from JAX under
+/// the launcher, and returns one line per call: its name and the sha256 of
+/// its results (dtype, shape and bytes), or its error message. Asserts the
+/// results are right on the way (rms_norm against numpy in f64, the
+/// in-place update exactly).
+fn cpp_guest_results(guests: &Path, scratch: &Path) -> String {
+    let script = scratch.join("cpp_guest_results.py");
+    std::fs::write(
+        &script,
+        r#"import hashlib
+import jax
+import numpy as np
+
+jax.config.update("jax_enable_x64", True)
+EPS = np.float32(1e-5)
+rng = np.random.default_rng(7)
+lines = []
+
+
+def record(name, *arrays):
+    h = hashlib.sha256()
+    for a in arrays:
+        a = np.asarray(a)
+        h.update(f"{a.dtype} {a.shape}".encode())
+        h.update(a.tobytes())
+    lines.append(f"{name} {h.hexdigest()}")
+
+
+def call(target, results, *args, **attrs):
+    return jax.ffi.ffi_call(target, results)(*args, **attrs)
+
+
+x = rng.standard_normal((64, 1024)).astype(np.float32)
+f32 = jax.ShapeDtypeStruct(x.shape, np.float32)
+y = call("rms_norm_cpp", f32, x, eps=EPS)
+want = x / np.sqrt(np.mean(x.astype(np.float64) ** 2, axis=-1, keepdims=True) + 1e-5)
+assert np.allclose(np.asarray(y), want, rtol=2e-6, atol=1e-6)
+record("rms_norm_cpp", y)
+y, res = call("rms_norm_cpp_fwd", (f32, jax.ShapeDtypeStruct(x.shape[:-1], np.float32)), x, eps=EPS)
+record("rms_norm_cpp_fwd", y, res)
+ct = rng.standard_normal(x.shape).astype(np.float32)
+record("rms_norm_cpp_bwd", call("rms_norm_cpp_bwd", f32, res, x, ct))
+for dtype in ["float32", "float64", "complex64", "int8", "int32", "int64", "uint8"]:
+    v = (rng.standard_normal(1000) * 60).astype(dtype)
+    s = call("scale_any_cpp", jax.ShapeDtypeStruct(v.shape, v.dtype), v, factor=np.float64(1.37))
+    record(f"scale_any_cpp {dtype}", s)
+for target, args in [("scale_any_cpp", {"factor": np.float64(2)}), ("rms_norm_cpp", {"eps": EPS})]:
+    v = np.ones((2, 3), np.int16)
+    try:
+        call(target, jax.ShapeDtypeStruct(v.shape, v.dtype), v, **args).block_until_ready()
+        lines.append(f"{target} int16: no error")
+    except Exception as e:
+        lines.append(f"{target} int16: {type(e).__name__}: {' '.join(str(e).split())}")
+xs = (np.arange(60).reshape(3, 4, 5) * 2 + 1).astype(np.float64)
+z = jax.jit(
+    lambda x: jax.ffi.ffi_call("inplace_set0_cpp", jax.ShapeDtypeStruct(x.shape, x.dtype), input_output_aliases={0: 0})(
+        x, value=np.float64(42)
+    )
+)(xs)
+want = xs.copy()
+want[..., 0] = 42
+assert np.array_equal(np.asarray(z), want)
+record("inplace_set0_cpp", z)
+print("\n".join(lines))
+"#,
+    )
+    .expect("write the script");
+    let out = bin()
+        .args(["--plugin"])
+        .arg(Plugin::P115.path())
+        .arg("--guests")
+        .arg(guests)
+        .args(["--allow-all", "--"])
+        .arg(workspace_root().join(".venv/bin/python"))
+        .arg(&script)
+        .output()
+        .expect("cyxla-host runs");
+    assert_exit(&out, 0, &format!("the C++ guests of {}", guests.display()));
+    text(&out.stdout)
+}
+
+#[test]
+fn zig_builds_the_bundled_cpp_guests_without_clang19_with_clang19s_results() {
+    let root = workspace_root();
+    let scratch = tempfile::tempdir().expect("temporary directory");
+    let build = |out: &str, path: Option<&std::ffi::OsStr>, hint: &str| -> Output {
+        let mut cmd = Command::new("bash");
+        cmd.arg(root.join("guests/cpp/build.sh"))
+            .arg("--out")
+            .arg(scratch.path().join(out));
+        for var in ["CYXLA_CXX", "CYXLA_CC", "CYXLA_ZIG", "CYXLA_WASM_OPT"] {
+            cmd.env_remove(var);
+        }
+        if let Some(path) = path {
+            cmd.env("PATH", path);
+        }
+        run_in_output(&root, &mut cmd, hint)
+    };
+    let clang19 = build("clang19", None, CPP_HINT);
+    let with_opt = path_without_clang19(&scratch.path().join("bin"), true);
+    let zig = build("zig", Some(&with_opt), ZIG_HINT);
+    let without_opt = path_without_clang19(&scratch.path().join("bin-no-wasm-opt"), false);
+    let zig_no_opt = build("zig-no-wasm-opt", Some(&without_opt), ZIG_HINT);
+
+    let guests = ["inplace_set0_cpp", "rms_norm_cpp", "scale_any_cpp"];
+    for (out, said, toolchain) in [
+        ("clang19", &clang19, "clang++-19)"),
+        ("zig", &zig, "zig 0."),
+        ("zig-no-wasm-opt", &zig_no_opt, "zig 0."),
+    ] {
+        let stdout = text(&said.stdout);
+        for guest in guests {
+            let line = stdout
+                .lines()
+                .find(|l| l.contains(&format!("/{guest}.wasm (")))
+                .unwrap_or_else(|| panic!("{out}: {guest} not built:\n{stdout}"));
+            assert!(line.contains(toolchain), "{out}: {line}");
+        }
+    }
+    assert!(
+        text(&zig_no_opt.stderr).contains("warning: wasm-opt (binaryen) not found")
+            && !text(&zig.stderr).contains("warning"),
+        "zig:\n{}\nzig without wasm-opt:\n{}",
+        text(&zig.stderr),
+        text(&zig_no_opt.stderr)
+    );
+    // Other compilers, other bytes (and wasm-opt makes them smaller) ...
+    for guest in guests {
+        let size = |out: &str| {
+            std::fs::metadata(scratch.path().join(out).join(format!("{guest}.wasm")))
+                .expect("the module")
+                .len()
+        };
+        let (c, z, n) = (size("clang19"), size("zig"), size("zig-no-wasm-opt"));
+        eprintln!("{guest}: clang-19 {c} bytes, zig {z}, zig without wasm-opt {n}");
+        assert!(c != z && z < n, "{guest}: {c}, {z}, {n}");
+    }
+    // ... the same results, bit for bit, and the same errors.
+    let want = cpp_guest_results(&scratch.path().join("clang19"), scratch.path());
+    assert_eq!(want.lines().count(), 13, "{want}");
+    assert!(
+        want.contains("scale_any_cpp int16: ") && want.contains("unsupported dtype s16"),
+        "{want}"
+    );
+    for out in ["zig", "zig-no-wasm-opt"] {
+        let got = cpp_guest_results(&scratch.path().join(out), scratch.path());
+        assert_eq!(got, want, "the guests built by {out} give other results");
+    }
+}
+
+#[test]
+fn zig_new_cpp_guest_builds_without_clang19_or_wasm_opt_and_runs_from_jax() {
+    let scratch = tempfile::tempdir().expect("temporary directory");
+    let path = path_without_clang19(&scratch.path().join("bin"), false);
+    let clean = |cmd: &mut Command| {
+        cmd.env("PATH", &path);
+        for var in ["CYXLA_CXX", "CYXLA_CC", "CYXLA_ZIG", "CYXLA_WASM_OPT"] {
+            cmd.env_remove(var);
+        }
+    };
+
+    // `sdk` names zig as the C/C++ compiler, and wasm-opt as absent.
+    let mut sdk = bin();
+    clean(sdk.arg("sdk"));
+    let said = text(&run_in_output(scratch.path(), &mut sdk, ZIG_HINT).stdout);
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("C/C++ toolchain:"))
+        .unwrap_or_else(|| panic!("no C/C++ toolchain line:\n{said}"));
+    assert!(
+        line.contains("zig 0.")
+            && line.contains("Debian's clang-19 is not on the PATH")
+            && line.contains("no wasm-opt (optional")
+            && !line.contains("missing"),
+        "{line}"
+    );
+
+    let name = "scaffold_zig";
+    let dir = scratch.path().join(name);
+    let mut new = bin();
+    clean(new.args(["new", name, "--cpp"]).arg(&dir));
+    let said = text(&run_in_output(scratch.path(), &mut new, ZIG_HINT).stdout);
+    assert!(
+        !said.contains("apt-get install clang") && said.contains("# wasm-opt (binaryen) not found"),
+        "{said}"
+    );
+    // The native unit test, with the command the next steps give (this
+    // machine's c++: clang++-19 is not on the PATH).
+    let native = said
+        .lines()
+        .find(|l| l.contains("# the native unit test"))
+        .unwrap_or_else(|| panic!("no native unit test step:\n{said}"))
+        .trim();
+    assert!(native.starts_with("c++ -std=c++17"), "{native}");
+    let mut cmd = Command::new("bash");
+    clean(cmd.args(["-euo", "pipefail", "-c", native]));
+    let ran = run_in(&dir, &mut cmd, ZIG_HINT);
+    assert_eq!(ran.trim(), format!("{name}_test: ok"));
+
+    let mut configure = Command::new("cmake");
+    clean(configure.args(["-S", ".", "-B", "build"]));
+    let configured = run_in_output(&dir, &mut configure, ZIG_HINT);
+    let said = format!("{}{}", text(&configured.stdout), text(&configured.stderr));
+    assert!(
+        said.contains("The CXX compiler identification is Clang 2")
+            && said.contains("ziglang/zig")
+            && said.matches("wasm-opt (binaryen) not found").count() == 1,
+        "{said}"
+    );
+    let mut build = Command::new("cmake");
+    clean(build.args(["--build", "build"]));
+    let built = run_in_output(&dir, &mut build, ZIG_HINT);
+    let said = format!("{}{}", text(&built.stdout), text(&built.stderr));
+    assert!(!said.contains("warning"), "the scaffold's build warns:\n{said}");
+    check_and_call(&dir, name, &format!("build/{name}.wasm"));
 }

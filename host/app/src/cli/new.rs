@@ -80,9 +80,16 @@ pub fn new(args: &NewArgs) -> Result<Scaffold> {
     }
     let dir = std::path::absolute(&args.dir)
         .with_context(|| format!("bad path {}", args.dir.display()))?;
+    // The C/C++ toolchain a build here would use (and the command that
+    // compiles the native unit test with it).
+    let cpp = (args.language == Language::Cpp).then(|| CppToolchain::find(&sdk));
+    let native_cxx = cpp
+        .as_ref()
+        .map(CppToolchain::native_cxx)
+        .unwrap_or_default();
     let files = match args.language {
         Language::Rust => rust_files(&args.name, &sdk),
-        Language::Cpp => cpp_files(&args.name, &sdk),
+        Language::Cpp => cpp_files(&args.name, &sdk, &native_cxx),
     };
     let mut written = Vec::new();
     for (rel, text) in files {
@@ -94,8 +101,11 @@ pub fn new(args: &NewArgs) -> Result<Scaffold> {
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
         written.push(PathBuf::from(rel));
     }
-    let next_steps =
-        missing_tools(args.language, &dir) + &next_steps(&args.name, args.language, &dir);
+    let missing = match &cpp {
+        Some(cpp) => cpp.missing(),
+        None => missing_rust_tools(&dir, rust_sysroot),
+    };
+    let next_steps = missing + &next_steps(&args.name, args.language, &dir, &native_cxx);
     Ok(Scaffold {
         dir,
         files: written,
@@ -174,57 +184,196 @@ pub const RUST_TARGET: &str = "wasm32-unknown-unknown";
 pub const CPP_PACKAGES: &str = "clang-19 lld-19 wasi-libc libc++-19-dev-wasm32 \
                                 libc++abi-19-dev-wasm32 libclang-rt-19-dev-wasm32 binaryen cmake";
 
-/// The commands of the C/C++ guest toolchain a build runs: the compiler,
-/// the linker, the post-link optimizer and the build system.
-pub(crate) const CPP_TOOLS: [&str; 4] = ["clang++-19", "wasm-ld-19", "wasm-opt", "cmake"];
+/// What installs zig, the C/C++ compiler that needs no Debian package (nor
+/// root): the Python package `ziglang` (clang with its own libc++ and
+/// wasi-libc for wasm32), into the environment `cyxla-host` is installed in.
+pub const ZIG_INSTALL: &str = "pip install ziglang";
 
-/// Lines for the top of the next steps: what to install first, for each
-/// build tool of `language` that is missing (nothing when all are there).
-fn missing_tools(language: Language, dir: &Path) -> String {
-    missing_tools_with(language, dir, rust_sysroot)
+/// The wasm32 C/C++ compiler of a guest build, as the SDK's CMake toolchain
+/// file (`cmake/wasm32-cyxla.cmake`) and `guests/cpp/build.sh` pick it:
+/// `CYXLA_ZIG` (zig), else `CYXLA_CXX`, else Debian's clang-19 when
+/// `clang-19` and `clang++-19` are on the `PATH`, else zig
+/// ([`find_zig`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum CppCompiler {
+    /// A clang command: Debian's `clang++-19`, or `CYXLA_CXX`.
+    Clang(String),
+    /// zig (`zig c++`): how to run it (`zig` when that is on the `PATH`,
+    /// else its path).
+    Zig(PathBuf),
 }
 
-/// [`missing_tools`] with `sysroot` for [`rust_sysroot`].
-fn missing_tools_with(
-    language: Language,
-    dir: &Path,
-    sysroot: impl Fn(&Path) -> Option<PathBuf>,
-) -> String {
-    let mut s = String::new();
-    match language {
-        Language::Rust => match sysroot(dir) {
+/// The C/C++ guest toolchain a build here would use.
+#[derive(Clone, Debug)]
+pub(crate) struct CppToolchain {
+    /// The compiler, if there is one.
+    pub compiler: Option<CppCompiler>,
+    /// Debian's wasm32 linker (lld-19), needed with Debian's clang-19
+    /// (zig brings its own).
+    pub wasm_ld: Option<PathBuf>,
+    /// binaryen's `wasm-opt` (`CYXLA_WASM_OPT`, else on the `PATH`); the
+    /// build runs without it, warning.
+    pub wasm_opt: Option<PathBuf>,
+    /// CMake, which the scaffold's build runs.
+    pub cmake: Option<PathBuf>,
+}
+
+impl CppToolchain {
+    /// The toolchain for the SDK at `sdk` (where zig may be installed beside
+    /// it).
+    pub(crate) fn find(sdk: &Path) -> Self {
+        let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        let compiler = if let Some(zig) = env("CYXLA_ZIG") {
+            Some(CppCompiler::Zig(PathBuf::from(zig)))
+        } else if let Some(cxx) = env("CYXLA_CXX") {
+            Some(CppCompiler::Clang(cxx.to_string_lossy().into_owned()))
+        } else if on_path("clang-19") && on_path("clang++-19") {
+            Some(CppCompiler::Clang("clang++-19".to_owned()))
+        } else {
+            find_zig(sdk).map(CppCompiler::Zig)
+        };
+        let wasm_opt = match env("CYXLA_WASM_OPT") {
+            Some(tool) if Path::new(&tool).components().count() > 1 => {
+                Some(PathBuf::from(tool)).filter(|p| p.is_file())
+            }
+            Some(tool) => which(&tool.to_string_lossy()),
+            None => which("wasm-opt"),
+        };
+        Self {
+            wasm_ld: which("wasm-ld-19"),
+            compiler,
+            wasm_opt,
+            cmake: which("cmake"),
+        }
+    }
+
+    /// The command that compiles the scaffold's native unit test (native
+    /// code, for this machine): `clang++-19`, else the machine's `c++`,
+    /// else zig's (`zig c++`, whose first native build compiles zig's
+    /// libc++ for this machine: a few minutes).
+    pub(crate) fn native_cxx(&self) -> String {
+        if on_path("clang++-19") {
+            return "clang++-19".to_owned();
+        }
+        match &self.compiler {
+            _ if on_path("c++") => "c++".to_owned(),
+            Some(CppCompiler::Zig(zig)) => {
+                format!("{} c++", shell_word(&zig.display().to_string()))
+            }
+            _ => "c++".to_owned(),
+        }
+    }
+
+    /// Lines for the top of `new`'s next steps: what to install, for each
+    /// tool that is missing (nothing when all are there). A missing
+    /// `wasm-opt` is said but not required.
+    pub(crate) fn missing(&self) -> String {
+        let mut s = String::new();
+        let apt = format!(
+            "sudo apt-get install {}",
+            CPP_PACKAGES
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        match &self.compiler {
             None => {
                 let _ = writeln!(
                     s,
-                    "# no Rust toolchain (rustc) on the PATH: install rustup (https://rustup.rs), then"
+                    "# no wasm32 C/C++ compiler (neither Debian's clang-19 nor zig); without root:"
                 );
-                let _ = writeln!(s, "rustup target add {RUST_TARGET}");
+                let _ = writeln!(s, "{ZIG_INSTALL}");
+                let _ = writeln!(s, "# or Debian's toolchain: {apt}");
             }
-            Some(sysroot) if !has_rust_target(&sysroot) => {
+            Some(CppCompiler::Clang(cxx)) if cxx == "clang++-19" && self.wasm_ld.is_none() => {
                 let _ = writeln!(
                     s,
-                    "# the Rust target {RUST_TARGET} is not installed ({}):",
-                    sysroot.display()
+                    "# wasm-ld-19 not found: install Debian's C/C++ wasm32 toolchain:"
                 );
-                let _ = writeln!(s, "rustup target add {RUST_TARGET}");
+                let _ = writeln!(s, "{apt}");
             }
             Some(_) => {}
-        },
-        Language::Cpp => {
-            let missing: Vec<&str> = CPP_TOOLS
-                .into_iter()
-                .filter(|tool| !on_path(tool))
-                .collect();
-            if !missing.is_empty() {
-                let _ = writeln!(
-                    s,
-                    "# {} not found: install Debian's C/C++ wasm32 toolchain:",
-                    missing.join(", ")
-                );
-                let packages = CPP_PACKAGES.split_whitespace().collect::<Vec<_>>();
-                let _ = writeln!(s, "sudo apt-get install {}", packages.join(" "));
-            }
         }
+        if self.cmake.is_none() {
+            let _ = writeln!(s, "# cmake not found (or: sudo apt-get install cmake):");
+            let _ = writeln!(s, "pip install cmake");
+        }
+        if self.wasm_opt.is_none() {
+            let _ = writeln!(
+                s,
+                "# wasm-opt (binaryen) not found: the build runs without it, and the module is \
+                 larger and its loops slower (the SDK's README.md, \"C/C++ without apt: zig\"); \
+                 sudo apt-get install binaryen, or cargo install wasm-opt"
+            );
+        }
+        s
+    }
+}
+
+/// zig where the SDK's CMake toolchain file looks for it when Debian's
+/// clang-19 is absent: `zig` on the `PATH`, else the Python package
+/// `ziglang`'s installed beside the SDK (the wheel's SDK is
+/// `site-packages/jax_plugins/cyxla/sdk`), in the `.venv` of the checkout
+/// the SDK is in, or for the `python3` on the `PATH`.
+pub(crate) fn find_zig(sdk: &Path) -> Option<PathBuf> {
+    if on_path("zig") {
+        return Some(PathBuf::from("zig"));
+    }
+    let beside = sdk.join("../../../ziglang/zig");
+    let in_venv = std::fs::read_dir(sdk.join("../.venv/lib"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path().join("site-packages/ziglang/zig"));
+    if let Some(zig) = std::iter::once(beside).chain(in_venv).find(|p| p.is_file()) {
+        return Some(zig.canonicalize().unwrap_or(zig));
+    }
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), 'zig'))",
+        ])
+        .output()
+        .ok()?;
+    let zig = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
+    (out.status.success() && zig.is_file()).then_some(zig)
+}
+
+/// `word` for a POSIX shell line: as it is when it needs no quotes.
+fn shell_word(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,".contains(c))
+    {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// Lines for the top of a Rust scaffold's next steps: what to install
+/// first when rustc or its wasm32 target is missing (nothing when both are
+/// there), with `sysroot` for [`rust_sysroot`].
+fn missing_rust_tools(dir: &Path, sysroot: impl Fn(&Path) -> Option<PathBuf>) -> String {
+    let mut s = String::new();
+    match sysroot(dir) {
+        None => {
+            let _ = writeln!(
+                s,
+                "# no Rust toolchain (rustc) on the PATH: install rustup (https://rustup.rs), then"
+            );
+            let _ = writeln!(s, "rustup target add {RUST_TARGET}");
+        }
+        Some(sysroot) if !has_rust_target(&sysroot) => {
+            let _ = writeln!(
+                s,
+                "# the Rust target {RUST_TARGET} is not installed ({}):",
+                sysroot.display()
+            );
+            let _ = writeln!(s, "rustup target add {RUST_TARGET}");
+        }
+        Some(_) => {}
     }
     s
 }
@@ -261,6 +410,15 @@ pub(crate) fn which(tool: &str) -> Option<PathBuf> {
         .find(|file| file.is_file())
 }
 
+/// Where `tool` is: itself when it names a folder, else on the `PATH`
+/// (itself when it is not there either).
+pub(crate) fn which_or(tool: &Path) -> PathBuf {
+    if tool.components().count() > 1 {
+        return tool.to_owned();
+    }
+    which(&tool.to_string_lossy()).unwrap_or_else(|| tool.to_owned())
+}
+
 /// A path for a TOML or CMake string (both take `/` on every platform).
 fn quoted(path: &Path) -> String {
     path.display()
@@ -269,7 +427,8 @@ fn quoted(path: &Path) -> String {
         .replace('"', "\\\"")
 }
 
-fn next_steps(name: &str, language: Language, dir: &Path) -> String {
+/// `native_cxx`: the command that compiles the C++ native unit test.
+fn next_steps(name: &str, language: Language, dir: &Path, native_cxx: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "cd {}", dir.display());
     match language {
@@ -287,7 +446,7 @@ fn next_steps(name: &str, language: Language, dir: &Path) -> String {
         Language::Cpp => {
             let _ = writeln!(
                 s,
-                "clang++-19 -std=c++17 {name}_test.cc -o {name}_test && ./{name}_test   # the native unit test"
+                "{native_cxx} -std=c++17 {name}_test.cc -o {name}_test && ./{name}_test   # the native unit test"
             );
             let _ = writeln!(s, "cmake -S . -B build && cmake --build build");
             let _ = writeln!(s, "mkdir -p guests && cp build/{name}.wasm guests/");
@@ -445,7 +604,7 @@ fetched on the first build.
 ```sh
 {steps}```
 "#,
-        steps = readme_steps(name, Language::Rust),
+        steps = readme_steps(name, Language::Rust, ""),
         target = RUST_TARGET,
     );
     vec![
@@ -460,14 +619,14 @@ fetched on the first build.
 
 /// The next steps for a README's shell block: those for the project's own
 /// folder, without their heading line.
-fn readme_steps(name: &str, language: Language) -> String {
-    next_steps(name, language, Path::new("."))
+fn readme_steps(name: &str, language: Language, native_cxx: &str) -> String {
+    next_steps(name, language, Path::new("."), native_cxx)
         .lines()
         .skip(1)
         .fold(String::new(), |acc, l| acc + l + "\n")
 }
 
-fn cpp_files(name: &str, sdk: &Path) -> Vec<(String, String)> {
+fn cpp_files(name: &str, sdk: &Path, native_cxx: &str) -> Vec<(String, String)> {
     let sdk = quoted(sdk);
     let kernel_h = format!(
         r#"// The computation of target `{name}`, free of XLA types: the handler in
@@ -522,7 +681,7 @@ CYXLA_TARGET({name}, {name}_handler);
     );
     let test_cc = format!(
         r#"// Native unit test of {name}'s computation:
-//   clang++-19 -std=c++17 {name}_test.cc -o {name}_test && ./{name}_test
+//   {native_cxx} -std=c++17 {name}_test.cc -o {name}_test && ./{name}_test
 #include <cstdio>
 
 #include "{name}_kernel.h"
@@ -562,13 +721,15 @@ Target `{name}`: `y = x * factor` (`x: f32[...]`, attribute `factor: f32`):
 the handler in `{name}.cc`, its computation in `{name}_kernel.h`. Guest
 SDK: `{sdk}` (see its README.md).
 
-Builds with Debian's clang-19 wasm32 toolchain, binaryen and CMake
-(`sudo apt-get install {packages}`).
+Builds with CMake and Debian's clang-19 wasm32 toolchain and binaryen
+(`sudo apt-get install {packages}`), or without them with zig and CMake
+from PyPI (`{ZIG_INSTALL} cmake`), which the SDK's CMake toolchain file
+uses when clang-19 is absent.
 
 ```sh
 {steps}```
 "#,
-        steps = readme_steps(name, Language::Cpp),
+        steps = readme_steps(name, Language::Cpp, native_cxx),
         packages = CPP_PACKAGES
             .split_whitespace()
             .collect::<Vec<_>>()
@@ -646,23 +807,19 @@ mod tests {
         let sysroot = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(sysroot.path().join("lib/rustlib/x86_64-unknown-linux-gnu"))
             .unwrap();
-        let lines = missing_tools_with(Language::Rust, sysroot.path(), |_| {
-            Some(sysroot.path().to_owned())
-        });
+        let lines = missing_rust_tools(sysroot.path(), |_| Some(sysroot.path().to_owned()));
         assert!(
             lines.contains("is not installed")
                 && lines.ends_with("rustup target add wasm32-unknown-unknown\n"),
             "{lines}"
         );
-        let lines = missing_tools_with(Language::Rust, sysroot.path(), |_| None);
+        let lines = missing_rust_tools(sysroot.path(), |_| None);
         assert!(
             lines.contains("install rustup (https://rustup.rs)"),
             "{lines}"
         );
         std::fs::create_dir_all(sysroot.path().join("lib/rustlib/wasm32-unknown-unknown")).unwrap();
-        let lines = missing_tools_with(Language::Rust, sysroot.path(), |_| {
-            Some(sysroot.path().to_owned())
-        });
+        let lines = missing_rust_tools(sysroot.path(), |_| Some(sysroot.path().to_owned()));
         assert_eq!(lines, "");
     }
 

@@ -11,7 +11,9 @@ use std::process::Command;
 use anyhow::{Context as _, Result};
 use cyxla_guest_abi as abi;
 
-use super::new::{self as scaffold, CPP_PACKAGES, CPP_TOOLS, RUST_TARGET};
+use super::new::{
+    self as scaffold, CPP_PACKAGES, CppCompiler, CppToolchain, RUST_TARGET, ZIG_INSTALL,
+};
 
 /// What [`describe`] found: the text to print, and whether every build
 /// tool is there.
@@ -96,31 +98,83 @@ pub fn describe(sdk: Option<&Path>) -> Result<SdkReport> {
             );
         }
     }
-    let mut missing = Vec::new();
-    let mut found = Vec::new();
-    for tool in CPP_TOOLS {
-        match scaffold::which(tool) {
-            Some(path) => found.push(path.display().to_string()),
-            None => missing.push(tool),
-        }
-    }
-    if missing.is_empty() {
-        line("C/C++ toolchain", found.join(", "));
-    } else {
-        tools_ok = false;
-        line(
-            "C/C++ toolchain",
-            format!(
-                "missing: {}; install Debian's wasm32 toolchain: `sudo apt-get install {CPP_PACKAGES}`",
-                missing.join(", ")
-            ),
-        );
-    }
+    let (ok, cpp) = cpp_toolchain(&CppToolchain::find(&sdk));
+    tools_ok &= ok;
+    line("C/C++ toolchain", cpp);
     Ok(SdkReport {
         sdk,
         text,
         tools_ok,
     })
+}
+
+/// The `C/C++ toolchain` line for `tools` (as `new` and the CMake toolchain
+/// file find them), and whether a build can run with them: the compiler
+/// (Debian's clang-19 with its wasm32 linker, or zig) and CMake are needed,
+/// binaryen's wasm-opt is not (the build warns without it).
+fn cpp_toolchain(tools: &CppToolchain) -> (bool, String) {
+    let apt = format!("`sudo apt-get install {CPP_PACKAGES}`");
+    let mut missing = Vec::new();
+    let mut found = Vec::new();
+    match &tools.compiler {
+        None => missing.push(format!(
+            "a wasm32 C/C++ compiler (neither clang-19 nor zig): `{ZIG_INSTALL}` (no root \
+             needed), or Debian's toolchain: {apt}"
+        )),
+        Some(CppCompiler::Zig(zig)) => found.push(format!(
+            "zig {} ({}; `zig c++`, with its own libc++ and wasi-libc: {})",
+            zig_version(zig).unwrap_or_else(|| "(does not run)".to_owned()),
+            scaffold::which_or(zig).display(),
+            if std::env::var_os("CYXLA_ZIG").is_some_and(|v| !v.is_empty()) {
+                "chosen by CYXLA_ZIG"
+            } else {
+                "Debian's clang-19 is not on the PATH"
+            }
+        )),
+        Some(CppCompiler::Clang(cxx)) => {
+            found.push(scaffold::which_or(Path::new(cxx)).display().to_string());
+            if cxx == "clang++-19" {
+                match &tools.wasm_ld {
+                    Some(ld) => found.push(ld.display().to_string()),
+                    None => missing.push(format!("wasm-ld-19: {apt}")),
+                }
+            }
+        }
+    }
+    let ok = missing.is_empty() && tools.cmake.is_some();
+    match &tools.wasm_opt {
+        Some(opt) => found.push(opt.display().to_string()),
+        None => found.push(
+            "no wasm-opt (optional: modules build without it, larger and with slower loops; \
+             `sudo apt-get install binaryen` or `cargo install wasm-opt`)"
+                .to_owned(),
+        ),
+    }
+    match &tools.cmake {
+        Some(cmake) => found.push(cmake.display().to_string()),
+        None => {
+            missing.push("cmake: `pip install cmake`, or `sudo apt-get install cmake`".to_owned())
+        }
+    }
+    if missing.is_empty() {
+        (ok, found.join(", "))
+    } else {
+        (
+            ok,
+            format!(
+                "missing: {}; found: {}",
+                missing.join("; "),
+                found.join(", ")
+            ),
+        )
+    }
+}
+
+/// `zig version`, if zig runs.
+fn zig_version(zig: &Path) -> Option<String> {
+    let out = Command::new(zig).arg("version").output().ok()?;
+    out.status.success().then_some(())?;
+    Some(String::from_utf8(out.stdout).ok()?.trim().to_owned())
 }
 
 /// `XLA_FFI_API_MAJOR` and `XLA_FFI_API_MINOR` of the SDK's `c_api.h`.
