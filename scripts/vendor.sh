@@ -274,7 +274,11 @@ for c in "${crates[@]}"; do
     cp "vendor/$c/$notes" "$scratch/crates/$c/"
   fi
   # Only files whose content changed are written (and files gone removed),
-  # so that cargo rebuilds only what changed.
+  # so that cargo rebuilds only what changed. A written file gets the time
+  # of writing, not the crate's: cargo sees a source as changed only when
+  # it is newer than the last build, and a crate's files carry their
+  # release's times, so a patch left out (--without) or a file put back
+  # would otherwise leave the build patched.
   mkdir -p "vendor/$c"
   (cd "vendor/$c" && find . -type f ! -name CYXLA-PATCH.md) | while read -r f; do
     [[ -e "$scratch/crates/$c/$f" ]] || rm -f "vendor/$c/$f"
@@ -282,7 +286,7 @@ for c in "${crates[@]}"; do
   (cd "$scratch/crates/$c" && find . -type f) | while read -r f; do
     if ! cmp -s "$scratch/crates/$c/$f" "vendor/$c/$f"; then
       mkdir -p "$(dirname "vendor/$c/$f")"
-      cp -p "$scratch/crates/$c/$f" "vendor/$c/$f"
+      cp --preserve=mode "$scratch/crates/$c/$f" "vendor/$c/$f"
     fi
   done
   find "vendor/$c" -type d -empty -delete
