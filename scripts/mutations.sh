@@ -34,6 +34,7 @@ mutations=(
   "sink-02-broken|edit vendor/cranelift-codegen/src/isa/x64/lower/isle.rs|        self.sinkable_load(arg)\n    }\n}|        let ValueDef::Result(load, 0) = self.lower_ctx.dfg().value_def(arg) else { return None };\n        let (addr_input, offset) = is_mergeable_load(self.lower_ctx, load, MergeableLoadSize::Min32)?;\n        Some(SinkableLoad { inst: load, addr_input, offset })\n    }\n}|-p cyxla-host --test fuzz_smoke differential"
   "align-03-reverted|without cranelift-codegen/03-align-loop-headers.patch|-p cyxla-host --lib engine::tests::short_loops_are_unrolled_and_loops_aligned"
   "align-03-ungated|edit vendor/cranelift-codegen/src/machinst/mod.rs|    fn loop_header_alignment() -> CodeOffset {\n        1\n    }|    fn loop_header_alignment() -> CodeOffset {\n        64\n    }|-p cyxla-host --lib engine::tests::loops_are_padded_only_where_the_backend_asks"
+  "trap-srcloc-04-reverted|without cranelift-codegen/04-branch-to-trap-keeps-trap-srcloc.patch|-p cyxla-host --lib engine::tests::guarded_traps_report_the_unreachable"
 )
 
 selected=("$@")

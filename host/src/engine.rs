@@ -322,6 +322,66 @@ mod tests {
 
     use super::*;
 
+    /// A trap at an `unreachable` that a branch guards is reported at the
+    /// `unreachable`'s offset, not at the `if` or `br_if` before it: the
+    /// egraph turns the branch into a conditional trap, and
+    /// `vendor/cranelift-codegen`'s patch 04 gives that trap the source
+    /// location of the `trap` it replaces. Without the patch the frame's
+    /// offset is the branch's, and a guest's trap names the line of its
+    /// `if` (`host/app/tests/trap_lines.rs`).
+    #[test]
+    fn guarded_traps_report_the_unreachable() {
+        const GUARDED: &str = r#"(module
+          (func (export "if") (param i32) (if (local.get 0) (then unreachable)))
+          (func (export "br_if") (param i32)
+            (block (br_if 0 (i32.eqz (local.get 0))) unreachable)))"#;
+        let wasm = wat::parse_str(GUARDED).expect("valid WAT");
+        let mut unreachable_at = Vec::new();
+        for payload in wasmparser::Parser::new(0).parse_all(&wasm) {
+            if let wasmparser::Payload::CodeSectionEntry(body) = payload.expect("parses") {
+                let mut ops = body.get_operators_reader().expect("operators");
+                while !ops.eof() {
+                    let offset = ops.original_position();
+                    if let wasmparser::Operator::Unreachable = ops.read().expect("an operator") {
+                        unreachable_at.push(offset);
+                    }
+                }
+            }
+        }
+        assert_eq!(unreachable_at.len(), 2, "one `unreachable` per function");
+        // Unchecked: a raw Store has no poll page, so the poll engine's
+        // entry checks would trap before the guard is reached.
+        let limits = Limits {
+            interrupt: Interrupt::Unchecked,
+            ..Limits::default()
+        };
+        let engine = Engine::new(&limits).expect("an engine");
+        let module = Module::new(engine.wasm(), &wasm).expect("compiles");
+        let mut store = Store::new(engine.wasm(), ());
+        let instance = Instance::new(&mut store, &module, &[]).expect("instantiates");
+        for (name, &at) in ["if", "br_if"].into_iter().zip(&unreachable_at) {
+            let f = instance
+                .get_typed_func::<i32, ()>(&mut store, name)
+                .expect(name);
+            f.call(&mut store, 0)
+                .expect("no trap when the guard is false");
+            let error = f.call(&mut store, 1).expect_err("traps");
+            assert_eq!(
+                error.downcast_ref::<Trap>(),
+                Some(&Trap::UnreachableCodeReached),
+                "{name}: {error:?}"
+            );
+            let trace = error
+                .downcast_ref::<wasmtime::WasmBacktrace>()
+                .expect("a backtrace");
+            assert_eq!(
+                trace.frames()[0].module_offset(),
+                Some(at),
+                "{name}: the trap's offset, not the branch's: {trace:?}"
+            );
+        }
+    }
+
     /// A loop counting to its operand: no stores, no calls.
     const COUNT: &str = r#"(module
       (func (export "count") (param $n i32) (result i32) (local $i i32)

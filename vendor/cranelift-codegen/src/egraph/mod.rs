@@ -10,7 +10,8 @@ use crate::egraph::elaborate::Elaborator;
 use crate::flowgraph::ControlFlowGraph;
 use crate::inst_predicates::{is_mergeable_for_egraph, is_pure_for_egraph};
 use crate::ir::{
-    Block, DataFlowGraph, Function, Inst, InstructionData, Type, Value, ValueDef, ValueListPool,
+    Block, DataFlowGraph, Function, Inst, InstructionData, RelSourceLoc, Type, Value, ValueDef,
+    ValueListPool,
 };
 use crate::loop_analysis::LoopAnalysis;
 use crate::opts::IsleContext;
@@ -744,6 +745,35 @@ where
     }
 }
 
+/// CYXLA PATCH (see CYXLA-PATCH.md): when `branch`, a `brif`, is rewritten
+/// into a conditional trap and `jump`, a `jump` to one of its successors,
+/// the source location of the `trap` ending its other successor, the block
+/// that only traps (the one the jump does not go to; either, if both
+/// successors are the same block). `None` for any other pair of
+/// instructions, if that block does not end in a `trap`, or if the `trap`
+/// has no source location.
+fn branch_to_trap_srcloc(func: &Function, branch: Inst, jump: Inst) -> Option<RelSourceLoc> {
+    let InstructionData::Brif { blocks, .. } = func.dfg.insts[branch] else {
+        return None;
+    };
+    let InstructionData::Jump { destination, .. } = func.dfg.insts[jump] else {
+        return None;
+    };
+    let pool = &func.dfg.value_lists;
+    let kept = destination.block(pool);
+    let trapping = blocks
+        .iter()
+        .map(|call| call.block(pool))
+        .find(|&block| block != kept)
+        .unwrap_or(kept);
+    let trap = func.layout.last_inst(trapping)?;
+    if func.dfg.insts[trap].opcode() != crate::ir::Opcode::Trap {
+        return None;
+    }
+    let srcloc = func.srclocs[trap];
+    (!srcloc.is_default()).then_some(srcloc)
+}
+
 impl SkeletonInstSimplification {
     /// Does this simplification rewrite a block terminator, and thus
     /// potentially change the CFG?
@@ -1160,6 +1190,15 @@ impl<'a> EgraphPass<'a> {
                 if let Some(old_srcloc) = old_srcloc {
                     cursor.func.srclocs[first] = old_srcloc;
                     cursor.func.srclocs[second] = old_srcloc;
+                }
+                // CYXLA PATCH (see CYXLA-PATCH.md): a branch to a block that
+                // only traps became a conditional trap (`first`) and a jump
+                // (`second`). The trap is the `trap` that ended that block,
+                // not the branch: the conditional trap takes its source
+                // location (where the embedder's trap reports point), the
+                // jump keeps the branch's.
+                if let Some(trap_srcloc) = branch_to_trap_srcloc(cursor.func, old_inst, second) {
+                    cursor.func.srclocs[first] = trap_srcloc;
                 }
 
                 cursor.insert_inst(first);
