@@ -1,0 +1,74 @@
+//! The shipped program and plugin library are the same whichever way they
+//! are built: `scripts/build.sh` (`cargo build -p cyxla-app -p cyxla-pjrt`)
+//! or `cargo build --workspace`. Cargo unifies the features of normal
+//! dependencies across the crates of one build, so a test or bench crate
+//! that turned on a test hook (`cyxla-host`'s `fuzzing` or `bench`) as a
+//! normal dependency put it into the product of a workspace build. Those
+//! hooks are dev-dependencies; this test holds every crate of the product
+//! to it, our own and third-party alike.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::Command;
+
+/// Each package of the normal and build dependency graph of a build with
+/// the `cargo` arguments `packages`, with the feature sets it is built
+/// with (more than one where it is both a build and a normal dependency).
+fn features_of(packages: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
+    let root = cyxla_tests::workspace_root();
+    let out = Command::new(env!("CARGO"))
+        .current_dir(&root)
+        .args(["tree", "--offline", "--prefix", "none"])
+        .args(["--edges", "normal,build", "--format", "{p}|{f}"])
+        .args(packages)
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "cargo tree {packages:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for line in String::from_utf8(out.stdout).expect("UTF-8").lines() {
+        let line = line.trim_end_matches(" (*)");
+        let Some((package, features)) = line.split_once('|') else {
+            continue;
+        };
+        graph
+            .entry(package.to_owned())
+            .or_default()
+            .insert(features.to_owned());
+    }
+    graph
+}
+
+#[test]
+fn a_workspace_build_builds_the_product_with_the_features_of_scripts_build() {
+    let product = features_of(&["-p", "cyxla-app", "-p", "cyxla-pjrt"]);
+    let workspace = features_of(&["--workspace"]);
+    let host = product
+        .keys()
+        .find(|p| p.starts_with("cyxla-host "))
+        .expect("the product depends on cyxla-host");
+    assert_eq!(
+        product[host],
+        BTreeSet::from([String::new()]),
+        "scripts/build.sh builds cyxla-host without test hooks"
+    );
+    let differ: Vec<String> = product
+        .iter()
+        .filter(|(package, features)| workspace.get(*package) != Some(features))
+        .map(|(package, features)| {
+            format!(
+                "{package}: {features:?} (scripts/build.sh) vs {:?} (cargo build --workspace)",
+                workspace.get(package)
+            )
+        })
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "a crate of the program or plugin gets other features in `cargo build --workspace` \
+         than in scripts/build.sh (a test or bench crate turns them on through a normal \
+         dependency; make it a dev-dependency):\n{}",
+        differ.join("\n")
+    );
+}
