@@ -451,14 +451,14 @@ def binding_programs() -> list[Program]:
         ),
         Program(
             "probe",
-            "probe_cpp: strict_cpp's handler answers a metadata probe (API 0.3, no traits, "
-            "no state)",
+            "probe_cpp: strict_cpp's handler answers a metadata probe (its headers' API "
+            "version, as an offset from it: 0.0; no traits, no state)",
             lambda v: jax.ffi.ffi_call("probe_cpp", jax.ShapeDtypeStruct((4,), jnp.int64))(
                 v, eps=np.float32(3.0)
             ),
             [v],
             ["probe_cpp"],
-            oracle=lambda v: [np.array([0, 3, 0, 0], np.int64)],
+            oracle=lambda v: [np.array([0, 0, 0, 0], np.int64)],
         ),
         strict_program(
             "err_frame_size",

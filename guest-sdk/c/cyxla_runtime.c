@@ -39,7 +39,10 @@ CYXLA_STATIC_ASSERT(sizeof(void*) == 4, "the cyxla guest ABI is wasm32");
 
 #define CYXLA_EXPORT(name) __attribute__((export_name(name)))
 
-/* One slot of the XLA_FFI_Api function table per entry of CYXLA_IMPORTS. */
+/* One slot of the XLA_FFI_Api function table per entry of CYXLA_IMPORTS.
+ * Slots 1 and 6 are unions of their 0.5 and 0.3 names; an initializer
+ * without braces fills the first member, the 0.5 one, which is what the
+ * import is declared as. */
 #define CYXLA_API_SLOT(name, NAME, function, returns) cyxla_import_##name,
 #define CYXLA_COUNT_IMPORT(name, NAME, function, returns) +1
 CYXLA_STATIC_ASSERT(0 CYXLA_IMPORTS(CYXLA_COUNT_IMPORT) == CYXLA_API_FN_SLOTS,
@@ -53,6 +56,8 @@ CYXLA_STATIC_ASSERT(sizeof(XLA_FFI_Api) ==
  * imports, in XLA_FFI_Api order; taking their addresses puts them into the
  * module's function table, so each pointer is a function-table index, as the
  * guest ABI requires. */
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wmissing-braces"
 static const XLA_FFI_Api cyxla_api_table = {
     XLA_FFI_Api_STRUCT_SIZE,
     NULL,
@@ -60,6 +65,7 @@ static const XLA_FFI_Api cyxla_api_table = {
     NULL,
     CYXLA_IMPORTS(CYXLA_API_SLOT)
 };
+#pragma clang diagnostic pop
 
 /* The message of the last cyxla_panic (a literal or other static string). */
 static const char* cyxla_panic_message = NULL;

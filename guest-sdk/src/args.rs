@@ -52,8 +52,8 @@ args_struct! {
 }
 
 args_struct! {
-    /// `XLA_FFI_Error_GetMessage_Args`.
-    ErrorGetMessage, error_get_message_args { error: u32 = ERROR, message: u32 = MESSAGE }
+    /// `XLA_FFI_Error_GetDetails_Args` (0.5: the message and the code).
+    ErrorGetDetails, error_get_details_args { error: u32 = ERROR, message: u32 = MESSAGE, errc: i32 = ERRC }
 }
 
 args_struct! {

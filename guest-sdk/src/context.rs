@@ -49,15 +49,17 @@ fn outside_wasm32<T>(ctx: u32, import: &str) -> Result<T> {
     )))
 }
 
-/// Turns an error handle from a host import into an [`Error`] (and
-/// destroys the handle). 0 is success.
+/// Turns an error handle from a host import into an [`Error`] with the
+/// handle's code (`XLA_FFI_Error_GetDetails`) and destroys the handle. 0 is
+/// success.
 #[cfg(target_arch = "wasm32")]
 fn check(handle: u32, import: &str) -> Result<()> {
     if handle == 0 {
         return Ok(());
     }
-    let mut get = args::ErrorGetMessage::new(handle, 0);
-    // SAFETY: `get` is a live args struct; the host writes `message`.
+    let mut get = args::ErrorGetDetails::new(handle, 0, crate::ErrorCode::Internal.to_c());
+    // SAFETY: `get` is a live args struct; the host writes `message` and
+    // `errc`.
     unsafe { sys::error_get_message(&mut get) };
     let text = Memory::linear()
         .c_str(get.message, 4096)
@@ -66,7 +68,8 @@ fn check(handle: u32, import: &str) -> Result<()> {
     let mut destroy = args::ErrorDestroy::new(handle);
     // SAFETY: `destroy` is a live args struct naming a handle the host issued.
     unsafe { sys::error_destroy(&mut destroy) };
-    Err(Error::internal(alloc::format!(
-        "host import {import} failed: {text}"
-    )))
+    Err(Error::new(
+        crate::ErrorCode::from_c(get.errc),
+        alloc::format!("host import {import} failed: {text}"),
+    ))
 }

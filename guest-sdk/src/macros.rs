@@ -27,7 +27,7 @@ pub type Handler = for<'f, 'a> fn(&'f crate::CallFrame<'a>) -> crate::Result<()>
 /// * a record `cyxla-target v1 <target> <export>\n` in the `cyxla.targets`
 ///   custom section, so the host finds the target in the bare `.wasm`;
 /// * an export `<export>: (frame: i32) -> i32` that answers a metadata
-///   probe (API version 0.3) and ignores stages other than EXECUTE, reads
+///   probe (the SDK's API version, 0.5) and ignores stages other than EXECUTE, reads
 ///   the frame as the host guarantees it
 ///   (docs/abi.md, "What a guest may rely on": the host checked the call,
 ///   so the frame is not decoded and checked again), calls the handler and

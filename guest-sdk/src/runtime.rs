@@ -18,7 +18,7 @@ mod wasm {
     use crate::memory::Memory;
     use crate::sys;
 
-    /// The guest's `XLA_FFI_Api` (version 0.3) in wasm32 layout; its function
+    /// The guest's `XLA_FFI_Api` (version 0.5) in wasm32 layout; its function
     /// pointers are function-table indices of the `cyxla` imports.
     #[repr(C)]
     struct Api {
@@ -108,7 +108,7 @@ mod wasm {
     }
 
     /// Answers a metadata probe (`extension_start` set) like XLA's C++
-    /// binding: API version 0.3, no traits.
+    /// binding: the SDK's API version (`abi::FFI_API_VERSION`), no traits.
     fn answer_probe(mem: Memory<'_>, ext: u32) -> Result<()> {
         let what = "metadata extension";
         let ty = mem.u32(

@@ -15,8 +15,8 @@ macro_rules! args_type {
     (error_create_args) => {
         args::ErrorCreate
     };
-    (error_get_message_args) => {
-        args::ErrorGetMessage
+    (error_get_details_args) => {
+        args::ErrorGetDetails
     };
     (error_destroy_args) => {
         args::ErrorDestroy

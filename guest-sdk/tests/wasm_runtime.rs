@@ -103,6 +103,8 @@ fn linker(engine: &Engine) -> Linker<HostState> {
                 let mem = memory(&mut caller);
                 let a = args as u32;
                 let handle = read_u32(mem.data(&caller), a + abi::error_get_message_args::ERROR);
+                let struct_size = read_u32(mem.data(&caller), a);
+                let code = caller.data().errors[handle as usize - 1].0;
                 let mut text = caller.data().errors[handle as usize - 1]
                     .1
                     .clone()
@@ -118,6 +120,12 @@ fn linker(engine: &Engine) -> Linker<HostState> {
                 let out = a + abi::error_get_message_args::MESSAGE;
                 mem.write(&mut caller, out as usize, &at.to_le_bytes())
                     .unwrap();
+                // XLA_FFI_Error_GetDetails_Args (0.5) has room for the code.
+                if struct_size >= abi::error_get_details_args::STRUCT_SIZE {
+                    let out = a + abi::error_get_details_args::ERRC;
+                    mem.write(&mut caller, out as usize, &code.to_le_bytes())
+                        .unwrap();
+                }
             },
         )
         .unwrap();
@@ -277,7 +285,7 @@ fn exports_and_api_table() {
     let v = api + abi::api::API_VERSION;
     assert_eq!(read_u32(data, v), abi::api_version::STRUCT_SIZE);
     assert_eq!(read_u32(data, v + abi::api_version::MAJOR_VERSION), 0);
-    assert_eq!(read_u32(data, v + abi::api_version::MINOR_VERSION), 3);
+    assert_eq!(read_u32(data, v + abi::api_version::MINOR_VERSION), 5);
     let mut slots: Vec<u32> = (0..abi::API_FN_SLOTS)
         .map(|i| read_u32(data, api + abi::api::slot_offset(i)))
         .collect();

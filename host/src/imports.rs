@@ -146,6 +146,34 @@ fn read_args_or_fault<const N: usize>(
     Ok(bytes)
 }
 
+/// Allocates `len` bytes aligned to `align` in guest memory through the
+/// guest's `cyxla_alloc`; a guest fault (naming `function`) if it cannot.
+fn guest_alloc(
+    caller: &mut Caller<'_, HostState>,
+    function: &'static str,
+    what: &str,
+    len: i32,
+    align: i32,
+) -> wasmtime::Result<u32> {
+    let Some(alloc) = caller.data().alloc.clone() else {
+        return Err(fault(
+            function,
+            "called before the guest was initialised".into(),
+        ));
+    };
+    let addr = alloc.call(&mut *caller, (len, align))?.cast_unsigned();
+    if addr == 0 {
+        return Err(fault(
+            function,
+            format!(
+                "`{}` returned 0 for the {len}-byte {what}",
+                abi::EXPORT_ALLOC
+            ),
+        ));
+    }
+    Ok(addr)
+}
+
 /// [`read_args`] for a host function that returns an error to the guest
 /// (INVALID_ARGUMENT) when the struct is short: `Ok(Err(handle))` then.
 fn read_args_or_error<const N: usize>(
@@ -227,10 +255,26 @@ fn error_create(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Resul
     )
 }
 
+/// Slot 1: `XLA_FFI_Error_GetDetails` (0.5), and `XLA_FFI_Error_GetMessage`
+/// (0.3) of guests built before it, told apart by `struct_size`: the
+/// message always, the code when the struct has room for it.
 fn error_get_message(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<()> {
+    use abi::error_get_details_args as d;
     use abi::error_get_message_args as a;
     let imp = import(abi::IMPORT_ERROR_GET_MESSAGE);
-    let bytes = read_args_or_fault::<{ a::SIZE as usize }>(&mut caller, imp, args)?;
+    let (bytes, _) = read_args::<{ a::SIZE as usize }>(&mut caller, imp, args)?;
+    let struct_size = u32_at(&bytes, abi::STRUCT_SIZE_OFFSET);
+    if struct_size < a::STRUCT_SIZE {
+        return Err(fault(
+            imp.c_name,
+            format!(
+                "{}_Args has struct_size {struct_size}, expected at least {} (XLA_FFI_Error_GetMessage_Args) or {}",
+                imp.c_name,
+                a::STRUCT_SIZE,
+                d::STRUCT_SIZE
+            ),
+        ));
+    }
     let handle = u32_at(&bytes, a::ERROR).cast_signed();
     let Some(error) = caller.data_mut().errors.get_mut(handle) else {
         return Err(fault(
@@ -246,22 +290,7 @@ fn error_get_message(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::
             text.push(0);
             let len = i32::try_from(text.len())
                 .map_err(|_| fault(imp.c_name, "message too long".into()))?;
-            let Some(alloc) = caller.data().alloc.clone() else {
-                return Err(fault(
-                    imp.c_name,
-                    "called before the guest was initialised".into(),
-                ));
-            };
-            let addr = alloc.call(&mut caller, (len, 1))?.cast_unsigned();
-            if addr == 0 {
-                return Err(fault(
-                    imp.c_name,
-                    format!(
-                        "`{}` returned 0 for the {len}-byte message copy",
-                        abi::EXPORT_ALLOC
-                    ),
-                ));
-            }
+            let addr = guest_alloc(&mut caller, imp.c_name, "message copy", len, 1)?;
             write_bytes(&mut caller, imp.c_name, "the message copy", addr, &text)?;
             if let Some(error) = caller.data_mut().errors.get_mut(handle) {
                 error.guest_copy = Some(addr);
@@ -269,6 +298,11 @@ fn error_get_message(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::
             addr
         }
     };
+    let code = caller
+        .data_mut()
+        .errors
+        .get_mut(handle)
+        .map_or(0, |error| error.code);
     let out = args.cast_unsigned().saturating_add(a::MESSAGE);
     write_bytes(
         &mut caller,
@@ -276,7 +310,18 @@ fn error_get_message(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::
         "the message field",
         out,
         &copy.to_le_bytes(),
-    )
+    )?;
+    if struct_size >= d::STRUCT_SIZE {
+        let out = args.cast_unsigned().saturating_add(d::ERRC);
+        write_bytes(
+            &mut caller,
+            imp.c_name,
+            "the errc field",
+            out,
+            &code.to_le_bytes(),
+        )?;
+    }
+    Ok(())
 }
 
 fn error_destroy(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<()> {
@@ -460,6 +505,68 @@ fn state_get(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i
         "the state field",
         out,
         &value.to_le_bytes(),
+    )?;
+    Ok(0)
+}
+
+/// Slot 18 (0.5): no extension is attached to a guest's context, so
+/// `extension` is NULL whatever the type asked for, as XLA answers for a
+/// type its context does not hold.
+fn invoke_context_find_extension(
+    mut caller: Caller<'_, HostState>,
+    args: i32,
+) -> wasmtime::Result<i32> {
+    use abi::invoke_context_find_extension_args as a;
+    let imp = import(abi::IMPORT_INVOKE_CONTEXT_FIND_EXTENSION);
+    if let Err(handle) = read_args_or_error::<{ a::SIZE as usize }>(&mut caller, imp, args)? {
+        return Ok(handle);
+    }
+    let out = args.cast_unsigned().saturating_add(a::EXTENSION);
+    write_bytes(&mut caller, imp.c_name, "the extension field", out, &[0; 4])?;
+    Ok(0)
+}
+
+/// Slot 19 (0.5): the sandbox passes no per-execution options, so the
+/// answer is an empty dictionary, an `XLA_FFI_Attrs` of size 0 that the
+/// host allocates in guest memory once per instance and writes anew on
+/// every call (the guest may have written over it).
+fn custom_options_get(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
+    use abi::attrs as at;
+    use abi::custom_options_get_args as a;
+    let imp = import(abi::IMPORT_CUSTOM_OPTIONS_GET);
+    if let Err(handle) = read_args_or_error::<{ a::SIZE as usize }>(&mut caller, imp, args)? {
+        return Ok(handle);
+    }
+    let attrs = match caller.data().custom_options {
+        Some(addr) => addr,
+        None => {
+            let addr = guest_alloc(
+                &mut caller,
+                imp.c_name,
+                "empty dictionary",
+                at::SIZE as i32,
+                at::ALIGN as i32,
+            )?;
+            caller.data_mut().custom_options = Some(addr);
+            addr
+        }
+    };
+    let mut empty = [0u8; at::SIZE as usize];
+    empty[..4].copy_from_slice(&at::STRUCT_SIZE.to_le_bytes());
+    write_bytes(
+        &mut caller,
+        imp.c_name,
+        "the empty dictionary",
+        attrs,
+        &empty,
+    )?;
+    let out = args.cast_unsigned().saturating_add(a::ATTRS);
+    write_bytes(
+        &mut caller,
+        imp.c_name,
+        "the attrs field",
+        out,
+        &attrs.to_le_bytes(),
     )?;
     Ok(0)
 }

@@ -278,6 +278,9 @@ pub(crate) struct HostState {
     /// Set while a call runs.
     pub(crate) call: Option<CallInfo>,
     pub(crate) error_message_bytes: usize,
+    /// Guest address of the `XLA_FFI_Attrs` that `XLA_FFI_CustomOptions_Get`
+    /// answers with, once allocated (through `cyxla_alloc`).
+    pub(crate) custom_options: Option<u32>,
 }
 
 impl HostState {
@@ -305,6 +308,7 @@ impl HostState {
             states: Vec::new(),
             call: None,
             error_message_bytes: limits.error_message,
+            custom_options: None,
         }
     }
 

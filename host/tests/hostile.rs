@@ -458,7 +458,7 @@ fn forged_error_handles_are_guest_faults() {
         &sandbox,
         "get_message_forged",
         ErrorCode::Internal,
-        "made an invalid host call: `XLA_FFI_Error_GetMessage`: 0x1234 is not a live error handle",
+        "made an invalid host call: `XLA_FFI_Error_GetDetails`: 0x1234 is not a live error handle",
         "",
     );
 }

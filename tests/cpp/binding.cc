@@ -340,8 +340,11 @@ extern "C" XLA_FFI_Error* Probe(XLA_FFI_CallFrame* frame) {
   if (XLA_FFI_Error* error = Strict(&copy)) return error;
   auto* out = static_cast<XLA_FFI_Buffer*>(frame->rets.rets[0]);
   auto* v = static_cast<int64_t*>(out->data);
-  v[0] = metadata.api_version.major_version;
-  v[1] = metadata.api_version.minor_version;
+  // The version relative to the headers' own: 0.0 when the binding answers
+  // the version it was built against (0.3 natively against jaxlib 0.10's
+  // headers, 0.5 as a guest of this SDK).
+  v[0] = metadata.api_version.major_version - XLA_FFI_API_MAJOR;
+  v[1] = metadata.api_version.minor_version - XLA_FFI_API_MINOR;
   v[2] = metadata.traits;
   v[3] = metadata.state_type_id.type_id;
   return nullptr;

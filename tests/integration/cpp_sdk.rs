@@ -1010,7 +1010,7 @@ fn layouts() -> Vec<Layout> {
             "XLA_FFI_Handler_Bundle",
             handler_bundle,
             None,
-            [INSTANTIATE, PREPARE, INITIALIZE, EXECUTE]
+            [INSTANTIATE, PREPARE, INITIALIZE, EXECUTE, RECORD]
         ),
         args!(
             "XLA_FFI_Error_Create_Args",
@@ -1021,6 +1021,39 @@ fn layouts() -> Vec<Layout> {
             "XLA_FFI_Error_GetMessage_Args",
             error_get_message_args,
             [ERROR, MESSAGE]
+        ),
+        args!(
+            "XLA_FFI_Error_GetDetails_Args",
+            error_get_details_args,
+            [ERROR, MESSAGE, ERRC]
+        ),
+        args!(
+            "XLA_FFI_InvokeContext_FindExtension_Args",
+            invoke_context_find_extension_args,
+            [CTX, EXTENSION_TYPE, EXTENSION]
+        ),
+        args!(
+            "XLA_FFI_CustomOptions_Get_Args",
+            custom_options_get_args,
+            [CTX, ATTRS]
+        ),
+        plain!(
+            "XLA_FFI_ExtensionId",
+            extension_id,
+            Some(extension_id::STRUCT_SIZE),
+            [EXTENSION_TYPE, MAJOR_VERSION, MINOR_VERSION]
+        ),
+        plain!(
+            "XLA_FFI_Extension",
+            extension,
+            Some(extension::STRUCT_SIZE),
+            [STRUCT_SIZE_OFFSET = "struct_size", ID, NEXT]
+        ),
+        plain!(
+            "XLA_FFI_InternalExtension",
+            extension_base,
+            Some(extension_base::STRUCT_SIZE),
+            [STRUCT_SIZE_OFFSET = "struct_size", TYPE, NEXT]
         ),
         args!("XLA_FFI_Error_Destroy_Args", error_destroy_args, [ERROR]),
         args!("XLA_FFI_TypeInfo", type_info, [DELETER]),
@@ -1047,6 +1080,11 @@ fn layouts() -> Vec<Layout> {
         ),
         args!(
             "XLA_FFI_ExecutionContext_Get_Args",
+            execution_context_get_args,
+            [CTX, TYPE_ID, DATA]
+        ),
+        args!(
+            "XLA_FFI_InvokeContext_Get_Args",
             execution_context_get_args,
             [CTX, TYPE_ID, DATA]
         ),

@@ -71,8 +71,8 @@ pub const WASI_MODULE: &str = "wasi_snapshot_preview1";
 /// Major version of the XLA FFI C API the guest-side `XLA_FFI_Api` reports.
 pub const FFI_API_MAJOR: i32 = 0;
 /// Minor version of the XLA FFI C API the guest-side `XLA_FFI_Api` reports.
-pub const FFI_API_MINOR: i32 = 3;
-/// `(major, minor)` of the XLA FFI C API: `(0, 3)`.
+pub const FFI_API_MINOR: i32 = 5;
+/// `(major, minor)` of the XLA FFI C API: `(0, 5)`.
 pub const FFI_API_VERSION: (i32, i32) = (FFI_API_MAJOR, FFI_API_MINOR);
 
 // ---------------------------------------------------------------------------
@@ -135,6 +135,14 @@ pub const REQUIRED_EXPORTS: [&str; 4] =
 ///   or `unimplemented` (the host answers UNIMPLEMENTED);
 /// * the doc lines, if any, say more about it to guest authors.
 ///
+/// Imports are named after their C function in snake case, except the two
+/// whose function XLA FFI 0.5 renamed: slot 1 (`XLA_FFI_Error_GetMessage`,
+/// now `XLA_FFI_Error_GetDetails`) and slot 6 (`XLA_FFI_ExecutionContext_Get`,
+/// now `XLA_FFI_InvokeContext_Get`) keep their 0.3 names, so that guests
+/// built against 0.3 load on this host unchanged. Slots 18 and 19 are new in
+/// 0.5: a guest built with this SDK imports them, and a host older than them
+/// refuses it, naming the import.
+///
 /// A callback matches every row and uses what it needs:
 ///
 /// ```
@@ -155,8 +163,11 @@ macro_rules! for_each_import {
             /// The host copies the message and returns a nonzero error handle.
             0  error_create              IMPORT_ERROR_CREATE            XLA_FFI_Error_Create            error_create_args             error served;
             /// The host copies the message into guest memory (through
-            /// `cyxla_alloc`) and writes its address to `args->message`.
-            1  error_get_message         IMPORT_ERROR_GET_MESSAGE       XLA_FFI_Error_GetMessage        error_get_message_args        void  served;
+            /// `cyxla_alloc`) and writes its address to `args->message`, and
+            /// the error's code to `args->errc` when `struct_size` covers it
+            /// (`XLA_FFI_Error_GetDetails_Args`, 0.5); the 0.3 struct
+            /// `XLA_FFI_Error_GetMessage_Args` (16 bytes) gets the message alone.
+            1  error_get_message         IMPORT_ERROR_GET_MESSAGE       XLA_FFI_Error_GetDetails        error_get_details_args        void  served;
             /// Releases an error handle.
             2  error_destroy             IMPORT_ERROR_DESTROY           XLA_FFI_Error_Destroy           error_destroy_args            void  served;
             /// A guest lists its targets in its targets section instead
@@ -164,7 +175,7 @@ macro_rules! for_each_import {
             3  handler_register          IMPORT_HANDLER_REGISTER        XLA_FFI_Handler_Register        handler_register_args         error unimplemented;
             4  stream_get                IMPORT_STREAM_GET              XLA_FFI_Stream_Get              stream_get_args               error unimplemented;
             5  type_register             IMPORT_TYPE_REGISTER           XLA_FFI_Type_Register           type_register_args            error served;
-            6  execution_context_get     IMPORT_EXECUTION_CONTEXT_GET   XLA_FFI_ExecutionContext_Get    execution_context_get_args    error served;
+            6  execution_context_get     IMPORT_EXECUTION_CONTEXT_GET   XLA_FFI_InvokeContext_Get       execution_context_get_args    error served;
             7  state_set                 IMPORT_STATE_SET               XLA_FFI_State_Set               state_set_args                error served;
             8  state_get                 IMPORT_STATE_GET               XLA_FFI_State_Get               state_get_args                error served;
             9  device_memory_allocate    IMPORT_DEVICE_MEMORY_ALLOCATE  XLA_FFI_DeviceMemory_Allocate   device_memory_allocate_args   error unimplemented;
@@ -176,6 +187,13 @@ macro_rules! for_each_import {
             15 future_set_error          IMPORT_FUTURE_SET_ERROR        XLA_FFI_Future_SetError         future_set_error_args         error unimplemented;
             16 run_id_get                IMPORT_RUN_ID_GET              XLA_FFI_RunId_Get               run_id_get_args               error served;
             17 device_ordinal_get        IMPORT_DEVICE_ORDINAL_GET      XLA_FFI_DeviceOrdinal_Get       device_ordinal_get_args       error served;
+            /// Writes NULL to `args->extension`: the sandbox attaches no
+            /// extension to a guest's context (XLA's are collectives and
+            /// command-buffer recording).
+            18 invoke_context_find_extension IMPORT_INVOKE_CONTEXT_FIND_EXTENSION XLA_FFI_InvokeContext_FindExtension invoke_context_find_extension_args error served;
+            /// Writes to `args->attrs` the guest address of an empty
+            /// `XLA_FFI_Attrs`: the sandbox passes no per-execution options.
+            19 custom_options_get        IMPORT_CUSTOM_OPTIONS_GET      XLA_FFI_CustomOptions_Get       custom_options_get_args       error served;
         }
     };
 }
@@ -226,7 +244,7 @@ macro_rules! define_imports {
             pub const $konst: &str = stringify!($name);
         )*
 
-        /// Number of function slots in the version-0.3 `XLA_FFI_Api` (and of imports).
+        /// Number of function slots in the version-0.5 `XLA_FFI_Api` (and of imports).
         pub const API_FN_SLOTS: usize = [$($slot),*].len();
 
         /// The imports of module [`IMPORT_MODULE`], in `XLA_FFI_Api` slot order:
@@ -320,9 +338,12 @@ pub mod execution_stage {
     pub const INITIALIZE: u32 = 2;
     /// `XLA_FFI_ExecutionStage_EXECUTE`: the only stage the host delivers.
     pub const EXECUTE: u32 = 3;
+    /// `XLA_FFI_ExecutionStage_RECORD` (0.5): command-buffer recording, GPU
+    /// only.
+    pub const RECORD: u32 = 4;
 }
 
-/// `XLA_FFI_Extension_Type` values.
+/// `XLA_FFI_InternalExtension_Type` (0.3: `XLA_FFI_Extension_Type`) values.
 pub mod extension_type {
     /// `XLA_FFI_Extension_Metadata` (the only member).
     pub const METADATA: u32 = 1;
@@ -477,7 +498,7 @@ pub mod array {
     pub const DATA: u32 = 8;
 }
 
-/// `XLA_FFI_Extension_Base` in wasm32.
+/// `XLA_FFI_InternalExtension` (0.3: `XLA_FFI_Extension_Base`) in wasm32.
 pub mod extension_base {
     /// `sizeof`.
     pub const SIZE: u32 = 12;
@@ -491,6 +512,39 @@ pub mod extension_base {
     pub const TYPE: u32 = 4;
     /// Offset of `next` (`XLA_FFI_Extension_Base*`).
     pub const NEXT: u32 = 8;
+}
+
+/// `XLA_FFI_ExtensionId` in wasm32 (no `struct_size`).
+pub mod extension_id {
+    /// `sizeof`.
+    pub const SIZE: u32 = 16;
+    /// Alignment.
+    pub const ALIGN: u32 = 8;
+    /// `XLA_FFI_ExtensionId_STRUCT_SIZE` (up to `minor_version`).
+    pub const STRUCT_SIZE: u32 = 16;
+    /// Offset of `extension_type` (`int64_t`).
+    pub const EXTENSION_TYPE: u32 = 0;
+    /// Offset of `major_version` (`int32_t`).
+    pub const MAJOR_VERSION: u32 = 8;
+    /// Offset of `minor_version` (`int32_t`).
+    pub const MINOR_VERSION: u32 = 12;
+}
+
+/// `XLA_FFI_Extension` in wasm32: the header of an extension of the invoke
+/// context (0.5). `STRUCT_SIZE` (28) < `SIZE` (32).
+pub mod extension {
+    /// `sizeof`.
+    pub const SIZE: u32 = 32;
+    /// Alignment.
+    pub const ALIGN: u32 = 8;
+    /// `XLA_FFI_Extension_STRUCT_SIZE` (up to `next`).
+    pub const STRUCT_SIZE: u32 = 28;
+    /// Offset of `struct_size` (`size_t`).
+    pub const STRUCT_SIZE_OFFSET: u32 = 0;
+    /// Offset of the inline `id` ([`extension_id`](super::extension_id)).
+    pub const ID: u32 = 8;
+    /// Offset of `next` (`const XLA_FFI_Extension*`).
+    pub const NEXT: u32 = 24;
 }
 
 /// `XLA_FFI_Metadata_Extension` in wasm32.
@@ -553,17 +607,20 @@ pub mod type_id {
     pub const TYPE_ID: u32 = 0;
 }
 
-/// `XLA_FFI_Api` (version 0.3) in wasm32: a header, then
+/// `XLA_FFI_Api` (version 0.5) in wasm32: a header, then
 /// [`API_FN_SLOTS`] function pointers (function-table
 /// indices) in [`IMPORTS`] order.
 pub mod api {
-    /// `sizeof`: 100, the header and [`API_FN_SLOTS`](super::API_FN_SLOTS)
-    /// (18) function slots.
+    /// `sizeof`: 108, the header and [`API_FN_SLOTS`](super::API_FN_SLOTS)
+    /// (20) function slots.
     pub const SIZE: u32 = slot_offset(super::API_FN_SLOTS);
     /// Alignment.
     pub const ALIGN: u32 = 4;
-    /// Value of the `struct_size` field (version 0.3: 18 slots).
+    /// Value of the `struct_size` field (version 0.5: 20 slots).
     pub const STRUCT_SIZE: u32 = SIZE;
+    /// `sizeof` of the version-0.3 table (18 slots), which guests built
+    /// with the 0.3 SDK have: the least a host may ask for.
+    pub const SIZE_0_3: u32 = slot_offset(18);
     /// Offset of `struct_size`.
     pub const STRUCT_SIZE_OFFSET: u32 = 0;
     /// Offset of `extension_start`.

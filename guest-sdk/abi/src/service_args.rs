@@ -37,7 +37,19 @@ args_struct! {
 }
 
 args_struct! {
-    /// `XLA_FFI_Error_GetMessage_Args` in wasm32 (import `error_get_message`).
+    /// `XLA_FFI_Error_GetDetails_Args` in wasm32 (0.5; import `error_get_message`).
+    error_get_details_args, size 20, align 4, struct_size 20;
+    /// Offset of `error` (`XLA_FFI_Error*`).
+    ERROR = 8;
+    /// Offset of `message` (`const char*`, out: the host writes a guest address).
+    MESSAGE = 12;
+    /// Offset of `errc` (`XLA_FFI_Error_Code`, out).
+    ERRC = 16;
+}
+
+args_struct! {
+    /// `XLA_FFI_Error_GetMessage_Args` in wasm32 (0.3; import
+    /// `error_get_message`): [`error_get_details_args`] without `errc`.
     error_get_message_args, size 16, align 4, struct_size 16;
     /// Offset of `error` (`XLA_FFI_Error*`).
     ERROR = 8;
@@ -86,7 +98,7 @@ args_struct! {
 /// `XLA_FFI_Handler_Bundle` in wasm32 (no `struct_size`).
 pub mod handler_bundle {
     /// `sizeof`.
-    pub const SIZE: u32 = 16;
+    pub const SIZE: u32 = 20;
     /// Alignment.
     pub const ALIGN: u32 = 4;
     /// Offset of `instantiate` (`XLA_FFI_Handler*`).
@@ -97,11 +109,13 @@ pub mod handler_bundle {
     pub const INITIALIZE: u32 = 8;
     /// Offset of `execute` (`XLA_FFI_Handler*`).
     pub const EXECUTE: u32 = 12;
+    /// Offset of `record` (`XLA_FFI_Handler*`, 0.5).
+    pub const RECORD: u32 = 16;
 }
 
 args_struct! {
     /// `XLA_FFI_Handler_Register_Args` in wasm32 (import `handler_register`).
-    handler_register_args, size 44, align 4, struct_size 44;
+    handler_register_args, size 48, align 4, struct_size 48;
     /// Offset of the inline `name` (`XLA_FFI_ByteSpan`).
     NAME = 8;
     /// Offset of the inline `platform` (`XLA_FFI_ByteSpan`).
@@ -109,7 +123,7 @@ args_struct! {
     /// Offset of the inline `bundle` (`XLA_FFI_Handler_Bundle`).
     BUNDLE = 24;
     /// Offset of `traits` (`XLA_FFI_Handler_Traits`, `uint32_t`).
-    TRAITS = 40;
+    TRAITS = 44;
 }
 
 args_struct! {
@@ -125,7 +139,8 @@ args_struct! {
 }
 
 args_struct! {
-    /// `XLA_FFI_ExecutionContext_Get_Args` in wasm32 (import `execution_context_get`).
+    /// `XLA_FFI_InvokeContext_Get_Args` (0.3: `XLA_FFI_ExecutionContext_Get_Args`)
+    /// in wasm32 (import `execution_context_get`).
     execution_context_get_args, size 20, align 4, struct_size 20;
     /// Offset of `ctx` (`XLA_FFI_ExecutionContext*`).
     CTX = 8;
@@ -224,4 +239,25 @@ args_struct! {
     CTX = 8;
     /// Offset of `device_ordinal` (`int32_t`, out).
     DEVICE_ORDINAL = 12;
+}
+
+args_struct! {
+    /// `XLA_FFI_InvokeContext_FindExtension_Args` in wasm32 (0.5; import
+    /// `invoke_context_find_extension`). `STRUCT_SIZE` (28) < `SIZE` (32).
+    invoke_context_find_extension_args, size 32, align 8, struct_size 28;
+    /// Offset of `ctx` (`XLA_FFI_InvokeContext*`).
+    CTX = 8;
+    /// Offset of `extension_type` (`int64_t`).
+    EXTENSION_TYPE = 16;
+    /// Offset of `extension` (`const XLA_FFI_Extension*`, out).
+    EXTENSION = 24;
+}
+
+args_struct! {
+    /// `XLA_FFI_CustomOptions_Get_Args` in wasm32 (0.5; import `custom_options_get`).
+    custom_options_get_args, size 16, align 4, struct_size 16;
+    /// Offset of `ctx` (`XLA_FFI_InvokeContext*`).
+    CTX = 8;
+    /// Offset of `attrs` (`const XLA_FFI_Attrs*`, out).
+    ATTRS = 12;
 }

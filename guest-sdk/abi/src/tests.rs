@@ -194,6 +194,11 @@ fn reference_layouts() -> Vec<Layout> {
             "message" = MESSAGE: 4,
             "errc" = ERRC: 4,
         ),
+        args_layout!("XLA_FFI_Error_GetDetails_Args", error_get_details_args,
+            "error" = ERROR: 4,
+            "message" = MESSAGE: 4,
+            "errc" = ERRC: 4,
+        ),
         args_layout!("XLA_FFI_Error_GetMessage_Args", error_get_message_args,
             "error" = ERROR: 4,
             "message" = MESSAGE: 4,
@@ -224,6 +229,7 @@ fn reference_layouts() -> Vec<Layout> {
                 ("prepare", handler_bundle::PREPARE, 4),
                 ("initialize", handler_bundle::INITIALIZE, 4),
                 ("execute", handler_bundle::EXECUTE, 4),
+                ("record", handler_bundle::RECORD, 4),
             ],
         ),
         args_layout!("XLA_FFI_Handler_Register_Args", handler_register_args,
@@ -237,7 +243,7 @@ fn reference_layouts() -> Vec<Layout> {
             "type_id" = TYPE_ID: 4,
             "type_info" = TYPE_INFO: 4,
         ),
-        args_layout!("XLA_FFI_ExecutionContext_Get_Args", execution_context_get_args,
+        args_layout!("XLA_FFI_InvokeContext_Get_Args", execution_context_get_args,
             "ctx" = CTX: 4,
             "type_id" = TYPE_ID: 4,
             "data" = DATA: 4,
@@ -281,6 +287,37 @@ fn reference_layouts() -> Vec<Layout> {
             "ctx" = CTX: 4,
             "device_ordinal" = DEVICE_ORDINAL: 4,
         ),
+        args_layout!("XLA_FFI_InvokeContext_FindExtension_Args", invoke_context_find_extension_args,
+            "ctx" = CTX: 4,
+            "extension_type" = EXTENSION_TYPE: 8,
+            "extension" = EXTENSION: 4,
+        ),
+        args_layout!("XLA_FFI_CustomOptions_Get_Args", custom_options_get_args,
+            "ctx" = CTX: 4,
+            "attrs" = ATTRS: 4,
+        ),
+        (
+            "XLA_FFI_ExtensionId",
+            extension_id::SIZE,
+            extension_id::ALIGN,
+            None,
+            &[
+                ("extension_type", extension_id::EXTENSION_TYPE, 8),
+                ("major_version", extension_id::MAJOR_VERSION, 4),
+                ("minor_version", extension_id::MINOR_VERSION, 4),
+            ],
+        ),
+        (
+            "XLA_FFI_Extension",
+            extension::SIZE,
+            extension::ALIGN,
+            Some(extension::STRUCT_SIZE),
+            &[
+                ("struct_size", extension::STRUCT_SIZE_OFFSET, 4),
+                ("id", extension::ID, extension_id::SIZE),
+                ("next", extension::NEXT, 4),
+            ],
+        ),
     ]
 }
 
@@ -300,7 +337,11 @@ fn layouts_are_consistent() {
             );
             let falign = match (field, fsize) {
                 ("args" | "rets" | "attrs", s) if s > 4 => 8,
-                ("size" | "rank" | "run_id" | "state_type_id" | "type_id", 8) => 8,
+                (
+                    "size" | "rank" | "run_id" | "state_type_id" | "type_id" | "extension_type",
+                    8,
+                ) => 8,
+                ("id", 16) => 8,
                 _ => 4,
             };
             assert_eq!(
@@ -361,8 +402,30 @@ fn struct_sizes_match_reference() {
             handler_register_args::SIZE,
             handler_register_args::STRUCT_SIZE
         ),
-        (44, 44)
+        (48, 48)
     );
+    assert_eq!(
+        (
+            error_get_details_args::SIZE,
+            error_get_details_args::STRUCT_SIZE
+        ),
+        (20, 20)
+    );
+    assert_eq!(
+        (
+            invoke_context_find_extension_args::SIZE,
+            invoke_context_find_extension_args::STRUCT_SIZE
+        ),
+        (32, 28)
+    );
+    assert_eq!(
+        (
+            custom_options_get_args::SIZE,
+            custom_options_get_args::STRUCT_SIZE
+        ),
+        (16, 16)
+    );
+    assert_eq!((extension::SIZE, extension::STRUCT_SIZE), (32, 28));
     assert_eq!(
         (
             device_ordinal_get_args::SIZE,
@@ -377,17 +440,18 @@ fn struct_sizes_match_reference() {
 }
 
 /// The imports of the version-0.3 `XLA_FFI_Api` (docs/abi.md, "XLA_FFI_Api"),
-/// copied by hand: (slot offset, import, C function, returns an error).
-/// Guests already built rely on them; a new import can only come after them.
+/// copied by hand: (slot offset, import, C function in 0.5, returns an
+/// error). Guests already built rely on their names and signatures; a new
+/// import can only come after them.
 #[rustfmt::skip]
 const API_0_3: [(u32, &str, &str, bool); 18] = [
     (28, "error_create",            "XLA_FFI_Error_Create",           true),
-    (32, "error_get_message",       "XLA_FFI_Error_GetMessage",       false),
+    (32, "error_get_message",       "XLA_FFI_Error_GetDetails",       false),
     (36, "error_destroy",           "XLA_FFI_Error_Destroy",          false),
     (40, "handler_register",        "XLA_FFI_Handler_Register",       true),
     (44, "stream_get",              "XLA_FFI_Stream_Get",             true),
     (48, "type_register",           "XLA_FFI_Type_Register",          true),
-    (52, "execution_context_get",   "XLA_FFI_ExecutionContext_Get",   true),
+    (52, "execution_context_get",   "XLA_FFI_InvokeContext_Get",      true),
     (56, "state_set",               "XLA_FFI_State_Set",              true),
     (60, "state_get",               "XLA_FFI_State_Get",              true),
     (64, "device_memory_allocate",  "XLA_FFI_DeviceMemory_Allocate",  true),
@@ -401,13 +465,22 @@ const API_0_3: [(u32, &str, &str, bool); 18] = [
     (96, "device_ordinal_get",      "XLA_FFI_DeviceOrdinal_Get",      true),
 ];
 
+/// The imports version 0.5 adds after them.
+#[rustfmt::skip]
+const API_0_5: [(u32, &str, &str, bool); 2] = [
+    (100, "invoke_context_find_extension", "XLA_FFI_InvokeContext_FindExtension", true),
+    (104, "custom_options_get",            "XLA_FFI_CustomOptions_Get",           true),
+];
+
 /// docs/abi.md, "XLA_FFI_Api": the version-0.3 slots keep their place,
 /// name and signature; the table is the header and one 4-byte slot per
 /// import (100 bytes for version 0.3).
 #[test]
 fn api_table_slots() {
-    assert!(API_FN_SLOTS >= API_0_3.len());
-    for (imp, (offset, name, c_name, returns_error)) in IMPORT_TABLE.iter().zip(API_0_3) {
+    assert_eq!(API_FN_SLOTS, API_0_3.len() + API_0_5.len());
+    for (imp, (offset, name, c_name, returns_error)) in
+        IMPORT_TABLE.iter().zip(API_0_3.into_iter().chain(API_0_5))
+    {
         let found = (
             api::slot_offset(imp.slot),
             imp.name,
@@ -419,6 +492,8 @@ fn api_table_slots() {
     assert_eq!(api::slot_offset(API_FN_SLOTS), api::SIZE);
     assert_eq!(api::STRUCT_SIZE, api::SIZE);
     assert_eq!(api::slot_offset(API_0_3.len()), 100);
+    assert_eq!(api::SIZE_0_3, 100);
+    assert_eq!(api::SIZE, 108);
     assert_eq!(api::API_VERSION + api_version::SIZE + 4, api::FIRST_SLOT);
     assert_eq!(api::INTERNAL_API, api::API_VERSION + api_version::SIZE);
 }

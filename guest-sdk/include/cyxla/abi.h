@@ -39,7 +39,7 @@
 /** @brief Major version of the XLA FFI C API of the guest-side `XLA_FFI_Api`. */
 #define CYXLA_FFI_API_MAJOR 0
 /** @brief Minor version of the XLA FFI C API of the guest-side `XLA_FFI_Api`. */
-#define CYXLA_FFI_API_MINOR 3
+#define CYXLA_FFI_API_MINOR 5
 
 /** @brief Required export: the guest's linear memory. */
 #define CYXLA_EXPORT_MEMORY "memory"
@@ -63,14 +63,16 @@
 
 /** @brief Number of function slots of the version-0.3 `XLA_FFI_Api`, and of
  *  host imports. */
-#define CYXLA_API_FN_SLOTS 18
+#define CYXLA_API_FN_SLOTS 20
 
 /** @brief Import for `XLA_FFI_Error_Create` (slot 0): `(args: i32) -> i32`. The
  *  host copies the message and returns a nonzero error handle. */
 #define CYXLA_IMPORT_ERROR_CREATE "error_create"
-/** @brief Import for `XLA_FFI_Error_GetMessage` (slot 1): `(args: i32)`. The
+/** @brief Import for `XLA_FFI_Error_GetDetails` (slot 1): `(args: i32)`. The
  *  host copies the message into guest memory (through `cyxla_alloc`) and writes
- *  its address to `args->message`. */
+ *  its address to `args->message`, and the error's code to `args->errc` when
+ *  `struct_size` covers it (`XLA_FFI_Error_GetDetails_Args`, 0.5); the 0.3
+ *  struct `XLA_FFI_Error_GetMessage_Args` (16 bytes) gets the message alone. */
 #define CYXLA_IMPORT_ERROR_GET_MESSAGE "error_get_message"
 /** @brief Import for `XLA_FFI_Error_Destroy` (slot 2): `(args: i32)`. Releases
  *  an error handle. */
@@ -84,7 +86,7 @@
 #define CYXLA_IMPORT_STREAM_GET "stream_get"
 /** @brief Import for `XLA_FFI_Type_Register` (slot 5): `(args: i32) -> i32`. */
 #define CYXLA_IMPORT_TYPE_REGISTER "type_register"
-/** @brief Import for `XLA_FFI_ExecutionContext_Get` (slot 6):
+/** @brief Import for `XLA_FFI_InvokeContext_Get` (slot 6):
  *  `(args: i32) -> i32`. */
 #define CYXLA_IMPORT_EXECUTION_CONTEXT_GET "execution_context_get"
 /** @brief Import for `XLA_FFI_State_Set` (slot 7): `(args: i32) -> i32`. */
@@ -117,6 +119,15 @@
 /** @brief Import for `XLA_FFI_DeviceOrdinal_Get` (slot 17):
  *  `(args: i32) -> i32`. */
 #define CYXLA_IMPORT_DEVICE_ORDINAL_GET "device_ordinal_get"
+/** @brief Import for `XLA_FFI_InvokeContext_FindExtension` (slot 18):
+ *  `(args: i32) -> i32`. Writes NULL to `args->extension`: the sandbox attaches
+ *  no extension to a guest's context (XLA's are collectives and command-buffer
+ *  recording). */
+#define CYXLA_IMPORT_INVOKE_CONTEXT_FIND_EXTENSION "invoke_context_find_extension"
+/** @brief Import for `XLA_FFI_CustomOptions_Get` (slot 19):
+ *  `(args: i32) -> i32`. Writes to `args->attrs` the guest address of an empty
+ *  `XLA_FFI_Attrs`: the sandbox passes no per-execution options. */
+#define CYXLA_IMPORT_CUSTOM_OPTIONS_GET "custom_options_get"
 
 /** @brief The host imports, in `XLA_FFI_Api` slot order, as an X-macro:
  *  `X(name, NAME, function, returns)` for each import `name` (its name as a
@@ -126,12 +137,12 @@
  *  it, `cyxla_runtime.c` fills its `XLA_FFI_Api` with them. */
 #define CYXLA_IMPORTS(X) \
   X(error_create, ERROR_CREATE, XLA_FFI_Error_Create, XLA_FFI_Error*) \
-  X(error_get_message, ERROR_GET_MESSAGE, XLA_FFI_Error_GetMessage, void) \
+  X(error_get_message, ERROR_GET_MESSAGE, XLA_FFI_Error_GetDetails, void) \
   X(error_destroy, ERROR_DESTROY, XLA_FFI_Error_Destroy, void) \
   X(handler_register, HANDLER_REGISTER, XLA_FFI_Handler_Register, XLA_FFI_Error*) \
   X(stream_get, STREAM_GET, XLA_FFI_Stream_Get, XLA_FFI_Error*) \
   X(type_register, TYPE_REGISTER, XLA_FFI_Type_Register, XLA_FFI_Error*) \
-  X(execution_context_get, EXECUTION_CONTEXT_GET, XLA_FFI_ExecutionContext_Get, XLA_FFI_Error*) \
+  X(execution_context_get, EXECUTION_CONTEXT_GET, XLA_FFI_InvokeContext_Get, XLA_FFI_Error*) \
   X(state_set, STATE_SET, XLA_FFI_State_Set, XLA_FFI_Error*) \
   X(state_get, STATE_GET, XLA_FFI_State_Get, XLA_FFI_Error*) \
   X(device_memory_allocate, DEVICE_MEMORY_ALLOCATE, XLA_FFI_DeviceMemory_Allocate, XLA_FFI_Error*) \
@@ -142,6 +153,8 @@
   X(future_set_available, FUTURE_SET_AVAILABLE, XLA_FFI_Future_SetAvailable, XLA_FFI_Error*) \
   X(future_set_error, FUTURE_SET_ERROR, XLA_FFI_Future_SetError, XLA_FFI_Error*) \
   X(run_id_get, RUN_ID_GET, XLA_FFI_RunId_Get, XLA_FFI_Error*) \
-  X(device_ordinal_get, DEVICE_ORDINAL_GET, XLA_FFI_DeviceOrdinal_Get, XLA_FFI_Error*)
+  X(device_ordinal_get, DEVICE_ORDINAL_GET, XLA_FFI_DeviceOrdinal_Get, XLA_FFI_Error*) \
+  X(invoke_context_find_extension, INVOKE_CONTEXT_FIND_EXTENSION, XLA_FFI_InvokeContext_FindExtension, XLA_FFI_Error*) \
+  X(custom_options_get, CUSTOM_OPTIONS_GET, XLA_FFI_CustomOptions_Get, XLA_FFI_Error*)
 
 #endif /* CYXLA_ABI_H_ */

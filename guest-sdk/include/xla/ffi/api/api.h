@@ -13,9 +13,17 @@
 //   * no exceptions, no RTTI, no iostreams (messages are built with a small
 //     string builder; printing enums to a std::ostream still works);
 //   * XLA_FFI_REGISTER_HANDLER does not compile (a guest declares its targets
-//     with CYXLA_TARGET, see cyxla/target.h);
+//     with CYXLA_TARGET, see cyxla/target.h), nor does a binding for the
+//     RECORD stage (command buffers, GPU only);
+//   * no extension is ever found in a guest's context (Extension<T> decodes
+//     fail with XLA's "not found" diagnostic), and custom options are an
+//     empty dictionary;
 //   * the call frame's struct_size is the wasm32 one (104) when compiled for
 //     wasm32.
+//
+// XLA FFI API 0.5 (jaxlib 0.12), with what 0.4 and 0.5 added: buffer
+// matching (`match::Buffer`, `Verify`, `Match`), `ErrorDetails`,
+// `CustomOptions`, `Extension<T>`.
 //
 // C++17. Include "xla/ffi/api/ffi.h" rather than this file.
 #ifndef XLA_FFI_API_API_H_
@@ -32,6 +40,7 @@
 #include <functional>
 #include <initializer_list>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -150,6 +159,7 @@ constexpr const char* ExecutionStageName(XLA_FFI_ExecutionStage stage) {
     case XLA_FFI_ExecutionStage_PREPARE: return "prepare";
     case XLA_FFI_ExecutionStage_INITIALIZE: return "initialize";
     case XLA_FFI_ExecutionStage_EXECUTE: return "execute";
+    case XLA_FFI_ExecutionStage_RECORD: return "record";
   }
   return nullptr;
 }
@@ -255,6 +265,15 @@ auto PrintName(Os& os, const char* name, long long value)
   return os << value;
 }
 
+/// @brief Concatenates strings, integers and the C API enums (XLA 0.5's
+/// `internal::StrCat`).
+template <typename... Args>
+std::string StrCat(Args&&... args) {
+  StrBuf buf;
+  (buf << ... << std::forward<Args>(args));
+  return std::move(buf).str();
+}
+
 }  // namespace xla::ffi::internal
 
 //===----------------------------------------------------------------------===//
@@ -330,6 +349,7 @@ enum class ExecutionStage : uint8_t {
   kPrepare = XLA_FFI_ExecutionStage_PREPARE,          ///< Before execution.
   kInitialize = XLA_FFI_ExecutionStage_INITIALIZE,    ///< Before execution.
   kExecute = XLA_FFI_ExecutionStage_EXECUTE,          ///< The call.
+  kRecord = XLA_FFI_ExecutionStage_RECORD,            ///< Command buffers (GPU).
 };
 
 /// @brief Handler traits (meaningless on CPU; recorded in the metadata).
@@ -369,6 +389,19 @@ class Ffi {
   static Binding<ExecutionStage::kInitialize> BindInitialize();
   /// @brief An empty binding for the execute stage.
   static Binding<ExecutionStage::kExecute> BindExecute();
+  /// @brief An empty binding for the record stage: does not compile in a
+  /// cyxla guest (command-buffer recording is GPU-only).
+  template <typename Tag = void>
+  static auto BindRecord() {
+    static_assert(!std::is_same_v<Tag, Tag>,
+                  "the RECORD execution stage (xla::ffi::Ffi::BindRecord) is not supported "
+                  "in the cyxla sandbox: it records GPU command buffers, and the cyxla host "
+                  "calls a guest only to execute");
+    // (Dependent on Tag, so that nothing is instantiated before a use.)
+    using RecordBinding =
+        std::conditional_t<std::is_same_v<Tag, Tag>, Binding<ExecutionStage::kRecord>, void>;
+    return RecordBinding();
+  }
 
   /// @brief Infers the binding from `fn`'s parameter types and binds it.
   template <typename Fn, ExecutionStage stage = ExecutionStage::kExecute>
@@ -395,7 +428,7 @@ class Ffi {
                                               XLA_FFI_Handler_Traits traits = 0) {
     return RegisterStaticHandler(
         api, name, platform,
-        XLA_FFI_Handler_Bundle{nullptr, nullptr, nullptr, execute}, traits);
+        XLA_FFI_Handler_Bundle{nullptr, nullptr, nullptr, execute, nullptr}, traits);
   }
 
   /// @brief Registers a type for State and UserData; fills `type_id`.
@@ -525,16 +558,37 @@ inline void DestroyError(const XLA_FFI_Api* api, XLA_FFI_Error* error) {
   api->XLA_FFI_Error_Destroy(&args);
 }
 
-/// @brief The message of `error` (valid until it is destroyed).
-inline const char* GetErrorMessage(const XLA_FFI_Api* api, XLA_FFI_Error* error) {
-  XLA_FFI_Error_GetMessage_Args args;
-  args.struct_size = XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE;
+/// @brief The code and message of an error (XLA_FFI_Error_GetDetails).
+struct ErrorDetails {
+  XLA_FFI_Error_Code errc;  ///< The code.
+  const char* message;      ///< Valid until the error is destroyed.
+};
+
+/// @brief The code and message of `error`.
+inline ErrorDetails GetErrorDetails(const XLA_FFI_Api* api, XLA_FFI_Error* error) {
+  XLA_FFI_Error_GetDetails_Args args;
+  args.struct_size = XLA_FFI_Error_GetDetails_Args_STRUCT_SIZE;
   args.extension_start = nullptr;
   args.error = error;
   args.message = nullptr;
-  api->XLA_FFI_Error_GetMessage(&args);
-  return args.message;
+  args.errc = XLA_FFI_Error_Code_INTERNAL;
+  api->XLA_FFI_Error_GetDetails(&args);
+  return ErrorDetails{args.errc, args.message};
 }
+
+/// @brief The message of `error` (valid until it is destroyed).
+inline const char* GetErrorMessage(const XLA_FFI_Api* api, XLA_FFI_Error* error) {
+  return GetErrorDetails(api, error).message;
+}
+
+}  // namespace internal
+
+/// @brief Context tag for the call's per-execution custom options, as a
+/// Dictionary: `Ffi::Bind().Ctx<CustomOptions>()`. Separate from the static
+/// attributes; in a cyxla guest always empty (the sandbox passes none).
+struct CustomOptions {};
+
+namespace internal {
 
 //===----------------------------------------------------------------------===//
 // Binding tags
@@ -656,6 +710,11 @@ struct DependentFalse : std::false_type {};
 /// longer binding; `To(fn)` makes the handler.
 template <ExecutionStage stage, typename... Ts>
 class Binding {
+  static_assert(stage != ExecutionStage::kRecord,
+                "the RECORD execution stage (ExecutionStage::kRecord) is not supported "
+                "in the cyxla sandbox: it records GPU command buffers, and the cyxla host "
+                "calls a guest only to execute");
+
  public:
   /// @brief Adds an argument decoded as T.
   template <typename T>
@@ -780,6 +839,7 @@ inline Binding<ExecutionStage::kInitialize> Ffi::BindInitialize() {
 inline Binding<ExecutionStage::kExecute> Ffi::BindExecute() {
   return Bind<ExecutionStage::kExecute>();
 }
+
 
 //===----------------------------------------------------------------------===//
 // Inferring a binding from a function's parameter types
@@ -915,7 +975,11 @@ class Result {
   /// @brief The wrapped value.
   T& operator*() { return value_; }
   /// @brief The wrapped value.
+  const T& operator*() const { return value_; }
+  /// @brief The wrapped value.
   T* operator->() { return &value_; }
+  /// @brief The wrapped value.
+  const T* operator->() const { return &value_; }
 
  private:
   T value_;
@@ -1031,7 +1095,9 @@ class DiagnosticEngine {
   }
 
   /// @brief All diagnostics, concatenated.
-  std::string Result() const { return acc_; }
+  std::string Result() const& { return acc_; }
+  /// @brief All diagnostics, moved out.
+  std::string Result() && { return std::exchange(acc_, {}); }
 
  private:
   friend class InFlightDiagnostic;
@@ -1040,6 +1106,518 @@ class DiagnosticEngine {
 };
 
 inline InFlightDiagnostic::~InFlightDiagnostic() { engine_->append(buf_.str()); }
+
+//===----------------------------------------------------------------------===//
+// Buffers: the dynamic rank (0.5 moved it out of `internal`)
+//===----------------------------------------------------------------------===//
+
+/// @brief The rank of a buffer (or pattern) whose rank is not statically
+/// known: it accepts any rank.
+inline constexpr size_t kDynamicRank = std::numeric_limits<size_t>::max();
+
+/// @brief Whether any of the ranks is kDynamicRank.
+template <size_t rank, size_t... ranks>
+constexpr bool IsDynamicRank() {
+  return rank == kDynamicRank || ((ranks == kDynamicRank) || ...);
+}
+
+//===----------------------------------------------------------------------===//
+// Buffer matching (XLA FFI 0.5): match::Buffer patterns, Verify, Match
+//===----------------------------------------------------------------------===//
+
+namespace internal {
+
+/// @brief A sequence of values of an integral or enum type.
+template <typename T, T... values>
+struct ValueSequence {
+  using ValueType = T;  ///< The type of the values.
+  /// @brief Their number.
+  static constexpr size_t size() { return sizeof...(values); }
+};
+
+}  // namespace internal
+
+namespace match {
+
+/// @brief Type-level set of the dtypes a pattern accepts (empty: any).
+template <typename DType, DType... dtypes>
+using DTypeSet = internal::ValueSequence<DType, dtypes...>;
+
+/// @brief Type-level set of the ranks a pattern accepts (empty: any).
+template <size_t... ranks>
+using RankSet = internal::ValueSequence<size_t, ranks...>;
+
+}  // namespace match
+
+namespace internal {
+
+/// @brief Reinterprets a buffer as a concrete `Buffer<dtype, rank>` once a
+/// match has confirmed its dtype and rank (defined in ffi.h).
+struct BufferCast;
+
+/// @brief Prints one constraint value into a message.
+template <typename T>
+struct ValuePrinter {
+  /// @brief Appends the value to a message.
+  friend StrBuf& operator<<(StrBuf& buf, ValuePrinter printer) { return buf << printer.value; }
+  T value;  ///< The value.
+};
+
+inline constexpr char kDType[] = "dtype";  ///< Name of the dtype constraint.
+inline constexpr char kRank[] = "rank";    ///< Name of the rank constraint.
+
+template <const char* name, typename Values>
+class ValueSet;
+
+/// @brief A set of accepted values of constraint `name`.
+template <const char* name, typename T, T... values>
+class ValueSet<name, ValueSequence<T, values...>> {
+  using Values = ValueSequence<T, values...>;
+
+ public:
+  /// @brief std::nullopt if `value` is accepted, else why not.
+  static std::optional<std::string> Match(T value) {
+    if (XLA_FFI_PREDICT_TRUE(empty() || std::find(kValues.begin(), kValues.end(), value) !=
+                                            kValues.end())) {
+      return std::nullopt;
+    }
+    if (kValues.size() == 1) {
+      return StrCat("expected ", name, " ", ValuePrinter<T>{kValues.front()}, " but got ",
+                    ValuePrinter<T>{value});
+    }
+    StrBuf message;
+    message << "expected " << name;
+    message << " to be one of [" << ValuePrinter<T>{kValues.front()};
+    for (size_t i = 1; i < kValues.size(); ++i) {
+      message << ", " << ValuePrinter<T>{kValues[i]};
+    }
+    message << "] but got " << ValuePrinter<T>{value};
+    return std::move(message).str();
+  }
+
+  /// @brief The constraint in words ("" if there is none).
+  static std::string Describe() {
+    StrBuf description;
+    if (kValues.empty()) return std::move(description).str();
+    description << name;
+    if (kValues.size() == 1) {
+      description << " " << ValuePrinter<T>{kValues.front()};
+      return std::move(description).str();
+    }
+    description << " in [" << ValuePrinter<T>{kValues.front()};
+    for (size_t i = 1; i < kValues.size(); ++i) {
+      description << ", " << ValuePrinter<T>{kValues[i]};
+    }
+    description << "]";
+    return std::move(description).str();
+  }
+
+  /// @brief Whether any value is accepted.
+  static constexpr bool empty() { return Values::size() == 0; }
+
+ private:
+  static constexpr std::array<T, Values::size()> kValues = {values...};
+};
+
+template <typename Values>
+using DTypeValues = ValueSet<kDType, Values>;  // NOLINT
+template <typename Values>
+using RankValues = ValueSet<kRank, Values>;  // NOLINT
+
+template <typename DTypes, typename Ranks>
+class BufferPatternBase;
+
+}  // namespace internal
+
+namespace match {
+
+/// @brief Matches one dimension: any extent, a fixed one, or one captured
+/// into an `int64_t` (equal extents wherever the same capture appears).
+class DimPattern {
+ public:
+  /// @brief Any extent.
+  DimPattern() = default;
+
+  /// @brief Exactly `value`.
+  template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>
+  DimPattern(T value) : value_(static_cast<int64_t>(value)) {  // NOLINT
+    static_assert(sizeof(T) <= sizeof(int64_t),
+                  "Integral dimension value must fit in 64-bit integer.");
+  }
+
+  /// @brief Any extent, written to `*value` after a successful match.
+  DimPattern(int64_t* value) : value_(value) {  // NOLINT
+    CYXLA_FFI_ASSERT(value != nullptr, "dimension capture must be non-null");
+  }
+
+  /// @brief std::nullopt if dimension `index` of extent `value` matches.
+  std::optional<std::string> Match(int64_t value, size_t index) const {
+    const int64_t* expected = std::get_if<int64_t>(&value_);
+    if (XLA_FFI_PREDICT_TRUE(expected == nullptr || value == *expected)) {
+      return std::nullopt;
+    }
+    return internal::StrCat("expected dimension ", index, " to be ", *expected, " but got ",
+                            value);
+  }
+
+  /// @brief Writes `value` to the capture, if any.
+  void Capture(int64_t value) const {
+    if (auto capture = std::get_if<int64_t*>(&value_);
+        XLA_FFI_PREDICT_FALSE(capture != nullptr)) {
+      **capture = value;
+    }
+  }
+
+  /// @brief The constraint in words.
+  std::string Describe() const {
+    if (auto value = std::get_if<int64_t>(&value_)) return internal::StrCat(*value);
+    return std::holds_alternative<int64_t*>(value_) ? "any dimension (captured)"
+                                                    : "any dimension";
+  }
+
+ private:
+  template <typename, typename>
+  friend class internal::BufferPatternBase;
+
+  int64_t* capture() const {
+    auto capture = std::get_if<int64_t*>(&value_);
+    return capture == nullptr ? nullptr : *capture;
+  }
+
+  std::variant<std::monostate, int64_t, int64_t*> value_;
+};
+
+}  // namespace match
+
+namespace internal {
+
+/// @brief An immutable pattern of buffer metadata (dtype, rank, dimensions).
+/// The dtype and rank sets are in its type, so that matching an AnyBuffer
+/// against a pattern of one dtype and one rank gives a typed Buffer.
+template <typename DTypes, typename Ranks>
+class BufferPatternBase {
+  using DType = typename DTypes::ValueType;
+
+ public:
+  BufferPatternBase() = default;
+
+  /// @brief Accepts only these ranks.
+  template <size_t rank, size_t... ranks>
+  auto WithRank() const {
+    static_assert(!IsDynamicRank<rank, ranks...>(),
+                  "dynamic rank is represented by an empty rank set");
+    using WithRankSet = match::RankSet<rank, ranks...>;
+    return BufferPatternBase<DTypes, WithRankSet>(*this);
+  }
+
+  /// @brief Accepts only these dtypes.
+  template <DType dtype, DType... dtypes>
+  auto WithDType() const {
+    using WithDTypeSet = match::DTypeSet<DType, dtype, dtypes...>;
+    return BufferPatternBase<WithDTypeSet, Ranks>(*this);
+  }
+
+  /// @brief Accepts only `buffer`'s shape.
+  template <typename Buffer>
+  auto WithShapeOf(Buffer buffer) const {
+    using Pattern = BufferPatternBase<DTypes, match::RankSet<>>;
+    Pattern pattern(*this);
+    auto dimensions = buffer.dimensions();
+    pattern.rank_ = dimensions.size();
+    pattern.dimensions_.assign(dimensions.begin(), dimensions.end());
+    return pattern;
+  }
+
+  /// @brief Accepts only `buffer`'s dtype and shape.
+  template <typename Buffer>
+  auto Like(Buffer buffer) const {
+    auto shape = WithShapeOf(buffer);
+    using Pattern = BufferPatternBase<match::DTypeSet<DType>, match::RankSet<>>;
+    Pattern pattern(shape);
+    pattern.dtype_ = buffer.element_type();
+    return pattern;
+  }
+
+  /// @brief Constrains every dimension, in order (the rank is their number).
+  template <typename... Args,
+            typename = std::enable_if_t<(std::is_convertible_v<Args, match::DimPattern> && ...)>>
+  XLA_FFI_ATTRIBUTE_ALWAYS_INLINE auto WithDims(Args&&... dimensions) const {
+    using WithRank = match::RankSet<sizeof...(Args)>;
+    BufferPatternBase<DTypes, WithRank> pattern(*this);
+    pattern.dimensions_ = {match::DimPattern(std::forward<Args>(dimensions))...};
+    return pattern;
+  }
+
+  /// @brief Constrains dimension `index`, leaving the rest (and the rank) free.
+  BufferPatternBase WithDim(size_t index, match::DimPattern dimension) const {
+    BufferPatternBase pattern(*this);
+    auto& dimensions = pattern.dimensions_;
+    dimensions.resize(std::max(dimensions.size(), index + 1));
+    dimensions[index] = std::move(dimension);
+    return pattern;
+  }
+
+  /// @brief Constrains dimension `index`.
+  template <size_t index>
+  BufferPatternBase WithDim(match::DimPattern dimension) const {
+    return WithDim(index, std::move(dimension));
+  }
+
+  /// @brief std::nullopt if `buffer` matches, else the first constraint it fails.
+  template <typename Buffer>
+  XLA_FFI_ATTRIBUTE_ALWAYS_INLINE std::optional<std::string> Match(Buffer buffer) const {
+    if (auto error = DTypeValues<DTypes>::Match(buffer.element_type());
+        XLA_FFI_PREDICT_FALSE(error.has_value())) {
+      return error;
+    }
+    if (XLA_FFI_PREDICT_FALSE(dtype_.has_value() && buffer.element_type() != *dtype_)) {
+      return StrCat("expected dtype ", ValuePrinter<DType>{*dtype_}, " but got ",
+                    ValuePrinter<DType>{buffer.element_type()});
+    }
+    auto dimensions = buffer.dimensions();
+    if (auto error = RankValues<Ranks>::Match(dimensions.size());
+        XLA_FFI_PREDICT_FALSE(error.has_value())) {
+      return error;
+    }
+    if (XLA_FFI_PREDICT_FALSE(rank_.has_value() && dimensions.size() != *rank_)) {
+      return StrCat("expected rank ", *rank_, " but got ", dimensions.size());
+    }
+    if (XLA_FFI_PREDICT_FALSE(dimensions_.size() > dimensions.size())) {
+      return StrCat("expected dimension ", dimensions_.size() - 1, " but buffer rank is ",
+                    dimensions.size());
+    }
+    size_t count = dimensions_.size();
+    for (size_t i = 0; i < count; ++i) {
+      const match::DimPattern& dimension = dimensions_[i];
+      if (auto error = dimension.Match(dimensions[i], i);
+          XLA_FFI_PREDICT_FALSE(error.has_value())) {
+        return error;
+      }
+      int64_t* capture = dimension.capture();
+      if (XLA_FFI_PREDICT_TRUE(capture == nullptr)) continue;
+      for (size_t j = 0; j < i; ++j) {
+        if (dimensions_[j].capture() != capture) continue;
+        if (dimensions[i] == dimensions[j]) break;
+        return StrCat("expected dimension ", i, " to be ", dimensions[j], " but got ",
+                      dimensions[i]);
+      }
+    }
+    return std::nullopt;
+  }
+
+  /// @brief Writes `buffer`'s extents to the captures.
+  template <typename Buffer>
+  void Capture(Buffer buffer) const {
+    auto dimensions = buffer.dimensions();
+    size_t count = std::min(dimensions_.size(), dimensions.size());
+    for (size_t i = 0; i < count; ++i) dimensions_[i].Capture(dimensions[i]);
+  }
+
+  /// @brief The pattern in words.
+  std::string Describe() const {
+    StrBuf description;
+    description << "a buffer";
+    if (!DTypeValues<DTypes>::empty()) {
+      description << " with " << DTypeValues<DTypes>::Describe();
+    }
+    if (dtype_.has_value()) description << " with dtype " << ValuePrinter<DType>{*dtype_};
+    if (!RankValues<Ranks>::empty()) description << " with " << RankValues<Ranks>::Describe();
+    if (rank_.has_value()) description << " with rank " << *rank_;
+    if (!dimensions_.empty()) {
+      description << " with dimensions [";
+      for (size_t i = 0; i < dimensions_.size(); ++i) {
+        if (i != 0) description << ", ";
+        description << dimensions_[i].Describe();
+      }
+      description << "]";
+    }
+    return std::move(description).str();
+  }
+
+ private:
+  template <typename, typename>
+  friend class BufferPatternBase;
+
+  template <typename OtherDTypes, typename OtherRanks>
+  explicit BufferPatternBase(const BufferPatternBase<OtherDTypes, OtherRanks>& other)
+      : dtype_(other.dtype_), rank_(other.rank_), dimensions_(other.dimensions_) {
+    // A constraint is either in the type or at run time, never both.
+    if constexpr (DTypes::size() != 0) dtype_.reset();
+    if constexpr (Ranks::size() != 0) rank_.reset();
+  }
+
+  std::optional<DType> dtype_;
+  std::optional<size_t> rank_;
+  std::vector<match::DimPattern> dimensions_;
+};
+
+}  // namespace internal
+
+namespace match {
+
+/// @brief Any extent.
+inline DimPattern Dim() { return DimPattern(); }
+/// @brief Exactly `value`.
+template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>
+inline DimPattern Dim(T value) {
+  return DimPattern(value);
+}
+/// @brief Any extent, captured into `*value`.
+inline DimPattern Dim(int64_t* value) { return DimPattern(value); }
+
+}  // namespace match
+
+namespace internal {
+
+/// @brief std::nullopt if `buffer` matches `pattern` (then the captures are
+/// written), else XLA's message naming the buffer.
+template <typename Buffer, typename Pattern>
+XLA_FFI_ATTRIBUTE_ALWAYS_INLINE std::optional<std::string> TryMatchBuffer(
+    std::string_view name, Buffer buffer, const Pattern& pattern) {
+  if (auto error = pattern.Match(buffer); XLA_FFI_PREDICT_FALSE(error.has_value())) {
+    return StrCat("Buffer '", name, "' failed to match ", pattern.Describe(), ": ", *error);
+  }
+  pattern.Capture(buffer);
+  return std::nullopt;
+}
+
+/// @brief OK, or INVALID_ARGUMENT with TryMatchBuffer's message.
+template <typename ErrorPolicy, typename Buffer, typename Pattern>
+XLA_FFI_ATTRIBUTE_ALWAYS_INLINE typename ErrorPolicy::Status VerifyBuffer(
+    std::string_view name, Buffer buffer, const Pattern& pattern) {
+  if (auto error = TryMatchBuffer(name, buffer, pattern);
+      XLA_FFI_PREDICT_FALSE(error.has_value())) {
+    return ErrorPolicy::FromErrorCode(XLA_FFI_Error_Code_INVALID_ARGUMENT, *error);
+  }
+  return ErrorPolicy::Ok();
+}
+
+/// @brief `on_match(buffer)`, or INVALID_ARGUMENT with TryMatchBuffer's message.
+template <typename ErrorPolicy, typename T, typename Buffer, typename Pattern,
+          typename OnMatch>
+XLA_FFI_ATTRIBUTE_ALWAYS_INLINE typename ErrorPolicy::template StatusOr<T> MatchBuffer(
+    std::string_view name, Buffer buffer, const Pattern& pattern, OnMatch&& on_match) {
+  using Result = typename ErrorPolicy::template StatusOr<T>;
+  if (auto error = TryMatchBuffer(name, buffer, pattern);
+      XLA_FFI_PREDICT_FALSE(error.has_value())) {
+    return Result(ErrorPolicy::FromErrorCode(XLA_FFI_Error_Code_INVALID_ARGUMENT, *error));
+  }
+  return Result(std::forward<OnMatch>(on_match)(buffer));
+}
+
+}  // namespace internal
+
+//===----------------------------------------------------------------------===//
+// Extensions of the invoke context (XLA FFI 0.5)
+//===----------------------------------------------------------------------===//
+
+namespace internal {
+
+/// @brief Whether T defines `static bool Support(int32_t major, int32_t minor)`.
+template <typename T, typename = void>
+struct HasExtensionSupport : std::false_type {};
+template <typename T>
+struct HasExtensionSupport<
+    T, std::enable_if_t<std::is_same_v<decltype(T::Support), bool(int32_t, int32_t)>>>
+    : std::true_type {};
+
+}  // namespace internal
+
+/// @brief Context tag for a C API extension of the invoke context, decoded
+/// as `T::Type` (see XLA's api.h for what T defines). A cyxla guest's
+/// context has no extension: the decoding fails with XLA's diagnostic
+/// "Extension <name> not found in context".
+template <typename T>
+struct Extension {};
+
+/// @brief Decodes `Extension<T>` through XLA_FFI_InvokeContext_FindExtension.
+template <typename T>
+struct CtxDecoding<Extension<T>> {
+  using Type = typename T::Type;  ///< What T makes of the extension.
+
+  /// @brief The decoded extension, or a diagnostic.
+  static std::optional<Type> Decode(const XLA_FFI_Api* api, XLA_FFI_InvokeContext* ctx,
+                                    DiagnosticEngine& diagnostic) {
+    XLA_FFI_InvokeContext_FindExtension_Args args;
+    args.struct_size = XLA_FFI_InvokeContext_FindExtension_Args_STRUCT_SIZE;
+    args.extension_start = nullptr;
+    args.ctx = ctx;
+    args.extension_type = T::kExtensionType;
+    args.extension = nullptr;
+
+    XLA_FFI_Error* error = api->XLA_FFI_InvokeContext_FindExtension(&args);
+    if (error != nullptr) {
+      diagnostic.Emit("Failed to find extension ")
+          << T::kName << ": " << internal::GetErrorMessage(api, error);
+      internal::DestroyError(api, error);
+      return std::nullopt;
+    }
+    if (args.extension == nullptr) {
+      diagnostic.Emit("Extension ") << T::kName << " not found in context";
+      return std::nullopt;
+    }
+    const auto emit_version_mismatch = [&]() {
+      diagnostic.Emit("Extension version mismatch for ")
+          << T::kName << ": actual(" << args.extension->id.major_version << "."
+          << args.extension->id.minor_version << ") vs current(" << T::kMajorVersion << "."
+          << T::kMinorVersion << ")";
+    };
+    if constexpr (internal::HasExtensionSupport<T>::value) {
+      if (!T::Support(args.extension->id.major_version, args.extension->id.minor_version)) {
+        emit_version_mismatch();
+        return std::nullopt;
+      }
+    } else {
+      if (args.extension->id.major_version != T::kMajorVersion ||
+          args.extension->id.minor_version != T::kMinorVersion) {
+        emit_version_mismatch();
+        return std::nullopt;
+      }
+    }
+    return T::Create(api, reinterpret_cast<const typename T::CExtension*>(args.extension));
+  }
+};
+
+/// @brief The header of an extension struct of type T (its `CExtension`).
+template <typename T>
+inline XLA_FFI_Extension MakeExtensionHeader() {
+  return XLA_FFI_Extension{
+      /*.struct_size=*/sizeof(typename T::CExtension),
+      /*.id=*/
+      XLA_FFI_ExtensionId{/*extension_type=*/T::kExtensionType,
+                          /*major_version=*/T::kMajorVersion,
+                          /*minor_version=*/T::kMinorVersion},
+      /*.next=*/nullptr,
+  };
+}
+
+namespace internal {
+
+/// @brief Decodes the call's custom options (XLA_FFI_CustomOptions_Get) as
+/// a Dictionary. In a cyxla guest they are always empty.
+template <typename Dictionary>
+struct CustomOptionsDecoding {
+  using Type = Dictionary;  ///< The options.
+
+  /// @brief The options, or a diagnostic.
+  static std::optional<Type> Decode(const XLA_FFI_Api* api, XLA_FFI_InvokeContext* ctx,
+                                    DiagnosticEngine& diagnostic) {
+    if (api->struct_size < XLA_FFI_STRUCT_SIZE(XLA_FFI_Api, XLA_FFI_CustomOptions_Get) ||
+        api->XLA_FFI_CustomOptions_Get == nullptr) {
+      return diagnostic.Emit("Custom options are not supported by this FFI API");
+    }
+    XLA_FFI_CustomOptions_Get_Args args = {XLA_FFI_CustomOptions_Get_Args_STRUCT_SIZE, nullptr,
+                                           ctx, nullptr};
+    if (XLA_FFI_Error* error = api->XLA_FFI_CustomOptions_Get(&args)) {
+      diagnostic.Emit("Failed to get custom options: ") << GetErrorMessage(api, error);
+      DestroyError(api, error);
+      return std::nullopt;
+    }
+    return Dictionary(args.attrs);
+  }
+};
+
+}  // namespace internal
 
 //===----------------------------------------------------------------------===//
 // Decoding the frame
@@ -1252,6 +1830,8 @@ class DictionaryBase {
 
   /// @brief Number of attributes.
   size_t size() const { return static_cast<size_t>(attrs_->size); }
+  /// @brief Whether there are none.
+  bool empty() const { return size() == 0; }
   /// @brief Whether `name` is present.
   bool contains(std::string_view name) const { return Find(name).has_value(); }
   /// @brief The first name.
@@ -1296,6 +1876,8 @@ class DictionaryBase {
 
  private:
   std::optional<size_t> Find(std::string_view name) const {
+    // Empty dictionaries can have null backing arrays.
+    if (attrs_->size == 0) return std::nullopt;
     XLA_FFI_ByteSpan** begin = attrs_->names;
     XLA_FFI_ByteSpan** end = begin + attrs_->size;
     auto lt = [](XLA_FFI_ByteSpan* a, std::string_view b) {

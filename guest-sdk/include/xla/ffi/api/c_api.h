@@ -1,5 +1,5 @@
 /*
- * The XLA FFI C API (version 0.3) for cyxla guests.
+ * The XLA FFI C API (version 0.5) for cyxla guests.
  *
  * cyxla's own header at XLA's include path: the same type, field, enum and
  * function names as `xla/ffi/api/c_api.h` of XLA, so that sources written
@@ -9,7 +9,15 @@
  * `cpp_sdk::header_constants_match_abi_rs` checks every size, alignment,
  * offset and `*_STRUCT_SIZE` against `guest-sdk/abi/src/lib.rs`.
  *
- * Plain C (C99 or later) and C++.
+ * Version 0.5 as jaxlib 0.12 ships it. The names that 0.5 renamed are
+ * still accepted, so that sources written against 0.3 and 0.4 compile
+ * unchanged: `XLA_FFI_ExecutionContext` (now `XLA_FFI_InvokeContext`, as in
+ * XLA), `XLA_FFI_Extension_Base` and `XLA_FFI_Extension_Type` (now
+ * `XLA_FFI_InternalExtension[_Type]`), `XLA_FFI_ExecutionContext_Get[_Args]`
+ * (now `XLA_FFI_InvokeContext_Get[_Args]`) and `XLA_FFI_Error_GetMessage[_Args]`
+ * (slot 1, now `XLA_FFI_Error_GetDetails`, which also returns the code).
+ *
+ * Plain C (C11 or later) and C++.
  */
 #ifndef XLA_FFI_API_C_API_H_
 #define XLA_FFI_API_C_API_H_
@@ -18,7 +26,7 @@
 #include <stdint.h>
 
 /** @file
- *  @brief XLA FFI C API 0.3: the call frame a handler receives and the
+ *  @brief XLA FFI C API 0.5: the call frame a handler receives and the
  *  function table it calls back through. */
 
 /** @brief Size of `struct_type` up to and including `last_field`: the value
@@ -34,7 +42,7 @@
 /** @brief Major version of this API. */
 #define XLA_FFI_API_MAJOR 0
 /** @brief Minor version of this API. */
-#define XLA_FFI_API_MINOR 3
+#define XLA_FFI_API_MINOR 5
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,18 +60,29 @@ typedef struct XLA_FFI_InternalApi XLA_FFI_InternalApi;
  *  passes to whoever receives it from a handler; freed with
  *  `XLA_FFI_Error_Destroy`. */
 typedef struct XLA_FFI_Error XLA_FFI_Error;
-/** @brief Opaque per-call execution context (`XLA_FFI_CallFrame::ctx`). */
-typedef struct XLA_FFI_ExecutionContext XLA_FFI_ExecutionContext;
+/** @brief Opaque per-call context (`XLA_FFI_CallFrame::ctx`). */
+typedef struct XLA_FFI_InvokeContext XLA_FFI_InvokeContext;
+/** @brief The 0.3 name of XLA_FFI_InvokeContext (XLA keeps it too). */
+typedef XLA_FFI_InvokeContext XLA_FFI_ExecutionContext;
 /** @brief Opaque asynchronous completion handle (not supported by cyxla). */
 typedef struct XLA_FFI_Future XLA_FFI_Future;
 
-/** @brief Header of an extension record. */
-typedef struct XLA_FFI_Extension_Base XLA_FFI_Extension_Base;
+/** @brief Header of an internal extension record (the metadata probe). */
+typedef struct XLA_FFI_InternalExtension XLA_FFI_InternalExtension;
+/** @brief The 0.3 name of XLA_FFI_InternalExtension. */
+typedef XLA_FFI_InternalExtension XLA_FFI_Extension_Base;
+/** @brief Identifies an extension of the invoke context: type and version. */
+typedef struct XLA_FFI_ExtensionId XLA_FFI_ExtensionId;
+/** @brief Header of an extension attached to the invoke context (none in a
+ *  cyxla guest). */
+typedef struct XLA_FFI_Extension XLA_FFI_Extension;
 /** @brief An API version. */
 typedef struct XLA_FFI_Api_Version XLA_FFI_Api_Version;
 /** @brief Arguments of `XLA_FFI_Error_Create`. */
 typedef struct XLA_FFI_Error_Create_Args XLA_FFI_Error_Create_Args;
-/** @brief Arguments of `XLA_FFI_Error_GetMessage`. */
+/** @brief Arguments of `XLA_FFI_Error_GetDetails`. */
+typedef struct XLA_FFI_Error_GetDetails_Args XLA_FFI_Error_GetDetails_Args;
+/** @brief Arguments of `XLA_FFI_Error_GetMessage` (0.3; no code). */
 typedef struct XLA_FFI_Error_GetMessage_Args XLA_FFI_Error_GetMessage_Args;
 /** @brief Arguments of `XLA_FFI_Error_Destroy`. */
 typedef struct XLA_FFI_Error_Destroy_Args XLA_FFI_Error_Destroy_Args;
@@ -93,14 +112,21 @@ typedef struct XLA_FFI_Rets XLA_FFI_Rets;
 typedef struct XLA_FFI_Attrs XLA_FFI_Attrs;
 /** @brief Everything a handler receives for one call. */
 typedef struct XLA_FFI_CallFrame XLA_FFI_CallFrame;
-/** @brief Handlers for the four execution stages. */
+/** @brief Handlers for the execution stages. */
 typedef struct XLA_FFI_Handler_Bundle XLA_FFI_Handler_Bundle;
 /** @brief Arguments of `XLA_FFI_Handler_Register`. */
 typedef struct XLA_FFI_Handler_Register_Args XLA_FFI_Handler_Register_Args;
 /** @brief Arguments of `XLA_FFI_Type_Register`. */
 typedef struct XLA_FFI_Type_Register_Args XLA_FFI_Type_Register_Args;
-/** @brief Arguments of `XLA_FFI_ExecutionContext_Get`. */
-typedef struct XLA_FFI_ExecutionContext_Get_Args XLA_FFI_ExecutionContext_Get_Args;
+/** @brief Arguments of `XLA_FFI_InvokeContext_Get`. */
+typedef struct XLA_FFI_InvokeContext_Get_Args XLA_FFI_InvokeContext_Get_Args;
+/** @brief The 0.3 name of XLA_FFI_InvokeContext_Get_Args. */
+typedef XLA_FFI_InvokeContext_Get_Args XLA_FFI_ExecutionContext_Get_Args;
+/** @brief Arguments of `XLA_FFI_InvokeContext_FindExtension`. */
+typedef struct XLA_FFI_InvokeContext_FindExtension_Args
+    XLA_FFI_InvokeContext_FindExtension_Args;
+/** @brief Arguments of `XLA_FFI_CustomOptions_Get`. */
+typedef struct XLA_FFI_CustomOptions_Get_Args XLA_FFI_CustomOptions_Get_Args;
 /** @brief Arguments of `XLA_FFI_State_Set`. */
 typedef struct XLA_FFI_State_Set_Args XLA_FFI_State_Set_Args;
 /** @brief Arguments of `XLA_FFI_State_Get`. */
@@ -128,10 +154,12 @@ typedef struct XLA_FFI_Metadata_Extension XLA_FFI_Metadata_Extension;
 /* Enums                                                                     */
 /* ------------------------------------------------------------------------ */
 
-/** @brief Kinds of extension records. */
+/** @brief Kinds of internal extension records. */
 typedef enum {
   XLA_FFI_Extension_Metadata = 1, /**< An XLA_FFI_Metadata_Extension. */
-} XLA_FFI_Extension_Type;
+} XLA_FFI_InternalExtension_Type;
+/** @brief The 0.3 name of XLA_FFI_InternalExtension_Type. */
+typedef XLA_FFI_InternalExtension_Type XLA_FFI_Extension_Type;
 
 /** @brief Error codes (abseil numbering). */
 typedef enum {
@@ -209,12 +237,14 @@ typedef enum {
   XLA_FFI_AttrType_STRING = 4,     /**< An XLA_FFI_ByteSpan. */
 } XLA_FFI_AttrType;
 
-/** @brief Execution stages. cyxla delivers only EXECUTE. */
+/** @brief Execution stages. cyxla delivers only EXECUTE; RECORD (0.5)
+ *  records GPU command buffers. */
 typedef enum {
   XLA_FFI_ExecutionStage_INSTANTIATE = 0, /**< At compile time. */
   XLA_FFI_ExecutionStage_PREPARE = 1,     /**< Before execution (GPU). */
   XLA_FFI_ExecutionStage_INITIALIZE = 2,  /**< Before execution (GPU). */
   XLA_FFI_ExecutionStage_EXECUTE = 3,     /**< The call itself. */
+  XLA_FFI_ExecutionStage_RECORD = 4,      /**< Command-buffer recording (GPU; 0.5). */
 } XLA_FFI_ExecutionStage;
 
 /** @brief Bits of XLA_FFI_Handler_Traits. */
@@ -230,18 +260,40 @@ typedef uint32_t XLA_FFI_Handler_Traits;
 /* Structs                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/** @brief Header of an extension record; extensions form a linked list. */
-struct XLA_FFI_Extension_Base {
-  size_t struct_size;                  /**< XLA_FFI_Extension_Base_STRUCT_SIZE or more. */
-  XLA_FFI_Extension_Type type;         /**< What follows the header. */
-  struct XLA_FFI_Extension_Base* next; /**< Next record, or NULL. */
+/** @brief Header of an internal extension record; they form a linked list
+ *  (`XLA_FFI_CallFrame::extension_start`: the metadata probe). */
+struct XLA_FFI_InternalExtension {
+  size_t struct_size;                     /**< XLA_FFI_InternalExtension_STRUCT_SIZE or more. */
+  XLA_FFI_InternalExtension_Type type;    /**< What follows the header. */
+  struct XLA_FFI_InternalExtension* next; /**< Next record, or NULL. */
 };
-XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Extension_Base, next);
+XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_InternalExtension, next);
+/** @brief The 0.3 name of XLA_FFI_InternalExtension_STRUCT_SIZE. */
+enum { XLA_FFI_Extension_Base_STRUCT_SIZE = XLA_FFI_InternalExtension_STRUCT_SIZE };
+
+/** @brief Type and version of an extension of the invoke context. */
+struct XLA_FFI_ExtensionId {
+  int64_t extension_type; /**< Unique among a context's extensions. */
+  int32_t major_version;  /**< The extension's own major version. */
+  int32_t minor_version;  /**< Its minor version. */
+};
+XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_ExtensionId, minor_version);
+
+/** @brief Header of an extension of the invoke context (found with
+ *  `XLA_FFI_InvokeContext_FindExtension`). A cyxla guest has none: the
+ *  runtime's collectives and command-buffer recording (the only extensions
+ *  XLA defines) do not reach a sandbox. */
+struct XLA_FFI_Extension {
+  size_t struct_size;             /**< Size of the whole extension struct. */
+  XLA_FFI_ExtensionId id;         /**< Its type and version. */
+  const XLA_FFI_Extension* next;  /**< Next extension, or NULL. */
+};
+XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Extension, next);
 
 /** @brief An API version (major, minor). */
 struct XLA_FFI_Api_Version {
   size_t struct_size;                      /**< XLA_FFI_Api_Version_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
   int major_version;                       /**< Major version. */
   int minor_version;                       /**< Minor version. */
 };
@@ -250,16 +302,28 @@ XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Api_Version, minor_version);
 /** @brief Arguments of XLA_FFI_Error_Create. */
 struct XLA_FFI_Error_Create_Args {
   size_t struct_size;                      /**< XLA_FFI_Error_Create_Args_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
   const char* message;                     /**< NUL-terminated; copied. */
   XLA_FFI_Error_Code errc;                 /**< Not XLA_FFI_Error_Code_OK. */
 };
 XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Error_Create_Args, errc);
 
-/** @brief Arguments of XLA_FFI_Error_GetMessage. */
+/** @brief Arguments of XLA_FFI_Error_GetDetails (0.5). */
+struct XLA_FFI_Error_GetDetails_Args {
+  size_t struct_size;                         /**< XLA_FFI_Error_GetDetails_Args_STRUCT_SIZE. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
+  XLA_FFI_Error* error;                       /**< The error. */
+  const char* message;                        /**< Out: valid until the error is destroyed. */
+  XLA_FFI_Error_Code errc;                    /**< Out: the error's code. */
+};
+XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Error_GetDetails_Args, errc);
+
+/** @brief Arguments of XLA_FFI_Error_GetMessage (0.3): XLA_FFI_Error_GetDetails_Args
+ *  without `errc`. Slot 1 takes either (the cyxla host tells them apart by
+ *  `struct_size`). */
 struct XLA_FFI_Error_GetMessage_Args {
   size_t struct_size;                      /**< XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
   XLA_FFI_Error* error;                    /**< The error. */
   const char* message;                     /**< Out: valid until the error is destroyed. */
 };
@@ -268,7 +332,7 @@ XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Error_GetMessage_Args, message);
 /** @brief Arguments of XLA_FFI_Error_Destroy. */
 struct XLA_FFI_Error_Destroy_Args {
   size_t struct_size;                      /**< XLA_FFI_Error_Destroy_Args_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
   XLA_FFI_Error* error;                    /**< The error to free. */
 };
 XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Error_Destroy_Args, error);
@@ -276,7 +340,7 @@ XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Error_Destroy_Args, error);
 /** @brief A dense, row-major buffer. */
 struct XLA_FFI_Buffer {
   size_t struct_size;                      /**< XLA_FFI_Buffer_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
   XLA_FFI_DataType dtype;                  /**< Element type. */
   void* data;                              /**< The elements. */
   int64_t rank;                            /**< Number of dimensions. */
@@ -311,7 +375,7 @@ struct XLA_FFI_TypeId {
 /** @brief Information about a registered type. */
 struct XLA_FFI_TypeInfo {
   size_t struct_size;                      /**< XLA_FFI_TypeInfo_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
   void (*deleter)(void* object);           /**< Destroys an object of the type. */
 };
 XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_TypeInfo, deleter);
@@ -319,7 +383,7 @@ XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_TypeInfo, deleter);
 /** @brief Arguments of XLA_FFI_Future_Create. */
 struct XLA_FFI_Future_Create_Args {
   size_t struct_size;                      /**< XLA_FFI_Future_Create_Args_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
   XLA_FFI_Future* future;                  /**< Out. */
 };
 XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Future_Create_Args, extension_start);
@@ -327,7 +391,7 @@ XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Future_Create_Args, extension_start);
 /** @brief Arguments of XLA_FFI_Future_SetAvailable. */
 struct XLA_FFI_Future_SetAvailable_Args {
   size_t struct_size;                      /**< XLA_FFI_Future_SetAvailable_Args_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
   XLA_FFI_Future* future;                  /**< The future. */
 };
 XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Future_SetAvailable_Args, future);
@@ -335,7 +399,7 @@ XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Future_SetAvailable_Args, future);
 /** @brief Arguments of XLA_FFI_Future_SetError. */
 struct XLA_FFI_Future_SetError_Args {
   size_t struct_size;                      /**< XLA_FFI_Future_SetError_Args_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
   XLA_FFI_Future* future;                  /**< The future. */
   XLA_FFI_Error* error;                    /**< Ownership passes to the runtime. */
 };
@@ -344,7 +408,7 @@ XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Future_SetError_Args, error);
 /** @brief The arguments of a call. */
 struct XLA_FFI_Args {
   size_t struct_size;                      /**< XLA_FFI_Args_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
   int64_t size;                            /**< Number of arguments. */
   XLA_FFI_ArgType* types;                  /**< `size` kinds. */
   void** args;                             /**< `size` pointers (XLA_FFI_Buffer*). */
@@ -354,7 +418,7 @@ XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Args, args);
 /** @brief The results of a call. */
 struct XLA_FFI_Rets {
   size_t struct_size;                      /**< XLA_FFI_Rets_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
   int64_t size;                            /**< Number of results. */
   XLA_FFI_RetType* types;                  /**< `size` kinds. */
   void** rets;                             /**< `size` pointers (XLA_FFI_Buffer*). */
@@ -365,7 +429,7 @@ XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Rets, rets);
  *  contents. */
 struct XLA_FFI_Attrs {
   size_t struct_size;                      /**< XLA_FFI_Attrs_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
   int64_t size;                            /**< Number of attributes. */
   XLA_FFI_AttrType* types;                 /**< `size` kinds. */
   XLA_FFI_ByteSpan** names;                /**< `size` names. */
@@ -377,9 +441,9 @@ XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Attrs, attrs);
  *  XLA_FFI_CallFrame_STRUCT_SIZE: `future` lies outside it. */
 struct XLA_FFI_CallFrame {
   size_t struct_size;                      /**< XLA_FFI_CallFrame_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL, or a metadata probe. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL, or a metadata probe. */
   const XLA_FFI_Api* api;                  /**< The function table. */
-  XLA_FFI_ExecutionContext* ctx;           /**< Per-call context. */
+  XLA_FFI_InvokeContext* ctx;              /**< Per-call context. */
   XLA_FFI_ExecutionStage stage;            /**< The stage (EXECUTE). */
   XLA_FFI_Args args;                       /**< Arguments. */
   XLA_FFI_Rets rets;                       /**< Results. */
@@ -392,19 +456,20 @@ XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_CallFrame, attrs);
  *  `call_frame->api->XLA_FFI_Error_Create`. */
 typedef XLA_FFI_Error* XLA_FFI_Handler(XLA_FFI_CallFrame* call_frame);
 
-/** @brief Handlers for the four execution stages. */
+/** @brief Handlers for the five execution stages. */
 struct XLA_FFI_Handler_Bundle {
   XLA_FFI_Handler* instantiate; /**< Optional. */
   XLA_FFI_Handler* prepare;     /**< Optional. */
   XLA_FFI_Handler* initialize;  /**< Optional. */
   XLA_FFI_Handler* execute;     /**< Required. */
+  XLA_FFI_Handler* record;      /**< Optional (0.5). */
 };
 
 /** @brief Arguments of XLA_FFI_Handler_Register (unsupported in a guest:
  *  declare targets with CYXLA_TARGET). */
 struct XLA_FFI_Handler_Register_Args {
   size_t struct_size;                      /**< XLA_FFI_Handler_Register_Args_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
   XLA_FFI_ByteSpan name;                   /**< Target name. */
   XLA_FFI_ByteSpan platform;               /**< Platform name. */
   XLA_FFI_Handler_Bundle bundle;           /**< The handlers. */
@@ -415,28 +480,51 @@ XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Handler_Register_Args, traits);
 /** @brief Arguments of XLA_FFI_Type_Register. */
 struct XLA_FFI_Type_Register_Args {
   size_t struct_size;                      /**< XLA_FFI_Type_Register_Args_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
   XLA_FFI_ByteSpan name;                   /**< Unique type name. */
   XLA_FFI_TypeId* type_id;                 /**< In/out. */
   const XLA_FFI_TypeInfo* type_info;       /**< Outside STRUCT_SIZE. */
 };
 XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Type_Register_Args, type_id);
 
-/** @brief Arguments of XLA_FFI_ExecutionContext_Get. */
-struct XLA_FFI_ExecutionContext_Get_Args {
-  size_t struct_size;                      /**< XLA_FFI_ExecutionContext_Get_Args_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL. */
-  XLA_FFI_ExecutionContext* ctx;           /**< The frame's ctx. */
+/** @brief Arguments of XLA_FFI_InvokeContext_Get (0.3: XLA_FFI_ExecutionContext_Get). */
+struct XLA_FFI_InvokeContext_Get_Args {
+  size_t struct_size;                      /**< XLA_FFI_InvokeContext_Get_Args_STRUCT_SIZE. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
+  XLA_FFI_InvokeContext* ctx;              /**< The frame's ctx. */
   XLA_FFI_TypeId* type_id;                 /**< Type of the user data. */
   void* data;                              /**< Out. */
 };
-XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_ExecutionContext_Get_Args, data);
+XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_InvokeContext_Get_Args, data);
+/** @brief The 0.3 name of XLA_FFI_InvokeContext_Get_Args_STRUCT_SIZE. */
+enum {
+  XLA_FFI_ExecutionContext_Get_Args_STRUCT_SIZE = XLA_FFI_InvokeContext_Get_Args_STRUCT_SIZE
+};
+
+/** @brief Arguments of XLA_FFI_InvokeContext_FindExtension (0.5). */
+struct XLA_FFI_InvokeContext_FindExtension_Args {
+  size_t struct_size;                         /**< XLA_FFI_InvokeContext_FindExtension_Args_STRUCT_SIZE. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
+  XLA_FFI_InvokeContext* ctx;                 /**< The frame's ctx. */
+  int64_t extension_type;                     /**< The extension wanted. */
+  const XLA_FFI_Extension* extension;         /**< Out: it, or NULL (always NULL in a guest). */
+};
+XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_InvokeContext_FindExtension_Args, extension);
+
+/** @brief Arguments of XLA_FFI_CustomOptions_Get (0.5). */
+struct XLA_FFI_CustomOptions_Get_Args {
+  size_t struct_size;                         /**< XLA_FFI_CustomOptions_Get_Args_STRUCT_SIZE. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
+  XLA_FFI_InvokeContext* ctx;                 /**< The frame's ctx. */
+  const XLA_FFI_Attrs* attrs;                 /**< Out: the options (a dictionary). */
+};
+XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_CustomOptions_Get_Args, attrs);
 
 /** @brief Arguments of XLA_FFI_State_Set. */
 struct XLA_FFI_State_Set_Args {
   size_t struct_size;                      /**< XLA_FFI_State_Set_Args_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL. */
-  XLA_FFI_ExecutionContext* ctx;           /**< The frame's ctx. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
+  XLA_FFI_InvokeContext* ctx;              /**< The frame's ctx. */
   XLA_FFI_ExecutionStage stage;            /**< Stage owning the state. */
   XLA_FFI_TypeId* type_id;                 /**< Type of the state. */
   void* state;                             /**< The state. */
@@ -446,8 +534,8 @@ XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_State_Set_Args, state);
 /** @brief Arguments of XLA_FFI_State_Get. */
 struct XLA_FFI_State_Get_Args {
   size_t struct_size;                      /**< XLA_FFI_State_Get_Args_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL. */
-  XLA_FFI_ExecutionContext* ctx;           /**< The frame's ctx. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
+  XLA_FFI_InvokeContext* ctx;              /**< The frame's ctx. */
   XLA_FFI_ExecutionStage stage;            /**< Stage owning the state. */
   XLA_FFI_TypeId* type_id;                 /**< Type of the state. */
   void* state;                             /**< Out. */
@@ -457,8 +545,8 @@ XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_State_Get_Args, state);
 /** @brief Arguments of XLA_FFI_Stream_Get (unsupported in a guest). */
 struct XLA_FFI_Stream_Get_Args {
   size_t struct_size;                      /**< XLA_FFI_Stream_Get_Args_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL. */
-  XLA_FFI_ExecutionContext* ctx;           /**< The frame's ctx. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
+  XLA_FFI_InvokeContext* ctx;              /**< The frame's ctx. */
   void* stream;                            /**< Out. */
 };
 XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Stream_Get_Args, stream);
@@ -466,8 +554,8 @@ XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Stream_Get_Args, stream);
 /** @brief Arguments of XLA_FFI_DeviceMemory_Allocate (unsupported in a guest). */
 struct XLA_FFI_DeviceMemory_Allocate_Args {
   size_t struct_size;                      /**< XLA_FFI_DeviceMemory_Allocate_Args_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL. */
-  XLA_FFI_ExecutionContext* ctx;           /**< The frame's ctx. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
+  XLA_FFI_InvokeContext* ctx;              /**< The frame's ctx. */
   size_t size;                             /**< Bytes. */
   size_t alignment;                        /**< Alignment. */
   void* data;                              /**< Out. */
@@ -477,8 +565,8 @@ XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_DeviceMemory_Allocate_Args, data);
 /** @brief Arguments of XLA_FFI_DeviceMemory_Free (unsupported in a guest). */
 struct XLA_FFI_DeviceMemory_Free_Args {
   size_t struct_size;                      /**< XLA_FFI_DeviceMemory_Free_Args_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL. */
-  XLA_FFI_ExecutionContext* ctx;           /**< The frame's ctx. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
+  XLA_FFI_InvokeContext* ctx;              /**< The frame's ctx. */
   size_t size;                             /**< Bytes. */
   void* data;                              /**< The memory. */
 };
@@ -490,8 +578,8 @@ typedef void XLA_FFI_Task(void* data);
 /** @brief Arguments of XLA_FFI_ThreadPool_Schedule (unsupported in a guest). */
 struct XLA_FFI_ThreadPool_Schedule_Args {
   size_t struct_size;                      /**< XLA_FFI_ThreadPool_Schedule_Args_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL. */
-  XLA_FFI_ExecutionContext* ctx;           /**< The frame's ctx. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
+  XLA_FFI_InvokeContext* ctx;              /**< The frame's ctx. */
   XLA_FFI_Task* task;                      /**< The task. */
   void* data;                              /**< Its argument. */
 };
@@ -500,8 +588,8 @@ XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_ThreadPool_Schedule_Args, data);
 /** @brief Arguments of XLA_FFI_ThreadPool_NumThreads (unsupported in a guest). */
 struct XLA_FFI_ThreadPool_NumThreads_Args {
   size_t struct_size;                      /**< XLA_FFI_ThreadPool_NumThreads_Args_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL. */
-  XLA_FFI_ExecutionContext* ctx;           /**< The frame's ctx. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
+  XLA_FFI_InvokeContext* ctx;              /**< The frame's ctx. */
   int64_t* num_threads;                    /**< Out. */
 };
 XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_ThreadPool_NumThreads_Args, num_threads);
@@ -509,8 +597,8 @@ XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_ThreadPool_NumThreads_Args, num_threads);
 /** @brief Arguments of XLA_FFI_RunId_Get. */
 struct XLA_FFI_RunId_Get_Args {
   size_t struct_size;                      /**< XLA_FFI_RunId_Get_Args_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL. */
-  XLA_FFI_ExecutionContext* ctx;           /**< The frame's ctx. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
+  XLA_FFI_InvokeContext* ctx;              /**< The frame's ctx. */
   int64_t run_id;                          /**< Out. */
 };
 XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_RunId_Get_Args, run_id);
@@ -518,8 +606,8 @@ XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_RunId_Get_Args, run_id);
 /** @brief Arguments of XLA_FFI_DeviceOrdinal_Get. */
 struct XLA_FFI_DeviceOrdinal_Get_Args {
   size_t struct_size;                      /**< XLA_FFI_DeviceOrdinal_Get_Args_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL. */
-  XLA_FFI_ExecutionContext* ctx;           /**< The frame's ctx. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
+  XLA_FFI_InvokeContext* ctx;              /**< The frame's ctx. */
   int32_t device_ordinal;                  /**< Out. */
 };
 XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_DeviceOrdinal_Get_Args, device_ordinal);
@@ -536,7 +624,7 @@ XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Metadata, traits);
 
 /** @brief The metadata extension of a probe frame. */
 struct XLA_FFI_Metadata_Extension {
-  XLA_FFI_Extension_Base extension_base; /**< type = XLA_FFI_Extension_Metadata. */
+  XLA_FFI_InternalExtension extension_base; /**< type = XLA_FFI_Extension_Metadata. */
   XLA_FFI_Metadata* metadata;            /**< Where to write the answer. */
 };
 XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Metadata_Extension, metadata);
@@ -547,7 +635,9 @@ XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Metadata_Extension, metadata);
 
 /** @brief Makes an error (the message is copied). */
 typedef XLA_FFI_Error* XLA_FFI_Error_Create(XLA_FFI_Error_Create_Args* args);
-/** @brief Reads an error's message. */
+/** @brief Reads an error's message and code. */
+typedef void XLA_FFI_Error_GetDetails(XLA_FFI_Error_GetDetails_Args* args);
+/** @brief Reads an error's message (0.3; the same slot as XLA_FFI_Error_GetDetails). */
 typedef void XLA_FFI_Error_GetMessage(XLA_FFI_Error_GetMessage_Args* args);
 /** @brief Frees an error. */
 typedef void XLA_FFI_Error_Destroy(XLA_FFI_Error_Destroy_Args* args);
@@ -557,8 +647,10 @@ typedef XLA_FFI_Error* XLA_FFI_Handler_Register(XLA_FFI_Handler_Register_Args* a
 typedef XLA_FFI_Error* XLA_FFI_Stream_Get(XLA_FFI_Stream_Get_Args* args);
 /** @brief Registers a type. */
 typedef XLA_FFI_Error* XLA_FFI_Type_Register(XLA_FFI_Type_Register_Args* args);
-/** @brief Gets user data from the execution context. */
-typedef XLA_FFI_Error* XLA_FFI_ExecutionContext_Get(XLA_FFI_ExecutionContext_Get_Args* args);
+/** @brief Gets user data from the invoke context. */
+typedef XLA_FFI_Error* XLA_FFI_InvokeContext_Get(XLA_FFI_InvokeContext_Get_Args* args);
+/** @brief The 0.3 name of XLA_FFI_InvokeContext_Get. */
+typedef XLA_FFI_InvokeContext_Get XLA_FFI_ExecutionContext_Get;
 /** @brief Sets a state. */
 typedef XLA_FFI_Error* XLA_FFI_State_Set(XLA_FFI_State_Set_Args* args);
 /** @brief Gets a state. */
@@ -581,21 +673,33 @@ typedef XLA_FFI_Error* XLA_FFI_Future_SetError(XLA_FFI_Future_SetError_Args* arg
 typedef XLA_FFI_Error* XLA_FFI_RunId_Get(XLA_FFI_RunId_Get_Args* args);
 /** @brief Gets the device ordinal. */
 typedef XLA_FFI_Error* XLA_FFI_DeviceOrdinal_Get(XLA_FFI_DeviceOrdinal_Get_Args* args);
+/** @brief Finds an extension of the invoke context (0.5; none in a guest). */
+typedef XLA_FFI_Error* XLA_FFI_InvokeContext_FindExtension(
+    XLA_FFI_InvokeContext_FindExtension_Args* args);
+/** @brief Gets the call's custom options (0.5; an empty dictionary in a guest). */
+typedef XLA_FFI_Error* XLA_FFI_CustomOptions_Get(XLA_FFI_CustomOptions_Get_Args* args);
 
-/** @brief The function table (API version 0.3: 18 slots). In a guest it
- *  lives in guest memory and its slots are the `cyxla` host imports. */
+/** @brief The function table (API version 0.5: 20 slots). In a guest it
+ *  lives in guest memory and its slots are the `cyxla` host imports. Slots 1
+ *  and 6 answer to their 0.5 and their 0.3 names. */
 struct XLA_FFI_Api {
   size_t struct_size;                      /**< XLA_FFI_Api_STRUCT_SIZE. */
-  XLA_FFI_Extension_Base* extension_start; /**< NULL. */
-  XLA_FFI_Api_Version api_version;         /**< 0.3. */
+  XLA_FFI_InternalExtension* extension_start; /**< NULL. */
+  XLA_FFI_Api_Version api_version;         /**< 0.5. */
   const XLA_FFI_InternalApi* internal_api; /**< NULL. */
   XLA_FFI_Error_Create* XLA_FFI_Error_Create;                   /**< Slot 0. */
-  XLA_FFI_Error_GetMessage* XLA_FFI_Error_GetMessage;           /**< Slot 1. */
+  union {
+    XLA_FFI_Error_GetDetails* XLA_FFI_Error_GetDetails;         /**< Slot 1. */
+    XLA_FFI_Error_GetMessage* XLA_FFI_Error_GetMessage;         /**< Slot 1 (0.3 name). */
+  };
   XLA_FFI_Error_Destroy* XLA_FFI_Error_Destroy;                 /**< Slot 2. */
   XLA_FFI_Handler_Register* XLA_FFI_Handler_Register;           /**< Slot 3. */
   XLA_FFI_Stream_Get* XLA_FFI_Stream_Get;                       /**< Slot 4. */
   XLA_FFI_Type_Register* XLA_FFI_Type_Register;                 /**< Slot 5. */
-  XLA_FFI_ExecutionContext_Get* XLA_FFI_ExecutionContext_Get;   /**< Slot 6. */
+  union {
+    XLA_FFI_InvokeContext_Get* XLA_FFI_InvokeContext_Get;       /**< Slot 6. */
+    XLA_FFI_ExecutionContext_Get* XLA_FFI_ExecutionContext_Get; /**< Slot 6 (0.3 name). */
+  };
   XLA_FFI_State_Set* XLA_FFI_State_Set;                         /**< Slot 7. */
   XLA_FFI_State_Get* XLA_FFI_State_Get;                         /**< Slot 8. */
   XLA_FFI_DeviceMemory_Allocate* XLA_FFI_DeviceMemory_Allocate; /**< Slot 9. */
@@ -607,8 +711,10 @@ struct XLA_FFI_Api {
   XLA_FFI_Future_SetError* XLA_FFI_Future_SetError;             /**< Slot 15. */
   XLA_FFI_RunId_Get* XLA_FFI_RunId_Get;                         /**< Slot 16. */
   XLA_FFI_DeviceOrdinal_Get* XLA_FFI_DeviceOrdinal_Get;         /**< Slot 17. */
+  XLA_FFI_InvokeContext_FindExtension* XLA_FFI_InvokeContext_FindExtension; /**< Slot 18. */
+  XLA_FFI_CustomOptions_Get* XLA_FFI_CustomOptions_Get;         /**< Slot 19. */
 };
-XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Api, XLA_FFI_DeviceOrdinal_Get);
+XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Api, XLA_FFI_CustomOptions_Get);
 
 /** @brief The runtime's function table. In a guest: the guest's own table
  *  (the one the export `cyxla_api` returns), defined by the cyxla runtime

@@ -5,7 +5,9 @@
 // tutorial uses): DataType and its aliases, Span, Error, ErrorOr, AnyBuffer,
 // Buffer<dtype, rank>, Result/ResultBuffer, RemainingArgs/RemainingRets,
 // attributes (scalars, strings, arrays as Span<const T>, Dictionary),
-// Context, RunId, DeviceOrdinal, UserData and State. A handler source written
+// Context, RunId, DeviceOrdinal, UserData and State, and what XLA FFI 0.4
+// and 0.5 (jaxlib 0.12) added: buffer matching (match::Buffer, Verify,
+// Match), ErrorOr from an Error, CustomOptions. A handler source written
 // for XLA compiles unchanged for a wasm32 guest with
 //
 //   clang++-19 --target=wasm32-wasi -mexec-model=reactor -std=c++17 -O3 \
@@ -20,7 +22,9 @@
 // What the sandbox cannot do fails to compile with a static_assert that
 // says so: Future/Promise/CountDownPromise (asynchronous handlers),
 // PlatformStream, ScratchAllocator (device memory), ThreadPool,
-// XLA_FFI_REGISTER_HANDLER, and Pointer<T> attributes on wasm32. Calling the
+// XLA_FFI_REGISTER_HANDLER, the RECORD stage (Ffi::BindRecord), the
+// collectives and record extensions (xla/ffi/api/collectives_api.h,
+// record_api.h), and Pointer<T> attributes on wasm32. Calling the
 // corresponding C API functions directly through `call_frame->api` fails at
 // run time with UNIMPLEMENTED "... is not supported in the cyxla sandbox".
 //
@@ -379,7 +383,49 @@ template <typename T>
 class ErrorOr : public Expected<T, Error> {
  public:
   using Expected<T, Error>::Expected;
+
+  /// @brief A failure, as status-or types are made from an error status
+  /// (0.5). `error` must not be a success.
+  ErrorOr(Error error)  // NOLINT
+      : Expected<T, Error>(Unexpected<Error>(std::move(error))) {
+    CYXLA_FFI_ASSERT(this->error().failure(),
+                     "ErrorOr cannot be constructed from a successful Error");
+  }
 };
+
+//===----------------------------------------------------------------------===//
+// Error policy (0.5): how the shared parts of the API report errors
+//===----------------------------------------------------------------------===//
+
+namespace internal {
+
+/// @brief Error policy of the external, header-only FFI.
+struct ErrorPolicy {
+  using Status = xla::ffi::Error;  ///< An outcome.
+
+  /// @brief A value or an outcome.
+  template <typename T>
+  using StatusOr = xla::ffi::ErrorOr<T>;
+
+  /// @brief Success.
+  static Status Ok() { return Status::Success(); }
+
+  /// @brief An error with `errc` and `message`.
+  static Status FromErrorCode(XLA_FFI_Error_Code errc, std::string_view message) {
+    return Status(errc, std::string(message));
+  }
+
+  /// @brief Takes ownership of `error` (non-null): its code and message.
+  static Status TakeError(const XLA_FFI_Api* api, XLA_FFI_Error* error) {
+    CYXLA_FFI_ASSERT(error != nullptr, "TakeError: error must not be null");
+    ErrorDetails details = GetErrorDetails(api, error);
+    std::string message = details.message != nullptr ? details.message : "";
+    DestroyError(api, error);
+    return Status(details.errc, std::move(message));
+  }
+};
+
+}  // namespace internal
 
 //===----------------------------------------------------------------------===//
 // Unsupported in the sandbox: asynchronous completion
@@ -473,8 +519,9 @@ CYXLA_FFI_DATATYPE_MAPPING(DataType::TOKEN, void)
 
 #undef CYXLA_FFI_DATATYPE_MAPPING
 
-/// @brief The rank of a Buffer that accepts any rank.
-inline constexpr size_t kDynamicRank = std::numeric_limits<size_t>::max();
+/// @brief The rank of a Buffer that accepts any rank (0.3's name;
+/// xla::ffi::kDynamicRank since 0.5).
+using ::xla::ffi::kDynamicRank;
 
 }  // namespace internal
 
@@ -526,6 +573,8 @@ class AnyBuffer {
  public:
   /// @brief Its dimensions.
   using Dimensions = Span<const int64_t>;
+
+  friend struct internal::BufferCast;
 
   /// @brief A view of `buf`.
   explicit AnyBuffer(const XLA_FFI_Buffer* buf) : buf_(buf) {
@@ -580,6 +629,8 @@ class Buffer {
  public:
   /// @brief Its dimensions.
   using Dimensions = AnyBuffer::Dimensions;
+
+  friend struct internal::BufferCast;
 
   /// @brief A view of `buf`.
   explicit Buffer(const XLA_FFI_Buffer* buf) : buf_(buf) {
@@ -671,6 +722,91 @@ template <DataType dtype>
 using ResultBufferR3 = ResultBuffer<dtype, 3>;  ///< Rank 3.
 template <DataType dtype>
 using ResultBufferR4 = ResultBuffer<dtype, 4>;  ///< Rank 4.
+
+//===----------------------------------------------------------------------===//
+// Buffer matching (0.5)
+//===----------------------------------------------------------------------===//
+
+namespace internal {
+
+/// @brief Views a matched buffer as another buffer type.
+struct BufferCast {
+  /// @brief `buffer` as a To (only after a match confirmed dtype and rank).
+  template <typename To, typename From>
+  static To Cast(const From& buffer) {
+    return To(buffer.buf_);
+  }
+};
+
+}  // namespace internal
+
+namespace match {
+
+/// @brief A buffer pattern over DataType.
+template <typename DTypes = DTypeSet<DataType>, typename Ranks = RankSet<>>
+using BufferPattern = internal::BufferPatternBase<DTypes, Ranks>;
+
+/// @brief A pattern of one dtype (and one rank unless kDynamicRank).
+template <DataType dtype, size_t rank = kDynamicRank>
+auto Buffer() {
+  if constexpr (rank == kDynamicRank) {
+    return BufferPattern<DTypeSet<DataType, dtype>>();
+  } else {
+    return BufferPattern<DTypeSet<DataType, dtype>, RankSet<rank>>();
+  }
+}
+
+/// @brief A pattern any buffer matches (until constrained).
+inline BufferPattern<> Buffer() { return {}; }
+
+}  // namespace match
+
+/// @brief Success if `buffer` matches `pattern` (captures written), else
+/// INVALID_ARGUMENT "Buffer '<name>' failed to match <pattern>: <why>".
+template <typename BufferType, typename DTypes, typename Ranks>
+Error Verify(std::string_view name, BufferType buffer,
+             const match::BufferPattern<DTypes, Ranks>& pattern) {
+  return internal::VerifyBuffer<internal::ErrorPolicy>(name, buffer, pattern);
+}
+
+/// @brief An AnyBuffer as the Buffer<dtype, rank> of a pattern of exactly
+/// one dtype and one rank, or Verify's error.
+template <DataType dtype, size_t rank>
+ErrorOr<Buffer<dtype, rank>> Match(
+    std::string_view name, AnyBuffer buffer,
+    const match::BufferPattern<match::DTypeSet<DataType, dtype>, match::RankSet<rank>>&
+        pattern) {
+  return internal::MatchBuffer<internal::ErrorPolicy, Buffer<dtype, rank>>(
+      name, buffer, pattern, [](AnyBuffer buffer) {
+        return internal::BufferCast::Cast<Buffer<dtype, rank>>(buffer);
+      });
+}
+
+/// @brief A typed buffer checked against `pattern`, or Verify's error.
+template <DataType dtype, size_t rank, typename DTypes, typename Ranks>
+ErrorOr<Buffer<dtype, rank>> Match(std::string_view name, Buffer<dtype, rank> buffer,
+                                   const match::BufferPattern<DTypes, Ranks>& pattern) {
+  return internal::MatchBuffer<internal::ErrorPolicy, Buffer<dtype, rank>>(
+      name, buffer, pattern, [](Buffer<dtype, rank> buffer) { return buffer; });
+}
+
+namespace internal {
+
+/// @brief A matched buffer as a Result, or its error.
+template <typename Buffer>
+ErrorOr<Result<Buffer>> WrapResult(ErrorOr<Buffer> buffer) {
+  if (buffer.has_error()) return Unexpected(std::move(buffer).error());
+  return Result<Buffer>(std::move(buffer).value());
+}
+
+}  // namespace internal
+
+/// @brief A result buffer checked against `pattern`, or Verify's error.
+template <typename BufferType, typename DTypes, typename Ranks>
+auto Match(std::string_view name, Result<BufferType> buffer,
+           const match::BufferPattern<DTypes, Ranks>& pattern) {
+  return internal::WrapResult(Match(name, *buffer, pattern));
+}
 
 //===----------------------------------------------------------------------===//
 // Argument and result bindings and decodings
@@ -1003,6 +1139,11 @@ class Context : public internal::ContextBase {
     return *value;
   }
 };
+
+/// @brief Decodes `.Ctx<CustomOptions>()`: the call's custom options as a
+/// Dictionary (0.5; always empty in a cyxla guest).
+template <>
+struct CtxDecoding<CustomOptions> : internal::CustomOptionsDecoding<Dictionary> {};
 
 /// @brief Decodes `.Ctx()` / `.Ctx<Context>()`.
 template <>
