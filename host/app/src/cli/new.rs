@@ -88,7 +88,7 @@ pub fn new(args: &NewArgs) -> Result<Scaffold> {
         .map(CppToolchain::native_cxx)
         .unwrap_or_default();
     let files = match args.language {
-        Language::Rust => rust_files(&args.name, &sdk),
+        Language::Rust => rust_files(&args.name, &sdk, &dir),
         Language::Cpp => cpp_files(&args.name, &sdk, &native_cxx),
     };
     let mut written = Vec::new();
@@ -491,7 +491,31 @@ print(jax.config.jax_platforms, np.asarray(y).tolist())
     )
 }
 
-fn rust_files(name: &str, sdk: &Path) -> Vec<(String, String)> {
+/// `--remap-path-prefix` entries of a TOML array naming `dir` `to`, also by
+/// its real path when a symlink leads to it (rustc names the folder it runs
+/// in by its real path).
+fn remaps(dir: &Path, to: &str) -> String {
+    let real = dir
+        .ancestors()
+        .find_map(|a| Some(a.canonicalize().ok()?.join(dir.strip_prefix(a).ok()?)));
+    let mut dirs = vec![dir.to_owned()];
+    dirs.extend(real.filter(|real| real != dir));
+    dirs.iter()
+        .map(|d| {
+            let d = d.display().to_string();
+            let d = d.replace('\\', "\\\\").replace('"', "\\\"");
+            format!("    \"--remap-path-prefix={d}={to}\",\n")
+        })
+        .collect()
+}
+
+fn rust_files(name: &str, sdk: &Path, dir: &Path) -> Vec<(String, String)> {
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo")));
+    let remaps = cargo_home.map_or_else(String::new, |home| remaps(&home, "/cargo"))
+        + &remaps(dir, &format!("/{name}"))
+        + &remaps(sdk, "/cyxla/guest-sdk");
     let sdk = quoted(sdk);
     let cargo = format!(
         r#"[package]
@@ -526,11 +550,22 @@ panic = "abort"
 [workspace]
 "#
     );
-    let config = r#"# wasm32 guests may use SIMD (wasmtime supports it).
+    let config = format!(
+        r#"# wasm32 guests may use SIMD (wasmtime supports it).
+#
+# The remaps keep this machine's folders out of the module: its panic
+# messages and line tables name cargo's home /cargo, this project /{name} and
+# the SDK /cyxla/guest-sdk. The same sources then give the same bytes in any
+# folder, against the SDK in the same folder (cargo hashes a dependency
+# outside the project by its folder, and the hash orders the module's
+# functions). `cyxla-host new` wrote these folders: after moving one, edit
+# its line.
 [target.wasm32-unknown-unknown]
-rustflags = ["-C", "target-feature=+simd128"]
+rustflags = [
+    "-C", "target-feature=+simd128",
+{remaps}]
 "#
-    .to_owned();
+    );
     let lib = format!(
         r#"//! Guest `{name}`: custom-call target `{name}`, `y = x * factor` for
 //! `x: f32[...]` and attribute `factor: f32`.
