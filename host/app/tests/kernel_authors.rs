@@ -694,8 +694,8 @@ fn path_without_clang19(dir: &Path, wasm_opt: bool) -> std::ffi::OsString {
             std::os::unix::fs::symlink(entry.path(), &link).expect("link a program");
         }
     }
-    let path = std::env::join_paths([workspace_root().join(".venv/bin"), dir.to_owned()])
-        .expect("PATH");
+    let path =
+        std::env::join_paths([workspace_root().join(".venv/bin"), dir.to_owned()]).expect("PATH");
     for tool in ["clang++-19", "clang-19", "wasm-ld-19"]
         .into_iter()
         .chain((!wasm_opt).then_some("wasm-opt"))
@@ -927,6 +927,9 @@ fn zig_new_cpp_guest_builds_without_clang19_or_wasm_opt_and_runs_from_jax() {
     clean(build.args(["--build", "build"]));
     let built = run_in_output(&dir, &mut build, ZIG_HINT);
     let said = format!("{}{}", text(&built.stdout), text(&built.stderr));
-    assert!(!said.contains("warning"), "the scaffold's build warns:\n{said}");
+    assert!(
+        !said.contains("warning"),
+        "the scaffold's build warns:\n{said}"
+    );
     check_and_call(&dir, name, &format!("build/{name}.wasm"));
 }
