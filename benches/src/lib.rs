@@ -326,6 +326,11 @@ pub mod kernels {
         MarchNative,
         /// The same wasm guest, in a sandbox that copies on one thread.
         GuestOneCopyThread,
+        /// The wasm guest built with zig instead of Debian's clang-19
+        /// (`guests/cpp/build.sh` with `CYXLA_ZIG`), then wasm-opt.
+        GuestZig,
+        /// The zig build without the wasm-opt step (`--no-wasm-opt`).
+        GuestZigNoWasmOpt,
     }
 
     impl Build {
@@ -336,12 +341,18 @@ pub mod kernels {
                 Build::Native => format!("{}__native", kernel.target),
                 Build::MarchNative => format!("{}__march_native", kernel.target),
                 Build::GuestOneCopyThread => format!("{}__one_copy_thread", kernel.target),
+                Build::GuestZig => format!("{}__zig", kernel.target),
+                Build::GuestZigNoWasmOpt => format!("{}__zig_no_wasm_opt", kernel.target),
             }
         }
 
-        fn dir(self) -> &'static str {
+        /// The folder of this build's module or library under `build`'s
+        /// `out`.
+        pub fn dir(self) -> &'static str {
             match self {
                 Build::Guest | Build::GuestOneCopyThread => "wasm",
+                Build::GuestZig => "wasm-zig",
+                Build::GuestZigNoWasmOpt => "wasm-zig-no-wasm-opt",
                 Build::Native => "native",
                 Build::MarchNative => "march-native",
             }
@@ -355,7 +366,10 @@ pub mod kernels {
             .and_then(|s| s.to_str())
             .expect("a source file name");
         match build {
-            Build::Guest | Build::GuestOneCopyThread => format!("{stem}_cpp.wasm"),
+            Build::Guest
+            | Build::GuestOneCopyThread
+            | Build::GuestZig
+            | Build::GuestZigNoWasmOpt => format!("{stem}_cpp.wasm"),
             Build::Native | Build::MarchNative => format!("lib{stem}_cpp.so"),
         }
     }
@@ -391,6 +405,41 @@ pub mod kernels {
             );
         }
         out.join(Build::Guest.dir())
+    }
+
+    /// Builds `kernels` with zig (the Python package `ziglang` of the
+    /// checkout's venv), with and without wasm-opt, under `out`
+    /// ([`Build::GuestZig`], [`Build::GuestZigNoWasmOpt`]).
+    ///
+    /// # Panics
+    ///
+    /// If zig is not installed or a build fails.
+    pub fn build_zig(out: &Path, kernels: &[Kernel]) {
+        let root = crate::workspace_root();
+        let hint = "zig is the Python package ziglang: install it into .venv with scripts/setup.sh";
+        let found = cyxla_tests::run_ok(
+            Command::new(root.join(".venv/bin/python")).args([
+                "-c",
+                "import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), 'zig'))",
+            ]),
+            hint,
+        );
+        let zig = String::from_utf8(found.stdout).expect("a path");
+        for build in [Build::GuestZig, Build::GuestZigNoWasmOpt] {
+            let mut command = Command::new("bash");
+            command
+                .arg(root.join("guests/cpp/build.sh"))
+                .env("CYXLA_ZIG", zig.trim())
+                .arg("--out")
+                .arg(out.join(build.dir()));
+            if build == Build::GuestZigNoWasmOpt {
+                command.arg("--no-wasm-opt");
+            }
+            for k in kernels {
+                command.arg(root.join(k.source));
+            }
+            cyxla_tests::run_ok(&mut command, hint);
+        }
     }
 
     /// Registers the two native builds of `kernel` (built by [`build`]

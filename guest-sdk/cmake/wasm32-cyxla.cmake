@@ -30,8 +30,8 @@
 # machine compiles zig's libc++ and wasi-libc into its cache (about a
 # minute).
 #
-# The post-link step runs CYXLA_WASM_OPT, else `wasm-opt` (binaryen) on the
-# PATH. Without one the modules are built without it and configuring warns:
+# The post-link step runs CYXLA_WASM_OPT (-D or the environment), else
+# `wasm-opt` (binaryen) on the PATH. Without one the modules are built without it and configuring warns:
 # they are then larger and their loops slower (guest-sdk/README.md, "C/C++
 # without apt: zig").
 
@@ -168,6 +168,9 @@ if(CYXLA_WITH_ZIG)
   set(CMAKE_CXX_ARCHIVE_FINISH "\"${CYXLA_ZIG}\" ranlib <TARGET>")
 endif()
 
+if(NOT DEFINED CYXLA_WASM_OPT AND NOT "$ENV{CYXLA_WASM_OPT}" STREQUAL "")
+  set(CYXLA_WASM_OPT "$ENV{CYXLA_WASM_OPT}" CACHE FILEPATH "wasm-opt for cyxla guests")
+endif()
 find_program(CYXLA_WASM_OPT wasm-opt)
 # zig writes no target_features section: wasm-opt is told the features of
 # its modules (zig's default wasm32 CPU, lime1, and -msimd128), else it

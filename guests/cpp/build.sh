@@ -4,7 +4,7 @@
 # into native shared libraries against jaxlib's real XLA headers (to compare
 # the two, or to register with `cyxla-host run --native`).
 #
-# Usage: guests/cpp/build.sh [--native] [--debug-info] [--out DIR] [SOURCE...]
+# Usage: guests/cpp/build.sh [--native] [--debug-info] [--no-wasm-opt] [--out DIR] [SOURCE...]
 #   SOURCE   .cc (C++17) or .c (C11) files, each one module; default: every
 #            guests/cpp/*.cc and *.c
 #   --out    output directory; default guests/out (wasm) or
@@ -16,6 +16,8 @@
 #            after linking, without -g, which drops line tables) and
 #            optimized with `wasm-opt -O3 -g`, which keeps them. Always
 #            rebuilds; give it its own --out.
+#   --no-wasm-opt  skip the wasm-opt step (to measure what it gives; a
+#            module is not rebuilt when only this changes: use its own --out)
 #
 # Outputs <stem>_cpp.wasm for a .cc source, <stem>_c.wasm for a .c source.
 # A module is rebuilt only when its source, a header of guest-sdk/include,
@@ -34,7 +36,8 @@
 # is told the modules' features (zig writes no target_features section).
 # The first zig build on a machine takes about a minute (zig compiles its
 # libc++ and wasi-libc into its cache). Without wasm-opt the modules are
-# built without that step, with a warning (larger, slower loops).
+# built without that step, with a warning (larger, slower loops). A module
+# is not rebuilt when only the compiler changes: give each its own --out.
 # Env: CYXLA_CXX / CYXLA_CC: these compilers instead (clang command lines);
 #      CYXLA_ZIG: zig, this one (even when clang-19 is there);
 #      CYXLA_WASM_OPT: wasm-opt (binaryen);
@@ -51,19 +54,21 @@ read -r -a native_flags <<<"${CYXLA_NATIVE_FLAGS:-}"
 
 native=0
 debug_info=0
+no_wasm_opt=0
 out=""
 sources=()
 while (($#)); do
     case "$1" in
         --native) native=1 ;;
         --debug-info) debug_info=1 ;;
+        --no-wasm-opt) no_wasm_opt=1 ;;
         --out)
             [[ $# -ge 2 ]] || { echo "guests/cpp/build.sh: --out needs a directory" >&2; exit 2; }
             out="$2"
             shift
             ;;
         -h | --help)
-            sed -n '2,42p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+            sed -n '2,45p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         -*) echo "guests/cpp/build.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -139,7 +144,9 @@ else
     done
 fi
 run_wasm_opt=1
-if ((!native && debug_info)) && [[ -n $zig ]]; then
+if ((no_wasm_opt)); then
+    run_wasm_opt=0
+elif ((!native && debug_info)) && [[ -n $zig ]]; then
     # Debian's binaryen (108) cannot read the DWARF 5 line tables of zig's
     # libc++ and wasi-libc ("unknown debug line opcode").
     run_wasm_opt=0
