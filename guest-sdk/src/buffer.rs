@@ -190,6 +190,43 @@ impl<'a> RawBuffer<'a> {
         u64::from(self.dims_addr)..u64::from(self.dims_addr) + 8 * self.dims.len() as u64
     }
 
+    /// [`AnyBuffer::dims_of_rank`], for every buffer type.
+    fn dims_of_rank<const N: usize>(&self) -> Result<[usize; N]> {
+        if self.dims.len() != N {
+            return Err(Error::invalid_argument(alloc::format!(
+                "{}: expected rank {N}, got {} {:?}",
+                self.which,
+                self.dtype,
+                self.dims
+            )));
+        }
+        // Dimensions were checked non-negative and to fit usize products.
+        Ok(core::array::from_fn(|i| self.dims[i] as usize))
+    }
+
+    /// [`AnyBuffer::expect_dims`], for every buffer type.
+    fn expect_dims(&self, expected: &[usize]) -> Result<()> {
+        let detail = if self.dims.len() != expected.len() {
+            alloc::format!("rank {}, expected {}", self.dims.len(), expected.len())
+        } else if let Some(i) =
+            (0..expected.len()).find(|&i| self.dims[i] as u64 != expected[i] as u64)
+        {
+            alloc::format!(
+                "dimension {i} is {}, expected {}",
+                self.dims[i],
+                expected[i]
+            )
+        } else {
+            return Ok(());
+        };
+        Err(Error::invalid_argument(alloc::format!(
+            "{}: expected dims {expected:?}, got {} {:?}: {detail}",
+            self.which,
+            self.dtype,
+            self.dims
+        )))
+    }
+
     fn check_dtype(&self, want: DataType) -> Result<()> {
         if self.dtype == want {
             Ok(())
@@ -239,6 +276,33 @@ macro_rules! shape_methods {
         /// Element type.
         pub fn dtype(&self) -> DataType {
             self.raw.dtype
+        }
+
+        /// The dimensions of a buffer of rank `N`, as sizes: XLA FFI 0.5's
+        /// `match::Buffer<dtype, N>` with a captured dimension each, in
+        /// Rust. Bind them to names, and hold the other buffers to them
+        /// with [`expect_dims`](Self::expect_dims) (the guide's "Dtype
+        /// dispatch: check the shape first").
+        ///
+        /// # Errors
+        ///
+        /// `INVALID_ARGUMENT` naming the buffer, the rank expected and the
+        /// buffer's shape (`argument 0: expected rank 2, got f32 [4]`).
+        pub fn dims_of_rank<const N: usize>(&self) -> Result<[usize; N]> {
+            self.raw.dims_of_rank()
+        }
+
+        /// Checks that the dimensions are `expected`, major to minor: XLA FFI
+        /// 0.5's `WithDims` under `Match`/`Verify`, in Rust.
+        ///
+        /// # Errors
+        ///
+        /// `INVALID_ARGUMENT` naming the buffer, the dimensions expected
+        /// and its shape, and the first dimension that differs (`result 0:
+        /// expected dims [4, 8], got f32 [4, 9]: dimension 1 is 9, expected
+        /// 8`).
+        pub fn expect_dims(&self, expected: &[usize]) -> Result<()> {
+            self.raw.expect_dims(expected)
         }
     };
 }

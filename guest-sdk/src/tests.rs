@@ -114,6 +114,54 @@ fn buffer_errors_name_the_buffer() {
     assert_eq!(e.message, "result 0 was already taken");
 }
 
+/// XLA FFI 0.5's buffer matching in Rust: dimensions bound by rank, other
+/// buffers held to them, each mismatch named.
+#[test]
+fn buffers_match_shapes_by_rank_and_dims() {
+    // y[m, n] = a[m, k] @ b[k, n]
+    fn matmul_shapes(f: &CallFrame<'_>) -> Result<()> {
+        let [m, k] = f.arg::<f32>(0)?.dims_of_rank::<2>()?;
+        let [_, n] = f.arg::<f32>(1)?.dims_of_rank::<2>()?;
+        f.arg::<f32>(1)?.expect_dims(&[k, n])?;
+        f.any_ret(0)?.expect_dims(&[m, n])?;
+        assert_eq!([m, k, n], [2, 3, 4], "the shapes of the good call");
+        Ok(())
+    }
+    let mut good = FrameBuilder::new()
+        .arg(&[2, 3], &[0.0f32; 6])
+        .arg(&[3, 4], &[0.0f32; 12])
+        .ret(DataType::F32, &[2, 4])
+        .build();
+    good.call(matmul_shapes).unwrap();
+    let msg = |shapes: [&[i64]; 3]| {
+        let mut call = FrameBuilder::new()
+            .arg(
+                shapes[0],
+                &alloc::vec![0.0f32; shapes[0].iter().product::<i64>() as usize],
+            )
+            .arg(
+                shapes[1],
+                &alloc::vec![0.0f32; shapes[1].iter().product::<i64>() as usize],
+            )
+            .ret(DataType::F32, shapes[2])
+            .build();
+        call.call(matmul_shapes).unwrap_err().to_string()
+    };
+    assert_eq!(
+        msg([&[6], &[3, 4], &[2, 4]]),
+        "INVALID_ARGUMENT: argument 0: expected rank 2, got f32 [6]"
+    );
+    assert_eq!(
+        msg([&[2, 3], &[5, 4], &[2, 4]]),
+        "INVALID_ARGUMENT: argument 1: expected dims [3, 4], got f32 [5, 4]: dimension 0 is 5, \
+         expected 3"
+    );
+    assert_eq!(
+        msg([&[2, 3], &[3, 4], &[2, 4, 1]]),
+        "INVALID_ARGUMENT: result 0: expected dims [2, 4], got f32 [2, 4, 1]: rank 3, expected 2"
+    );
+}
+
 /// Reads a little-endian u32 at `addr` of a test memory.
 fn get_u32(mem: &[u8], addr: u32) -> u32 {
     u32::from_le_bytes(mem[addr as usize..addr as usize + 4].try_into().unwrap())
