@@ -398,16 +398,24 @@ def test_new_scaffolds_build_on_the_installed_sdk_and_run(venvs, language):
 def test_new_says_what_to_install_when_a_tool_is_missing(venvs, tmp_path):
     """Without the author's tools on the PATH, `cyxla-host new` still writes
     the project and its next steps start with the command that installs
-    what is missing: Debian's packages for C++, rustup and the wasm32 target
-    for Rust (also for a rustc whose sysroot lacks that target)."""
+    what is missing: zig and CMake from PyPI, or Debian's packages, for C++;
+    rustup and the wasm32 target for Rust (also for a rustc whose sysroot
+    lacks that target)."""
     venv = venvs("newest")
     host = str(venv.bin / "cyxla-host")
     bare = clean({}, venv.bin)
     bare["PATH"] = str(venv.bin)
     r = run([host, "new", "k_cpp", "--cpp"], bare, tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "clang++-19, wasm-ld-19, wasm-opt, cmake not found" in r.stdout, r.stdout
+    steps = [line.strip() for line in r.stdout.splitlines()]
+    for missing, command in [
+        ("# no wasm32 C/C++ compiler (neither Debian's clang-19 nor zig); without root:",
+         "pip install ziglang"),
+        ("# cmake not found (or: sudo apt-get install cmake):", "pip install cmake"),
+    ]:
+        assert missing in steps and steps[steps.index(missing) + 1] == command, r.stdout
     assert "sudo apt-get install clang-19 lld-19 wasi-libc libc++-19-dev-wasm32" in r.stdout, r.stdout
+    assert "wasm-opt (binaryen) not found: the build runs without it" in r.stdout, r.stdout
     r = run([host, "new", "k_rust", "--rust"], bare, tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "no Rust toolchain (rustc) on the PATH: install rustup (https://rustup.rs)" in r.stdout, r.stdout
