@@ -6,7 +6,11 @@ use std::fs;
 use std::path::Path;
 
 fn main() {
-    let vendor = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vendor");
+    // Read when the script runs, not baked in when it is compiled: a build
+    // script compiled in one checkout keeps running from a target/ moved to
+    // another (or shared between clones).
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");
+    let vendor = Path::new(&manifest_dir).join("../vendor");
     let series_path = vendor.join("series");
     println!("cargo::rerun-if-changed={}", series_path.display());
     let series = fs::read_to_string(&series_path)
