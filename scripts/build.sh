@@ -10,7 +10,7 @@ cd "$root"
 
 # Whole packages, not `--bin cyxla-host`: that selects the one binary target
 # and leaves the plugin library (a cdylib of cyxla-pjrt) unbuilt.
-cargo build -p cyxla-app -p cyxla-pjrt "$@"
+cargo build -p cyxla-host -p cyxla-pjrt "$@"
 
 target="${CARGO_TARGET_DIR:-target}"
 for f in cyxla-host libcyxla_pjrt.so; do

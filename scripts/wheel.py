@@ -253,7 +253,7 @@ def main() -> None:
     for f in ("cyxla-host", "libcyxla_pjrt.so"):
         if not (release / f).is_file():
             sys.exit(f"scripts/wheel.py: {release / f} is missing: build it with "
-                     "`cargo build --release -p cyxla-app -p cyxla-pjrt`")
+                     "`cargo build --release -p cyxla-host -p cyxla-pjrt`")
     ver = version()
     out_dir.mkdir(parents=True, exist_ok=True)
     wheel = out_dir / f"{DIST}-{ver}-{TAG}.whl"

@@ -36,7 +36,7 @@ if [[ -n "$target_abs" && "$target_abs" != "$root"/* ]]; then
 fi
 # cargo-zigbuild runs zig as `python3 -m ziglang`: the venv's python3.
 RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }$remap" \
-  PATH="$venv/bin:$PATH" "$venv/bin/cargo-zigbuild" zigbuild --release -p cyxla-app -p cyxla-pjrt \
+  PATH="$venv/bin:$PATH" "$venv/bin/cargo-zigbuild" zigbuild --release -p cyxla-host -p cyxla-pjrt \
   --target "$triple.$glibc" >&2
 
 target="${CARGO_TARGET_DIR:-target}"

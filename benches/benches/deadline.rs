@@ -27,8 +27,8 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group};
 use cyxla_benches::report::{self, Met};
 use cyxla_benches::{interleaved_medians, loop_shapes, mode};
-use cyxla_host::limits::Interrupt;
-use cyxla_host::{AllowList, GuestHandler, HostAttr, HostBuffer, HostCall, Limits, Sandbox};
+use cyxla_sandbox::limits::Interrupt;
+use cyxla_sandbox::{AllowList, GuestHandler, HostAttr, HostBuffer, HostCall, Limits, Sandbox};
 use plugin_glue::DType;
 
 /// A guest serving `spin_sum` (Σ i·i for i < dims[0] of operand 0, into an
@@ -78,7 +78,7 @@ struct Variant {
 }
 
 fn bundled_guests() -> std::path::PathBuf {
-    let dir = cyxla_app::setup::default_guests_dir();
+    let dir = cyxla_host::setup::default_guests_dir();
     assert!(
         dir.join("rms_norm.wasm").is_file(),
         "{} has no rms_norm.wasm: build the bundled guests with scripts/setup.sh (guests/build.sh)",
@@ -225,7 +225,7 @@ fn loop_shapes() {
     let module = |interrupt| {
         let mut limits = Limits::default();
         limits.interrupt = interrupt;
-        cyxla_host::Engine::new(&limits)
+        cyxla_sandbox::Engine::new(&limits)
             .expect("an engine")
             .precompile(&wasm)
             .expect("compile the spin guest")
@@ -322,7 +322,7 @@ const GOAL_P4: f64 = 1.05;
 /// Row P4: the largest ratio over the kernels of the default mechanism
 /// (what `Limits::default()` resolves to).
 fn report_p4(variants: &[Variant], ratios: &[Vec<f64>]) {
-    let default = cyxla_host::Engine::new(&Limits::default())
+    let default = cyxla_sandbox::Engine::new(&Limits::default())
         .expect("an engine with the default limits")
         .interrupt();
     let range = |v: usize| {

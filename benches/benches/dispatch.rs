@@ -6,14 +6,14 @@
 //! CALLS. The summary at the end measures all variants interleaved, in one
 //! run, and prints the per-call figures side by side with their ratios, and
 //! the same 16-f32 copy kernel native (`--native`, C++) against sandboxed
-//! (the bundled guest `copy16.wasm`, through [`cyxla_host::Sandbox`]):
+//! (the bundled guest `copy16.wasm`, through [`cyxla_sandbox::Sandbox`]):
 //! "sandboxed − native" is the per-call cost of the sandbox.
 //!
 //! A second interleaved run splits the sandboxed call into parts, each
 //! measured on its own: XLA's custom call into a Rust handler, a bare
 //! wasmtime call with poll checks, a sandboxed
 //! call with no buffer work in the guest (the bundled `noop`, through
-//! [`cyxla_host::GuestHandler::call_host`], without XLA) and the same call
+//! [`cyxla_sandbox::GuestHandler::call_host`], without XLA) and the same call
 //! to copy16. What is left of the call through XLA is the cost of XLA's
 //! frames over the host's own, and of the caches XLA's executor cools
 //! between calls (a `call_host` loop keeps everything hot). It also times
@@ -28,7 +28,7 @@ use std::sync::Arc;
 use criterion::{Criterion, criterion_group};
 use cyxla_benches::report::{self, Met};
 use cyxla_benches::{Variant, chain_program, interleaved_medians, load_default_plugin, mode};
-use cyxla_host::{AllowList, GuestHandler, HostAttr, HostBuffer, HostCall, Limits, Sandbox};
+use cyxla_sandbox::{AllowList, GuestHandler, HostAttr, HostBuffer, HostCall, Limits, Sandbox};
 use cyxla_pjrt_client::{Buffer, Client, Executable};
 use plugin_glue::frame::CallFrame;
 use plugin_glue::{Handler, HandlerError, registry};

@@ -19,7 +19,7 @@
 //!   operand in and its result out once, so `(native + copies) / native` is
 //!   the ratio a copying sandbox cannot beat (the copy-bound limit). The
 //!   copies are timed two ways: by the host's own counters in the guest's
-//!   calls (`cyxla_host::stats`, which also time the guest's code), and as a
+//!   calls (`cyxla_sandbox::stats`, which also time the guest's code), and as a
 //!   `memcpy` of the buffer, twice, between two buffers hot in cache beside
 //!   it, a lower bound that leaves out the cache misses a call's copies
 //!   meet (four buffers of this size, besides the kernel's own traffic).
@@ -45,7 +45,7 @@ use std::time::Instant;
 use cyxla_benches::kernels::{self, Build, Kernel};
 use cyxla_benches::report::{self, Met, median};
 use cyxla_benches::{data, f32_bytes, f32_values, load_default_plugin, mode};
-use cyxla_host::{AllowList, GuestHandler, Limits, Sandbox};
+use cyxla_sandbox::{AllowList, GuestHandler, Limits, Sandbox};
 use cyxla_pjrt_client::{Buffer, Client, Executable};
 use plugin_glue::DType;
 use plugin_glue::registry;
@@ -451,7 +451,7 @@ fn measure(l: &Loaded, guest: &GuestHandler) {
 }
 
 fn main() {
-    cyxla_host::stats::enable_timing();
+    cyxla_sandbox::stats::enable_timing();
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernels");
     let wasm = kernels::build(&out, &[kernels::RMS_NORM, kernels::MATMUL]);
     let plugin = load_default_plugin();

@@ -13,10 +13,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
-use cyxla_app::setup::Setup;
+use cyxla_host::setup::Setup;
 use cyxla_benches::mode;
 use cyxla_benches::report::{self, Met};
-use cyxla_host::AllowList;
+use cyxla_sandbox::AllowList;
 
 const GUESTS: usize = 10;
 /// Goal P7: a warm start with 10 guests takes at most this long (ms).

@@ -15,14 +15,14 @@
 //! - `xla-baseline`: the program without custom calls (XLA's own cost of
 //!   one execution, spread the same way);
 //! - `host-copy16`, `host-noop`: the sandboxed call without XLA
-//!   ([`cyxla_host::GuestHandler::call_host`]).
+//!   ([`cyxla_sandbox::GuestHandler::call_host`]).
 //!
 //! Run: `cargo run --release -p cyxla-benches --example call_profile -- host-noop 1000`.
 
 use std::hint::black_box;
 
 use cyxla_benches::{chain_program, load_default_plugin};
-use cyxla_host::{AllowList, HostBuffer, HostCall, Limits, Sandbox};
+use cyxla_sandbox::{AllowList, HostBuffer, HostCall, Limits, Sandbox};
 use cyxla_pjrt_client::{Buffer, Client, Executable};
 
 /// Custom calls per XLA program.

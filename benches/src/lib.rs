@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use cyxla_app::setup::{self, NativeSpec};
+use cyxla_host::setup::{self, NativeSpec};
 use plugin_glue::plugin::Plugin;
 
 /// One measured variant of a program.
@@ -65,8 +65,8 @@ pub fn register_test_native(plugin: &Plugin, target: &str) {
 ///
 /// If `guests/build.sh` fails: the message says to run `scripts/setup.sh`.
 pub fn bundled_guests() -> PathBuf {
-    if std::env::var_os(cyxla_app::config::GUESTS_ENV).is_some() {
-        return cyxla_app::setup::default_guests_dir();
+    if std::env::var_os(cyxla_host::config::GUESTS_ENV).is_some() {
+        return cyxla_host::setup::default_guests_dir();
     }
     cyxla_tests::bundled_guests().to_owned()
 }
@@ -286,7 +286,7 @@ pub mod kernels {
     use std::path::{Path, PathBuf};
     use std::process::Command;
 
-    use cyxla_app::setup::{self, NativeSpec};
+    use cyxla_host::setup::{self, NativeSpec};
     use plugin_glue::plugin::Plugin;
 
     /// A kernel: its source (relative to the workspace), target and the

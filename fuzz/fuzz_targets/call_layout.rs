@@ -1,7 +1,7 @@
 //! A native call (operands, results, nested attributes) laid out as a wasm32
-//! frame, decoded back and compared (cyxla_host::fuzz::call_layout).
+//! frame, decoded back and compared (cyxla_sandbox::fuzz::call_layout).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| cyxla_host::fuzz::call_layout(data));
+fuzz_target!(|data: &[u8]| cyxla_sandbox::fuzz::call_layout(data));

@@ -3,12 +3,12 @@
 //! and calls end (`ensure_termination`), run by the host's engine (with
 //! and without AVX) and by wasmi, an interpreter that shares no code with
 //! wasmtime or Cranelift; every export called on all of them with the same
-//! arguments (cyxla_host::fuzz::differential: the same results, traps,
+//! arguments (cyxla_sandbox::fuzz::differential: the same results, traps,
 //! memories and globals).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    cyxla_host::fuzz::differential(data);
+    cyxla_sandbox::fuzz::differential(data);
 });

@@ -1,7 +1,7 @@
 //! A --limit NAME=VALUE flag, parsed and applied
-//! (cyxla_host::fuzz::limit_flag).
+//! (cyxla_sandbox::fuzz::limit_flag).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| cyxla_host::fuzz::limit_flag(data));
+fuzz_target!(|data: &[u8]| cyxla_sandbox::fuzz::limit_flag(data));

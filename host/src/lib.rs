@@ -26,7 +26,7 @@
 //!
 //! ```no_run
 //! use std::path::Path;
-//! use cyxla_host::{AllowList, HostBuffer, HostCall, Limits, Sandbox};
+//! use cyxla_sandbox::{AllowList, HostBuffer, HostCall, Limits, Sandbox};
 //! use plugin_glue::DType;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -35,7 +35,7 @@
 //! let call = HostCall::new()
 //!     .arg(HostBuffer::f32(&[2], &[1.0, 2.0]))
 //!     .ret(HostBuffer::zeros(DType::F32, &[2]))
-//!     .attr("factor", cyxla_host::HostAttr::Scalar(DType::F64, 3.0f64.to_le_bytes().to_vec()));
+//!     .attr("factor", cyxla_sandbox::HostAttr::Scalar(DType::F64, 3.0f64.to_le_bytes().to_vec()));
 //! handler.call_host(&call)?;
 //! assert_eq!(call.result(0).to_f32(), [3.0, 6.0]);
 //!

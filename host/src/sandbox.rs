@@ -60,7 +60,7 @@ pub struct Registered {
 ///
 /// ```no_run
 /// use std::path::Path;
-/// use cyxla_host::{AllowList, Limits, Sandbox};
+/// use cyxla_sandbox::{AllowList, Limits, Sandbox};
 /// use plugin_glue::plugin::Plugin;
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {

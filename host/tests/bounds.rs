@@ -14,8 +14,8 @@
 mod common;
 
 use common::*;
-use cyxla_host::limits::Interrupt;
-use cyxla_host::{HostBuffer, HostCall, Limits, Sandbox};
+use cyxla_sandbox::limits::Interrupt;
+use cyxla_sandbox::{HostBuffer, HostCall, Limits, Sandbox};
 use plugin_glue::{DType, ErrorCode};
 
 /// Pages of the memory limit: not a power of two, so that the limit, not a

@@ -7,7 +7,7 @@ mod common;
 use std::sync::OnceLock;
 
 use common::{assert_message, assert_message_contains};
-use cyxla_host::{AllowList, GuestHandler, HostAttr, HostBuffer, HostCall, Limits, Sandbox};
+use cyxla_sandbox::{AllowList, GuestHandler, HostAttr, HostBuffer, HostCall, Limits, Sandbox};
 use plugin_glue::{DType, ErrorCode};
 
 /// Builds the bundled guests once per process and loads them.

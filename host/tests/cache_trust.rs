@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use common::{captured_logs, guest_wat, vector_call, wasm};
-use cyxla_host::cache::ModuleCache;
-use cyxla_host::{AllowList, Engine, Guest, Guests, Limits, Sandbox};
+use cyxla_sandbox::cache::ModuleCache;
+use cyxla_sandbox::{AllowList, Engine, Guest, Guests, Limits, Sandbox};
 use sha2::{Digest, Sha256};
 
 /// Someone else: `nobody`.
@@ -33,7 +33,7 @@ fn as_root() {
     assert!(
         rustix::process::geteuid().is_root(),
         "these tests give files to another user (chown to uid {OTHER}): run them as root, \
-         as CI does (for example `sudo -E cargo test -p cyxla-host --test cache_trust`)"
+         as CI does (for example `sudo -E cargo test -p cyxla-sandbox --test cache_trust`)"
     );
 }
 
@@ -320,7 +320,7 @@ fn an_entry_swapped_for_links_between_check_and_use_is_never_loaded() {
     let (a, d) = (artifact.clone(), digest.clone());
     let swapped = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let seen = Arc::clone(&swapped);
-    cyxla_host::cache::testing::between_check_and_use(
+    cyxla_sandbox::cache::testing::between_check_and_use(
         &dir,
         Some(Box::new(move |_: &Path| {
             for (path, target) in [(&a, &evil_artifact), (&d, &evil_digest)] {
@@ -331,7 +331,7 @@ fn an_entry_swapped_for_links_between_check_and_use_is_never_loaded() {
         })),
     );
     let (factor, log) = run(&scratch.double, &cache);
-    cyxla_host::cache::testing::between_check_and_use(&dir, None);
+    cyxla_sandbox::cache::testing::between_check_and_use(&dir, None);
     assert!(
         swapped.load(std::sync::atomic::Ordering::SeqCst),
         "the swap ran"

@@ -10,7 +10,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use cyxla_host::GuestHandler;
+use cyxla_sandbox::GuestHandler;
 use plugin_glue::ErrorCode;
 
 const THREADS: usize = 8;

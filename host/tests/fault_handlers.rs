@@ -17,7 +17,7 @@ use common::{
     assert_code, assert_message_contains, expect_error, full_guest, handler, run_double,
     sandbox_with, test_limits, vector_call,
 };
-use cyxla_host::Sandbox;
+use cyxla_sandbox::Sandbox;
 use plugin_glue::ErrorCode;
 
 const SIGNALS: [libc::c_int; 3] = [libc::SIGSEGV, libc::SIGILL, libc::SIGFPE];

@@ -19,7 +19,7 @@ mod common;
 use std::hint::black_box;
 
 use common::*;
-use cyxla_host::{AllowList, HostBuffer, HostCall, Sandbox};
+use cyxla_sandbox::{AllowList, HostBuffer, HostCall, Sandbox};
 use plugin_glue::{DType, ErrorCode};
 
 /// MXCSR's control bits (the low six are sticky status flags).

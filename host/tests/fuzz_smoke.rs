@@ -3,7 +3,7 @@
 //! from a seeded generator, plus a few hand-picked ones, so that CI compiles
 //! and exercises them without nightly. `CYXLA_FUZZ_ITERATIONS` runs more.
 
-use cyxla_host::fuzz;
+use cyxla_sandbox::fuzz;
 
 /// xorshift64*: deterministic, dependency-free.
 struct Rng(u64);

@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use cyxla_guest_abi as abi;
-use cyxla_host::limits::Interrupt;
-use cyxla_host::{AllowList, Error, HostBuffer, HostCall, Limits, Sandbox};
+use cyxla_sandbox::limits::Interrupt;
+use cyxla_sandbox::{AllowList, Error, HostBuffer, HostCall, Limits, Sandbox};
 use plugin_glue::{DType, ErrorCode};
 
 /// Extra imports of the hostile guest.
@@ -565,7 +565,7 @@ fn loops_stop_within_50ms_of_the_deadline() {
 
 #[test]
 fn poll_pages_are_the_default() {
-    let engine = cyxla_host::Engine::new(&Limits::default()).unwrap();
+    let engine = cyxla_sandbox::Engine::new(&Limits::default()).unwrap();
     assert_eq!(engine.interrupt(), Interrupt::Poll);
 }
 

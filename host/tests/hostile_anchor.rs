@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use cyxla_guest_abi as abi;
-use cyxla_host::{AllowList, Limits, Sandbox};
+use cyxla_sandbox::{AllowList, Limits, Sandbox};
 use plugin_glue::ErrorCode;
 
 /// `common`'s guest serving `targets`, with `edits` applied to its WAT

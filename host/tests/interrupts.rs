@@ -15,7 +15,7 @@ use common::{
     HANDLERS, expect_error, guest_wat, handler, run_double, sandbox_with, test_limits, vector_call,
     wasm,
 };
-use cyxla_host::limits::Interrupt;
+use cyxla_sandbox::limits::Interrupt;
 use plugin_glue::ErrorCode;
 
 /// Host functions the loop calls, beside the prelude's cyxla imports.

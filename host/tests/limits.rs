@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::*;
-use cyxla_host::{AllowList, Error, Guest, Sandbox};
+use cyxla_sandbox::{AllowList, Error, Guest, Sandbox};
 use plugin_glue::ErrorCode;
 
 /// `recurse_n`: recursion as deep as the first operand's length.
@@ -187,7 +187,7 @@ fn assert_refused_beside_side_file(name: &str, funcs: &str, side: &str, expected
         )),
     );
     write(dir.path(), &format!("{name}.limits.toml"), side.as_bytes());
-    let engine = cyxla_host::Engine::new(&test_limits()).unwrap();
+    let engine = cyxla_sandbox::Engine::new(&test_limits()).unwrap();
     let error = Guest::load(&engine, &wasm_file).unwrap_err().to_string();
     assert!(error.contains(expected), "{error}");
 }
@@ -257,7 +257,7 @@ fn a_looping_start_function_meets_the_instantiation_deadline() {
 fn from_bytes_applies_the_module_size_limit() {
     let mut limits = test_limits();
     limits.set("module_size", "100").unwrap();
-    let engine = cyxla_host::Engine::new(&limits).unwrap();
+    let engine = cyxla_sandbox::Engine::new(&limits).unwrap();
     let bytes = wasm(&guest_wat(HANDLERS, &[("t", "double")]));
     let error = Guest::from_bytes(&engine, std::path::Path::new("x.wasm"), &bytes)
         .unwrap_err()

@@ -67,7 +67,7 @@ fn median_max(mut d: Vec<Duration>) -> (Duration, Duration) {
 /// statistics' time in the guest: from the call's entry into the guest to
 /// wasmtime's return, trap included).
 fn guest_ns(target: &str) -> u64 {
-    cyxla_host::stats::snapshot()
+    cyxla_sandbox::stats::snapshot()
         .iter()
         .filter(|s| s.target == target)
         .map(|s| s.guest_ns)
@@ -78,7 +78,7 @@ fn guest_ns(target: &str) -> u64 {
 /// deadline error: how long the guest ran past it (until wasmtime
 /// returned the trap), and how long the call took past it (the instance
 /// set up before and dropped after included).
-fn overshoots(sandbox: &cyxla_host::Sandbox, target: &str) -> (Vec<Duration>, Vec<Duration>) {
+fn overshoots(sandbox: &cyxla_sandbox::Sandbox, target: &str) -> (Vec<Duration>, Vec<Duration>) {
     (0..TRIES)
         .map(|_| {
             let before = guest_ns(target);
@@ -102,10 +102,10 @@ fn overshoots(sandbox: &cyxla_host::Sandbox, target: &str) -> (Vec<Duration>, Ve
 
 #[test]
 fn a_guest_stops_within_50ms_of_a_1s_deadline_in_loops_and_bulk_memory() {
-    cyxla_host::stats::enable_timing();
+    cyxla_sandbox::stats::enable_timing();
     for mechanism in interrupt_mechanisms() {
         // `loop {}`, default tick (10 ms).
-        let mut limits = cyxla_host::Limits::default();
+        let mut limits = cyxla_sandbox::Limits::default();
         limits.interrupt = mechanism;
         limits.call_timeout = DEADLINE;
         let (_dir, sandbox) = sandbox_with(&[("b.wasm", wasm(&bulk_guest(1 << 20)))], limits);
@@ -123,7 +123,7 @@ fn a_guest_stops_within_50ms_of_a_1s_deadline_in_loops_and_bulk_memory() {
         // The largest: a 4 GiB memory, every page of it filled (copied:
         // half of it) by one instruction.
         for bytes in [256u64 << 20, 1 << 30, (4 << 30) - (64 << 10)] {
-            let mut limits = cyxla_host::Limits::default();
+            let mut limits = cyxla_sandbox::Limits::default();
             limits.interrupt = mechanism;
             limits.call_timeout = DEADLINE;
             limits.memory = bytes + (64 << 10);

@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::*;
-use cyxla_host::{AllowList, HostCall, Limits, Sandbox};
+use cyxla_sandbox::{AllowList, HostCall, Limits, Sandbox};
 use plugin_glue::ErrorCode;
 
 /// Imports the hostile guests below use.
@@ -226,7 +226,7 @@ fn sleeping_returns_at_once_relative_absolute_or_two_clocks() {
             [("s_relative", 1, 7), ("s_absolute", 1, 7), ("s_two", 2, 8)]
         {
             let call =
-                HostCall::new().ret(cyxla_host::HostBuffer::zeros(plugin_glue::DType::S32, &[4]));
+                HostCall::new().ret(cyxla_sandbox::HostBuffer::zeros(plugin_glue::DType::S32, &[4]));
             let started = Instant::now();
             handler(&sandbox, target).call_host(&call).unwrap();
             let took = started.elapsed();
@@ -459,13 +459,13 @@ fn targets_per_module_have_a_limit_and_load_in_linear_time() {
     let mut limits = test_limits();
     limits.set("targets", "100000").unwrap();
     limits.instantiate_timeout = Duration::from_secs(60);
-    let engine = cyxla_host::Engine::new(&limits).unwrap();
+    let engine = cyxla_sandbox::Engine::new(&limits).unwrap();
     let mut took = Vec::new();
     for n in [25_000, 100_000] {
         let bytes = many_targets(n);
         let started = Instant::now();
         let guest =
-            cyxla_host::Guest::from_bytes(&engine, std::path::Path::new("many.wasm"), &bytes)
+            cyxla_sandbox::Guest::from_bytes(&engine, std::path::Path::new("many.wasm"), &bytes)
                 .unwrap();
         took.push(started.elapsed());
         assert_eq!(guest.targets().len(), n);
@@ -650,8 +650,8 @@ fn compiles_in_bounded_time(file: &str, bytes: Vec<u8>, limits: Limits) -> Durat
 fn load_error_under_limit((name, value): (&str, &str), file: &str, bytes: &[u8]) -> String {
     let mut limits = Limits::default();
     limits.set(name, value).unwrap();
-    let engine = cyxla_host::Engine::new(&limits).unwrap();
-    cyxla_host::Guest::from_bytes(&engine, std::path::Path::new(file), bytes)
+    let engine = cyxla_sandbox::Engine::new(&limits).unwrap();
+    cyxla_sandbox::Guest::from_bytes(&engine, std::path::Path::new(file), bytes)
         .unwrap_err()
         .to_string()
 }

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::*;
-use cyxla_host::{
+use cyxla_sandbox::{
     AllowList, Engine, Error, Guest, Guests, HostAttr, HostBuffer, HostCall, Sandbox,
 };
 use plugin_glue::{DType, ErrorCode};
@@ -648,7 +648,7 @@ const WASI_HANDLERS: &str = r#"
     (i32.const 0))
 "#;
 
-fn wasi_sandbox(prefix: &str, limits: cyxla_host::Limits) -> (tempfile::TempDir, Sandbox) {
+fn wasi_sandbox(prefix: &str, limits: cyxla_sandbox::Limits) -> (tempfile::TempDir, Sandbox) {
     let hello = format!("{prefix}hello");
     let clock = format!("{prefix}clock");
     let open = format!("{prefix}open");
@@ -764,7 +764,7 @@ const STATE_HANDLERS: &str = r#"
     (i32.const 0))
 "#;
 
-fn state_sandbox(prefix: &str, limits: cyxla_host::Limits) -> (tempfile::TempDir, Sandbox) {
+fn state_sandbox(prefix: &str, limits: cyxla_sandbox::Limits) -> (tempfile::TempDir, Sandbox) {
     let names: Vec<String> = ["stateful", "garbled", "exit"]
         .iter()
         .map(|e| format!("{prefix}{e}"))

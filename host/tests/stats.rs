@@ -11,7 +11,7 @@ use plugin_glue::ErrorCode;
 
 #[test]
 fn counts_are_exact_after_a_known_sequence() {
-    cyxla_host::stats::enable_timing();
+    cyxla_sandbox::stats::enable_timing();
     let (_dir, sandbox) = sandbox_with(&[("s.wasm", full_guest("st_"))], test_limits());
     let [double, fail, trap, spin, grow, oob] = [
         "st_double",
@@ -65,20 +65,20 @@ fn counts_are_exact_after_a_known_sequence() {
     // Untouched: nothing counted.
     assert_eq!(oob.stats().calls, 0);
 
-    let all = cyxla_host::stats::snapshot();
+    let all = cyxla_sandbox::stats::snapshot();
     let row = all
         .iter()
         .find(|r| r.target == "st_double")
         .expect("st_double is listed");
     assert_eq!(row.calls, 4);
-    let table = cyxla_host::stats::table(&all);
+    let table = cyxla_sandbox::stats::table(&all);
     assert!(
         table
             .lines()
             .any(|l| l.starts_with("st_fail") && l.contains(" 2 ")),
         "{table}"
     );
-    let json: serde_json::Value = serde_json::from_str(&cyxla_host::stats::json(&all)).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&cyxla_sandbox::stats::json(&all)).unwrap();
     assert!(
         json["targets"]
             .as_array()

@@ -8,7 +8,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use common::*;
-use cyxla_host::HostAttr;
+use cyxla_sandbox::HostAttr;
 use plugin_glue::DType;
 
 struct Counting;

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use common::{full_guest, test_limits};
-use cyxla_host::{AllowList, Sandbox};
+use cyxla_sandbox::{AllowList, Sandbox};
 use cyxla_pjrt_client::Client;
 use plugin_glue::DType;
 

@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::{guest_wat, handler, sandbox_with, test_limits, vector_call, wasm};
-use cyxla_host::Limits;
+use cyxla_sandbox::Limits;
 use plugin_glue::ErrorCode;
 
 /// Set in the child: which case it runs.

@@ -6,8 +6,8 @@
 mod common;
 
 use common::*;
-use cyxla_host::Limits;
-use cyxla_host::limits::Unwritten;
+use cyxla_sandbox::Limits;
+use cyxla_sandbox::limits::Unwritten;
 use plugin_glue::ErrorCode;
 
 /// `skip_last`: out[i] = in[i] for every i but the last; `nothing`:
@@ -29,7 +29,7 @@ const FUNCS: &str = r#"
   (func (export "nothing") (param i32) (result i32) (i32.const 0))
 "#;
 
-fn checked(mode: Unwritten) -> (tempfile::TempDir, cyxla_host::Sandbox) {
+fn checked(mode: Unwritten) -> (tempfile::TempDir, cyxla_sandbox::Sandbox) {
     let funcs = format!("{HANDLERS}{FUNCS}");
     let wasm = wasm(&guest_wat(
         &funcs,
@@ -72,8 +72,8 @@ fn issue36_aliased_results_are_not_checked() {
     let (_dir, sandbox) = checked(Unwritten::Error);
     // In place: the result is the operand's buffer; a guest that leaves it
     // as it is has written the operand's values, not nothing.
-    let call = cyxla_host::HostCall::new()
-        .arg(cyxla_host::HostBuffer::f32(&[3], &[1.0, 2.0, 3.0]))
+    let call = cyxla_sandbox::HostCall::new()
+        .arg(cyxla_sandbox::HostBuffer::f32(&[3], &[1.0, 2.0, 3.0]))
         .ret_alias(0);
     handler(&sandbox, "nothing")
         .call_host(&call)

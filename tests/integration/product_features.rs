@@ -1,8 +1,8 @@
 //! The shipped program and plugin library are the same whichever way they
-//! are built: `scripts/build.sh` (`cargo build -p cyxla-app -p cyxla-pjrt`)
+//! are built: `scripts/build.sh` (`cargo build -p cyxla-host -p cyxla-pjrt`)
 //! or `cargo build --workspace`. Cargo unifies the features of normal
 //! dependencies across the crates of one build, so a test or bench crate
-//! that turned on a test hook (`cyxla-host`'s `fuzzing` or `bench`) as a
+//! that turned on a test hook (`cyxla-sandbox`'s `fuzzing` or `bench`) as a
 //! normal dependency put it into the product of a workspace build. Those
 //! hooks are dev-dependencies; this test holds every crate of the product
 //! to it, our own and third-party alike.
@@ -43,7 +43,7 @@ fn features_of(packages: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
 
 #[test]
 fn a_workspace_build_builds_the_product_with_the_features_of_scripts_build() {
-    let product = features_of(&["-p", "cyxla-app", "-p", "cyxla-pjrt"]);
+    let product = features_of(&["-p", "cyxla-host", "-p", "cyxla-pjrt"]);
     let workspace = features_of(&["--workspace"]);
     let host = product
         .keys()

@@ -110,7 +110,7 @@ def test_hot_reload_in_a_running_jax_process(tmp_path):
     (tmp_path / "script.py").write_text(SCRIPT)
     argv = [str(HOST), "--guests", str(folder), "--allow-all", "--", str(VENV_PYTHON), str(tmp_path / "script.py"),
             str(folder), str(tmp_path / "a.bin"), str(tmp_path / "b.bin"), str(tmp_path / "fresh.bin")]
-    r = subprocess.run(argv, env=clean_env({"CYXLA_LOG": "cyxla_host=info"}), capture_output=True, text=True,
+    r = subprocess.run(argv, env=clean_env({"CYXLA_LOG": "cyxla_sandbox=info"}), capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr[-4000:]
     out = dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)

@@ -1,4 +1,4 @@
-//! The `cyxla-host` program around the sandbox library ([`cyxla_host`]) and
+//! The `cyxla-host` program around the sandbox library ([`cyxla_sandbox`]) and
 //! what it shares with the cyxla PJRT plugin library ([`cyxla_setup`]):
 //!
 //! - [`cli`]: the subcommands, as library functions tests can call;

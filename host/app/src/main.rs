@@ -2,19 +2,19 @@
 //!
 //! Exit codes: 0 success, 1 program or handler error, 2 usage or set-up
 //! error. Logging goes to stderr, filtered by `CYXLA_LOG` (e.g.
-//! `CYXLA_LOG=cyxla_host=debug`).
+//! `CYXLA_LOG=cyxla_sandbox=debug`).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use cyxla_app::cli::launch::{self, HostArgs, LaunchArgs};
-use cyxla_app::cli::new::{self as scaffold, Language, NewArgs};
-use cyxla_app::cli::run::{self, Failure, RunArgs};
-use cyxla_app::cli::{check, kernelspec, list, policy, sdk};
-use cyxla_app::setup;
-use cyxla_host::stats;
+use cyxla_host::cli::launch::{self, HostArgs, LaunchArgs};
+use cyxla_host::cli::new::{self as scaffold, Language, NewArgs};
+use cyxla_host::cli::run::{self, Failure, RunArgs};
+use cyxla_host::cli::{check, kernelspec, list, policy, sdk};
+use cyxla_host::setup;
+use cyxla_sandbox::stats;
 use cyxla_lapack as lapack;
 
 /// Run XLA custom-call kernels on a PJRT plugin: trusted natives, the
@@ -167,7 +167,7 @@ fn main() -> ExitCode {
     match real_main(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
-            eprintln!("error: {}", cyxla_host::report(failure.error().as_ref()));
+            eprintln!("error: {}", cyxla_sandbox::report(failure.error().as_ref()));
             ExitCode::from(failure.exit_code())
         }
     }
@@ -179,7 +179,7 @@ fn lapack_summary(no_lapack: bool) -> String {
     if no_lapack {
         return format!("native LAPACK: {count} targets, not registered (--no-lapack)");
     }
-    lapack::prefer(cyxla_app::setup::openblas_wheels());
+    lapack::prefer(cyxla_host::setup::openblas_wheels());
     match lapack::library() {
         Ok(lib) => format!(
             "native LAPACK: {count} targets on {} ({}); kernels {}{}",
@@ -252,13 +252,13 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
             show,
             output_dir,
         } => {
-            let args = cyxla_app::cli::replay::ReplayArgs {
+            let args = cyxla_host::cli::replay::ReplayArgs {
                 record,
                 guests: cli.host.guests.clone(),
                 show,
                 output_dir,
             };
-            print!("{}", cyxla_app::cli::replay::replay(&args)?);
+            print!("{}", cyxla_host::cli::replay::replay(&args)?);
             Ok(())
         }
         Command::Run(cmd) => {

@@ -9,9 +9,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use common::{captured_logs, full_guest, run_double};
-use cyxla_app::setup::Setup;
-use cyxla_host::cache::ModuleCache;
-use cyxla_host::{AllowList, Engine, Guest, Guests, Limits, Sandbox};
+use cyxla_host::setup::Setup;
+use cyxla_sandbox::cache::ModuleCache;
+use cyxla_sandbox::{AllowList, Engine, Guest, Guests, Limits, Sandbox};
 
 fn setup(dir: &Path, cache: &Path) -> Setup {
     Setup {

@@ -409,11 +409,11 @@ fn usage_errors_exit_2() {
 #[test]
 fn the_removed_signal_interrupt_is_a_usage_error() {
     for (name, why) in [
-        ("signal", cyxla_host::limits::SIGNAL_REMOVED),
-        ("epoch", cyxla_host::limits::EPOCH_REPLACED),
+        ("signal", cyxla_sandbox::limits::SIGNAL_REMOVED),
+        ("epoch", cyxla_sandbox::limits::EPOCH_REPLACED),
     ] {
         let flag = format!("interrupt={name}");
-        let out = cyxla_host(&["--limit", &flag, "list"]);
+        let out = cyxla_sandbox(&["--limit", &flag, "list"]);
         assert_exit(&out, 2, &format!("--limit {flag}"));
         let stderr = text(&out.stderr);
         assert!(
@@ -425,7 +425,7 @@ fn the_removed_signal_interrupt_is_a_usage_error() {
     // `poll`, what the errors point to, is accepted.
     let dir = tempfile::tempdir().unwrap();
     write_guest(dir.path(), "a.wasm", &[("a_double", "double")]);
-    let out = cyxla_host(&[
+    let out = cyxla_sandbox(&[
         "--limit",
         "interrupt=poll",
         "check",
@@ -451,7 +451,7 @@ fn an_error_names_its_cause_once() {
     assert_eq!(stderr.matches(os_error).count(), 1, "{stderr}");
 }
 
-fn cyxla_host(args: &[&str]) -> std::process::Output {
+fn cyxla_sandbox(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_cyxla-host"))
         .args(args)
         .output()
@@ -464,7 +464,7 @@ fn the_limit_flag_sets_defaults_and_the_side_file_wins() {
     write_guest(dir.path(), "a.wasm", &[("a_double", "double")]);
     write_guest(dir.path(), "b.wasm", &[("b_double", "double")]);
     write(dir.path(), "a.limits.toml", b"memory = \"32 MiB\"\n");
-    let out = cyxla_host(&[
+    let out = cyxla_sandbox(&[
         "--limit",
         "memory=16MiB",
         "--limit",
@@ -480,7 +480,7 @@ fn the_limit_flag_sets_defaults_and_the_side_file_wins() {
         "{stdout}"
     );
 
-    let out = cyxla_host(&["--limit", "memroy=1MiB", "list"]);
+    let out = cyxla_sandbox(&["--limit", "memroy=1MiB", "list"]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

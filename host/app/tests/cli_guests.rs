@@ -165,7 +165,7 @@ fn a_perf_map_names_the_guest_functions_when_asked_for() {
         &[],
     );
     let child = cmd
-        .env(cyxla_host::PERF_MAP_ENV, "1")
+        .env(cyxla_sandbox::PERF_MAP_ENV, "1")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -13,7 +13,7 @@ use common::{assert_exit, text};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cyxla_host::{AllowList, HostBuffer, HostCall, Limits, Sandbox};
+use cyxla_sandbox::{AllowList, HostBuffer, HostCall, Limits, Sandbox};
 use plugin_glue::DType;
 
 /// The error of calling `target` (one f32[4] result, no operands) from the

@@ -37,7 +37,7 @@ fn start() -> Result<ExportedHost, String> {
     // SAFETY: the trusted natives are the operator's (CYXLA_NATIVE / the
     // configuration file): their statement that each is an XLA FFI handler.
     let host = unsafe { setup::start_exported(&config.setup) }
-        .map_err(|e| format!("cyxla: {}", cyxla_host::report(e.as_ref())))?;
+        .map_err(|e| format!("cyxla: {}", cyxla_sandbox::report(e.as_ref())))?;
     crate::state::serving(&config, &host.sandboxes, "cyxla serves on platform cpu");
     Ok(host)
 }

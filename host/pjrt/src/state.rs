@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use cyxla_host::Sandbox;
+use cyxla_sandbox::Sandbox;
 use cyxla_setup::config::Config;
 use cyxla_setup::setup::{self, Host};
 use plugin_glue::plugin::Plugin;
@@ -74,7 +74,7 @@ impl State {
                     unsafe { setup::start_with(plugin.clone(), &config.setup) }.map_err(|e| {
                         format!(
                             "cyxla: {}; {HOW_TO_CONFIGURE}",
-                            cyxla_host::report(e.as_ref())
+                            cyxla_sandbox::report(e.as_ref())
                         )
                     })?;
                 serving(config, &host.sandboxes, "cyxla plugin ready");
@@ -107,7 +107,7 @@ fn load_plugin(config: &Config) -> Result<Plugin, String> {
     let path = setup::find_plugin(config.setup.plugin.as_deref()).map_err(|e| {
         format!(
             "cyxla: {}; {HOW_TO_CONFIGURE}",
-            cyxla_host::report(e.as_ref())
+            cyxla_sandbox::report(e.as_ref())
         )
     })?;
     // SAFETY: the operator names the real XLA plugin (CYXLA_PJRT_PLUGIN, or

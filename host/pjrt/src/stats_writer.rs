@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use cyxla_host::stats;
+use cyxla_sandbox::stats;
 
 /// How often the file is rewritten.
 const INTERVAL: Duration = Duration::from_secs(2);

@@ -29,10 +29,10 @@ use serde::Deserialize;
 
 pub use crate::setup::{CACHE_ENV, GUESTS_ENV, NativeSpec, PLUGIN_ENV};
 use crate::setup::{Host, Setup, unregistered_hint};
-use cyxla_host::AllowList;
-use cyxla_host::cache::ModuleCache;
-use cyxla_host::limits::LimitOverrides;
-use cyxla_host::toml_error::toml_error;
+use cyxla_sandbox::AllowList;
+use cyxla_sandbox::cache::ModuleCache;
+use cyxla_sandbox::limits::LimitOverrides;
+use cyxla_sandbox::toml_error::toml_error;
 
 /// The policy file that, where it exists, decides for every process on the
 /// machine (`CYXLA_POLICY` may only name it).

@@ -1,6 +1,6 @@
 //! What a process needs to serve guests, shared by the `cyxla-host` binary
-//! (crate `cyxla-app`) and the cyxla PJRT plugin library (`host/pjrt`),
-//! around the sandbox library ([`cyxla_host`]):
+//! (crate `cyxla-host`) and the cyxla PJRT plugin library (`host/pjrt`),
+//! around the sandbox library ([`cyxla_sandbox`]):
 //!
 //! - [`config`] and [`tenants`]: host options (flags, `CYXLA_*`, the config
 //!   file) and the operator's tenant policy, from which `load` resolves a

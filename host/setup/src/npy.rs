@@ -25,7 +25,7 @@ pub struct HostArray {
 
 impl HostArray {
     /// A copy of a host-owned buffer (its dtype, dims and bytes).
-    pub fn of(buffer: &cyxla_host::HostBuffer) -> HostArray {
+    pub fn of(buffer: &cyxla_sandbox::HostBuffer) -> HostArray {
         HostArray {
             dtype: buffer.dtype(),
             dims: buffer.dims().to_vec(),

@@ -24,8 +24,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, anyhow, bail};
-use cyxla_host::record::{self, FailedCall};
-use cyxla_host::{HostAttr, HostBuffer};
+use cyxla_sandbox::record::{self, FailedCall};
+use cyxla_sandbox::{HostAttr, HostBuffer};
 use plugin_glue::{DType, ErrorCode, HandlerError};
 use serde::{Deserialize, Serialize};
 
@@ -362,7 +362,7 @@ impl Record {
             )
         })?;
         let parsed: CallFile = toml::from_str(&text)
-            .map_err(|e| anyhow!("{}", cyxla_host::toml_error::toml_error(&file, &text, &e)))?;
+            .map_err(|e| anyhow!("{}", cyxla_sandbox::toml_error::toml_error(&file, &text, &e)))?;
         let mut operands = Vec::new();
         for name in &parsed.operands {
             let array = npy::read_npy(&dir.join(name))?;

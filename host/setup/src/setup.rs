@@ -12,15 +12,15 @@ use plugin_glue::ffi::xla_ffi::XLA_FFI_Handler;
 use plugin_glue::plugin::Plugin;
 use plugin_glue::registry;
 
-use cyxla_host::cache::ModuleCache;
+use cyxla_sandbox::cache::ModuleCache;
 
-use cyxla_host::AllowList;
-use cyxla_host::Destination;
-use cyxla_host::Engine;
-use cyxla_host::Guests;
-use cyxla_host::Watcher;
-use cyxla_host::limits::Limits;
-use cyxla_host::{Sandbox, pin_holds};
+use cyxla_sandbox::AllowList;
+use cyxla_sandbox::Destination;
+use cyxla_sandbox::Engine;
+use cyxla_sandbox::Guests;
+use cyxla_sandbox::Watcher;
+use cyxla_sandbox::limits::Limits;
+use cyxla_sandbox::{Sandbox, pin_holds};
 
 /// Names the guests folder.
 pub const GUESTS_ENV: &str = "CYXLA_GUESTS";
@@ -129,7 +129,7 @@ impl Setup {
                     "{e}: guests are compiled without it (the compile cache is the user's own, \
                      in their home: give the user a home they own, or set {} to a folder of \
                      theirs, or {}=0 to turn the cache off)",
-                    cyxla_host::cache::CACHE_DIR_ENV,
+                    cyxla_sandbox::cache::CACHE_DIR_ENV,
                     CACHE_ENV
                 ),
             }

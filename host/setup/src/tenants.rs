@@ -37,9 +37,9 @@ use toml::Spanned;
 
 use crate::config::Config;
 pub use crate::config::{MAX_DEVICES, POLICY_ENV, TENANT_ENV, Tenant};
-use cyxla_host::AllowList;
-use cyxla_host::limits::{LimitOverrides, Limits};
-use cyxla_host::toml_error::{line_column, toml_error};
+use cyxla_sandbox::AllowList;
+use cyxla_sandbox::limits::{LimitOverrides, Limits};
+use cyxla_sandbox::toml_error::{line_column, toml_error};
 
 /// The policy file as written: every key optional, unknown keys rejected.
 #[derive(Debug, Default, Deserialize)]
@@ -419,7 +419,7 @@ pub fn pin_problem(tenant: &str, guests: &[PathBuf], target: &str, want: &str) -
             if !declares(&bytes, target) {
                 continue;
             }
-            let got = cyxla_host::sha256_hex_of(&bytes);
+            let got = cyxla_sandbox::sha256_hex_of(&bytes);
             if got == want {
                 return None;
             }

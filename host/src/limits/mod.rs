@@ -27,7 +27,7 @@
 //! come the [`Limits`] field, `Default`, [`LimitOverrides`] (so the side
 //! file, the flags, the configuration file and the policy all accept it),
 //! [`Limits::apply`], [`Limits::NAMES`] and [`Limits::scope`]. Nothing in
-//! `cyxla-setup` or `cyxla-app` names a limit: they hold a [`Limits`] or a
+//! `cyxla-setup` or `cyxla-host` names a limit: they hold a [`Limits`] or a
 //! [`LimitOverrides`].
 //!
 //! So a new limit touches two files: this one, and the code that enforces

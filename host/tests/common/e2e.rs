@@ -4,7 +4,7 @@
 
 use std::sync::OnceLock;
 
-use cyxla_host::{AllowList, Limits, Registered, Sandbox};
+use cyxla_sandbox::{AllowList, Limits, Registered, Sandbox};
 use cyxla_pjrt_client::Client;
 use plugin_glue::DType;
 use plugin_glue::plugin::Plugin;

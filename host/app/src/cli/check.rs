@@ -8,10 +8,10 @@ use std::path::Path;
 use anyhow::Context as _;
 use cyxla_guest_abi as abi;
 
-use cyxla_host::Engine;
-use cyxla_host::Guests;
-use cyxla_host::limits::Limits;
-use cyxla_host::{Guest, Rejected};
+use cyxla_sandbox::Engine;
+use cyxla_sandbox::Guests;
+use cyxla_sandbox::limits::Limits;
+use cyxla_sandbox::{Guest, Rejected};
 
 /// The outcome of [`check`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,7 +91,7 @@ fn describe_accepted(out: &mut String, guest: &Guest) {
         out,
         "  limits   memory {}, stack {}, instances {}, call {:?}, instantiate {:?} ({})",
         limits.memory_display(),
-        cyxla_host::limits::bytes_display(limits.stack as u64),
+        cyxla_sandbox::limits::bytes_display(limits.stack as u64),
         limits.instances,
         limits.call_timeout,
         limits.instantiate_timeout,

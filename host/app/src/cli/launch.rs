@@ -26,9 +26,9 @@ use crate::config::{
 };
 use crate::setup::{self, NativeSpec, PLUGIN_ENV, Setup};
 use crate::tenants::{POLICY_ENV, TENANT_ENV};
-use cyxla_host::cache::ModuleCache;
-use cyxla_host::limits::LimitSetting;
-use cyxla_host::{AllowList, Limits};
+use cyxla_sandbox::cache::ModuleCache;
+use cyxla_sandbox::limits::LimitSetting;
+use cyxla_sandbox::{AllowList, Limits};
 
 /// File name of the cyxla PJRT plugin library, built beside `cyxla-host`.
 pub const LIBRARY_FILE: &str = "libcyxla_pjrt.so";

@@ -6,9 +6,9 @@ use std::path::Path;
 
 use anyhow::Context as _;
 
-use cyxla_host::AllowList;
-use cyxla_host::Sandbox;
-use cyxla_host::limits::Limits;
+use cyxla_sandbox::AllowList;
+use cyxla_sandbox::Sandbox;
+use cyxla_sandbox::limits::Limits;
 
 /// Loads `guests_dir` (with default [`Limits`]) and describes it under the
 /// allow-list `allowed`.
@@ -34,8 +34,8 @@ pub fn list_with_limits(
     // Every guest is compiled and checked, allowed or not: the list says
     // why each file is accepted or rejected.
     let context = || format!("cannot list the guests in {}", guests_dir.display());
-    let engine = cyxla_host::Engine::new(limits).with_context(context)?;
-    let guests = cyxla_host::Guests::load_dir(&engine, guests_dir).with_context(context)?;
+    let engine = cyxla_sandbox::Engine::new(limits).with_context(context)?;
+    let guests = cyxla_sandbox::Guests::load_dir(&engine, guests_dir).with_context(context)?;
     let sandbox = Sandbox::with_guests(guests, allowed.clone());
     Ok(report(&sandbox))
 }

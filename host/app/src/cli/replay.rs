@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
-use cyxla_host::{AllowList, HostAttr, HostBuffer, HostCall, Limits, Sandbox};
+use cyxla_sandbox::{AllowList, HostAttr, HostBuffer, HostCall, Limits, Sandbox};
 
 use crate::cli::run::Failure;
 use crate::npy::{self, HostArray};
