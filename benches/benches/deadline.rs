@@ -78,7 +78,7 @@ struct Variant {
 }
 
 fn bundled_guests() -> std::path::PathBuf {
-    let dir = cyxla_host::setup::default_guests_dir();
+    let dir = cyxla_host::process::default_guests_dir();
     assert!(
         dir.join("rms_norm.wasm").is_file(),
         "{} has no rms_norm.wasm: build the bundled guests with scripts/setup.sh (guests/build.sh)",

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use cyxla_host::setup::{self, NativeSpec};
+use cyxla_host::process::{self, NativeSpec};
 use plugin_glue::plugin::Plugin;
 
 /// One measured variant of a program.
@@ -30,7 +30,7 @@ impl Variant {
 ///
 /// If there is none: the message says how to install it.
 pub fn load_default_plugin() -> Plugin {
-    let path = setup::find_plugin(None).unwrap_or_else(|e| panic!("{e:#}"));
+    let path = process::find_plugin(None).unwrap_or_else(|e| panic!("{e:#}"));
     // SAFETY: the default XLA CPU plugin that scripts/setup.sh installs.
     unsafe { Plugin::load(&path) }.unwrap_or_else(|e| panic!("cannot load {}: {e}", path.display()))
 }
@@ -55,7 +55,7 @@ pub fn register_test_native(plugin: &Plugin, target: &str) {
     };
     // SAFETY: the test handlers library is built from tests/native by the
     // tests crate; each symbol is an XLA FFI handler of the same name.
-    unsafe { setup::register_native(plugin, &spec) }.unwrap_or_else(|e| panic!("{e:#}"));
+    unsafe { process::register_native(plugin, &spec) }.unwrap_or_else(|e| panic!("{e:#}"));
 }
 
 /// The guests folder: `$CYXLA_GUESTS` if set, else the bundled guests
@@ -66,7 +66,7 @@ pub fn register_test_native(plugin: &Plugin, target: &str) {
 /// If `guests/build.sh` fails: the message says to run `scripts/setup.sh`.
 pub fn bundled_guests() -> PathBuf {
     if std::env::var_os(cyxla_host::config::GUESTS_ENV).is_some() {
-        return cyxla_host::setup::default_guests_dir();
+        return cyxla_host::process::default_guests_dir();
     }
     cyxla_tests::bundled_guests().to_owned()
 }
@@ -286,7 +286,7 @@ pub mod kernels {
     use std::path::{Path, PathBuf};
     use std::process::Command;
 
-    use cyxla_host::setup::{self, NativeSpec};
+    use cyxla_host::process::{self, NativeSpec};
     use plugin_glue::plugin::Plugin;
 
     /// A kernel: its source (relative to the workspace), target and the
@@ -459,7 +459,7 @@ pub mod kernels {
             };
             // SAFETY: a native build of the kernel's C++ source by
             // guests/cpp/build.sh: the symbol is an XLA FFI handler.
-            unsafe { setup::register_native(plugin, &spec) }
+            unsafe { process::register_native(plugin, &spec) }
                 .unwrap_or_else(|e| panic!("register {spec:?}: {e:#}"));
         }
     }

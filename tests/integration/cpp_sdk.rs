@@ -29,7 +29,7 @@ use std::sync::OnceLock;
 
 use cyxla_host::cli::run::{self, Failure, RunArgs};
 use cyxla_host::npy::HostArray;
-use cyxla_host::setup::{self, NativeSpec};
+use cyxla_host::process::{self, NativeSpec};
 use cyxla_guest_abi as abi;
 use cyxla_sandbox::{AllowList, Engine, Guest, Limits, Sandbox};
 use cyxla_tests::{
@@ -189,7 +189,7 @@ fn setup() -> &'static Setup {
                 };
                 // SAFETY: the native build of the same C++ source: each
                 // symbol is an XLA FFI handler.
-                unsafe { setup::register_native(&plugin, &spec) }
+                unsafe { process::register_native(&plugin, &spec) }
                     .unwrap_or_else(|e| panic!("register {spec:?}: {e:#}"));
             }
         }

@@ -32,14 +32,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use cyxla_host::setup::{DEFAULT_PLUGIN, SITE_PACKAGES};
+use cyxla_host::process::{DEFAULT_PLUGIN, SITE_PACKAGES};
 use cyxla_sandbox::{Registered, Sandbox};
 use plugin_glue::DType;
 use serde::Deserialize;
 
 /// The workspace root (the directory holding the root `Cargo.toml`).
 pub fn workspace_root() -> PathBuf {
-    cyxla_host::setup::workspace_root()
+    cyxla_host::process::workspace_root()
 }
 
 /// `tests/programs/`: the committed programs and `manifest.json`.

@@ -13,7 +13,7 @@ use cyxla_host::cli::launch::{self, HostArgs, LaunchArgs};
 use cyxla_host::cli::new::{self as scaffold, Language, NewArgs};
 use cyxla_host::cli::run::{self, Failure, RunArgs};
 use cyxla_host::cli::{check, kernelspec, list, policy, sdk};
-use cyxla_host::setup;
+use cyxla_host::process;
 use cyxla_sandbox::stats;
 use cyxla_lapack as lapack;
 
@@ -179,7 +179,7 @@ fn lapack_summary(no_lapack: bool) -> String {
     if no_lapack {
         return format!("native LAPACK: {count} targets, not registered (--no-lapack)");
     }
-    lapack::prefer(cyxla_host::setup::openblas_wheels());
+    lapack::prefer(cyxla_host::process::openblas_wheels());
     match lapack::library() {
         Ok(lib) => format!(
             "native LAPACK: {count} targets on {} ({}); kernels {}{}",
@@ -270,7 +270,7 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
             // SAFETY: the operator names the plugin (--plugin, or the
             // installed one) and the trusted natives (--native): this is
             // their statement that both are native code to run.
-            let host = unsafe { setup::start(&setup) }.map_err(Failure::Setup)?;
+            let host = unsafe { process::start(&setup) }.map_err(Failure::Setup)?;
             let args = RunArgs {
                 program: cmd.program,
                 inputs: cmd.inputs,

@@ -9,7 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use common::{captured_logs, full_guest, run_double};
-use cyxla_host::setup::Setup;
+use cyxla_host::process::Setup;
 use cyxla_sandbox::cache::ModuleCache;
 use cyxla_sandbox::{AllowList, Engine, Guest, Guests, Limits, Sandbox};
 

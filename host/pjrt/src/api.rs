@@ -266,7 +266,7 @@ unsafe extern "C" fn client_create(args: *mut PJRT_Client_Create_Args) -> *mut P
 
 /// `PJRT_Client_Compile`: the real plugin's; when XLA finds no handler for
 /// a custom call's target, its error gains why (see
-/// [`cyxla_setup::setup::Host::hint_for_client`]).
+/// [`cyxla_setup::process::Host::hint_for_client`]).
 ///
 /// # Safety
 ///
@@ -282,7 +282,7 @@ unsafe extern "C" fn client_compile(args: *mut PJRT_Client_Compile_Args) -> *mut
         // SAFETY: `error` is NULL or the real plugin's, now ours to return.
         unsafe {
             errors::amend(error, |message| {
-                let target = cyxla_setup::setup::unregistered_target(message)?;
+                let target = cyxla_setup::process::unregistered_target(message)?;
                 let state = state::get();
                 let host = state.ready().ok()?;
                 let config = state.config.as_ref().ok()?;

@@ -23,7 +23,7 @@ use std::panic::catch_unwind;
 use std::sync::OnceLock;
 
 use cyxla_setup::config::{Config, cpu_refusal};
-use cyxla_setup::setup::{self, ExportedHost};
+use cyxla_setup::process::{self, ExportedHost};
 
 /// The cpu host, built on the first call.
 static CPU: OnceLock<Result<ExportedHost, String>> = OnceLock::new();
@@ -36,7 +36,7 @@ fn start() -> Result<ExportedHost, String> {
     }
     // SAFETY: the trusted natives are the operator's (CYXLA_NATIVE / the
     // configuration file): their statement that each is an XLA FFI handler.
-    let host = unsafe { setup::start_exported(&config.setup) }
+    let host = unsafe { process::start_exported(&config.setup) }
         .map_err(|e| format!("cyxla: {}", cyxla_sandbox::report(e.as_ref())))?;
     crate::state::serving(&config, &host.sandboxes, "cyxla serves on platform cpu");
     Ok(host)

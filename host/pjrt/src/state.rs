@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 
 use cyxla_sandbox::Sandbox;
 use cyxla_setup::config::Config;
-use cyxla_setup::setup::{self, Host};
+use cyxla_setup::process::{self, Host};
 use plugin_glue::plugin::Plugin;
 
 /// Where a user learns how to configure the plugin; ends every
@@ -71,7 +71,7 @@ impl State {
                 // (CYXLA_NATIVE / the configuration file): their statement
                 // that each is an XLA FFI handler.
                 let host =
-                    unsafe { setup::start_with(plugin.clone(), &config.setup) }.map_err(|e| {
+                    unsafe { process::start_with(plugin.clone(), &config.setup) }.map_err(|e| {
                         format!(
                             "cyxla: {}; {HOW_TO_CONFIGURE}",
                             cyxla_sandbox::report(e.as_ref())
@@ -104,7 +104,7 @@ pub(crate) fn serving(config: &Config, sandboxes: &[Arc<Sandbox>], ready: &str) 
 }
 
 fn load_plugin(config: &Config) -> Result<Plugin, String> {
-    let path = setup::find_plugin(config.setup.plugin.as_deref()).map_err(|e| {
+    let path = process::find_plugin(config.setup.plugin.as_deref()).map_err(|e| {
         format!(
             "cyxla: {}; {HOW_TO_CONFIGURE}",
             cyxla_sandbox::report(e.as_ref())

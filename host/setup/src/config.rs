@@ -27,8 +27,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-pub use crate::setup::{CACHE_ENV, GUESTS_ENV, NativeSpec, PLUGIN_ENV};
-use crate::setup::{Host, Setup, unregistered_hint};
+pub use crate::process::{CACHE_ENV, GUESTS_ENV, NativeSpec, PLUGIN_ENV};
+use crate::process::{Host, Setup, unregistered_hint};
 use cyxla_sandbox::AllowList;
 use cyxla_sandbox::cache::ModuleCache;
 use cyxla_sandbox::limits::LimitOverrides;

@@ -5,8 +5,9 @@
 //! - [`config`] and [`tenants`]: host options (flags, `CYXLA_*`, the config
 //!   file) and the operator's tenant policy, from which `load` resolves a
 //!   process's configuration (`Config::from_env`);
-//! - [`setup`]: the PJRT plugin, native handler libraries and guests
-//!   folders a process sets up;
+//! - [`process`]: what a process serves with: the PJRT plugin, native
+//!   handler libraries and guests folders it sets up ([`process::Setup`]),
+//!   and what it holds once they are registered ([`process::Host`]);
 //! - [`record`]: failed guest calls, recorded for `cyxla-host replay`;
 //! - [`npy`]: `.npy` files (`cyxla-host run`'s inputs and outputs, records'
 //!   operands).
@@ -15,6 +16,6 @@
 pub mod config;
 mod load;
 pub mod npy;
+pub mod process;
 pub mod record;
-pub mod setup;
 pub mod tenants;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use crate::config::SYSTEM_POLICY;
-use crate::setup::workspace_roots;
+use crate::process::workspace_roots;
 use crate::tenants::Policy;
 
 /// What to install.

@@ -24,7 +24,7 @@ use crate::config::{
     ALLOW_ENV, ALLOW_NATIVE_ENV, CONFIG_ENV, Config, DEVICES_ENV, LIBRARY_ENV, LIMITS_ENV,
     MAX_DEVICES, NATIVE_ENV, NO_LAPACK_ENV, PLATFORM_ENV, cpu_refusal,
 };
-use crate::setup::{self, NativeSpec, PLUGIN_ENV, Setup};
+use crate::process::{self, NativeSpec, PLUGIN_ENV, Setup};
 use crate::tenants::{POLICY_ENV, TENANT_ENV};
 use cyxla_sandbox::cache::ModuleCache;
 use cyxla_sandbox::limits::LimitSetting;
@@ -73,7 +73,7 @@ pub struct LaunchArgs {
 #[derive(Args, Debug, Default)]
 pub struct HostArgs {
     /// The PJRT plugin (.so) to load [default: the one scripts/setup.sh installed]
-    #[arg(long, global = true, env = setup::PLUGIN_ENV, value_name = "PATH")]
+    #[arg(long, global = true, env = process::PLUGIN_ENV, value_name = "PATH")]
     pub plugin: Option<PathBuf>,
     /// Register a trusted native XLA FFI handler from a shared library
     #[arg(long = "native", global = true, value_name = "TARGET=LIBRARY:SYMBOL")]
@@ -161,7 +161,7 @@ pub fn launch(host: &HostArgs, args: &LaunchArgs, command: &[String]) -> Result<
     let plugin = if on_cpu {
         None
     } else {
-        Some(setup::find_plugin(config.setup.plugin.as_deref())?)
+        Some(process::find_plugin(config.setup.plugin.as_deref())?)
     };
     for spec in &config.setup.natives {
         if !spec.library.is_file() {
@@ -299,7 +299,7 @@ pub fn library() -> Result<PathBuf> {
     let dir = exe.parent().unwrap_or(Path::new("."));
     let path = dir.join(LIBRARY_FILE);
     if !path.is_file()
-        && let Some(installed) = setup::installed_library()
+        && let Some(installed) = process::installed_library()
     {
         return Ok(installed);
     }

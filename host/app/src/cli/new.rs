@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result, bail};
 
-use crate::setup;
+use crate::process;
 
 /// The language of a scaffolded guest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -154,9 +154,9 @@ pub const INSTALLED_SDK: &str = "sdk";
 /// `jax_plugins/cyxla/sdk`), else the `guest-sdk` of the checkout it
 /// belongs to.
 pub(crate) fn find_sdk() -> Result<PathBuf> {
-    let installed = setup::installed_library()
+    let installed = process::installed_library()
         .and_then(|library| library.parent().map(|dir| dir.join(INSTALLED_SDK)));
-    let roots = setup::workspace_roots();
+    let roots = process::workspace_roots();
     let candidates: Vec<PathBuf> = installed
         .into_iter()
         .chain(roots.iter().map(|root| root.join("guest-sdk")))
@@ -803,7 +803,7 @@ mod tests {
     fn refuses_a_directory_with_files() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("x"), "").unwrap();
-        let sdk = crate::setup::workspace_root().join("guest-sdk");
+        let sdk = crate::process::workspace_root().join("guest-sdk");
         let e = new(&NewArgs {
             name: "k".into(),
             language: Language::Rust,
@@ -831,7 +831,7 @@ mod tests {
         }
         assert_eq!(
             find_sdk().unwrap(),
-            crate::setup::workspace_root().join("guest-sdk")
+            crate::process::workspace_root().join("guest-sdk")
         );
     }
 

@@ -12,7 +12,7 @@ use plugin_glue::error::Error as GlueError;
 use plugin_glue::plugin::Plugin;
 
 use crate::npy::{self, HostArray};
-use crate::setup;
+use crate::process;
 
 /// What went wrong, sorted by who has to act: the exit code follows.
 #[derive(Debug)]
@@ -160,8 +160,8 @@ fn compile_error(
 ) -> anyhow::Error {
     let message = error.to_string();
     let mut text = format!("cannot compile {}: {message}", program.display());
-    if let Some(target) = setup::unregistered_target(&message) {
-        let _ = write!(text, "\n{}", setup::unregistered_hint(target, hint(target)));
+    if let Some(target) = process::unregistered_target(&message) {
+        let _ = write!(text, "\n{}", process::unregistered_hint(target, hint(target)));
     }
     anyhow!(text)
 }
