@@ -35,12 +35,13 @@ fi
 # is, so the same sources give the same module from any clone. The flags
 # are appended to .cargo/config.toml's (cargo joins the arrays). The
 # guests' own sources reach rustc as rust/<name>/..., the SDK's as
-# sdk/... (the symlink guests/sdk, which also keeps the checkout's path out
-# of cargo's hash of the SDK's crates: Cargo.toml here): named
-# /cyxla/guest-sdk/..., where they are in the checkout.
+# sdk/... and the guest ABI's as abi/... (the symlinks guests/sdk and
+# guests/abi, which also keep the checkout's path out of cargo's hash of
+# those crates: Cargo.toml here): named /cyxla/guest-sdk/... and
+# /cyxla/abi/..., where they are in the checkout.
 cargo_home="${CARGO_HOME:-$HOME/.cargo}"
 remap="[\"--remap-path-prefix=$root=/cyxla\", \"--remap-path-prefix=$cargo_home=/cargo\","
-remap+=" \"--remap-path-prefix=sdk=/cyxla/guest-sdk\"]"
+remap+=" \"--remap-path-prefix=sdk=/cyxla/guest-sdk\", \"--remap-path-prefix=abi=/cyxla/abi\"]"
 cd "$here"
 cargo build --release --target "$target" --quiet --config "target.$target.rustflags=$remap"
 

@@ -82,6 +82,20 @@ def files(release: pathlib.Path, scratch: pathlib.Path, ver: str) -> list[tuple[
 
 
 SDK = ROOT / "guest-sdk"
+# The guest ABI's crates (the contract between host and guests, at the
+# root of the checkout): the wheel's SDK folder holds them in its abi/, so
+# that the installed SDK is one folder.
+ABI = ROOT / "abi"
+
+
+def placed(crate: pathlib.Path) -> pathlib.PurePath:
+    """Where a crate of the checkout stands in the wheel's SDK folder."""
+    if crate.is_relative_to(SDK):
+        return crate.relative_to(SDK)
+    if crate.is_relative_to(ABI):
+        return "abi" / crate.relative_to(ABI)
+    sys.exit(f"scripts/wheel.py: the SDK depends on {crate.relative_to(ROOT)}, outside guest-sdk and abi: "
+             "the wheel's SDK folder cannot hold it")
 # What the SDK folder ships besides its crates: the C/C++ headers, runtime
 # and CMake toolchain file.
 SDK_C_FOLDERS = ("include", "c", "cmake")
@@ -147,9 +161,7 @@ def deps(table: dict, crate: pathlib.Path, workspace: dict, paths: list[pathlib.
                 spec["features"] = features
         if isinstance(spec, dict) and "path" in spec:
             target = (crate / spec["path"]).resolve()
-            if not target.is_relative_to(SDK):
-                sys.exit(f"scripts/wheel.py: {crate.relative_to(ROOT)} depends on {name} at {spec['path']}, "
-                         "outside guest-sdk: the wheel's SDK folder cannot hold it")
+            spec = {**spec, "path": os.path.relpath(placed(target), placed(crate))}
             paths.append(target)
         out[name] = spec
     return out
@@ -196,9 +208,10 @@ def toml(manifest: dict) -> str:
 def sdk_files() -> list[tuple[str, bytes]]:
     """The SDK folder: guest-sdk's C/C++ files, and each crate from
     cyxla-guest-sdk down its path dependencies, at its place under
-    guest-sdk, with a manifest that builds outside the workspace (so a
-    project `cyxla-host new --rust` scaffolds depends on the installed SDK
-    by path). Fails on a path dependency outside guest-sdk."""
+    guest-sdk (the ABI's crates under abi/), with a manifest that builds
+    outside the workspace (so a project `cyxla-host new --rust` scaffolds
+    depends on the installed SDK by path). Fails on a path dependency
+    outside guest-sdk and abi."""
     out: list[tuple[str, bytes]] = []
     for folder in SDK_C_FOLDERS:
         out += [(str(p.relative_to(SDK)), p.read_bytes()) for p in sorted((SDK / folder).rglob("*")) if p.is_file()]
@@ -214,12 +227,12 @@ def sdk_files() -> list[tuple[str, bytes]]:
         todo += paths
         text = (f"# {crate.relative_to(ROOT)}/Cargo.toml as the wheel ships it (scripts/wheel.py): without\n"
                 "# the workspace, its dev-dependencies and lints.\n\n" + toml(manifest))
-        prefix = crate.relative_to(SDK)
+        prefix = placed(crate)
         out.append((str(prefix / "Cargo.toml"), text.encode()))
         for item in CRATE_ITEMS:
             path = crate / item
             files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path] * path.is_file()
-            out += [(str(p.relative_to(SDK)), p.read_bytes()) for p in files]
+            out += [(str(prefix / p.relative_to(crate)), p.read_bytes()) for p in files]
     names = [n for n, _ in out]
     assert len(names) == len(set(names)), sorted(names)
     return sorted(out)

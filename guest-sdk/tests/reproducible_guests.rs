@@ -67,6 +67,7 @@ fn copy_sources(root: &Path) {
     }
     copy_tree(&from.join("guests"), &root.join("guests"), &["out"]);
     copy_tree(&from.join("guest-sdk"), &root.join("guest-sdk"), &[]);
+    copy_tree(&from.join("abi"), &root.join("abi"), &[]);
 }
 
 /// Runs the copy's `guests/build.sh`; returns its `guests/out/*.wasm` by

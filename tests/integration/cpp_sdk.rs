@@ -13,7 +13,7 @@
 //! must be the native one behind the host's prefix.
 //!
 //! Also: the header constants and wasm32 layouts against
-//! `guest-sdk/abi/src/lib.rs`, each header compiled alone and twice (C and C++,
+//! `abi/src/lib.rs`, each header compiled alone and twice (C and C++,
 //! wasm32 and native), unsupported features failing to compile with a
 //! readable message, the documented one-line command, the CMake toolchain
 //! file, and the generator's reproducibility.
@@ -879,7 +879,7 @@ fn unsupported_features_fail_to_compile_with_a_readable_message() {
     }
 }
 
-/// One wasm32 layout of guest-sdk/abi/src/lib.rs and the C struct it describes.
+/// One wasm32 layout of abi/src/lib.rs and the C struct it describes.
 struct Layout {
     c_name: &'static str,
     size: u32,
@@ -1236,7 +1236,7 @@ fn abi_assertions(ints: &[(String, i64)], strings: &[(String, String)]) -> (Stri
         let _ = writeln!(
             c,
             "_Static_assert((long long)({expr}) == {value}LL, \"{expr} must be {value} \
-             (guest-sdk/abi/src/lib.rs)\");"
+             (abi/src/lib.rs)\");"
         );
     }
     let mut cc = String::from(
@@ -1246,7 +1246,7 @@ fn abi_assertions(ints: &[(String, i64)], strings: &[(String, String)]) -> (Stri
         let _ = writeln!(
             cc,
             "static_assert(std::string_view({macro_name}) == std::string_view({value:?}), \
-             \"{macro_name} must be {} (guest-sdk/abi/src/lib.rs)\");",
+             \"{macro_name} must be {} (abi/src/lib.rs)\");",
             value.escape_default()
         );
     }
@@ -1262,13 +1262,13 @@ fn header_constants_match_abi_rs() {
     let out = compile_snippet(&c, "c", "wasm32-wasi", &[]);
     assert!(
         out.status.success(),
-        "cyxla/abi.h or xla/ffi/api/c_api.h disagree with guest-sdk/abi/src/lib.rs:\n{}",
+        "cyxla/abi.h or xla/ffi/api/c_api.h disagree with abi/src/lib.rs:\n{}",
         describe(&out)
     );
     let out = compile_snippet(&cc, "c++", "wasm32-wasi", &[]);
     assert!(
         out.status.success(),
-        "cyxla/abi.h strings disagree with guest-sdk/abi/src/lib.rs:\n{}",
+        "cyxla/abi.h strings disagree with abi/src/lib.rs:\n{}",
         describe(&out)
     );
 

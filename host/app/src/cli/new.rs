@@ -515,7 +515,14 @@ fn rust_files(name: &str, sdk: &Path, dir: &Path) -> Vec<(String, String)> {
         .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo")));
     let remaps = cargo_home.map_or_else(String::new, |home| remaps(&home, "/cargo"))
         + &remaps(dir, &format!("/{name}"))
-        + &remaps(sdk, "/cyxla/guest-sdk");
+        + &remaps(sdk, "/cyxla/guest-sdk")
+        // A checkout's SDK depends on the guest ABI beside it (`../abi`); the
+        // wheel's holds it inside (`abi/`), under the remap above.
+        + &sdk
+            .parent()
+            .map(|root| root.join("abi"))
+            .filter(|abi| abi.join("Cargo.toml").is_file())
+            .map_or_else(String::new, |abi| remaps(&abi, "/cyxla/abi"));
     let sdk = quoted(sdk);
     let cargo = format!(
         r#"[package]

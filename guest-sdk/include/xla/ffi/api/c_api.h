@@ -7,7 +7,7 @@
  * wasm32 layouts the cyxla host writes into guest memory (pointers and
  * `size_t` are 4 bytes, `int64_t` is 8-aligned); the test
  * `cpp_sdk::header_constants_match_abi_rs` checks every size, alignment,
- * offset and `*_STRUCT_SIZE` against `guest-sdk/abi/src/lib.rs`.
+ * offset and `*_STRUCT_SIZE` against `abi/src/lib.rs`.
  *
  * Version 0.5 as jaxlib 0.12 ships it. The names that 0.5 renamed are
  * still accepted, so that sources written against 0.3 and 0.4 compile
