@@ -55,7 +55,7 @@ fn load_mode(mode: &str) -> (Result<Plugin, Error>, MutexGuard<'static, ()>) {
     // the environment or loads a library, and no other thread of this test
     // process reads the environment meanwhile.
     unsafe { std::env::set_var(MODE_VAR, mode) };
-    // SAFETY: the fake plugin built from plugin-glue/fake-plugin keeps the
+    // SAFETY: the fake plugin built from tests/fake-plugin keeps the
     // PJRT contract for every function it offers.
     let result = unsafe { Plugin::load(&fake_plugin_path()) };
     (result, guard)

@@ -24,11 +24,11 @@ use plugin_glue::plugin::Plugin;
 use serde_json::Value;
 
 fn workspace() -> PathBuf {
-    // plugin-glue/lapack → the workspace root.
+    // host/lapack → the workspace root.
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .ancestors()
         .nth(2)
-        .expect("plugin-glue/lapack is two levels down")
+        .expect("host/lapack is two levels down")
         .to_path_buf()
 }
 
