@@ -98,7 +98,7 @@ enum State<'a> {
     Trusted(Handed),
     /// Any other frame: per buffer, operands then results, its decoding,
     /// checked on first use, and what was handed out.
-    Checked(Slots<'a>),
+    Checked(BufferStates<'a>),
 }
 
 /// What a trusted frame handed out, one bit per operand or result.
@@ -115,10 +115,10 @@ struct Handed {
 /// Most operands, and most results, a trusted frame tracks ([`Handed`]).
 const TRUSTED_BUFFERS: usize = 64;
 
-/// Buffers whose [`Slot`]s a frame keeps without allocating.
+/// Buffers whose [`BufferState`]s a frame keeps without allocating.
 const INLINE_SLOTS: usize = 4;
 
-/// The [`Slot`]s of a frame: inline for the usual few buffers, so that
+/// The [`BufferState`]s of a frame: inline for the usual few buffers, so that
 /// decoding a frame allocates nothing on the per-call path.
 #[cfg_attr(
     not(target_arch = "wasm32"),
@@ -127,36 +127,36 @@ const INLINE_SLOTS: usize = 4;
         reason = "the inline variant is the point: a frame lives on the stack for one call"
     )
 )]
-enum Slots<'a> {
-    Inline([Slot<'a>; INLINE_SLOTS], usize),
-    Heap(Vec<Slot<'a>>),
+enum BufferStates<'a> {
+    Inline([BufferState<'a>; INLINE_SLOTS], usize),
+    Heap(Vec<BufferState<'a>>),
 }
 
-impl<'a> Slots<'a> {
+impl<'a> BufferStates<'a> {
     #[inline(always)]
-    fn new(n: usize) -> Slots<'a> {
+    fn new(n: usize) -> BufferStates<'a> {
         if n <= INLINE_SLOTS {
-            Slots::Inline(Default::default(), n)
+            BufferStates::Inline(Default::default(), n)
         } else {
-            Slots::Heap((0..n).map(|_| Slot::default()).collect())
+            BufferStates::Heap((0..n).map(|_| BufferState::default()).collect())
         }
     }
 }
 
-impl<'a> core::ops::Deref for Slots<'a> {
-    type Target = [Slot<'a>];
+impl<'a> core::ops::Deref for BufferStates<'a> {
+    type Target = [BufferState<'a>];
 
-    fn deref(&self) -> &[Slot<'a>] {
+    fn deref(&self) -> &[BufferState<'a>] {
         match self {
-            Slots::Inline(slots, n) => &slots[..*n],
-            Slots::Heap(slots) => slots,
+            BufferStates::Inline(slots, n) => &slots[..*n],
+            BufferStates::Heap(slots) => slots,
         }
     }
 }
 
 /// What a [`CallFrame`] remembers of one buffer.
 #[derive(Default)]
-struct Slot<'a> {
+struct BufferState<'a> {
     decoded: OnceCell<RawBuffer<'a>>,
     /// Results: handed out.
     taken: Cell<bool>,
@@ -246,7 +246,7 @@ impl<'a> CallFrame<'a> {
     /// Decodes and checks the frame at guest address `addr` of `mem`.
     pub(crate) fn decode(mem: Memory<'a>, addr: u32) -> Result<CallFrame<'a>> {
         let header = Header::decode(mem, addr)?;
-        let slots = Slots::new(header.num_args + header.num_rets);
+        let slots = BufferStates::new(header.num_args + header.num_rets);
         Ok(CallFrame {
             mem,
             header,
@@ -663,7 +663,7 @@ impl<'a> CallFrame<'a> {
         let me = n_args + j;
         let overlaps =
             |r: &core::ops::Range<u64>| !r.is_empty() && r.start < mine.end && mine.start < r.end;
-        let slots: &[Slot<'a>] = slots;
+        let slots: &[BufferState<'a>] = slots;
         let which_of = |index: usize| {
             if index < n_args {
                 Which::Arg(index)

@@ -13,7 +13,7 @@ use core::sync::atomic::{AtomicBool, Ordering};
 /// Capacity of the stored message, including its NUL terminator.
 const CAPACITY: usize = 1024;
 
-struct Slot {
+struct PanicMessage {
     bytes: UnsafeCell<[u8; CAPACITY]>,
     /// Set while a message is being written: a panic inside a `Display` of
     /// the message enters [`record`] again, and must not write over it.
@@ -23,9 +23,9 @@ struct Slot {
 // SAFETY: wasm32 guests built by this SDK are single-threaded (no shared
 // memory; the `atomics` target feature is not supported), so the slot is
 // never accessed concurrently.
-unsafe impl Sync for Slot {}
+unsafe impl Sync for PanicMessage {}
 
-static LAST_PANIC: Slot = Slot {
+static LAST_PANIC: PanicMessage = PanicMessage {
     bytes: UnsafeCell::new([0; CAPACITY]),
     recording: AtomicBool::new(false),
 };
@@ -33,12 +33,12 @@ static LAST_PANIC: Slot = Slot {
 /// Writes into the slot through a raw pointer, truncating, always leaving a
 /// final NUL. It holds no reference into the slot, so a nested [`record`]
 /// (which writes nothing) aliases nothing.
-struct SlotWriter {
+struct PanicMessageWriter {
     buf: *mut u8,
     len: usize,
 }
 
-impl SlotWriter {
+impl PanicMessageWriter {
     fn put(&mut self, i: usize, b: u8) {
         if i < CAPACITY {
             // SAFETY: `buf` points to the slot's CAPACITY bytes and `i` is
@@ -48,7 +48,7 @@ impl SlotWriter {
     }
 }
 
-impl Write for SlotWriter {
+impl Write for PanicMessageWriter {
     fn write_str(&mut self, s: &str) -> core::fmt::Result {
         for &b in s.as_bytes() {
             if self.len + 1 >= CAPACITY {
@@ -70,7 +70,7 @@ pub(crate) fn record(args: core::fmt::Arguments<'_>) {
     if LAST_PANIC.recording.swap(true, Ordering::Relaxed) {
         return;
     }
-    let mut w = SlotWriter {
+    let mut w = PanicMessageWriter {
         buf: LAST_PANIC.bytes.get().cast::<u8>(),
         len: 0,
     };

@@ -228,13 +228,13 @@ struct Shared {
     pages: Pages,
 }
 
-/// [`Slot::state`] of a page no call has armed.
+/// [`PollPage::state`] of a page no call has armed.
 const IDLE: u64 = 0;
-/// [`Slot::trip`]: the page is readable, the timer is not at it.
+/// [`PollPage::trip`]: the page is readable, the timer is not at it.
 const CLEAR: u8 = 0;
-/// [`Slot::trip`]: the timer is deciding whether to protect the page.
+/// [`PollPage::trip`]: the timer is deciding whether to protect the page.
 const TRIPPING: u8 = 1;
-/// [`Slot::trip`]: the page is protected (the guest's next check traps).
+/// [`PollPage::trip`]: the page is protected (the guest's next check traps).
 const TRIPPED: u8 = 2;
 
 /// One store's poll page and the deadline armed on it.
@@ -249,7 +249,7 @@ const TRIPPED: u8 = 2;
 /// [`heavy_barrier`] (`membarrier`, which puts a full barrier into every
 /// running thread of the process); a call then only keeps the compiler
 /// from reordering ([`light_barrier`]).
-struct Slot {
+struct PollPage {
     /// One page, mapped readable; no access while tripped.
     page: ptr::NonNull<libc::c_void>,
     /// [`IDLE`], or the tick the running call's deadline falls on (1 to
@@ -264,12 +264,12 @@ struct Slot {
 // SAFETY: `page` is a mapping this slot owns; it is only read by guest code
 // (through the store's epoch-deadline field) and protected or unprotected
 // with `mprotect`, which is thread-safe; `state` is atomic.
-unsafe impl Send for Slot {}
+unsafe impl Send for PollPage {}
 // SAFETY: as for `Send`: no method hands out the page's memory.
-unsafe impl Sync for Slot {}
+unsafe impl Sync for PollPage {}
 
-impl Slot {
-    fn new() -> std::io::Result<Slot> {
+impl PollPage {
+    fn new() -> std::io::Result<PollPage> {
         // SAFETY: a fresh anonymous private mapping at an address the
         // kernel picks; nothing else is touched.
         let page = unsafe {
@@ -285,7 +285,7 @@ impl Slot {
         if page == libc::MAP_FAILED {
             return Err(std::io::Error::last_os_error());
         }
-        Ok(Slot {
+        Ok(PollPage {
             page: ptr::NonNull::new(page)
                 .ok_or_else(|| std::io::Error::other("mmap returned null"))?,
             state: AtomicU64::new(IDLE),
@@ -437,7 +437,7 @@ fn heavy_barrier() {
 
 /// Protects the pages of the calls among `due` that are still running
 /// (the timer, at a tick whose due slots are `due`).
-fn trip(due: &[Arc<Slot>], now: u64) {
+fn trip(due: &[Arc<PollPage>], now: u64) {
     for slot in due {
         slot.trip.store(TRIPPING, Ordering::Relaxed);
     }
@@ -455,9 +455,9 @@ fn trip(due: &[Arc<Slot>], now: u64) {
     }
 }
 
-impl Drop for Slot {
+impl Drop for PollPage {
     fn drop(&mut self) {
-        // SAFETY: the mapping is this slot's, made in `Slot::new`; no store
+        // SAFETY: the mapping is this slot's, made in `PollPage::new`; no store
         // uses it any more (its `Poll` is gone, and the registry drops a
         // slot only then).
         unsafe { libc::munmap(self.page.as_ptr(), page_size()) };
@@ -484,14 +484,14 @@ fn page_size() -> usize {
 /// parent's timer thread.
 struct Pages {
     lock: ForkLock,
-    list: std::cell::UnsafeCell<Vec<Arc<Slot>>>,
+    list: std::cell::UnsafeCell<Vec<Arc<PollPage>>>,
 }
 
 // SAFETY: `list` is only reached under `lock` (`Pages::with`).
 unsafe impl Sync for Pages {}
 
 impl Pages {
-    fn with<R>(&self, f: impl FnOnce(&mut Vec<Arc<Slot>>) -> R) -> R {
+    fn with<R>(&self, f: impl FnOnce(&mut Vec<Arc<PollPage>>) -> R) -> R {
         self.lock.with(|| {
             // SAFETY: the lock is held: no other reference to the list.
             f(unsafe { &mut *self.list.get() })
@@ -510,7 +510,7 @@ impl Pages {
 /// pass it to every [`Ticker::enter`] of that store.
 pub(crate) struct Poll {
     /// `None` for an engine without checks (the benches' `Unchecked`).
-    slot: Option<Arc<Slot>>,
+    slot: Option<Arc<PollPage>>,
 }
 
 /// Idle ticks before a timer thread parks. While calls keep coming it keeps
@@ -569,7 +569,7 @@ impl Ticker {
         if !self.mode.checked() {
             return Ok(Poll { slot: None });
         }
-        let slot = Arc::new(Slot::new()?);
+        let slot = Arc::new(PollPage::new()?);
         self.shared.pages.with(|list| {
             // Pages whose store is gone go now (the timer also drops
             // them).
@@ -603,7 +603,7 @@ impl Ticker {
                     if idle > IDLE_TICKS_BEFORE_PARKING {
                         // `enter` arms its page, then reads `parked`, and
                         // we set `parked`, then read the pages, each side
-                        // with its barrier (see `Slot`): either it sees
+                        // with its barrier (see `PollPage`): either it sees
                         // the flag and unparks us, or we see its page
                         // armed here and stay awake.
                         shared.parked.store(true, Ordering::Relaxed);
@@ -628,7 +628,7 @@ impl Ticker {
                     let tick_now = shared.ticks.fetch_add(1, Ordering::AcqRel) + 1;
                     let (due, armed) = shared.pages.with(|list| {
                         list.retain(|slot| Arc::strong_count(slot) > 1);
-                        let due: Vec<Arc<Slot>> = list
+                        let due: Vec<Arc<PollPage>> = list
                             .iter()
                             .filter(|s| s.armed_at().is_some_and(|at| at <= tick_now))
                             .cloned()
@@ -736,7 +736,7 @@ impl Ticker {
             // keeps the earlier deadline (and a page the timer protected
             // for the outer call stays so until the inner call ends).
             // Written by this store's calls alone: no locked instruction
-            // (see `Slot`).
+            // (see `PollPage`).
             let before = slot.state.load(Ordering::Relaxed);
             let at = earliest.at.max(1);
             let at = if before == IDLE { at } else { at.min(before) };
@@ -810,7 +810,7 @@ pub(crate) struct Active<'a> {
     outer_text: (usize, usize),
     /// The poll page this call armed, and its state before (restored on
     /// drop).
-    armed: Option<(&'a Slot, u64)>,
+    armed: Option<(&'a PollPage, u64)>,
 }
 
 impl Drop for Active<'_> {

@@ -36,10 +36,10 @@ use crate::stats::{CallMeasure, Ending, TargetStats};
 /// pool (shared by every target of that guest).
 #[derive(Clone)]
 pub struct GuestHandler {
-    slot: Arc<Slot>,
+    slot: Arc<ServedTarget>,
 }
 
-struct Slot {
+struct ServedTarget {
     target: String,
     serving: ArcSwap<Serving>,
     /// The target's counters, kept across reloads.
@@ -77,7 +77,7 @@ impl GuestHandler {
     pub(crate) fn new(pool: Arc<Pool>, target: &str) -> Option<GuestHandler> {
         let serving = Serving::guest(pool, target)?;
         Some(GuestHandler {
-            slot: Arc::new(Slot {
+            slot: Arc::new(ServedTarget {
                 target: target.to_owned(),
                 serving: ArcSwap::from_pointee(serving),
                 stats: TargetStats::register(target),

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::ffi::pjrt::{
-    self, PJRT_Api, PJRT_Error, PJRT_Extension_Base, PJRT_FFI_Extension, Slot, slot,
+    self, ApiFunction, PJRT_Api, PJRT_Error, PJRT_Extension_Base, PJRT_FFI_Extension, slot,
 };
 use crate::ffi::xla_ffi::XLA_FFI_Handler;
 
@@ -347,7 +347,7 @@ impl Plugin {
 
     /// The function in `slot`, after checking that the plugin's table is
     /// long enough to hold it and that it is not NULL.
-    pub fn function<F: Copy>(&self, slot: Slot<F>) -> Result<F> {
+    pub fn function<F: Copy>(&self, slot: ApiFunction<F>) -> Result<F> {
         const {
             assert!(size_of::<F>() == size_of::<*const c_void>());
         }
@@ -376,7 +376,7 @@ impl Plugin {
                 function: slot.name(),
             });
         }
-        // SAFETY: `Slot<F>` values are only created in `ffi::pjrt::slot`,
+        // SAFETY: `ApiFunction<F>` values are only created in `ffi::pjrt::slot`,
         // with `F` the header's signature of the function at that index; `F`
         // is a pointer-sized `extern "C" fn` type (asserted above) and `raw`
         // is non-NULL.
@@ -398,7 +398,7 @@ impl Plugin {
     /// every pointer in it is valid for what the function reads and writes.
     pub unsafe fn call<A>(
         &self,
-        slot: Slot<unsafe extern "C" fn(*mut A) -> *mut PJRT_Error>,
+        slot: ApiFunction<unsafe extern "C" fn(*mut A) -> *mut PJRT_Error>,
         args: &mut A,
     ) -> Result<()> {
         let function = self.function(slot)?;

@@ -66,7 +66,7 @@ pub const MIN_API_VERSION: (i32, i32) = (0, 1);
 /// probe's answer).
 const TRAITS: u32 = 0;
 
-static SLOTS: [OnceLock<Slot>; CAPACITY] = [const { OnceLock::new() }; CAPACITY];
+static SLOTS: [OnceLock<Registration>; CAPACITY] = [const { OnceLock::new() }; CAPACITY];
 
 /// Registration-time state (never touched on the call path).
 struct State {
@@ -406,7 +406,7 @@ struct ProbeLog {
     last: Option<ProbeOutcome>,
 }
 
-struct Slot {
+struct Registration {
     target: Box<str>,
     plugin: PathBuf,
     origin: String,
@@ -415,7 +415,7 @@ struct Slot {
     probes: Mutex<ProbeLog>,
 }
 
-impl Slot {
+impl Registration {
     fn record(&self, outcome: ProbeOutcome) {
         let mut log = lock(&self.probes);
         log.calls += 1;
@@ -695,7 +695,7 @@ fn allocate(
     };
     let entry = trampolines.build(index as u64, target)?;
     state.next_slot += 1;
-    let fresh = SLOTS[index].set(Slot {
+    let fresh = SLOTS[index].set(Registration {
         target: target.into(),
         plugin,
         origin,

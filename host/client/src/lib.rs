@@ -48,7 +48,7 @@ pub use executable::Executable;
 
 use plugin_glue::DType;
 use plugin_glue::error::{Error, Result};
-use plugin_glue::ffi::pjrt::{self, PJRT_Client, PJRT_Device, PJRT_Event, Slot, slot};
+use plugin_glue::ffi::pjrt::{self, ApiFunction, PJRT_Client, PJRT_Device, PJRT_Event, slot};
 use plugin_glue::plugin::{Plugin, raw_slice};
 
 /// `PJRT_Client_Create` option naming the number of CPU devices.
@@ -269,7 +269,7 @@ impl Client {
 
 /// The `what` handle that the function in `slot` returned on success,
 /// checked to be non-NULL.
-fn returned<T, F>(handle: *mut T, slot: Slot<F>, what: &str) -> Result<NonNull<T>> {
+fn returned<T, F>(handle: *mut T, slot: ApiFunction<F>, what: &str) -> Result<NonNull<T>> {
     let function = slot.name();
     NonNull::new(handle)
         .ok_or_else(|| Error::InvalidInput(format!("{function} succeeded but returned no {what}")))

@@ -96,12 +96,12 @@ use crate::ffi::LapackSymbols;
 use plugin_glue::handler::{ErrorCode, HandlerError};
 
 /// Environment variable naming the LAPACK library to load.
-pub const LIBRARY_ENV: &str = "CYXLA_LAPACK";
+pub const LAPACK_LIBRARY_ENV: &str = "CYXLA_LAPACK";
 /// OpenBLAS's variable naming the CPU kernels it loads.
 pub const CORETYPE_ENV: &str = "OPENBLAS_CORETYPE";
 /// Environment variable enabling OpenBLAS threads for single large matrices.
 pub const THREADS_ENV: &str = "CYXLA_LAPACK_THREADS";
-/// Libraries tried, in order, when [`LIBRARY_ENV`] is not set.
+/// Libraries tried, in order, when [`LAPACK_LIBRARY_ENV`] is not set.
 pub const DEFAULT_LIBRARIES: [&str; 2] = ["libopenblas.so.0", "liblapack.so.3"];
 /// Estimated flops from which a single matrix may use OpenBLAS threads
 /// (module docs, "Threads").
@@ -295,7 +295,7 @@ impl std::fmt::Display for LoadError {
             f,
             "); install OpenBLAS with `pip install scipy-openblas32` (into the environment cyxla \
              is installed in) or `apt-get install libopenblas0` (or run scripts/setup.sh), \
-             or set {LIBRARY_ENV} to a LAPACK shared library built with gfortran and 32-bit integers"
+             or set {LAPACK_LIBRARY_ENV} to a LAPACK shared library built with gfortran and 32-bit integers"
         )
     }
 }
@@ -308,7 +308,7 @@ static LIBRARY: OnceLock<Result<LapackLibrary, LoadError>> = OnceLock::new();
 static PREFERRED: OnceLock<Vec<String>> = OnceLock::new();
 
 /// Names the libraries to try, in order, before [`DEFAULT_LIBRARIES`] when
-/// [`LIBRARY_ENV`] is not set: what a program knows of its installation
+/// [`LAPACK_LIBRARY_ENV`] is not set: what a program knows of its installation
 /// (the OpenBLAS wheel beside it). The first call wins and only counts
 /// before the library loads; returns whether it was that call.
 pub fn prefer(libraries: Vec<String>) -> bool {
@@ -336,7 +336,7 @@ pub(crate) fn library_for(target: &str) -> Result<&'static LapackLibrary, Handle
 }
 
 fn load() -> Result<LapackLibrary, LoadError> {
-    let candidates: Vec<String> = match std::env::var(LIBRARY_ENV) {
+    let candidates: Vec<String> = match std::env::var(LAPACK_LIBRARY_ENV) {
         Ok(v) if !v.is_empty() => vec![v],
         _ => PREFERRED
             .get()

@@ -17,10 +17,10 @@ use std::panic::catch_unwind;
 use std::sync::OnceLock;
 
 use plugin_glue::ffi::pjrt::{
-    PJRT_API_FUNCTIONS_OFFSET, PJRT_API_MAJOR, PJRT_API_MINOR, PJRT_Api,
+    ApiFunction, PJRT_API_FUNCTIONS_OFFSET, PJRT_API_MAJOR, PJRT_API_MINOR, PJRT_Api,
     PJRT_Api_Version_STRUCT_SIZE, PJRT_Client_Compile_Args, PJRT_Client_Compile_Fn,
     PJRT_Client_Create_Args, PJRT_Client_Create_Fn, PJRT_Error, PJRT_NamedValue,
-    PJRT_Plugin_Attributes_Args, PJRT_Plugin_Initialize_Args, Slot, slot, slot_count,
+    PJRT_Plugin_Attributes_Args, PJRT_Plugin_Initialize_Args, slot, slot_count,
 };
 
 use crate::errors::{self, INTERNAL, INVALID_ARGUMENT, guard};
@@ -59,10 +59,10 @@ fn table() -> &'static Table {
 }
 
 /// The slots cyxla owns in every table it serves, each as (word index,
-/// word of our function). [`Slot::word`] takes only a function of the
+/// word of our function). [`ApiFunction::word`] takes only a function of the
 /// slot's signature.
 fn own_slots() -> [(usize, u64); 7] {
-    fn at<F: Copy>(slot: Slot<F>, ours: F) -> (usize, u64) {
+    fn at<F: Copy>(slot: ApiFunction<F>, ours: F) -> (usize, u64) {
         (slot.offset() / 8, slot.word(ours))
     }
     [

@@ -17,7 +17,7 @@
 //!   `struct_size` from its `*_STRUCT_SIZE` and zeroes everything else. There
 //!   is deliberately no `Default`.
 //! * `PJRT_Api` is declared as its 40-byte header; the function table that
-//!   follows it has a plugin-dependent length and is read through [`Slot`]s,
+//!   follows it has a plugin-dependent length and is read through [`ApiFunction`]s,
 //!   after checking the plugin's `struct_size` (see `crate::plugin`).
 //! * Layouts are proven at compile time: size, alignment and every field
 //!   offset, as docs/abi.md gives them.
@@ -218,7 +218,7 @@ pub struct PJRT_Api_Version {
 pub const PJRT_Api_Version_STRUCT_SIZE: usize = 24;
 
 /// The fixed header of `PJRT_Api`. The function table follows at
-/// [`PJRT_API_FUNCTIONS_OFFSET`], one pointer per [`Slot`], for as many slots
+/// [`PJRT_API_FUNCTIONS_OFFSET`], one pointer per [`ApiFunction`], for as many slots
 /// as `struct_size` covers.
 #[repr(C)]
 #[derive(Debug)]
@@ -236,24 +236,24 @@ pub const PJRT_API_FUNCTIONS_OFFSET: usize = 40;
 /// One function slot of `PJRT_Api`: its index, its C name and (as `F`) its C
 /// signature. Slots are only created in this module, from the header.
 #[derive(Debug)]
-pub struct Slot<F> {
+pub struct ApiFunction<F> {
     index: usize,
     name: &'static str,
     signature: PhantomData<F>,
 }
 
-impl<F> Clone for Slot<F> {
+impl<F> Clone for ApiFunction<F> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<F> Copy for Slot<F> {}
+impl<F> Copy for ApiFunction<F> {}
 
-impl<F> Slot<F> {
+impl<F> ApiFunction<F> {
     /// Private: `F` must be the header's signature of the function at `index`.
-    const fn new(index: usize, name: &'static str) -> Slot<F> {
-        Slot {
+    const fn new(index: usize, name: &'static str) -> ApiFunction<F> {
+        ApiFunction {
             index,
             name,
             signature: PhantomData,
@@ -281,7 +281,7 @@ impl<F> Slot<F> {
     }
 }
 
-impl<F: Copy> Slot<F> {
+impl<F: Copy> ApiFunction<F> {
     /// The function in this slot of a table given as its 8-byte words
     /// (header first, as `PJRT_Api` lays it out); `None` where the table is
     /// too short to have the slot or holds NULL there.
@@ -409,8 +409,8 @@ pub mod slot {
     macro_rules! slots {
         ($($name:ident: $fn_type:ident = $index:expr;)*) => {
             $(
-                #[doc = concat!("Slot of `", stringify!($name), "`.")]
-                pub const $name: Slot<$fn_type> = Slot::new($index, stringify!($name));
+                #[doc = concat!("The function slot of `", stringify!($name), "`.")]
+                pub const $name: ApiFunction<$fn_type> = ApiFunction::new($index, stringify!($name));
             )*
         };
     }
@@ -1188,7 +1188,7 @@ mod layout {
         PJRT_FFI_UserData_Add_Args.user_data == PJRT_FFI_UserData_Add_Args_STRUCT_SIZE;
     }
 
-    // Slot byte offsets from docs/abi.md, "Function slots".
+    // Function slot byte offsets from docs/abi.md, "Function slots".
     const _: () = {
         assert!(slot::PJRT_Error_Destroy.offset() == 40);
         assert!(slot::PJRT_Error_Message.offset() == 48);
