@@ -225,8 +225,10 @@ fn sleeping_returns_at_once_relative_absolute_or_two_clocks() {
         for (target, events, userdata) in
             [("s_relative", 1, 7), ("s_absolute", 1, 7), ("s_two", 2, 8)]
         {
-            let call =
-                HostCall::new().ret(cyxla_sandbox::HostBuffer::zeros(plugin_glue::DType::S32, &[4]));
+            let call = HostCall::new().ret(cyxla_sandbox::HostBuffer::zeros(
+                plugin_glue::DType::S32,
+                &[4],
+            ));
             let started = Instant::now();
             handler(&sandbox, target).call_host(&call).unwrap();
             let took = started.elapsed();

@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use common::{full_guest, test_limits};
-use cyxla_sandbox::{AllowList, Sandbox};
 use cyxla_pjrt_client::Client;
+use cyxla_sandbox::{AllowList, Sandbox};
 use plugin_glue::DType;
 
 const DEVICES: usize = 4;

@@ -4,8 +4,8 @@
 
 use std::sync::OnceLock;
 
-use cyxla_sandbox::{AllowList, Limits, Registered, Sandbox};
 use cyxla_pjrt_client::Client;
+use cyxla_sandbox::{AllowList, Limits, Registered, Sandbox};
 use plugin_glue::DType;
 use plugin_glue::plugin::Plugin;
 

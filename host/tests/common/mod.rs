@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use cyxla_sandbox::limits::Interrupt;
-use cyxla_sandbox::{AllowList, Engine, Guest, GuestHandler, HostBuffer, HostCall, Limits, Sandbox};
+use cyxla_sandbox::{
+    AllowList, Engine, Guest, GuestHandler, HostBuffer, HostCall, Limits, Sandbox,
+};
 use plugin_glue::{DType, ErrorCode, HandlerError};
 
 // ---------------------------------------------------------------------------
