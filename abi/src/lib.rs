@@ -119,7 +119,7 @@ pub const REQUIRED_EXPORTS: [&str; 4] =
 /// One row per import, in `XLA_FFI_Api` slot order:
 ///
 /// ```text
-/// $(#[doc = "…"])* slot name CONST c_function args returns host;
+/// $(#[doc = "…"])* slot name CONST c_function args returns host sdk;
 /// ```
 ///
 /// * `slot`: the index of the `XLA_FFI_Api` function slot it fills
@@ -133,6 +133,9 @@ pub const REQUIRED_EXPORTS: [&str; 4] =
 ///   0 = success), or `void`, signature `(args: i32)`;
 /// * `host`: `served` (the host implements it in a function called `name`)
 ///   or `unimplemented` (the host answers UNIMPLEMENTED);
+/// * `sdk`: the Rust SDK's struct for the arguments (in its module `args`)
+///   where the SDK calls the import, else `_` (declared with a byte
+///   pointer);
 /// * the doc lines, if any, say more about it to guest authors.
 ///
 /// Imports are named after their C function in snake case, except the two
@@ -149,7 +152,7 @@ pub const REQUIRED_EXPORTS: [&str; 4] =
 /// macro_rules! names {
 ///     ($( $(#[doc = $doc:literal])*
 ///         $slot:literal $name:ident $konst:ident $c_function:ident
-///         $args:ident $returns:ident $host:ident; )*) => {
+///         $args:ident $returns:ident $host:ident $sdk:tt; )*) => {
 ///         [$(stringify!($name)),*]
 ///     };
 /// }
@@ -159,41 +162,41 @@ pub const REQUIRED_EXPORTS: [&str; 4] =
 macro_rules! for_each_import {
     ($callback:ident) => {
         $callback! {
-            // slot name                 CONST                          c_function                      args                          returns host
+            // slot name                 CONST                          c_function                      args                          returns host  sdk
             /// The host copies the message and returns a nonzero error handle.
-            0  error_create              IMPORT_ERROR_CREATE            XLA_FFI_Error_Create            error_create_args             error served;
+            0  error_create              IMPORT_ERROR_CREATE            XLA_FFI_Error_Create            error_create_args             error served ErrorCreate;
             /// The host copies the message into guest memory (through
             /// `cyxla_alloc`) and writes its address to `args->message`, and
             /// the error's code to `args->errc` when `struct_size` covers it
             /// (`XLA_FFI_Error_GetDetails_Args`, 0.5); the 0.3 struct
             /// `XLA_FFI_Error_GetMessage_Args` (16 bytes) gets the message alone.
-            1  error_get_message         IMPORT_ERROR_GET_MESSAGE       XLA_FFI_Error_GetDetails        error_get_details_args        void  served;
+            1  error_get_message         IMPORT_ERROR_GET_MESSAGE       XLA_FFI_Error_GetDetails        error_get_details_args        void  served ErrorGetDetails;
             /// Releases an error handle.
-            2  error_destroy             IMPORT_ERROR_DESTROY           XLA_FFI_Error_Destroy           error_destroy_args            void  served;
+            2  error_destroy             IMPORT_ERROR_DESTROY           XLA_FFI_Error_Destroy           error_destroy_args            void  served ErrorDestroy;
             /// A guest lists its targets in its targets section instead
             /// (`CYXLA_TARGET` in C and C++).
-            3  handler_register          IMPORT_HANDLER_REGISTER        XLA_FFI_Handler_Register        handler_register_args         error unimplemented;
-            4  stream_get                IMPORT_STREAM_GET              XLA_FFI_Stream_Get              stream_get_args               error unimplemented;
-            5  type_register             IMPORT_TYPE_REGISTER           XLA_FFI_Type_Register           type_register_args            error served;
-            6  execution_context_get     IMPORT_EXECUTION_CONTEXT_GET   XLA_FFI_InvokeContext_Get       execution_context_get_args    error served;
-            7  state_set                 IMPORT_STATE_SET               XLA_FFI_State_Set               state_set_args                error served;
-            8  state_get                 IMPORT_STATE_GET               XLA_FFI_State_Get               state_get_args                error served;
-            9  device_memory_allocate    IMPORT_DEVICE_MEMORY_ALLOCATE  XLA_FFI_DeviceMemory_Allocate   device_memory_allocate_args   error unimplemented;
-            10 device_memory_free        IMPORT_DEVICE_MEMORY_FREE      XLA_FFI_DeviceMemory_Free       device_memory_free_args       error unimplemented;
-            11 thread_pool_schedule      IMPORT_THREAD_POOL_SCHEDULE    XLA_FFI_ThreadPool_Schedule     thread_pool_schedule_args     error unimplemented;
-            12 thread_pool_num_threads   IMPORT_THREAD_POOL_NUM_THREADS XLA_FFI_ThreadPool_NumThreads   thread_pool_num_threads_args  error unimplemented;
-            13 future_create             IMPORT_FUTURE_CREATE           XLA_FFI_Future_Create           future_create_args            error unimplemented;
-            14 future_set_available      IMPORT_FUTURE_SET_AVAILABLE    XLA_FFI_Future_SetAvailable     future_set_available_args     error unimplemented;
-            15 future_set_error          IMPORT_FUTURE_SET_ERROR        XLA_FFI_Future_SetError         future_set_error_args         error unimplemented;
-            16 run_id_get                IMPORT_RUN_ID_GET              XLA_FFI_RunId_Get               run_id_get_args               error served;
-            17 device_ordinal_get        IMPORT_DEVICE_ORDINAL_GET      XLA_FFI_DeviceOrdinal_Get       device_ordinal_get_args       error served;
+            3  handler_register          IMPORT_HANDLER_REGISTER        XLA_FFI_Handler_Register        handler_register_args         error unimplemented _;
+            4  stream_get                IMPORT_STREAM_GET              XLA_FFI_Stream_Get              stream_get_args               error unimplemented _;
+            5  type_register             IMPORT_TYPE_REGISTER           XLA_FFI_Type_Register           type_register_args            error served _;
+            6  execution_context_get     IMPORT_EXECUTION_CONTEXT_GET   XLA_FFI_InvokeContext_Get       execution_context_get_args    error served _;
+            7  state_set                 IMPORT_STATE_SET               XLA_FFI_State_Set               state_set_args                error served _;
+            8  state_get                 IMPORT_STATE_GET               XLA_FFI_State_Get               state_get_args                error served _;
+            9  device_memory_allocate    IMPORT_DEVICE_MEMORY_ALLOCATE  XLA_FFI_DeviceMemory_Allocate   device_memory_allocate_args   error unimplemented _;
+            10 device_memory_free        IMPORT_DEVICE_MEMORY_FREE      XLA_FFI_DeviceMemory_Free       device_memory_free_args       error unimplemented _;
+            11 thread_pool_schedule      IMPORT_THREAD_POOL_SCHEDULE    XLA_FFI_ThreadPool_Schedule     thread_pool_schedule_args     error unimplemented _;
+            12 thread_pool_num_threads   IMPORT_THREAD_POOL_NUM_THREADS XLA_FFI_ThreadPool_NumThreads   thread_pool_num_threads_args  error unimplemented _;
+            13 future_create             IMPORT_FUTURE_CREATE           XLA_FFI_Future_Create           future_create_args            error unimplemented _;
+            14 future_set_available      IMPORT_FUTURE_SET_AVAILABLE    XLA_FFI_Future_SetAvailable     future_set_available_args     error unimplemented _;
+            15 future_set_error          IMPORT_FUTURE_SET_ERROR        XLA_FFI_Future_SetError         future_set_error_args         error unimplemented _;
+            16 run_id_get                IMPORT_RUN_ID_GET              XLA_FFI_RunId_Get               run_id_get_args               error served RunIdGet;
+            17 device_ordinal_get        IMPORT_DEVICE_ORDINAL_GET      XLA_FFI_DeviceOrdinal_Get       device_ordinal_get_args       error served DeviceOrdinalGet;
             /// Writes NULL to `args->extension`: the sandbox attaches no
             /// extension to a guest's context (XLA's are collectives and
             /// command-buffer recording).
-            18 invoke_context_find_extension IMPORT_INVOKE_CONTEXT_FIND_EXTENSION XLA_FFI_InvokeContext_FindExtension invoke_context_find_extension_args error served;
+            18 invoke_context_find_extension IMPORT_INVOKE_CONTEXT_FIND_EXTENSION XLA_FFI_InvokeContext_FindExtension invoke_context_find_extension_args error served _;
             /// Writes to `args->attrs` the guest address of an empty
             /// `XLA_FFI_Attrs`: the sandbox passes no per-execution options.
-            19 custom_options_get        IMPORT_CUSTOM_OPTIONS_GET      XLA_FFI_CustomOptions_Get       custom_options_get_args       error served;
+            19 custom_options_get        IMPORT_CUSTOM_OPTIONS_GET      XLA_FFI_CustomOptions_Get       custom_options_get_args       error served _;
         }
     };
 }
@@ -234,7 +237,7 @@ macro_rules! host_note {
 macro_rules! define_imports {
     ($( $(#[doc = $doc:literal])*
         $slot:literal $name:ident $konst:ident $c_function:ident
-        $args:ident $returns:ident $host:ident; )*) => {
+        $args:ident $returns:ident $host:ident $sdk:tt; )*) => {
         $(
             #[doc = concat!(
                 "Import for `", stringify!($c_function), "` (slot ", stringify!($slot),

@@ -25,7 +25,7 @@ struct ImportRow {
 macro_rules! import_rows {
     ($( $(#[doc = $doc:literal])*
         $slot:literal $name:ident $konst:ident $c_function:ident
-        $args:ident $returns:ident $host:ident; )*) => {
+        $args:ident $returns:ident $host:ident $sdk:tt; )*) => {
         vec![$(
             ImportRow {
                 name: stringify!($name),

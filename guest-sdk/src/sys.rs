@@ -9,26 +9,15 @@
 
 use crate::args;
 
-/// The args struct type the SDK passes to an import, by the import's layout
-/// module: the SDK's own struct for the imports it calls, bytes otherwise.
+/// The args struct type the SDK passes to an import, from the `sdk` column
+/// of its row in `for_each_import!`: the SDK's own struct (module `args`)
+/// for the imports it calls, bytes (`_`) otherwise.
 macro_rules! args_type {
-    (error_create_args) => {
-        args::ErrorCreate
-    };
-    (error_get_details_args) => {
-        args::ErrorGetDetails
-    };
-    (error_destroy_args) => {
-        args::ErrorDestroy
-    };
-    (run_id_get_args) => {
-        args::RunIdGet
-    };
-    (device_ordinal_get_args) => {
-        args::DeviceOrdinalGet
-    };
-    ($other:ident) => {
+    (_) => {
         u8
+    };
+    ($sdk:ident) => {
+        args::$sdk
     };
 }
 
@@ -48,12 +37,12 @@ macro_rules! return_type {
 macro_rules! imports {
     ($( $(#[doc = $doc:literal])*
         $slot:literal $name:ident $konst:ident $c_function:ident
-        $args:ident $returns:ident $host:ident; )*) => {
+        $args:ident $returns:ident $host:ident $sdk:tt; )*) => {
         #[link(wasm_import_module = "cyxla")]
         unsafe extern "C" {
             $(
                 #[link_name = stringify!($name)]
-                pub(crate) fn $name(args: *mut args_type!($args)) -> return_type!($returns);
+                pub(crate) fn $name(args: *mut args_type!($sdk)) -> return_type!($returns);
             )*
         }
 
@@ -61,7 +50,7 @@ macro_rules! imports {
         /// indices).
         #[repr(C)]
         pub(crate) struct ApiFns {
-            $( $name: unsafe extern "C" fn(*mut args_type!($args)) -> return_type!($returns), )*
+            $( $name: unsafe extern "C" fn(*mut args_type!($sdk)) -> return_type!($returns), )*
         }
 
         const _: () = {

@@ -759,7 +759,7 @@ pub(crate) fn poll_oneoff(
 macro_rules! link_imports {
     ($( $(#[doc = $doc:literal])*
         $slot:literal $name:ident $konst:ident $c_function:ident
-        $args:ident $returns:ident $host:ident; )*) => {
+        $args:ident $returns:ident $host:ident $sdk:tt; )*) => {
         fn link_imports(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
             $( link_import!(linker, $name, $host); )*
             Ok(())
