@@ -40,11 +40,7 @@ use crate::handler::Handler;
 use crate::plugin::Plugin;
 use crate::trampoline::Trampolines;
 
-mod raw;
-
-use raw::{
-    FrameHeader, drop_payload, fail, find_metadata, malformed, panic_message, peek_error_message,
-};
+use crate::frame::{FrameHeader, fail, find_metadata, malformed, peek_error_message};
 
 /// How many targets can be registered in one process (over all plugins).
 pub const CAPACITY: usize = 4096;
@@ -364,6 +360,24 @@ pub unsafe extern "C" fn dispatch(slot: u64, frame: *mut XLA_FFI_CallFrame) -> *
             // SAFETY: forwarded caller contract.
             unsafe { fail(frame, XLA_FFI_Error_Code_INTERNAL, &message) }
         }
+    }
+}
+
+/// The text of a panic payload.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    if let Some(s) = payload.downcast_ref::<&'static str>() {
+        s
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s
+    } else {
+        "(a non-string panic payload)"
+    }
+}
+
+/// Drops a panic payload without letting a panicking `Drop` escape.
+fn drop_payload(payload: Box<dyn std::any::Any + Send>) {
+    if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+        std::mem::forget(again);
     }
 }
 
