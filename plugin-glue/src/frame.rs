@@ -311,9 +311,85 @@ impl fmt::Debug for ApiTable {
 /// Longest extension chain walked when looking for the metadata extension.
 const MAX_EXTENSIONS: usize = 16;
 
-/// The frame fields the dispatcher needs before validation.
+/// A call frame checked, once, to be readable up to XLA's
+/// `XLA_FFI_CallFrame_STRUCT_SIZE` (168): non-NULL, aligned, and with a
+/// `struct_size` of at least that. [`ReadableFrame::check`] is the only
+/// place that makes one, so what holds one (the dispatcher's
+/// [`FrameHeader`], [`CallFrame`]'s validation) reads the frame's fixed
+/// fields without checking them again.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ReadableFrame(*const XLA_FFI_CallFrame);
+
+/// Why a frame pointer is not a [`ReadableFrame`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FrameDefect {
+    /// The pointer is NULL.
+    Null,
+    /// The pointer is not aligned for an `XLA_FFI_CallFrame`.
+    Misaligned,
+    /// The frame's `struct_size` (this value) is less than 168; the frame
+    /// is non-NULL and aligned.
+    Short(usize),
+}
+
+impl FrameDefect {
+    /// The error [`CallFrame::from_raw`] reports for it.
+    fn error(self) -> HandlerError {
+        match self {
+            FrameDefect::Null => HandlerError::invalid_argument("the call frame is NULL"),
+            FrameDefect::Misaligned => {
+                HandlerError::invalid_argument("the call frame is misaligned")
+            }
+            FrameDefect::Short(struct_size) => HandlerError::invalid_argument(format!(
+                "the call frame has struct_size {struct_size}, expected at least {XLA_FFI_CallFrame_STRUCT_SIZE}"
+            )),
+        }
+    }
+}
+
+impl ReadableFrame {
+    /// Checks that `frame` is non-NULL, aligned, and has a `struct_size` of
+    /// at least 168.
+    ///
+    /// # Errors
+    ///
+    /// What is wrong with it.
+    ///
+    /// # Safety
+    ///
+    /// A non-NULL, aligned `frame` must point at a readable
+    /// `XLA_FFI_CallFrame` prefix of at least its `struct_size` bytes.
+    #[inline(always)]
+    pub(crate) unsafe fn check(
+        frame: *const XLA_FFI_CallFrame,
+    ) -> Result<ReadableFrame, FrameDefect> {
+        if frame.is_null() {
+            return Err(FrameDefect::Null);
+        }
+        if !frame.addr().is_multiple_of(align_of::<XLA_FFI_CallFrame>()) {
+            return Err(FrameDefect::Misaligned);
+        }
+        // SAFETY: non-NULL and aligned; the frame starts with size_t
+        // struct_size (caller contract).
+        let struct_size = unsafe { leading_struct_size(frame) };
+        if struct_size < XLA_FFI_CallFrame_STRUCT_SIZE {
+            return Err(FrameDefect::Short(struct_size));
+        }
+        Ok(ReadableFrame(frame))
+    }
+
+    /// The frame's address.
+    #[inline(always)]
+    pub(crate) fn ptr(self) -> *const XLA_FFI_CallFrame {
+        self.0
+    }
+}
+
+/// The frame fields the dispatcher needs before validation, and the frame
+/// they were read from.
 #[derive(Clone, Copy)]
 pub(crate) struct FrameHeader {
+    pub(crate) frame: ReadableFrame,
     pub(crate) extension_start: *mut XLA_FFI_Extension_Base,
     pub(crate) api: *const XLA_FFI_Api,
     pub(crate) stage: XLA_FFI_ExecutionStage,
@@ -321,27 +397,25 @@ pub(crate) struct FrameHeader {
 
 impl FrameHeader {
     /// Reads the header of a frame whose `struct_size` is at least 168;
-    /// `None` for NULL, misaligned or short frames.
+    /// what is wrong with a NULL, misaligned or short frame.
     ///
     /// # Safety
     ///
     /// A non-NULL `frame` must point at a readable `XLA_FFI_CallFrame`
     /// prefix of at least its `struct_size` bytes.
-    pub(crate) unsafe fn read(frame: *const XLA_FFI_CallFrame) -> Option<FrameHeader> {
-        if frame.is_null() || !frame.addr().is_multiple_of(align_of::<XLA_FFI_CallFrame>()) {
-            return None;
-        }
-        // SAFETY: non-NULL, aligned; the frame starts with size_t struct_size.
-        let struct_size = unsafe { ptr::addr_of!((*frame).struct_size).read() };
-        if struct_size < XLA_FFI_CallFrame_STRUCT_SIZE {
-            return None;
-        }
-        // SAFETY: all three fields lie within the first 168 bytes.
+    #[inline(always)]
+    pub(crate) unsafe fn read(frame: *const XLA_FFI_CallFrame) -> Result<FrameHeader, FrameDefect> {
+        // SAFETY: forwarded caller contract.
+        let frame = unsafe { ReadableFrame::check(frame) }?;
+        let raw = frame.ptr();
+        // SAFETY: all three fields lie within the first 168 bytes, which a
+        // ReadableFrame has.
         unsafe {
-            Some(FrameHeader {
-                extension_start: ptr::addr_of!((*frame).extension_start).read(),
-                api: ptr::addr_of!((*frame).api).read(),
-                stage: ptr::addr_of!((*frame).stage).read(),
+            Ok(FrameHeader {
+                frame,
+                extension_start: ptr::addr_of!((*raw).extension_start).read(),
+                api: ptr::addr_of!((*raw).api).read(),
+                stage: ptr::addr_of!((*raw).stage).read(),
             })
         }
     }
@@ -355,18 +429,23 @@ impl FrameHeader {
     /// `XLA_FFI_Error_Create(message, code)` through the frame's API, or
     /// NULL (logged) if the runtime gives no way to report errors.
     pub(crate) fn error(&self, code: XLA_FFI_Error_Code, message: &str) -> *mut XLA_FFI_Error {
-        match self
-            .api_table()
-            .and_then(|api| api.create_error(message, code))
-        {
-            Some(error) => error,
-            None => {
-                tracing::error!(
-                    "cannot report an error to XLA (the frame has no usable \
-                     XLA_FFI_Error_Create): {message}"
-                );
-                ptr::null_mut()
-            }
+        report(self.api, code, message)
+    }
+}
+
+/// `XLA_FFI_Error_Create(message, code)` through the runtime's table `api`
+/// (a frame's `api`), or NULL (logged) if it gives no way to report errors.
+fn report(api: *const XLA_FFI_Api, code: XLA_FFI_Error_Code, message: &str) -> *mut XLA_FFI_Error {
+    // SAFETY: `frame->api` of an XLA frame is the runtime's table, which
+    // lives for the life of the process.
+    match unsafe { ApiTable::new(api) }.and_then(|api| api.create_error(message, code)) {
+        Some(error) => error,
+        None => {
+            tracing::error!(
+                "cannot report an error to XLA (the frame has no usable \
+                 XLA_FFI_Error_Create): {message}"
+            );
+            ptr::null_mut()
         }
     }
 }
@@ -384,41 +463,41 @@ pub(crate) unsafe fn fail(
 ) -> *mut XLA_FFI_Error {
     // SAFETY: caller contract.
     match unsafe { FrameHeader::read(frame) } {
-        Some(header) => header.error(code, message),
-        None => {
+        Ok(header) => header.error(code, message),
+        Err(_) => {
             tracing::error!("cannot report an error to XLA (unreadable call frame): {message}");
             ptr::null_mut()
         }
     }
 }
 
-/// Reports a frame too short or misaligned to read.
+/// Reports a frame that [`FrameHeader::read`] found `defect`ive: through
+/// its `api` if the frame is short but still holds that field.
 ///
 /// # Safety
 ///
 /// As for [`dispatch`](crate::registry::dispatch).
-pub(crate) unsafe fn malformed(frame: *mut XLA_FFI_CallFrame, target: &str) -> *mut XLA_FFI_Error {
+pub(crate) unsafe fn malformed(
+    frame: *mut XLA_FFI_CallFrame,
+    defect: FrameDefect,
+    target: &str,
+) -> *mut XLA_FFI_Error {
     let message =
         format!("target `{target}`: unreadable call frame (NULL, misaligned or struct_size < 168)");
-    if frame.is_null() || !frame.addr().is_multiple_of(align_of::<XLA_FFI_CallFrame>()) {
-        tracing::error!("{message}");
-        return ptr::null_mut();
-    }
-    // SAFETY: non-NULL and aligned; struct_size is the first field.
-    let struct_size = unsafe { ptr::addr_of!((*frame).struct_size).read() };
     let api_end = std::mem::offset_of!(XLA_FFI_CallFrame, api) + size_of::<usize>();
-    if struct_size < api_end {
-        tracing::error!("{message}");
-        return ptr::null_mut();
+    match defect {
+        FrameDefect::Short(struct_size) if struct_size >= api_end => {
+            // SAFETY: a short frame is non-NULL and aligned
+            // (`ReadableFrame::check`), and `api` lies within its
+            // struct_size, which the caller guarantees readable.
+            let api = unsafe { ptr::addr_of!((*frame).api).read() };
+            report(api, XLA_FFI_Error_Code_INVALID_ARGUMENT, &message)
+        }
+        _ => {
+            tracing::error!("{message}");
+            ptr::null_mut()
+        }
     }
-    // SAFETY: `api` lies within the frame's struct_size.
-    let api = unsafe { ptr::addr_of!((*frame).api).read() };
-    let header = FrameHeader {
-        extension_start: ptr::null_mut(),
-        api,
-        stage: 0,
-    };
-    header.error(XLA_FFI_Error_Code_INVALID_ARGUMENT, &message)
 }
 
 /// Walks `extension_start` for the metadata extension: `Ok(None)` if there
@@ -642,30 +721,18 @@ struct Checked<'a> {
 }
 
 impl<'a> Checked<'a> {
-    /// Checks the fixed part of a frame (see [`CallFrame::from_raw`]).
+    /// Checks the fixed part of a frame (see [`CallFrame::from_raw`]) that
+    /// [`ReadableFrame::check`] found readable.
     ///
     /// # Safety
     ///
     /// As for [`CallFrame::from_raw`].
     #[inline(always)]
-    unsafe fn of(frame: *const XLA_FFI_CallFrame) -> Result<Checked<'a>, HandlerError> {
-        if frame.is_null() {
-            return Err(HandlerError::invalid_argument("the call frame is NULL"));
-        }
-        if !frame.addr().is_multiple_of(align_of::<XLA_FFI_CallFrame>()) {
-            return Err(HandlerError::invalid_argument(
-                "the call frame is misaligned",
-            ));
-        }
-        // SAFETY: non-NULL and aligned; the frame starts with its struct_size.
-        let struct_size = unsafe { leading_struct_size(frame) };
-        check_struct_size(
-            || "the call frame".into(),
-            struct_size,
-            XLA_FFI_CallFrame_STRUCT_SIZE,
-        )?;
-        // SAFETY: the caller guarantees a complete, unmodified frame for 'a.
-        let raw: &'a XLA_FFI_CallFrame = unsafe { &*frame };
+    unsafe fn of(frame: ReadableFrame) -> Result<Checked<'a>, HandlerError> {
+        // SAFETY: non-NULL, aligned and at least 168 bytes long
+        // (ReadableFrame); the caller guarantees a complete, unmodified
+        // frame for 'a.
+        let raw: &'a XLA_FFI_CallFrame = unsafe { &*frame.ptr() };
 
         check_struct_size(
             || "the frame's args".into(),
@@ -756,6 +823,8 @@ impl<'a> CallFrame<'a> {
     /// arrays, buffers descriptors or attributes during `'a`.
     pub unsafe fn from_raw(frame: *const XLA_FFI_CallFrame) -> Result<CallFrame<'a>, HandlerError> {
         // SAFETY: forwarded caller contract.
+        let frame = unsafe { ReadableFrame::check(frame) }.map_err(FrameDefect::error)?;
+        // SAFETY: forwarded caller contract.
         let checked = unsafe { Checked::of(frame) }?;
         let mut view = checked.empty();
         // SAFETY: as above.
@@ -778,6 +847,28 @@ impl<'a> CallFrame<'a> {
     #[inline]
     pub unsafe fn with_raw<R>(
         frame: *const XLA_FFI_CallFrame,
+        f: impl FnOnce(&CallFrame<'a>) -> R,
+    ) -> Result<R, HandlerError> {
+        // SAFETY: forwarded caller contract.
+        let frame = unsafe { ReadableFrame::check(frame) }.map_err(FrameDefect::error)?;
+        // SAFETY: forwarded caller contract.
+        unsafe { CallFrame::with_readable(frame, f) }
+    }
+
+    /// [`CallFrame::with_raw`] for a frame already found readable (the
+    /// dispatcher's, through its [`FrameHeader`]): the rest of the frame is
+    /// validated, then `f` runs on it.
+    ///
+    /// # Errors
+    ///
+    /// As for [`CallFrame::from_raw`] (then `f` does not run).
+    ///
+    /// # Safety
+    ///
+    /// As for [`CallFrame::from_raw`], for the frame `frame` checked.
+    #[inline]
+    pub(crate) unsafe fn with_readable<R>(
+        frame: ReadableFrame,
         f: impl FnOnce(&CallFrame<'a>) -> R,
     ) -> Result<R, HandlerError> {
         // SAFETY: forwarded caller contract.

@@ -10,7 +10,8 @@
 //!   └─ verdict: probe seen and answer in [0.1, runtime]? else Error::RegistrationDropped
 //!
 //! execution: XLA → trampoline_N(frame) → dispatch(N, frame)
-//!   → stage EXECUTE? → CallFrame::with_raw → handler.execute → NULL or XLA_FFI_Error
+//!   → FrameHeader::read (the frame checked readable, once) → stage EXECUTE?
+//!   → CallFrame::with_readable → handler.execute → NULL or XLA_FFI_Error
 //! ```
 //!
 //! The hot path (an EXECUTE call) takes no lock, allocates nothing and logs
@@ -321,7 +322,7 @@ pub fn lookup(plugin: &Plugin, target: &str) -> Option<RegisteredTarget> {
 ///   version)` and recorded; args are not touched. Foreign slots forward the
 ///   probe and record what the foreign handler answered.
 /// * Stages other than EXECUTE return NULL (success).
-/// * EXECUTE: the frame is validated ([`CallFrame::with_raw`]) and passed to
+/// * EXECUTE: the frame is validated (as [`CallFrame::with_raw`] does) and passed to
 ///   the handler; its error becomes `XLA_FFI_Error_Create(message, code)`;
 ///   a panic becomes an INTERNAL error naming the target.
 ///
@@ -482,6 +483,7 @@ impl Registration {
         let header = unsafe { FrameHeader::read(frame) };
         match &self.kind {
             Kind::Foreign(handler) => {
+                let header = header.ok();
                 // SAFETY: as above; the extension chain belongs to the frame.
                 let metadata =
                     header.and_then(|h| unsafe { find_metadata(h.extension_start) }.ok().flatten());
@@ -496,9 +498,10 @@ impl Registration {
                 error
             }
             Kind::Native(handler) => {
-                let Some(header) = header else {
+                let header = match header {
+                    Ok(header) => header,
                     // SAFETY: caller contract.
-                    return unsafe { malformed(frame, &self.target) };
+                    Err(defect) => return unsafe { malformed(frame, defect, &self.target) },
                 };
                 // SAFETY: the chain belongs to XLA's frame.
                 match unsafe { find_metadata(header.extension_start) } {
@@ -522,8 +525,11 @@ impl Registration {
                 if header.stage != XLA_FFI_ExecutionStage_EXECUTE {
                     return ptr::null_mut();
                 }
-                // SAFETY: an EXECUTE frame built by XLA, valid for this call.
-                match unsafe { CallFrame::with_raw(frame, |view| handler.execute(view)) } {
+                // SAFETY: an EXECUTE frame built by XLA, valid for this call,
+                // found readable by `FrameHeader::read`.
+                match unsafe {
+                    CallFrame::with_readable(header.frame, |view| handler.execute(view))
+                } {
                     Ok(Ok(())) => ptr::null_mut(),
                     Ok(Err(e)) => header.error(e.code.to_c(), &e.message),
                     Err(e) => header.error(
