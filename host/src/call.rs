@@ -294,7 +294,7 @@ fn index_error(what: &str, i: usize, n: usize) -> HandlerError {
 fn desc(buffer: &HostBuffer) -> BufferDesc<'_> {
     let data = buffer.data.borrow();
     BufferDesc {
-        dtype: buffer.dtype.to_xla(),
+        dtype: buffer.dtype,
         dims: &buffer.dims,
         byte_len: data.len(),
         addr: data.as_ptr().addr(),
@@ -367,11 +367,11 @@ impl<'s> AttrSource for &'s [(String, HostAttr)] {
         for (name, value) in entries {
             let value = match value {
                 HostAttr::Scalar(dtype, bytes) => AttrValue::Scalar {
-                    dtype: dtype.to_xla(),
+                    dtype: *dtype,
                     value: bytes,
                 },
                 HostAttr::Array(dtype, len, bytes) => AttrValue::Array {
-                    dtype: dtype.to_xla(),
+                    dtype: *dtype,
                     len: *len,
                     data: bytes,
                 },

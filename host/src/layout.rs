@@ -35,7 +35,7 @@
 use cyxla_guest_abi::{
     self as abi, args, array, attrs, buffer, byte_span, call_frame, rets, scalar,
 };
-use plugin_glue::{ErrorCode, HandlerError};
+use plugin_glue::{DType, ErrorCode, HandlerError};
 
 use crate::copy::Copier;
 
@@ -51,8 +51,9 @@ const CTX_SIZE: u32 = 8;
 /// One operand or result of a call, as the layout needs it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct BufferDesc<'a> {
-    /// `XLA_FFI_DataType` value.
-    pub(crate) dtype: u32,
+    /// Element type (its `XLA_FFI_DataType` number is written into the
+    /// guest's frame, nowhere else).
+    pub(crate) dtype: DType,
     /// Dimensions.
     pub(crate) dims: &'a [i64],
     /// Bytes of data.
@@ -64,11 +65,11 @@ pub(crate) struct BufferDesc<'a> {
 
 /// One attribute value, borrowed from the native frame.
 pub(crate) enum AttrValue<'v, D> {
-    /// A scalar: its `XLA_FFI_DataType` and native little-endian bytes.
-    Scalar { dtype: u32, value: &'v [u8] },
+    /// A scalar: its element type and native little-endian bytes.
+    Scalar { dtype: DType, value: &'v [u8] },
     /// An array: element type, element count and contiguous bytes.
     Array {
-        dtype: u32,
+        dtype: DType,
         len: usize,
         data: &'v [u8],
     },
@@ -238,7 +239,7 @@ struct Shape {
     api: u32,
     n_args: usize,
     /// Per slot: dtype, byte length, rank.
-    slots: Vec<(u32, usize, usize)>,
+    slots: Vec<(DType, usize, usize)>,
     /// Every slot's dims, one after another.
     dims: Vec<i64>,
     /// Per slot, the native address of its data (what `shared` was found
@@ -296,14 +297,15 @@ fn align_up(value: u32, align: u32) -> Result<u32, HandlerError> {
 /// Refuses a buffer whose byte length is not the size of its dtype and
 /// dims: a guest reads its data as that many bytes, without checking them
 /// again (docs/abi.md, "What a guest may rely on"), so its region must hold
-/// them exactly. XLA's buffers always do; a host-owned call may not. A dtype
-/// the guest ABI does not know is left to the guest (the SDK refuses it).
+/// them exactly. XLA's buffers always do; a host-owned call may not. The
+/// INVALID dtype has no size and is left to the guest (the SDK refuses it).
 /// Checked when a call is planned anew; a call replanned has the dtype,
 /// dims and byte length of the one planned.
 fn check_size(desc: &BufferDesc<'_>, slot: usize, n_args: usize) -> Result<(), HandlerError> {
-    let Some(dtype) = plugin_glue::DType::from_xla(desc.dtype) else {
+    let dtype = desc.dtype;
+    if dtype == DType::Invalid {
         return Ok(());
-    };
+    }
     let size = desc
         .dims
         .iter()
@@ -326,7 +328,7 @@ fn check_size(desc: &BufferDesc<'_>, slot: usize, n_args: usize) -> Result<(), H
 /// Notes `desc`'s native span in `spans`, for finding aliases, unless it
 /// cannot alias anything (empty, or a token).
 fn push_span(spans: &mut Vec<Span>, desc: &BufferDesc<'_>, slot: usize) {
-    if desc.byte_len > 0 && desc.dtype != abi::data_type::TOKEN {
+    if desc.byte_len > 0 && desc.dtype != DType::Token {
         spans.push(Span {
             start: desc.addr,
             end: desc.addr.saturating_add(desc.byte_len),
@@ -532,7 +534,7 @@ impl CallLayout {
                 self.put_i64(dims + 8 * to_u32(d, "rank")?, *dim);
             }
             self.put_u32(b + buffer::STRUCT_SIZE_OFFSET, buffer::STRUCT_SIZE);
-            self.put_u32(b + buffer::DTYPE, desc.dtype);
+            self.put_u32(b + buffer::DTYPE, desc.dtype.to_xla());
             self.put_i64(
                 b + buffer::RANK,
                 i64::try_from(rank).map_err(|_| too_big("rank"))?,
@@ -818,8 +820,12 @@ impl CallLayout {
             };
             *next += 1;
             let value = match value {
-                AttrValue::Scalar { dtype, value } => (abi::attr_type::SCALAR, dtype, 0, value),
-                AttrValue::Array { dtype, len, data } => (abi::attr_type::ARRAY, dtype, len, data),
+                AttrValue::Scalar { dtype, value } => {
+                    (abi::attr_type::SCALAR, dtype.to_xla(), 0, value)
+                }
+                AttrValue::Array { dtype, len, data } => {
+                    (abi::attr_type::ARRAY, dtype.to_xla(), len, data)
+                }
                 AttrValue::String(bytes) => (abi::attr_type::STRING, 0, 0, bytes),
                 AttrValue::Dictionary(inner) => {
                     same = slot.kind == abi::attr_type::DICTIONARY
@@ -883,18 +889,18 @@ impl CallLayout {
                 AttrValue::Scalar { dtype, value } => {
                     let s = self.reserve(scalar::SIZE, scalar::ALIGN)?;
                     let v = self.append(value, 8)?;
-                    self.put_u32(s + scalar::DTYPE, dtype);
+                    self.put_u32(s + scalar::DTYPE, dtype.to_xla());
                     self.put_u32(s + scalar::VALUE, self.addr(v)?);
-                    (slot.dtype, slot.value) = (dtype, (v, value.len()));
+                    (slot.dtype, slot.value) = (dtype.to_xla(), (v, value.len()));
                     (abi::attr_type::SCALAR, self.addr(s)?)
                 }
                 AttrValue::Array { dtype, len, data } => {
                     let s = self.reserve(array::SIZE, array::ALIGN)?;
                     let d = self.append(data, 8)?;
-                    self.put_u32(s + array::DTYPE, dtype);
+                    self.put_u32(s + array::DTYPE, dtype.to_xla());
                     self.put_u32(s + array::SIZE_FIELD, to_u32(len, "attribute array")?);
                     self.put_u32(s + array::DATA, self.addr(d)?);
-                    (slot.dtype, slot.count, slot.value) = (dtype, len, (d, data.len()));
+                    (slot.dtype, slot.count, slot.value) = (dtype.to_xla(), len, (d, data.len()));
                     (abi::attr_type::ARRAY, self.addr(s)?)
                 }
                 AttrValue::String(bytes) => {
@@ -1345,7 +1351,7 @@ pub(crate) mod tests {
         fn arg(&self, i: usize) -> Result<BufferDesc<'_>, HandlerError> {
             let (dtype, byte_len, addr) = self.args[i];
             Ok(BufferDesc {
-                dtype: dtype.to_xla(),
+                dtype,
                 dims: &self.dims[i],
                 byte_len,
                 addr,
@@ -1354,7 +1360,7 @@ pub(crate) mod tests {
         fn ret(&self, i: usize) -> Result<BufferDesc<'_>, HandlerError> {
             let (dtype, byte_len, addr) = self.rets[i];
             Ok(BufferDesc {
-                dtype: dtype.to_xla(),
+                dtype,
                 dims: &self.dims[self.args.len() + i],
                 byte_len,
                 addr,

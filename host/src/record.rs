@@ -75,7 +75,7 @@ pub(crate) fn capture<C: CallView>(call: &C) -> Option<Captured> {
     let mut operands = Vec::with_capacity(call.num_args());
     for i in 0..call.num_args() {
         let desc = call.arg(i).ok()?;
-        let dtype = DType::from_xla(desc.dtype)?;
+        let dtype = known(desc.dtype)?;
         let mut bytes = vec![0u8; desc.byte_len];
         call.read_arg(i, &mut bytes, Copier::new(1)).ok()?;
         operands.push(HostBuffer::new(dtype, desc.dims, bytes));
@@ -83,7 +83,7 @@ pub(crate) fn capture<C: CallView>(call: &C) -> Option<Captured> {
     let mut results = Vec::with_capacity(call.num_rets());
     for i in 0..call.num_rets() {
         let desc = call.ret(i).ok()?;
-        results.push((DType::from_xla(desc.dtype)?, desc.dims.to_vec()));
+        results.push((known(desc.dtype)?, desc.dims.to_vec()));
     }
     let attrs = attrs_of(&call.attrs())?;
     Some(Captured {
@@ -93,19 +93,24 @@ pub(crate) fn capture<C: CallView>(call: &C) -> Option<Captured> {
     })
 }
 
+/// `dtype`, unless it is INVALID (which a record cannot hold).
+fn known(dtype: DType) -> Option<DType> {
+    (dtype != DType::Invalid).then_some(dtype)
+}
+
 fn attrs_of<A: AttrSource>(source: &A) -> Option<Vec<(String, HostAttr)>> {
     let mut out = Vec::with_capacity(source.count());
     let mut bad = false;
     let visited = source.visit(|name, value| {
         let value = match value {
-            AttrValue::Scalar { dtype, value } => match DType::from_xla(dtype) {
+            AttrValue::Scalar { dtype, value } => match known(dtype) {
                 Some(d) => HostAttr::Scalar(d, value.to_vec()),
                 None => {
                     bad = true;
                     return Ok(());
                 }
             },
-            AttrValue::Array { dtype, len, data } => match DType::from_xla(dtype) {
+            AttrValue::Array { dtype, len, data } => match known(dtype) {
                 Some(d) => HostAttr::Array(d, len, data.to_vec()),
                 None => {
                     bad = true;

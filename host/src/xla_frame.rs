@@ -65,7 +65,7 @@ impl<'a> CallView for CallFrame<'a> {
 /// What the layout needs of a buffer of XLA's frame.
 fn view_desc(view: BufferView<'_>) -> BufferDesc<'_> {
     BufferDesc {
-        dtype: view.dtype().to_xla(),
+        dtype: view.dtype(),
         dims: view.dims(),
         byte_len: view.byte_len(),
         addr: view.data_ptr().addr(),
@@ -133,7 +133,7 @@ impl<'a> AttrSource for Attrs<'a> {
                     f(
                         name,
                         AttrValue::Scalar {
-                            dtype: dtype.to_xla(),
+                            dtype,
                             value: &bytes[..len],
                         },
                     )?;
@@ -141,7 +141,7 @@ impl<'a> AttrSource for Attrs<'a> {
                 Attr::Array(array) => f(
                     name,
                     AttrValue::Array {
-                        dtype: array.dtype().to_xla(),
+                        dtype: array.dtype(),
                         len: array.len(),
                         data: array.bytes(),
                     },
