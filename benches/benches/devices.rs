@@ -31,8 +31,8 @@ use std::time::{Duration, Instant};
 use cyxla_benches::kernels;
 use cyxla_benches::report::{self, Met, median, status_kib};
 use cyxla_benches::{chain_program, data, f32_bytes, load_default_plugin, mode};
-use cyxla_sandbox::{AllowList, HostBuffer, HostCall, Limits, Sandbox};
 use cyxla_pjrt_client::{Buffer, Client, Executable};
+use cyxla_sandbox::{AllowList, HostBuffer, HostCall, Limits, Sandbox};
 use plugin_glue::DType;
 
 const DEVICES: usize = 4;

@@ -45,8 +45,8 @@ use std::time::Instant;
 use cyxla_benches::kernels::{self, Build, Kernel};
 use cyxla_benches::report::{self, Met, median};
 use cyxla_benches::{data, f32_bytes, f32_values, load_default_plugin, mode};
-use cyxla_sandbox::{AllowList, GuestHandler, Limits, Sandbox};
 use cyxla_pjrt_client::{Buffer, Client, Executable};
+use cyxla_sandbox::{AllowList, GuestHandler, Limits, Sandbox};
 use plugin_glue::DType;
 use plugin_glue::registry;
 

@@ -13,9 +13,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
-use cyxla_host::process::Setup;
 use cyxla_benches::mode;
 use cyxla_benches::report::{self, Met};
+use cyxla_host::process::Setup;
 use cyxla_sandbox::AllowList;
 
 const GUESTS: usize = 10;

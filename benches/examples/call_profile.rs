@@ -22,8 +22,8 @@
 use std::hint::black_box;
 
 use cyxla_benches::{chain_program, load_default_plugin};
-use cyxla_sandbox::{AllowList, HostBuffer, HostCall, Limits, Sandbox};
 use cyxla_pjrt_client::{Buffer, Client, Executable};
+use cyxla_sandbox::{AllowList, HostBuffer, HostCall, Limits, Sandbox};
 
 /// Custom calls per XLA program.
 const CHAIN: usize = 64;

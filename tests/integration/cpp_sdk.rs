@@ -27,10 +27,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+use cyxla_guest_abi as abi;
 use cyxla_host::cli::run::{self, Failure, RunArgs};
 use cyxla_host::npy::HostArray;
 use cyxla_host::process::{self, NativeSpec};
-use cyxla_guest_abi as abi;
 use cyxla_sandbox::{AllowList, Engine, Guest, Limits, Sandbox};
 use cyxla_tests::{
     Plugin as PluginKind, describe, read_npy, register_guests, run_ok, workspace_root,

@@ -12,8 +12,8 @@
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use cyxla_sandbox::{AllowList, Limits, Registered, Sandbox};
 use cyxla_pjrt_client::{Buffer, Client, Executable};
+use cyxla_sandbox::{AllowList, Limits, Registered, Sandbox};
 use cyxla_tests::{
     Plugin, ProgramEntry, bundled_guests, guest_manifest as manifest, programs_dir, read_npy,
     register_guests,

@@ -361,8 +361,12 @@ impl Record {
                 file.display()
             )
         })?;
-        let parsed: CallFile = toml::from_str(&text)
-            .map_err(|e| anyhow!("{}", cyxla_sandbox::toml_error::toml_error(&file, &text, &e)))?;
+        let parsed: CallFile = toml::from_str(&text).map_err(|e| {
+            anyhow!(
+                "{}",
+                cyxla_sandbox::toml_error::toml_error(&file, &text, &e)
+            )
+        })?;
         let mut operands = Vec::new();
         for name in &parsed.operands {
             let array = npy::read_npy(&dir.join(name))?;

@@ -161,7 +161,11 @@ fn compile_error(
     let message = error.to_string();
     let mut text = format!("cannot compile {}: {message}", program.display());
     if let Some(target) = process::unregistered_target(&message) {
-        let _ = write!(text, "\n{}", process::unregistered_hint(target, hint(target)));
+        let _ = write!(
+            text,
+            "\n{}",
+            process::unregistered_hint(target, hint(target))
+        );
     }
     anyhow!(text)
 }
