@@ -28,7 +28,7 @@
 //! `wasm-opt -O3 --low-memory-unused` (guest-sdk/README.md). Accesses at the
 //! edge of memory, straddling it, past a refused growth, at the top of the
 //! index space and with static offsets inside and past the guard trap:
-//! `host/tests/bounds.rs`.
+//! `host/tests/suite/bounds.rs`.
 
 use std::sync::{Arc, Mutex};
 

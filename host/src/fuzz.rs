@@ -1,5 +1,5 @@
 //! Entry points for fuzzing (the cargo-fuzz targets in `fuzz/` and the
-//! stable smoke test `host/tests/fuzz_smoke.rs` call them). Each takes
+//! stable smoke test `host/tests/suite/fuzz_smoke.rs` call them). Each takes
 //! arbitrary bytes, builds an input from them, runs host code that handles
 //! operator or XLA input, and checks an oracle: it panics only if a promise
 //! is broken.

@@ -407,6 +407,17 @@ pub fn bundled_guests() -> PathBuf {
     cyxla_tests::bundled_guests().to_owned()
 }
 
+/// The name libtest gives test `name` of the module whose `module_path!()`
+/// is `module`: that path without the crate's name, then `name` (`x::name`
+/// in `tests/suite`, `name` in a test binary of its own). For `--exact`,
+/// when a test runs one test of this binary again in a child process.
+pub fn test_name(module: &str, name: &str) -> String {
+    match module.split_once("::") {
+        Some((_crate, path)) => format!("{path}::{name}"),
+        None => name.to_owned(),
+    }
+}
+
 /// Captures what `tracing` logs at INFO and above while `f` runs on this
 /// thread.
 pub fn captured_logs(f: impl FnOnce()) -> String {

@@ -11,7 +11,7 @@
 //! past the guard. Each trap fails its own call only; the next call works.
 //! Run under both deadline mechanisms, which compile guests differently.
 
-mod common;
+use crate::common;
 
 use common::*;
 use cyxla_sandbox::limits::Interrupt;

@@ -2,7 +2,7 @@
 //! guest SDK) run through the sandbox with host-owned calls: the host and
 //! the SDK implement the same ABI.
 
-mod common;
+use crate::common;
 
 use std::sync::OnceLock;
 

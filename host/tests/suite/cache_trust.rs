@@ -15,7 +15,7 @@
 //! The tests change owners (`chown` to uid 65534, `nobody`), so they run as
 //! root (as CI does) and fail, saying so, otherwise.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::{PermissionsExt, lchown};
 use std::path::{Path, PathBuf};
@@ -33,7 +33,7 @@ fn as_root() {
     assert!(
         rustix::process::geteuid().is_root(),
         "these tests give files to another user (chown to uid {OTHER}): run them as root, \
-         as CI does (for example `sudo -E cargo test -p cyxla-sandbox --test cache_trust`)"
+         as CI does (for example `sudo -E cargo test -p cyxla-sandbox --test suite cache_trust::`)"
     );
 }
 
@@ -456,7 +456,7 @@ fn a_user_other_than_root_keeps_a_cache_under_folders_it_may_only_search() {
     cyxla_tests::run_ok(
         std::process::Command::new(&exe)
             .args([
-                "as_another_user",
+                common::test_name(module_path!(), "as_another_user").as_str(),
                 "--exact",
                 "--ignored",
                 "--nocapture",

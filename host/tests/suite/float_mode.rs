@@ -14,7 +14,7 @@
 
 #![cfg(target_arch = "x86_64")]
 
-mod common;
+use crate::common;
 
 use std::hint::black_box;
 

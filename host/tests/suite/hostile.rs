@@ -14,7 +14,7 @@
 //! imports are in `sandbox.rs`; a looping start function and compile bombs
 //! in `limits.rs`.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

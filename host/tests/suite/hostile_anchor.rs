@@ -20,7 +20,7 @@
 //! Each guest is inline WAT on the skeleton of `common` (guest ABI v1 by
 //! hand); every case checks that other guests or the next call still work.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

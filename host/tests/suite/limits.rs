@@ -3,7 +3,7 @@
 //! bombs before compiling; a looping start function meets the
 //! instantiation deadline.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::sync::Arc;
@@ -302,7 +302,12 @@ fn threads_named(prefix: &str, expected: usize) -> usize {
 /// If the child fails (the message has its output).
 fn run_child(test: &str, env: &str, n: usize) -> String {
     let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            common::test_name(module_path!(), test).as_str(),
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(env, n.to_string())
         .output()
         .unwrap();

@@ -23,5 +23,4 @@ mod plugins;
 mod reliability;
 mod sandbox;
 mod stats;
-mod total_memory;
 mod unwritten;

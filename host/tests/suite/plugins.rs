@@ -4,8 +4,6 @@
 //! Each registers its targets under a prefix of its own, so all three share
 //! one process.
 
-mod common;
-
 /// One test per `name => check`: `e2e::check(harness())`.
 macro_rules! harness_checks {
     ($($test:ident => $check:ident,)*) => {

@@ -2,7 +2,7 @@
 //! round, with variations (sizes, host calls, kinds of thread). Times are
 //! checked with generous bounds: a 1 s deadline must end before 3 s.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -7,7 +7,7 @@
 //! out-of-bounds access, a forged error handle, a bad pointer passed to a
 //! host function, and modules with foreign imports or wrong exports.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Per-target statistics, counted exactly after a known sequence of calls,
 //! errors, traps, deadlines and limits.
 
-mod common;
+use crate::common;
 
 use common::{
     assert_code, expect_error, full_guest, handler, run_double, sandbox_with, test_limits,

@@ -3,7 +3,7 @@
 //! every element passes; results aliased with an operand are not checked;
 //! off (the default), nothing is reported.
 
-mod common;
+use crate::common;
 
 use common::*;
 use cyxla_sandbox::Limits;

@@ -147,7 +147,12 @@ impl Child {
 )]
 fn run_child(name: &str) -> Child {
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .args([
+            common::test_name(module_path!(), name).as_str(),
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_ENV, name)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
