@@ -63,20 +63,11 @@ impl Copier {
     /// If the lengths differ, as `copy_from_slice` does.
     #[inline]
     pub(crate) fn copy(self, dst: &mut [u8], src: &[u8]) {
-        if src.len() < PARALLEL_BYTES || self.helpers == 0 {
-            dst.copy_from_slice(src);
-        } else {
-            assert_eq!(
-                dst.len(),
-                src.len(),
-                "copy between buffers of different lengths"
-            );
-            // SAFETY: `dst` is valid for writes and `src` for reads of
-            // `src.len()` bytes, and they do not overlap (one is borrowed
-            // mutably, the other shared), for as long as this call runs,
-            // which is as long as `shared` uses them.
-            unsafe { shared(dst.as_mut_ptr(), src.as_ptr(), src.len(), self.helpers) };
-        }
+        // SAFETY: `MaybeUninit<u8>` has the layout of `u8`, and
+        // `copy_uninit` only writes initialised bytes through the view, so
+        // `dst` stays initialised.
+        let dst = unsafe { &mut *(dst as *mut [u8] as *mut [MaybeUninit<u8>]) };
+        self.copy_uninit(dst, src);
     }
 
     /// Copies `src` into `dst`, as `dst.write_copy_of_slice(src)` does.
@@ -94,8 +85,11 @@ impl Copier {
                 src.len(),
                 "copy between buffers of different lengths"
             );
-            // SAFETY: as in `copy`; `MaybeUninit<u8>` has the layout of
-            // `u8`, and writing bytes to it is always allowed.
+            // SAFETY: `dst` is valid for writes and `src` for reads of
+            // `src.len()` bytes, and they do not overlap (one is borrowed
+            // mutably, the other shared), for as long as this call runs,
+            // which is as long as `shared` uses them; `MaybeUninit<u8>` has
+            // the layout of `u8`, and writing bytes to it is always allowed.
             unsafe {
                 shared(
                     dst.as_mut_ptr().cast(),

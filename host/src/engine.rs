@@ -322,6 +322,15 @@ mod tests {
 
     use super::*;
 
+    /// Asserts that `error` is the trap `expected`; `context` says where.
+    fn assert_trap(error: &wasmtime::Error, expected: Trap, context: impl std::fmt::Display) {
+        assert_eq!(
+            error.downcast_ref::<Trap>(),
+            Some(&expected),
+            "{context}: {error:?}"
+        );
+    }
+
     /// A trap at an `unreachable` that a branch guards is reported at the
     /// `unreachable`'s offset, not at the `if` or `br_if` before it: the
     /// egraph turns the branch into a conditional trap, and
@@ -366,11 +375,7 @@ mod tests {
             f.call(&mut store, 0)
                 .expect("no trap when the guard is false");
             let error = f.call(&mut store, 1).expect_err("traps");
-            assert_eq!(
-                error.downcast_ref::<Trap>(),
-                Some(&Trap::UnreachableCodeReached),
-                "{name}: {error:?}"
-            );
+            assert_trap(&error, Trap::UnreachableCodeReached, name);
             let trace = error
                 .downcast_ref::<wasmtime::WasmBacktrace>()
                 .expect("a backtrace");
@@ -425,11 +430,7 @@ mod tests {
         // No page set (address 0): the entry check traps. Deadlines fail
         // closed.
         let trap = count.call(&mut store, 1000).expect_err("traps at entry");
-        assert_eq!(
-            trap.downcast_ref::<Trap>(),
-            Some(&Trap::Interrupt),
-            "{trap:?}"
-        );
+        assert_trap(&trap, Trap::Interrupt, "at entry");
 
         // Before the deadline the checks cost nothing but time.
         let poll = engine.ticker().poll().expect("a poll page");
@@ -445,11 +446,7 @@ mod tests {
             let trap = count
                 .call(&mut store, i32::MAX)
                 .expect_err("traps in the loop");
-            assert_eq!(
-                trap.downcast_ref::<Trap>(),
-                Some(&Trap::Interrupt),
-                "{trap:?}"
-            );
+            assert_trap(&trap, Trap::Interrupt, "in the loop");
         }
         // The call's end lifted the protection: the next call runs.
         {
@@ -582,10 +579,10 @@ mod tests {
                     .expect("export")
                     .call(&mut store, (dst, src, len))
                     .expect_err("out of bounds");
-                assert_eq!(
-                    trap.downcast_ref::<Trap>(),
-                    Some(&Trap::MemoryOutOfBounds),
-                    "{interrupt:?} {name}({dst:#x}, {src:#x}, {len:#x}): {trap:?}"
+                assert_trap(
+                    &trap,
+                    Trap::MemoryOutOfBounds,
+                    format_args!("{interrupt:?} {name}({dst:#x}, {src:#x}, {len:#x})"),
                 );
                 assert!(
                     memory.data(&store) == &pattern[..],

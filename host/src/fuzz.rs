@@ -891,20 +891,33 @@ pub(crate) fn guest_module_of(
     Some(module.to_bytes())
 }
 
+/// wasm-smith's configuration of a module that a fuzz target instantiates
+/// alone and calls every export of: every export kept, no imports, at least
+/// one type, tables of at most 1000 elements, and `funcs` functions of at
+/// most `max_instructions` instructions each; the rest wasm-smith's default.
+pub(crate) fn callable_config(
+    funcs: std::ops::RangeInclusive<usize>,
+    max_instructions: usize,
+) -> wasm_smith::Config {
+    wasm_smith::Config {
+        export_everything: true,
+        max_imports: 0,
+        min_types: 1,
+        min_funcs: *funcs.start(),
+        max_funcs: *funcs.end(),
+        max_instructions,
+        max_table_elements: 1000,
+        ..wasm_smith::Config::default()
+    }
+}
+
 /// A module of wasm-smith's from `data`, every export kept, every loop and
 /// function given a fuel counter that ends it (`ensure_termination`), with
 /// the proposals guests may use; `None` when the bytes make none.
 fn terminating_module(data: &[u8]) -> Option<Vec<u8>> {
     let config = wasm_smith::Config {
-        export_everything: true,
-        max_imports: 0,
-        min_types: 1,
-        min_funcs: 1,
-        max_funcs: 8,
-        max_instructions: 200,
         max_memory32_bytes: 1 << 20,
-        max_table_elements: 1000,
-        ..wasm_smith::Config::default()
+        ..callable_config(1..=8, 200)
     };
     guest_module_of(config, data, Some(1000))
 }

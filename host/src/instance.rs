@@ -773,24 +773,23 @@ fn drain_logs(store: &Store<HostState>, guest: &str, target: &str) {
             String::new()
         }
     };
-    state.stdout.drain(|text, n| {
-        tracing::info!(
-            guest,
-            custom_call = target,
-            stream = "stdout",
-            "{text}{}",
-            dropped(n)
-        );
-    });
-    state.stderr.drain(|text, n| {
-        tracing::warn!(
-            guest,
-            custom_call = target,
-            stream = "stderr",
-            "{text}{}",
-            dropped(n)
-        );
-    });
+    // The pipe named `$stream`, logged at `$level` (a macro: `tracing`
+    // takes the level as a constant).
+    macro_rules! drain {
+        ($stream:ident, $level:ident) => {
+            state.$stream.drain(|text, n| {
+                tracing::$level!(
+                    guest,
+                    custom_call = target,
+                    stream = stringify!($stream),
+                    "{text}{}",
+                    dropped(n)
+                );
+            })
+        };
+    }
+    drain!(stdout, info);
+    drain!(stderr, warn);
 }
 
 /// The error code and description (lower case, no final period) of an

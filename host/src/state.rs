@@ -166,6 +166,16 @@ impl Drop for GuestLimiter {
 /// Linear memory held by every guest instance of the process.
 static RESERVED: AtomicU64 = AtomicU64::new(0);
 
+/// Whether a growth to `desired` stays within `limit`; if not, `desired` is
+/// kept in `refused` for the failure it causes to name.
+fn within(desired: usize, limit: usize, refused: &mut Option<usize>) -> bool {
+    if desired > limit {
+        *refused = Some(desired);
+        return false;
+    }
+    true
+}
+
 impl ResourceLimiter for GuestLimiter {
     fn memory_growing(
         &mut self,
@@ -173,8 +183,7 @@ impl ResourceLimiter for GuestLimiter {
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > self.memory_bytes {
-            self.refused_memory = Some(desired);
+        if !within(desired, self.memory_bytes, &mut self.refused_memory) {
             return Ok(false);
         }
         let desired = desired as u64;
@@ -206,11 +215,11 @@ impl ResourceLimiter for GuestLimiter {
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > self.table_elements {
-            self.refused_table = Some(desired);
-            return Ok(false);
-        }
-        Ok(true)
+        Ok(within(
+            desired,
+            self.table_elements,
+            &mut self.refused_table,
+        ))
     }
 
     fn instances(&self) -> usize {

@@ -294,6 +294,28 @@ impl Interpreted {
     }
 }
 
+/// The edge values [`Args`] picks floats from: each row the bits of one
+/// value as an f32 and as an f64 (but the last: 2^32 as an f32, 2^63 as an
+/// f64, each the edge of its conversion to u32 and to i64).
+const FLOAT_EDGES: [(u32, u64); 16] = [
+    (0, 0),
+    (0x8000_0000, 0x8000_0000_0000_0000), // -0
+    (0x3f80_0000, 0x3ff0_0000_0000_0000), // 1
+    (0xbf80_0000, 0xbff0_0000_0000_0000), // -1
+    (0x3f00_0000, 0x3fe0_0000_0000_0000), // 0.5
+    (0xbfc0_0000, 0xbff8_0000_0000_0000), // -1.5
+    (0x7fc0_0000, 0x7ff8_0000_0000_0000), // NaN
+    (0xffc0_0000, 0xfff8_0000_0000_0000), // -NaN
+    (0x7fa0_0001, 0x7ff4_0000_0000_0001), // signalling NaN with a payload
+    (0x7f80_0000, 0x7ff0_0000_0000_0000), // infinity
+    (0xff80_0000, 0xfff0_0000_0000_0000), // -infinity
+    (1, 1),                               // the smallest subnormal
+    (0x7f7f_ffff, 0x7fef_ffff_ffff_ffff), // MAX
+    (0x4f00_0000, 0x41e0_0000_0000_0000), // 2^31
+    (0xcf00_0001, 0xc1e0_0000_0020_0000), // just below -2^31
+    (0x4f80_0000, 0x43e0_0000_0000_0000), // 2^32 (f32), 2^63 (f64)
+];
+
 /// Arguments from a seed (splitmix64), biased toward the values where
 /// lowering bugs show: 0, ±1, the ends of i32 and i64, the memory's size
 /// and the bytes around it, small offsets, powers of two; for floats
@@ -351,55 +373,24 @@ impl Args {
     }
 
     fn f32(&mut self, memory: u64) -> u32 {
-        const EDGES: [u32; 16] = [
-            0,
-            0x8000_0000,
-            0x3f80_0000, // 1
-            0xbf80_0000, // -1
-            0x3f00_0000, // 0.5
-            0xbfc0_0000, // -1.5
-            0x7fc0_0000, // NaN
-            0xffc0_0000, // -NaN
-            0x7fa0_0001, // signalling NaN with a payload
-            0x7f80_0000, // infinity
-            0xff80_0000, // -infinity
-            1,           // the smallest subnormal
-            0x7f7f_ffff, // f32::MAX
-            0x4f00_0000, // 2^31
-            0xcf00_0001, // just below -2^31
-            0x4f80_0000, // 2^32
-        ];
         match self.below(3) {
-            0 => EDGES[self.below(EDGES.len() as u64) as usize],
+            0 => self.float_edge().0,
             1 => (self.int(memory) as f32).to_bits(),
             _ => self.next() as u32,
         }
     }
 
     fn f64(&mut self, memory: u64) -> u64 {
-        const EDGES: [u64; 16] = [
-            0,
-            0x8000_0000_0000_0000,
-            0x3ff0_0000_0000_0000, // 1
-            0xbff0_0000_0000_0000, // -1
-            0x3fe0_0000_0000_0000, // 0.5
-            0xbff8_0000_0000_0000, // -1.5
-            0x7ff8_0000_0000_0000, // NaN
-            0xfff8_0000_0000_0000, // -NaN
-            0x7ff4_0000_0000_0001, // signalling NaN with a payload
-            0x7ff0_0000_0000_0000, // infinity
-            0xfff0_0000_0000_0000, // -infinity
-            1,                     // the smallest subnormal
-            0x7fef_ffff_ffff_ffff, // f64::MAX
-            0x41e0_0000_0000_0000, // 2^31
-            0xc1e0_0000_0020_0000, // just below -2^31
-            0x43e0_0000_0000_0000, // 2^63
-        ];
         match self.below(3) {
-            0 => EDGES[self.below(EDGES.len() as u64) as usize],
+            0 => self.float_edge().1,
             1 => (self.i64(memory) as f64).to_bits(),
             _ => self.next(),
         }
+    }
+
+    /// One of [`FLOAT_EDGES`], as the bits of an f32 and of an f64.
+    fn float_edge(&mut self) -> (u32, u64) {
+        FLOAT_EDGES[self.below(FLOAT_EDGES.len() as u64) as usize]
     }
 
     fn v128(&mut self, memory: u64) -> u128 {
@@ -666,18 +657,11 @@ pub fn differential_in(wasm: &[u8], args_seed: u64) -> usize {
 fn biased_module(data: &[u8]) -> Option<Vec<u8>> {
     use wasm_smith::InstructionKind as Kind;
     let config = wasm_smith::Config {
-        export_everything: true,
-        max_imports: 0,
-        min_types: 1,
-        min_funcs: 4,
-        max_funcs: 12,
-        max_instructions: 300,
         min_memories: 1,
         max_memories: 1,
         max_memory32_bytes: 4 << 16,
         max_data_segments: 8,
         max_tables: 1,
-        max_table_elements: 1000,
         simd_enabled: true,
         relaxed_simd_enabled: false,
         multi_value_enabled: true,
@@ -690,7 +674,7 @@ fn biased_module(data: &[u8]) -> Option<Vec<u8>> {
             Kind::Variable,
             Kind::Parametric,
         ]),
-        ..wasm_smith::Config::default()
+        ..super::callable_config(4..=12, 300)
     };
     super::guest_module_of(config, data, Some(1000))
 }
