@@ -1,6 +1,7 @@
 //! plugin-glue's error types: [`Error`], whose every variant names what
 //! failed (the plugin path, the PJRT function, the target, the struct,
-//! expected versus got), and [`HandlerError`], what a handler returns.
+//! expected versus got), and [`HandlerError`], what a handler returns
+//! (defined once for both sides of the sandbox, in `cyxla-xla-types`).
 
 use std::fmt;
 use std::path::PathBuf;
@@ -177,44 +178,7 @@ impl std::error::Error for Error {
 /// plugin-glue's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// The error a handler returns: it reaches the PJRT client verbatim.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HandlerError {
-    /// XLA error code the client sees.
-    pub code: ErrorCode,
-    /// Message the client sees, unchanged.
-    pub message: String,
-}
-
-impl HandlerError {
-    /// An error with this code and message.
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> HandlerError {
-        HandlerError {
-            code,
-            message: message.into(),
-        }
-    }
-
-    /// `INVALID_ARGUMENT` with this message.
-    pub fn invalid_argument(message: impl Into<String>) -> HandlerError {
-        HandlerError::new(ErrorCode::InvalidArgument, message)
-    }
-
-    /// `INTERNAL` with this message.
-    pub fn internal(message: impl Into<String>) -> HandlerError {
-        HandlerError::new(ErrorCode::Internal, message)
-    }
-
-    /// `UNIMPLEMENTED` with this message.
-    pub fn unimplemented(message: impl Into<String>) -> HandlerError {
-        HandlerError::new(ErrorCode::Unimplemented, message)
-    }
-}
-
-impl fmt::Display for HandlerError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.code, self.message)
-    }
-}
-
-impl std::error::Error for HandlerError {}
+/// The error a handler returns: it reaches the PJRT client verbatim. The
+/// same type as the guest SDK's `Error` (`cyxla_xla_types::Error`): an
+/// error code and a message.
+pub use cyxla_xla_types::Error as HandlerError;

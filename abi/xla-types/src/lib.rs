@@ -1,10 +1,11 @@
 //! XLA's enums as the XLA FFI C API (`xla/ffi/api/c_api.h`) numbers them,
 //! written once for every crate of cyxla: the element types
-//! ([`DataType`], raw values in [`data_type`]) and the error codes
-//! ([`ErrorCode`], raw values in [`error_code`]).
+//! ([`DataType`], raw values in [`data_type`]), the error codes
+//! ([`ErrorCode`], raw values in [`error_code`]) and an error with its
+//! message ([`Error`]).
 //!
-//! `no_std` and without dependencies, so that the guest SDK (compiled to
-//! wasm32), the native glue and the host share the same table.
+//! `no_std` (with `alloc`) and without dependencies, so that the guest SDK
+//! (compiled to wasm32), the native glue and the host share the same table.
 //!
 //! ```
 //! use cyxla_xla_types::{DataType, ErrorCode};
@@ -16,6 +17,7 @@
 #![deny(missing_docs)]
 #![doc(test(attr(deny(warnings))))]
 
+extern crate alloc;
 #[cfg(test)]
 extern crate std;
 
@@ -105,4 +107,4 @@ mod dtype;
 mod error;
 
 pub use dtype::{DataType, data_type};
-pub use error::{ErrorCode, error_code};
+pub use error::{Error, ErrorCode, error_code};
