@@ -9,13 +9,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use cyxla_host::cli::launch::{self, HostArgs, LaunchArgs};
+use cyxla_host::cli::launch::{self, Flags};
 use cyxla_host::cli::new::{self as scaffold, Language, NewArgs};
 use cyxla_host::cli::run::{self, Failure, RunArgs};
 use cyxla_host::cli::{check, kernelspec, list, policy, sdk};
 use cyxla_host::process;
-use cyxla_sandbox::stats;
 use cyxla_lapack as lapack;
+use cyxla_sandbox::stats;
 
 /// Run XLA custom-call kernels on a PJRT plugin: trusted natives, the
 /// native LAPACK targets, and wasm guests in sandboxes.
@@ -28,9 +28,7 @@ use cyxla_lapack as lapack;
 #[command(subcommand_negates_reqs = true)]
 struct Cli {
     #[command(flatten)]
-    host: HostArgs,
-    #[command(flatten)]
-    launch: LaunchArgs,
+    flags: Flags,
     #[command(subcommand)]
     command: Option<Command>,
     /// The command to run with the cyxla PJRT plugin (after `--`)
@@ -216,7 +214,7 @@ fn quiet_xla_logging() {
 }
 
 fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("CYXLA_LOG")
+    let filter = tracing_subscriber::EnvFilter::try_from_env(cyxla_host::config::LOG_ENV)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -237,7 +235,7 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
             command
         }
         None if !cli.exec.is_empty() => {
-            return launch::launch(&cli.host, &cli.launch, &cli.exec).map_err(Failure::Setup);
+            return launch::launch(&cli.flags, &cli.exec).map_err(Failure::Setup);
         }
         None => {
             return Err(Failure::Setup(anyhow::anyhow!(
@@ -254,7 +252,7 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
         } => {
             let args = cyxla_host::cli::replay::ReplayArgs {
                 record,
-                guests: cli.host.guests.clone(),
+                guests: cli.flags.value("guests").map(PathBuf::from),
                 show,
                 output_dir,
             };
@@ -266,7 +264,7 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
                 stats::enable_timing();
             }
             let show_stats = cmd.stats;
-            let setup = cli.host.setup();
+            let setup = cli.flags.config().map_err(Failure::Setup)?.setup;
             // SAFETY: the operator names the plugin (--plugin, or the
             // installed one) and the trusted natives (--native): this is
             // their statement that both are native code to run.
@@ -278,7 +276,7 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
                 json: cmd.json,
                 devices: usize::from(cmd.devices),
             };
-            let no_lapack = cli.host.no_lapack;
+            let no_lapack = !setup.lapack;
             let hint = |target: &str| {
                 if no_lapack && lapack::target_names().contains(&target) {
                     return Some(format!(
@@ -300,9 +298,8 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
             }
             Ok(())
         }
-        Command::List if cli.launch.policy.is_some() => {
-            let (_, config) =
-                launch::configuration(&cli.host, &cli.launch).map_err(Failure::Setup)?;
+        Command::List if cli.flags.value("policy").is_some() => {
+            let (_, config) = launch::configuration(&cli.flags).map_err(Failure::Setup)?;
             if config.tenant.is_none() {
                 return Err(Failure::Setup(anyhow::anyhow!("--policy gave no tenant")));
             }
@@ -322,12 +319,13 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
             Ok(())
         }
         Command::List => {
-            for dir in cli.host.setup().guests_dirs() {
-                let text = list::list_with_limits(&dir, &cli.host.allow_list(), &cli.host.limits())
+            let setup = cli.flags.config().map_err(Failure::Setup)?.setup;
+            for dir in setup.guests_dirs() {
+                let text = list::list_with_limits(&dir, &setup.allow, &setup.limits)
                     .map_err(Failure::Setup)?;
                 print!("{text}");
             }
-            println!("\n{}", lapack_summary(cli.host.no_lapack));
+            println!("\n{}", lapack_summary(!setup.lapack));
             Ok(())
         }
         Command::Policy {
@@ -398,8 +396,8 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
             Ok(())
         }
         Command::Check { path } => {
-            let report =
-                check::check_with_limits(&path, &cli.host.limits()).map_err(Failure::Setup)?;
+            let limits = cli.flags.config().map_err(Failure::Setup)?.setup.limits;
+            let report = check::check_with_limits(&path, &limits).map_err(Failure::Setup)?;
             print_report(&report.text, report.ok, || {
                 format!("{} was rejected", path.display())
             })

@@ -123,7 +123,7 @@ fn load_plugin(config: &Config) -> Result<Plugin, String> {
 /// Logs to stderr, filtered by `CYXLA_LOG` (default: warnings), unless the
 /// process already has a subscriber in this library's copy of `tracing`.
 pub(crate) fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("CYXLA_LOG")
+    let filter = tracing_subscriber::EnvFilter::try_from_env(cyxla_setup::config::LOG_ENV)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     // An error only means a subscriber is already installed: keep it.
     let _ = tracing_subscriber::fmt()

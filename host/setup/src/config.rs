@@ -2,23 +2,36 @@
 //! PJRT plugin library reads it when the first client is created, and the
 //! `cyxla-host ... -- COMMAND` launcher writes it for COMMAND.
 //!
-//! It comes from an optional TOML file named by `CYXLA_CONFIG` and from
-//! environment variables, which win over the file:
+//! Every setting is one row of the table below (`settings!`, see
+//! [`crate::settings`]): its environment variable, the launcher's flags
+//! that stand for it, its key in the TOML file `CYXLA_CONFIG` names, its key
+//! in a tenant's policy, the [`Config`] field it sets and its docs. The
+//! file applies first, then the variables (which win); where a tenant
+//! policy decides (`CYXLA_POLICY`, `/etc/cyxla/policy.toml`), the variables
+//! apply under the tenant's settings, and a variable the policy decides may
+//! not be set. docs/reference-settings.md is the table for users (a test
+//! keeps it equal to [`SETTINGS`]).
 //!
-//! | variable | file key | meaning | default |
-//! |---|---|---|---|
-//! | `CYXLA_PJRT_PLUGIN` | `plugin` | the real XLA PJRT plugin (.so) | the one `scripts/setup.sh` installs |
-//! | `CYXLA_GUESTS` | `guests` | the guests folder | the bundled guests |
-//! | `CYXLA_ALLOW` | `allow` | targets to register (`a,b`; `*` for all) | none |
-//! | `CYXLA_LIMITS` | `[limits]` | guest limits (`call_timeout=2s,memory=64MiB`) | README, "Limits" |
-//! | `CYXLA_NO_LAPACK` | `lapack` | `1`: no native LAPACK targets (file: `lapack = false`) | LAPACK on |
-//! | `CYXLA_ALLOW_NATIVE` | `allow_native` | may client code register native handlers | `1` (yes) |
-//! | `CYXLA_DEVICES` | `devices` | CPU devices of each client | the plugin's (4) |
-//! | `CYXLA_NATIVE` | `native` | trusted natives, `T=LIB:SYM` (`;`-separated) | none |
-//! | `CYXLA_RELOAD` | `reload` | `0`: changed guests are not reloaded | `1` |
-//! | `CYXLA_STATS` | | a JSON file of per-target statistics, kept current | none |
-//! | `CYXLA_CACHE` | | `0`: no compile cache (folder: `CYXLA_CACHE_DIR`) | on |
-//! | `CYXLA_RECORD` | `record` | a folder where failed guest calls are recorded, for `cyxla-host replay` | none |
+//! # Adding a setting
+//!
+//! A row in the table, the [`Config`] field it sets (here too), and the
+//! code that uses the field: two files. A path the process writes
+//! something to, say:
+//!
+//! ```text
+//! // host/setup/src/config.rs, in the table:
+//!     /// A file the process writes its metrics to
+//!     metrics: OnePath => |c| &mut c.metrics,
+//!         env METRICS_ENV = "CYXLA_METRICS",
+//!         file metrics,
+//!         policy Applies,
+//!         flags [Flag::path("metrics", "PATH", "With `-- COMMAND`: write metrics to PATH")],
+//!         default "none";
+//! // and in `Config`: `pub metrics: Option<PathBuf>,`
+//!
+//! // host/pjrt/src/state.rs, where the process starts serving:
+//!     metrics::start(config.metrics.clone());
+//! ```
 //!
 //! Every problem is an error that names the variable or the file (with line
 //! and column) and what was expected: nothing is silently ignored.
@@ -27,12 +40,16 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-pub use crate::process::{CACHE_ENV, GUESTS_ENV, NativeSpec, PLUGIN_ENV};
+pub use crate::process::NativeSpec;
 use crate::process::{Host, Setup, unregistered_hint};
+use crate::settings::{
+    Allow, Devices, Elsewhere, Flag, Folders, LimitSettings, Located, Natives, NegatedSwitch,
+    OnePath, OptionalFolder, Paths, Pins, PlatformKind, Switch, check_devices_flag, nowhere,
+};
 use cyxla_sandbox::AllowList;
 use cyxla_sandbox::cache::ModuleCache;
-use cyxla_sandbox::limits::LimitOverrides;
-use cyxla_sandbox::toml_error::toml_error;
+use cyxla_sandbox::limits::LimitSetting;
+use cyxla_sandbox::toml_error::{line_column, toml_error};
 
 /// The policy file that, where it exists, decides for every process on the
 /// machine (`CYXLA_POLICY` may only name it).
@@ -41,36 +58,221 @@ pub const SYSTEM_POLICY: &str = "/etc/cyxla/policy.toml";
 /// The most devices a configuration may ask for.
 pub const MAX_DEVICES: u32 = 256;
 
-/// Names the policy file.
-pub const POLICY_ENV: &str = "CYXLA_POLICY";
-/// Names the tenant (when the policy does not map the user).
-pub const TENANT_ENV: &str = "CYXLA_TENANT";
+settings! {
+    /// A TOML configuration file: its keys are this table's file keys;
+    /// relative paths in it are relative to its folder
+    config: Elsewhere => nowhere,
+        env CONFIG_ENV = "CYXLA_CONFIG",
+        policy Refused,
+        flags [Flag::path("config", "FILE",
+            "With `-- COMMAND`: a TOML configuration file for the plugin (CYXLA_CONFIG)")],
+        default "none";
+    /// The operator's tenant policy (where /etc/cyxla/policy.toml exists,
+    /// it may only name that)
+    policy: Elsewhere => nowhere,
+        env POLICY_ENV = "CYXLA_POLICY",
+        policy Applies,
+        flags [Flag::path("policy", "FILE",
+            "With `-- COMMAND` or `list`: the operator's tenant policy (CYXLA_POLICY)").global()],
+        default "/etc/cyxla/policy.toml if it exists";
+    /// The tenant, where the policy does not map the user
+    tenant: Elsewhere => nowhere,
+        env TENANT_ENV = "CYXLA_TENANT",
+        policy Applies,
+        flags [Flag::text("tenant", "NAME",
+            "With `-- COMMAND` or `list`: the tenant, where the policy does not map the user \
+             (CYXLA_TENANT)").global()],
+        default "the policy's `[users]`/`[groups]`, else its `default_tenant`";
+    /// The real XLA PJRT plugin (.so)
+    plugin: OnePath => |c| &mut c.setup.plugin,
+        env PLUGIN_ENV = "CYXLA_PJRT_PLUGIN",
+        file plugin,
+        policy Applies,
+        flags [Flag::path("plugin", "PATH",
+            "The PJRT plugin (.so) to load [default: the one scripts/setup.sh installed]")
+            .global().env_default()],
+        default "the one `scripts/setup.sh` installs";
+    /// The guests folders, `:`-separated (a file or policy: one or a list);
+    /// an earlier folder wins a target
+    guests: Folders => |c| &mut c.setup.guests,
+        env GUESTS_ENV = "CYXLA_GUESTS",
+        file guests,
+        tenant guests,
+        policy Refused,
+        flags [Flag::path("guests", "DIR",
+            "Folder of guest .wasm modules [default: $CYXLA_GUESTS, else the bundled guests]")
+            .global()],
+        default "the bundled guests";
+    /// Targets to register: names or globs, `a,b` (`*`: all)
+    allow: Allow => |c| &mut c.setup.allow,
+        env ALLOW_ENV = "CYXLA_ALLOW",
+        file allow,
+        tenant allow,
+        policy Refused,
+        flags [
+            Flag::text("allow", "TARGET",
+                "Register this target if a guest serves it (repeatable); nothing else is registered")
+                .many(",").global().check(check_allow),
+            Flag::switch("allow-all", "*", "Register every target the guests serve").global(),
+        ],
+        default "none";
+    /// Guest limits, `call_timeout=2s,memory=64MiB` (a file or policy: a
+    /// `[limits]` table)
+    limits: LimitSettings => |c| &mut c.setup.limits,
+        env LIMITS_ENV = "CYXLA_LIMITS",
+        file limits,
+        tenant limits,
+        policy Refused,
+        flags [Flag::text("limit", "NAME=VALUE",
+            "Override a guest limit for every guest (repeatable), e.g. memory=64MiB, \
+             call_timeout=2s; a guest's x.limits.toml overrides these (README, \"Limits\")")
+            .many(",").global().check(check_limit)],
+        default "README, \"Limits\"";
+    /// Whether the native LAPACK targets are registered (the variable says
+    /// the opposite: `1`, no LAPACK; the keys: `lapack = false`)
+    lapack: NegatedSwitch => |c| &mut c.setup.lapack,
+        env NO_LAPACK_ENV = "CYXLA_NO_LAPACK",
+        file lapack,
+        tenant lapack,
+        policy Refused,
+        flags [Flag::switch("no-lapack", "1",
+            "Do not register the native LAPACK targets (lapack_*_ffi and friends)").global()],
+        default "LAPACK on";
+    /// Trusted native handlers, `T=LIB:SYM`, `;`-separated
+    native: Natives => |c| &mut c.setup.natives,
+        env NATIVE_ENV = "CYXLA_NATIVE",
+        file native,
+        policy Refused,
+        flags [Flag::native("native",
+            "Register a trusted native XLA FFI handler from a shared library").many(";").global()],
+        default "none";
+    /// Whether client code may register native handlers
+    allow_native: Switch => |c| &mut c.allow_native,
+        env ALLOW_NATIVE_ENV = "CYXLA_ALLOW_NATIVE",
+        file allow_native,
+        tenant allow_native,
+        policy Refused,
+        flags [Flag::switch("deny-native", "0",
+            "With `-- COMMAND`: client code may not register native handlers \
+             (jax.ffi.register_ffi_target is refused)")],
+        default "`1` (yes)";
+    /// CPU devices of each client (a tenant's policy wins over the variable)
+    devices: Devices => |c| &mut c.devices,
+        env DEVICES_ENV = "CYXLA_DEVICES",
+        file devices,
+        tenant devices,
+        policy Applies,
+        flags [Flag::text("devices", "N", "With `-- COMMAND`: CPU devices of each PJRT client")
+            .check(check_devices_flag)],
+        default "the plugin's (4)";
+    /// The JAX platform the guests are served on: `cyxla` (the cyxla PJRT
+    /// plugin) or `cpu` (JAX's own CPU client; refused where client code
+    /// may not register native handlers)
+    platform: PlatformKind => |c| &mut c.platform,
+        env PLATFORM_ENV = "CYXLA_PLATFORM",
+        policy Applies,
+        flags [Flag::text("platform", "PLATFORM",
+            "With `-- COMMAND`: the JAX platform the guests are served on: `cyxla` (the cyxla \
+             PJRT plugin) or `cpu` (JAX's own CPU client, which has jax.distributed \
+             collectives; refused with --deny-native) [default: cyxla]")
+            .choices(&["cyxla", "cpu"])],
+        default "`cyxla`";
+    /// Whether changed guests are reloaded while the process runs
+    reload: Switch => |c| &mut c.setup.reload,
+        env RELOAD_ENV = "CYXLA_RELOAD",
+        file reload,
+        policy Applies,
+        flags [],
+        default "`1`";
+    /// The compile cache: `0` turns it off (its folder: `CYXLA_CACHE_DIR`)
+    cache: OptionalFolder => |c| &mut c.setup.cache,
+        env CACHE_ENV = "CYXLA_CACHE",
+        policy Applies,
+        flags [Flag::switch("no-cache", "0",
+            "Compile every guest, without the compile cache ($CYXLA_CACHE_DIR, else \
+             ~/.cache/cyxla)").global()],
+        default "on";
+    /// The compile cache's folder (read by the sandbox library)
+    cache_dir: Elsewhere => nowhere,
+        env CACHE_DIR_ENV = cyxla_sandbox::cache::CACHE_DIR_ENV,
+        policy Applies,
+        flags [],
+        default "`$XDG_CACHE_HOME/cyxla`, else `~/.cache/cyxla`";
+    /// A JSON file of per-target statistics, rewritten every 2 s and at exit
+    stats: OnePath => |c| &mut c.stats,
+        env STATS_ENV = "CYXLA_STATS",
+        policy Applies,
+        flags [],
+        default "none";
+    /// A folder where each failed guest call is recorded, for `cyxla-host
+    /// replay`
+    record: OnePath => |c| &mut c.record,
+        env RECORD_ENV = "CYXLA_RECORD",
+        file record,
+        tenant record,
+        policy Refused,
+        flags [Flag::path("record", "DIR",
+            "With `-- COMMAND`: record each failed guest call (operands, attributes, error) in \
+             its own folder in DIR, for `cyxla-host replay` (CYXLA_RECORD)")],
+        default "none";
+    /// Target → sha256 of the only module that may serve it (a tenant's
+    /// policy only)
+    pins: Pins => |c| &mut c.setup.pins,
+        tenant pins,
+        policy Applies,
+        flags [],
+        default "none";
+    /// The cyxla PJRT plugin library, for the Python package
+    /// (`jax_plugins.cyxla`)
+    library: Elsewhere => nowhere,
+        env PJRT_LIBRARY_ENV = "CYXLA_PJRT_LIBRARY",
+        policy Applies,
+        flags [],
+        default "set by the launcher; else the package's own";
+    /// What is logged to stderr (`tracing` filter, e.g. `cyxla_sandbox=debug`)
+    log: Elsewhere => nowhere,
+        env LOG_ENV = "CYXLA_LOG",
+        policy Applies,
+        flags [],
+        default "`warn`";
+    /// `1`: a perf map of guest code, for `perf report` (read by the sandbox
+    /// library)
+    perf_map: Elsewhere => nowhere,
+        env PERF_MAP_ENV = cyxla_sandbox::PERF_MAP_ENV,
+        policy Applies,
+        flags [],
+        default "off";
+}
 
-/// Names a TOML configuration file.
-pub const CONFIG_ENV: &str = "CYXLA_CONFIG";
-/// The targets to allow, comma-separated, or `*` for all.
-pub const ALLOW_ENV: &str = "CYXLA_ALLOW";
-/// Guest limits, comma-separated `NAME=VALUE`.
-pub const LIMITS_ENV: &str = "CYXLA_LIMITS";
-/// `1` turns the native LAPACK targets off.
-pub const NO_LAPACK_ENV: &str = "CYXLA_NO_LAPACK";
-/// `0` forbids native handler registrations from client code.
-pub const ALLOW_NATIVE_ENV: &str = "CYXLA_ALLOW_NATIVE";
-/// The number of CPU devices each client gets.
-pub const DEVICES_ENV: &str = "CYXLA_DEVICES";
-/// Trusted native handlers, `TARGET=LIBRARY:SYMBOL` separated by `;`.
-pub const NATIVE_ENV: &str = "CYXLA_NATIVE";
-/// `0` turns hot reload of changed guests off.
-pub const RELOAD_ENV: &str = "CYXLA_RELOAD";
-/// A JSON file the plugin keeps per-target statistics in.
-pub const STATS_ENV: &str = "CYXLA_STATS";
-/// A folder where failed guest calls are recorded (`cyxla-host replay`).
-pub const RECORD_ENV: &str = "CYXLA_RECORD";
-/// The cyxla PJRT plugin library, for the Python package (`jax_plugins.cyxla`).
-pub const LIBRARY_ENV: &str = "CYXLA_PJRT_LIBRARY";
-/// `cpu`: the Python package serves the guests on JAX's own `cpu` platform
-/// instead of registering platform `cyxla` (`cyxla-host --platform cpu`).
-pub const PLATFORM_ENV: &str = "CYXLA_PLATFORM";
+/// The JAX platform the guests are served on ([`Config::platform`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Platform {
+    /// The cyxla PJRT plugin (platform `cyxla`).
+    #[default]
+    Cyxla,
+    /// JAX's own CPU client (platform `cpu`).
+    Cpu,
+}
+
+impl Platform {
+    /// Its name, as JAX writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Platform::Cyxla => "cyxla",
+            Platform::Cpu => "cpu",
+        }
+    }
+}
+
+/// `--allow`'s value: rules as `CYXLA_ALLOW` takes them (`a,b` too).
+fn check_allow(text: &str) -> Result<(), String> {
+    AllowList::from_rules(text.split(',')).map(drop)
+}
+
+fn check_limit(text: &str) -> Result<(), String> {
+    text.parse::<LimitSetting>().map(drop)
+}
 
 /// Why the guests are not served on JAX's `cpu` platform where the
 /// configuration forbids native code from client code: on `cpu`, client
@@ -85,27 +287,8 @@ pub fn cpu_refusal() -> String {
     )
 }
 
-/// Every variable this module reads, for the launcher and for messages.
-pub const VARIABLES: [&str; 15] = [
-    CACHE_ENV,
-    RECORD_ENV,
-    STATS_ENV,
-    RELOAD_ENV,
-    POLICY_ENV,
-    TENANT_ENV,
-    CONFIG_ENV,
-    PLUGIN_ENV,
-    GUESTS_ENV,
-    ALLOW_ENV,
-    LIMITS_ENV,
-    NO_LAPACK_ENV,
-    ALLOW_NATIVE_ENV,
-    DEVICES_ENV,
-    NATIVE_ENV,
-];
-
 /// A host configuration, resolved from the file and the environment, or
-/// from the tenant policy.
+/// from the tenant policy. Its fields are set by the table's rows.
 #[derive(Clone, Debug)]
 pub struct Config {
     /// What the process registers: plugin, natives, guests folders,
@@ -115,6 +298,8 @@ pub struct Config {
     pub allow_native: bool,
     /// CPU devices per client; `None`: the plugin's default.
     pub devices: Option<u32>,
+    /// The JAX platform the guests are served on.
+    pub platform: Platform,
     /// The tenant, when a policy file decides.
     pub tenant: Option<Tenant>,
     /// Where per-target statistics are written (JSON), if anywhere.
@@ -139,6 +324,7 @@ impl Default for Config {
             },
             allow_native: true,
             devices: None,
+            platform: Platform::Cyxla,
             tenant: None,
             stats: None,
             record: None,
@@ -147,7 +333,7 @@ impl Default for Config {
 }
 
 /// Which tenant a process is, and who decided: what the tenant gets is the
-/// [`Config`] [`Policy::resolve`] returns, which holds this.
+/// [`Config`] [`crate::tenants::Policy::resolve`] returns, which holds this.
 #[derive(Clone, Debug)]
 pub struct Tenant {
     /// Its name.
@@ -158,46 +344,10 @@ pub struct Tenant {
     pub policy: PathBuf,
 }
 
-/// The configuration file: every key optional, unknown keys rejected.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct File {
-    plugin: Option<PathBuf>,
-    guests: Option<OneOrMany>,
-    allow: Option<Vec<String>>,
-    limits: Option<LimitOverrides>,
-    lapack: Option<bool>,
-    allow_native: Option<bool>,
-    devices: Option<u32>,
-    native: Option<Vec<String>>,
-    reload: Option<bool>,
-    record: Option<PathBuf>,
-}
-
-/// A path, or a list of them.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum OneOrMany {
-    One(PathBuf),
-    Many(Vec<PathBuf>),
-}
-
-/// The settings a policy file decides, which may not be set beside it.
-pub(crate) const DECIDED_BY_POLICY: [&str; 8] = [
-    CONFIG_ENV,
-    RECORD_ENV,
-    GUESTS_ENV,
-    ALLOW_ENV,
-    LIMITS_ENV,
-    NO_LAPACK_ENV,
-    ALLOW_NATIVE_ENV,
-    NATIVE_ENV,
-];
-
 impl Config {
-    /// Applies the TOML file at `path`; relative paths in it are relative to
-    /// the file's folder.
-    pub(crate) fn apply_file(&mut self, path: &Path) -> Result<(), String> {
+    /// Applies the TOML configuration file at `path`; relative paths in it
+    /// are relative to the file's folder.
+    pub(crate) fn apply_config_file(&mut self, path: &Path) -> Result<(), String> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             format!(
                 "cannot read the configuration file {} ({CONFIG_ENV}): {e}",
@@ -206,146 +356,25 @@ impl Config {
         })?;
         let file: File = toml::from_str(&text)
             .map_err(|e| format!("configuration file {}", toml_error(path, &text, &e)))?;
-        let base = path.parent().unwrap_or(Path::new("."));
-        let relative = |p: PathBuf| if p.is_relative() { base.join(p) } else { p };
-        let in_file = |what: String| format!("configuration file {}: {what}", path.display());
-        if let Some(p) = file.plugin {
-            self.setup.plugin = Some(relative(p));
-        }
-        match file.guests {
-            Some(OneOrMany::One(g)) => self.setup.guests = vec![relative(g)],
-            Some(OneOrMany::Many(g)) => self.setup.guests = g.into_iter().map(relative).collect(),
-            None => {}
-        }
-        if let Some(allow) = file.allow {
-            self.setup.allow = parse_allow(allow.iter().map(String::as_str)).map_err(in_file)?;
-        }
-        if let Some(limits) = &file.limits {
-            self.setup.limits.apply(limits).map_err(in_file)?;
-        }
-        if let Some(lapack) = file.lapack {
-            self.setup.lapack = lapack;
-        }
-        if let Some(reload) = file.reload {
-            self.setup.reload = reload;
-        }
-        if let Some(record) = file.record {
-            self.record = Some(base.join(record));
-        }
-        if let Some(allow_native) = file.allow_native {
-            self.allow_native = allow_native;
-        }
-        if let Some(devices) = file.devices {
-            self.devices = Some(check_devices(devices).map_err(in_file)?);
-        }
-        if let Some(native) = file.native {
-            self.setup.natives = native
-                .iter()
-                .map(|s| {
-                    s.parse::<NativeSpec>()
-                        .map_err(|e| in_file(format!("native: {e}")))
-                })
-                .collect::<Result<_, _>>()?;
-        }
-        Ok(())
-    }
-
-    pub(crate) fn apply_env(
-        &mut self,
-        lookup: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<(), String> {
-        let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
-        let bad = |name: &str, value: &str, what: &str| format!("{name}={value}: {what}");
-        if let Some(p) = var(PLUGIN_ENV) {
-            self.setup.plugin = Some(PathBuf::from(p));
-        }
-        if let Some(g) = var(GUESTS_ENV) {
-            self.setup.guests = std::env::split_paths(&g).collect();
-        }
-        if let Some(allow) = var(ALLOW_ENV) {
-            self.setup.allow =
-                parse_allow(allow.split(',')).map_err(|e| bad(ALLOW_ENV, &allow, &e))?;
-        }
-        if let Some(limits) = var(LIMITS_ENV) {
-            for setting in limits.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                let (name, value) = setting.split_once('=').ok_or_else(|| {
-                    bad(
-                        LIMITS_ENV,
-                        &limits,
-                        &format!("`{setting}` is not NAME=VALUE (e.g. call_timeout=2s)"),
-                    )
-                })?;
-                self.setup
-                    .limits
-                    .set(name.trim(), value.trim())
-                    .map_err(|e| format!("{LIMITS_ENV}: {}", e.message))?;
-            }
-        }
-        if let Some(v) = var(NO_LAPACK_ENV) {
-            self.setup.lapack = !parse_bool(&v).map_err(|e| bad(NO_LAPACK_ENV, &v, &e))?;
-        }
-        if let Some(v) = var(CACHE_ENV)
-            && !parse_bool(&v).map_err(|e| bad(CACHE_ENV, &v, &e))?
-        {
-            self.setup.cache = None;
-        }
-        if let Some(v) = var(STATS_ENV) {
-            self.stats = Some(PathBuf::from(v));
-        }
-        if let Some(v) = var(RECORD_ENV) {
-            self.record = Some(PathBuf::from(v));
-        }
-        if let Some(v) = var(RELOAD_ENV) {
-            self.setup.reload = parse_bool(&v).map_err(|e| bad(RELOAD_ENV, &v, &e))?;
-        }
-        if let Some(v) = var(ALLOW_NATIVE_ENV) {
-            self.allow_native = parse_bool(&v).map_err(|e| bad(ALLOW_NATIVE_ENV, &v, &e))?;
-        }
-        if let Some(v) = var(DEVICES_ENV) {
-            self.devices = Some(devices_from_env(&v)?);
-        }
-        if let Some(v) = var(NATIVE_ENV) {
-            self.setup.natives = v
-                .split(';')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(|s| {
-                    s.parse::<NativeSpec>()
-                        .map_err(|e| format!("{NATIVE_ENV}: {e}"))
-                })
-                .collect::<Result<_, _>>()?;
-        }
-        Ok(())
-    }
-}
-
-/// An allow-list from rules: names, glob patterns, or `*` alone for all.
-fn parse_allow<'a>(names: impl Iterator<Item = &'a str>) -> Result<AllowList, String> {
-    AllowList::from_rules(names)
-}
-
-fn parse_bool(value: &str) -> Result<bool, String> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err("expected 1 or 0 (true/false, yes/no, on/off)".to_owned()),
-    }
-}
-
-/// `CYXLA_DEVICES`'s value, checked.
-pub(crate) fn devices_from_env(v: &str) -> Result<u32, String> {
-    let n = v
-        .trim()
-        .parse::<u32>()
-        .map_err(|_| format!("{DEVICES_ENV}={v}: expected a number of devices, e.g. 2"))?;
-    check_devices(n).map_err(|e| format!("{DEVICES_ENV}={v}: {e}"))
-}
-
-fn check_devices(n: u32) -> Result<u32, String> {
-    if (1..=MAX_DEVICES).contains(&n) {
-        Ok(n)
-    } else {
-        Err(format!("devices must be 1 to {MAX_DEVICES}, got {n}"))
+        let at = Paths {
+            base: path.parent().unwrap_or(Path::new(".")),
+            user: None,
+        };
+        self.apply_file(file, &at)
+            .map_err(|(key, e): (&str, Located)| {
+                let place = e
+                    .span
+                    .map(|span| {
+                        let (line, column) = line_column(&text, span.start);
+                        format!(" at line {line}, column {column}")
+                    })
+                    .unwrap_or_default();
+                format!(
+                    "configuration file {}{place}: {key}: {}",
+                    path.display(),
+                    e.message
+                )
+            })
     }
 }
 
@@ -460,6 +489,53 @@ mod tests {
         );
         let e = kept_from_start(TENANT_ENV, Some("student"), Some("research")).unwrap_err();
         assert!(e.contains("now `research`"), "{e}");
+    }
+
+    #[test]
+    fn the_table_spells_every_setting_once() {
+        let mut seen = std::collections::BTreeSet::new();
+        for s in SETTINGS {
+            let flags = s.flags.iter().map(|f| format!("--{}", f.long));
+            for spelling in [Some(format!("name {}", s.name)), s.env.map(str::to_owned)]
+                .into_iter()
+                .flatten()
+                .chain(flags)
+            {
+                assert!(seen.insert(spelling.clone()), "{spelling} twice");
+            }
+            // Every key is one the file and the policy read.
+            for (key, parse) in [
+                (
+                    s.file,
+                    (|t| toml::from_str::<File>(t).map(drop)) as fn(&str) -> _,
+                ),
+                (s.tenant, |t| toml::from_str::<TenantSettings>(t).map(drop)),
+            ] {
+                if let Some(key) = key {
+                    let e = parse(&format!("{key} = []")).err().map(|e| e.to_string());
+                    assert!(!e.is_some_and(|e| e.contains("unknown field")), "{key}");
+                }
+            }
+        }
+        assert!(
+            toml::from_str::<File>("pins = {}").is_err(),
+            "pins: a policy key only"
+        );
+    }
+
+    #[test]
+    fn under_a_policy_only_its_own_settings_are_refused() {
+        let refused: Vec<&str> = SETTINGS
+            .iter()
+            .filter(|s| s.beside_policy == crate::settings::Beside::Refused)
+            .filter_map(|s| s.env)
+            .collect();
+        for var in [CONFIG_ENV, GUESTS_ENV, ALLOW_ENV, LIMITS_ENV, NO_LAPACK_ENV] {
+            assert!(refused.contains(&var), "{var}");
+        }
+        for var in [DEVICES_ENV, PLUGIN_ENV, CACHE_ENV, RELOAD_ENV, STATS_ENV] {
+            assert!(!refused.contains(&var), "{var}");
+        }
     }
 
     #[test]

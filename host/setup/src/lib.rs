@@ -4,7 +4,8 @@
 //!
 //! - [`config`] and [`tenants`]: host options (flags, `CYXLA_*`, the config
 //!   file) and the operator's tenant policy, from which `load` resolves a
-//!   process's configuration (`Config::from_env`);
+//!   process's configuration (`Config::from_env`); every setting is a row of
+//!   one table (`config`'s, made by [`settings`]);
 //! - [`process`]: what a process serves with: the PJRT plugin, native
 //!   handler libraries and guests folders it sets up ([`process::Setup`]),
 //!   and what it holds once they are registered ([`process::Host`]);
@@ -13,6 +14,8 @@
 //!   operands).
 #![deny(missing_docs)]
 
+#[macro_use]
+pub mod settings;
 pub mod config;
 mod load;
 pub mod npy;

@@ -4,9 +4,10 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::{
-    CONFIG_ENV, Config, DECIDED_BY_POLICY, DEVICES_ENV, PLUGIN_ENV, POLICY_ENV, SYSTEM_POLICY,
-    TENANT_ENV, devices_from_env, environ_var, kept_from_start,
+    CONFIG_ENV, Config, POLICY_ENV, SETTINGS, SYSTEM_POLICY, TENANT_ENV, environ_var,
+    kept_from_start,
 };
+use crate::settings::Beside;
 use crate::tenants::{Policy, UnixUser};
 
 impl Config {
@@ -57,16 +58,22 @@ impl Config {
         }
         let mut config = Config::default();
         if let Some(path) = lookup(CONFIG_ENV).filter(|p| !p.is_empty()) {
-            config.apply_file(Path::new(&path))?;
+            config.apply_config_file(Path::new(&path))?;
         }
         config.apply_env(lookup)?;
         Ok(config)
     }
 
-    /// The configuration tenant policy `path` gives this process's tenant.
+    /// The configuration tenant policy `path` gives this process's tenant:
+    /// the variables the policy leaves to the process, under the tenant's
+    /// settings.
     fn from_policy(path: &Path, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Config, String> {
         let set = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
-        for var in DECIDED_BY_POLICY {
+        let refused = SETTINGS
+            .iter()
+            .filter(|s| s.beside_policy == Beside::Refused)
+            .filter_map(|s| s.env);
+        for var in refused {
             if set(var).is_some() {
                 return Err(format!(
                     "{var} is set, but the policy {} decides what each tenant gets: unset it (and \
@@ -82,13 +89,9 @@ impl Config {
         }
         let user = UnixUser::current()?;
         let (name, why) = policy.select(set(TENANT_ENV).as_deref(), &user)?;
-        let mut config = policy.resolve(&name, &why, Some(&user))?;
-        config.setup.plugin = set(PLUGIN_ENV).map(PathBuf::from);
-        if config.devices.is_none()
-            && let Some(v) = set(DEVICES_ENV)
-        {
-            config.devices = Some(devices_from_env(&v)?);
-        }
+        let mut config = Config::default();
+        config.apply_env(lookup)?;
+        policy.apply_to(&mut config, &name, &why, Some(&user))?;
         Ok(config)
     }
 }

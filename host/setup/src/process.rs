@@ -22,12 +22,7 @@ use cyxla_sandbox::Watcher;
 use cyxla_sandbox::limits::Limits;
 use cyxla_sandbox::{Sandbox, pin_holds};
 
-/// Names the guests folder.
-pub const GUESTS_ENV: &str = "CYXLA_GUESTS";
-/// Environment variable naming the PJRT plugin to load.
-pub const PLUGIN_ENV: &str = "CYXLA_PJRT_PLUGIN";
-/// `0` turns the compile cache off.
-pub const CACHE_ENV: &str = "CYXLA_CACHE";
+use crate::config::{CACHE_ENV, GUESTS_ENV, PLUGIN_ENV};
 
 /// A trusted native handler to register: `TARGET=LIBRARY:SYMBOL`.
 #[derive(Clone, Debug, PartialEq, Eq)]

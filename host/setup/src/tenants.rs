@@ -35,41 +35,26 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::config::Config;
+use crate::config::{Config, TenantSettings};
 pub use crate::config::{MAX_DEVICES, POLICY_ENV, TENANT_ENV, Tenant};
-use cyxla_sandbox::AllowList;
-use cyxla_sandbox::limits::{LimitOverrides, Limits};
+use crate::settings::{Located, Paths};
 use cyxla_sandbox::toml_error::{line_column, toml_error};
 
 /// The policy file as written: every key optional, unknown keys rejected.
+/// What a tenant (or `[defaults]`) may say are the tenant keys of the
+/// settings table ([`crate::config::SETTINGS`]).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
     default_tenant: Option<Spanned<String>>,
     #[serde(default)]
-    defaults: Settings,
+    defaults: TenantSettings,
     #[serde(default)]
-    tenants: BTreeMap<String, Settings>,
+    tenants: BTreeMap<String, TenantSettings>,
     #[serde(default)]
     users: BTreeMap<String, Spanned<String>>,
     #[serde(default)]
     groups: BTreeMap<String, Spanned<String>>,
-}
-
-/// What a tenant (or `[defaults]`) says.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Settings {
-    guests: Option<Vec<Spanned<String>>>,
-    allow: Option<Vec<Spanned<String>>>,
-    limits: Option<LimitOverrides>,
-    lapack: Option<bool>,
-    allow_native: Option<bool>,
-    devices: Option<Spanned<u32>>,
-    pins: Option<BTreeMap<String, Spanned<String>>>,
-    /// Where failed calls are recorded (`~` and `$USER` expanded); none:
-    /// not recorded, and the tenant's users cannot turn recording on.
-    record: Option<Spanned<String>>,
 }
 
 /// A parsed policy file.
@@ -150,48 +135,14 @@ impl Policy {
                 }
             }
         }
-        let mut sections: Vec<(String, &Settings)> = vec![("[defaults]".to_owned(), &f.defaults)];
-        sections.extend(f.tenants.iter().map(|(n, s)| (format!("[tenants.{n}]"), s)));
+        let mut sections: Vec<(String, &TenantSettings)> =
+            vec![("[defaults]".to_owned(), &f.defaults)];
+        sections.extend(f.tenants.iter().map(|(n, s)| (format!("tenant `{n}`"), s)));
         for (section, settings) in &sections {
-            for rule in settings.allow.iter().flatten() {
-                if let Err(e) = AllowList::from_rules([rule.get_ref().as_str()]) {
-                    problems.push(self.at(rule.span(), format!("{section} allow: {e}")));
-                }
-            }
-            if let Some(devices) = &settings.devices
-                && !(1..=MAX_DEVICES).contains(devices.get_ref())
-            {
-                problems.push(self.at(
-                    devices.span(),
-                    format!("{section} devices must be 1 to {}", MAX_DEVICES),
-                ));
-            }
-            for (target, pin) in settings.pins.iter().flatten() {
-                if pin.get_ref().len() != 64
-                    || !pin.get_ref().bytes().all(|b| b.is_ascii_hexdigit())
-                {
-                    problems.push(self.at(
-                        pin.span(),
-                        format!("{section} pin of `{target}` is not a sha256 (64 hex digits)"),
-                    ));
-                }
-            }
-        }
-        for (name, own) in &f.tenants {
-            let mut limits = Limits::default();
-            for (what, o) in [
-                ("[defaults.limits]", &f.defaults.limits),
-                ("limits", &own.limits),
-            ] {
-                if let Some(o) = o
-                    && let Err(e) = limits.apply(o)
-                {
-                    problems.push(format!(
-                        "{}: tenant `{name}`: {what}: {e}",
-                        self.path.display()
-                    ));
-                }
-            }
+            let mut scratch = Config::default();
+            scratch.apply_tenant(settings, &self.paths(None), &mut |key, e| {
+                problems.push(self.located(&format!("{section} {key}"), e));
+            });
         }
         problems
     }
@@ -206,14 +157,16 @@ impl Policy {
         let f = &self.file;
         let user = UnixUser::current().ok();
         for (name, own) in &f.tenants {
-            let guests = self.guests_of(own, user.as_ref());
-            for (target, want) in self.pins_of(own) {
-                if let Some(problem) = pin_problem(name, &guests, &target, &want) {
-                    let span = own
-                        .pins
-                        .as_ref()
-                        .and_then(|p| p.get(&target))
-                        .or_else(|| f.defaults.pins.as_ref().and_then(|p| p.get(&target)))
+            let mut config = Config::default();
+            for section in [&f.defaults, own] {
+                config.apply_tenant(section, &self.paths(user.as_ref()), &mut |_, _| {});
+            }
+            let guests = &config.setup.guests;
+            for (target, want) in &config.setup.pins {
+                if let Some(problem) = pin_problem(name, guests, target, want) {
+                    let span = [own, &f.defaults]
+                        .into_iter()
+                        .find_map(|s| s.pins.as_ref().and_then(|p| p.get(target)))
                         .map(Spanned::span);
                     problems.push(match span {
                         Some(span) => self.at(span, problem),
@@ -305,6 +258,24 @@ impl Policy {
         selected_by: &str,
         user: Option<&UnixUser>,
     ) -> Result<Config, String> {
+        let mut config = Config::default();
+        self.apply_to(&mut config, name, selected_by, user)?;
+        Ok(config)
+    }
+
+    /// Applies what tenant `name` gets to `config`, as [`Policy::resolve`]
+    /// does to the default configuration.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Policy::resolve`].
+    pub fn apply_to(
+        &self,
+        config: &mut Config,
+        name: &str,
+        selected_by: &str,
+        user: Option<&UnixUser>,
+    ) -> Result<(), String> {
         let f = &self.file;
         let own = f.tenants.get(name).ok_or_else(|| {
             format!(
@@ -313,74 +284,45 @@ impl Policy {
                 self.tenant_list()
             )
         })?;
-        let d = &f.defaults;
-        let in_tenant = |e: String| format!("policy {}: tenant `{name}`: {e}", self.path.display());
-        let mut config = Config::default();
-        let setup = &mut config.setup;
-        setup.guests = self.guests_of(own, user);
-        let allow = own.allow.as_ref().or(d.allow.as_ref());
-        setup.allow =
-            AllowList::from_rules(allow.into_iter().flatten().map(|r| r.get_ref().as_str()))
-                .map_err(in_tenant)?;
-        if let Some(o) = &d.limits {
-            setup
-                .limits
-                .apply(o)
-                .map_err(|e| in_tenant(format!("[defaults.limits]: {e}")))?;
+        let mut first: Option<String> = None;
+        let at = self.paths(user);
+        for (section, settings) in [("[defaults] ", &f.defaults), ("", own)] {
+            config.apply_tenant(settings, &at, &mut |key, e| {
+                first.get_or_insert_with(|| {
+                    format!(
+                        "policy {}: tenant `{name}`: {section}{key}: {}",
+                        self.path.display(),
+                        e.message
+                    )
+                });
+            });
         }
-        if let Some(o) = &own.limits {
-            setup
-                .limits
-                .apply(o)
-                .map_err(|e| in_tenant(format!("limits: {e}")))?;
+        if let Some(e) = first {
+            return Err(e);
         }
-        setup.pins = self.pins_of(own);
-        if let Some(lapack) = own.lapack.or(d.lapack) {
-            setup.lapack = lapack;
-        }
-        if let Some(allow_native) = own.allow_native.or(d.allow_native) {
-            config.allow_native = allow_native;
-        }
-        config.devices = own
-            .devices
-            .as_ref()
-            .or(d.devices.as_ref())
-            .map(|d| *d.get_ref());
-        let base = self.path.parent().unwrap_or(Path::new("."));
-        config.record = own
-            .record
-            .as_ref()
-            .or(d.record.as_ref())
-            .map(|r| expand(r.get_ref(), user, base));
         config.tenant = Some(Tenant {
             name: name.to_owned(),
             selected_by: selected_by.to_owned(),
             policy: self.path.clone(),
         });
-        Ok(config)
+        Ok(())
     }
 
-    /// A tenant's folders (its own list, else the defaults'), expanded.
-    fn guests_of(&self, own: &Settings, user: Option<&UnixUser>) -> Vec<PathBuf> {
-        let base = self.path.parent().unwrap_or(Path::new("."));
-        own.guests
-            .as_ref()
-            .or(self.file.defaults.guests.as_ref())
-            .into_iter()
-            .flatten()
-            .map(|g| expand(g.get_ref(), user, base))
-            .collect()
-    }
-
-    /// A tenant's pins over the defaults', hex in lower case.
-    fn pins_of(&self, own: &Settings) -> BTreeMap<String, String> {
-        let mut pins = BTreeMap::new();
-        for map in [&self.file.defaults.pins, &own.pins].into_iter().flatten() {
-            for (target, pin) in map {
-                pins.insert(target.clone(), pin.get_ref().to_ascii_lowercase());
-            }
+    /// Where paths in the policy are resolved from: its folder, and `~`,
+    /// `$USER` for `user`.
+    fn paths<'a>(&'a self, user: Option<&'a UnixUser>) -> Paths<'a> {
+        Paths {
+            base: self.path.parent().unwrap_or(Path::new(".")),
+            user,
         }
-        pins
+    }
+
+    /// A problem of `what`, at its place in the file if known.
+    fn located(&self, what: &str, e: Located) -> String {
+        match e.span {
+            Some(span) => self.at(span, format!("{what}: {}", e.message)),
+            None => format!("{}: {what}: {}", self.path.display(), e.message),
+        }
     }
 
     fn tenant_list(&self) -> String {
@@ -438,23 +380,6 @@ pub fn pin_problem(tenant: &str, guests: &[PathBuf], target: &str, want: &str) -
 fn declares(bytes: &[u8], target: &str) -> bool {
     let record = format!("{}{target} ", cyxla_guest_abi::RECORD_PREFIX);
     bytes.windows(record.len()).any(|w| w == record.as_bytes())
-}
-
-/// `~` and `$USER` expanded for `user`; relative paths taken from `base`.
-fn expand(path: &str, user: Option<&UnixUser>, base: &Path) -> PathBuf {
-    let mut text = path.to_owned();
-    if let Some(user) = user {
-        if let Some(rest) = text.strip_prefix("~/") {
-            text = format!("{}/{rest}", user.home.display());
-        } else if text == "~" {
-            text = user.home.display().to_string();
-        }
-        text = text
-            .replace("${USER}", &user.name)
-            .replace("$USER", &user.name);
-    }
-    let p = PathBuf::from(text);
-    if p.is_relative() { base.join(p) } else { p }
 }
 
 impl UnixUser {

@@ -1,13 +1,14 @@
 //! `cyxla-host [HOST OPTIONS] -- COMMAND [ARGS]...`: runs COMMAND with the
 //! cyxla PJRT plugin configured for it.
 //!
-//! The options become the environment variables of [`crate::config`], which
-//! the plugin library reads in COMMAND's process; `CYXLA_PJRT_LIBRARY` names
-//! the library (beside this executable) for the Python package
-//! `jax_plugins.cyxla`, and `JAX_PLATFORMS=cyxla` is set unless the
-//! environment already sets it. With `--platform cpu`, `CYXLA_PLATFORM=cpu`
-//! tells the package to serve the guests on JAX's own `cpu` platform
-//! instead, and `JAX_PLATFORMS=cpu` is set (unless set). The configuration is checked here first
+//! The flags are those of the settings table ([`crate::config`]): each
+//! becomes its setting's environment variable, which the plugin library
+//! reads in COMMAND's process; `CYXLA_PJRT_LIBRARY` names the library
+//! (beside this executable) for the Python package `jax_plugins.cyxla`, and
+//! `JAX_PLATFORMS` is set to the platform (`cyxla`) unless the environment
+//! already sets it. With `--platform cpu` (`CYXLA_PLATFORM=cpu`) the package
+//! serves the guests on JAX's own `cpu` platform instead, and
+//! `JAX_PLATFORMS=cpu` is set (unless set). The configuration is checked here first
 //! (plugin, guests, policy, limits), so a mistake is reported before COMMAND
 //! starts. COMMAND then replaces this process (`exec`): its exit code and
 //! the signals sent to it are its own.
@@ -16,131 +17,176 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
-use clap::Args;
+use clap::{Arg, ArgAction, ArgMatches, Command};
 
-use crate::config::GUESTS_ENV;
-use crate::config::RECORD_ENV;
-use crate::config::{
-    ALLOW_ENV, ALLOW_NATIVE_ENV, CONFIG_ENV, Config, DEVICES_ENV, LIBRARY_ENV, LIMITS_ENV,
-    MAX_DEVICES, NATIVE_ENV, NO_LAPACK_ENV, PLATFORM_ENV, cpu_refusal,
-};
-use crate::process::{self, NativeSpec, PLUGIN_ENV, Setup};
-use crate::tenants::{POLICY_ENV, TENANT_ENV};
-use cyxla_sandbox::cache::ModuleCache;
-use cyxla_sandbox::limits::LimitSetting;
-use cyxla_sandbox::{AllowList, Limits};
+use crate::config::{Config, PJRT_LIBRARY_ENV, PLUGIN_ENV, Platform, SETTINGS, cpu_refusal};
+use crate::process::{self, NativeSpec};
+use crate::settings::{Flag, FlagValue};
 
 /// File name of the cyxla PJRT plugin library, built beside `cyxla-host`.
 pub const LIBRARY_FILE: &str = "libcyxla_pjrt.so";
 
-/// The JAX platform name of the plugin.
-pub const PLATFORM: &str = "cyxla";
-
-/// JAX's own CPU platform, where the guests can be served instead.
-pub const CPU_PLATFORM: &str = "cpu";
-
-/// Options that only the launcher takes.
-#[derive(Args, Debug, Default)]
-pub struct LaunchArgs {
-    /// With `-- COMMAND`: a TOML configuration file for the plugin (CYXLA_CONFIG)
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// With `-- COMMAND` or `list`: the operator's tenant policy (CYXLA_POLICY)
-    #[arg(long, value_name = "FILE", global = true)]
-    pub policy: Option<PathBuf>,
-    /// With `-- COMMAND` or `list`: the tenant, where the policy does not map the user (CYXLA_TENANT)
-    #[arg(long, value_name = "NAME", global = true)]
-    pub tenant: Option<String>,
-    /// With `-- COMMAND`: CPU devices of each PJRT client
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_DEVICES)))]
-    pub devices: Option<u32>,
-    /// With `-- COMMAND`: client code may not register native handlers
-    /// (jax.ffi.register_ffi_target is refused)
-    #[arg(long)]
-    pub deny_native: bool,
-    /// With `-- COMMAND`: the JAX platform the guests are served on: `cyxla`
-    /// (the cyxla PJRT plugin) or `cpu` (JAX's own CPU client, which has
-    /// jax.distributed collectives; refused with --deny-native)
-    #[arg(long, value_name = "PLATFORM", default_value = PLATFORM, value_parser = [PLATFORM, CPU_PLATFORM])]
-    pub platform: String,
-    /// With `-- COMMAND`: record each failed guest call (operands, attributes,
-    /// error) in its own folder in DIR, for `cyxla-host replay` (CYXLA_RECORD)
-    #[arg(long, value_name = "DIR")]
-    pub record: Option<PathBuf>,
+/// The flags of `cyxla-host` that stand for settings: the flag column of
+/// the settings table ([`SETTINGS`]), each flag given with its values. A
+/// flag sets its setting's variable ([`Flags::variables`]): in COMMAND's
+/// environment for `-- COMMAND`, in the configuration of `run`, `list` and
+/// `check` ([`Flags::config`]).
+#[derive(Clone, Debug, Default)]
+pub struct Flags {
+    given: BTreeMap<&'static str, Vec<String>>,
 }
 
-/// Options that set up the host, shared by every subcommand.
-#[derive(Args, Debug, Default)]
-pub struct HostArgs {
-    /// The PJRT plugin (.so) to load [default: the one scripts/setup.sh installed]
-    #[arg(long, global = true, env = process::PLUGIN_ENV, value_name = "PATH")]
-    pub plugin: Option<PathBuf>,
-    /// Register a trusted native XLA FFI handler from a shared library
-    #[arg(long = "native", global = true, value_name = "TARGET=LIBRARY:SYMBOL")]
-    pub natives: Vec<NativeSpec>,
-    /// Folder of guest .wasm modules [default: $CYXLA_GUESTS, else the bundled guests]
-    #[arg(long, global = true, value_name = "DIR")]
-    pub guests: Option<PathBuf>,
-    /// Register this target if a guest serves it (repeatable); nothing else is registered
-    #[arg(long = "allow", global = true, value_name = "TARGET")]
-    pub allow: Vec<String>,
-    /// Register every target the guests serve
-    #[arg(long, global = true, conflicts_with = "allow")]
-    pub allow_all: bool,
-    /// Do not register the native LAPACK targets (lapack_*_ffi and friends)
-    #[arg(long, global = true)]
-    pub no_lapack: bool,
-    /// Override a guest limit for every guest (repeatable), e.g. memory=64MiB,
-    /// call_timeout=2s; a guest's x.limits.toml overrides these (README, "Limits")
-    #[arg(long = "limit", global = true, value_name = "NAME=VALUE")]
-    pub limits: Vec<LimitSetting>,
-    /// Compile every guest, without the compile cache ($CYXLA_CACHE_DIR,
-    /// else ~/.cache/cyxla)
-    #[arg(long, global = true)]
-    pub no_cache: bool,
+/// Every flag of the table, with its setting's variable.
+fn table_flags() -> impl Iterator<Item = (Option<&'static str>, &'static Flag)> {
+    SETTINGS
+        .iter()
+        .flat_map(|s| s.flags.iter().map(move |f| (s.env, f)))
 }
 
-impl HostArgs {
-    /// What these options set up (`cyxla-host run`, `list`, `check`).
-    pub fn setup(&self) -> Setup {
-        Setup {
-            plugin: self.plugin.clone(),
-            natives: self.natives.clone(),
-            guests: self.guests.clone().into_iter().collect(),
-            allow: self.allow_list(),
-            pins: Default::default(),
-            limits: self.limits(),
-            lapack: !self.no_lapack,
-            strict: false,
-            reload: false,
-            cache: if self.no_cache {
-                None
-            } else {
-                ModuleCache::default_dir()
-            },
-        }
+impl Flags {
+    /// The values given to `--long` (a switch given: one empty value).
+    pub fn values(&self, long: &str) -> &[String] {
+        self.given.get(long).map_or(&[], Vec::as_slice)
     }
 
-    /// `--allow`, or `--allow-all`.
-    pub fn allow_list(&self) -> AllowList {
-        if self.allow_all {
-            AllowList::all()
-        } else {
-            AllowList::targets(self.allow.iter().cloned())
-        }
+    /// The last value given to `--long`, if it was given.
+    pub fn value(&self, long: &str) -> Option<&str> {
+        self.values(long).last().map(String::as_str)
     }
 
-    /// The limits `--limit` sets.
-    pub fn limits(&self) -> Limits {
-        let mut limits = Limits::default();
-        for setting in &self.limits {
-            // Each setting was checked when the flag was parsed; settings
-            // only ever narrow or widen independent fields.
-            if let Err(e) = limits.set(&setting.name, &setting.value) {
-                tracing::warn!("{e}");
+    /// The variables the flags given stand for, their paths made what
+    /// `path` makes them.
+    ///
+    /// # Errors
+    ///
+    /// A path `path` refuses.
+    pub fn variables(
+        &self,
+        path: &dyn Fn(&Path) -> Result<PathBuf>,
+    ) -> Result<BTreeMap<&'static str, String>> {
+        let text =
+            |p: &str| -> Result<String> { Ok(path(Path::new(p))?.to_string_lossy().into_owned()) };
+        let mut vars = BTreeMap::new();
+        for (env, flag) in table_flags() {
+            let (Some(env), Some(values)) = (env, self.given.get(flag.long)) else {
+                continue;
+            };
+            let values: Vec<String> = match flag.value {
+                FlagValue::Switch(sets) => vec![sets.to_owned()],
+                FlagValue::Text(_) => values.clone(),
+                FlagValue::Path(_) => values.iter().map(|v| text(v)).collect::<Result<_>>()?,
+                FlagValue::Native(_) => values
+                    .iter()
+                    .map(|v| {
+                        let n: NativeSpec = v.parse().map_err(|e: String| anyhow!(e))?;
+                        Ok(format!(
+                            "{}={}:{}",
+                            n.target,
+                            text(&n.library.to_string_lossy())?,
+                            n.symbol
+                        ))
+                    })
+                    .collect::<Result<_>>()?,
+            };
+            vars.insert(env, values.join(flag.many.unwrap_or("")));
+        }
+        Ok(vars)
+    }
+
+    /// The configuration the flags alone give (`run`, `list`, `check`):
+    /// the defaults, then the variables the flags stand for (paths as
+    /// given); a named target no guest serves is a warning, and changed
+    /// guests are not reloaded.
+    ///
+    /// # Errors
+    ///
+    /// A value the setting refuses.
+    pub fn config(&self) -> Result<Config> {
+        let vars = self.variables(&|p| Ok(p.to_owned()))?;
+        let mut config = Config::default();
+        config
+            .apply_env(&|name| vars.get(name).cloned())
+            .map_err(|e| anyhow!(e))?;
+        config.setup.strict = false;
+        config.setup.reload = false;
+        Ok(config)
+    }
+}
+
+impl clap::FromArgMatches for Flags {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Flags, clap::Error> {
+        let mut flags = Flags::default();
+        flags.update_from_arg_matches(matches)?;
+        Ok(flags)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        for (_, flag) in table_flags() {
+            let values: Vec<String> = match flag.value {
+                FlagValue::Switch(_) => {
+                    if !matches.get_flag(flag.long) {
+                        continue;
+                    }
+                    vec![String::new()]
+                }
+                _ => match matches.get_many::<String>(flag.long) {
+                    Some(values) => values.cloned().collect(),
+                    None => continue,
+                },
+            };
+            self.given.insert(flag.long, values);
+        }
+        Ok(())
+    }
+}
+
+impl clap::Args for Flags {
+    fn augment_args(mut cmd: Command) -> Command {
+        for setting in SETTINGS {
+            for flag in setting.flags {
+                let mut arg = Arg::new(flag.long)
+                    .long(flag.long)
+                    .help(flag.help)
+                    .global(flag.global);
+                arg = match flag.value {
+                    FlagValue::Switch(_) => arg.action(ArgAction::SetTrue),
+                    FlagValue::Text(name) | FlagValue::Path(name) | FlagValue::Native(name) => {
+                        let check = flag.check;
+                        let arg = arg.value_name(name).action(if flag.many.is_some() {
+                            ArgAction::Append
+                        } else {
+                            ArgAction::Set
+                        });
+                        if flag.choices.is_empty() {
+                            arg.value_parser(move |s: &str| check(s).map(|()| s.to_owned()))
+                        } else {
+                            arg.value_parser(flag.choices.to_vec())
+                        }
+                    }
+                };
+                if flag.env_default
+                    && let Some(env) = setting.env
+                {
+                    arg = arg.env(env);
+                }
+                // A switch and a value of one setting exclude each other
+                // (`--allow-all`, `--allow`).
+                for other in setting.flags {
+                    if other.long != flag.long
+                        && matches!(flag.value, FlagValue::Switch(_))
+                            != matches!(other.value, FlagValue::Switch(_))
+                    {
+                        arg = arg.conflicts_with(other.long);
+                    }
+                }
+                cmd = cmd.arg(arg);
             }
         }
-        limits
+        cmd
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Flags::augment_args(cmd)
     }
 }
 
@@ -151,12 +197,12 @@ impl HostArgs {
 ///
 /// A bad configuration (as the plugin would report it), the plugin library
 /// missing, or `command` that cannot be run.
-pub fn launch(host: &HostArgs, args: &LaunchArgs, command: &[String]) -> Result<()> {
+pub fn launch(flags: &Flags, command: &[String]) -> Result<()> {
     let (program, rest) = command
         .split_first()
         .ok_or_else(|| anyhow!("no command after `--`"))?;
-    let (vars, config) = configuration(host, args)?;
-    let on_cpu = args.platform == CPU_PLATFORM;
+    let (vars, config) = configuration(flags)?;
+    let on_cpu = config.platform == Platform::Cpu;
     // On `cpu` the guests run on jaxlib's own CPU client: no PJRT plugin.
     let plugin = if on_cpu {
         None
@@ -182,15 +228,9 @@ pub fn launch(host: &HostArgs, args: &LaunchArgs, command: &[String]) -> Result<
     if let Some(plugin) = &plugin {
         cmd.env(PLUGIN_ENV, absolute(plugin)?);
     }
-    cmd.env(LIBRARY_ENV, library()?);
-    if on_cpu {
-        cmd.env(PLATFORM_ENV, CPU_PLATFORM);
-    }
+    cmd.env(PJRT_LIBRARY_ENV, library()?);
     if std::env::var_os("JAX_PLATFORMS").is_none() {
-        cmd.env(
-            "JAX_PLATFORMS",
-            if on_cpu { CPU_PLATFORM } else { PLATFORM },
-        );
+        cmd.env("JAX_PLATFORMS", config.platform.name());
     }
     tracing::debug!(?vars, program, "launching");
     exec(cmd, program)
@@ -211,18 +251,15 @@ fn exec(mut cmd: std::process::Command, program: &str) -> Result<()> {
     std::process::exit(status.code().unwrap_or(1));
 }
 
-/// The environment variables the options given stand for, and the
-/// configuration the plugin will read in COMMAND's process (this process's
-/// environment with them on top).
+/// The environment variables the flags given stand for (paths absolute),
+/// and the configuration the plugin will read in COMMAND's process (this
+/// process's environment with them on top).
 ///
 /// # Errors
 ///
-/// A bad option or configuration.
-pub fn configuration(
-    host: &HostArgs,
-    args: &LaunchArgs,
-) -> Result<(BTreeMap<&'static str, String>, Config)> {
-    let vars = environment(host, args)?;
+/// A bad flag or configuration.
+pub fn configuration(flags: &Flags) -> Result<(BTreeMap<&'static str, String>, Config)> {
+    let vars = flags.variables(&|p| absolute(p))?;
     let lookup = |name: &str| {
         vars.get(name)
             .cloned()
@@ -230,61 +267,6 @@ pub fn configuration(
     };
     let config = Config::from_lookup(&lookup).map_err(|e| anyhow!("bad configuration: {e}"))?;
     Ok((vars, config))
-}
-
-/// The environment variables the options given stand for.
-fn environment(host: &HostArgs, args: &LaunchArgs) -> Result<BTreeMap<&'static str, String>> {
-    let mut vars = BTreeMap::new();
-    let text = |p: &Path| -> Result<String> { Ok(absolute(p)?.to_string_lossy().into_owned()) };
-    if let Some(config) = &args.config {
-        vars.insert(CONFIG_ENV, text(config)?);
-    }
-    if let Some(policy) = &args.policy {
-        vars.insert(POLICY_ENV, text(policy)?);
-    }
-    if let Some(tenant) = &args.tenant {
-        vars.insert(TENANT_ENV, tenant.clone());
-    }
-    if let Some(plugin) = &host.plugin {
-        vars.insert(PLUGIN_ENV, text(plugin)?);
-    }
-    if let Some(guests) = &host.guests {
-        vars.insert(GUESTS_ENV, text(guests)?);
-    }
-    if host.allow_all {
-        vars.insert(ALLOW_ENV, "*".to_owned());
-    } else if !host.allow.is_empty() {
-        vars.insert(ALLOW_ENV, host.allow.join(","));
-    }
-    if !host.limits.is_empty() {
-        let limits: Vec<String> = host
-            .limits
-            .iter()
-            .map(|l| format!("{}={}", l.name, l.value))
-            .collect();
-        vars.insert(LIMITS_ENV, limits.join(","));
-    }
-    if host.no_lapack {
-        vars.insert(NO_LAPACK_ENV, "1".to_owned());
-    }
-    if args.deny_native {
-        vars.insert(ALLOW_NATIVE_ENV, "0".to_owned());
-    }
-    if let Some(devices) = args.devices {
-        vars.insert(DEVICES_ENV, devices.to_string());
-    }
-    if let Some(record) = &args.record {
-        vars.insert(RECORD_ENV, text(record)?);
-    }
-    if !host.natives.is_empty() {
-        let specs: Vec<String> = host
-            .natives
-            .iter()
-            .map(|n| Ok(format!("{}={}:{}", n.target, text(&n.library)?, n.symbol)))
-            .collect::<Result<_>>()?;
-        vars.insert(NATIVE_ENV, specs.join(";"));
-    }
-    Ok(vars)
 }
 
 /// The plugin library beside the running executable (a build's
