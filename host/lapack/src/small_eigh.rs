@@ -614,7 +614,6 @@ fn sytd2<T: RealScalar>(
     tau: &mut [T],
     k: Consts<T>,
 ) {
-    let half = T::ONE / two::<T>();
     let at = |i: usize, j: usize| i + j * n;
     if upper {
         for i in (0..n - 1).rev() {
@@ -639,18 +638,7 @@ fn sytd2<T: RealScalar>(
                     }
                     y[j] = y[j] + temp1 * head[at(j, j)] + taui * temp2;
                 }
-                let dot = y.iter().zip(v).fold(T::ZERO, |s, (&a, &b)| s + a * b);
-                let alpha = -half * taui * dot;
-                y.iter_mut().zip(v).for_each(|(w, &x)| *w = *w + alpha * x);
-                // A -= v·wᵀ + w·vᵀ (upper triangle).
-                for j in 0..kk {
-                    if v[j] != T::ZERO || y[j] != T::ZERO {
-                        let (t1, t2) = (-y[j], -v[j]);
-                        for r in 0..=j {
-                            head[at(r, j)] = head[at(r, j)] + v[r] * t1 + y[r] * t2;
-                        }
-                    }
-                }
+                syr2_step(true, n, head, v, y, taui);
                 a[at(i, i + 1)] = e[i];
             }
             d[i + 1] = a[at(i + 1, i + 1)];
@@ -682,24 +670,34 @@ fn sytd2<T: RealScalar>(
                     }
                     y[j] = y[j] + taui * temp2;
                 }
-                let dot = y.iter().zip(v).fold(T::ZERO, |s, (&a, &b)| s + a * b);
-                let alpha = -half * taui * dot;
-                y.iter_mut().zip(v).for_each(|(w, &x)| *w = *w + alpha * x);
-                // A -= v·wᵀ + w·vᵀ (lower triangle).
-                for j in 0..kk {
-                    if v[j] != T::ZERO || y[j] != T::ZERO {
-                        let (t1, t2) = (-y[j], -v[j]);
-                        for r in j..kk {
-                            tail[sub(r, j)] = tail[sub(r, j)] + v[r] * t1 + y[r] * t2;
-                        }
-                    }
-                }
+                syr2_step(false, n, &mut tail[i + 1..], v, y, taui);
                 a[at(i + 1, i)] = e[i];
             }
             d[i] = a[at(i, i)];
             tau[i] = taui;
         }
         d[n - 1] = a[at(n - 1, n - 1)];
+    }
+}
+
+/// The end of one [`sytd2`] step, once `y` holds τ·A·v (`?symv`): w := y −
+/// ½·τ·(yᵀv)·v over `y` (`?dot`, `?axpy`), then A −= v·wᵀ + w·vᵀ (`?syr2`)
+/// on the upper or lower triangle of the `v.len()`-square block of `a`
+/// whose entry (r, c) is `a[r + c·n]`.
+fn syr2_step<T: RealScalar>(upper: bool, n: usize, a: &mut [T], v: &[T], y: &mut [T], tau: T) {
+    let half = T::ONE / two::<T>();
+    let dot = y.iter().zip(v).fold(T::ZERO, |s, (&w, &x)| s + w * x);
+    let alpha = -half * tau * dot;
+    y.iter_mut().zip(v).for_each(|(w, &x)| *w = *w + alpha * x);
+    let kk = v.len();
+    for j in 0..kk {
+        if v[j] != T::ZERO || y[j] != T::ZERO {
+            let (t1, t2) = (-y[j], -v[j]);
+            let rows = if upper { 0..j + 1 } else { j..kk };
+            for r in rows {
+                a[r + j * n] = a[r + j * n] + v[r] * t1 + y[r] * t2;
+            }
+        }
     }
 }
 
