@@ -22,9 +22,7 @@
 //! // host/setup/src/config.rs, in the table:
 //!     /// A file the process writes its metrics to
 //!     metrics: OnePath => |c| &mut c.metrics,
-//!         env METRICS_ENV = "CYXLA_METRICS",
-//!         file metrics,
-//!         policy Applies,
+//!         env METRICS_ENV = "CYXLA_METRICS", file metrics, policy Applies,
 //!         flags [Flag::path("metrics", "PATH", "With `-- COMMAND`: write metrics to PATH")],
 //!         default "none";
 //! // and in `Config`: `pub metrics: Option<PathBuf>,`
@@ -61,33 +59,25 @@ pub const MAX_DEVICES: u32 = 256;
 settings! {
     /// A TOML configuration file: its keys are this table's file keys;
     /// relative paths in it are relative to its folder
-    config: Elsewhere => nowhere,
-        env CONFIG_ENV = "CYXLA_CONFIG",
-        policy Refused,
+    config: Elsewhere => nowhere, env CONFIG_ENV = "CYXLA_CONFIG", policy Refused,
         flags [Flag::path("config", "FILE",
             "With `-- COMMAND`: a TOML configuration file for the plugin (CYXLA_CONFIG)")],
         default "none";
     /// The operator's tenant policy (where /etc/cyxla/policy.toml exists,
     /// it may only name that)
-    policy: Elsewhere => nowhere,
-        env POLICY_ENV = "CYXLA_POLICY",
-        policy Applies,
+    policy: Elsewhere => nowhere, env POLICY_ENV = "CYXLA_POLICY", policy Applies,
         flags [Flag::path("policy", "FILE",
             "With `-- COMMAND` or `list`: the operator's tenant policy (CYXLA_POLICY)").global()],
         default "/etc/cyxla/policy.toml if it exists";
     /// The tenant, where the policy does not map the user
-    tenant: Elsewhere => nowhere,
-        env TENANT_ENV = "CYXLA_TENANT",
-        policy Applies,
+    tenant: Elsewhere => nowhere, env TENANT_ENV = "CYXLA_TENANT", policy Applies,
         flags [Flag::text("tenant", "NAME",
             "With `-- COMMAND` or `list`: the tenant, where the policy does not map the user \
              (CYXLA_TENANT)").global()],
         default "the policy's `[users]`/`[groups]`, else its `default_tenant`";
     /// The real XLA PJRT plugin (.so)
     plugin: OnePath => |c| &mut c.setup.plugin,
-        env PLUGIN_ENV = "CYXLA_PJRT_PLUGIN",
-        file plugin,
-        policy Applies,
+        env PLUGIN_ENV = "CYXLA_PJRT_PLUGIN", file plugin, policy Applies,
         flags [Flag::path("plugin", "PATH",
             "The PJRT plugin (.so) to load [default: the one scripts/setup.sh installed]")
             .global().env_default()],
@@ -95,20 +85,14 @@ settings! {
     /// The guests folders, `:`-separated (a file or policy: one or a list);
     /// an earlier folder wins a target
     guests: Folders => |c| &mut c.setup.guests,
-        env GUESTS_ENV = "CYXLA_GUESTS",
-        file guests,
-        tenant guests,
-        policy Refused,
+        env GUESTS_ENV = "CYXLA_GUESTS", file guests, tenant guests, policy Refused,
         flags [Flag::path("guests", "DIR",
             "Folder of guest .wasm modules [default: $CYXLA_GUESTS, else the bundled guests]")
             .global()],
         default "the bundled guests";
     /// Targets to register: names or globs, `a,b` (`*`: all)
     allow: Allow => |c| &mut c.setup.allow,
-        env ALLOW_ENV = "CYXLA_ALLOW",
-        file allow,
-        tenant allow,
-        policy Refused,
+        env ALLOW_ENV = "CYXLA_ALLOW", file allow, tenant allow, policy Refused,
         flags [
             Flag::text("allow", "TARGET",
                 "Register this target if a guest serves it (repeatable); nothing else is registered")
@@ -119,10 +103,7 @@ settings! {
     /// Guest limits, `call_timeout=2s,memory=64MiB` (a file or policy: a
     /// `[limits]` table)
     limits: LimitSettings => |c| &mut c.setup.limits,
-        env LIMITS_ENV = "CYXLA_LIMITS",
-        file limits,
-        tenant limits,
-        policy Refused,
+        env LIMITS_ENV = "CYXLA_LIMITS", file limits, tenant limits, policy Refused,
         flags [Flag::text("limit", "NAME=VALUE",
             "Override a guest limit for every guest (repeatable), e.g. memory=64MiB, \
              call_timeout=2s; a guest's x.limits.toml overrides these (README, \"Limits\")")
@@ -131,26 +112,19 @@ settings! {
     /// Whether the native LAPACK targets are registered (the variable says
     /// the opposite: `1`, no LAPACK; the keys: `lapack = false`)
     lapack: NegatedSwitch => |c| &mut c.setup.lapack,
-        env NO_LAPACK_ENV = "CYXLA_NO_LAPACK",
-        file lapack,
-        tenant lapack,
-        policy Refused,
+        env NO_LAPACK_ENV = "CYXLA_NO_LAPACK", file lapack, tenant lapack, policy Refused,
         flags [Flag::switch("no-lapack", "1",
             "Do not register the native LAPACK targets (lapack_*_ffi and friends)").global()],
         default "LAPACK on";
     /// Trusted native handlers, `T=LIB:SYM`, `;`-separated
     native: Natives => |c| &mut c.setup.natives,
-        env NATIVE_ENV = "CYXLA_NATIVE",
-        file native,
-        policy Refused,
+        env NATIVE_ENV = "CYXLA_NATIVE", file native, policy Refused,
         flags [Flag::native("native",
             "Register a trusted native XLA FFI handler from a shared library").many(";").global()],
         default "none";
     /// Whether client code may register native handlers
     allow_native: Switch => |c| &mut c.allow_native,
-        env ALLOW_NATIVE_ENV = "CYXLA_ALLOW_NATIVE",
-        file allow_native,
-        tenant allow_native,
+        env ALLOW_NATIVE_ENV = "CYXLA_ALLOW_NATIVE", file allow_native, tenant allow_native,
         policy Refused,
         flags [Flag::switch("deny-native", "0",
             "With `-- COMMAND`: client code may not register native handlers \
@@ -158,18 +132,14 @@ settings! {
         default "`1` (yes)";
     /// CPU devices of each client (a tenant's policy wins over the variable)
     devices: Devices => |c| &mut c.devices,
-        env DEVICES_ENV = "CYXLA_DEVICES",
-        file devices,
-        tenant devices,
-        policy Applies,
+        env DEVICES_ENV = "CYXLA_DEVICES", file devices, tenant devices, policy Applies,
         flags [Flag::text("devices", "N", "With `-- COMMAND`: CPU devices of each PJRT client")
             .check(check_devices_flag)],
         default "the plugin's (4)";
     /// The JAX platform the guests are served on: `cyxla` (the cyxla PJRT
     /// plugin) or `cpu` (JAX's own CPU client; refused where client code
     /// may not register native handlers)
-    platform: PlatformKind => |c| &mut c.platform,
-        env PLATFORM_ENV = "CYXLA_PLATFORM",
+    platform: PlatformKind => |c| &mut c.platform, env PLATFORM_ENV = "CYXLA_PLATFORM",
         policy Applies,
         flags [Flag::text("platform", "PLATFORM",
             "With `-- COMMAND`: the JAX platform the guests are served on: `cyxla` (the cyxla \
@@ -179,14 +149,9 @@ settings! {
         default "`cyxla`";
     /// Whether changed guests are reloaded while the process runs
     reload: Switch => |c| &mut c.setup.reload,
-        env RELOAD_ENV = "CYXLA_RELOAD",
-        file reload,
-        policy Applies,
-        flags [],
-        default "`1`";
+        env RELOAD_ENV = "CYXLA_RELOAD", file reload, policy Applies, default "`1`";
     /// The compile cache: `0` turns it off (its folder: `CYXLA_CACHE_DIR`)
-    cache: OptionalFolder => |c| &mut c.setup.cache,
-        env CACHE_ENV = "CYXLA_CACHE",
+    cache: OptionalFolder => |c| &mut c.setup.cache, env CACHE_ENV = "CYXLA_CACHE",
         policy Applies,
         flags [Flag::switch("no-cache", "0",
             "Compile every guest, without the compile cache ($CYXLA_CACHE_DIR, else \
@@ -194,54 +159,32 @@ settings! {
         default "on";
     /// The compile cache's folder (read by the sandbox library)
     cache_dir: Elsewhere => nowhere,
-        env CACHE_DIR_ENV = cyxla_sandbox::cache::CACHE_DIR_ENV,
-        policy Applies,
-        flags [],
+        env CACHE_DIR_ENV = cyxla_sandbox::cache::CACHE_DIR_ENV, policy Applies,
         default "`$XDG_CACHE_HOME/cyxla`, else `~/.cache/cyxla`";
     /// A JSON file of per-target statistics, rewritten every 2 s and at exit
-    stats: OnePath => |c| &mut c.stats,
-        env STATS_ENV = "CYXLA_STATS",
-        policy Applies,
-        flags [],
+    stats: OnePath => |c| &mut c.stats, env STATS_ENV = "CYXLA_STATS", policy Applies,
         default "none";
     /// A folder where each failed guest call is recorded, for `cyxla-host
     /// replay`
     record: OnePath => |c| &mut c.record,
-        env RECORD_ENV = "CYXLA_RECORD",
-        file record,
-        tenant record,
-        policy Refused,
+        env RECORD_ENV = "CYXLA_RECORD", file record, tenant record, policy Refused,
         flags [Flag::path("record", "DIR",
             "With `-- COMMAND`: record each failed guest call (operands, attributes, error) in \
              its own folder in DIR, for `cyxla-host replay` (CYXLA_RECORD)")],
         default "none";
     /// Target → sha256 of the only module that may serve it (a tenant's
     /// policy only)
-    pins: Pins => |c| &mut c.setup.pins,
-        tenant pins,
-        policy Applies,
-        flags [],
-        default "none";
+    pins: Pins => |c| &mut c.setup.pins, tenant pins, policy Applies, default "none";
     /// The cyxla PJRT plugin library, for the Python package
     /// (`jax_plugins.cyxla`)
-    library: Elsewhere => nowhere,
-        env PJRT_LIBRARY_ENV = "CYXLA_PJRT_LIBRARY",
-        policy Applies,
-        flags [],
+    library: Elsewhere => nowhere, env PJRT_LIBRARY_ENV = "CYXLA_PJRT_LIBRARY", policy Applies,
         default "set by the launcher; else the package's own";
     /// What is logged to stderr (`tracing` filter, e.g. `cyxla_sandbox=debug`)
-    log: Elsewhere => nowhere,
-        env LOG_ENV = "CYXLA_LOG",
-        policy Applies,
-        flags [],
-        default "`warn`";
+    log: Elsewhere => nowhere, env LOG_ENV = "CYXLA_LOG", policy Applies, default "`warn`";
     /// `1`: a perf map of guest code, for `perf report` (read by the sandbox
     /// library)
     perf_map: Elsewhere => nowhere,
-        env PERF_MAP_ENV = cyxla_sandbox::PERF_MAP_ENV,
-        policy Applies,
-        flags [],
-        default "off";
+        env PERF_MAP_ENV = cyxla_sandbox::PERF_MAP_ENV, policy Applies, default "off";
 }
 
 /// The JAX platform the guests are served on ([`Config::platform`]).

@@ -371,20 +371,40 @@ impl Kind for LimitSettings {
     }
 }
 
+/// A [`Kind`] whose configuration file and policy hold the field's value
+/// as it is: only a variable's text is read into it.
+pub trait AsIs {
+    /// The field, and what the file and the policy hold for it.
+    type Value: DeserializeOwned + Clone + Debug;
+    /// The variable's text (not empty) as a value.
+    ///
+    /// # Errors
+    ///
+    /// What is wrong with the text (the caller names the variable).
+    fn parse(text: &str) -> Result<Self::Value, String>;
+}
+
+impl<K: AsIs> Kind for K {
+    type Field = K::Value;
+    type Toml = K::Value;
+    fn env(field: &mut K::Value, text: &str) -> Result<(), String> {
+        *field = K::parse(text)?;
+        Ok(())
+    }
+    fn toml(field: &mut K::Value, value: K::Value, _: &Paths) -> Result<(), Located> {
+        *field = value;
+        Ok(())
+    }
+}
+
 /// Yes or no: `1` or `0` (`true`/`false`, `yes`/`no`, `on`/`off`) in a
 /// variable, a boolean in a file.
 pub struct Switch;
 
-impl Kind for Switch {
-    type Field = bool;
-    type Toml = bool;
-    fn env(field: &mut bool, text: &str) -> Result<(), String> {
-        *field = parse_bool(text)?;
-        Ok(())
-    }
-    fn toml(field: &mut bool, value: bool, _: &Paths) -> Result<(), Located> {
-        *field = value;
-        Ok(())
+impl AsIs for Switch {
+    type Value = bool;
+    fn parse(text: &str) -> Result<bool, String> {
+        parse_bool(text)
     }
 }
 
@@ -392,16 +412,10 @@ impl Kind for Switch {
 /// `lapack = false`).
 pub struct NegatedSwitch;
 
-impl Kind for NegatedSwitch {
-    type Field = bool;
-    type Toml = bool;
-    fn env(field: &mut bool, text: &str) -> Result<(), String> {
-        *field = !parse_bool(text)?;
-        Ok(())
-    }
-    fn toml(field: &mut bool, value: bool, _: &Paths) -> Result<(), Located> {
-        *field = value;
-        Ok(())
+impl AsIs for NegatedSwitch {
+    type Value = bool;
+    fn parse(text: &str) -> Result<bool, String> {
+        Ok(!parse_bool(text)?)
     }
 }
 
@@ -492,17 +506,11 @@ impl Kind for Natives {
 /// The JAX platform the guests are served on.
 pub struct PlatformKind;
 
-impl Kind for PlatformKind {
-    type Field = Platform;
-    type Toml = Platform;
-    fn env(field: &mut Platform, text: &str) -> Result<(), String> {
-        *field = Platform::deserialize(toml::Value::String(text.trim().to_owned()))
-            .map_err(|e| e.message().trim_end().to_owned())?;
-        Ok(())
-    }
-    fn toml(field: &mut Platform, value: Platform, _: &Paths) -> Result<(), Located> {
-        *field = value;
-        Ok(())
+impl AsIs for PlatformKind {
+    type Value = Platform;
+    fn parse(text: &str) -> Result<Platform, String> {
+        Platform::deserialize(toml::Value::String(text.trim().to_owned()))
+            .map_err(|e| e.message().trim_end().to_owned())
     }
 }
 
@@ -592,9 +600,12 @@ pub fn reference_table(settings: &[Setting]) -> String {
 ///     file key,                     // optional
 ///     tenant key,                   // optional
 ///     policy Refused,               // or Applies: its variable beside a policy
-///     flags [Flag::path("name", "DIR", "help")],
+///     flags [Flag::path("name", "DIR", "help")],  // optional
 ///     default "none";
 /// ```
+///
+/// A row's parts come in this order, as many to a line as fit (`pins: Pins
+/// => |c| &mut c.setup.pins, tenant pins, policy Applies, default "none";`).
 macro_rules! settings {
     (
         $(
@@ -604,7 +615,7 @@ macro_rules! settings {
                 $(file $file:ident,)?
                 $(tenant $tenant:ident,)?
                 policy $beside:ident,
-                flags [$($flag:expr),* $(,)?],
+                $(flags [$($flag:expr),* $(,)?],)?
                 default $default:expr;
         )*
     ) => {
@@ -621,7 +632,7 @@ macro_rules! settings {
                 file: $crate::settings::first(&[$(stringify!($file))?]),
                 tenant: $crate::settings::first(&[$(stringify!($tenant))?]),
                 beside_policy: $crate::settings::Beside::$beside,
-                flags: &[$($flag),*],
+                flags: &[$($($flag),*)?],
                 doc: concat!($($doc),*),
                 default: $default,
             },
