@@ -14,10 +14,10 @@ use plugin_glue::frame::CallFrame;
 use plugin_glue::{ErrorCode, Handler, HandlerError};
 
 use crate::call::HostCall;
+use crate::failed_call::{self, FailedCall, Sink};
 use crate::guest::Guest;
 use crate::layout::CallView;
 use crate::pool::Pool;
-use crate::record::{self, FailedCall, Sink};
 use crate::state::CallInfo;
 use crate::stats::{CallMeasure, Ending, TargetStats};
 
@@ -196,7 +196,7 @@ impl GuestHandler {
                 if failure.discard {
                     lease.discard();
                 }
-                if let Some(sink) = record::sink() {
+                if let Some(sink) = failed_call::sink() {
                     self.record(&sink, call, pool.guest(), &failure.error);
                 }
                 let error = prefixed(failure.error);
@@ -211,11 +211,11 @@ impl GuestHandler {
     /// Sends the failed `call` to `sink` (a panic in the sink is logged:
     /// the call's own error stands).
     fn record<C: CallView>(&self, sink: &Sink, call: &C, guest: &Guest, error: &HandlerError) {
-        let Some(record::Captured {
+        let Some(failed_call::Captured {
             operands,
             attrs,
             results,
-        }) = record::capture(call)
+        }) = failed_call::capture(call)
         else {
             tracing::warn!(target = %self.slot.target, "the failed call could not be read back: not recorded");
             return;

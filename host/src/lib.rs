@@ -57,6 +57,7 @@ mod deadline;
 mod dispatch;
 mod engine;
 mod error;
+pub mod failed_call;
 mod faults;
 mod float_mode;
 #[cfg(feature = "fuzzing")]
@@ -70,7 +71,6 @@ mod layout;
 pub mod limits;
 pub mod policy;
 mod pool;
-pub mod record;
 mod reload;
 mod sandbox;
 mod stack;

@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, anyhow, bail};
-use cyxla_sandbox::record::{self, FailedCall};
+use cyxla_sandbox::failed_call::{self, FailedCall};
 use cyxla_sandbox::{HostAttr, HostBuffer};
 use plugin_glue::{DType, ErrorCode, HandlerError};
 use serde::{Deserialize, Serialize};
@@ -50,7 +50,7 @@ pub fn start(dir: Option<PathBuf>) {
         full: AtomicBool::new(false),
         seq: AtomicU64::new(0),
     };
-    record::record_failures(Some(Arc::new(move |call: &FailedCall| {
+    failed_call::record_failures(Some(Arc::new(move |call: &FailedCall| {
         if let Err(e) = recorder.write(call) {
             tracing::warn!(
                 target = %call.target,
