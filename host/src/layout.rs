@@ -480,33 +480,11 @@ impl CallLayout {
         self.put_u32(call_frame::CTX, self.addr(CTX_OFFSET)?);
         self.put_u32(call_frame::STAGE, abi::execution_stage::EXECUTE);
 
-        // Type and pointer arrays.
-        let args_types = self.reserve_array(n_args)?;
-        let args_ptrs = self.reserve_array(n_args)?;
-        let rets_types = self.reserve_array(n_rets)?;
-        let rets_ptrs = self.reserve_array(n_rets)?;
-        for i in 0..n_args {
-            self.put_u32(args_types + 4 * to_u32(i, "args")?, abi::arg_type::BUFFER);
-        }
-        for i in 0..n_rets {
-            self.put_u32(rets_types + 4 * to_u32(i, "rets")?, abi::ret_type::BUFFER);
-        }
-        let a = call_frame::ARGS;
-        self.put_u32(a + args::STRUCT_SIZE_OFFSET, args::STRUCT_SIZE);
-        self.put_i64(
-            a + args::SIZE_FIELD,
-            i64::try_from(n_args).map_err(|_| too_big("args"))?,
-        );
-        self.put_u32(a + args::TYPES, self.addr(args_types)?);
-        self.put_u32(a + args::ARGS, self.addr(args_ptrs)?);
-        let r = call_frame::RETS;
-        self.put_u32(r + rets::STRUCT_SIZE_OFFSET, rets::STRUCT_SIZE);
-        self.put_i64(
-            r + rets::SIZE_FIELD,
-            i64::try_from(n_rets).map_err(|_| too_big("rets"))?,
-        );
-        self.put_u32(r + rets::TYPES, self.addr(rets_types)?);
-        self.put_u32(r + rets::RETS, self.addr(rets_ptrs)?);
+        // Operand and result lists, with their type and pointer arrays.
+        let args_ptrs =
+            self.put_buffer_list(call_frame::ARGS, n_args, abi::arg_type::BUFFER, "args")?;
+        let rets_ptrs =
+            self.put_buffer_list(call_frame::RETS, n_rets, abi::ret_type::BUFFER, "rets")?;
 
         // Buffers and their dims; data pointers are patched below.
         let buffers = self.reserve(
@@ -715,6 +693,44 @@ impl CallLayout {
         self.base
             .checked_add(offset)
             .ok_or_else(|| too_big("address"))
+    }
+
+    /// Reserves the type array and the pointer array of `n` buffers, sets
+    /// every type to `kind`, and writes the `XLA_FFI_Args` or
+    /// `XLA_FFI_Rets` at header offset `list` pointing at them; returns the
+    /// pointer array's offset. `what` names the list in errors.
+    fn put_buffer_list(
+        &mut self,
+        list: u32,
+        n: usize,
+        kind: u32,
+        what: &str,
+    ) -> Result<u32, HandlerError> {
+        // One layout (both from `buffer_list!` in `cyxla_guest_abi`): either
+        // list is written with `args`' offsets.
+        const {
+            assert!(
+                args::SIZE == rets::SIZE
+                    && args::STRUCT_SIZE == rets::STRUCT_SIZE
+                    && args::STRUCT_SIZE_OFFSET == rets::STRUCT_SIZE_OFFSET
+                    && args::SIZE_FIELD == rets::SIZE_FIELD
+                    && args::TYPES == rets::TYPES
+                    && args::ARGS == rets::RETS
+            );
+        }
+        let types = self.reserve_array(n)?;
+        let ptrs = self.reserve_array(n)?;
+        for i in 0..n {
+            self.put_u32(types + 4 * to_u32(i, what)?, kind);
+        }
+        self.put_u32(list + args::STRUCT_SIZE_OFFSET, args::STRUCT_SIZE);
+        self.put_i64(
+            list + args::SIZE_FIELD,
+            i64::try_from(n).map_err(|_| too_big(what))?,
+        );
+        self.put_u32(list + args::TYPES, self.addr(types)?);
+        self.put_u32(list + args::ARGS, self.addr(ptrs)?);
+        Ok(ptrs)
     }
 
     /// Appends `len` zero bytes at `align`; returns their offset.
