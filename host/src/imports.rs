@@ -355,6 +355,25 @@ fn read_type_id(
     )?))
 }
 
+/// Answers an import whose arguments (`SIZE` bytes) point, at offset
+/// `type_id`, at a type id: reads them as [`read_args_or_error`] does (a
+/// short struct gets the guest an error handle) and the id with
+/// [`read_type_id`], then answers with `answer(caller, bytes, id)`.
+fn with_type_id<const SIZE: usize>(
+    mut caller: Caller<'_, HostState>,
+    args: i32,
+    imp: &'static Import,
+    type_id: u32,
+    answer: impl FnOnce(Caller<'_, HostState>, [u8; SIZE], i64) -> wasmtime::Result<i32>,
+) -> wasmtime::Result<i32> {
+    let bytes = match read_args_or_error::<SIZE>(&mut caller, imp, args)? {
+        Ok(bytes) => bytes,
+        Err(handle) => return Ok(handle),
+    };
+    let id = read_type_id(&mut caller, imp.c_name, u32_at(&bytes, type_id))?;
+    answer(caller, bytes, id)
+}
+
 fn type_register(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
     use abi::type_register_args as a;
     let imp = import(abi::IMPORT_TYPE_REGISTER);
@@ -433,80 +452,77 @@ fn type_register(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Resu
     Ok(0)
 }
 
-fn execution_context_get(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
+fn execution_context_get(caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
     use abi::execution_context_get_args as a;
     let imp = import(abi::IMPORT_EXECUTION_CONTEXT_GET);
-    let bytes = match read_args_or_error::<{ a::SIZE as usize }>(&mut caller, imp, args)? {
-        Ok(bytes) => bytes,
-        Err(handle) => return Ok(handle),
-    };
-    let type_id = read_type_id(&mut caller, imp.c_name, u32_at(&bytes, a::TYPE_ID))?;
-    let message = format!(
-        "`{}`: no user data with type id {type_id} (the cyxla sandbox passes no execution context data to guests)",
-        imp.c_name
-    );
-    caller
-        .data_mut()
-        .error(ErrorCode::NotFound, message, imp.c_name)
+    with_type_id::<{ a::SIZE as usize }>(caller, args, imp, a::TYPE_ID, |mut caller, _, type_id| {
+        let message = format!(
+            "`{}`: no user data with type id {type_id} (the cyxla sandbox passes no execution context data to guests)",
+            imp.c_name
+        );
+        caller
+            .data_mut()
+            .error(ErrorCode::NotFound, message, imp.c_name)
+    })
 }
 
-fn state_set(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
+fn state_set(caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
     use abi::state_set_args as a;
     let imp = import(abi::IMPORT_STATE_SET);
-    let bytes = match read_args_or_error::<{ a::SIZE as usize }>(&mut caller, imp, args)? {
-        Ok(bytes) => bytes,
-        Err(handle) => return Ok(handle),
-    };
-    let type_id = read_type_id(&mut caller, imp.c_name, u32_at(&bytes, a::TYPE_ID))?;
-    let value = u32_at(&bytes, a::STATE);
-    let state = caller.data_mut();
-    if state.states.iter().any(|(id, _)| *id == type_id) {
-        let message = format!(
-            "`{}`: state of type id {type_id} is already set",
-            imp.c_name
-        );
-        return state.error(ErrorCode::AlreadyExists, message, imp.c_name);
-    }
-    if state.states.len() >= MAX_TYPES {
-        let message = format!("`{}`: more than {MAX_TYPES} states set", imp.c_name);
-        return state.error(ErrorCode::ResourceExhausted, message, imp.c_name);
-    }
-    state.states.push((type_id, value));
-    Ok(0)
+    with_type_id::<{ a::SIZE as usize }>(
+        caller,
+        args,
+        imp,
+        a::TYPE_ID,
+        |mut caller, bytes, type_id| {
+            let value = u32_at(&bytes, a::STATE);
+            let state = caller.data_mut();
+            if state.states.iter().any(|(id, _)| *id == type_id) {
+                let message = format!(
+                    "`{}`: state of type id {type_id} is already set",
+                    imp.c_name
+                );
+                return state.error(ErrorCode::AlreadyExists, message, imp.c_name);
+            }
+            if state.states.len() >= MAX_TYPES {
+                let message = format!("`{}`: more than {MAX_TYPES} states set", imp.c_name);
+                return state.error(ErrorCode::ResourceExhausted, message, imp.c_name);
+            }
+            state.states.push((type_id, value));
+            Ok(0)
+        },
+    )
 }
 
-fn state_get(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
+fn state_get(caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
     use abi::state_get_args as a;
     let imp = import(abi::IMPORT_STATE_GET);
-    let bytes = match read_args_or_error::<{ a::SIZE as usize }>(&mut caller, imp, args)? {
-        Ok(bytes) => bytes,
-        Err(handle) => return Ok(handle),
-    };
-    let type_id = read_type_id(&mut caller, imp.c_name, u32_at(&bytes, a::TYPE_ID))?;
-    let found = caller
-        .data()
-        .states
-        .iter()
-        .find(|(id, _)| *id == type_id)
-        .map(|(_, v)| *v);
-    let Some(value) = found else {
-        let message = format!(
-            "`{}`: no state of type id {type_id} has been set",
-            imp.c_name
-        );
-        return caller
-            .data_mut()
-            .error(ErrorCode::NotFound, message, imp.c_name);
-    };
-    let out = args.cast_unsigned().saturating_add(a::STATE);
-    write_bytes(
-        &mut caller,
-        imp.c_name,
-        "the state field",
-        out,
-        &value.to_le_bytes(),
-    )?;
-    Ok(0)
+    with_type_id::<{ a::SIZE as usize }>(caller, args, imp, a::TYPE_ID, |mut caller, _, type_id| {
+        let found = caller
+            .data()
+            .states
+            .iter()
+            .find(|(id, _)| *id == type_id)
+            .map(|(_, v)| *v);
+        let Some(value) = found else {
+            let message = format!(
+                "`{}`: no state of type id {type_id} has been set",
+                imp.c_name
+            );
+            return caller
+                .data_mut()
+                .error(ErrorCode::NotFound, message, imp.c_name);
+        };
+        let out = args.cast_unsigned().saturating_add(a::STATE);
+        write_bytes(
+            &mut caller,
+            imp.c_name,
+            "the state field",
+            out,
+            &value.to_le_bytes(),
+        )?;
+        Ok(0)
+    })
 }
 
 /// Slot 18 (0.5): no extension is attached to a guest's context, so
