@@ -402,6 +402,46 @@ fn usage_errors_exit_2() {
     assert!(text(&out.stderr).contains("TARGET=LIBRARY:SYMBOL"));
 }
 
+/// A subcommand's own `--policy` (`kernelspec install`) shares its name
+/// with the global `--policy` setting flag: both parse, as paths.
+#[test]
+fn kernelspec_install_takes_its_policy_beside_the_global_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(
+        &policy,
+        "default_tenant = \"t\"\n[tenants.t]\nallow = [\"rms_norm\"]\n",
+    )
+    .unwrap();
+    let python = std::env::current_exe().unwrap();
+    let out = bin()
+        .arg("kernelspec")
+        .arg("install")
+        .arg("--policy")
+        .arg(&policy)
+        .arg("--prefix")
+        .arg(dir.path())
+        .arg("--python")
+        .arg(&python)
+        .output()
+        .unwrap();
+    assert_exit(&out, 0, "kernelspec install --policy");
+    let spec = std::fs::read_to_string(dir.path().join("share/jupyter/kernels/cyxla/kernel.json"))
+        .unwrap();
+    let spec: serde_json::Value = serde_json::from_str(&spec).unwrap();
+    let argv: Vec<&str> = spec["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let at = argv
+        .iter()
+        .position(|a| *a == "--policy")
+        .expect("--policy in argv");
+    assert_eq!(argv[at + 1], policy.to_str().unwrap(), "{argv:?}");
+}
+
 /// `interrupt=signal` and `interrupt=epoch` asked for deadline mechanisms
 /// that were removed or replaced: the flag is a usage error that names the
 /// setting and says why, and nothing runs (`CYXLA_LIMITS` and the

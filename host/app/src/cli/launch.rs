@@ -129,6 +129,12 @@ impl clap::FromArgMatches for Flags {
                     }
                     vec![String::new()]
                 }
+                // Paths are `PathBuf`s, as a subcommand's own argument of
+                // the same name (`kernelspec install --policy`) has them.
+                FlagValue::Path(_) => match matches.get_many::<PathBuf>(flag.long) {
+                    Some(values) => values.map(|p| p.to_string_lossy().into_owned()).collect(),
+                    None => continue,
+                },
                 _ => match matches.get_many::<String>(flag.long) {
                     Some(values) => values.cloned().collect(),
                     None => continue,
@@ -157,7 +163,9 @@ impl clap::Args for Flags {
                         } else {
                             ArgAction::Set
                         });
-                        if flag.choices.is_empty() {
+                        if let FlagValue::Path(_) = flag.value {
+                            arg.value_parser(clap::value_parser!(PathBuf))
+                        } else if flag.choices.is_empty() {
                             arg.value_parser(move |s: &str| check(s).map(|()| s.to_owned()))
                         } else {
                             arg.value_parser(flag.choices.to_vec())
