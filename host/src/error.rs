@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Errors from loading guests, checking them and registering their targets.
 #[derive(Debug)]
@@ -172,6 +172,17 @@ impl fmt::Display for WasmError {
 
 impl std::error::Error for WasmError {}
 
+/// Writes `guest {path} {what}: {detail}`, the form of most of [`Error`]'s
+/// messages.
+fn guest(
+    f: &mut fmt::Formatter<'_>,
+    path: &Path,
+    what: &str,
+    detail: impl fmt::Display,
+) -> fmt::Result {
+    write!(f, "guest {} {what}: {detail}", path.display())
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -181,14 +192,10 @@ impl fmt::Display for Error {
                 "guest {} is {size} bytes, over the limit of {limit} bytes",
                 path.display()
             ),
-            Error::OverLimit { path, message } => write!(
-                f,
-                "guest {} is rejected before compiling: {message}",
-                path.display()
-            ),
-            Error::LimitsFile { path, message, .. } => {
-                write!(f, "guest {} is rejected: {message}", path.display())
+            Error::OverLimit { path, message } => {
+                guest(f, path, "is rejected before compiling", message)
             }
+            Error::LimitsFile { path, message, .. } => guest(f, path, "is rejected", message),
             Error::NotWasm { path, reason } => {
                 write!(
                     f,
@@ -197,21 +204,11 @@ impl fmt::Display for Error {
                 )
             }
             Error::InvalidModule { path, message } => {
-                write!(
-                    f,
-                    "guest {} is not valid WebAssembly: {message}",
-                    path.display()
-                )
+                guest(f, path, "is not valid WebAssembly", message)
             }
-            Error::Abi { path, reason } => {
-                write!(f, "guest {} is rejected: {reason}", path.display())
-            }
+            Error::Abi { path, reason } => guest(f, path, "is rejected", reason),
             Error::Instantiate { path, message } => {
-                write!(
-                    f,
-                    "guest {} cannot be instantiated: {message}",
-                    path.display()
-                )
+                guest(f, path, "cannot be instantiated", message)
             }
             Error::DuplicateTarget { target, files } => {
                 write!(f, "target `{target}` is declared by more than one guest (")?;
