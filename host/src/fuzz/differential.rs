@@ -186,6 +186,26 @@ fn trap_name(kind: &str) -> Ended {
     Ended::Trapped(kind.to_string())
 }
 
+/// How a trap both engines name alike ended, `$trap` a variant of `$Trap`
+/// (wasmtime's `Trap`, wasmi's `TrapCode`: one name for each of these);
+/// `None` for the others, which each engine names itself.
+macro_rules! common_trap {
+    ($trap:expr, $Trap:ident) => {
+        match $trap {
+            $Trap::StackOverflow => Some(Ended::StackOverflow),
+            $Trap::MemoryOutOfBounds => Some(trap_name("memory out of bounds")),
+            $Trap::TableOutOfBounds => Some(trap_name("table out of bounds")),
+            $Trap::IndirectCallToNull => Some(trap_name("indirect call to null")),
+            $Trap::BadSignature => Some(trap_name("indirect call type mismatch")),
+            $Trap::UnreachableCodeReached => Some(trap_name("unreachable")),
+            $Trap::IntegerDivisionByZero => Some(trap_name("integer divide by zero")),
+            $Trap::IntegerOverflow => Some(trap_name("integer overflow")),
+            $Trap::BadConversionToInteger => Some(trap_name("invalid conversion to integer")),
+            _ => None,
+        }
+    };
+}
+
 /// How a call of the host's engine ended.
 fn wasmtime_ended(result: wasmtime::Result<Vec<wasmtime::Val>>) -> Ended {
     use wasmtime::Trap;
@@ -194,17 +214,9 @@ fn wasmtime_ended(result: wasmtime::Result<Vec<wasmtime::Val>>) -> Ended {
         Err(e) => e,
     };
     match e.downcast_ref::<Trap>() {
-        Some(Trap::StackOverflow) => Ended::StackOverflow,
-        Some(Trap::MemoryOutOfBounds) => trap_name("memory out of bounds"),
-        Some(Trap::TableOutOfBounds) => trap_name("table out of bounds"),
-        Some(Trap::IndirectCallToNull) => trap_name("indirect call to null"),
-        Some(Trap::BadSignature) => trap_name("indirect call type mismatch"),
-        Some(Trap::UnreachableCodeReached) => trap_name("unreachable"),
-        Some(Trap::IntegerDivisionByZero) => trap_name("integer divide by zero"),
-        Some(Trap::IntegerOverflow) => trap_name("integer overflow"),
-        Some(Trap::BadConversionToInteger) => trap_name("invalid conversion to integer"),
         Some(Trap::Interrupt) => trap_name("wasmtime: the 30 s deadline (a loop that did not end)"),
-        Some(other) => Ended::Trapped(format!("wasmtime: {other:?}")),
+        Some(trap) => common_trap!(trap, Trap)
+            .unwrap_or_else(|| Ended::Trapped(format!("wasmtime: {trap:?}"))),
         None => Ended::Trapped(format!("wasmtime: {e:#}")),
     }
 }
@@ -217,17 +229,9 @@ fn wasmi_ended(result: Result<Vec<wasmi::Val>, wasmi::Error>) -> Ended {
         Err(e) => e,
     };
     match e.as_trap_code() {
-        Some(TrapCode::StackOverflow) => Ended::StackOverflow,
         Some(TrapCode::OutOfFuel) => Ended::OutOfFuel,
-        Some(TrapCode::MemoryOutOfBounds) => trap_name("memory out of bounds"),
-        Some(TrapCode::TableOutOfBounds) => trap_name("table out of bounds"),
-        Some(TrapCode::IndirectCallToNull) => trap_name("indirect call to null"),
-        Some(TrapCode::BadSignature) => trap_name("indirect call type mismatch"),
-        Some(TrapCode::UnreachableCodeReached) => trap_name("unreachable"),
-        Some(TrapCode::IntegerDivisionByZero) => trap_name("integer divide by zero"),
-        Some(TrapCode::IntegerOverflow) => trap_name("integer overflow"),
-        Some(TrapCode::BadConversionToInteger) => trap_name("invalid conversion to integer"),
-        Some(other) => Ended::Trapped(format!("wasmi: {other:?}")),
+        Some(trap) => common_trap!(trap, TrapCode)
+            .unwrap_or_else(|| Ended::Trapped(format!("wasmi: {trap:?}"))),
         None => Ended::Trapped(format!("wasmi: {e}")),
     }
 }
