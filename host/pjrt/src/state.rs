@@ -89,7 +89,7 @@ impl State {
 /// the records of failed calls start, and the log says which tenant this is
 /// and what each guests folder serves.
 pub(crate) fn serving(config: &Config, sandboxes: &[Arc<Sandbox>], ready: &str) {
-    crate::stats_writer::start(config.stats.clone());
+    crate::stats_writer::start(config);
     cyxla_setup::record::start(config.record.clone());
     if let Some(tenant) = &config.tenant {
         tracing::info!(tenant = %tenant.name, by = %tenant.selected_by, "cyxla tenant");

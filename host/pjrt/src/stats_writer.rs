@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use cyxla_sandbox::stats;
+use cyxla_setup::config::Config;
 
 /// How often the file is rewritten.
 const INTERVAL: Duration = Duration::from_secs(2);
@@ -18,9 +19,11 @@ static PATH: OnceLock<PathBuf> = OnceLock::new();
 /// Whether the table goes to stderr at exit.
 static TABLE_AT_EXIT: AtomicBool = AtomicBool::new(false);
 
-/// Logs the table at exit if the log shows information; with `path`, also
-/// times calls and rewrites `path` every [`INTERVAL`] and at exit.
-pub fn start(path: Option<PathBuf>) {
+/// Logs the table at exit if the log shows information; with a statistics
+/// file (`config.stats`), also times calls and rewrites the file every
+/// [`INTERVAL`] and at exit.
+pub fn start(config: &Config) {
+    let path = config.stats.clone();
     let log = tracing::enabled!(target: "cyxla_pjrt", tracing::Level::INFO);
     TABLE_AT_EXIT.store(log || path.is_some(), Ordering::Relaxed);
     // SAFETY: `at_exit` is an `extern "C" fn()` that does not unwind (it
