@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -22,7 +23,7 @@ use crate::config::{Config, MAX_DEVICES, Platform};
 use crate::process::NativeSpec;
 use crate::tenants::UnixUser;
 use cyxla_sandbox::AllowList;
-use cyxla_sandbox::limits::{LimitOverrides, Limits};
+use cyxla_sandbox::limits::{LimitOverrides, Limits, parse_time};
 
 /// One setting: every name users write for it. The table in
 /// [`crate::config`] has one per setting, in [`crate::config::SETTINGS`].
@@ -475,6 +476,42 @@ fn check_devices(n: u32) -> Result<u32, String> {
         Ok(n)
     } else {
         Err(format!("devices must be 1 to {MAX_DEVICES}, got {n}"))
+    }
+}
+
+/// How often a process does something periodically: a time (`500ms`, `2s`,
+/// `1min`; in a file, that text), at least [`Interval::MIN`].
+pub struct Interval;
+
+impl Interval {
+    /// The shortest interval a setting takes.
+    pub const MIN: Duration = Duration::from_millis(100);
+
+    fn parse(text: &str) -> Result<Duration, String> {
+        let time = parse_time(text.trim())?;
+        if time < Interval::MIN {
+            return Err(format!(
+                "`{}` is shorter than the shortest interval, 100ms",
+                text.trim()
+            ));
+        }
+        Ok(time)
+    }
+}
+
+impl Kind for Interval {
+    type Field = Duration;
+    type Toml = Spanned<String>;
+    fn env(field: &mut Duration, text: &str) -> Result<(), String> {
+        *field = Interval::parse(text)?;
+        Ok(())
+    }
+    fn toml(field: &mut Duration, value: Spanned<String>, _: &Paths) -> Result<(), Located> {
+        *field = Interval::parse(value.get_ref()).map_err(|message| Located {
+            span: Some(value.span()),
+            message,
+        })?;
+        Ok(())
     }
 }
 
