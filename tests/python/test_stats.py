@@ -61,3 +61,53 @@ def test_the_plugin_keeps_a_json_file_and_logs_at_exit(tmp_path):
     assert (fail["calls"], fail["guest_errors"]) == (2, 2), fail
     assert (trap["calls"], trap["traps"], trap["guest_errors"]) == (1, 1, 0), trap
     assert "cyxla per-target statistics" in r.stderr, r.stderr[-3000:]
+
+
+WATCH = """
+import json, os, sys, time
+import numpy as np, jax
+x = np.ones((2, 8), np.float32)
+f = jax.jit(lambda x: jax.ffi.ffi_call("rms_norm", jax.ShapeDtypeStruct(x.shape, x.dtype))(x, eps=np.float32(1e-5)))
+for _ in range(3):
+    f(x).block_until_ready()
+path, wait = sys.argv[1], float(sys.argv[2])
+end = time.monotonic() + wait
+while time.monotonic() < end:
+    try:
+        doc = json.load(open(path))
+    except (OSError, ValueError):
+        time.sleep(0.05)
+        continue
+    calls = {t["target"]: t["calls"] for t in doc["targets"]}.get("rms_norm")
+    if calls == 3:
+        print("SEEN", calls)
+        break
+    time.sleep(0.05)
+else:
+    print("NOT SEEN")
+"""
+
+
+def test_the_statistics_interval_sets_how_often_the_file_is_rewritten(tmp_path):
+    """CYXLA_STATS_INTERVAL: with 200ms the running process's file shows its
+    calls (waited for generously); with 1min it does not within 4 s, which
+    the default of 2 s would have; both files are written at exit."""
+    for interval, wait, want in (("200ms", 60, "SEEN 3"), ("1min", 4, "NOT SEEN")):
+        stats = tmp_path / f"stats-{interval}.json"
+        r = subprocess.run(
+            [str(HOST), "--allow", "rms_norm", "--", str(VENV_PYTHON), "-c", WATCH, str(stats), str(wait)],
+            env=clean_env({"CYXLA_STATS": str(stats), "CYXLA_STATS_INTERVAL": interval}),
+            capture_output=True, text=True, timeout=180)
+        assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+        assert r.stdout.strip().splitlines()[-1] == want, (interval, r.stdout, r.stderr[-3000:])
+        doc = {t["target"]: t for t in json.loads(stats.read_text())["targets"]}
+        assert doc["rms_norm"]["calls"] == 3, doc
+
+
+def test_a_bad_statistics_interval_is_refused_by_name(tmp_path):
+    r = subprocess.run(
+        [str(HOST), "--allow", "rms_norm", "--", str(VENV_PYTHON), "-c", "print('ran')"],
+        env=clean_env({"CYXLA_STATS": str(tmp_path / "s.json"), "CYXLA_STATS_INTERVAL": "10ms"}),
+        capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "ran" not in r.stdout, r.stdout + r.stderr
+    assert "CYXLA_STATS_INTERVAL" in r.stderr and "100ms" in r.stderr, r.stderr

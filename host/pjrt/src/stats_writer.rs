@@ -6,13 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use cyxla_sandbox::stats;
 use cyxla_setup::config::Config;
-
-/// How often the file is rewritten.
-const INTERVAL: Duration = Duration::from_secs(2);
 
 static PATH: OnceLock<PathBuf> = OnceLock::new();
 
@@ -21,9 +17,10 @@ static TABLE_AT_EXIT: AtomicBool = AtomicBool::new(false);
 
 /// Logs the table at exit if the log shows information; with a statistics
 /// file (`config.stats`), also times calls and rewrites the file every
-/// [`INTERVAL`] and at exit.
+/// `config.stats_interval` and at exit.
 pub fn start(config: &Config) {
     let path = config.stats.clone();
+    let interval = config.stats_interval;
     let log = tracing::enabled!(target: "cyxla_pjrt", tracing::Level::INFO);
     TABLE_AT_EXIT.store(log || path.is_some(), Ordering::Relaxed);
     // SAFETY: `at_exit` is an `extern "C" fn()` that does not unwind (it
@@ -42,7 +39,7 @@ pub fn start(config: &Config) {
         .name("cyxla-stats".to_owned())
         .spawn(move || {
             loop {
-                std::thread::sleep(INTERVAL);
+                std::thread::sleep(interval);
                 if let Err(e) = write(&path) {
                     tracing::warn!("cannot write the statistics to {}: {e}", path.display());
                 }

@@ -35,14 +35,16 @@
 //! and column) and what was expected: nothing is silently ignored.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 
 pub use crate::process::NativeSpec;
 use crate::process::{Host, Setup, unregistered_hint};
 use crate::settings::{
-    Allow, Devices, Elsewhere, Flag, Folders, LimitSettings, Located, Natives, NegatedSwitch,
-    OnePath, OptionalFolder, Paths, Pins, PlatformKind, Switch, check_devices_flag, nowhere,
+    Allow, Devices, Elsewhere, Flag, Folders, Interval, LimitSettings, Located, Natives,
+    NegatedSwitch, OnePath, OptionalFolder, Paths, Pins, PlatformKind, Switch, check_devices_flag,
+    nowhere,
 };
 use cyxla_sandbox::AllowList;
 use cyxla_sandbox::cache::ModuleCache;
@@ -161,9 +163,15 @@ settings! {
     cache_dir: Elsewhere => nowhere,
         env CACHE_DIR_ENV = cyxla_sandbox::cache::CACHE_DIR_ENV, policy Applies,
         default "`$XDG_CACHE_HOME/cyxla`, else `~/.cache/cyxla`";
-    /// A JSON file of per-target statistics, rewritten every 2 s and at exit
+    /// A JSON file of per-target statistics, rewritten every
+    /// `CYXLA_STATS_INTERVAL` and at exit
     stats: OnePath => |c| &mut c.stats, env STATS_ENV = "CYXLA_STATS", policy Applies,
         default "none";
+    /// How often the statistics file is rewritten: a time such as `500ms`
+    /// or `10s`, at least 100ms
+    stats_interval: Interval => |c| &mut c.stats_interval,
+        env STATS_INTERVAL_ENV = "CYXLA_STATS_INTERVAL", file stats_interval, policy Applies,
+        default "`2s`";
     /// A folder where each failed guest call is recorded, for `cyxla-host
     /// replay`
     record: OnePath => |c| &mut c.record,
@@ -247,6 +255,8 @@ pub struct Config {
     pub tenant: Option<Tenant>,
     /// Where per-target statistics are written (JSON), if anywhere.
     pub stats: Option<PathBuf>,
+    /// How often they are written there.
+    pub stats_interval: Duration,
     /// Where failed guest calls are recorded; `None`: nowhere.
     pub record: Option<PathBuf>,
 }
@@ -270,6 +280,7 @@ impl Default for Config {
             platform: Platform::Cyxla,
             tenant: None,
             stats: None,
+            stats_interval: Duration::from_secs(2),
             record: None,
         }
     }
@@ -524,6 +535,11 @@ mod tests {
             (vec![(ALLOW_ENV, "a b")], "is not a target name"),
             (vec![(NATIVE_ENV, "nonsense")], NATIVE_ENV),
             (vec![(CONFIG_ENV, "/nonexistent/cyxla.toml")], "cannot read"),
+            (vec![(STATS_INTERVAL_ENV, "fast")], STATS_INTERVAL_ENV),
+            (
+                vec![(STATS_INTERVAL_ENV, "50ms")],
+                "shorter than the shortest interval, 100ms",
+            ),
         ] {
             let err = load(&vars).unwrap_err();
             assert!(err.contains(want), "{vars:?}: {err}");
@@ -555,6 +571,20 @@ mod tests {
     }
 
     #[test]
+    fn the_statistics_interval_comes_from_the_file_or_the_variable() {
+        use std::time::Duration;
+        assert_eq!(load(&[]).unwrap().stats_interval, Duration::from_secs(2));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cyxla.toml");
+        std::fs::write(&path, "stats_interval = \"1min\"\n").unwrap();
+        let file = path.to_str().unwrap();
+        let config = load(&[(CONFIG_ENV, file)]).unwrap();
+        assert_eq!(config.stats_interval, Duration::from_secs(60));
+        let config = load(&[(CONFIG_ENV, file), (STATS_INTERVAL_ENV, "250ms")]).unwrap();
+        assert_eq!(config.stats_interval, Duration::from_millis(250));
+    }
+
+    #[test]
     fn file_errors_give_line_and_column() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("cyxla.toml");
@@ -563,6 +593,7 @@ mod tests {
             ("devices = \"x\"\n", "line 1"),
             ("[limits]\nspeed = \"1s\"\n", "line 2"),
             ("allow = [\n", "line"),
+            ("\nstats_interval = \"2\"\n", "line 2, column 18"),
         ] {
             std::fs::write(&path, text).unwrap();
             let err = load(&[(CONFIG_ENV, path.to_str().unwrap())]).unwrap_err();
