@@ -360,12 +360,18 @@ fn load_error_with_edits(edits: &[(&str, &str)]) -> String {
     load_error(&wasm(&wat))
 }
 
+/// Loading the test guest with `edits` fails with a message that contains
+/// `expected`.
+fn assert_edits_rejected(edits: &[(&str, &str)], expected: &str) {
+    let error = load_error_with_edits(edits);
+    assert!(error.contains(expected), "{error}");
+}
+
 #[test]
 fn a_missing_required_export_is_rejected() {
-    let error = load_error_with_edits(&[("(export \"cyxla_alloc\")", "")]);
-    assert!(
-        error.contains("it does not export `cyxla_alloc` (a function (i32, i32) -> i32)"),
-        "{error}"
+    assert_edits_rejected(
+        &[("(export \"cyxla_alloc\")", "")],
+        "it does not export `cyxla_alloc` (a function (i32, i32) -> i32)",
     );
 }
 
@@ -393,80 +399,70 @@ fn a_declared_export_that_does_not_exist_is_rejected() {
 
 #[test]
 fn a_foreign_import_is_rejected_naming_module_and_name() {
-    let error = load_error_with_edits(&[(
-        "(module",
-        "(module (import \"env\" \"foo\" (func (param i32))) ",
-    )]);
-    assert!(
-        error.contains(
-            "bad.wasm is rejected: it imports `env`.`foo`, which the sandbox does not offer"
-        ),
-        "{error}"
+    assert_edits_rejected(
+        &[(
+            "(module",
+            "(module (import \"env\" \"foo\" (func (param i32))) ",
+        )],
+        "bad.wasm is rejected: it imports `env`.`foo`, which the sandbox does not offer",
     );
 }
 
 #[test]
 fn an_unknown_or_mistyped_cyxla_import_is_rejected() {
-    let error = load_error_with_edits(&[(
-        "(module",
-        "(module (import \"cyxla\" \"open_file\" (func (param i32) (result i32))) ",
-    )]);
-    assert!(
-        error.contains("imports `cyxla`.`open_file`, which the sandbox does not offer"),
-        "{error}"
+    assert_edits_rejected(
+        &[(
+            "(module",
+            "(module (import \"cyxla\" \"open_file\" (func (param i32) (result i32))) ",
+        )],
+        "imports `cyxla`.`open_file`, which the sandbox does not offer",
     );
 
-    let error = load_error_with_edits(&[
-        (
-            "(import \"cyxla\" \"stream_get\" (func $stream_get (param i32) (result i32)))",
-            "(import \"cyxla\" \"stream_get\" (func $stream_get (param i32 i32) (result i32)))",
-        ),
-        (
-            "(call $stream_get (i32.const 2048))",
-            "(call $stream_get (i32.const 2048) (i32.const 0))",
-        ),
-    ]);
-    assert!(
-        error.contains(
-            "imports `cyxla`.`stream_get` with type (i32, i32) -> i32, expected (i32) -> i32"
-        ),
-        "{error}"
+    assert_edits_rejected(
+        &[
+            (
+                "(import \"cyxla\" \"stream_get\" (func $stream_get (param i32) (result i32)))",
+                "(import \"cyxla\" \"stream_get\" (func $stream_get (param i32 i32) (result i32)))",
+            ),
+            (
+                "(call $stream_get (i32.const 2048))",
+                "(call $stream_get (i32.const 2048) (i32.const 0))",
+            ),
+        ],
+        "imports `cyxla`.`stream_get` with type (i32, i32) -> i32, expected (i32) -> i32",
     );
 }
 
 #[test]
 fn an_imported_memory_is_rejected() {
-    let error = load_error_with_edits(&[(
-        "(memory (export \"memory\") 2)",
-        "(import \"cyxla\" \"memory\" (memory 2)) (export \"memory\" (memory 0))",
-    )]);
-    assert!(
-        error.contains("imports a memory `cyxla`.`memory`"),
-        "{error}"
+    assert_edits_rejected(
+        &[(
+            "(memory (export \"memory\") 2)",
+            "(import \"cyxla\" \"memory\" (memory 2)) (export \"memory\" (memory 0))",
+        )],
+        "imports a memory `cyxla`.`memory`",
     );
 }
 
 #[test]
 fn a_wrong_abi_version_is_rejected() {
-    let error = load_error_with_edits(&[(
-        "(func (export \"cyxla_abi_version\") (result i32) (i32.const 1))",
-        "(func (export \"cyxla_abi_version\") (result i32) (i32.const 2))",
-    )]);
-    assert!(
-        error.contains("`cyxla_abi_version()` returned 2; this host speaks guest ABI version 1"),
-        "{error}"
+    assert_edits_rejected(
+        &[(
+            "(func (export \"cyxla_abi_version\") (result i32) (i32.const 1))",
+            "(func (export \"cyxla_abi_version\") (result i32) (i32.const 2))",
+        )],
+        "`cyxla_abi_version()` returned 2; this host speaks guest ABI version 1",
     );
 }
 
 #[test]
 fn an_api_table_outside_memory_is_rejected() {
-    let error = load_error_with_edits(&[(
-        "(func (export \"cyxla_api\") (result i32) (i32.const 1024))",
-        "(func (export \"cyxla_api\") (result i32) (i32.const -4))",
-    )]);
-    assert!(
-        error.contains("`cyxla_api()` returned 0xfffffffc"),
-        "{error}"
+    assert_edits_rejected(
+        &[(
+            "(func (export \"cyxla_api\") (result i32) (i32.const 1024))",
+            "(func (export \"cyxla_api\") (result i32) (i32.const -4))",
+        )],
+        "`cyxla_api()` returned 0xfffffffc",
     );
 }
 
