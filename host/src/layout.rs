@@ -967,6 +967,14 @@ pub(crate) mod tests {
         i64::from_le_bytes(bytes[at..at + 8].try_into().unwrap())
     }
 
+    /// `call` planned at `base` with the API table at `api`.
+    fn planned(call: &HostCall, base: u32, api: u32) -> CallLayout {
+        let mut layout = CallLayout::default();
+        layout.plan(call, base, api).unwrap();
+        assert_eq!(layout.base, base);
+        layout
+    }
+
     /// Reads the header as a guest would, with `base` subtracted.
     struct Reader<'a> {
         header: &'a [u8],
@@ -974,6 +982,13 @@ pub(crate) mod tests {
     }
 
     impl Reader<'_> {
+        /// Reads `layout`'s header at the addresses the guest sees.
+        fn of(layout: &CallLayout) -> Reader<'_> {
+            Reader {
+                header: &layout.header,
+                base: layout.base,
+            }
+        }
         fn at(&self, addr: u32) -> usize {
             (addr - self.base) as usize
         }
@@ -1180,13 +1195,9 @@ pub(crate) mod tests {
             .arg(HostBuffer::new(DType::F32, &[2, 3], vec![0; 24]))
             .arg(HostBuffer::new(DType::S64, &[], vec![0; 8]))
             .ret(HostBuffer::new(DType::F32, &[2, 3], vec![0; 24]));
-        let mut layout = CallLayout::default();
         let base = 0x1_0000;
-        layout.plan(&call, base, 0x400).unwrap();
-        let r = Reader {
-            header: &layout.header,
-            base,
-        };
+        let layout = planned(&call, base, 0x400);
+        let r = Reader::of(&layout);
         assert_eq!(r.u32(base), 104);
         assert_eq!(r.u32(base + call_frame::EXTENSION_START), 0);
         assert_eq!(r.u32(base + call_frame::API), 0x400);
@@ -1263,13 +1274,9 @@ pub(crate) mod tests {
                 ]),
             )
             .attr("s", HostAttr::String(Vec::new()));
-        let mut layout = CallLayout::default();
         let base = 0x2000;
-        layout.plan(&call, base, 0x10).unwrap();
-        let r = Reader {
-            header: &layout.header,
-            base,
-        };
+        let layout = planned(&call, base, 0x10);
+        let r = Reader::of(&layout);
         let at = base + call_frame::ATTRS;
         assert_eq!(r.i64(at + attrs::SIZE_FIELD), 4);
         let types = r.u32(at + attrs::TYPES);
@@ -1305,13 +1312,9 @@ pub(crate) mod tests {
             .arg(HostBuffer::zeros(DType::Token, &[]))
             .arg(HostBuffer::zeros(DType::F32, &[0, 3]))
             .ret(HostBuffer::zeros(DType::F32, &[2]));
-        let mut layout = CallLayout::default();
         let base = 0x4000;
-        layout.plan(&call, base, 0x10).unwrap();
-        let r = Reader {
-            header: &layout.header,
-            base,
-        };
+        let layout = planned(&call, base, 0x10);
+        let r = Reader::of(&layout);
         let ptrs = r.u32(base + call_frame::ARGS + args::ARGS);
         let token = r.u32(ptrs);
         assert_eq!(r.u32(token + buffer::DTYPE), 17);
@@ -1406,10 +1409,7 @@ pub(crate) mod tests {
 
     /// The data pointers the guest sees: operands, then results.
     fn data_pointers(layout: &CallLayout) -> Vec<u32> {
-        let r = Reader {
-            header: &layout.header,
-            base: layout.base,
-        };
+        let r = Reader::of(layout);
         let mut out = Vec::new();
         for (field, n) in [
             (call_frame::ARGS + args::ARGS, layout.inputs.len()),
