@@ -231,6 +231,16 @@ pub struct Located {
     pub message: String,
 }
 
+impl Located {
+    /// A problem at `span` in the file: `.map_err(Located::at(value.span()))`.
+    pub fn at(span: Range<usize>) -> impl FnOnce(String) -> Located {
+        move |message| Located {
+            span: Some(span),
+            message,
+        }
+    }
+}
+
 impl From<String> for Located {
     fn from(message: String) -> Located {
         Located {
@@ -339,10 +349,7 @@ impl Kind for Allow {
     }
     fn toml(field: &mut AllowList, value: Self::Toml, _: &Paths) -> Result<(), Located> {
         for rule in &value {
-            AllowList::from_rules([rule.get_ref().as_str()]).map_err(|message| Located {
-                span: Some(rule.span()),
-                message,
-            })?;
+            AllowList::from_rules([rule.get_ref().as_str()]).map_err(Located::at(rule.span()))?;
         }
         *field = AllowList::from_rules(value.iter().map(|r| r.get_ref().as_str()))?;
         Ok(())
@@ -456,12 +463,7 @@ impl Kind for Devices {
     }
     fn toml(field: &mut Option<u32>, value: Spanned<u32>, _: &Paths) -> Result<(), Located> {
         let span = value.span();
-        *field = Some(
-            check_devices(value.into_inner()).map_err(|message| Located {
-                span: Some(span),
-                message,
-            })?,
-        );
+        *field = Some(check_devices(value.into_inner()).map_err(Located::at(span))?);
         Ok(())
     }
 }
@@ -507,10 +509,7 @@ impl Kind for Interval {
         Ok(())
     }
     fn toml(field: &mut Duration, value: Spanned<String>, _: &Paths) -> Result<(), Located> {
-        *field = Interval::parse(value.get_ref()).map_err(|message| Located {
-            span: Some(value.span()),
-            message,
-        })?;
+        *field = Interval::parse(value.get_ref()).map_err(Located::at(value.span()))?;
         Ok(())
     }
 }
@@ -565,10 +564,8 @@ impl Kind for Pins {
         for (target, pin) in value {
             let hex = pin.get_ref();
             if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(Located {
-                    span: Some(pin.span()),
-                    message: format!("pin of `{target}` is not a sha256 (64 hex digits)"),
-                });
+                let problem = format!("pin of `{target}` is not a sha256 (64 hex digits)");
+                return Err(Located::at(pin.span())(problem));
             }
             field.insert(target, hex.to_ascii_lowercase());
         }
