@@ -1335,55 +1335,56 @@ pub(crate) mod tests {
     /// A call whose buffers claim native addresses (each of rank 1, of
     /// its byte length; tokens of rank 0).
     struct AddrCall {
-        args: Vec<At>,
-        rets: Vec<At>,
-        /// Operands' dims, then results'.
-        dims: Vec<Vec<i64>>,
+        /// Operands, then results, each with its dims.
+        slots: Vec<(At, Vec<i64>)>,
+        n_args: usize,
     }
 
     impl AddrCall {
         fn new(args: &[At], rets: &[At]) -> AddrCall {
-            let dims = args
+            let slots = args
                 .iter()
                 .chain(rets)
-                .map(|&(dtype, byte_len, _)| match dtype.bits() {
-                    0 => Vec::new(),
-                    bits => vec![(byte_len as u64 * 8 / u64::from(bits)) as i64],
+                .map(|&(dtype, byte_len, addr)| {
+                    let dims = match dtype.bits() {
+                        0 => Vec::new(),
+                        bits => vec![(byte_len as u64 * 8 / u64::from(bits)) as i64],
+                    };
+                    ((dtype, byte_len, addr), dims)
                 })
                 .collect();
             AddrCall {
-                args: args.to_vec(),
-                rets: rets.to_vec(),
-                dims,
+                slots,
+                n_args: args.len(),
             }
+        }
+
+        /// Operand `slot`, or result `slot - n_args`.
+        fn slot(&self, slot: usize) -> Result<BufferDesc<'_>, HandlerError> {
+            let ((dtype, byte_len, addr), dims) = &self.slots[slot];
+            Ok(BufferDesc {
+                dtype: *dtype,
+                dims,
+                byte_len: *byte_len,
+                addr: *addr,
+            })
         }
     }
 
     impl CallView for AddrCall {
         type Attrs<'s> = &'s [(String, HostAttr)];
         fn num_args(&self) -> usize {
-            self.args.len()
+            self.n_args
         }
         fn num_rets(&self) -> usize {
-            self.rets.len()
+            self.slots.len() - self.n_args
         }
         fn arg(&self, i: usize) -> Result<BufferDesc<'_>, HandlerError> {
-            let (dtype, byte_len, addr) = self.args[i];
-            Ok(BufferDesc {
-                dtype,
-                dims: &self.dims[i],
-                byte_len,
-                addr,
-            })
+            assert!(i < self.n_args, "operand {i} of {}", self.n_args);
+            self.slot(i)
         }
         fn ret(&self, i: usize) -> Result<BufferDesc<'_>, HandlerError> {
-            let (dtype, byte_len, addr) = self.rets[i];
-            Ok(BufferDesc {
-                dtype,
-                dims: &self.dims[self.args.len() + i],
-                byte_len,
-                addr,
-            })
+            self.slot(self.n_args + i)
         }
         fn attrs(&self) -> &[(String, HostAttr)] {
             &[]
