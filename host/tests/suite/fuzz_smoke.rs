@@ -420,15 +420,6 @@ fn fixed_calls(f: &str, results: &str, cases: &[&[i64]], types: &[&str]) -> Stri
         .collect()
 }
 
-/// [`fixed_calls`] of each of `funcs` (name and results), with the same
-/// `cases` and `types`.
-fn fixed_calls_each(funcs: &[(&str, &str)], cases: &[&[i64]], types: &[&str]) -> String {
-    funcs
-        .iter()
-        .map(|(f, results)| fixed_calls(f, results, cases, types))
-        .collect()
-}
-
 /// The shapes of the differential oracle (`fuzz::differential_in`), each
 /// a module whose exported functions are called with random arguments
 /// biased toward the edges of memory and of i32 arithmetic, plus exports
@@ -520,27 +511,25 @@ fn differential_shapes() -> Vec<(&'static str, String)> {
         noise_data(64),
         noise_data(64)
     );
-    lea.push_str(&fixed_calls_each(
-        &[
-            ("sum3", "(result i32)"),
-            ("sum3c", "(result i32)"),
-            ("sum_scaled", "(result i32)"),
-            ("ld32", "(result i32)"),
-            ("ld64", "(result i64)"),
-            ("ld8", "(result i32)"),
-            ("ld16", "(result i32)"),
-            ("ldf", "(result f64)"),
-            ("ldc", "(result i32)"),
-            ("ld_low", "(result i32)"),
-            ("ld_scaled", "(result i64)"),
-            ("st32", ""),
-            ("st64", ""),
-            ("st16", ""),
-            ("rmw", "(result i32)"),
-        ],
-        &PAIRS,
-        &TYPES2,
-    ));
+    for (f, results) in [
+        ("sum3", "(result i32)"),
+        ("sum3c", "(result i32)"),
+        ("sum_scaled", "(result i32)"),
+        ("ld32", "(result i32)"),
+        ("ld64", "(result i64)"),
+        ("ld8", "(result i32)"),
+        ("ld16", "(result i32)"),
+        ("ldf", "(result f64)"),
+        ("ldc", "(result i32)"),
+        ("ld_low", "(result i32)"),
+        ("ld_scaled", "(result i64)"),
+        ("st32", ""),
+        ("st64", ""),
+        ("st16", ""),
+        ("rmw", "(result i32)"),
+    ] {
+        lea.push_str(&fixed_calls(f, results, &PAIRS, &TYPES2));
+    }
     lea.push_str(&fixed_calls(
         "sum3_64",
         "(result i64)",
@@ -758,16 +747,14 @@ fn differential_shapes() -> Vec<(&'static str, String)> {
       (br_if $l (i32.lt_u (local.get $i) (local.get $n)))))
 "#,
     );
-    multi_value.push_str(&fixed_calls_each(
-        &[
-            ("mv", "(result i32 i64)"),
-            ("mv_exit", "(result i32 i32)"),
-            ("mv_result", "(result f64 i32 i64)"),
-            ("mv_store", "(result i32 i32)"),
-        ],
-        &LOOP_CASES,
-        &TYPES2,
-    ));
+    for (f, results) in [
+        ("mv", "(result i32 i64)"),
+        ("mv_exit", "(result i32 i32)"),
+        ("mv_result", "(result f64 i32 i64)"),
+        ("mv_store", "(result i32 i32)"),
+    ] {
+        multi_value.push_str(&fixed_calls(f, results, &LOOP_CASES, &TYPES2));
+    }
     multi_value.push(')');
 
     let mut tee_exits = format!(
@@ -811,16 +798,14 @@ fn differential_shapes() -> Vec<(&'static str, String)> {
 "#,
         noise_data(1024)
     );
-    tee_exits.push_str(&fixed_calls_each(
-        &[
-            ("tee", "(result i32)"),
-            ("tee_cond", "(result i32)"),
-            ("tee_count", "(result i64)"),
-            ("tee_two", "(result i64)"),
-        ],
-        &LOOP_CASES,
-        &TYPES2,
-    ));
+    for (f, results) in [
+        ("tee", "(result i32)"),
+        ("tee_cond", "(result i32)"),
+        ("tee_count", "(result i64)"),
+        ("tee_two", "(result i64)"),
+    ] {
+        tee_exits.push_str(&fixed_calls(f, results, &LOOP_CASES, &TYPES2));
+    }
     tee_exits.push(')');
 
     let mut sums = format!(
@@ -885,16 +870,14 @@ fn differential_shapes() -> Vec<(&'static str, String)> {
 "#,
         noise_data(4096)
     );
-    sums.push_str(&fixed_calls_each(
-        &[
-            ("acc64", "(result i64)"),
-            ("acc32", "(result i32)"),
-            ("acc_bound", "(result i32)"),
-            ("acc_div", "(result i64)"),
-        ],
-        &LOOP_CASES,
-        &TYPES2,
-    ));
+    for (f, results) in [
+        ("acc64", "(result i64)"),
+        ("acc32", "(result i32)"),
+        ("acc_bound", "(result i32)"),
+        ("acc_div", "(result i64)"),
+    ] {
+        sums.push_str(&fixed_calls(f, results, &LOOP_CASES, &TYPES2));
+    }
     sums.push_str(&fixed_calls(
         "acc_trap",
         "(result i64)",
