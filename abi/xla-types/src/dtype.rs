@@ -105,6 +105,14 @@ impl DataType {
             .checked_mul(u64::from(self.bits()))
             .map(|b| b.div_ceil(8))
     }
+
+    /// [`byte_size`](Self::byte_size) for a count in memory: `None` if the
+    /// bytes overflow `u64` or `usize`.
+    #[inline]
+    pub fn byte_len(self, elements: usize) -> Option<usize> {
+        self.byte_size(elements as u64)
+            .and_then(|b| usize::try_from(b).ok())
+    }
 }
 
 /// `(DataType, PJRT_Buffer_Type)` pairs (docs/abi.md, "Data types"): PJRT

@@ -1,8 +1,10 @@
 //! XLA's enums as the XLA FFI C API (`xla/ffi/api/c_api.h`) numbers them,
 //! written once for every crate of cyxla: the element types
 //! ([`DataType`], raw values in [`data_type`]), the error codes
-//! ([`ErrorCode`], raw values in [`error_code`]) and an error with its
-//! message ([`Error`]).
+//! ([`ErrorCode`], raw values in [`error_code`]), an error with its
+//! message ([`Error`]) and the value of an attribute ([`attr`]: a
+//! [`Scalar`](attr::Scalar) or an [`ArrayView`](attr::ArrayView) of an
+//! array's elements).
 //!
 //! `no_std` (with `alloc`) and without dependencies, so that the guest SDK
 //! (compiled to wasm32), the native glue and the host share the same table.
@@ -103,6 +105,7 @@ macro_rules! c_enum {
     };
 }
 
+pub mod attr;
 mod dtype;
 mod error;
 
