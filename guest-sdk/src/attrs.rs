@@ -2,6 +2,10 @@
 //! [`Attrs`], decoded by name into Rust values with [`FromAttr`].
 
 use core::fmt;
+use core::ops::Deref;
+
+use cyxla_xla_types::attr::ArrayView;
+pub use cyxla_xla_types::attr::Scalar;
 
 use crate::abi::{
     array as array_layout, attr_type, attrs as layout, byte_span, scalar as scalar_layout,
@@ -216,24 +220,25 @@ impl<'a> Attrs<'a> {
                 let size = dtype.byte_size(1).unwrap_or(0) as usize;
                 // SAFETY: bytes are always valid; attribute memory is read-only.
                 let bytes = unsafe { self.mem.slice::<u8>(value, size, &what) }?;
-                Scalar::from_le_bytes(dtype, bytes).map(Attr::Scalar)
+                Scalar::from_le_bytes(dtype, bytes)
+                    .map(Attr::Scalar)
+                    .ok_or_else(|| {
+                        Error::invalid_argument(alloc::format!("unsupported {dtype} scalar"))
+                    })
             }
             attr_type::ARRAY => {
                 let dtype = self.dtype(self.mem.u32(at(array_layout::DTYPE)?, &what)?)?;
                 let len = self.mem.u32(at(array_layout::SIZE_FIELD)?, &what)? as usize;
                 let data = self.mem.u32(at(array_layout::DATA)?, &what)?;
                 let bytes = dtype
-                    .byte_size(len as u64)
-                    .and_then(|b| usize::try_from(b).ok())
+                    .byte_len(len)
                     .ok_or_else(|| Error::internal("array size overflows"))?;
                 // SAFETY: as above.
                 let bytes = unsafe { self.mem.slice::<u8>(data, bytes, &what) }?;
                 Ok(Attr::Array(Array {
+                    view: ArrayView::new(dtype, len, bytes),
                     mem: self.mem,
-                    dtype,
-                    len,
                     data,
-                    bytes,
                 }))
             }
             attr_type::STRING => {
@@ -343,153 +348,42 @@ impl Attr<'_> {
     }
 }
 
-/// A scalar attribute value. XLA delivers these dtypes only (f16/bf16 scalars
-/// are rejected at compile time).
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[expect(missing_docs, reason = "one variant per scalar dtype, named after it")]
-pub enum Scalar {
-    Pred(bool),
-    S8(i8),
-    S16(i16),
-    S32(i32),
-    S64(i64),
-    U8(u8),
-    U16(u16),
-    U32(u32),
-    U64(u64),
-    F32(f32),
-    F64(f64),
-}
-
-impl Scalar {
-    fn from_le_bytes(dtype: DataType, b: &[u8]) -> Result<Scalar> {
-        fn arr<const N: usize>(b: &[u8]) -> [u8; N] {
-            let mut a = [0u8; N];
-            a.copy_from_slice(&b[..N]);
-            a
-        }
-        Ok(match dtype {
-            DataType::Pred => Scalar::Pred(b[0] != 0),
-            DataType::S8 => Scalar::S8(i8::from_le_bytes(arr(b))),
-            DataType::S16 => Scalar::S16(i16::from_le_bytes(arr(b))),
-            DataType::S32 => Scalar::S32(i32::from_le_bytes(arr(b))),
-            DataType::S64 => Scalar::S64(i64::from_le_bytes(arr(b))),
-            DataType::U8 => Scalar::U8(b[0]),
-            DataType::U16 => Scalar::U16(u16::from_le_bytes(arr(b))),
-            DataType::U32 => Scalar::U32(u32::from_le_bytes(arr(b))),
-            DataType::U64 => Scalar::U64(u64::from_le_bytes(arr(b))),
-            DataType::F32 => Scalar::F32(f32::from_le_bytes(arr(b))),
-            DataType::F64 => Scalar::F64(f64::from_le_bytes(arr(b))),
-            other => {
-                return Err(Error::invalid_argument(alloc::format!(
-                    "unsupported {other} scalar"
-                )));
-            }
-        })
-    }
-
-    /// The scalar's dtype.
-    pub fn dtype(&self) -> DataType {
-        match self {
-            Scalar::Pred(_) => DataType::Pred,
-            Scalar::S8(_) => DataType::S8,
-            Scalar::S16(_) => DataType::S16,
-            Scalar::S32(_) => DataType::S32,
-            Scalar::S64(_) => DataType::S64,
-            Scalar::U8(_) => DataType::U8,
-            Scalar::U16(_) => DataType::U16,
-            Scalar::U32(_) => DataType::U32,
-            Scalar::U64(_) => DataType::U64,
-            Scalar::F32(_) => DataType::F32,
-            Scalar::F64(_) => DataType::F64,
-        }
-    }
-
-    /// The value as `f64` (PRED as 0 or 1; 64-bit integers beyond 2^53 are
-    /// rounded).
-    pub fn to_f64(&self) -> f64 {
-        match *self {
-            Scalar::Pred(v) => f64::from(u8::from(v)),
-            Scalar::S8(v) => f64::from(v),
-            Scalar::S16(v) => f64::from(v),
-            Scalar::S32(v) => f64::from(v),
-            Scalar::S64(v) => v as f64,
-            Scalar::U8(v) => f64::from(v),
-            Scalar::U16(v) => f64::from(v),
-            Scalar::U32(v) => f64::from(v),
-            Scalar::U64(v) => v as f64,
-            Scalar::F32(v) => f64::from(v),
-            Scalar::F64(v) => v,
-        }
-    }
-
-    /// The value as `i64` if it is an integer (or PRED) that fits.
-    pub fn to_i64(&self) -> Option<i64> {
-        match *self {
-            Scalar::Pred(v) => Some(i64::from(v)),
-            Scalar::S8(v) => Some(v.into()),
-            Scalar::S16(v) => Some(v.into()),
-            Scalar::S32(v) => Some(v.into()),
-            Scalar::S64(v) => Some(v),
-            Scalar::U8(v) => Some(v.into()),
-            Scalar::U16(v) => Some(v.into()),
-            Scalar::U32(v) => Some(v.into()),
-            Scalar::U64(v) => i64::try_from(v).ok(),
-            Scalar::F32(_) | Scalar::F64(_) => None,
-        }
-    }
-}
-
 /// An array attribute: dtype and contiguous elements (multi-dimensional
 /// tensors arrive flattened).
+///
+/// Its element type, length, bytes and elements are those of the shared
+/// [`ArrayView`] it dereferences to: [`dtype`](ArrayView::dtype),
+/// [`len`](ArrayView::len), [`is_empty`](ArrayView::is_empty),
+/// [`bytes`](ArrayView::bytes) and [`get`](ArrayView::get) (element `i` as a
+/// [`Scalar`], read without alignment requirements). Typed slices are the
+/// SDK's: [`as_slice`](Array::as_slice).
 #[derive(Clone, Copy)]
 pub struct Array<'a> {
+    view: ArrayView<'a>,
     mem: Memory<'a>,
-    dtype: DataType,
-    len: usize,
+    /// The guest address of the elements, for typed slices.
     data: u32,
-    bytes: &'a [u8],
 }
 
 impl fmt::Debug for Array<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Array")
-            .field("dtype", &self.dtype)
-            .field("len", &self.len)
+            .field("dtype", &self.dtype())
+            .field("len", &self.len())
             .finish()
     }
 }
 
+impl<'a> Deref for Array<'a> {
+    type Target = ArrayView<'a>;
+
+    #[inline(always)]
+    fn deref(&self) -> &ArrayView<'a> {
+        &self.view
+    }
+}
+
 impl<'a> Array<'a> {
-    /// Element type.
-    pub fn dtype(&self) -> DataType {
-        self.dtype
-    }
-
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether it has no elements.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The elements' bytes, little-endian.
-    pub fn bytes(&self) -> &'a [u8] {
-        self.bytes
-    }
-
-    /// Element `i` as a [`Scalar`] (read without alignment requirements).
-    pub fn get(&self, i: usize) -> Option<Scalar> {
-        let size = self.dtype.byte_size(1)? as usize;
-        let b = self
-            .bytes
-            .get(i.checked_mul(size)?..(i + 1).checked_mul(size)?)?;
-        Scalar::from_le_bytes(self.dtype, b).ok()
-    }
-
     /// The elements as a typed slice.
     ///
     /// # Errors
@@ -497,16 +391,16 @@ impl<'a> Array<'a> {
     /// `INVALID_ARGUMENT` if the dtype is not `T::DTYPE`; `INTERNAL` if the
     /// data is misaligned for `T`.
     pub fn as_slice<T: Element>(&self) -> Result<&'a [T]> {
-        if self.dtype != T::DTYPE {
+        if self.dtype() != T::DTYPE {
             return Err(Error::invalid_argument(alloc::format!(
                 "expected a {} array, got a {} array",
                 T::DTYPE,
-                self.dtype
+                self.dtype()
             )));
         }
         // SAFETY: T: Element accepts any bit pattern; attribute memory is
         // read-only.
-        unsafe { self.mem.slice(self.data, self.len, &"array attribute") }
+        unsafe { self.mem.slice(self.data, self.len(), &"array attribute") }
     }
 }
 
