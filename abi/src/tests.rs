@@ -14,310 +14,114 @@ type Layout = (
     &'static [(&'static str, u32, u32)],
 );
 
-/// The reference layout of `$module`, the C struct `$c_name` with
-/// `struct_size` at 0 and `extension_start` at 4 (4 bytes each), then the
-/// fields given as `"name" = OFFSET_CONSTANT: size`.
-macro_rules! args_layout {
-    ($c_name:literal, $module:ident, $($field:literal = $offset:ident: $size:expr,)*) => {
-        (
-            $c_name,
-            $module::SIZE,
-            $module::ALIGN,
-            Some($module::STRUCT_SIZE),
-            &[
-                ("struct_size", 0, 4),
-                ("extension_start", 4, 4),
-                $(($field, $module::$offset, $size),)*
-            ],
-        )
+/// The reference layout of `$module`, the C struct `$c_name`, whose fields
+/// are given as `"name" = OFFSET_CONSTANT` or `"name" = OFFSET_CONSTANT: size`
+/// (4 bytes where no size is given), after what `$kind` says it starts with:
+/// `header`, `struct_size` and `extension_start` (4 bytes each) and a
+/// `STRUCT_SIZE`; `struct_size`, the `struct_size` field and a `STRUCT_SIZE`;
+/// `sized`, no field but a `STRUCT_SIZE`; `plain`, neither.
+macro_rules! layout {
+    (@size) => { 4 };
+    (@size $size:expr) => { $size };
+    ($kind:ident $c_name:literal, $module:ident; $($field:literal = $offset:ident $(: $size:expr)?),* $(,)?) => {
+        layout!(@row $kind, $c_name, $module, [$(($field, $module::$offset, layout!(@size $($size)?)),)*])
+    };
+    (@row header, $c_name:literal, $module:ident, [$($fields:tt)*]) => {
+        layout!(@row sized, $c_name, $module, [
+            ("struct_size", $module::STRUCT_SIZE_OFFSET, 4),
+            ("extension_start", $module::EXTENSION_START, 4),
+            $($fields)*
+        ])
+    };
+    (@row struct_size, $c_name:literal, $module:ident, [$($fields:tt)*]) => {
+        layout!(@row sized, $c_name, $module, [
+            ("struct_size", $module::STRUCT_SIZE_OFFSET, 4),
+            $($fields)*
+        ])
+    };
+    (@row sized, $c_name:literal, $module:ident, [$($fields:tt)*]) => {
+        ($c_name, $module::SIZE, $module::ALIGN, Some($module::STRUCT_SIZE), &[$($fields)*])
+    };
+    (@row plain, $c_name:literal, $module:ident, [$($fields:tt)*]) => {
+        ($c_name, $module::SIZE, $module::ALIGN, None, &[$($fields)*])
     };
 }
 
 /// The wasm32 columns of the layout tables in docs/abi.md ("Frame-side structs",
 /// "Service-call argument structs", "XLA_FFI_Api"), copied by hand: offsets
 /// and sizes of every field.
+#[rustfmt::skip]
 fn reference_layouts() -> Vec<Layout> {
     vec![
-        (
-            "XLA_FFI_CallFrame",
-            call_frame::SIZE,
-            call_frame::ALIGN,
-            Some(call_frame::STRUCT_SIZE),
-            &[
-                ("struct_size", call_frame::STRUCT_SIZE_OFFSET, 4),
-                ("extension_start", call_frame::EXTENSION_START, 4),
-                ("api", call_frame::API, 4),
-                ("ctx", call_frame::CTX, 4),
-                ("stage", call_frame::STAGE, 4),
-                ("args", call_frame::ARGS, args::SIZE),
-                ("rets", call_frame::RETS, rets::SIZE),
-                ("attrs", call_frame::ATTRS, attrs::SIZE),
-                ("future", call_frame::FUTURE, 4),
-            ],
-        ),
-        (
-            "XLA_FFI_Args",
-            args::SIZE,
-            args::ALIGN,
-            Some(args::STRUCT_SIZE),
-            &[
-                ("struct_size", args::STRUCT_SIZE_OFFSET, 4),
-                ("extension_start", args::EXTENSION_START, 4),
-                ("size", args::SIZE_FIELD, 8),
-                ("types", args::TYPES, 4),
-                ("args", args::ARGS, 4),
-            ],
-        ),
-        (
-            "XLA_FFI_Rets",
-            rets::SIZE,
-            rets::ALIGN,
-            Some(rets::STRUCT_SIZE),
-            &[
-                ("struct_size", rets::STRUCT_SIZE_OFFSET, 4),
-                ("extension_start", rets::EXTENSION_START, 4),
-                ("size", rets::SIZE_FIELD, 8),
-                ("types", rets::TYPES, 4),
-                ("rets", rets::RETS, 4),
-            ],
-        ),
-        (
-            "XLA_FFI_Attrs",
-            attrs::SIZE,
-            attrs::ALIGN,
-            Some(attrs::STRUCT_SIZE),
-            &[
-                ("struct_size", attrs::STRUCT_SIZE_OFFSET, 4),
-                ("extension_start", attrs::EXTENSION_START, 4),
-                ("size", attrs::SIZE_FIELD, 8),
-                ("types", attrs::TYPES, 4),
-                ("names", attrs::NAMES, 4),
-                ("attrs", attrs::ATTRS, 4),
-            ],
-        ),
-        (
-            "XLA_FFI_Buffer",
-            buffer::SIZE,
-            buffer::ALIGN,
-            Some(buffer::STRUCT_SIZE),
-            &[
-                ("struct_size", buffer::STRUCT_SIZE_OFFSET, 4),
-                ("extension_start", buffer::EXTENSION_START, 4),
-                ("dtype", buffer::DTYPE, 4),
-                ("data", buffer::DATA, 4),
-                ("rank", buffer::RANK, 8),
-                ("dims", buffer::DIMS, 4),
-            ],
-        ),
-        (
-            "XLA_FFI_ByteSpan",
-            byte_span::SIZE,
-            byte_span::ALIGN,
-            None,
-            &[("ptr", byte_span::PTR, 4), ("len", byte_span::LEN, 4)],
-        ),
-        (
-            "XLA_FFI_Scalar",
-            scalar::SIZE,
-            scalar::ALIGN,
-            None,
-            &[("dtype", scalar::DTYPE, 4), ("value", scalar::VALUE, 4)],
-        ),
-        (
-            "XLA_FFI_Array",
-            array::SIZE,
-            array::ALIGN,
-            None,
-            &[
-                ("dtype", array::DTYPE, 4),
-                ("size", array::SIZE_FIELD, 4),
-                ("data", array::DATA, 4),
-            ],
-        ),
-        (
-            "XLA_FFI_Extension_Base",
-            extension_base::SIZE,
-            extension_base::ALIGN,
-            Some(extension_base::STRUCT_SIZE),
-            &[
-                ("struct_size", extension_base::STRUCT_SIZE_OFFSET, 4),
-                ("type", extension_base::TYPE, 4),
-                ("next", extension_base::NEXT, 4),
-            ],
-        ),
-        (
-            "XLA_FFI_Metadata_Extension",
-            metadata_extension::SIZE,
-            metadata_extension::ALIGN,
-            Some(metadata_extension::STRUCT_SIZE),
-            &[
-                (
-                    "extension_base",
-                    metadata_extension::EXTENSION_BASE,
-                    extension_base::SIZE,
-                ),
-                ("metadata", metadata_extension::METADATA, 4),
-            ],
-        ),
-        (
-            "XLA_FFI_Metadata",
-            metadata::SIZE,
-            metadata::ALIGN,
-            Some(metadata::STRUCT_SIZE),
-            &[
-                ("struct_size", metadata::STRUCT_SIZE_OFFSET, 4),
-                ("api_version", metadata::API_VERSION, api_version::SIZE),
-                ("traits", metadata::TRAITS, 4),
-                ("state_type_id", metadata::STATE_TYPE_ID, 8),
-            ],
-        ),
-        (
-            "XLA_FFI_Api_Version",
-            api_version::SIZE,
-            api_version::ALIGN,
-            Some(api_version::STRUCT_SIZE),
-            &[
-                ("struct_size", api_version::STRUCT_SIZE_OFFSET, 4),
-                ("extension_start", api_version::EXTENSION_START, 4),
-                ("major_version", api_version::MAJOR_VERSION, 4),
-                ("minor_version", api_version::MINOR_VERSION, 4),
-            ],
-        ),
-        (
-            "XLA_FFI_TypeId",
-            type_id::SIZE,
-            type_id::ALIGN,
-            None,
-            &[("type_id", type_id::TYPE_ID, 8)],
-        ),
-        args_layout!("XLA_FFI_Error_Create_Args", error_create_args,
-            "message" = MESSAGE: 4,
-            "errc" = ERRC: 4,
-        ),
-        args_layout!("XLA_FFI_Error_GetDetails_Args", error_get_details_args,
-            "error" = ERROR: 4,
-            "message" = MESSAGE: 4,
-            "errc" = ERRC: 4,
-        ),
-        args_layout!("XLA_FFI_Error_GetMessage_Args", error_get_message_args,
-            "error" = ERROR: 4,
-            "message" = MESSAGE: 4,
-        ),
-        args_layout!("XLA_FFI_Error_Destroy_Args", error_destroy_args,
-            "error" = ERROR: 4,
-        ),
-        args_layout!("XLA_FFI_TypeInfo", type_info,
-            "deleter" = DELETER: 4,
-        ),
-        args_layout!("XLA_FFI_Future_Create_Args", future_create_args,
-            "future" = FUTURE: 4,
-        ),
-        args_layout!("XLA_FFI_Future_SetAvailable_Args", future_set_available_args,
-            "future" = FUTURE: 4,
-        ),
-        args_layout!("XLA_FFI_Future_SetError_Args", future_set_error_args,
-            "future" = FUTURE: 4,
-            "error" = ERROR: 4,
-        ),
-        (
-            "XLA_FFI_Handler_Bundle",
-            handler_bundle::SIZE,
-            handler_bundle::ALIGN,
-            None,
-            &[
-                ("instantiate", handler_bundle::INSTANTIATE, 4),
-                ("prepare", handler_bundle::PREPARE, 4),
-                ("initialize", handler_bundle::INITIALIZE, 4),
-                ("execute", handler_bundle::EXECUTE, 4),
-                ("record", handler_bundle::RECORD, 4),
-            ],
-        ),
-        args_layout!("XLA_FFI_Handler_Register_Args", handler_register_args,
-            "name" = NAME: byte_span::SIZE,
-            "platform" = PLATFORM: byte_span::SIZE,
-            "bundle" = BUNDLE: handler_bundle::SIZE,
-            "traits" = TRAITS: 4,
-        ),
-        args_layout!("XLA_FFI_Type_Register_Args", type_register_args,
-            "name" = NAME: byte_span::SIZE,
-            "type_id" = TYPE_ID: 4,
-            "type_info" = TYPE_INFO: 4,
-        ),
-        args_layout!("XLA_FFI_InvokeContext_Get_Args", execution_context_get_args,
-            "ctx" = CTX: 4,
-            "type_id" = TYPE_ID: 4,
-            "data" = DATA: 4,
-        ),
+        layout!(header "XLA_FFI_CallFrame", call_frame; "api" = API, "ctx" = CTX, "stage" = STAGE,
+            "args" = ARGS: args::SIZE, "rets" = RETS: rets::SIZE, "attrs" = ATTRS: attrs::SIZE,
+            "future" = FUTURE),
+        layout!(header "XLA_FFI_Args", args; "size" = SIZE_FIELD: 8, "types" = TYPES, "args" = ARGS),
+        layout!(header "XLA_FFI_Rets", rets; "size" = SIZE_FIELD: 8, "types" = TYPES, "rets" = RETS),
+        layout!(header "XLA_FFI_Attrs", attrs; "size" = SIZE_FIELD: 8, "types" = TYPES,
+            "names" = NAMES, "attrs" = ATTRS),
+        layout!(header "XLA_FFI_Buffer", buffer; "dtype" = DTYPE, "data" = DATA, "rank" = RANK: 8,
+            "dims" = DIMS),
+        layout!(plain "XLA_FFI_ByteSpan", byte_span; "ptr" = PTR, "len" = LEN),
+        layout!(plain "XLA_FFI_Scalar", scalar; "dtype" = DTYPE, "value" = VALUE),
+        layout!(plain "XLA_FFI_Array", array; "dtype" = DTYPE, "size" = SIZE_FIELD, "data" = DATA),
+        layout!(struct_size "XLA_FFI_Extension_Base", extension_base; "type" = TYPE, "next" = NEXT),
+        layout!(sized "XLA_FFI_Metadata_Extension", metadata_extension;
+            "extension_base" = EXTENSION_BASE: extension_base::SIZE, "metadata" = METADATA),
+        layout!(struct_size "XLA_FFI_Metadata", metadata;
+            "api_version" = API_VERSION: api_version::SIZE, "traits" = TRAITS,
+            "state_type_id" = STATE_TYPE_ID: 8),
+        layout!(header "XLA_FFI_Api_Version", api_version; "major_version" = MAJOR_VERSION,
+            "minor_version" = MINOR_VERSION),
+        layout!(plain "XLA_FFI_TypeId", type_id; "type_id" = TYPE_ID: 8),
+        layout!(header "XLA_FFI_Error_Create_Args", error_create_args; "message" = MESSAGE,
+            "errc" = ERRC),
+        layout!(header "XLA_FFI_Error_GetDetails_Args", error_get_details_args; "error" = ERROR,
+            "message" = MESSAGE, "errc" = ERRC),
+        layout!(header "XLA_FFI_Error_GetMessage_Args", error_get_message_args; "error" = ERROR,
+            "message" = MESSAGE),
+        layout!(header "XLA_FFI_Error_Destroy_Args", error_destroy_args; "error" = ERROR),
+        layout!(header "XLA_FFI_TypeInfo", type_info; "deleter" = DELETER),
+        layout!(header "XLA_FFI_Future_Create_Args", future_create_args; "future" = FUTURE),
+        layout!(header "XLA_FFI_Future_SetAvailable_Args", future_set_available_args;
+            "future" = FUTURE),
+        layout!(header "XLA_FFI_Future_SetError_Args", future_set_error_args; "future" = FUTURE,
+            "error" = ERROR),
+        layout!(plain "XLA_FFI_Handler_Bundle", handler_bundle; "instantiate" = INSTANTIATE,
+            "prepare" = PREPARE, "initialize" = INITIALIZE, "execute" = EXECUTE,
+            "record" = RECORD),
+        layout!(header "XLA_FFI_Handler_Register_Args", handler_register_args;
+            "name" = NAME: byte_span::SIZE, "platform" = PLATFORM: byte_span::SIZE,
+            "bundle" = BUNDLE: handler_bundle::SIZE, "traits" = TRAITS),
+        layout!(header "XLA_FFI_Type_Register_Args", type_register_args;
+            "name" = NAME: byte_span::SIZE, "type_id" = TYPE_ID, "type_info" = TYPE_INFO),
+        layout!(header "XLA_FFI_InvokeContext_Get_Args", execution_context_get_args;
+            "ctx" = CTX, "type_id" = TYPE_ID, "data" = DATA),
         // Also XLA_FFI_State_Get_Args ("as State_Set"), state_get_args.
-        args_layout!("XLA_FFI_State_Set_Args", state_set_args,
-            "ctx" = CTX: 4,
-            "stage" = STAGE: 4,
-            "type_id" = TYPE_ID: 4,
-            "state" = STATE: 4,
-        ),
-        args_layout!("XLA_FFI_Stream_Get_Args", stream_get_args,
-            "ctx" = CTX: 4,
-            "stream" = STREAM: 4,
-        ),
-        args_layout!("XLA_FFI_DeviceMemory_Allocate_Args", device_memory_allocate_args,
-            "ctx" = CTX: 4,
-            "size" = SIZE_FIELD: 4,
-            "alignment" = ALIGNMENT: 4,
-            "data" = DATA: 4,
-        ),
-        args_layout!("XLA_FFI_DeviceMemory_Free_Args", device_memory_free_args,
-            "ctx" = CTX: 4,
-            "size" = SIZE_FIELD: 4,
-            "data" = DATA: 4,
-        ),
-        args_layout!("XLA_FFI_ThreadPool_Schedule_Args", thread_pool_schedule_args,
-            "ctx" = CTX: 4,
-            "task" = TASK: 4,
-            "data" = DATA: 4,
-        ),
-        args_layout!("XLA_FFI_ThreadPool_NumThreads_Args", thread_pool_num_threads_args,
-            "ctx" = CTX: 4,
-            "num_threads" = NUM_THREADS: 4,
-        ),
-        args_layout!("XLA_FFI_RunId_Get_Args", run_id_get_args,
-            "ctx" = CTX: 4,
-            "run_id" = RUN_ID: 8,
-        ),
-        args_layout!("XLA_FFI_DeviceOrdinal_Get_Args", device_ordinal_get_args,
-            "ctx" = CTX: 4,
-            "device_ordinal" = DEVICE_ORDINAL: 4,
-        ),
-        args_layout!("XLA_FFI_InvokeContext_FindExtension_Args", invoke_context_find_extension_args,
-            "ctx" = CTX: 4,
-            "extension_type" = EXTENSION_TYPE: 8,
-            "extension" = EXTENSION: 4,
-        ),
-        args_layout!("XLA_FFI_CustomOptions_Get_Args", custom_options_get_args,
-            "ctx" = CTX: 4,
-            "attrs" = ATTRS: 4,
-        ),
-        (
-            "XLA_FFI_ExtensionId",
-            extension_id::SIZE,
-            extension_id::ALIGN,
-            None,
-            &[
-                ("extension_type", extension_id::EXTENSION_TYPE, 8),
-                ("major_version", extension_id::MAJOR_VERSION, 4),
-                ("minor_version", extension_id::MINOR_VERSION, 4),
-            ],
-        ),
-        (
-            "XLA_FFI_Extension",
-            extension::SIZE,
-            extension::ALIGN,
-            Some(extension::STRUCT_SIZE),
-            &[
-                ("struct_size", extension::STRUCT_SIZE_OFFSET, 4),
-                ("id", extension::ID, extension_id::SIZE),
-                ("next", extension::NEXT, 4),
-            ],
-        ),
+        layout!(header "XLA_FFI_State_Set_Args", state_set_args; "ctx" = CTX, "stage" = STAGE,
+            "type_id" = TYPE_ID, "state" = STATE),
+        layout!(header "XLA_FFI_Stream_Get_Args", stream_get_args; "ctx" = CTX, "stream" = STREAM),
+        layout!(header "XLA_FFI_DeviceMemory_Allocate_Args", device_memory_allocate_args;
+            "ctx" = CTX, "size" = SIZE_FIELD, "alignment" = ALIGNMENT, "data" = DATA),
+        layout!(header "XLA_FFI_DeviceMemory_Free_Args", device_memory_free_args;
+            "ctx" = CTX, "size" = SIZE_FIELD, "data" = DATA),
+        layout!(header "XLA_FFI_ThreadPool_Schedule_Args", thread_pool_schedule_args;
+            "ctx" = CTX, "task" = TASK, "data" = DATA),
+        layout!(header "XLA_FFI_ThreadPool_NumThreads_Args", thread_pool_num_threads_args;
+            "ctx" = CTX, "num_threads" = NUM_THREADS),
+        layout!(header "XLA_FFI_RunId_Get_Args", run_id_get_args; "ctx" = CTX,
+            "run_id" = RUN_ID: 8),
+        layout!(header "XLA_FFI_DeviceOrdinal_Get_Args", device_ordinal_get_args; "ctx" = CTX,
+            "device_ordinal" = DEVICE_ORDINAL),
+        layout!(header "XLA_FFI_InvokeContext_FindExtension_Args",
+            invoke_context_find_extension_args; "ctx" = CTX,
+            "extension_type" = EXTENSION_TYPE: 8, "extension" = EXTENSION),
+        layout!(header "XLA_FFI_CustomOptions_Get_Args", custom_options_get_args; "ctx" = CTX,
+            "attrs" = ATTRS),
+        layout!(plain "XLA_FFI_ExtensionId", extension_id; "extension_type" = EXTENSION_TYPE: 8,
+            "major_version" = MAJOR_VERSION, "minor_version" = MINOR_VERSION),
+        layout!(struct_size "XLA_FFI_Extension", extension; "id" = ID: extension_id::SIZE,
+            "next" = NEXT),
     ]
 }
 
@@ -331,6 +135,11 @@ fn layouts_are_consistent() {
         let mut end = 0;
         let mut max_align = 1;
         for &(field, off, fsize) in fields {
+            match field {
+                "struct_size" => assert_eq!(off, 0, "{name}.struct_size"),
+                "extension_start" => assert_eq!(off, 4, "{name}.extension_start"),
+                _ => {}
+            }
             assert!(
                 off >= end,
                 "{name}.{field} at {off} overlaps the previous field ending at {end}"
@@ -374,65 +183,35 @@ fn layouts_are_consistent() {
 /// The numbers of docs/abi.md, "STRUCT_SIZE values", for the frame-side structs.
 #[test]
 fn struct_sizes_match_reference() {
-    assert_eq!((call_frame::SIZE, call_frame::STRUCT_SIZE), (112, 104));
-    assert_eq!((args::SIZE, args::STRUCT_SIZE), (24, 24));
-    assert_eq!((rets::SIZE, rets::STRUCT_SIZE), (24, 24));
-    assert_eq!((attrs::SIZE, attrs::STRUCT_SIZE), (32, 28));
-    assert_eq!((buffer::SIZE, buffer::STRUCT_SIZE), (32, 28));
-    assert_eq!(
-        (metadata_extension::SIZE, metadata_extension::STRUCT_SIZE),
-        (16, 16)
-    );
-    assert_eq!((metadata::SIZE, metadata::STRUCT_SIZE), (32, 24));
-    assert_eq!((api_version::SIZE, api_version::STRUCT_SIZE), (16, 16));
-    assert_eq!(
-        (type_register_args::SIZE, type_register_args::STRUCT_SIZE),
-        (24, 20)
-    );
-    assert_eq!(
-        (future_create_args::SIZE, future_create_args::STRUCT_SIZE),
-        (12, 8)
-    );
-    assert_eq!(
-        (error_create_args::SIZE, error_create_args::STRUCT_SIZE),
-        (16, 16)
-    );
-    assert_eq!(
-        (
-            handler_register_args::SIZE,
-            handler_register_args::STRUCT_SIZE
-        ),
-        (48, 48)
-    );
-    assert_eq!(
-        (
-            error_get_details_args::SIZE,
-            error_get_details_args::STRUCT_SIZE
-        ),
-        (20, 20)
-    );
-    assert_eq!(
-        (
-            invoke_context_find_extension_args::SIZE,
-            invoke_context_find_extension_args::STRUCT_SIZE
-        ),
-        (32, 28)
-    );
-    assert_eq!(
-        (
-            custom_options_get_args::SIZE,
-            custom_options_get_args::STRUCT_SIZE
-        ),
-        (16, 16)
-    );
-    assert_eq!((extension::SIZE, extension::STRUCT_SIZE), (32, 28));
-    assert_eq!(
-        (
-            device_ordinal_get_args::SIZE,
-            device_ordinal_get_args::STRUCT_SIZE
-        ),
-        (16, 16)
-    );
+    /// Checks each `module: SIZE, STRUCT_SIZE` row.
+    macro_rules! sizes {
+        ($($module:ident: $size:literal, $struct_size:literal;)*) => {$(
+            assert_eq!(
+                ($module::SIZE, $module::STRUCT_SIZE),
+                ($size, $struct_size),
+                stringify!($module)
+            );
+        )*};
+    }
+    sizes! {
+        call_frame: 112, 104;
+        args: 24, 24;
+        rets: 24, 24;
+        attrs: 32, 28;
+        buffer: 32, 28;
+        metadata_extension: 16, 16;
+        metadata: 32, 24;
+        api_version: 16, 16;
+        type_register_args: 24, 20;
+        future_create_args: 12, 8;
+        error_create_args: 16, 16;
+        handler_register_args: 48, 48;
+        error_get_details_args: 20, 20;
+        invoke_context_find_extension_args: 32, 28;
+        custom_options_get_args: 16, 16;
+        extension: 32, 28;
+        device_ordinal_get_args: 16, 16;
+    }
     assert_eq!((byte_span::SIZE, scalar::SIZE, array::SIZE), (8, 8, 12));
     assert_eq!(call_frame::ARGS + args::SIZE, call_frame::RETS);
     assert_eq!(call_frame::RETS + rets::SIZE, call_frame::ATTRS);
