@@ -335,71 +335,28 @@ fn parse_valid_sections() {
 #[test]
 fn parse_invalid_sections() {
     let err = |s: &[u8]| parse_targets(s).unwrap_err();
-    assert_eq!(err(b"hello"), TargetsError::BadPrefix { offset: 0 });
-    assert_eq!(
-        err(b"cyxla-target v1 a e\njunk\n"),
-        TargetsError::BadPrefix { offset: 20 }
-    );
-    assert_eq!(
-        err(b"cyxla-target v2 a e\n"),
-        TargetsError::UnsupportedVersion { offset: 0 }
-    );
-    assert_eq!(
-        err(b"cyxla-target v1 a e"),
-        TargetsError::MissingNewline { offset: 0 }
-    );
-    assert_eq!(
-        err(b"cyxla-target v1 a e\0\n"),
-        TargetsError::MissingNewline { offset: 0 }
-    );
-    assert_eq!(
-        err(b"cyxla-target v1 a\n"),
-        TargetsError::BadFieldCount { offset: 0 }
-    );
-    assert_eq!(
-        err(b"cyxla-target v1 a b c\n"),
-        TargetsError::BadFieldCount { offset: 0 }
-    );
-    assert_eq!(
-        err(b"cyxla-target v1 a  b\n"),
-        TargetsError::BadFieldCount { offset: 0 }
-    );
-    assert_eq!(
-        err(b"cyxla-target v1 a b\r\n"),
-        TargetsError::BadName {
-            offset: 0,
-            field: "export"
-        }
-    );
-    assert_eq!(
-        err(b"cyxla-target v1  b\n"),
-        TargetsError::BadName {
-            offset: 0,
-            field: "target"
-        }
-    );
-    assert_eq!(
-        err(b"cyxla-target v1 a/b c\n"),
-        TargetsError::BadName {
-            offset: 0,
-            field: "target"
-        }
-    );
-    assert_eq!(
-        err(b"cyxla-target v1 a \xff\n"),
-        TargetsError::BadName {
-            offset: 0,
-            field: "export"
-        }
-    );
+    use TargetsError::*;
+    let bad_name = |field| BadName { offset: 0, field };
     let long = alloc::format!("cyxla-target v1 {} e\n", "t".repeat(256));
-    assert_eq!(
-        err(long.as_bytes()),
-        TargetsError::BadName {
-            offset: 0,
-            field: "target"
-        }
-    );
+    #[rustfmt::skip]
+    let cases: [(&[u8], TargetsError); 13] = [
+        (b"hello", BadPrefix { offset: 0 }),
+        (b"cyxla-target v1 a e\njunk\n", BadPrefix { offset: 20 }),
+        (b"cyxla-target v2 a e\n", UnsupportedVersion { offset: 0 }),
+        (b"cyxla-target v1 a e", MissingNewline { offset: 0 }),
+        (b"cyxla-target v1 a e\0\n", MissingNewline { offset: 0 }),
+        (b"cyxla-target v1 a\n", BadFieldCount { offset: 0 }),
+        (b"cyxla-target v1 a b c\n", BadFieldCount { offset: 0 }),
+        (b"cyxla-target v1 a  b\n", BadFieldCount { offset: 0 }),
+        (b"cyxla-target v1 a b\r\n", bad_name("export")),
+        (b"cyxla-target v1  b\n", bad_name("target")),
+        (b"cyxla-target v1 a/b c\n", bad_name("target")),
+        (b"cyxla-target v1 a \xff\n", bad_name("export")),
+        (long.as_bytes(), bad_name("target")),
+    ];
+    for (input, expected) in cases {
+        assert_eq!(err(input), expected, "{}", input.escape_ascii());
+    }
     let e = err(b"cyxla-target v1 a e\ncyxla-target v1 a f\n");
     assert_eq!(e.offset(), 20);
     assert_eq!(
