@@ -776,112 +776,90 @@ pub const fn api_slot_offset(index: usize) -> usize {
 // STRUCT_SIZE constants: offsetof(last traits field) + its size
 // ---------------------------------------------------------------------------
 
-/// `offset_of!(T, field) + size_of::<FieldType>()`.
-macro_rules! struct_size {
-    ($t:ty, $field:ident, $fty:ty) => {
-        offset_of!($t, $field) + size_of::<$fty>()
-    };
+/// Defines each `NAME` (a `usize`) as the end of the given last field of its
+/// struct: `offset_of!(T, field) + size_of::<FieldType>()`.
+macro_rules! struct_sizes {
+    ($($(#[$doc:meta])* $name:ident = $t:ty, $field:ident: $fty:ty;)*) => {$(
+        $(#[$doc])*
+        pub const $name: usize = offset_of!($t, $field) + size_of::<$fty>();
+    )*};
 }
 
-/// `XLA_FFI_Extension_Base_STRUCT_SIZE` (24).
-pub const XLA_FFI_Extension_Base_STRUCT_SIZE: usize =
-    struct_size!(XLA_FFI_Extension_Base, next, *mut XLA_FFI_Extension_Base);
-/// `XLA_FFI_Api_Version_STRUCT_SIZE` (24).
-pub const XLA_FFI_Api_Version_STRUCT_SIZE: usize =
-    struct_size!(XLA_FFI_Api_Version, minor_version, c_int);
-/// `XLA_FFI_Metadata_STRUCT_SIZE` (36).
-pub const XLA_FFI_Metadata_STRUCT_SIZE: usize =
-    struct_size!(XLA_FFI_Metadata, traits, XLA_FFI_Handler_Traits);
-/// `XLA_FFI_Metadata_Extension_STRUCT_SIZE` (32).
-pub const XLA_FFI_Metadata_Extension_STRUCT_SIZE: usize =
-    struct_size!(XLA_FFI_Metadata_Extension, metadata, *mut XLA_FFI_Metadata);
-/// `XLA_FFI_Buffer_STRUCT_SIZE` (48).
-pub const XLA_FFI_Buffer_STRUCT_SIZE: usize = struct_size!(XLA_FFI_Buffer, dims, *mut i64);
-/// `XLA_FFI_Args_STRUCT_SIZE` (40).
-pub const XLA_FFI_Args_STRUCT_SIZE: usize = struct_size!(XLA_FFI_Args, args, *mut *mut c_void);
-/// `XLA_FFI_Rets_STRUCT_SIZE` (40).
-pub const XLA_FFI_Rets_STRUCT_SIZE: usize = struct_size!(XLA_FFI_Rets, rets, *mut *mut c_void);
-/// `XLA_FFI_Attrs_STRUCT_SIZE` (48).
-pub const XLA_FFI_Attrs_STRUCT_SIZE: usize = struct_size!(XLA_FFI_Attrs, attrs, *mut *mut c_void);
-/// `XLA_FFI_CallFrame_STRUCT_SIZE` (168; excludes `future`).
-pub const XLA_FFI_CallFrame_STRUCT_SIZE: usize =
-    struct_size!(XLA_FFI_CallFrame, attrs, XLA_FFI_Attrs);
-/// `XLA_FFI_Error_Create_Args_STRUCT_SIZE` (28).
-pub const XLA_FFI_Error_Create_Args_STRUCT_SIZE: usize =
-    struct_size!(XLA_FFI_Error_Create_Args, errc, XLA_FFI_Error_Code);
-/// `XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE` (32).
-pub const XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE: usize =
-    struct_size!(XLA_FFI_Error_GetMessage_Args, message, *const c_char);
-/// `XLA_FFI_Error_Destroy_Args_STRUCT_SIZE` (24).
-pub const XLA_FFI_Error_Destroy_Args_STRUCT_SIZE: usize =
-    struct_size!(XLA_FFI_Error_Destroy_Args, error, *mut XLA_FFI_Error);
-/// `XLA_FFI_Handler_Register_Args_STRUCT_SIZE` (84).
-pub const XLA_FFI_Handler_Register_Args_STRUCT_SIZE: usize = struct_size!(
-    XLA_FFI_Handler_Register_Args,
-    traits,
-    XLA_FFI_Handler_Traits
-);
-/// `XLA_FFI_TypeInfo_STRUCT_SIZE` (24).
-pub const XLA_FFI_TypeInfo_STRUCT_SIZE: usize = struct_size!(
-    XLA_FFI_TypeInfo,
-    deleter,
-    Option<unsafe extern "C" fn(*mut c_void)>
-);
-/// `XLA_FFI_Type_Register_Args_STRUCT_SIZE` (40; excludes `type_info`).
-pub const XLA_FFI_Type_Register_Args_STRUCT_SIZE: usize =
-    struct_size!(XLA_FFI_Type_Register_Args, type_id, *mut XLA_FFI_TypeId);
-/// `XLA_FFI_ExecutionContext_Get_Args_STRUCT_SIZE` (40).
-pub const XLA_FFI_ExecutionContext_Get_Args_STRUCT_SIZE: usize =
-    struct_size!(XLA_FFI_ExecutionContext_Get_Args, data, *mut c_void);
-/// `XLA_FFI_State_Set_Args_STRUCT_SIZE` (48).
-pub const XLA_FFI_State_Set_Args_STRUCT_SIZE: usize =
-    struct_size!(XLA_FFI_State_Set_Args, state, *mut c_void);
-/// `XLA_FFI_State_Get_Args_STRUCT_SIZE` (48).
-pub const XLA_FFI_State_Get_Args_STRUCT_SIZE: usize =
-    struct_size!(XLA_FFI_State_Get_Args, state, *mut c_void);
-/// `XLA_FFI_Stream_Get_Args_STRUCT_SIZE` (32).
-pub const XLA_FFI_Stream_Get_Args_STRUCT_SIZE: usize =
-    struct_size!(XLA_FFI_Stream_Get_Args, stream, *mut c_void);
-/// `XLA_FFI_DeviceMemory_Allocate_Args_STRUCT_SIZE` (48).
-pub const XLA_FFI_DeviceMemory_Allocate_Args_STRUCT_SIZE: usize =
-    struct_size!(XLA_FFI_DeviceMemory_Allocate_Args, data, *mut c_void);
-/// `XLA_FFI_DeviceMemory_Free_Args_STRUCT_SIZE` (40).
-pub const XLA_FFI_DeviceMemory_Free_Args_STRUCT_SIZE: usize =
-    struct_size!(XLA_FFI_DeviceMemory_Free_Args, data, *mut c_void);
-/// `XLA_FFI_ThreadPool_Schedule_Args_STRUCT_SIZE` (40).
-pub const XLA_FFI_ThreadPool_Schedule_Args_STRUCT_SIZE: usize =
-    struct_size!(XLA_FFI_ThreadPool_Schedule_Args, data, *mut c_void);
-/// `XLA_FFI_ThreadPool_NumThreads_Args_STRUCT_SIZE` (32).
-pub const XLA_FFI_ThreadPool_NumThreads_Args_STRUCT_SIZE: usize =
-    struct_size!(XLA_FFI_ThreadPool_NumThreads_Args, num_threads, *mut i64);
-/// `XLA_FFI_Future_Create_Args_STRUCT_SIZE` (16; excludes the `future`
-/// out-field, which the runtime still writes: allocate `size_of`).
-pub const XLA_FFI_Future_Create_Args_STRUCT_SIZE: usize = struct_size!(
-    XLA_FFI_Future_Create_Args,
-    extension_start,
-    *mut XLA_FFI_Extension_Base
-);
-/// `XLA_FFI_Future_SetAvailable_Args_STRUCT_SIZE` (24).
-pub const XLA_FFI_Future_SetAvailable_Args_STRUCT_SIZE: usize = struct_size!(
-    XLA_FFI_Future_SetAvailable_Args,
-    future,
-    *mut XLA_FFI_Future
-);
-/// `XLA_FFI_Future_SetError_Args_STRUCT_SIZE` (32).
-pub const XLA_FFI_Future_SetError_Args_STRUCT_SIZE: usize =
-    struct_size!(XLA_FFI_Future_SetError_Args, error, *mut XLA_FFI_Error);
-/// `XLA_FFI_RunId_Get_Args_STRUCT_SIZE` (32).
-pub const XLA_FFI_RunId_Get_Args_STRUCT_SIZE: usize =
-    struct_size!(XLA_FFI_RunId_Get_Args, run_id, i64);
-/// `XLA_FFI_DeviceOrdinal_Get_Args_STRUCT_SIZE` (28).
-pub const XLA_FFI_DeviceOrdinal_Get_Args_STRUCT_SIZE: usize =
-    struct_size!(XLA_FFI_DeviceOrdinal_Get_Args, device_ordinal, i32);
-/// `XLA_FFI_Api_STRUCT_SIZE` (192 for the 0.3 table).
-pub const XLA_FFI_Api_STRUCT_SIZE: usize = struct_size!(
-    XLA_FFI_Api,
-    XLA_FFI_DeviceOrdinal_Get,
-    Option<XLA_FFI_DeviceOrdinal_Get>
-);
+struct_sizes! {
+    /// `XLA_FFI_Extension_Base_STRUCT_SIZE` (24).
+    XLA_FFI_Extension_Base_STRUCT_SIZE = XLA_FFI_Extension_Base, next: *mut XLA_FFI_Extension_Base;
+    /// `XLA_FFI_Api_Version_STRUCT_SIZE` (24).
+    XLA_FFI_Api_Version_STRUCT_SIZE = XLA_FFI_Api_Version, minor_version: c_int;
+    /// `XLA_FFI_Metadata_STRUCT_SIZE` (36).
+    XLA_FFI_Metadata_STRUCT_SIZE = XLA_FFI_Metadata, traits: XLA_FFI_Handler_Traits;
+    /// `XLA_FFI_Metadata_Extension_STRUCT_SIZE` (32).
+    XLA_FFI_Metadata_Extension_STRUCT_SIZE =
+        XLA_FFI_Metadata_Extension, metadata: *mut XLA_FFI_Metadata;
+    /// `XLA_FFI_Buffer_STRUCT_SIZE` (48).
+    XLA_FFI_Buffer_STRUCT_SIZE = XLA_FFI_Buffer, dims: *mut i64;
+    /// `XLA_FFI_Args_STRUCT_SIZE` (40).
+    XLA_FFI_Args_STRUCT_SIZE = XLA_FFI_Args, args: *mut *mut c_void;
+    /// `XLA_FFI_Rets_STRUCT_SIZE` (40).
+    XLA_FFI_Rets_STRUCT_SIZE = XLA_FFI_Rets, rets: *mut *mut c_void;
+    /// `XLA_FFI_Attrs_STRUCT_SIZE` (48).
+    XLA_FFI_Attrs_STRUCT_SIZE = XLA_FFI_Attrs, attrs: *mut *mut c_void;
+    /// `XLA_FFI_CallFrame_STRUCT_SIZE` (168; excludes `future`).
+    XLA_FFI_CallFrame_STRUCT_SIZE = XLA_FFI_CallFrame, attrs: XLA_FFI_Attrs;
+    /// `XLA_FFI_Error_Create_Args_STRUCT_SIZE` (28).
+    XLA_FFI_Error_Create_Args_STRUCT_SIZE = XLA_FFI_Error_Create_Args, errc: XLA_FFI_Error_Code;
+    /// `XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE` (32).
+    XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE =
+        XLA_FFI_Error_GetMessage_Args, message: *const c_char;
+    /// `XLA_FFI_Error_Destroy_Args_STRUCT_SIZE` (24).
+    XLA_FFI_Error_Destroy_Args_STRUCT_SIZE = XLA_FFI_Error_Destroy_Args, error: *mut XLA_FFI_Error;
+    /// `XLA_FFI_Handler_Register_Args_STRUCT_SIZE` (84).
+    XLA_FFI_Handler_Register_Args_STRUCT_SIZE =
+        XLA_FFI_Handler_Register_Args, traits: XLA_FFI_Handler_Traits;
+    /// `XLA_FFI_TypeInfo_STRUCT_SIZE` (24).
+    XLA_FFI_TypeInfo_STRUCT_SIZE =
+        XLA_FFI_TypeInfo, deleter: Option<unsafe extern "C" fn(*mut c_void)>;
+    /// `XLA_FFI_Type_Register_Args_STRUCT_SIZE` (40; excludes `type_info`).
+    XLA_FFI_Type_Register_Args_STRUCT_SIZE =
+        XLA_FFI_Type_Register_Args, type_id: *mut XLA_FFI_TypeId;
+    /// `XLA_FFI_ExecutionContext_Get_Args_STRUCT_SIZE` (40).
+    XLA_FFI_ExecutionContext_Get_Args_STRUCT_SIZE =
+        XLA_FFI_ExecutionContext_Get_Args, data: *mut c_void;
+    /// `XLA_FFI_State_Set_Args_STRUCT_SIZE` (48).
+    XLA_FFI_State_Set_Args_STRUCT_SIZE = XLA_FFI_State_Set_Args, state: *mut c_void;
+    /// `XLA_FFI_State_Get_Args_STRUCT_SIZE` (48).
+    XLA_FFI_State_Get_Args_STRUCT_SIZE = XLA_FFI_State_Get_Args, state: *mut c_void;
+    /// `XLA_FFI_Stream_Get_Args_STRUCT_SIZE` (32).
+    XLA_FFI_Stream_Get_Args_STRUCT_SIZE = XLA_FFI_Stream_Get_Args, stream: *mut c_void;
+    /// `XLA_FFI_DeviceMemory_Allocate_Args_STRUCT_SIZE` (48).
+    XLA_FFI_DeviceMemory_Allocate_Args_STRUCT_SIZE =
+        XLA_FFI_DeviceMemory_Allocate_Args, data: *mut c_void;
+    /// `XLA_FFI_DeviceMemory_Free_Args_STRUCT_SIZE` (40).
+    XLA_FFI_DeviceMemory_Free_Args_STRUCT_SIZE = XLA_FFI_DeviceMemory_Free_Args, data: *mut c_void;
+    /// `XLA_FFI_ThreadPool_Schedule_Args_STRUCT_SIZE` (40).
+    XLA_FFI_ThreadPool_Schedule_Args_STRUCT_SIZE =
+        XLA_FFI_ThreadPool_Schedule_Args, data: *mut c_void;
+    /// `XLA_FFI_ThreadPool_NumThreads_Args_STRUCT_SIZE` (32).
+    XLA_FFI_ThreadPool_NumThreads_Args_STRUCT_SIZE =
+        XLA_FFI_ThreadPool_NumThreads_Args, num_threads: *mut i64;
+    /// `XLA_FFI_Future_Create_Args_STRUCT_SIZE` (16; excludes the `future`
+    /// out-field, which the runtime still writes: allocate `size_of`).
+    XLA_FFI_Future_Create_Args_STRUCT_SIZE =
+        XLA_FFI_Future_Create_Args, extension_start: *mut XLA_FFI_Extension_Base;
+    /// `XLA_FFI_Future_SetAvailable_Args_STRUCT_SIZE` (24).
+    XLA_FFI_Future_SetAvailable_Args_STRUCT_SIZE =
+        XLA_FFI_Future_SetAvailable_Args, future: *mut XLA_FFI_Future;
+    /// `XLA_FFI_Future_SetError_Args_STRUCT_SIZE` (32).
+    XLA_FFI_Future_SetError_Args_STRUCT_SIZE =
+        XLA_FFI_Future_SetError_Args, error: *mut XLA_FFI_Error;
+    /// `XLA_FFI_RunId_Get_Args_STRUCT_SIZE` (32).
+    XLA_FFI_RunId_Get_Args_STRUCT_SIZE = XLA_FFI_RunId_Get_Args, run_id: i64;
+    /// `XLA_FFI_DeviceOrdinal_Get_Args_STRUCT_SIZE` (28).
+    XLA_FFI_DeviceOrdinal_Get_Args_STRUCT_SIZE =
+        XLA_FFI_DeviceOrdinal_Get_Args, device_ordinal: i32;
+    /// `XLA_FFI_Api_STRUCT_SIZE` (192 for the 0.3 table).
+    XLA_FFI_Api_STRUCT_SIZE =
+        XLA_FFI_Api, XLA_FFI_DeviceOrdinal_Get: Option<XLA_FFI_DeviceOrdinal_Get>;
+}
 
 // ---------------------------------------------------------------------------
 // Compile-time layout proofs (x86_64 / LP64 column of docs/abi.md, "XLA FFI C API")
