@@ -117,6 +117,14 @@ pub fn fake_api(major: i32, minor: i32) -> Box<XLA_FFI_Api> {
     })
 }
 
+/// `bytes` copied into 8-aligned storage (at least one word, zero-padded).
+fn words(bytes: &[u8]) -> Vec<u64> {
+    let mut data = vec![0u64; bytes.len().div_ceil(8).max(1)];
+    // SAFETY: data has room for bytes.len() bytes.
+    unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), data.as_mut_ptr().cast(), bytes.len()) };
+    data
+}
+
 /// One owned buffer.
 #[expect(
     dead_code,
@@ -131,9 +139,7 @@ pub struct OwnedBuffer {
 impl OwnedBuffer {
     pub fn new(dtype: u32, dims: &[i64], bytes: &[u8]) -> OwnedBuffer {
         let mut dims = dims.to_vec();
-        let mut data = vec![0u64; bytes.len().div_ceil(8).max(1)];
-        // SAFETY: data has at least bytes.len() bytes.
-        unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), data.as_mut_ptr().cast(), bytes.len()) };
+        let mut data = words(bytes);
         let raw = Box::new(XLA_FFI_Buffer {
             struct_size: XLA_FFI_Buffer_STRUCT_SIZE,
             extension_start: ptr::null_mut(),
@@ -175,9 +181,7 @@ impl OwnedAttr {
     }
 
     pub fn array(dtype: u32, len: usize, bytes: &[u8]) -> OwnedAttr {
-        let mut data = vec![0u64; bytes.len().div_ceil(8).max(1)];
-        // SAFETY: room for bytes.len() bytes.
-        unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), data.as_mut_ptr().cast(), bytes.len()) };
+        let mut data = words(bytes);
         let a = Box::new(XLA_FFI_Array {
             dtype,
             size: len,
@@ -328,6 +332,14 @@ fn call_frame(
     })
 }
 
+/// Pointers to the raw `XLA_FFI_Buffer`s of `buffers`, as a frame lists them.
+fn raw_ptrs(buffers: &mut [OwnedBuffer]) -> Vec<*mut c_void> {
+    buffers
+        .iter_mut()
+        .map(|b| (&mut *b.raw as *mut XLA_FFI_Buffer).cast())
+        .collect()
+}
+
 /// An owned frame.
 #[expect(
     dead_code,
@@ -351,14 +363,8 @@ impl OwnedFrame {
         let mut rets = rets;
         let mut arg_types = vec![XLA_FFI_ArgType_BUFFER; args.len()];
         let mut ret_types = vec![XLA_FFI_RetType_BUFFER; rets.len()];
-        let mut arg_ptrs: Vec<*mut c_void> = args
-            .iter_mut()
-            .map(|b| (&mut *b.raw as *mut XLA_FFI_Buffer).cast())
-            .collect();
-        let mut ret_ptrs: Vec<*mut c_void> = rets
-            .iter_mut()
-            .map(|b| (&mut *b.raw as *mut XLA_FFI_Buffer).cast())
-            .collect();
+        let mut arg_ptrs = raw_ptrs(&mut args);
+        let mut ret_ptrs = raw_ptrs(&mut rets);
         let api = fake_api(0, 3);
         let raw = call_frame(
             &api,
