@@ -357,6 +357,41 @@ pub mod extension_type {
 // (docs/abi.md, "Frame-side structs", "STRUCT_SIZE values")
 // ---------------------------------------------------------------------------
 
+/// Defines one layout module per row: `SIZE` and `ALIGN`; where the row
+/// gives a `struct_size`, its `STRUCT_SIZE` and the `struct_size` and
+/// `extension_start` fields at 0 and 4; where it says `ctx T`, `ctx`
+/// (`XLA_FFI_T*`) at 8; then the listed fields.
+macro_rules! layouts {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident: size $size:literal, align $align:literal
+            $(, struct_size $ss:literal)? $(, ctx $ctx:ident)? {
+            $( $(#[$fdoc:meta])* $field:ident = $off:literal, )*
+        }
+    )*) => {$(
+        $(#[$doc])*
+        pub mod $name {
+            /// `sizeof`.
+            pub const SIZE: u32 = $size;
+            /// Alignment.
+            pub const ALIGN: u32 = $align;
+            $(
+                /// Value of the `struct_size` field.
+                pub const STRUCT_SIZE: u32 = $ss;
+                /// Offset of `struct_size` (`size_t`).
+                pub const STRUCT_SIZE_OFFSET: u32 = 0;
+                /// Offset of `extension_start` (`XLA_FFI_Extension_Base*`).
+                pub const EXTENSION_START: u32 = 4;
+            )?
+            $(
+                #[doc = concat!("Offset of `ctx` (`XLA_FFI_", stringify!($ctx), "*`).")]
+                pub const CTX: u32 = 8;
+            )?
+            $( $(#[$fdoc])* pub const $field: u32 = $off; )*
+        }
+    )*};
+}
+
 /// Offset of the `struct_size` field in every struct that has one.
 pub const STRUCT_SIZE_OFFSET: u32 = 0;
 
@@ -418,87 +453,71 @@ macro_rules! buffer_list {
 buffer_list! { args, "XLA_FFI_Args", "arguments", "XLA_FFI_ArgType", ARGS, "args" }
 buffer_list! { rets, "XLA_FFI_Rets", "results", "XLA_FFI_RetType", RETS, "rets" }
 
-/// `XLA_FFI_Attrs` in wasm32 (also used for nested dictionaries).
-/// `STRUCT_SIZE` (28) < `SIZE` (32).
-pub mod attrs {
-    /// `sizeof`.
-    pub const SIZE: u32 = 32;
-    /// Alignment.
-    pub const ALIGN: u32 = 8;
-    /// Value of the `struct_size` field.
-    pub const STRUCT_SIZE: u32 = 28;
-    /// Offset of `struct_size`.
-    pub const STRUCT_SIZE_OFFSET: u32 = 0;
-    /// Offset of `extension_start`.
-    pub const EXTENSION_START: u32 = 4;
-    /// Offset of `size` (`int64_t`: number of attributes).
-    pub const SIZE_FIELD: u32 = 8;
-    /// Offset of `types` (`XLA_FFI_AttrType*`, 4-byte entries).
-    pub const TYPES: u32 = 16;
-    /// Offset of `names` (`XLA_FFI_ByteSpan**`: array of pointers).
-    pub const NAMES: u32 = 20;
-    /// Offset of `attrs` (`void**`: array of pointers to the values).
-    pub const ATTRS: u32 = 24;
-}
+layouts! {
+    /// `XLA_FFI_Attrs` in wasm32 (also used for nested dictionaries).
+    /// `STRUCT_SIZE` (28) < `SIZE` (32).
+    attrs: size 32, align 8, struct_size 28 {
+        /// Offset of `size` (`int64_t`: number of attributes).
+        SIZE_FIELD = 8,
+        /// Offset of `types` (`XLA_FFI_AttrType*`, 4-byte entries).
+        TYPES = 16,
+        /// Offset of `names` (`XLA_FFI_ByteSpan**`: array of pointers).
+        NAMES = 20,
+        /// Offset of `attrs` (`void**`: array of pointers to the values).
+        ATTRS = 24,
+    }
 
-/// `XLA_FFI_Buffer` in wasm32. `STRUCT_SIZE` (28) < `SIZE` (32).
-pub mod buffer {
-    /// `sizeof`.
-    pub const SIZE: u32 = 32;
-    /// Alignment.
-    pub const ALIGN: u32 = 8;
-    /// Value of the `struct_size` field.
-    pub const STRUCT_SIZE: u32 = 28;
-    /// Offset of `struct_size`.
-    pub const STRUCT_SIZE_OFFSET: u32 = 0;
-    /// Offset of `extension_start`.
-    pub const EXTENSION_START: u32 = 4;
-    /// Offset of `dtype` (`XLA_FFI_DataType`, 4 bytes).
-    pub const DTYPE: u32 = 8;
-    /// Offset of `data` (`void*`).
-    pub const DATA: u32 = 12;
-    /// Offset of `rank` (`int64_t`).
-    pub const RANK: u32 = 16;
-    /// Offset of `dims` (`int64_t*`, `rank` entries, 8-byte aligned).
-    pub const DIMS: u32 = 24;
-}
+    /// `XLA_FFI_Buffer` in wasm32. `STRUCT_SIZE` (28) < `SIZE` (32).
+    buffer: size 32, align 8, struct_size 28 {
+        /// Offset of `dtype` (`XLA_FFI_DataType`, 4 bytes).
+        DTYPE = 8,
+        /// Offset of `data` (`void*`).
+        DATA = 12,
+        /// Offset of `rank` (`int64_t`).
+        RANK = 16,
+        /// Offset of `dims` (`int64_t*`, `rank` entries, 8-byte aligned).
+        DIMS = 24,
+    }
 
-/// `XLA_FFI_ByteSpan` in wasm32 (no `struct_size`).
-pub mod byte_span {
-    /// `sizeof`.
-    pub const SIZE: u32 = 8;
-    /// Alignment.
-    pub const ALIGN: u32 = 4;
-    /// Offset of `ptr` (`const char*`, not NUL-terminated by contract).
-    pub const PTR: u32 = 0;
-    /// Offset of `len` (`size_t`).
-    pub const LEN: u32 = 4;
-}
+    /// `XLA_FFI_ByteSpan` in wasm32 (no `struct_size`).
+    byte_span: size 8, align 4 {
+        /// Offset of `ptr` (`const char*`, not NUL-terminated by contract).
+        PTR = 0,
+        /// Offset of `len` (`size_t`).
+        LEN = 4,
+    }
 
-/// `XLA_FFI_Scalar` in wasm32 (no `struct_size`).
-pub mod scalar {
-    /// `sizeof`.
-    pub const SIZE: u32 = 8;
-    /// Alignment.
-    pub const ALIGN: u32 = 4;
-    /// Offset of `dtype` (`XLA_FFI_DataType`).
-    pub const DTYPE: u32 = 0;
-    /// Offset of `value` (`void*`, points at the native value).
-    pub const VALUE: u32 = 4;
-}
+    /// `XLA_FFI_Scalar` in wasm32 (no `struct_size`).
+    scalar: size 8, align 4 {
+        /// Offset of `dtype` (`XLA_FFI_DataType`).
+        DTYPE = 0,
+        /// Offset of `value` (`void*`, points at the native value).
+        VALUE = 4,
+    }
 
-/// `XLA_FFI_Array` in wasm32 (no `struct_size`).
-pub mod array {
-    /// `sizeof`.
-    pub const SIZE: u32 = 12;
-    /// Alignment.
-    pub const ALIGN: u32 = 4;
-    /// Offset of `dtype` (`XLA_FFI_DataType`).
-    pub const DTYPE: u32 = 0;
-    /// Offset of `size` (`size_t`: element count).
-    pub const SIZE_FIELD: u32 = 4;
-    /// Offset of `data` (`void*`: contiguous elements).
-    pub const DATA: u32 = 8;
+    /// `XLA_FFI_Array` in wasm32 (no `struct_size`).
+    array: size 12, align 4 {
+        /// Offset of `dtype` (`XLA_FFI_DataType`).
+        DTYPE = 0,
+        /// Offset of `size` (`size_t`: element count).
+        SIZE_FIELD = 4,
+        /// Offset of `data` (`void*`: contiguous elements).
+        DATA = 8,
+    }
+
+    /// `XLA_FFI_Api_Version` in wasm32.
+    api_version: size 16, align 4, struct_size 16 {
+        /// Offset of `major_version` (`int`).
+        MAJOR_VERSION = 8,
+        /// Offset of `minor_version` (`int`).
+        MINOR_VERSION = 12,
+    }
+
+    /// `XLA_FFI_TypeId` in wasm32.
+    type_id: size 8, align 8 {
+        /// Offset of `type_id` (`int64_t`).
+        TYPE_ID = 0,
+    }
 }
 
 /// `XLA_FFI_InternalExtension` (0.3: `XLA_FFI_Extension_Base`) in wasm32.
@@ -580,34 +599,6 @@ pub mod metadata {
     pub const TRAITS: u32 = 20;
     /// Offset of `state_type_id` (`XLA_FFI_TypeId`, outside `STRUCT_SIZE`).
     pub const STATE_TYPE_ID: u32 = 24;
-}
-
-/// `XLA_FFI_Api_Version` in wasm32.
-pub mod api_version {
-    /// `sizeof`.
-    pub const SIZE: u32 = 16;
-    /// Alignment.
-    pub const ALIGN: u32 = 4;
-    /// Value of the `struct_size` field.
-    pub const STRUCT_SIZE: u32 = 16;
-    /// Offset of `struct_size`.
-    pub const STRUCT_SIZE_OFFSET: u32 = 0;
-    /// Offset of `extension_start`.
-    pub const EXTENSION_START: u32 = 4;
-    /// Offset of `major_version` (`int`).
-    pub const MAJOR_VERSION: u32 = 8;
-    /// Offset of `minor_version` (`int`).
-    pub const MINOR_VERSION: u32 = 12;
-}
-
-/// `XLA_FFI_TypeId` in wasm32.
-pub mod type_id {
-    /// `sizeof`.
-    pub const SIZE: u32 = 8;
-    /// Alignment.
-    pub const ALIGN: u32 = 8;
-    /// Offset of `type_id` (`int64_t`).
-    pub const TYPE_ID: u32 = 0;
 }
 
 /// `XLA_FFI_Api` (version 0.5) in wasm32: a header, then

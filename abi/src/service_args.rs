@@ -2,39 +2,7 @@
 //! (docs/abi.md, "Service-call argument structs"): what the guest passes to
 //! each host import.
 
-/// Defines one layout module per row, for an args struct with `struct_size`
-/// and `extension_start` at 0 and 4; then, where the row says `ctx T`,
-/// `ctx` (`XLA_FFI_T*`) at 8; then the listed fields.
-macro_rules! args_structs {
-    ($(
-        $(#[$doc:meta])*
-        $name:ident: size $size:literal, align $align:literal, struct_size $ss:literal
-            $(, ctx $ctx:ident)? {
-            $( $(#[$fdoc:meta])* $field:ident = $off:literal, )*
-        }
-    )*) => {$(
-        $(#[$doc])*
-        pub mod $name {
-            /// `sizeof`.
-            pub const SIZE: u32 = $size;
-            /// Alignment.
-            pub const ALIGN: u32 = $align;
-            /// Value of the `struct_size` field.
-            pub const STRUCT_SIZE: u32 = $ss;
-            /// Offset of `struct_size` (`size_t`).
-            pub const STRUCT_SIZE_OFFSET: u32 = 0;
-            /// Offset of `extension_start` (`XLA_FFI_Extension_Base*`).
-            pub const EXTENSION_START: u32 = 4;
-            $(
-                #[doc = concat!("Offset of `ctx` (`XLA_FFI_", stringify!($ctx), "*`).")]
-                pub const CTX: u32 = 8;
-            )?
-            $( $(#[$fdoc])* pub const $field: u32 = $off; )*
-        }
-    )*};
-}
-
-args_structs! {
+layouts! {
     /// `XLA_FFI_Error_Create_Args` in wasm32 (import `error_create`).
     error_create_args: size 16, align 4, struct_size 16 {
         /// Offset of `message` (`const char*`, NUL-terminated).
@@ -93,6 +61,20 @@ args_structs! {
         FUTURE = 8,
         /// Offset of `error` (`XLA_FFI_Error*`).
         ERROR = 12,
+    }
+
+    /// `XLA_FFI_Handler_Bundle` in wasm32 (no `struct_size`).
+    handler_bundle: size 20, align 4 {
+        /// Offset of `instantiate` (`XLA_FFI_Handler*`).
+        INSTANTIATE = 0,
+        /// Offset of `prepare` (`XLA_FFI_Handler*`).
+        PREPARE = 4,
+        /// Offset of `initialize` (`XLA_FFI_Handler*`).
+        INITIALIZE = 8,
+        /// Offset of `execute` (`XLA_FFI_Handler*`).
+        EXECUTE = 12,
+        /// Offset of `record` (`XLA_FFI_Handler*`, 0.5).
+        RECORD = 16,
     }
 
     /// `XLA_FFI_Handler_Register_Args` in wasm32 (import `handler_register`).
@@ -208,22 +190,4 @@ args_structs! {
 /// [`state_set_args`], with `state` an out-field (`void*`: the host writes it).
 pub mod state_get_args {
     pub use super::state_set_args::*;
-}
-
-/// `XLA_FFI_Handler_Bundle` in wasm32 (no `struct_size`).
-pub mod handler_bundle {
-    /// `sizeof`.
-    pub const SIZE: u32 = 20;
-    /// Alignment.
-    pub const ALIGN: u32 = 4;
-    /// Offset of `instantiate` (`XLA_FFI_Handler*`).
-    pub const INSTANTIATE: u32 = 0;
-    /// Offset of `prepare` (`XLA_FFI_Handler*`).
-    pub const PREPARE: u32 = 4;
-    /// Offset of `initialize` (`XLA_FFI_Handler*`).
-    pub const INITIALIZE: u32 = 8;
-    /// Offset of `execute` (`XLA_FFI_Handler*`).
-    pub const EXECUTE: u32 = 12;
-    /// Offset of `record` (`XLA_FFI_Handler*`, 0.5).
-    pub const RECORD: u32 = 16;
 }
