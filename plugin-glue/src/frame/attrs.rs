@@ -6,6 +6,9 @@
 use std::ffi::c_void;
 use std::fmt;
 use std::mem::align_of;
+use std::ops::Deref;
+
+use cyxla_xla_types::attr;
 
 use super::{SliceError, check_struct_size, count, leading_struct_size, slice_from_raw_parts};
 use crate::dtype::DType;
@@ -342,6 +345,10 @@ impl<'a> Attr<'a> {
     }
 }
 
+// Not yet the shared `cyxla_xla_types::attr::Scalar` (the guest SDK's, and
+// what `ArrayView::get` gives): this `to_f64` answers `None` for PRED, that
+// one 0 or 1, and the registry's tests use it as an `Option`.
+
 /// A scalar attribute value, by dtype.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Scalar {
@@ -458,20 +465,30 @@ impl Scalar {
 }
 
 /// A flat array attribute (row-major; the shape of a `dense<>` is lost).
+///
+/// Its element type, length, bytes and elements are those of the shared
+/// [`attr::ArrayView`] it dereferences to: [`dtype`](attr::ArrayView::dtype),
+/// [`len`](attr::ArrayView::len), [`is_empty`](attr::ArrayView::is_empty),
+/// [`bytes`](attr::ArrayView::bytes) (the raw element bytes) and
+/// [`get`](attr::ArrayView::get). Typed slices are plugin-glue's:
+/// [`as_slice`](ArrayView::as_slice).
 #[derive(Clone, Copy)]
 pub struct ArrayView<'a> {
-    dtype: DType,
-    len: usize,
-    bytes: &'a [u8],
+    view: attr::ArrayView<'a>,
 }
 
 impl fmt::Debug for ArrayView<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ArrayView")
-            .field("dtype", &self.dtype)
-            .field("len", &self.len)
-            .field("byte_len", &self.bytes.len())
-            .finish()
+        fmt::Debug::fmt(&self.view, f)
+    }
+}
+
+impl<'a> Deref for ArrayView<'a> {
+    type Target = attr::ArrayView<'a>;
+
+    #[inline]
+    fn deref(&self) -> &attr::ArrayView<'a> {
+        &self.view
     }
 }
 
@@ -486,37 +503,14 @@ impl<'a> ArrayView<'a> {
             return Err(format!("unknown array dtype {}", a.dtype));
         };
         let byte_len = dtype
-            .byte_size(a.size as u64)
-            .and_then(|b| usize::try_from(b).ok())
+            .byte_len(a.size)
             .ok_or_else(|| format!("the byte size of {} {dtype} elements overflows", a.size))?;
         // SAFETY: the array's data is valid for 'a (caller contract).
         let bytes = unsafe { slice_from_raw_parts(a.data.cast_const().cast::<u8>(), byte_len) }
             .map_err(|e| format!("the array data ({} {dtype} elements) {e}", a.size))?;
         Ok(ArrayView {
-            dtype,
-            len: a.size,
-            bytes,
+            view: attr::ArrayView::new(dtype, a.size, bytes),
         })
-    }
-
-    /// Element type.
-    pub fn dtype(&self) -> DType {
-        self.dtype
-    }
-
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the array is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The raw element bytes.
-    pub fn bytes(&self) -> &'a [u8] {
-        self.bytes
     }
 
     /// The elements as `T`, whose dtype must match.
@@ -526,25 +520,22 @@ impl<'a> ArrayView<'a> {
     /// `INVALID_ARGUMENT` if the dtype differs (naming both), the data is
     /// misaligned for `T`, or (for `bool`) a byte is neither 0 nor 1.
     pub fn as_slice<T: Element>(&self) -> Result<&'a [T], HandlerError> {
-        if self.dtype != T::DTYPE {
+        let (dtype, bytes) = (self.dtype(), self.bytes());
+        if dtype != T::DTYPE {
             return Err(HandlerError::invalid_argument(format!(
-                "array attribute has dtype {}, expected {}",
-                self.dtype,
+                "array attribute has dtype {dtype}, expected {}",
                 T::DTYPE
             )));
         }
-        if !T::ANY_BIT_PATTERN && self.bytes.iter().any(|&b| b > 1) {
+        if !T::ANY_BIT_PATTERN && bytes.iter().any(|&b| b > 1) {
             return Err(HandlerError::invalid_argument(
                 "array attribute of dtype pred holds a byte that is neither 0 nor 1",
             ));
         }
         // SAFETY: the bytes are `len` elements of T's dtype (same width, valid
         // bit patterns checked above for bool), valid for 'a.
-        unsafe { slice_from_raw_parts(self.bytes.as_ptr().cast::<T>(), self.len) }.map_err(|e| {
-            HandlerError::invalid_argument(format!(
-                "array attribute data of dtype {} {e}",
-                self.dtype
-            ))
+        unsafe { slice_from_raw_parts(bytes.as_ptr().cast::<T>(), self.len()) }.map_err(|e| {
+            HandlerError::invalid_argument(format!("array attribute data of dtype {dtype} {e}"))
         })
     }
 }
@@ -620,6 +611,12 @@ mod tests {
         let arr = attrs.get("arr").unwrap().unwrap().as_array().unwrap();
         assert_eq!((arr.dtype(), arr.len()), (DType::S64, 3));
         assert_eq!(arr.as_slice::<i64>().unwrap(), &[1, 2, 3]);
+        assert_eq!(arr.get(1), Some(attr::Scalar::S64(2)));
+        assert_eq!(arr.bytes().len(), 24);
+        assert_eq!(
+            format!("{arr:?}"),
+            "ArrayView { dtype: S64, len: 3, byte_len: 24 }"
+        );
         assert!(arr.as_slice::<i32>().is_err());
         assert_eq!(attrs.get("empty").unwrap().unwrap().as_str(), Some(""));
         let dct = attrs.get("dct").unwrap().unwrap().as_dictionary().unwrap();
