@@ -395,35 +395,6 @@ macro_rules! layouts {
 /// Offset of the `struct_size` field in every struct that has one.
 pub const STRUCT_SIZE_OFFSET: u32 = 0;
 
-/// `XLA_FFI_CallFrame` in wasm32. Note `STRUCT_SIZE` (104) < `SIZE` (112):
-/// `future` lies outside the declared size.
-pub mod call_frame {
-    /// `sizeof` (bytes to reserve).
-    pub const SIZE: u32 = 112;
-    /// Alignment.
-    pub const ALIGN: u32 = 8;
-    /// Value of the `struct_size` field (`XLA_FFI_CallFrame_STRUCT_SIZE`).
-    pub const STRUCT_SIZE: u32 = 104;
-    /// Offset of `struct_size` (`size_t`).
-    pub const STRUCT_SIZE_OFFSET: u32 = 0;
-    /// Offset of `extension_start` (`XLA_FFI_Extension_Base*`).
-    pub const EXTENSION_START: u32 = 4;
-    /// Offset of `api` (`const XLA_FFI_Api*`).
-    pub const API: u32 = 8;
-    /// Offset of `ctx` (`XLA_FFI_ExecutionContext*`).
-    pub const CTX: u32 = 12;
-    /// Offset of `stage` (`XLA_FFI_ExecutionStage`, 4 bytes).
-    pub const STAGE: u32 = 16;
-    /// Offset of the inline `XLA_FFI_Args` ([`args`](super::args)).
-    pub const ARGS: u32 = 24;
-    /// Offset of the inline `XLA_FFI_Rets` ([`rets`](super::rets)).
-    pub const RETS: u32 = 48;
-    /// Offset of the inline `XLA_FFI_Attrs` ([`attrs`](super::attrs)).
-    pub const ATTRS: u32 = 72;
-    /// Offset of `future` (`XLA_FFI_Future*`, out).
-    pub const FUTURE: u32 = 104;
-}
-
 /// Defines the layout module of `XLA_FFI_Args` or `XLA_FFI_Rets`, which
 /// differ only in names.
 macro_rules! buffer_list {
@@ -454,6 +425,31 @@ buffer_list! { args, "XLA_FFI_Args", "arguments", "XLA_FFI_ArgType", ARGS, "args
 buffer_list! { rets, "XLA_FFI_Rets", "results", "XLA_FFI_RetType", RETS, "rets" }
 
 layouts! {
+    /// `XLA_FFI_CallFrame` in wasm32. Note `STRUCT_SIZE` (104) < `SIZE` (112):
+    /// `future` lies outside the declared size, so reserve `SIZE` bytes.
+    call_frame: size 112, align 8 {
+        /// Value of the `struct_size` field (`XLA_FFI_CallFrame_STRUCT_SIZE`).
+        STRUCT_SIZE = 104,
+        /// Offset of `struct_size` (`size_t`).
+        STRUCT_SIZE_OFFSET = 0,
+        /// Offset of `extension_start` (`XLA_FFI_Extension_Base*`).
+        EXTENSION_START = 4,
+        /// Offset of `api` (`const XLA_FFI_Api*`).
+        API = 8,
+        /// Offset of `ctx` (`XLA_FFI_ExecutionContext*`).
+        CTX = 12,
+        /// Offset of `stage` (`XLA_FFI_ExecutionStage`, 4 bytes).
+        STAGE = 16,
+        /// Offset of the inline `XLA_FFI_Args` ([`args`](super::args)).
+        ARGS = 24,
+        /// Offset of the inline `XLA_FFI_Rets` ([`rets`](super::rets)).
+        RETS = 48,
+        /// Offset of the inline `XLA_FFI_Attrs` ([`attrs`](super::attrs)).
+        ATTRS = 72,
+        /// Offset of `future` (`XLA_FFI_Future*`, out).
+        FUTURE = 104,
+    }
+
     /// `XLA_FFI_Attrs` in wasm32 (also used for nested dictionaries).
     /// `STRUCT_SIZE` (28) < `SIZE` (32).
     attrs: size 32, align 8, struct_size 28 {
@@ -518,87 +514,67 @@ layouts! {
         /// Offset of `type_id` (`int64_t`).
         TYPE_ID = 0,
     }
-}
 
-/// `XLA_FFI_InternalExtension` (0.3: `XLA_FFI_Extension_Base`) in wasm32.
-pub mod extension_base {
-    /// `sizeof`.
-    pub const SIZE: u32 = 12;
-    /// Alignment.
-    pub const ALIGN: u32 = 4;
-    /// Value of the `struct_size` field.
-    pub const STRUCT_SIZE: u32 = 12;
-    /// Offset of `struct_size`.
-    pub const STRUCT_SIZE_OFFSET: u32 = 0;
-    /// Offset of `type` (`XLA_FFI_Extension_Type`).
-    pub const TYPE: u32 = 4;
-    /// Offset of `next` (`XLA_FFI_Extension_Base*`).
-    pub const NEXT: u32 = 8;
-}
+    /// `XLA_FFI_InternalExtension` (0.3: `XLA_FFI_Extension_Base`) in wasm32.
+    extension_base: size 12, align 4 {
+        /// Value of the `struct_size` field.
+        STRUCT_SIZE = 12,
+        /// Offset of `struct_size`.
+        STRUCT_SIZE_OFFSET = 0,
+        /// Offset of `type` (`XLA_FFI_Extension_Type`).
+        TYPE = 4,
+        /// Offset of `next` (`XLA_FFI_Extension_Base*`).
+        NEXT = 8,
+    }
 
-/// `XLA_FFI_ExtensionId` in wasm32 (no `struct_size`).
-pub mod extension_id {
-    /// `sizeof`.
-    pub const SIZE: u32 = 16;
-    /// Alignment.
-    pub const ALIGN: u32 = 8;
-    /// `XLA_FFI_ExtensionId_STRUCT_SIZE` (up to `minor_version`).
-    pub const STRUCT_SIZE: u32 = 16;
-    /// Offset of `extension_type` (`int64_t`).
-    pub const EXTENSION_TYPE: u32 = 0;
-    /// Offset of `major_version` (`int32_t`).
-    pub const MAJOR_VERSION: u32 = 8;
-    /// Offset of `minor_version` (`int32_t`).
-    pub const MINOR_VERSION: u32 = 12;
-}
+    /// `XLA_FFI_ExtensionId` in wasm32 (no `struct_size`).
+    extension_id: size 16, align 8 {
+        /// `XLA_FFI_ExtensionId_STRUCT_SIZE` (up to `minor_version`).
+        STRUCT_SIZE = 16,
+        /// Offset of `extension_type` (`int64_t`).
+        EXTENSION_TYPE = 0,
+        /// Offset of `major_version` (`int32_t`).
+        MAJOR_VERSION = 8,
+        /// Offset of `minor_version` (`int32_t`).
+        MINOR_VERSION = 12,
+    }
 
-/// `XLA_FFI_Extension` in wasm32: the header of an extension of the invoke
-/// context (0.5). `STRUCT_SIZE` (28) < `SIZE` (32).
-pub mod extension {
-    /// `sizeof`.
-    pub const SIZE: u32 = 32;
-    /// Alignment.
-    pub const ALIGN: u32 = 8;
-    /// `XLA_FFI_Extension_STRUCT_SIZE` (up to `next`).
-    pub const STRUCT_SIZE: u32 = 28;
-    /// Offset of `struct_size` (`size_t`).
-    pub const STRUCT_SIZE_OFFSET: u32 = 0;
-    /// Offset of the inline `id` ([`extension_id`](super::extension_id)).
-    pub const ID: u32 = 8;
-    /// Offset of `next` (`const XLA_FFI_Extension*`).
-    pub const NEXT: u32 = 24;
-}
+    /// `XLA_FFI_Extension` in wasm32: the header of an extension of the invoke
+    /// context (0.5). `STRUCT_SIZE` (28) < `SIZE` (32).
+    extension: size 32, align 8 {
+        /// `XLA_FFI_Extension_STRUCT_SIZE` (up to `next`).
+        STRUCT_SIZE = 28,
+        /// Offset of `struct_size` (`size_t`).
+        STRUCT_SIZE_OFFSET = 0,
+        /// Offset of the inline `id` ([`extension_id`](super::extension_id)).
+        ID = 8,
+        /// Offset of `next` (`const XLA_FFI_Extension*`).
+        NEXT = 24,
+    }
 
-/// `XLA_FFI_Metadata_Extension` in wasm32.
-pub mod metadata_extension {
-    /// `sizeof`.
-    pub const SIZE: u32 = 16;
-    /// Alignment.
-    pub const ALIGN: u32 = 4;
-    /// Value of the `struct_size` field (of the inline extension base).
-    pub const STRUCT_SIZE: u32 = 16;
-    /// Offset of the inline `extension_base`.
-    pub const EXTENSION_BASE: u32 = 0;
-    /// Offset of `metadata` (`XLA_FFI_Metadata*`).
-    pub const METADATA: u32 = 12;
-}
+    /// `XLA_FFI_Metadata_Extension` in wasm32.
+    metadata_extension: size 16, align 4 {
+        /// Value of the `struct_size` field (of the inline extension base).
+        STRUCT_SIZE = 16,
+        /// Offset of the inline `extension_base`.
+        EXTENSION_BASE = 0,
+        /// Offset of `metadata` (`XLA_FFI_Metadata*`).
+        METADATA = 12,
+    }
 
-/// `XLA_FFI_Metadata` in wasm32. `STRUCT_SIZE` (24) < `SIZE` (32).
-pub mod metadata {
-    /// `sizeof`.
-    pub const SIZE: u32 = 32;
-    /// Alignment.
-    pub const ALIGN: u32 = 8;
-    /// Value of the `struct_size` field.
-    pub const STRUCT_SIZE: u32 = 24;
-    /// Offset of `struct_size`.
-    pub const STRUCT_SIZE_OFFSET: u32 = 0;
-    /// Offset of the inline `api_version` ([`api_version`](super::api_version)).
-    pub const API_VERSION: u32 = 4;
-    /// Offset of `traits` (`uint32_t`).
-    pub const TRAITS: u32 = 20;
-    /// Offset of `state_type_id` (`XLA_FFI_TypeId`, outside `STRUCT_SIZE`).
-    pub const STATE_TYPE_ID: u32 = 24;
+    /// `XLA_FFI_Metadata` in wasm32. `STRUCT_SIZE` (24) < `SIZE` (32).
+    metadata: size 32, align 8 {
+        /// Value of the `struct_size` field.
+        STRUCT_SIZE = 24,
+        /// Offset of `struct_size`.
+        STRUCT_SIZE_OFFSET = 0,
+        /// Offset of the inline `api_version` ([`api_version`](super::api_version)).
+        API_VERSION = 4,
+        /// Offset of `traits` (`uint32_t`).
+        TRAITS = 20,
+        /// Offset of `state_type_id` (`XLA_FFI_TypeId`, outside `STRUCT_SIZE`).
+        STATE_TYPE_ID = 24,
+    }
 }
 
 /// `XLA_FFI_Api` (version 0.5) in wasm32: a header, then
