@@ -865,8 +865,14 @@ struct_sizes! {
 // Compile-time layout proofs (x86_64 / LP64 column of docs/abi.md, "XLA FFI C API")
 // ---------------------------------------------------------------------------
 
-/// Asserts size, alignment, declared struct size and every field offset.
+/// Asserts size, alignment, declared struct size and every field offset;
+/// `header` stands for `struct_size` and `struct_size @ 0, extension_start @ 8`.
 macro_rules! assert_layout {
+    ($t:ty, size $size:expr, align $align:expr, header $ss:expr, { $($fields:tt)* }) => {
+        assert_layout!($t, size $size, align $align, struct_size $ss, {
+            struct_size @ 0, extension_start @ 8, $($fields)*
+        });
+    };
     ($t:ty, size $size:expr, align $align:expr, $(struct_size $ss:expr,)? { $($field:ident @ $off:expr),* $(,)? }) => {
         const _: () = {
             assert!(size_of::<$t>() == $size, concat!("size of ", stringify!($t)));
@@ -888,23 +894,17 @@ mod layout {
     use super::*;
 
     assert_layout!(XLA_FFI_CallFrame, size 176, align 8,
-        struct_size (XLA_FFI_CallFrame_STRUCT_SIZE, 168), {
-        struct_size @ 0, extension_start @ 8, api @ 16, ctx @ 24, stage @ 32,
-        args @ 40, rets @ 80, attrs @ 120, future @ 168,
+        header (XLA_FFI_CallFrame_STRUCT_SIZE, 168), {
+        api @ 16, ctx @ 24, stage @ 32, args @ 40, rets @ 80, attrs @ 120, future @ 168,
     });
-    assert_layout!(XLA_FFI_Args, size 40, align 8, struct_size (XLA_FFI_Args_STRUCT_SIZE, 40), {
-        struct_size @ 0, extension_start @ 8, size @ 16, types @ 24, args @ 32,
-    });
-    assert_layout!(XLA_FFI_Rets, size 40, align 8, struct_size (XLA_FFI_Rets_STRUCT_SIZE, 40), {
-        struct_size @ 0, extension_start @ 8, size @ 16, types @ 24, rets @ 32,
-    });
-    assert_layout!(XLA_FFI_Attrs, size 48, align 8, struct_size (XLA_FFI_Attrs_STRUCT_SIZE, 48), {
-        struct_size @ 0, extension_start @ 8, size @ 16, types @ 24, names @ 32, attrs @ 40,
-    });
+    assert_layout!(XLA_FFI_Args, size 40, align 8,
+        header (XLA_FFI_Args_STRUCT_SIZE, 40), { size @ 16, types @ 24, args @ 32 });
+    assert_layout!(XLA_FFI_Rets, size 40, align 8,
+        header (XLA_FFI_Rets_STRUCT_SIZE, 40), { size @ 16, types @ 24, rets @ 32 });
+    assert_layout!(XLA_FFI_Attrs, size 48, align 8,
+        header (XLA_FFI_Attrs_STRUCT_SIZE, 48), { size @ 16, types @ 24, names @ 32, attrs @ 40 });
     assert_layout!(XLA_FFI_Buffer, size 48, align 8,
-        struct_size (XLA_FFI_Buffer_STRUCT_SIZE, 48), {
-        struct_size @ 0, extension_start @ 8, dtype @ 16, data @ 24, rank @ 32, dims @ 40,
-    });
+        header (XLA_FFI_Buffer_STRUCT_SIZE, 48), { dtype @ 16, data @ 24, rank @ 32, dims @ 40 });
     assert_layout!(XLA_FFI_ByteSpan, size 16, align 8, { ptr @ 0, len @ 8 });
     assert_layout!(XLA_FFI_Scalar, size 16, align 8, { dtype @ 0, value @ 8 });
     assert_layout!(XLA_FFI_Array, size 24, align 8, { dtype @ 0, size @ 8, data @ 16 });
@@ -921,91 +921,69 @@ mod layout {
         struct_size @ 0, api_version @ 8, traits @ 32, state_type_id @ 40,
     });
     assert_layout!(XLA_FFI_Api_Version, size 24, align 8,
-        struct_size (XLA_FFI_Api_Version_STRUCT_SIZE, 24), {
-        struct_size @ 0, extension_start @ 8, major_version @ 16, minor_version @ 20,
-    });
+        header (XLA_FFI_Api_Version_STRUCT_SIZE, 24), { major_version @ 16, minor_version @ 20 });
     assert_layout!(XLA_FFI_TypeId, size 8, align 8, { type_id @ 0 });
     assert_layout!(XLA_FFI_Error_Create_Args, size 32, align 8,
-        struct_size (XLA_FFI_Error_Create_Args_STRUCT_SIZE, 28), {
-        struct_size @ 0, extension_start @ 8, message @ 16, errc @ 24,
-    });
+        header (XLA_FFI_Error_Create_Args_STRUCT_SIZE, 28), { message @ 16, errc @ 24 });
     assert_layout!(XLA_FFI_Error_GetMessage_Args, size 32, align 8,
-        struct_size (XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE, 32), {
-        struct_size @ 0, extension_start @ 8, error @ 16, message @ 24,
-    });
+        header (XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE, 32), { error @ 16, message @ 24 });
     assert_layout!(XLA_FFI_Error_Destroy_Args, size 24, align 8,
-        struct_size (XLA_FFI_Error_Destroy_Args_STRUCT_SIZE, 24), {
-        struct_size @ 0, extension_start @ 8, error @ 16,
-    });
+        header (XLA_FFI_Error_Destroy_Args_STRUCT_SIZE, 24), { error @ 16 });
     assert_layout!(XLA_FFI_TypeInfo, size 24, align 8,
-        struct_size (XLA_FFI_TypeInfo_STRUCT_SIZE, 24), {
-        struct_size @ 0, extension_start @ 8, deleter @ 16,
-    });
+        header (XLA_FFI_TypeInfo_STRUCT_SIZE, 24), { deleter @ 16 });
     assert_layout!(XLA_FFI_Future_Create_Args, size 24, align 8,
-        struct_size (XLA_FFI_Future_Create_Args_STRUCT_SIZE, 16), {
-        struct_size @ 0, extension_start @ 8, future @ 16,
-    });
+        header (XLA_FFI_Future_Create_Args_STRUCT_SIZE, 16), { future @ 16 });
     assert_layout!(XLA_FFI_Future_SetAvailable_Args, size 24, align 8,
-        struct_size (XLA_FFI_Future_SetAvailable_Args_STRUCT_SIZE, 24), {
-        struct_size @ 0, extension_start @ 8, future @ 16,
-    });
+        header (XLA_FFI_Future_SetAvailable_Args_STRUCT_SIZE, 24), { future @ 16 });
     assert_layout!(XLA_FFI_Future_SetError_Args, size 32, align 8,
-        struct_size (XLA_FFI_Future_SetError_Args_STRUCT_SIZE, 32), {
-        struct_size @ 0, extension_start @ 8, future @ 16, error @ 24,
-    });
+        header (XLA_FFI_Future_SetError_Args_STRUCT_SIZE, 32), { future @ 16, error @ 24 });
     assert_layout!(XLA_FFI_Handler_Bundle, size 32, align 8, {
         instantiate @ 0, prepare @ 8, initialize @ 16, execute @ 24,
     });
     assert_layout!(XLA_FFI_Handler_Register_Args, size 88, align 8,
-        struct_size (XLA_FFI_Handler_Register_Args_STRUCT_SIZE, 84), {
-        struct_size @ 0, extension_start @ 8, name @ 16, platform @ 32, bundle @ 48, traits @ 80,
+        header (XLA_FFI_Handler_Register_Args_STRUCT_SIZE, 84), {
+        name @ 16, platform @ 32, bundle @ 48, traits @ 80,
     });
     assert_layout!(XLA_FFI_Type_Register_Args, size 48, align 8,
-        struct_size (XLA_FFI_Type_Register_Args_STRUCT_SIZE, 40), {
-        struct_size @ 0, extension_start @ 8, name @ 16, type_id @ 32, type_info @ 40,
+        header (XLA_FFI_Type_Register_Args_STRUCT_SIZE, 40), {
+        name @ 16, type_id @ 32, type_info @ 40,
     });
     assert_layout!(XLA_FFI_ExecutionContext_Get_Args, size 40, align 8,
-        struct_size (XLA_FFI_ExecutionContext_Get_Args_STRUCT_SIZE, 40), {
-        struct_size @ 0, extension_start @ 8, ctx @ 16, type_id @ 24, data @ 32,
+        header (XLA_FFI_ExecutionContext_Get_Args_STRUCT_SIZE, 40), {
+        ctx @ 16, type_id @ 24, data @ 32,
     });
     assert_layout!(XLA_FFI_State_Set_Args, size 48, align 8,
-        struct_size (XLA_FFI_State_Set_Args_STRUCT_SIZE, 48), {
-        struct_size @ 0, extension_start @ 8, ctx @ 16, stage @ 24, type_id @ 32, state @ 40,
+        header (XLA_FFI_State_Set_Args_STRUCT_SIZE, 48), {
+        ctx @ 16, stage @ 24, type_id @ 32, state @ 40,
     });
     assert_layout!(XLA_FFI_State_Get_Args, size 48, align 8,
-        struct_size (XLA_FFI_State_Get_Args_STRUCT_SIZE, 48), {
-        struct_size @ 0, extension_start @ 8, ctx @ 16, stage @ 24, type_id @ 32, state @ 40,
+        header (XLA_FFI_State_Get_Args_STRUCT_SIZE, 48), {
+        ctx @ 16, stage @ 24, type_id @ 32, state @ 40,
     });
     assert_layout!(XLA_FFI_Stream_Get_Args, size 32, align 8,
-        struct_size (XLA_FFI_Stream_Get_Args_STRUCT_SIZE, 32), {
-        struct_size @ 0, extension_start @ 8, ctx @ 16, stream @ 24,
-    });
+        header (XLA_FFI_Stream_Get_Args_STRUCT_SIZE, 32), { ctx @ 16, stream @ 24 });
     assert_layout!(XLA_FFI_DeviceMemory_Allocate_Args, size 48, align 8,
-        struct_size (XLA_FFI_DeviceMemory_Allocate_Args_STRUCT_SIZE, 48), {
-        struct_size @ 0, extension_start @ 8, ctx @ 16, size @ 24, alignment @ 32, data @ 40,
+        header (XLA_FFI_DeviceMemory_Allocate_Args_STRUCT_SIZE, 48), {
+        ctx @ 16, size @ 24, alignment @ 32, data @ 40,
     });
     assert_layout!(XLA_FFI_DeviceMemory_Free_Args, size 40, align 8,
-        struct_size (XLA_FFI_DeviceMemory_Free_Args_STRUCT_SIZE, 40), {
-        struct_size @ 0, extension_start @ 8, ctx @ 16, size @ 24, data @ 32,
+        header (XLA_FFI_DeviceMemory_Free_Args_STRUCT_SIZE, 40), {
+        ctx @ 16, size @ 24, data @ 32,
     });
     assert_layout!(XLA_FFI_ThreadPool_Schedule_Args, size 40, align 8,
-        struct_size (XLA_FFI_ThreadPool_Schedule_Args_STRUCT_SIZE, 40), {
-        struct_size @ 0, extension_start @ 8, ctx @ 16, task @ 24, data @ 32,
+        header (XLA_FFI_ThreadPool_Schedule_Args_STRUCT_SIZE, 40), {
+        ctx @ 16, task @ 24, data @ 32,
     });
     assert_layout!(XLA_FFI_ThreadPool_NumThreads_Args, size 32, align 8,
-        struct_size (XLA_FFI_ThreadPool_NumThreads_Args_STRUCT_SIZE, 32), {
-        struct_size @ 0, extension_start @ 8, ctx @ 16, num_threads @ 24,
+        header (XLA_FFI_ThreadPool_NumThreads_Args_STRUCT_SIZE, 32), {
+        ctx @ 16, num_threads @ 24,
     });
     assert_layout!(XLA_FFI_RunId_Get_Args, size 32, align 8,
-        struct_size (XLA_FFI_RunId_Get_Args_STRUCT_SIZE, 32), {
-        struct_size @ 0, extension_start @ 8, ctx @ 16, run_id @ 24,
-    });
+        header (XLA_FFI_RunId_Get_Args_STRUCT_SIZE, 32), { ctx @ 16, run_id @ 24 });
     assert_layout!(XLA_FFI_DeviceOrdinal_Get_Args, size 32, align 8,
-        struct_size (XLA_FFI_DeviceOrdinal_Get_Args_STRUCT_SIZE, 28), {
-        struct_size @ 0, extension_start @ 8, ctx @ 16, device_ordinal @ 24,
-    });
-    assert_layout!(XLA_FFI_Api, size 192, align 8, struct_size (XLA_FFI_Api_STRUCT_SIZE, 192), {
-        struct_size @ 0, extension_start @ 8, api_version @ 16, internal_api @ 40,
+        header (XLA_FFI_DeviceOrdinal_Get_Args_STRUCT_SIZE, 28), { ctx @ 16, device_ordinal @ 24 });
+    assert_layout!(XLA_FFI_Api, size 192, align 8, header (XLA_FFI_Api_STRUCT_SIZE, 192), {
+        api_version @ 16, internal_api @ 40,
         XLA_FFI_Error_Create @ 48,
         XLA_FFI_Error_GetMessage @ 56,
         XLA_FFI_Error_Destroy @ 64,
