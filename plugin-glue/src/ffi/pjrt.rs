@@ -1015,7 +1015,13 @@ impl PJRT_FFI_Register_Handler_Args {
 // "PJRT_FFI_Extension", "Client structs")
 // ---------------------------------------------------------------------------
 
+/// Asserts size, alignment and every field offset; `header` stands for
+/// `struct_size @ 0, extension_start @ 8`.
 macro_rules! assert_layout {
+    ($name:ident, size $size:expr, align $align:expr, header $(, $field:ident @ $off:expr)* $(,)?) => {
+        assert_layout!($name, size $size, align $align,
+            struct_size @ 0, extension_start @ 8 $(, $field @ $off)*);
+    };
     ($name:ident, size $size:expr, align $align:expr, $($field:ident @ $off:expr),* $(,)?) => {
         const _: () = {
             assert!(size_of::<$name>() == $size);
@@ -1031,9 +1037,8 @@ mod layout {
 
     assert_layout!(PJRT_Extension_Base, size 24, align 8, struct_size @ 0, type_ @ 8, next @ 16);
     assert_layout!(PJRT_Api_Version, size 24, align 8,
-        struct_size @ 0, extension_start @ 8, major_version @ 16, minor_version @ 20);
-    assert_layout!(PJRT_Api, size 40, align 8,
-        struct_size @ 0, extension_start @ 8, pjrt_api_version @ 16);
+        header, major_version @ 16, minor_version @ 20);
+    assert_layout!(PJRT_Api, size 40, align 8, header, pjrt_api_version @ 16);
     const _: () = assert!(
         offset_of!(PJRT_Api, pjrt_api_version) + offset_of!(PJRT_Api_Version, major_version) == 32
     );
@@ -1041,83 +1046,76 @@ mod layout {
         offset_of!(PJRT_Api, pjrt_api_version) + offset_of!(PJRT_Api_Version, minor_version) == 36
     );
 
-    assert_layout!(PJRT_Error_Destroy_Args, size 24, align 8, struct_size @ 0, extension_start @ 8, error @ 16);
+    assert_layout!(PJRT_Error_Destroy_Args, size 24, align 8, header, error @ 16);
     assert_layout!(PJRT_Error_Message_Args, size 40, align 8,
-        struct_size @ 0, extension_start @ 8, error @ 16, message @ 24, message_size @ 32);
-    assert_layout!(PJRT_Error_GetCode_Args, size 32, align 8,
-        struct_size @ 0, extension_start @ 8, error @ 16, code @ 24);
+        header, error @ 16, message @ 24, message_size @ 32);
+    assert_layout!(PJRT_Error_GetCode_Args, size 32, align 8, header, error @ 16, code @ 24);
     assert_layout!(PJRT_NamedValue, size 56, align 8,
-        struct_size @ 0, extension_start @ 8, name @ 16, name_size @ 24, type_ @ 32, value @ 40,
+        header, name @ 16, name_size @ 24, type_ @ 32, value @ 40,
         value_size @ 48);
     const _: () = assert!(size_of::<PJRT_NamedValue_Value>() == 8);
     assert_layout!(PJRT_Error_ForEachPayload_Args, size 40, align 8,
-        struct_size @ 0, extension_start @ 8, error @ 16, callback @ 24, user_arg @ 32);
-    assert_layout!(PJRT_Plugin_Initialize_Args, size 16, align 8, struct_size @ 0, extension_start @ 8);
+        header, error @ 16, callback @ 24, user_arg @ 32);
+    assert_layout!(PJRT_Plugin_Initialize_Args, size 16, align 8, header);
     assert_layout!(PJRT_Plugin_Attributes_Args, size 32, align 8,
-        struct_size @ 0, extension_start @ 8, attributes @ 16, num_attributes @ 24);
-    assert_layout!(PJRT_Event_Destroy_Args, size 24, align 8, struct_size @ 0, extension_start @ 8, event @ 16);
-    assert_layout!(PJRT_Event_Await_Args, size 24, align 8, struct_size @ 0, extension_start @ 8, event @ 16);
+        header, attributes @ 16, num_attributes @ 24);
+    assert_layout!(PJRT_Event_Destroy_Args, size 24, align 8, header, event @ 16);
+    assert_layout!(PJRT_Event_Await_Args, size 24, align 8, header, event @ 16);
     assert_layout!(PJRT_Client_Create_Args, size 88, align 8,
-        struct_size @ 0, extension_start @ 8, create_options @ 16, num_options @ 24,
+        header, create_options @ 16, num_options @ 24,
         kv_get_callback @ 32, kv_get_user_arg @ 40, kv_put_callback @ 48, kv_put_user_arg @ 56,
         client @ 64, kv_try_get_callback @ 72, kv_try_get_user_arg @ 80);
-    assert_layout!(PJRT_Client_Destroy_Args, size 24, align 8, struct_size @ 0, extension_start @ 8, client @ 16);
+    assert_layout!(PJRT_Client_Destroy_Args, size 24, align 8, header, client @ 16);
     assert_layout!(PJRT_Client_PlatformName_Args, size 40, align 8,
-        struct_size @ 0, extension_start @ 8, client @ 16, platform_name @ 24, platform_name_size @ 32);
+        header, client @ 16, platform_name @ 24, platform_name_size @ 32);
     assert_layout!(PJRT_Client_AddressableDevices_Args, size 40, align 8,
-        struct_size @ 0, extension_start @ 8, client @ 16, addressable_devices @ 24,
+        header, client @ 16, addressable_devices @ 24,
         num_addressable_devices @ 32);
     assert_layout!(PJRT_Program, size 48, align 8,
-        struct_size @ 0, extension_start @ 8, code @ 16, code_size @ 24, format @ 32, format_size @ 40);
+        header, code @ 16, code_size @ 24, format @ 32, format_size @ 40);
     assert_layout!(PJRT_Client_Compile_Args, size 56, align 8,
-        struct_size @ 0, extension_start @ 8, client @ 16, program @ 24, compile_options @ 32,
+        header, client @ 16, program @ 24, compile_options @ 32,
         compile_options_size @ 40, executable @ 48);
     assert_layout!(PJRT_Client_BufferFromHostBuffer_Args, size 120, align 8,
-        struct_size @ 0, extension_start @ 8, client @ 16, data @ 24, type_ @ 32, dims @ 40,
+        header, client @ 16, data @ 24, type_ @ 32, dims @ 40,
         num_dims @ 48, byte_strides @ 56, num_byte_strides @ 64, host_buffer_semantics @ 72,
         device @ 80, memory @ 88, device_layout @ 96, done_with_host_buffer @ 104, buffer @ 112);
     assert_layout!(PJRT_ExecuteOptions, size 112, align 8,
-        struct_size @ 0, extension_start @ 8, send_callbacks @ 16, recv_callbacks @ 24,
+        header, send_callbacks @ 16, recv_callbacks @ 24,
         num_send_ops @ 32, num_recv_ops @ 40, launch_id @ 48, non_donatable_input_indices @ 56,
         num_non_donatable_input_indices @ 64, context @ 72, call_location @ 80, num_tasks @ 88,
         task_ids @ 96, incarnation_ids @ 104);
     assert_layout!(PJRT_LoadedExecutable_Execute_Args, size 80, align 8,
-        struct_size @ 0, extension_start @ 8, executable @ 16, options @ 24, argument_lists @ 32,
+        header, executable @ 16, options @ 24, argument_lists @ 32,
         num_devices @ 40, num_args @ 48, output_lists @ 56, device_complete_events @ 64,
         execute_device @ 72);
-    assert_layout!(PJRT_LoadedExecutable_Destroy_Args, size 24, align 8,
-        struct_size @ 0, extension_start @ 8, executable @ 16);
+    assert_layout!(PJRT_LoadedExecutable_Destroy_Args, size 24, align 8, header, executable @ 16);
     assert_layout!(PJRT_LoadedExecutable_GetExecutable_Args, size 32, align 8,
-        struct_size @ 0, extension_start @ 8, loaded_executable @ 16, executable @ 24);
+        header, loaded_executable @ 16, executable @ 24);
     assert_layout!(PJRT_LoadedExecutable_AddressableDevices_Args, size 40, align 8,
-        struct_size @ 0, extension_start @ 8, executable @ 16, addressable_devices @ 24,
+        header, executable @ 16, addressable_devices @ 24,
         num_addressable_devices @ 32);
-    assert_layout!(PJRT_Executable_Destroy_Args, size 24, align 8,
-        struct_size @ 0, extension_start @ 8, executable @ 16);
+    assert_layout!(PJRT_Executable_Destroy_Args, size 24, align 8, header, executable @ 16);
     assert_layout!(PJRT_Executable_NumOutputs_Args, size 32, align 8,
-        struct_size @ 0, extension_start @ 8, executable @ 16, num_outputs @ 24);
+        header, executable @ 16, num_outputs @ 24);
     assert_layout!(PJRT_Executable_OptimizedProgram_Args, size 32, align 8,
-        struct_size @ 0, extension_start @ 8, executable @ 16, program @ 24);
+        header, executable @ 16, program @ 24);
     assert_layout!(PJRT_Executable_OutputElementTypes_Args, size 40, align 8,
-        struct_size @ 0, extension_start @ 8, executable @ 16, output_types @ 24,
+        header, executable @ 16, output_types @ 24,
         num_output_types @ 32);
     assert_layout!(PJRT_Executable_OutputDimensions_Args, size 48, align 8,
-        struct_size @ 0, extension_start @ 8, executable @ 16, num_outputs @ 24, dims @ 32,
+        header, executable @ 16, num_outputs @ 24, dims @ 32,
         dim_sizes @ 40);
-    assert_layout!(PJRT_Buffer_Destroy_Args, size 24, align 8, struct_size @ 0, extension_start @ 8, buffer @ 16);
-    assert_layout!(PJRT_Buffer_ElementType_Args, size 32, align 8,
-        struct_size @ 0, extension_start @ 8, buffer @ 16, type_ @ 24);
+    assert_layout!(PJRT_Buffer_Destroy_Args, size 24, align 8, header, buffer @ 16);
+    assert_layout!(PJRT_Buffer_ElementType_Args, size 32, align 8, header, buffer @ 16, type_ @ 24);
     assert_layout!(PJRT_Buffer_Dimensions_Args, size 40, align 8,
-        struct_size @ 0, extension_start @ 8, buffer @ 16, dims @ 24, num_dims @ 32);
+        header, buffer @ 16, dims @ 24, num_dims @ 32);
     assert_layout!(PJRT_Buffer_ToHostBuffer_Args, size 56, align 8,
-        struct_size @ 0, extension_start @ 8, src @ 16, host_layout @ 24, dst @ 32, dst_size @ 40,
+        header, src @ 16, host_layout @ 24, dst @ 32, dst_size @ 40,
         event @ 48);
-    assert_layout!(PJRT_Buffer_ReadyEvent_Args, size 32, align 8,
-        struct_size @ 0, extension_start @ 8, buffer @ 16, event @ 24);
-    assert_layout!(PJRT_ExecuteContext_Create_Args, size 24, align 8,
-        struct_size @ 0, extension_start @ 8, context @ 16);
-    assert_layout!(PJRT_ExecuteContext_Destroy_Args, size 24, align 8,
-        struct_size @ 0, extension_start @ 8, context @ 16);
+    assert_layout!(PJRT_Buffer_ReadyEvent_Args, size 32, align 8, header, buffer @ 16, event @ 24);
+    assert_layout!(PJRT_ExecuteContext_Create_Args, size 24, align 8, header, context @ 16);
+    assert_layout!(PJRT_ExecuteContext_Destroy_Args, size 24, align 8, header, context @ 16);
 
     assert_layout!(PJRT_FFI_Extension, size 48, align 8,
         base @ 0, type_register @ 24, user_data_add @ 32, register_handler @ 40);
@@ -1125,12 +1123,12 @@ mod layout {
         struct_size @ 0, target_name @ 8, target_name_size @ 16, handler @ 24, platform_name @ 32,
         platform_name_size @ 40, traits @ 48);
     assert_layout!(PJRT_FFI_Type_Register_Args, size 48, align 8,
-        struct_size @ 0, extension_start @ 8, type_name @ 16, type_name_size @ 24, type_id @ 32,
+        header, type_name @ 16, type_name_size @ 24, type_id @ 32,
         type_info @ 40);
     assert_layout!(PJRT_FFI_Type_Info, size 24, align 8, deleter @ 0, serialize @ 8, deserialize @ 16);
     assert_layout!(PJRT_FFI_UserData, size 16, align 8, type_id @ 0, data @ 8);
     assert_layout!(PJRT_FFI_UserData_Add_Args, size 40, align 8,
-        struct_size @ 0, extension_start @ 8, context @ 16, user_data @ 24);
+        header, context @ 16, user_data @ 24);
 
     // STRUCT_SIZE = offset + size of the last field (the header's traits).
     macro_rules! assert_struct_size {
