@@ -695,7 +695,11 @@ fn a_guest_looping_in_wasi_calls_meets_its_deadline() {
     for (interrupt, limits) in limits_per_mechanism() {
         let (_dir, sandbox) = wasi_sandbox(limits);
         let (_, took) = deadline_error(&sandbox, "w_chatter", "w.wasm", "300ms");
-        assert!(took < Duration::from_millis(400), "{interrupt:?}: {took:?}");
+        // A bound that catches a hang only (see hostile_anchor.rs).
+        assert!(
+            took < Duration::from_millis(1300),
+            "{interrupt:?}: {took:?}"
+        );
         run_double(&handler(&sandbox, "w_double"));
     }
 }

@@ -157,8 +157,11 @@ fn a_loop_in_the_allocator_when_a_call_needs_more_room_meets_the_call_deadline()
         let (error, took) = timed_error(&h, &big);
         assert_code(&error, ErrorCode::DeadlineExceeded);
         assert_message_contains(&error, "exceeded its deadline (300ms)");
+        // Ends at its deadline, not before; the upper bound only catches a
+        // hang (how late a deadline fires is benchmarked, not tested: the
+        // tests share a busy machine).
         assert!(
-            took >= Duration::from_millis(300) && took < Duration::from_millis(400),
+            took >= Duration::from_millis(300) && took < Duration::from_millis(1300),
             "{interrupt:?}: {took:?}"
         );
         // The looping instance is gone; a call that fits works.
