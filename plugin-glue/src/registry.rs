@@ -738,7 +738,7 @@ mod tests {
     struct Scale;
     impl Handler for Scale {
         fn execute(&self, frame: &CallFrame<'_>) -> std::result::Result<(), HandlerError> {
-            let factor = frame.attrs().scalar("factor")?.to_f64().unwrap_or(1.0) as f32;
+            let factor = frame.attrs().scalar("factor")?.to_f64() as f32;
             // SAFETY: args and rets do not alias in these tests.
             let x = unsafe { frame.arg(0)?.as_slice::<f32>() }?;
             // SAFETY: exclusive access to the result.

@@ -9,6 +9,7 @@ use std::mem::align_of;
 use std::ops::Deref;
 
 use cyxla_xla_types::attr;
+pub use cyxla_xla_types::attr::Scalar;
 
 use super::{SliceError, check_struct_size, count, leading_struct_size, slice_from_raw_parts};
 use crate::dtype::DType;
@@ -167,7 +168,7 @@ impl<'a> Attrs<'a> {
                 // for alignment in `read_struct`).
                 let s: &XLA_FFI_Scalar = unsafe { read_struct(value) }.map_err(err)?;
                 // SAFETY: `s.value` points at a native value of `s.dtype`.
-                unsafe { Scalar::from_raw(s.dtype, s.value) }
+                unsafe { scalar_from_raw(s.dtype, s.value) }
                     .map(Attr::Scalar)
                     .map_err(err)
             }
@@ -345,123 +346,25 @@ impl<'a> Attr<'a> {
     }
 }
 
-// Not yet the shared `cyxla_xla_types::attr::Scalar` (the guest SDK's, and
-// what `ArrayView::get` gives): this `to_f64` answers `None` for PRED, that
-// one 0 or 1, and the registry's tests use it as an `Option`.
-
-/// A scalar attribute value, by dtype.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Scalar {
-    /// PRED.
-    Pred(bool),
-    /// S8.
-    S8(i8),
-    /// S16.
-    S16(i16),
-    /// S32.
-    S32(i32),
-    /// S64.
-    S64(i64),
-    /// U8.
-    U8(u8),
-    /// U16.
-    U16(u16),
-    /// U32.
-    U32(u32),
-    /// U64.
-    U64(u64),
-    /// F32.
-    F32(f32),
-    /// F64.
-    F64(f64),
-}
-
-impl Scalar {
-    /// Decodes a scalar of `dtype` at `value`.
-    ///
-    /// # Safety
-    ///
-    /// A non-NULL `value` must point at a readable native value of `dtype`
-    /// (any alignment).
-    unsafe fn from_raw(dtype: u32, value: *const c_void) -> Result<Scalar, String> {
-        if value.is_null() {
-            return Err("the scalar's value pointer is NULL".into());
-        }
-        let Some(t) = DType::from_xla(dtype) else {
-            return Err(format!("unknown scalar dtype {dtype}"));
-        };
-        // SAFETY: (all arms) `value` points at a readable value of `t`
-        // (caller contract); read_unaligned makes no alignment assumption.
-        unsafe {
-            let p = value;
-            Ok(match t {
-                DType::Pred => Scalar::Pred(p.cast::<u8>().read_unaligned() != 0),
-                DType::S8 => Scalar::S8(p.cast::<i8>().read_unaligned()),
-                DType::S16 => Scalar::S16(p.cast::<i16>().read_unaligned()),
-                DType::S32 => Scalar::S32(p.cast::<i32>().read_unaligned()),
-                DType::S64 => Scalar::S64(p.cast::<i64>().read_unaligned()),
-                DType::U8 => Scalar::U8(p.cast::<u8>().read_unaligned()),
-                DType::U16 => Scalar::U16(p.cast::<u16>().read_unaligned()),
-                DType::U32 => Scalar::U32(p.cast::<u32>().read_unaligned()),
-                DType::U64 => Scalar::U64(p.cast::<u64>().read_unaligned()),
-                DType::F32 => Scalar::F32(p.cast::<f32>().read_unaligned()),
-                DType::F64 => Scalar::F64(p.cast::<f64>().read_unaligned()),
-                other => return Err(format!("scalar dtype {other} is not supported")),
-            })
-        }
+/// Decodes a scalar attribute's value of dtype `dtype` at `value`.
+///
+/// # Safety
+///
+/// A non-NULL `value` must point at a readable native value of `dtype`
+/// (any alignment).
+unsafe fn scalar_from_raw(dtype: u32, value: *const c_void) -> Result<Scalar, String> {
+    if value.is_null() {
+        return Err("the scalar's value pointer is NULL".into());
     }
-
-    /// The element type.
-    pub fn dtype(&self) -> DType {
-        match self {
-            Scalar::Pred(_) => DType::Pred,
-            Scalar::S8(_) => DType::S8,
-            Scalar::S16(_) => DType::S16,
-            Scalar::S32(_) => DType::S32,
-            Scalar::S64(_) => DType::S64,
-            Scalar::U8(_) => DType::U8,
-            Scalar::U16(_) => DType::U16,
-            Scalar::U32(_) => DType::U32,
-            Scalar::U64(_) => DType::U64,
-            Scalar::F32(_) => DType::F32,
-            Scalar::F64(_) => DType::F64,
-        }
-    }
-
-    /// The value as `i64`, for integers and PRED (0/1) that fit; `None`
-    /// for floats and for `U64` values above `i64::MAX`.
-    pub fn to_i64(&self) -> Option<i64> {
-        match *self {
-            Scalar::Pred(b) => Some(i64::from(b)),
-            Scalar::S8(v) => Some(v.into()),
-            Scalar::S16(v) => Some(v.into()),
-            Scalar::S32(v) => Some(v.into()),
-            Scalar::S64(v) => Some(v),
-            Scalar::U8(v) => Some(v.into()),
-            Scalar::U16(v) => Some(v.into()),
-            Scalar::U32(v) => Some(v.into()),
-            Scalar::U64(v) => i64::try_from(v).ok(),
-            Scalar::F32(_) | Scalar::F64(_) => None,
-        }
-    }
-
-    /// The value as `f64`, for floats (exact) and integers (rounded to the
-    /// nearest `f64` above 2^53); `None` for PRED.
-    pub fn to_f64(&self) -> Option<f64> {
-        match *self {
-            Scalar::Pred(_) => None,
-            Scalar::S8(v) => Some(v.into()),
-            Scalar::S16(v) => Some(v.into()),
-            Scalar::S32(v) => Some(v.into()),
-            Scalar::S64(v) => Some(v as f64),
-            Scalar::U8(v) => Some(v.into()),
-            Scalar::U16(v) => Some(v.into()),
-            Scalar::U32(v) => Some(v.into()),
-            Scalar::U64(v) => Some(v as f64),
-            Scalar::F32(v) => Some(v.into()),
-            Scalar::F64(v) => Some(v),
-        }
-    }
+    let Some(t) = DType::from_xla(dtype) else {
+        return Err(format!("unknown scalar dtype {dtype}"));
+    };
+    let size = t.byte_len(1).unwrap_or(0);
+    // SAFETY: `value` points at a readable value of `t` (caller contract),
+    // `size` bytes; u8 needs no alignment. x86_64 and aarch64 are
+    // little-endian, so the native bytes are the little-endian ones.
+    let bytes = unsafe { std::slice::from_raw_parts(value.cast::<u8>(), size) };
+    Scalar::from_le_bytes(t, bytes).ok_or_else(|| format!("scalar dtype {t} is not supported"))
 }
 
 /// A flat array attribute (row-major; the shape of a `dense<>` is lost).
@@ -607,11 +510,11 @@ mod tests {
         assert_eq!(attrs.scalar("i64").unwrap().to_i64(), Some(-7));
         assert_eq!(attrs.scalar("u8").unwrap(), Scalar::U8(200));
         assert_eq!(attrs.scalar("Zupper").unwrap().dtype(), DType::S32);
-        assert_eq!(attrs.scalar("f32").unwrap().to_f64(), Some(1.5));
+        assert_eq!(attrs.scalar("f32").unwrap().to_f64(), 1.5);
         let arr = attrs.get("arr").unwrap().unwrap().as_array().unwrap();
         assert_eq!((arr.dtype(), arr.len()), (DType::S64, 3));
         assert_eq!(arr.as_slice::<i64>().unwrap(), &[1, 2, 3]);
-        assert_eq!(arr.get(1), Some(attr::Scalar::S64(2)));
+        assert_eq!(arr.get(1), Some(Scalar::S64(2)));
         assert_eq!(arr.bytes().len(), 24);
         assert_eq!(
             format!("{arr:?}"),
