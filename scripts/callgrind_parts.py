@@ -10,7 +10,7 @@ one call per part, most first.
 import re
 import sys
 
-OURS = ("host/", "plugin-glue/", "guest-sdk/", "benches/")
+OURS = ("host/", "plugin-glue/", "guest-sdk/", "abi/", "benches/")
 # `  1,234 (12.3%)  FILE:FUNCTION [OBJECT]`; code inlined from another file
 # has no `[OBJECT]`.
 ROW = re.compile(r"^\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*?):(.*?)(?: \[(.*)\])?$")
