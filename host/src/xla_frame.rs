@@ -3,8 +3,8 @@
 //! of guest memory) and the [`AttrSource`] of its attributes. Host-owned
 //! calls (`call.rs`) implement the same two traits.
 
-use plugin_glue::frame::{Attr, Attrs, BufferView, CallFrame, Scalar};
-use plugin_glue::{DType, HandlerError};
+use plugin_glue::HandlerError;
+use plugin_glue::frame::{Attr, Attrs, BufferView, CallFrame};
 
 use crate::copy::Copier;
 use crate::layout::{AttrSource, AttrValue, BufferDesc, CallView};
@@ -93,29 +93,6 @@ fn with_data<'a>(
     Ok(Some(view))
 }
 
-/// A scalar's type and little-endian bytes (in a fixed buffer, with length).
-fn scalar_bytes(scalar: Scalar) -> (DType, [u8; 8], usize) {
-    /// `bytes` at the start of a zeroed 8-byte buffer, and their length.
-    fn padded<const N: usize>(dtype: DType, bytes: [u8; N]) -> (DType, [u8; 8], usize) {
-        let mut out = [0u8; 8];
-        out[..N].copy_from_slice(&bytes);
-        (dtype, out, N)
-    }
-    match scalar {
-        Scalar::Pred(v) => padded(DType::Pred, [u8::from(v)]),
-        Scalar::S8(v) => padded(DType::S8, v.to_le_bytes()),
-        Scalar::S16(v) => padded(DType::S16, v.to_le_bytes()),
-        Scalar::S32(v) => padded(DType::S32, v.to_le_bytes()),
-        Scalar::S64(v) => padded(DType::S64, v.to_le_bytes()),
-        Scalar::U8(v) => padded(DType::U8, [v]),
-        Scalar::U16(v) => padded(DType::U16, v.to_le_bytes()),
-        Scalar::U32(v) => padded(DType::U32, v.to_le_bytes()),
-        Scalar::U64(v) => padded(DType::U64, v.to_le_bytes()),
-        Scalar::F32(v) => padded(DType::F32, v.to_le_bytes()),
-        Scalar::F64(v) => padded(DType::F64, v.to_le_bytes()),
-    }
-}
-
 impl<'a> AttrSource for Attrs<'a> {
     fn count(&self) -> usize {
         self.len()
@@ -129,11 +106,11 @@ impl<'a> AttrSource for Attrs<'a> {
             let (name, attr) = entry?;
             match attr {
                 Attr::Scalar(scalar) => {
-                    let (dtype, bytes, len) = scalar_bytes(scalar);
+                    let (bytes, len) = scalar.to_le_bytes();
                     f(
                         name,
                         AttrValue::Scalar {
-                            dtype,
+                            dtype: scalar.dtype(),
                             value: &bytes[..len],
                         },
                     )?;

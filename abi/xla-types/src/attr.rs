@@ -99,6 +99,33 @@ impl Scalar {
         })
     }
 
+    /// The value's little-endian bytes (PRED: 0 or 1), the inverse of
+    /// [`Scalar::from_le_bytes`]: the first `len` bytes of a zeroed 8-byte
+    /// buffer, returned with `len`.
+    #[inline]
+    pub fn to_le_bytes(&self) -> ([u8; 8], usize) {
+        /// `bytes` at the start of a zeroed 8-byte buffer, and their length.
+        #[inline(always)]
+        fn padded<const N: usize>(bytes: [u8; N]) -> ([u8; 8], usize) {
+            let mut out = [0u8; 8];
+            out[..N].copy_from_slice(&bytes);
+            (out, N)
+        }
+        match *self {
+            Scalar::Pred(v) => padded([u8::from(v)]),
+            Scalar::S8(v) => padded(v.to_le_bytes()),
+            Scalar::S16(v) => padded(v.to_le_bytes()),
+            Scalar::S32(v) => padded(v.to_le_bytes()),
+            Scalar::S64(v) => padded(v.to_le_bytes()),
+            Scalar::U8(v) => padded([v]),
+            Scalar::U16(v) => padded(v.to_le_bytes()),
+            Scalar::U32(v) => padded(v.to_le_bytes()),
+            Scalar::U64(v) => padded(v.to_le_bytes()),
+            Scalar::F32(v) => padded(v.to_le_bytes()),
+            Scalar::F64(v) => padded(v.to_le_bytes()),
+        }
+    }
+
     /// The scalar's dtype.
     #[inline]
     pub fn dtype(&self) -> DataType {
@@ -268,6 +295,9 @@ mod tests {
                 "{d}"
             );
             assert_eq!(d.byte_size(1), Some(bytes.len() as u64), "{d}");
+            let (out, len) = s.to_le_bytes();
+            assert_eq!(&out[..len], &bytes[..], "{d}");
+            assert!(out[len..].iter().all(|&b| b == 0), "{d}");
         }
         assert_eq!(
             Scalar::from_le_bytes(DataType::Pred, &[2]),
