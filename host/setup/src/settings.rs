@@ -288,6 +288,7 @@ impl Kind for Elsewhere {
 
 /// The place of an [`Elsewhere`] setting in a [`Config`]: none.
 pub fn nowhere(_: &mut Config) -> &mut () {
+    // A box of `()` holds no memory: leaking it allocates and loses nothing.
     Box::leak(Box::new(()))
 }
 
