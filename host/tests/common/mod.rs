@@ -57,6 +57,14 @@ pub const PRELUDE: &str = r#"
     (i32.wrap_i64 (i64.load (i32.load offset=24 (i32.load (i32.load offset=44 (local.get $f)))))))
   (func $out (param $f i32) (result i32)
     (i32.load offset=12 (i32.load (i32.load offset=68 (local.get $f)))))
+  ;; A new error through XLA_FFI_Error_Create, its args at 2048: struct_size
+  ;; 16, no extension, the message at guest address $message, code $errc.
+  (func $error (param $message i32) (param $errc i32) (result i32)
+    (i32.store (i32.const 2048) (i32.const 16))
+    (i32.store (i32.const 2052) (i32.const 0))
+    (i32.store (i32.const 2056) (local.get $message))
+    (i32.store (i32.const 2060) (local.get $errc))
+    (call $error_create (i32.const 2048)))
   ;; out[i] = in[i] * k for f32 vectors.
   (func $scale (param $f i32) (param $k f32)
     (local $i i32) (local $n i32) (local $in i32) (local $out i32)
@@ -170,11 +178,7 @@ pub const HANDLERS: &str = r#"
       (f32.load (i32.load offset=4 (i32.load (i32.load offset=96 (local.get $f))))))
     (i32.const 0))
   (func (export "fail") (param i32) (result i32)
-    (i32.store (i32.const 2048) (i32.const 16))
-    (i32.store (i32.const 2052) (i32.const 0))
-    (i32.store (i32.const 2056) (i32.const 2100))
-    (i32.store (i32.const 2060) (i32.const 3))
-    (call $error_create (i32.const 2048)))
+    (call $error (i32.const 2100) (i32.const 3)))
   (func (export "trap") (param i32) (result i32) (unreachable))
   (func (export "spin") (param i32) (result i32) (loop $l (br $l)) (i32.const 0))
   (func $recurse (export "recurse") (param $x i32) (result i32)

@@ -102,10 +102,7 @@ const HOSTILE: &str = r#"
   (func (export "message_out_of_range") (param $f i32) (result i32)
     (if (call $attack (local.get $f))
       (then
-        (i32.store (i32.const 2048) (i32.const 16))
-        (i32.store (i32.const 2056) (i32.const -16))
-        (i32.store (i32.const 2060) (i32.const 3))
-        (return (call $error_create (i32.const 2048)))))
+        (return (call $error (i32.const -16) (i32.const 3)))))
     (call $ok (local.get $f)))
 
   ;; XLA_FFI_Error_Create with a message that runs to the end of memory
@@ -116,10 +113,7 @@ const HOSTILE: &str = r#"
       (then
         (local.set $end (i32.shl (memory.size) (i32.const 16)))
         (memory.fill (i32.sub (local.get $end) (i32.const 64)) (i32.const 0x41) (i32.const 64))
-        (i32.store (i32.const 2048) (i32.const 16))
-        (i32.store (i32.const 2056) (i32.sub (local.get $end) (i32.const 64)))
-        (i32.store (i32.const 2060) (i32.const 3))
-        (return (call $error_create (i32.const 2048)))))
+        (return (call $error (i32.sub (local.get $end) (i32.const 64)) (i32.const 3)))))
     (call $ok (local.get $f)))
 
   ;; XLA_FFI_Error_Create with struct_size 4.

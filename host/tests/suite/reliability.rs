@@ -377,16 +377,12 @@ const HOST_WORK: &str = r#"
       (br $l))
     (i32.const 0))
   (func (export "error_create_loop") (param i32) (result i32)
-    (i32.store (i32.const 2048) (i32.const 16))
-    (i32.store (i32.const 2052) (i32.const 0))
-    (i32.store (i32.const 2056) (i32.const 2100))
-    (i32.store (i32.const 2060) (i32.const 3))
     ;; XLA_FFI_Error_Destroy_Args at 2080: struct_size 12, no extension,
     ;; the error.
     (i32.store (i32.const 2080) (i32.const 12))
     (i32.store (i32.const 2084) (i32.const 0))
     (loop $l
-      (i32.store (i32.const 2088) (call $error_create (i32.const 2048)))
+      (i32.store (i32.const 2088) (call $error (i32.const 2100) (i32.const 3)))
       (call $error_destroy (i32.const 2080))
       (br $l))
     (i32.const 0))

@@ -216,11 +216,7 @@ const IN_PLACE: &str = r#"
   (func (export "same_data") (param $f i32) (result i32)
     (if (i32.eq (call $in (local.get $f)) (call $out (local.get $f)))
       (then (return (i32.const 0))))
-    (i32.store (i32.const 2048) (i32.const 16))
-    (i32.store (i32.const 2052) (i32.const 0))
-    (i32.store (i32.const 2056) (i32.const 2200))
-    (i32.store (i32.const 2060) (i32.const 3))
-    (call $error_create (i32.const 2048)))
+    (call $error (i32.const 2200) (i32.const 3)))
   (data (i32.const 2200) "operand 0 and result 0 have different data pointers\00")
 "#;
 
@@ -751,10 +747,7 @@ const STATE_HANDLERS: &str = r#"
     (i32.const 0))
   ;; An error whose message is not UTF-8 and longer than the test limit.
   (func (export "garbled") (param i32) (result i32)
-    (i32.store (i32.const 2048) (i32.const 16))
-    (i32.store (i32.const 2056) (i32.const 2400))
-    (i32.store (i32.const 2060) (i32.const 13))
-    (call $error_create (i32.const 2048)))
+    (call $error (i32.const 2400) (i32.const 13)))
   (func (export "exit") (param i32) (result i32)
     (call $proc_exit (i32.const 3))
     (i32.const 0))
