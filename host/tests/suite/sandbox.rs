@@ -93,12 +93,9 @@ fn a_trap_names_the_trap_and_the_next_call_works() {
 #[test]
 fn an_infinite_loop_hits_the_deadline() {
     let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("f_"))], test_limits());
-    let spin = handler(&sandbox, "f_spin");
-    let started = std::time::Instant::now();
-    let error = expect_error(&spin, &vector_call(&[1.0]));
-    assert!(started.elapsed() < Duration::from_secs(5));
-    assert_eq!(error.code, ErrorCode::DeadlineExceeded);
-    assert_message_contains(&error, "exceeded its deadline (300ms)");
+    let (error, took) = deadline_error(&sandbox, "f_spin", "k.wasm", "300ms");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    assert_code(&error, ErrorCode::DeadlineExceeded);
     run_double(&handler(&sandbox, "f_double"));
 }
 
@@ -363,6 +360,13 @@ fn assert_edits_rejected(edits: &[(&str, &str)], expected: &str) {
     assert!(error.contains(expected), "{error}");
 }
 
+/// Loading a guest of the HANDLERS and `funcs` serving `targets` fails with
+/// a message that contains `expected`.
+fn assert_rejected(funcs: &str, targets: &[(&str, &str)], expected: &str) {
+    let error = load_error(&wasm(&guest_wat(&format!("{HANDLERS} {funcs}"), targets)));
+    assert!(error.contains(expected), "{error}");
+}
+
 #[test]
 fn a_missing_required_export_is_rejected() {
     assert_edits_rejected(
@@ -373,23 +377,19 @@ fn a_missing_required_export_is_rejected() {
 
 #[test]
 fn a_mistyped_export_is_rejected() {
-    let wat = guest_wat(
-        &format!("{HANDLERS} (func (export \"wide\") (param i64) (result i32) (i32.const 0))"),
+    assert_rejected(
+        "(func (export \"wide\") (param i64) (result i32) (i32.const 0))",
         &[("t", "wide")],
-    );
-    let error = load_error(&wasm(&wat));
-    assert!(
-        error.contains("it exports `wide` with type (i64) -> i32, expected (i32) -> i32 (the handler of target `t`)"),
-        "{error}"
+        "it exports `wide` with type (i64) -> i32, expected (i32) -> i32 (the handler of target `t`)",
     );
 }
 
 #[test]
 fn a_declared_export_that_does_not_exist_is_rejected() {
-    let error = load_error(&wasm(&guest_wat(HANDLERS, &[("t", "nope")])));
-    assert!(
-        error.contains("declares target `t` with export `nope`, but exports no such function"),
-        "{error}"
+    assert_rejected(
+        "",
+        &[("t", "nope")],
+        "declares target `t` with export `nope`, but exports no such function",
     );
 }
 
@@ -483,16 +483,10 @@ fn a_module_without_targets_is_rejected() {
 
 #[test]
 fn a_trapping_start_function_is_rejected() {
-    let wat = guest_wat(
-        &format!("{HANDLERS} (func $boom unreachable) (start $boom)"),
+    assert_rejected(
+        "(func $boom unreachable) (start $boom)",
         &[("t", "double")],
-    );
-    let error = load_error(&wasm(&wat));
-    assert!(
-        error.contains(
-            "cannot be instantiated: instantiation trapped: wasm `unreachable` instruction executed"
-        ),
-        "{error}"
+        "cannot be instantiated: instantiation trapped: wasm `unreachable` instruction executed",
     );
 }
 
