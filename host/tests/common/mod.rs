@@ -471,6 +471,18 @@ pub fn assert_exit(out: &std::process::Output, code: i32, what: &str) {
     );
 }
 
+/// Fails unless `out` exited with 2 (a usage or set-up error) and its
+/// stderr contains `needle`, showing its output.
+#[track_caller]
+pub fn assert_usage_error(out: &std::process::Output, what: &str, needle: &str) {
+    assert_exit(out, 2, what);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(needle),
+        "{what}: expected `{needle}` in stderr:\n{stderr}"
+    );
+}
+
 /// A module declaring `n` targets `t<i>`, each handled by export `e<i>`
 /// (all the same function).
 pub fn many_targets(n: usize) -> Vec<u8> {
