@@ -65,20 +65,23 @@ pub const PRELUDE: &str = r#"
     (i32.store (i32.const 2056) (local.get $message))
     (i32.store (i32.const 2060) (local.get $errc))
     (call $error_create (i32.const 2048)))
-  ;; out[i] = in[i] * k for f32 vectors.
-  (func $scale (param $f i32) (param $k f32)
-    (local $i i32) (local $n i32) (local $in i32) (local $out i32)
-    (local.set $n (call $n (local.get $f)))
+  ;; out[i] = in[i] * k for the first $count elements of f32 vectors (none
+  ;; if $count <= 0).
+  (func $scale_first (param $f i32) (param $k f32) (param $count i32)
+    (local $i i32) (local $in i32) (local $out i32)
     (local.set $in (call $in (local.get $f)))
     (local.set $out (call $out (local.get $f)))
     (block $done
       (loop $next
-        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (br_if $done (i32.ge_s (local.get $i) (local.get $count)))
         (f32.store (i32.add (local.get $out) (i32.shl (local.get $i) (i32.const 2)))
           (f32.mul (f32.load (i32.add (local.get $in) (i32.shl (local.get $i) (i32.const 2))))
                    (local.get $k)))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $next))))
+  ;; out[i] = in[i] * k for f32 vectors.
+  (func $scale (param $f i32) (param $k f32)
+    (call $scale_first (local.get $f) (local.get $k) (call $n (local.get $f))))
   (data (i32.const 2100) "bad input from guest\00")
 "#;
 

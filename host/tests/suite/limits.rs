@@ -201,7 +201,7 @@ fn too_many_functions_are_refused_before_compiling() {
         "bomb",
         &many,
         "functions = 40\n",
-        "bomb.wasm is rejected before compiling: it defines 70 functions, over the limit of 40 \
+        "bomb.wasm is rejected before compiling: it defines 71 functions, over the limit of 40 \
          (functions)",
     );
 }
@@ -218,7 +218,7 @@ fn a_huge_function_body_is_refused_before_compiling() {
         "big",
         &body,
         "function_size = \"16 KiB\"\n",
-        "rejected before compiling: its function number 20 (among those it defines) has a body \
+        "rejected before compiling: its function number 21 (among those it defines) has a body \
          of 60002 bytes, over the limit of 16 KiB (function_size)",
     );
 }

@@ -14,17 +14,8 @@ use plugin_glue::ErrorCode;
 /// returns at once, writing nothing.
 const FUNCS: &str = r#"
   (func (export "skip_last") (param $f i32) (result i32)
-    (local $i i32) (local $n i32) (local $in i32) (local $out i32)
-    (local.set $n (i32.sub (call $n (local.get $f)) (i32.const 1)))
-    (local.set $in (call $in (local.get $f)))
-    (local.set $out (call $out (local.get $f)))
-    (block $done
-      (loop $next
-        (br_if $done (i32.ge_s (local.get $i) (local.get $n)))
-        (f32.store (i32.add (local.get $out) (i32.shl (local.get $i) (i32.const 2)))
-          (f32.load (i32.add (local.get $in) (i32.shl (local.get $i) (i32.const 2)))))
-        (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (br $next)))
+    (call $scale_first (local.get $f) (f32.const 1)
+      (i32.sub (call $n (local.get $f)) (i32.const 1)))
     (i32.const 0))
   (func (export "nothing") (param i32) (result i32) (i32.const 0))
 "#;
