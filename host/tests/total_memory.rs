@@ -11,7 +11,7 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{guest_wat, handler, sandbox_with, test_limits, vector_call, wasm};
+use common::{guest_wat, handler, line_after, sandbox_with, test_limits, vector_call, wasm};
 use cyxla_sandbox::Limits;
 use plugin_glue::ErrorCode;
 
@@ -178,10 +178,8 @@ fn run_child(name: &str) -> Child {
         "the child failed (status {status:#x}); its output:\n{out}"
     );
     let field = |key: &str| -> u64 {
-        out.lines()
-            .find_map(|l| l.strip_prefix(&format!("{key}=")))
+        line_after(&out, &format!("{key}="))
             .unwrap_or_else(|| panic!("no {key} in the child's output:\n{out}"))
-            .trim()
             .parse()
             .unwrap()
     };

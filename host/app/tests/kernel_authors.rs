@@ -9,7 +9,7 @@
 #[path = "../../tests/common/mod.rs"]
 mod common;
 
-use common::{assert_exit, assert_usage_error, text};
+use common::{assert_exit, assert_usage_error, line_after, text};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -573,10 +573,8 @@ fn sdk_names_its_folders_versions_and_toolchains() {
     assert_exit(&out, 0, "cyxla-host sdk");
     let said = text(&out.stdout);
     let field = |name: &str| -> String {
-        said.lines()
-            .find_map(|l| l.strip_prefix(&format!("{name}:")))
+        line_after(&said, &format!("{name}:"))
             .unwrap_or_else(|| panic!("no `{name}:` line in\n{said}"))
-            .trim()
             .to_owned()
     };
     let sdk = workspace_root().join("guest-sdk");
@@ -599,11 +597,8 @@ fn sdk_names_its_folders_versions_and_toolchains() {
     );
     let header = std::fs::read_to_string(sdk.join("include/xla/ffi/api/c_api.h")).expect("c_api.h");
     let define = |name: &str| {
-        header
-            .lines()
-            .find_map(|l| l.strip_prefix(&format!("#define {name} ")))
+        line_after(&header, &format!("#define {name} "))
             .unwrap_or_else(|| panic!("c_api.h defines no {name}"))
-            .trim()
             .to_owned()
     };
     assert!(

@@ -85,16 +85,21 @@ pub const PRELUDE: &str = r#"
   (data (i32.const 2100) "bad input from guest\00")
 "#;
 
+/// What follows `prefix` on the first line of `text` that starts with it,
+/// trimmed (`value` of a line `prefix value`).
+pub fn line_after<'t>(text: &'t str, prefix: &str) -> Option<&'t str> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .map(str::trim)
+}
+
 /// The value of `field` in `/proc/self/status` (what follows `field:`,
 /// trimmed).
 pub fn proc_status(field: &str) -> String {
     let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    let prefix = format!("{field}:");
-    let line = status
-        .lines()
-        .find(|l| l.starts_with(&prefix))
-        .unwrap_or_else(|| panic!("no {field} line in /proc/self/status"));
-    line[prefix.len()..].trim().to_owned()
+    line_after(&status, &format!("{field}:"))
+        .unwrap_or_else(|| panic!("no {field} line in /proc/self/status"))
+        .to_owned()
 }
 
 /// WAT: writes `len` bytes from guest address `buf` to the WASI file `fd`,
