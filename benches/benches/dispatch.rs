@@ -18,7 +18,9 @@
 //! frames over the host's own, and of the caches XLA's executor cools
 //! between calls (a `call_host` loop keeps everything hot). It also times
 //! the noop call with four attributes that stay the same from call to call,
-//! as a call site's do: what attributes add to a call.
+//! as a call site's do: what attributes add to a call; and the noop call with
+//! the metrics' sampled timing on (as under `CYXLA_METRICS`): what the
+//! metrics add to a call.
 //!
 //! Run: `cargo bench -p cyxla-benches --bench dispatch`.
 
@@ -292,7 +294,7 @@ fn breakdown(s: &Setup) {
     };
     let (base, empty, guest) = (xla(BASELINE), xla(EMPTY), xla(GUEST_COPY16));
     // Every variant does CALLS units per run, as an execution of a chain.
-    let medians = interleaved_medians(7, rounds, iters, |i| match i {
+    let medians = interleaved_medians(8, rounds, iters, |i| match i {
         0 => execute(base, &s.input),
         1 => execute(empty, &s.input),
         2 => execute(guest, &s.input),
@@ -301,7 +303,13 @@ fn breakdown(s: &Setup) {
         }),
         4 => (0..CALLS).for_each(|_| s.noop.call_host(&call).expect("noop")),
         5 => (0..CALLS).for_each(|_| s.noop.call_host(&with_attrs).expect("noop")),
-        _ => (0..CALLS).for_each(|_| s.copy16.call_host(&call).expect("copy16")),
+        6 => (0..CALLS).for_each(|_| s.copy16.call_host(&call).expect("copy16")),
+        _ => {
+            // As a process with a metrics folder (CYXLA_METRICS) runs.
+            cyxla_sandbox::stats::set_sampled_timing(true);
+            (0..CALLS).for_each(|_| s.noop.call_host(&call).expect("noop"));
+            cyxla_sandbox::stats::set_sampled_timing(false);
+        }
     });
     let per_call: Vec<f64> = medians
         .iter()
@@ -345,6 +353,14 @@ fn breakdown(s: &Setup) {
     row(
         "four attributes, the same each call (with - without)",
         noop_attrs - noop,
+    );
+    let metrics = per_call[7];
+    println!("and with the metrics' sampled timing on (CYXLA_METRICS):");
+    row("a call of the noop guest, sampled timing", metrics);
+    row("  what the metrics add (sampled - without)", metrics - noop);
+    println!(
+        "  ratio sampled / without: {:.3} (goal: under 10 ns added)",
+        metrics / noop
     );
 }
 

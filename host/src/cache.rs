@@ -131,12 +131,15 @@ impl ModuleCache {
                 "the compile cache {} {why}: guests are compiled without it",
                 self.dir.display()
             );
+            crate::stats::count(crate::stats::Event::CacheMiss);
             return Module::from_binary(engine, bytes);
         }
         let key = key(engine, bytes);
         if let Some(module) = self.load(engine, &key) {
+            crate::stats::count(crate::stats::Event::CacheHit);
             return Ok(module);
         }
+        crate::stats::count(crate::stats::Event::CacheMiss);
         let module = Module::from_binary(engine, bytes)?;
         match module.serialize() {
             Ok(data) => {

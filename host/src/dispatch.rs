@@ -13,6 +13,7 @@ use arc_swap::ArcSwap;
 use plugin_glue::frame::CallFrame;
 use plugin_glue::{ErrorCode, Handler, HandlerError};
 
+use crate::audit;
 use crate::call::HostCall;
 use crate::failed_call::{self, FailedCall, Sink};
 use crate::guest::Guest;
@@ -152,10 +153,12 @@ impl GuestHandler {
                 self.slot
                     .stats
                     .record(Ending::Other, &CallMeasure::default());
-                return Err(HandlerError::new(
+                let error = HandlerError::new(
                     ErrorCode::Unavailable,
                     format!("target `{}`: {why}", self.slot.target),
-                ));
+                );
+                audit::failed_call(&self.slot.target, None, Ending::Other, &error.message);
+                return Err(error);
             }
         };
         let stats = &self.slot.stats;
@@ -172,11 +175,16 @@ impl GuestHandler {
         let mut lease = match pool.take() {
             Ok(lease) => lease,
             Err(e) => {
-                stats.record(
-                    Ending::of_failure(e.code, false, false),
-                    &CallMeasure::default(),
+                let ending = Ending::of_failure(e.code, false, false);
+                stats.record(ending, &CallMeasure::default());
+                let error = prefixed(e);
+                audit::failed_call(
+                    &self.slot.target,
+                    Some(pool.guest()),
+                    ending,
+                    &error.message,
                 );
-                return Err(prefixed(e));
+                return Err(error);
             }
         };
         if lease.fresh() {
@@ -200,6 +208,12 @@ impl GuestHandler {
                     self.record(&sink, call, pool.guest(), &failure.error);
                 }
                 let error = prefixed(failure.error);
+                audit::failed_call(
+                    &self.slot.target,
+                    Some(pool.guest()),
+                    ending,
+                    &error.message,
+                );
                 tracing::debug!(code = %error.code, "{}", error.message);
                 Err(error)
             }

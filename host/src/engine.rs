@@ -271,7 +271,10 @@ impl Engine {
     pub(crate) fn compile(&self, bytes: &[u8]) -> wasmtime::Result<wasmtime::Module> {
         self.on_compile_threads(|| match self.inner.cache.get() {
             Some(cache) => cache.module(&self.inner.wasm, bytes),
-            None => wasmtime::Module::from_binary(&self.inner.wasm, bytes),
+            None => {
+                crate::stats::count(crate::stats::Event::CacheMiss);
+                wasmtime::Module::from_binary(&self.inner.wasm, bytes)
+            }
         })
     }
 

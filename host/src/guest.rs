@@ -567,6 +567,7 @@ fn check_and_compile(
         linked,
         limits_file,
     };
+    crate::stats::count(crate::stats::Event::GuestLoaded);
     Ok(Loaded::Guest(Box::new(guest)))
 }
 

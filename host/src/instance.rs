@@ -388,6 +388,7 @@ impl Instance {
             Err(error) => Err(self.trapped(&error, self.limits.call_timeout)),
         };
         if let (Some(started), Some(copied_in), Some(returned)) = (started, copied_in, returned) {
+            self.measure.timed = true;
             self.measure.guest = returned - copied_in;
             self.measure.copy = (copied_in - started) + returned.elapsed();
         }

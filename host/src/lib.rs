@@ -50,6 +50,7 @@
 #![deny(missing_docs)]
 #![doc(test(attr(deny(warnings))))]
 
+pub mod audit;
 pub mod cache;
 mod call;
 mod copy;

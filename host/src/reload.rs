@@ -27,10 +27,12 @@ use std::time::{Duration, SystemTime};
 
 use notify::{RecursiveMode, Watcher as _};
 
+use crate::audit;
 use crate::dispatch::GuestHandler;
 use crate::guest::Guest;
 use crate::pool::Pool;
 use crate::sandbox::{Destination, Sandbox, pin_holds};
+use crate::stats;
 
 /// How long a folder must be quiet before changed files are read.
 pub const SETTLE: Duration = Duration::from_millis(150);
@@ -71,7 +73,9 @@ impl Sandbox {
                     retired.push(target.clone());
                 }
             }
-            return format!("guest {name} removed; retired: {}", list(&retired));
+            let what = format!("guest {name} removed; retired: {}", list(&retired));
+            audit::reload("removed", path, &what);
+            return what;
         }
         let guest = match Guest::load(self.guests.engine(), path) {
             Ok(guest) => Arc::new(guest),
@@ -81,6 +85,8 @@ impl Sandbox {
                     path.display()
                 );
                 tracing::warn!("{what}");
+                stats::count(stats::Event::ReloadRejected);
+                audit::reload("rejected", path, &what);
                 return what;
             }
         };
@@ -146,6 +152,8 @@ impl Sandbox {
             list(&retired)
         );
         tracing::info!("{what}");
+        stats::count(stats::Event::GuestReloaded);
+        audit::reload("reloaded", path, &what);
         what
     }
 

@@ -6,32 +6,100 @@
 //! adds to are sharded by thread: a thread adds to a shard of its own with
 //! a plain load and store, so the per-call path has no locked instruction
 //! and device threads share no cache line (a snapshot sums the shards). Times need clock reads,
-//! so they are only taken while timing is on ([`enable_timing`], which
-//! `cyxla-host run --stats` and the plugin's `CYXLA_STATS` turn on); the
-//! counts are always kept.
+//! so they are only taken while timing is on: for every call
+//! ([`enable_timing`], which `cyxla-host run --stats` and the plugin's
+//! `CYXLA_STATS` turn on), or for one call in [`SAMPLE`] on each thread
+//! ([`enable_sampled_timing`], for the metrics' histogram of call times,
+//! which must cost next to nothing per call). The counts are always kept.
+//!
+//! Besides the targets' counters, the process counts what happens outside
+//! calls ([`Events`]): compile-cache hits and misses, guests loaded and
+//! reloaded, and targets a client asked for that are not registered.
 
+use std::cell::Cell;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use plugin_glue::ErrorCode;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-static TIMING: AtomicBool = AtomicBool::new(false);
+/// [`TIMING`]: no call is timed.
+const OFF: u8 = 0;
+/// [`TIMING`]: one call in [`SAMPLE`] on each thread is timed.
+const SAMPLED: u8 = 1;
+/// [`TIMING`]: every call is timed.
+const EVERY: u8 = 2;
+
+static TIMING: AtomicU8 = AtomicU8::new(OFF);
+
+/// With sampled timing, one call in this many on each thread is timed.
+pub const SAMPLE: u32 = 64;
+
+thread_local! {
+    /// Calls this thread made while timing was sampled.
+    static SAMPLE_CLOCK: Cell<u32> = const { Cell::new(0) };
+}
 
 /// Every target's counters, in registration order.
 static ALL: Mutex<Vec<(String, Arc<TargetStats>)>> = Mutex::new(Vec::new());
 
-/// Turns the time counters on for every target.
+/// Turns the time counters on for every call of every target.
 pub fn enable_timing() {
-    TIMING.store(true, Ordering::Relaxed);
+    TIMING.fetch_max(EVERY, Ordering::Relaxed);
 }
 
-/// Whether calls are timed.
+/// Times one call in [`SAMPLE`] on each thread, unless every call is timed
+/// already: what the call-time histogram needs, at the cost of a
+/// thread-local count per call.
+pub fn enable_sampled_timing() {
+    TIMING.fetch_max(SAMPLED, Ordering::Relaxed);
+}
+
+/// Sets timing to sampled (`true`) or off (`false`), whatever it was: for
+/// the dispatch bench, to measure what the metrics' sampling costs a call
+/// side by side with calls without it.
+#[cfg(feature = "bench")]
+#[doc(hidden)]
+pub fn set_sampled_timing(on: bool) {
+    TIMING.store(if on { SAMPLED } else { OFF }, Ordering::Relaxed);
+}
+
+/// Whether every call is timed (the time sums are then whole).
+pub fn every_call_timed() -> bool {
+    TIMING.load(Ordering::Relaxed) == EVERY
+}
+
+/// Whether this call is timed.
 #[inline]
 pub(crate) fn timing() -> bool {
-    TIMING.load(Ordering::Relaxed)
+    match TIMING.load(Ordering::Relaxed) {
+        OFF => false,
+        SAMPLED => SAMPLE_CLOCK
+            .try_with(|n| {
+                let now = n.get();
+                n.set(now.wrapping_add(1));
+                now % SAMPLE == 0
+            })
+            .unwrap_or(false),
+        _ => true,
+    }
+}
+
+/// Upper bounds of the call-time histogram's buckets, in seconds (a last
+/// bucket holds the longer calls).
+pub const BUCKETS: [f64; 15] = [
+    1e-6, 5e-6, 1e-5, 5e-5, 1e-4, 5e-4, 1e-3, 5e-3, 1e-2, 5e-2, 0.1, 0.5, 1.0, 5.0, 10.0,
+];
+
+/// The bucket of a call that took `ns` nanoseconds.
+fn bucket(ns: u64) -> usize {
+    BUCKETS
+        .iter()
+        .position(|&bound| ns <= (bound * 1e9).round() as u64)
+        .unwrap_or(BUCKETS.len())
 }
 
 /// The counters of one target.
@@ -77,6 +145,11 @@ struct Shard {
     copy_ns: AtomicU64,
     bytes_in: AtomicU64,
     bytes_out: AtomicU64,
+    /// Calls that were timed.
+    timed: AtomicU64,
+    /// Timed calls by their time in the sandbox (guest and copies), one
+    /// count per [`BUCKETS`] bound and one for the longer ones.
+    durations: [AtomicU64; BUCKETS.len() + 1],
 }
 
 /// Which shard this thread writes: `Some(i)` is its own (no other thread
@@ -146,6 +219,18 @@ pub(crate) enum Ending {
 }
 
 impl Ending {
+    /// Its name, as the audit log and the metrics write it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Ending::Ok => "ok",
+            Ending::GuestError => "guest_error",
+            Ending::Trap => "trap",
+            Ending::Limit => "limit",
+            Ending::Deadline => "deadline",
+            Ending::Other => "other",
+        }
+    }
+
     /// The ending of a failed call with `code`; `from_guest` if the guest
     /// returned the error itself, `trapped` if its instance trapped.
     pub(crate) fn of_failure(code: ErrorCode, from_guest: bool, trapped: bool) -> Ending {
@@ -162,6 +247,8 @@ impl Ending {
 /// What one call measured (times only while timing is on).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct CallMeasure {
+    /// Whether the call was timed (`guest` and `copy` are then its times).
+    pub(crate) timed: bool,
     pub(crate) guest: Duration,
     pub(crate) copy: Duration,
     pub(crate) bytes_in: u64,
@@ -218,6 +305,11 @@ impl TargetStats {
         add(&shard.copy_ns, nanos(measure.copy));
         add(&shard.bytes_in, measure.bytes_in);
         add(&shard.bytes_out, measure.bytes_out);
+        if measure.timed {
+            add(&shard.timed, 1);
+            let ns = nanos(measure.guest).saturating_add(nanos(measure.copy));
+            add(&shard.durations[bucket(ns)], 1);
+        }
     }
 
     /// These counters now, for `target`.
@@ -241,6 +333,14 @@ impl TargetStats {
             bytes_in: sum(|s| &s.bytes_in),
             bytes_out: sum(|s| &s.bytes_out),
             instances: get(&self.instances),
+            timed_calls: sum(|s| &s.timed),
+            durations: (0..=BUCKETS.len())
+                .map(|i| {
+                    self.shards
+                        .iter()
+                        .fold(0u64, |total, s| total.wrapping_add(get(&s.durations[i])))
+                })
+                .collect(),
         }
     }
 
@@ -255,7 +355,7 @@ fn nanos(d: Duration) -> u64 {
 }
 
 /// One target's counters at one moment.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Snapshot {
     /// The target.
     pub target: String,
@@ -281,6 +381,13 @@ pub struct Snapshot {
     pub bytes_out: u64,
     /// Instances created for the target's calls.
     pub instances: u64,
+    /// Calls that were timed: every call while timing is on, one in
+    /// [`SAMPLE`] per thread while it is sampled.
+    pub timed_calls: u64,
+    /// The timed calls by their time in the sandbox: a count per
+    /// [`BUCKETS`] bound (calls over the one before it, up to it), and last
+    /// the longer calls.
+    pub durations: Vec<u64>,
 }
 
 /// Every registered target's counters, sorted by target (a target
@@ -303,6 +410,10 @@ pub fn snapshot() -> Vec<Snapshot> {
                 o.bytes_in += one.bytes_in;
                 o.bytes_out += one.bytes_out;
                 o.instances += one.instances;
+                o.timed_calls += one.timed_calls;
+                for (sum, n) in o.durations.iter_mut().zip(&one.durations) {
+                    *sum += n;
+                }
             }
             None => out.push(one),
         }
@@ -314,7 +425,7 @@ pub fn snapshot() -> Vec<Snapshot> {
 /// The snapshot as a table, one target a line (times as `-` while timing
 /// is off).
 pub fn table(rows: &[Snapshot]) -> String {
-    let timed = timing();
+    let timed = every_call_timed();
     let mut text = String::new();
     let _ = writeln!(
         text,
@@ -367,4 +478,169 @@ pub fn json(rows: &[Snapshot]) -> String {
         targets: &'a [Snapshot],
     }
     serde_json::to_string_pretty(&Doc { targets: rows }).unwrap_or_else(|_| "{}".to_owned())
+}
+
+/// What the process counts outside calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A guest module was found in the compile cache.
+    CacheHit,
+    /// A guest module was compiled (the cache had no usable entry, or it
+    /// is off).
+    CacheMiss,
+    /// A guest module was loaded (checked and compiled, or read from the
+    /// cache), at start or by a reload.
+    GuestLoaded,
+    /// A changed guest module was loaded and serves its targets now.
+    GuestReloaded,
+    /// A changed guest module was rejected; its previous version serves.
+    ReloadRejected,
+}
+
+const EVENTS: usize = 5;
+
+static EVENT_COUNTS: [AtomicU64; EVENTS] = [const { AtomicU64::new(0) }; EVENTS];
+
+/// Targets clients asked for that were not registered, with how often.
+static REFUSED: Mutex<BTreeMap<String, u64>> = Mutex::new(BTreeMap::new());
+
+/// Counts one `event`.
+pub fn count(event: Event) {
+    EVENT_COUNTS[event as usize].fetch_add(1, Ordering::Relaxed);
+}
+
+/// Counts a program that called `target`, which is not registered (not
+/// allowed, or served by no guest): its compile failed.
+pub fn refused(target: &str) {
+    *REFUSED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .entry(target.to_owned())
+        .or_default() += 1;
+}
+
+/// The process's counts outside calls, at one moment.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Events {
+    /// Guest modules found in the compile cache.
+    pub cache_hits: u64,
+    /// Guest modules compiled.
+    pub cache_misses: u64,
+    /// Guest modules loaded.
+    pub guests_loaded: u64,
+    /// Changed guest modules that serve now.
+    pub guests_reloaded: u64,
+    /// Changed guest modules rejected.
+    pub reloads_rejected: u64,
+    /// Targets asked for and not registered, with how often.
+    pub refused: BTreeMap<String, u64>,
+}
+
+/// The process's counts outside calls now.
+pub fn events() -> Events {
+    let get = |e: Event| EVENT_COUNTS[e as usize].load(Ordering::Relaxed);
+    Events {
+        cache_hits: get(Event::CacheHit),
+        cache_misses: get(Event::CacheMiss),
+        guests_loaded: get(Event::GuestLoaded),
+        guests_reloaded: get(Event::GuestReloaded),
+        reloads_rejected: get(Event::ReloadRejected),
+        refused: REFUSED
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone(),
+    }
+}
+
+/// One process's figures, as it writes them to the metrics folder and
+/// `cyxla-host metrics` reads them: the process says what tenant it asked
+/// to be; who it is, the reader takes from the file's owner.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessFigures {
+    /// The process id.
+    pub pid: u32,
+    /// The tenant the process runs as, if a policy governs it.
+    pub tenant: Option<String>,
+    /// Per-target counters.
+    pub targets: Vec<Snapshot>,
+    /// Counts outside calls.
+    pub events: Events,
+}
+
+impl ProcessFigures {
+    /// This process's figures now, as `tenant`.
+    pub fn now(tenant: Option<String>) -> ProcessFigures {
+        ProcessFigures {
+            pid: std::process::id(),
+            tenant,
+            targets: snapshot(),
+            events: events(),
+        }
+    }
+
+    /// As one line of JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| "{}".to_owned())
+    }
+
+    /// Reads figures from their JSON.
+    ///
+    /// # Errors
+    ///
+    /// Not such a document (serde's message).
+    pub fn from_json(text: &str) -> Result<ProcessFigures, String> {
+        serde_json::from_str(text).map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_lands_in_the_bucket_of_its_time() {
+        assert_eq!(bucket(0), 0);
+        assert_eq!(bucket(1_000), 0, "1µs is the first bound");
+        assert_eq!(bucket(1_001), 1);
+        assert_eq!(bucket(2_000_000), 7, "2ms: over 1ms, up to 5ms");
+        assert_eq!(bucket(10_000_000_000), BUCKETS.len() - 1);
+        assert_eq!(bucket(10_000_000_001), BUCKETS.len(), "past the last bound");
+    }
+
+    #[test]
+    fn timed_calls_fill_the_histogram_and_untimed_ones_do_not() {
+        let stats = TargetStats::default();
+        let timed = |us: u64| CallMeasure {
+            timed: true,
+            guest: Duration::from_micros(us),
+            copy: Duration::from_micros(1),
+            ..CallMeasure::default()
+        };
+        stats.record(Ending::Ok, &timed(2));
+        stats.record(Ending::Trap, &timed(200));
+        stats.record(Ending::Ok, &CallMeasure::default());
+        let s = stats.snapshot("t");
+        assert_eq!((s.calls, s.traps, s.timed_calls), (3, 1, 2));
+        let mut want = vec![0; BUCKETS.len() + 1];
+        want[1] = 1; // 3µs
+        want[5] = 1; // 201µs
+        assert_eq!(s.durations, want);
+    }
+
+    #[test]
+    fn sampled_timing_times_one_call_in_sample_on_a_thread() {
+        // A thread of its own: the count is per thread.
+        std::thread::spawn(|| {
+            enable_sampled_timing();
+            let timed = (0..SAMPLE * 4).filter(|_| timing()).count();
+            if every_call_timed() {
+                // Another test of this binary turned every call on.
+                assert_eq!(timed, (SAMPLE * 4) as usize);
+            } else {
+                assert_eq!(timed, 4);
+            }
+        })
+        .join()
+        .unwrap();
+    }
 }
