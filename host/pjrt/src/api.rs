@@ -266,7 +266,8 @@ unsafe extern "C" fn client_create(args: *mut PJRT_Client_Create_Args) -> *mut P
 
 /// `PJRT_Client_Compile`: the real plugin's; when XLA finds no handler for
 /// a custom call's target, its error gains why (see
-/// [`cyxla_setup::process::Host::hint_for_client`]).
+/// [`cyxla_setup::process::Host::hint_for_client`]), and the refusal is
+/// counted and audited.
 ///
 /// # Safety
 ///
@@ -283,10 +284,13 @@ unsafe extern "C" fn client_compile(args: *mut PJRT_Client_Compile_Args) -> *mut
         unsafe {
             errors::amend(error, |message| {
                 let target = cyxla_setup::process::unregistered_target(message)?;
+                cyxla_sandbox::stats::refused(target);
                 let state = state::get();
-                let host = state.ready().ok()?;
-                let config = state.config.as_ref().ok()?;
-                host.hint_for_client(config, target)
+                let hint = (state.ready().ok())
+                    .zip(state.config.as_ref().ok())
+                    .and_then(|(host, config)| host.hint_for_client(config, target));
+                cyxla_sandbox::audit::refused_target(target, hint.as_deref().unwrap_or(message));
+                hint
             })
         }
     })

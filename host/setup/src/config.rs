@@ -180,6 +180,17 @@ settings! {
             "With `-- COMMAND`: record each failed guest call (operands, attributes, error) in \
              its own folder in DIR, for `cyxla-host replay` (CYXLA_RECORD)")],
         default "none";
+    /// A folder where the process keeps its figures for `cyxla-host
+    /// metrics` (a file of its own, rewritten every `CYXLA_STATS_INTERVAL`
+    /// and at exit); one call in 64 per thread is timed for the histogram
+    metrics: OnePath => |c| &mut c.metrics,
+        env METRICS_ENV = "CYXLA_METRICS", file metrics, tenant metrics, policy Refused,
+        default "none";
+    /// A folder where the process appends its audit lines (JSON: refused
+    /// targets, failed calls, reloads) to a file of its own
+    audit: OnePath => |c| &mut c.audit,
+        env AUDIT_ENV = "CYXLA_AUDIT", file audit, tenant audit, policy Refused,
+        default "none";
     /// Target → sha256 of the only module that may serve it (a tenant's
     /// policy only)
     pins: Pins => |c| &mut c.setup.pins, tenant pins, policy Applies, default "none";
@@ -259,6 +270,10 @@ pub struct Config {
     pub stats_interval: Duration,
     /// Where failed guest calls are recorded; `None`: nowhere.
     pub record: Option<PathBuf>,
+    /// The folder of the metrics' per-process files, if any.
+    pub metrics: Option<PathBuf>,
+    /// The folder of the audit log's per-process files, if any.
+    pub audit: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -282,6 +297,8 @@ impl Default for Config {
             stats: None,
             stats_interval: Duration::from_secs(2),
             record: None,
+            metrics: None,
+            audit: None,
         }
     }
 }

@@ -391,7 +391,7 @@ impl UnixUser {
     pub fn current() -> Result<UnixUser, String> {
         // SAFETY: getuid/getgid cannot fail and touch no memory of ours.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-        let (name, home) =
+        let (name, home, _) =
             passwd_entry(uid).ok_or_else(|| format!("no user database entry for uid {uid}"))?;
         let mut gids = vec![gid];
         // SAFETY: with a zero size, getgroups only returns the count.
@@ -413,9 +413,47 @@ impl UnixUser {
             groups: groups.into_iter().collect(),
         })
     }
+
+    /// The user with `uid` in the user database, with its groups there
+    /// (primary and supplementary): who owns a file, as opposed to
+    /// [`UnixUser::current`], this process's user.
+    ///
+    /// # Errors
+    ///
+    /// The user database has no entry for `uid`.
+    pub fn of_uid(uid: libc::uid_t) -> Result<UnixUser, String> {
+        let (name, home, gid) =
+            passwd_entry(uid).ok_or_else(|| format!("no user database entry for uid {uid}"))?;
+        let c_name = std::ffi::CString::new(name.clone())
+            .map_err(|_| format!("the user name of uid {uid} holds a NUL"))?;
+        let mut gids: Vec<libc::gid_t> = vec![0; 64];
+        loop {
+            let mut n = gids.len() as libc::c_int;
+            // SAFETY: `c_name` is NUL-terminated; `gids` has room for `n`
+            // gids, and getgrouplist writes at most `n`, setting `n` to how
+            // many there are (more than it had room for: it returns -1).
+            let rc = unsafe { libc::getgrouplist(c_name.as_ptr(), gid, gids.as_mut_ptr(), &mut n) };
+            let n = usize::try_from(n).unwrap_or(0);
+            if rc >= 0 {
+                gids.truncate(n);
+                break;
+            }
+            if n <= gids.len() {
+                gids = vec![gid];
+                break;
+            }
+            gids = vec![0; n];
+        }
+        let groups: BTreeSet<String> = gids.into_iter().filter_map(group_name).collect();
+        Ok(UnixUser {
+            name,
+            home,
+            groups: groups.into_iter().collect(),
+        })
+    }
 }
 
-fn passwd_entry(uid: libc::uid_t) -> Option<(String, PathBuf)> {
+fn passwd_entry(uid: libc::uid_t) -> Option<(String, PathBuf, libc::gid_t)> {
     // SAFETY: an all-zero passwd is a valid value to be overwritten, and
     // getpwuid_r is a lookup of the shape `user_database` wants: on success
     // `pw_name` and `pw_dir` point into the scratch buffer, NUL-terminated.
@@ -425,7 +463,7 @@ fn passwd_entry(uid: libc::uid_t) -> Option<(String, PathBuf)> {
             |entry, buffer, size, result| libc::getpwuid_r(uid, entry, buffer, size, result),
             |entry: &libc::passwd| {
                 let home = c_string(entry.pw_dir);
-                (c_string(entry.pw_name), PathBuf::from(home))
+                (c_string(entry.pw_name), PathBuf::from(home), entry.pw_gid)
             },
         )
     }
