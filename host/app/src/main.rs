@@ -12,7 +12,7 @@ use clap::{Args, Parser, Subcommand};
 use cyxla_host::cli::launch::{self, Flags};
 use cyxla_host::cli::new::{self as scaffold, Language, NewArgs};
 use cyxla_host::cli::run::{self, Failure, RunArgs};
-use cyxla_host::cli::{check, kernelspec, list, policy, sdk};
+use cyxla_host::cli::{check, kernelspec, list, metrics, policy, sdk};
 use cyxla_host::process;
 use cyxla_lapack as lapack;
 use cyxla_sandbox::stats;
@@ -80,6 +80,22 @@ enum Command {
         /// After a successful replay, write each result as out<k>.npy here
         #[arg(long, value_name = "DIR")]
         output_dir: Option<PathBuf>,
+    },
+    /// Every cyxla process's figures on this machine (the metrics folder,
+    /// CYXLA_METRICS), per tenant, user and target, in Prometheus's text
+    /// format: printed, written for node_exporter, or served over HTTP
+    Metrics {
+        /// The metrics folder the processes write to
+        #[arg(long, value_name = "DIR")]
+        folder: PathBuf,
+        /// Serve the figures at http://ADDR/metrics (e.g. 127.0.0.1:9477)
+        /// until killed
+        #[arg(long, value_name = "ADDR", conflicts_with = "textfile")]
+        listen: Option<String>,
+        /// Write the figures to FILE (for node_exporter's textfile
+        /// collector) instead of printing them
+        #[arg(long, value_name = "FILE")]
+        textfile: Option<PathBuf>,
     },
 }
 
@@ -394,6 +410,24 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
             let file = kernelspec::install(&spec).map_err(Failure::Setup)?;
             println!("installed {}", file.display());
             Ok(())
+        }
+        Command::Metrics {
+            folder,
+            listen,
+            textfile,
+        } => {
+            let output = match (listen, textfile) {
+                (Some(addr), _) => metrics::Output::Listen(addr),
+                (None, Some(file)) => metrics::Output::Textfile(file),
+                (None, None) => metrics::Output::Print,
+            };
+            let policy = cli
+                .flags
+                .value("policy")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os(cyxla_host::config::POLICY_ENV).map(PathBuf::from))
+                .or_else(|| Some(kernelspec::default_policy()).filter(|p| p.is_file()));
+            metrics::run(&folder, policy.as_deref(), &output).map_err(Failure::Setup)
         }
         Command::Check { path } => {
             let limits = cli.flags.config().map_err(Failure::Setup)?.setup.limits;

@@ -5,6 +5,7 @@ pub mod check;
 pub mod kernelspec;
 pub mod launch;
 pub mod list;
+pub mod metrics;
 pub mod new;
 pub mod policy;
 pub mod replay;
