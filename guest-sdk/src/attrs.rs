@@ -4,8 +4,8 @@
 use core::fmt;
 use core::ops::Deref;
 
-use cyxla_xla_types::attr::ArrayView;
 pub use cyxla_xla_types::attr::Scalar;
+use cyxla_xla_types::attr::{self, ArrayView};
 
 use crate::abi::{
     array as array_layout, attr_type, attrs as layout, byte_span, scalar as scalar_layout,
@@ -322,31 +322,12 @@ impl fmt::Display for NameOf<'_> {
     }
 }
 
-/// One attribute value.
-#[derive(Clone, Copy, Debug)]
-pub enum Attr<'a> {
-    /// A scalar (`1.0 : f32`, `3 : i64`, `true`).
-    Scalar(Scalar),
-    /// A dense array (`array<i64: 1, 2>`, `dense<...>`, flattened).
-    Array(Array<'a>),
-    /// A string's bytes (not NUL-terminated; UTF-8 in practice).
-    String(&'a [u8]),
-    /// A nested dictionary.
-    Dictionary(Attrs<'a>),
-}
-
-impl Attr<'_> {
-    /// What this is, for messages: `a f32 scalar`, `a s64 array`, `a string`,
-    /// `a dictionary`.
-    pub fn describe(&self) -> alloc::string::String {
-        match self {
-            Attr::Scalar(s) => alloc::format!("a {} scalar", s.dtype()),
-            Attr::Array(a) => alloc::format!("a {} array", a.dtype()),
-            Attr::String(_) => "a string".into(),
-            Attr::Dictionary(_) => "a dictionary".into(),
-        }
-    }
-}
+/// One attribute value: a [`Scalar`], an [`Array`], a string's bytes (not
+/// NUL-terminated; UTF-8 in practice) or a nested [`Attrs`] dictionary.
+/// The shared model of both sides of the sandbox
+/// ([`cyxla_xla_types::attr::Attr`]) with the SDK's array and dictionary;
+/// [`describe`](attr::Attr::describe) says what it is, for messages.
+pub type Attr<'a> = attr::Attr<'a, Array<'a>, Attrs<'a>>;
 
 /// An array attribute: dtype and contiguous elements (multi-dimensional
 /// tensors arrive flattened).

@@ -1,13 +1,14 @@
 //! The value of an attribute of an XLA FFI call (`XLA_FFI_Scalar`,
-//! `XLA_FFI_Array`), the same on both sides of the sandbox: [`Scalar`] and
-//! [`ArrayView`], the element bytes of an array attribute with their
-//! element access.
+//! `XLA_FFI_Array`), the same on both sides of the sandbox: [`Attr`], one
+//! of the four kinds of value, [`Scalar`] and [`ArrayView`], the element
+//! bytes of an array attribute with their element access.
 //!
 //! What is left to each side is how an attribute is found and its bytes are
 //! reached (the guest SDK through guest memory and the guest ABI,
-//! plugin-glue through XLA's native pointers), typed slices over the bytes,
-//! and the wording of errors: the functions here answer `None` where a side
-//! reports an error.
+//! plugin-glue through XLA's native pointers), so its array and dictionary
+//! types that [`Attr`] holds, typed slices over the bytes, and the wording
+//! of errors: the functions here answer `None` where a side reports an
+//! error.
 //!
 //! ```
 //! use cyxla_xla_types::DataType;
@@ -25,8 +26,104 @@
 //! ```
 
 use core::fmt;
+use core::ops::Deref;
+
+use alloc::string::String;
 
 use crate::DataType;
+
+/// One attribute value. `A` is a side's array attribute (its
+/// [`ArrayView`], which it dereferences to, with that side's typed slices)
+/// and `D` its dictionary of nested attributes: each side names this type
+/// with its own two (`cyxla_guest_sdk::Attr`, `plugin_glue::frame::Attr`).
+///
+/// # Examples
+///
+/// ```
+/// use cyxla_xla_types::DataType;
+/// use cyxla_xla_types::attr::{ArrayView, Attr, Scalar};
+///
+/// type Value<'a> = Attr<'a, ArrayView<'a>, ()>;
+/// let scalar = Value::Scalar(Scalar::S32(5));
+/// assert_eq!(scalar.kind(), "scalar");
+/// assert_eq!(scalar.as_scalar(), Some(Scalar::S32(5)));
+/// let array = Value::Array(ArrayView::new(DataType::F32, 0, &[]));
+/// assert_eq!(array.as_array().map(|a| a.dtype()), Some(DataType::F32));
+/// assert_eq!(Value::String(b"mode").as_str(), Some("mode"));
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub enum Attr<'a, A, D> {
+    /// A scalar (`1.0 : f32`, `3 : i64`, `true`).
+    Scalar(Scalar),
+    /// A flat array (`array<i64: 1, 2>` or a flattened `dense<...>`).
+    Array(A),
+    /// A string's bytes, not NUL-terminated (UTF-8 in practice; not checked).
+    String(&'a [u8]),
+    /// A nested dictionary.
+    Dictionary(D),
+}
+
+impl<'a, A: Copy, D: Copy> Attr<'a, A, D> {
+    /// `scalar`, `array`, `string` or `dictionary` (for messages).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Attr::Scalar(_) => "scalar",
+            Attr::Array(_) => "array",
+            Attr::String(_) => "string",
+            Attr::Dictionary(_) => "dictionary",
+        }
+    }
+
+    /// The scalar, if this is one.
+    pub fn as_scalar(&self) -> Option<Scalar> {
+        match self {
+            Attr::Scalar(s) => Some(*s),
+            _ => None,
+        }
+    }
+
+    /// The array, if this is one.
+    pub fn as_array(&self) -> Option<A> {
+        match self {
+            Attr::Array(a) => Some(*a),
+            _ => None,
+        }
+    }
+
+    /// The string's bytes, if this is a string.
+    pub fn as_bytes(&self) -> Option<&'a [u8]> {
+        match self {
+            Attr::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The string, if this is a string of valid UTF-8.
+    pub fn as_str(&self) -> Option<&'a str> {
+        self.as_bytes().and_then(|b| core::str::from_utf8(b).ok())
+    }
+
+    /// The nested dictionary, if this is one.
+    pub fn as_dictionary(&self) -> Option<D> {
+        match self {
+            Attr::Dictionary(d) => Some(*d),
+            _ => None,
+        }
+    }
+}
+
+impl<'a, A: Deref<Target = ArrayView<'a>>, D> Attr<'a, A, D> {
+    /// What this is, for messages: `a f32 scalar`, `a s64 array`, `a string`,
+    /// `a dictionary`.
+    pub fn describe(&self) -> String {
+        match self {
+            Attr::Scalar(s) => alloc::format!("a {} scalar", s.dtype()),
+            Attr::Array(a) => alloc::format!("a {} array", a.dtype()),
+            Attr::String(_) => "a string".into(),
+            Attr::Dictionary(_) => "a dictionary".into(),
+        }
+    }
+}
 
 /// A scalar attribute value, by dtype. XLA delivers these dtypes only
 /// (f16/bf16 scalars are rejected at compile time).

@@ -2,9 +2,10 @@
 //! written once for every crate of cyxla: the element types
 //! ([`DataType`], raw values in [`data_type`]), the error codes
 //! ([`ErrorCode`], raw values in [`error_code`]), an error with its
-//! message ([`Error`]) and the value of an attribute ([`attr`]: a
-//! [`Scalar`](attr::Scalar) or an [`ArrayView`](attr::ArrayView) of an
-//! array's elements).
+//! message ([`Error`]) and the value of an attribute ([`attr`]: an
+//! [`Attr`](attr::Attr), a [`Scalar`](attr::Scalar), an
+//! [`ArrayView`](attr::ArrayView) of an array's elements, a string or a
+//! dictionary).
 //!
 //! `no_std` (with `alloc`) and without dependencies, so that the guest SDK
 //! (compiled to wasm32), the native glue and the host share the same table.

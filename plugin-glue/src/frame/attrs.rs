@@ -284,67 +284,12 @@ unsafe fn read_struct<'a, T>(value: *const c_void) -> Result<&'a T, String> {
     Ok(unsafe { &*value.cast::<T>() })
 }
 
-/// One attribute value.
-#[derive(Clone, Copy, Debug)]
-pub enum Attr<'a> {
-    /// A scalar (`x : f32`, `true`, `5 : i32`, ...).
-    Scalar(Scalar),
-    /// A flat array (`array<i64: 1, 2>` or a flattened `dense<...>`).
-    Array(ArrayView<'a>),
-    /// A string's bytes, not NUL-terminated (UTF-8 in practice; not checked).
-    String(&'a [u8]),
-    /// A nested dictionary.
-    Dictionary(Attrs<'a>),
-}
-
-impl<'a> Attr<'a> {
-    /// "scalar", "array", "string" or "dictionary" (for messages).
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Attr::Scalar(_) => "scalar",
-            Attr::Array(_) => "array",
-            Attr::String(_) => "string",
-            Attr::Dictionary(_) => "dictionary",
-        }
-    }
-
-    /// The scalar, if this is one.
-    pub fn as_scalar(&self) -> Option<Scalar> {
-        match self {
-            Attr::Scalar(s) => Some(*s),
-            _ => None,
-        }
-    }
-
-    /// The array, if this is one.
-    pub fn as_array(&self) -> Option<ArrayView<'a>> {
-        match self {
-            Attr::Array(a) => Some(*a),
-            _ => None,
-        }
-    }
-
-    /// The string's bytes, if this is a string.
-    pub fn as_bytes(&self) -> Option<&'a [u8]> {
-        match self {
-            Attr::String(s) => Some(s),
-            _ => None,
-        }
-    }
-
-    /// The string, if this is a string of valid UTF-8.
-    pub fn as_str(&self) -> Option<&'a str> {
-        self.as_bytes().and_then(|b| std::str::from_utf8(b).ok())
-    }
-
-    /// The nested dictionary, if this is one.
-    pub fn as_dictionary(&self) -> Option<Attrs<'a>> {
-        match self {
-            Attr::Dictionary(d) => Some(*d),
-            _ => None,
-        }
-    }
-}
+/// One attribute value: a [`Scalar`], an [`ArrayView`], a string's bytes
+/// (not NUL-terminated; UTF-8 in practice, not checked) or a nested
+/// [`Attrs`] dictionary. The shared model of both sides of the sandbox
+/// ([`attr::Attr`], with its `kind` and `as_*` accessors) with
+/// plugin-glue's array and dictionary.
+pub type Attr<'a> = attr::Attr<'a, ArrayView<'a>, Attrs<'a>>;
 
 /// Decodes a scalar attribute's value of dtype `dtype` at `value`.
 ///
