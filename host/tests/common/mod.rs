@@ -219,6 +219,18 @@ pub fn guest_wat(funcs: &str, targets: &[(&str, &str)]) -> String {
     format!("(module {PRELUDE} {funcs} (@custom \"cyxla.targets\" \"{records}\"))")
 }
 
+/// [`guest_wat`] serving each of `exports` under the target
+/// `<prefix><export>`.
+pub fn prefixed_guest_wat(funcs: &str, prefix: &str, exports: &[&str]) -> String {
+    let names: Vec<String> = exports.iter().map(|e| format!("{prefix}{e}")).collect();
+    let targets: Vec<(&str, &str)> = names
+        .iter()
+        .map(String::as_str)
+        .zip(exports.iter().copied())
+        .collect();
+    guest_wat(funcs, &targets)
+}
+
 pub fn wasm(wat: &str) -> Vec<u8> {
     wat::parse_str(wat).unwrap_or_else(|e| panic!("bad test WAT: {e}\n{wat}"))
 }
@@ -239,9 +251,7 @@ pub fn full_guest(prefix: &str) -> Vec<u8> {
         "stream",
         "ordinal",
     ];
-    let names: Vec<String> = exports.iter().map(|e| format!("{prefix}{e}")).collect();
-    let targets: Vec<(&str, &str)> = names.iter().map(String::as_str).zip(exports).collect();
-    wasm(&guest_wat(HANDLERS, &targets))
+    wasm(&prefixed_guest_wat(HANDLERS, prefix, &exports))
 }
 
 pub fn test_limits() -> Limits {

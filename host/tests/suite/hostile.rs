@@ -242,9 +242,7 @@ const HOSTILE_EXPORTS: [&str; 19] = [
 fn hostile_guest() -> Vec<u8> {
     let mut exports = HOSTILE_EXPORTS.to_vec();
     exports.push("host_call_loop");
-    let targets: Vec<(String, &str)> = exports.iter().map(|e| (format!("x_{e}"), *e)).collect();
-    let targets: Vec<(&str, &str)> = targets.iter().map(|(t, e)| (t.as_str(), *e)).collect();
-    let wat = guest_wat(&format!("{HANDLERS} {HOSTILE}"), &targets);
+    let wat = prefixed_guest_wat(&format!("{HANDLERS} {HOSTILE}"), "x_", &exports);
     wasm(&wat.replacen("(module", &format!("(module {IMPORTS}"), 1))
 }
 

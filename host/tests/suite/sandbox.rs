@@ -219,13 +219,8 @@ const IN_PLACE: &str = r#"
 
 fn in_place_sandbox(prefix: &str) -> (tempfile::TempDir, Sandbox) {
     let exports = ["set0_f32", "set_rows_f64", "same_data", "double"];
-    let names: Vec<String> = exports.iter().map(|e| format!("{prefix}{e}")).collect();
-    let targets: Vec<(&str, &str)> = names.iter().map(String::as_str).zip(exports).collect();
-    let funcs = format!("{HANDLERS}{IN_PLACE}");
-    sandbox_with(
-        &[("k.wasm", wasm(&guest_wat(&funcs, &targets)))],
-        test_limits(),
-    )
+    let wat = prefixed_guest_wat(&format!("{HANDLERS}{IN_PLACE}"), prefix, &exports);
+    sandbox_with(&[("k.wasm", wasm(&wat))], test_limits())
 }
 
 #[test]
@@ -748,16 +743,7 @@ const STATE_HANDLERS: &str = r#"
 "#;
 
 fn state_sandbox(prefix: &str, limits: cyxla_sandbox::Limits) -> (tempfile::TempDir, Sandbox) {
-    let names: Vec<String> = ["stateful", "garbled", "exit"]
-        .iter()
-        .map(|e| format!("{prefix}{e}"))
-        .collect();
-    let targets: Vec<(&str, &str)> = names
-        .iter()
-        .map(String::as_str)
-        .zip(["stateful", "garbled", "exit"])
-        .collect();
-    let wat = guest_wat(STATE_HANDLERS, &targets);
+    let wat = prefixed_guest_wat(STATE_HANDLERS, prefix, &["stateful", "garbled", "exit"]);
     let bytes = wasm(&wat.replacen("(module", &format!("(module {STATE_IMPORTS}"), 1));
     sandbox_with(&[("s.wasm", bytes)], limits)
 }
