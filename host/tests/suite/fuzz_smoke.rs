@@ -3,6 +3,8 @@
 //! from a seeded generator, plus a few hand-picked ones, so that CI compiles
 //! and exercises them without nightly. `CYXLA_FUZZ_ITERATIONS` runs more.
 
+use crate::common;
+
 use cyxla_sandbox::fuzz;
 
 /// xorshift64*: deterministic, dependency-free.
@@ -161,19 +163,15 @@ fn guest_modules_bundled_malformed_and_looping() {
     );
 }
 
-/// A guest whose handler loops forever. (Its `cyxla_alloc` gives the host
-/// an aligned 64 KiB inside its memory: one that does not is rejected at
-/// load and never runs.)
+/// A guest of the test prelude (the guest ABI by hand, with an allocator
+/// that gives the host its regions) whose one handler loops forever. It
+/// declares no targets: `fuzz::guest_module` declares one per handler.
 fn looping_guest() -> Vec<u8> {
-    wat::parse_str(
-        r#"(module
-             (memory (export "memory") 2)
-             (func (export "cyxla_abi_version") (result i32) (i32.const 1))
-             (func (export "cyxla_api") (result i32) (i32.const 1024))
-             (func (export "cyxla_alloc") (param i32 i32) (result i32) (i32.const 65536))
+    common::wasm(&format!(
+        r#"(module {}
              (func (export "handler") (param i32) (result i32) (loop $l (br $l)) (i32.const 0)))"#,
-    )
-    .unwrap()
+        common::PRELUDE
+    ))
 }
 
 /// Modules of inputs on which the guest_module fuzzer died of a signal
