@@ -25,7 +25,8 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, SystemTime};
 
-use notify::{RecursiveMode, Watcher as _};
+use notify::event::{AccessKind, AccessMode};
+use notify::{EventKind, RecursiveMode, Watcher as _};
 
 use crate::audit;
 use crate::dispatch::GuestHandler;
@@ -167,7 +168,9 @@ impl Sandbox {
         let (tx, rx) = channel::<PathBuf>();
         let mut watcher =
             notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-                if let Ok(event) = event {
+                if let Ok(event) = event
+                    && changes(event.kind)
+                {
                     for path in event.paths {
                         let _ = tx.send(path);
                     }
@@ -183,6 +186,17 @@ impl Sandbox {
             .stack_size(STACK)
             .spawn(move || reload_loop(&sandbox, &destination, &rx))?;
         Ok(Watcher { _watcher: watcher })
+    }
+}
+
+/// Whether an event of `kind` may have changed a file. A file opened,
+/// read, or closed without writing has not: a reload reads the module, and
+/// counting that as a change would reload it again, without end.
+fn changes(kind: EventKind) -> bool {
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+        _ => true,
     }
 }
 

@@ -126,3 +126,34 @@ def test_hot_reload_in_a_running_jax_process(tmp_path):
     # the broken and the half-written versions were rejected with a log line naming the file
     rejected = [line for line in r.stderr.splitlines() if "hot.wasm: the new version is rejected" in line]
     assert len(rejected) >= 2, r.stderr[-4000:]
+
+
+RELOADS = textwrap.dedent("""
+    import json, os, sys, time
+    import numpy as np
+    import jax
+    folder, metrics = sys.argv[1], sys.argv[2]
+    x = np.arange(16, dtype=np.float32)
+    jax.ffi.ffi_call("copy16", jax.ShapeDtypeStruct(x.shape, x.dtype))(x).block_until_ready()
+    os.utime(os.path.join(folder, "copy16.wasm"))  # one change
+    time.sleep(4)
+    [name] = os.listdir(metrics)
+    print("RELOADED", json.load(open(os.path.join(metrics, name)))["events"]["guests_reloaded"])
+""")
+
+
+def test_one_change_is_one_reload(tmp_path):
+    """A reload reads the module; that read is not a change that reloads it
+    again (it did: a guest touched once was reloaded every 300 ms, for as
+    long as the process ran)."""
+    folder, metrics = tmp_path / "guests", tmp_path / "metrics"
+    folder.mkdir()
+    metrics.mkdir()
+    (folder / "copy16.wasm").write_bytes((GUESTS / "copy16.wasm").read_bytes())
+    r = subprocess.run(
+        [str(HOST), "--guests", str(folder), "--allow", "copy16", "--", str(VENV_PYTHON), "-c", RELOADS,
+         str(folder), str(metrics)],
+        env=clean_env({"CYXLA_METRICS": str(metrics), "CYXLA_STATS_INTERVAL": "100ms"}),
+        capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    assert r.stdout.splitlines()[-1] == "RELOADED 1", r.stdout + r.stderr[-3000:]
