@@ -1,12 +1,15 @@
 # JupyterHub for cyxla: one hub, one single-user server per Unix user, kernels
-# started under cyxla-host with the machine's tenant policy.
+# started under cyxla-host with the machine's tenant policy, and the
+# cyxla-metrics service for Prometheus.
 # Paths: the cyxla repository built in /opt/cyxla (scripts/setup.sh:
 # target/debug/cyxla-host, target/debug/libcyxla_pjrt.so, the venv .venv with
 # JupyterHub), the policy in /etc/cyxla/policy.toml, the kernel spec in
-# /usr/local/share/jupyter/kernels/cyxla.
+# /usr/local/share/jupyter/kernels/cyxla, the kernels' figures in
+# /var/lib/cyxla/metrics (the policy's `metrics`).
 c = get_config()  # noqa: F821 (provided by JupyterHub when it loads this file)
 
 venv = "/opt/cyxla/.venv"
+cyxla_host = "/opt/cyxla/target/debug/cyxla-host"
 
 # Where the hub listens (the proxy's public side) and its own API.
 c.JupyterHub.bind_url = "http://127.0.0.1:8000"
@@ -26,11 +29,28 @@ c.Spawner.notebook_dir = "~"
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120
 
-# Test authentication: any allowed user with this password. Replace with
-# PAMAuthenticator (the default) or your site's authenticator.
-c.JupyterHub.authenticator_class = "dummy"
-c.DummyAuthenticator.password = "cyxla-demo"
-c.Authenticator.allowed_users = {"alice", "bob"}
+# Users log in with their Unix password (PAM, JupyterHub's default
+# authenticator); every Unix user with a password may. Narrow it with
+# c.Authenticator.allowed_users or c.LocalAuthenticator.allowed_groups, or
+# put your site's authenticator here.
+c.JupyterHub.authenticator_class = "pam"
+c.Authenticator.allow_all = True
+
+# Prometheus's view of every kernel on the machine, per tenant, user and
+# target: the hub starts and stops `cyxla-host metrics`, which reads the
+# kernels' files in the policy's metrics folder and serves them at
+# http://127.0.0.1:9477/metrics for Prometheus to scrape (prometheus.yml). It
+# is not behind the hub's proxy: the figures are the operator's, not the
+# users'.
+c.JupyterHub.services = [
+    {
+        "name": "cyxla-metrics",
+        "command": [
+            cyxla_host, "--policy", "/etc/cyxla/policy.toml",
+            "metrics", "--folder", "/var/lib/cyxla/metrics", "--listen", "127.0.0.1:9477",
+        ],
+    }
+]
 
 # Stop users' servers with the hub: nothing keeps running after it.
 c.JupyterHub.cleanup_servers = True

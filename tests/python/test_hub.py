@@ -1,19 +1,26 @@
 """A real JupyterHub with two Unix users, each on their tenant's guests.
 
 The deployment in deploy/jupyterhub (hub configuration, kernel spec, tenant
-policy) is brought up as an operator would: the hub (root) starts the proxy
-and, with LocalProcessSpawner, each user's single-user server as that Unix
-user; the users log in with the login form; their servers and kernels are
-started through the hub's REST API and the servers' kernel API, and cells run
-over the kernel websocket as JupyterLab runs them. Two users are created for
-the test (random names; removed with their homes at the end, even on
-failure): one in a Unix group the policy maps to tenant `research`, one
-mapped by name to `student`.
+policy) is brought up as an operator would: the hub (root) starts the proxy,
+the cyxla-metrics service and, with LocalProcessSpawner, each user's
+single-user server as that Unix user; the users log in with the login form;
+their servers and kernels are started through the hub's REST API and the
+servers' kernel API, and cells run over the kernel websocket as JupyterLab
+runs them. Two users are created for the test (random names; removed with
+their homes at the end, even on failure): one in a Unix group the policy
+maps to tenant `research`, one mapped by name to `student`. The hub's
+configuration is the deployment's, with only its authenticator replaced
+(the users have no password) and this test's ports and folders.
+
+A real Prometheus (Debian's `prometheus`) scrapes the metrics service; the
+counts it returns per tenant, user and target, and the audit lines the
+kernels wrote, are exactly those of the calls the test made.
 """
 
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 import os
 import pathlib
@@ -39,6 +46,7 @@ GUIDE = (ROOT / "docs" / "jupyterhub.md").read_text()
 VENV_BIN = VENV_PYTHON.parent
 PASSWORD = "cyxla-demo"
 TIMEOUT = 240  # only to catch hangs
+PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
 
 
 def free_port() -> int:
@@ -147,6 +155,9 @@ print("CYXLA DEVICES", len(jax.devices("cyxla")), jax.devices()[0] in jax.device
 @pytest.fixture(scope="module")
 def hub():
     assert os.geteuid() == 0, "test_hub creates Unix users and runs JupyterHub as root (as CI does)"
+    assert os.access(PROMETHEUS, os.X_OK), (
+        "test_hub scrapes the metrics with Prometheus, which is not installed: apt install prometheus "
+        "(scripts/setup.sh does)")
     import requests
 
     suffix = secrets.token_hex(3)
@@ -155,7 +166,7 @@ def hub():
     groups: list[str] = []
     restore: list = []
     prefix = pathlib.Path(tempfile.mkdtemp(prefix="cyxla-hub-", dir="/tmp"))
-    hub_proc = None
+    hub_proc = prometheus = None
     try:
         prefix.chmod(0o755)
         subprocess.run(["groupadd", staff], check=True)
@@ -172,8 +183,10 @@ def hub():
         # /etc/cyxla, /srv/cyxla, /usr/local/share/jupyter and this checkout
         # for /opt/cyxla
         srv, jupyter, etc = prefix / "srv", prefix / "share" / "jupyter", prefix / "etc"
+        metrics_port, prometheus_port = free_port(), free_port()
         paths = {"--prefix /usr/local": f"--prefix {prefix}", "/etc/cyxla": str(etc), "/srv/cyxla": str(srv), "/usr/local/share/jupyter": str(jupyter),
-                 "/opt/cyxla": str(ROOT)}
+                 "/opt/cyxla": str(ROOT), "/var/lib/cyxla": str(prefix / "var-lib"),
+                 "/var/log/cyxla": str(prefix / "var-log"), "127.0.0.1:9477": f"127.0.0.1:{metrics_port}"}
         install = re.findall(r"```sh\n(.*?)```", GUIDE, re.S)[0]
         for old, new in paths.items():
             install = install.replace(old, new)
@@ -226,10 +239,17 @@ c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{api_port}"
 c.ConfigurableHTTPProxy.command = [{str(VENV_BIN / 'configurable-http-proxy')!r}, "--proxy-timeout", "120000"]
 c.Spawner.cmd = [{str(VENV_BIN / 'jupyterhub-singleuser')!r}]
 c.Spawner.environment = {{"JUPYTER_PATH": {str(jupyter)!r}}}
+c.JupyterHub.authenticator_class = "dummy"
+c.DummyAuthenticator.password = {PASSWORD!r}
+c.Authenticator.allow_all = False
 c.Authenticator.allowed_users = {{{alice!r}, {bob!r}}}
 c.JupyterHub.db_url = "sqlite:///{state}/jupyterhub.sqlite"
 c.JupyterHub.cookie_secret_file = "{state}/cookie_secret"
-c.JupyterHub.services = [{{"name": "cyxla-test", "api_token": {token!r}}}]
+[metrics] = c.JupyterHub.services
+assert metrics["name"] == "cyxla-metrics", metrics
+for old, new in {paths!r}.items():
+    metrics["command"] = [arg.replace(old, new) for arg in metrics["command"]]
+c.JupyterHub.services = [metrics, {{"name": "cyxla-test", "api_token": {token!r}}}]
 c.JupyterHub.load_roles = [{{"name": "cyxla-test", "services": ["cyxla-test"],
                             "scopes": ["admin:users", "admin:servers", "tokens", "access:servers"]}}]
 """)
@@ -252,9 +272,33 @@ c.JupyterHub.load_roles = [{{"name": "cyxla-test", "services": ["cyxla-test"],
             assert time.monotonic() < deadline, (state / "hub.log").read_text()
             time.sleep(0.5)
 
+        # Prometheus, with the deployment's scrape job, every second
+        scrape = (DEPLOY / "prometheus.yml").read_text().replace("127.0.0.1:9477", f"127.0.0.1:{metrics_port}")
+        scrape = scrape.replace("scrape_interval: 15s", "scrape_interval: 1s")
+        (state / "prometheus.yml").write_text(scrape)
+        prometheus = subprocess.Popen(
+            [PROMETHEUS, f"--config.file={state / 'prometheus.yml'}", f"--storage.tsdb.path={state / 'tsdb'}",
+             f"--web.listen-address=127.0.0.1:{prometheus_port}"],
+            cwd=state, stdout=open(state / "prometheus.log", "w"), stderr=subprocess.STDOUT)
+        prom = f"http://127.0.0.1:{prometheus_port}"
+        while True:
+            assert prometheus.poll() is None, (state / "prometheus.log").read_text()
+            try:
+                if requests.get(f"{prom}/-/ready", timeout=5).ok:
+                    break
+            except requests.ConnectionError:
+                pass
+            assert time.monotonic() < deadline, (state / "prometheus.log").read_text()
+            time.sleep(0.5)
+
         yield {"base": base, "token": token, "alice": alice, "bob": bob, "shared": shared, "policy": policy,
-               "log": state / "hub.log", "proc": hub_proc, "guests": srv, "api_port": api_port}
+               "log": state / "hub.log", "proc": hub_proc, "guests": srv, "api_port": api_port,
+               "prometheus": prom, "audit": prefix / "var-log" / "audit", "metrics": prefix / "var-lib" / "metrics",
+               "metrics_port": metrics_port}
     finally:
+        if prometheus is not None:
+            prometheus.kill()
+            prometheus.wait()
         if hub_proc is not None and hub_proc.poll() is None:
             hub_proc.send_signal(signal.SIGTERM)
             try:
@@ -274,6 +318,28 @@ c.JupyterHub.load_roles = [{{"name": "cyxla-test", "services": ["cyxla-test"],
         for folder, mode in reversed(restore):
             folder.chmod(mode)
         shutil.rmtree(prefix, ignore_errors=True)
+
+
+def prometheus_query(hub, query: str) -> dict[tuple, float]:
+    """What Prometheus's HTTP API answers to `query`, by the values of the
+    labels tenant, user, target and kind (those each series has)."""
+    import requests
+
+    r = requests.get(f"{hub['prometheus']}/api/v1/query", params={"query": query}, timeout=TIMEOUT)
+    assert r.ok, f"{query}: {r.status_code} {r.text}"
+    return {tuple(series["metric"][k] for k in ("tenant", "user", "target", "kind") if k in series["metric"]):
+            float(series["value"][1]) for series in r.json()["data"]["result"]}
+
+
+def settled(hub, query: str, expected: dict) -> None:
+    """`query` answers `expected`, once the kernels' figures (rewritten every
+    2 s) have been scraped (every second)."""
+    deadline = time.monotonic() + 60
+    while (got := prometheus_query(hub, query)) != expected and time.monotonic() < deadline:
+        time.sleep(1)
+    metrics = subprocess.run([str(HOST), "metrics", "--folder", str(hub["metrics"])], capture_output=True,
+                             text=True).stdout if got != expected else ""
+    assert got == expected, f"{query}: Prometheus says {got}, expected {expected}\n{metrics}"
 
 
 def api(hub, method: str, path: str, **kw):
@@ -388,11 +454,14 @@ def test_two_users_on_their_tenants(hub):
     new.write_bytes(with_target((GUESTS / "scale_any.wasm").read_bytes(), "shared_kernel", "scale_any"))
     new.chmod(0o644)
     new.rename(hub["shared"] / "shared_k.wasm")
-    poll = ("import time\nt0 = time.time()\n"
+    poll = ("import time\nt0 = time.time(); calls = 1\n"
             "while (r := call('shared_kernel', factor=3.0)) == 'ok 0.0 1.0 2.0 3.0' and time.time() - t0 < 60:\n"
-            "    time.sleep(0.2)\nprint(r)")
-    assert a.ok(poll).strip() == "ok 0.0 3.0 6.0 9.0"
-    assert b.ok(poll).strip() == "ok 0.0 3.0 6.0 9.0"
+            "    time.sleep(0.2); calls += 1\nprint(r, '|', calls)")
+    polled = {}
+    for user, k in ((alice, a), (bob, b)):
+        result, calls = k.ok(poll).strip().split(" | ")
+        assert result == "ok 0.0 3.0 6.0 9.0", (user, result)
+        polled[user] = int(calls)
 
     # each user's compile cache: in their home, theirs, 0700
     for user in (alice, bob):
@@ -401,6 +470,56 @@ def test_two_users_on_their_tenants(hub):
         st = cache.stat()
         assert st.st_uid == entry.pw_uid and stat.S_IMODE(st.st_mode) == 0o700, (cache, oct(st.st_mode))
         assert any(cache.iterdir()), f"{cache} is empty"
+
+    # what the operator sees: Prometheus's figures are exactly the calls above
+    r, s = "research", "student"
+    calls = {(r, alice, "rms_norm"): 1 + int(n), (r, alice, "my_kernel"): 1,
+             (r, alice, "shared_kernel"): 1 + polled[alice], (s, bob, "my_kernel"): 2, (s, bob, "trap"): 1,
+             (s, bob, "spin"): 1, (s, bob, "shared_kernel"): 1 + polled[bob]}
+    settled(hub, "cyxla_calls_total > 0", calls)
+    settled(hub, "cyxla_call_failures_total > 0", {(s, bob, "trap", "trap"): 1, (s, bob, "spin", "deadline"): 1})
+    settled(hub, "cyxla_refused_targets_total", {(s, bob, "rms_norm"): 1})
+    settled(hub, "sum by (tenant) (cyxla_calls_total)",
+            {(r,): sum(v for k, v in calls.items() if k[0] == r), (s,): sum(v for k, v in calls.items() if k[0] == s)})
+    settled(hub, "sum by (user) (cyxla_calls_total)",
+            {(alice,): sum(v for k, v in calls.items() if k[1] == alice),
+             (bob,): sum(v for k, v in calls.items() if k[1] == bob)})
+    settled(hub, 'sum by (tenant) (cyxla_call_failures_total{kind="deadline"})', {(r,): 0, (s,): 1})
+    settled(hub, "cyxla_guests_reloaded_total >= 1", {(r, alice): 1, (s, bob): 1})
+    timed = prometheus_query(hub, 'cyxla_call_duration_seconds_count{target="rms_norm"}')
+    assert timed[(r, alice, "rms_norm")] >= 1, timed
+
+    # the audit folder: exactly these lines, each in its user's own file
+    entries = []
+    for folder in (hub["audit"], hub["metrics"]):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o1733, folder
+    for file in [*hub["audit"].glob("*.jsonl"), *hub["metrics"].glob("*.json")]:
+        st = file.stat()
+        owner = pwd.getpwuid(st.st_uid).pw_name
+        assert owner in (alice, bob) and stat.S_IMODE(st.st_mode) == 0o600, (file, owner, oct(st.st_mode))
+        if file.suffix == ".jsonl":
+            for line in file.read_text().splitlines():
+                entry = json.loads(line)
+                assert entry["user"] == owner and entry["pid"] > 0, (file, entry)
+                entries.append(entry)
+    got = sorted((e["user"], e["tenant"], e["event"], e["kind"], e["target"] or "",
+                  pathlib.Path(e["guest"] or "").name) for e in entries)
+    assert got == sorted([(bob, s, "refused_target", "refused", "rms_norm", ""),
+                          (bob, s, "failed_call", "trap", "trap", "trap.wasm"),
+                          (bob, s, "failed_call", "deadline", "spin", "trap.wasm"),
+                          (alice, r, "reload", "reloaded", "", "shared_k.wasm"),
+                          (bob, s, "reload", "reloaded", "", "shared_k.wasm")]), entries
+    sha = {name: hashlib.sha256((hub["shared"] / name).read_bytes()).hexdigest()
+           for name in ("trap.wasm", "shared_k.wasm")}
+    for e in entries:
+        assert e["sha256"] == (e["guest"] and sha[pathlib.Path(e["guest"]).name]), e
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", e["time"]), e
+    refused = next(e for e in entries if e["event"] == "refused_target")
+    assert "not allowed for tenant `student`" in refused["message"], refused
+    # the guide's example lines are lines of this log
+    example = re.search(r"## Metrics and the audit log.*?```text\n(.*?)```", GUIDE, re.S).group(1)
+    for line in example.splitlines():
+        assert json.loads(line).keys() == entries[0].keys(), line
 
     # the hub stops both servers and the proxy with it; nothing is left
     for k in (a, b):

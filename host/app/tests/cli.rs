@@ -507,3 +507,53 @@ fn the_limit_flag_sets_defaults_and_the_side_file_wins() {
         "{stderr}"
     );
 }
+
+#[test]
+fn metrics_writes_a_textfile_and_names_a_missing_folder() {
+    use cyxla_sandbox::stats::{ProcessFigures, Snapshot};
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("metrics");
+    std::fs::create_dir(&folder).unwrap();
+    let figures = ProcessFigures {
+        targets: vec![Snapshot {
+            target: "scale".to_owned(),
+            calls: 5,
+            deadlines: 2,
+            durations: vec![0; cyxla_sandbox::stats::BUCKETS.len() + 1],
+            ..Snapshot::default()
+        }],
+        ..ProcessFigures::default()
+    };
+    std::fs::write(folder.join("a.json"), figures.to_json()).unwrap();
+    let out_file = dir.path().join("cyxla.prom");
+    let out = bin()
+        .env_remove("CYXLA_POLICY")
+        .args(["metrics", "--folder"])
+        .arg(&folder)
+        .arg("--textfile")
+        .arg(&out_file)
+        .output()
+        .unwrap();
+    assert_exit(&out, 0, "");
+    let prom = std::fs::read_to_string(&out_file).unwrap();
+    for line in [
+        "# TYPE cyxla_calls_total counter",
+        "target=\"scale\"} 5",
+        "target=\"scale\",kind=\"deadline\"} 2",
+    ] {
+        assert!(prom.contains(line), "no `{line}` in:\n{prom}");
+    }
+
+    let missing = dir.path().join("nowhere");
+    let out = bin()
+        .env_remove("CYXLA_POLICY")
+        .args(["metrics", "--folder"])
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert_exit(
+        &out,
+        2,
+        &format!("cannot read the metrics folder {}", missing.display()),
+    );
+}
