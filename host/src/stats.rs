@@ -383,11 +383,38 @@ pub struct Snapshot {
     pub instances: u64,
     /// Calls that were timed: every call while timing is on, one in
     /// [`SAMPLE`] per thread while it is sampled.
+    #[serde(default)]
     pub timed_calls: u64,
     /// The timed calls by their time in the sandbox: a count per
     /// [`BUCKETS`] bound (calls over the one before it, up to it), and last
     /// the longer calls.
+    #[serde(default)]
     pub durations: Vec<u64>,
+}
+
+impl Snapshot {
+    /// Adds `other`'s counts to these (the same target elsewhere: another
+    /// plugin, another process).
+    pub fn add(&mut self, other: &Snapshot) {
+        self.calls += other.calls;
+        self.guest_errors += other.guest_errors;
+        self.traps += other.traps;
+        self.limits += other.limits;
+        self.deadlines += other.deadlines;
+        self.other_errors += other.other_errors;
+        self.guest_ns += other.guest_ns;
+        self.copy_ns += other.copy_ns;
+        self.bytes_in += other.bytes_in;
+        self.bytes_out += other.bytes_out;
+        self.instances += other.instances;
+        self.timed_calls += other.timed_calls;
+        if self.durations.len() < other.durations.len() {
+            self.durations.resize(other.durations.len(), 0);
+        }
+        for (sum, n) in self.durations.iter_mut().zip(&other.durations) {
+            *sum += n;
+        }
+    }
 }
 
 /// Every registered target's counters, sorted by target (a target
@@ -398,23 +425,7 @@ pub fn snapshot() -> Vec<Snapshot> {
     for (target, s) in all.iter() {
         let one = s.snapshot(target);
         match out.iter_mut().find(|o| o.target == one.target) {
-            Some(o) => {
-                o.calls += one.calls;
-                o.guest_errors += one.guest_errors;
-                o.traps += one.traps;
-                o.limits += one.limits;
-                o.deadlines += one.deadlines;
-                o.other_errors += one.other_errors;
-                o.guest_ns += one.guest_ns;
-                o.copy_ns += one.copy_ns;
-                o.bytes_in += one.bytes_in;
-                o.bytes_out += one.bytes_out;
-                o.instances += one.instances;
-                o.timed_calls += one.timed_calls;
-                for (sum, n) in o.durations.iter_mut().zip(&one.durations) {
-                    *sum += n;
-                }
-            }
+            Some(o) => o.add(&one),
             None => out.push(one),
         }
     }
@@ -534,6 +545,20 @@ pub struct Events {
     pub reloads_rejected: u64,
     /// Targets asked for and not registered, with how often.
     pub refused: BTreeMap<String, u64>,
+}
+
+impl Events {
+    /// Adds `other`'s counts to these (another process's).
+    pub fn add(&mut self, other: &Events) {
+        self.cache_hits += other.cache_hits;
+        self.cache_misses += other.cache_misses;
+        self.guests_loaded += other.guests_loaded;
+        self.guests_reloaded += other.guests_reloaded;
+        self.reloads_rejected += other.reloads_rejected;
+        for (target, n) in &other.refused {
+            *self.refused.entry(target.clone()).or_default() += n;
+        }
+    }
 }
 
 /// The process's counts outside calls now.

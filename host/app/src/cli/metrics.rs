@@ -89,39 +89,17 @@ fn read_one(path: &Path, policy: Option<&Policy>) -> Result<(Who, ProcessFigures
 impl Collected {
     fn add(&mut self, who: Who, figures: ProcessFigures) {
         *self.processes.entry(who.clone()).or_default() += 1;
-        let events = self.events.entry(who.clone()).or_default();
-        let e = &figures.events;
-        events.cache_hits += e.cache_hits;
-        events.cache_misses += e.cache_misses;
-        events.guests_loaded += e.guests_loaded;
-        events.guests_reloaded += e.guests_reloaded;
-        events.reloads_rejected += e.reloads_rejected;
-        for (target, n) in &e.refused {
-            *events.refused.entry(target.clone()).or_default() += n;
-        }
+        self.events
+            .entry(who.clone())
+            .or_default()
+            .add(&figures.events);
         for t in figures.targets {
-            let sum = self
-                .targets
-                .entry((who.clone(), t.target.clone()))
-                .or_insert_with(|| Snapshot {
-                    target: t.target.clone(),
-                    durations: vec![0; BUCKETS.len() + 1],
-                    ..Snapshot::default()
-                });
-            sum.calls += t.calls;
-            sum.guest_errors += t.guest_errors;
-            sum.traps += t.traps;
-            sum.limits += t.limits;
-            sum.deadlines += t.deadlines;
-            sum.other_errors += t.other_errors;
-            sum.guest_ns += t.guest_ns;
-            sum.copy_ns += t.copy_ns;
-            sum.bytes_in += t.bytes_in;
-            sum.bytes_out += t.bytes_out;
-            sum.instances += t.instances;
-            sum.timed_calls += t.timed_calls;
-            for (s, n) in sum.durations.iter_mut().zip(&t.durations) {
-                *s += n;
+            let key = (who.clone(), t.target.clone());
+            match self.targets.get_mut(&key) {
+                Some(sum) => sum.add(&t),
+                None => {
+                    self.targets.insert(key, t);
+                }
             }
         }
     }
@@ -194,8 +172,9 @@ impl Collected {
         for ((who, target), s) in &self.targets {
             let labels = target_labels(who, target);
             let mut cumulative = 0;
-            for (i, n) in s.durations.iter().enumerate() {
-                cumulative += n;
+            // A file of an older version may have fewer buckets (none).
+            for i in 0..=BUCKETS.len() {
+                cumulative += s.durations.get(i).copied().unwrap_or(0);
                 let le = BUCKETS
                     .get(i)
                     .map_or_else(|| "+Inf".to_owned(), |b| b.to_string());
