@@ -11,10 +11,14 @@ cyxla backend before any test module imports JAX.
 
 from __future__ import annotations
 
+import os
+import pathlib
+import subprocess
+
 import pytest
 
 import support  # noqa: F401  (sets the environment before JAX is imported)
-from support import MISSING
+from support import MISSING, ROOT
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -46,3 +50,20 @@ def cpu():
     return jax.devices("cpu")[0]
 
 
+@pytest.fixture(scope="module")
+def wheel() -> pathlib.Path:
+    """The wheel scripts/wheel.sh builds, or the one `CYXLA_TEST_WHEEL` names
+    (built already, e.g. when the tree does not build at the moment)."""
+    given = os.environ.get("CYXLA_TEST_WHEEL")
+    if given:
+        path = pathlib.Path(given).resolve()
+        assert path.is_file() and path.suffix == ".whl", f"CYXLA_TEST_WHEEL={given} is not a wheel file"
+        return path
+    r = subprocess.run(["scripts/wheel.sh"], env=dict(os.environ), cwd=ROOT, capture_output=True, text=True,
+                       timeout=3600)
+    assert r.returncode == 0, f"scripts/wheel.sh failed:\n{r.stdout}\n{r.stderr}"
+    path = pathlib.Path(r.stdout.strip().splitlines()[-1])
+    if not path.is_absolute():
+        path = ROOT / path
+    assert path.is_file(), r.stdout + r.stderr
+    return path

@@ -91,24 +91,6 @@ def run(argv, env, cwd, timeout=TIMEOUT) -> subprocess.CompletedProcess:
     return subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 
-@pytest.fixture(scope="module")
-def wheel() -> pathlib.Path:
-    """The wheel scripts/wheel.sh builds, or the one `CYXLA_TEST_WHEEL` names
-    (built already, e.g. when the tree does not build at the moment)."""
-    given = os.environ.get("CYXLA_TEST_WHEEL")
-    if given:
-        path = pathlib.Path(given).resolve()
-        assert path.is_file() and path.suffix == ".whl", f"CYXLA_TEST_WHEEL={given} is not a wheel file"
-        return path
-    r = run(["scripts/wheel.sh"], dict(os.environ), ROOT, timeout=3600)
-    assert r.returncode == 0, f"scripts/wheel.sh failed:\n{r.stdout}\n{r.stderr}"
-    path = pathlib.Path(r.stdout.strip().splitlines()[-1])
-    if not path.is_absolute():
-        path = ROOT / path
-    assert path.is_file(), r.stdout + r.stderr
-    return path
-
-
 class Venv:
     def __init__(self, name: str, wheel: pathlib.Path):
         version, packages, extras = VENVS[name]
