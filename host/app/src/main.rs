@@ -116,7 +116,8 @@ enum KernelspecCommand {
         /// What JupyterLab shows
         #[arg(long, default_value = "Python 3 (cyxla)")]
         display_name: String,
-        /// The Python with JAX and ipykernel [default: the checkout's .venv/bin/python]
+        /// The Python with JAX and ipykernel [default: the `python` beside
+        /// cyxla-host (its venv's), else the checkout's .venv/bin/python]
         #[arg(long, value_name = "PATH")]
         python: Option<PathBuf>,
     },
@@ -391,7 +392,8 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
         } => {
             let python = python.or_else(kernelspec::default_python).ok_or_else(|| {
                 Failure::Setup(anyhow::anyhow!(
-                    "no Python found beside this cyxla-host (.venv/bin/python): pass --python PATH"
+                    "no Python found beside this cyxla-host (its venv's bin/python, or the \
+                     checkout's .venv/bin/python): pass --python PATH"
                 ))
             })?;
             let host = std::env::current_exe().map_err(|e| {

@@ -27,12 +27,21 @@ pub struct KernelSpec {
     pub prefix: PathBuf,
 }
 
-/// The venv Python beside the workspace this `cyxla-host` belongs to
-/// (`.venv/bin/python`), if there is one.
+/// The Python of the environment this `cyxla-host` is installed in (the
+/// `python` beside it, as in a venv's `bin/` where the wheel puts it), else
+/// the venv of the workspace it was built in (`.venv/bin/python`), if there
+/// is one.
 pub fn default_python() -> Option<PathBuf> {
-    workspace_roots()
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.join("python")));
+    beside
         .into_iter()
-        .map(|root| root.join(".venv/bin/python"))
+        .chain(
+            workspace_roots()
+                .into_iter()
+                .map(|root| root.join(".venv/bin/python")),
+        )
         .find(|p| p.is_file())
 }
 
