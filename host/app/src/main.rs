@@ -81,6 +81,15 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         output_dir: Option<PathBuf>,
     },
+    /// Check the installation as the launcher would use it: the plugin
+    /// library, the real PJRT plugin, the Python and its JAX, OpenBLAS, the
+    /// guests, the compile cache, the policy and tenant, the kernel spec
+    Doctor {
+        /// The Python the launcher runs programs with [default: `python3`
+        /// on the PATH]
+        #[arg(long, value_name = "PATH")]
+        python: Option<PathBuf>,
+    },
     /// Every cyxla process's figures on this machine (the metrics folder,
     /// CYXLA_METRICS), per tenant, user and target, in Prometheus's text
     /// format: printed, written for node_exporter, or served over HTTP
@@ -430,6 +439,12 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
                 .or_else(|| std::env::var_os(cyxla_host::config::POLICY_ENV).map(PathBuf::from))
                 .or_else(|| Some(kernelspec::default_policy()).filter(|p| p.is_file()));
             metrics::run(&folder, policy.as_deref(), &output).map_err(Failure::Setup)
+        }
+        Command::Doctor { python } => {
+            let report = cyxla_host::cli::doctor::doctor(&cli.flags, python.as_deref());
+            print_report(&report.text(), report.failures() == 0, || {
+                format!("{} check(s) failed", report.failures())
+            })
         }
         Command::Check { path } => {
             let limits = cli.flags.config().map_err(Failure::Setup)?.setup.limits;

@@ -2,6 +2,7 @@
 //! tests and other front ends can call them.
 
 pub mod check;
+pub mod doctor;
 pub mod kernelspec;
 pub mod launch;
 pub mod list;
