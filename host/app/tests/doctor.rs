@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::{assert_exit, text};
-use cyxla_tests::venv_python;
+use cyxla_tests::{Plugin, venv_python};
 
 /// The checks' names, in the order `doctor` prints them.
 const CHECKS: [&str; 10] = [
@@ -56,6 +56,7 @@ fn kernel_spec(jupyter: &Path, argv: &[&str]) {
 /// caller's.
 struct Good {
     dir: tempfile::TempDir,
+    host: PathBuf,
     python: PathBuf,
 }
 
@@ -82,7 +83,11 @@ impl Good {
                 "{connection_file}",
             ],
         );
-        Good { dir, python }
+        Good {
+            dir,
+            host: PathBuf::from(host),
+            python,
+        }
     }
 
     fn path(&self, name: &str) -> PathBuf {
@@ -92,7 +97,7 @@ impl Good {
     /// `cyxla-host ARGS doctor --python VENV` in the good installation, as
     /// `change` alters it.
     fn run(&self, args: &[&str], change: impl FnOnce(&mut Command)) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cyxla-host"));
+        let mut cmd = Command::new(&self.host);
         for (name, _) in std::env::vars_os() {
             if name.to_string_lossy().starts_with("CYXLA_") {
                 cmd.env_remove(name);
@@ -202,6 +207,39 @@ fn a_policy_that_maps_this_user_names_its_tenant() {
         "{stdout}"
     );
     assert!(line(&stdout, "guests folder").contains("allowed: `rms_norm`"));
+}
+
+#[test]
+fn a_cyxla_host_without_its_plugin_library_fails() {
+    let mut good = Good::new();
+    // The same program in a folder of its own: no libcyxla_pjrt.so beside
+    // it and no installed package, so the plugin and the guests are named.
+    let bin = good.path("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let alone = bin.join("cyxla-host");
+    std::fs::hard_link(&good.host, &alone)
+        .or_else(|_| std::fs::copy(&good.host, &alone).map(drop))
+        .unwrap();
+    good.host = alone;
+    let plugin = Plugin::P115.path();
+    let guests = common::bundled_guests();
+    let args = [
+        "--plugin",
+        plugin.to_str().unwrap(),
+        "--guests",
+        guests.to_str().unwrap(),
+    ];
+    let out = good.run(&args, |_| {});
+    assert_fails(
+        &out,
+        "plugin library",
+        &[],
+        &[&format!(
+            "{} is missing",
+            bin.join("libcyxla_pjrt.so").display()
+        )],
+        "cargo build -p cyxla-pjrt",
+    );
 }
 
 #[test]
