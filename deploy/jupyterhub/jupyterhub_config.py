@@ -1,15 +1,15 @@
 # JupyterHub for cyxla: one hub, one single-user server per Unix user, kernels
 # started under cyxla-host with the machine's tenant policy, and the
 # cyxla-metrics service for Prometheus.
-# Paths: the cyxla repository built in /opt/cyxla (scripts/setup.sh:
-# target/debug/cyxla-host, target/debug/libcyxla_pjrt.so, the venv .venv with
-# JupyterHub), the policy in /etc/cyxla/policy.toml, the kernel spec in
+# Paths (docs/jupyterhub.md): JupyterHub in the venv /opt/jupyterhub, the
+# kernels' environment (the cyxla wheel, JAX, ipykernel) in the venv
+# /opt/cyxla, the policy in /etc/cyxla/policy.toml, the kernel spec in
 # /usr/local/share/jupyter/kernels/cyxla, the kernels' figures in
 # /var/lib/cyxla/metrics (the policy's `metrics`).
 c = get_config()  # noqa: F821 (provided by JupyterHub when it loads this file)
 
-venv = "/opt/cyxla/.venv"
-cyxla_host = "/opt/cyxla/target/debug/cyxla-host"
+venv = "/opt/jupyterhub"
+cyxla_host = "/opt/cyxla/bin/cyxla-host"
 
 # Where the hub listens (the proxy's public side) and its own API.
 c.JupyterHub.bind_url = "http://127.0.0.1:8000"

@@ -50,7 +50,7 @@ def cpu():
     return jax.devices("cpu")[0]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def wheel() -> pathlib.Path:
     """The wheel scripts/wheel.sh builds, or the one `CYXLA_TEST_WHEEL` names
     (built already, e.g. when the tree does not build at the moment)."""

@@ -8,9 +8,12 @@ their servers and kernels are started through the hub's REST API and the
 servers' kernel API, and cells run over the kernel websocket as JupyterLab
 runs them. Two users are created for the test (random names; removed with
 their homes at the end, even on failure): one in a Unix group the policy
-maps to tenant `research`, one mapped by name to `student`. The hub's
+maps to tenant `research`, one mapped by name to `student`. The kernels run
+in an environment the guide's commands make, with the wheel scripts/wheel.sh
+builds (the hub itself runs from the checkout's .venv). The hub's
 configuration is the deployment's, with only its authenticator replaced
-(the users have no password) and this test's ports and folders.
+(the users have no password) and this test's ports and folders. The wheel
+is reinstalled under a running kernel, as an upgrade is.
 
 A real Prometheus (Debian's `prometheus`) scrapes the metrics service; the
 counts it returns per tenant, user and target, and the audit lines the
@@ -152,13 +155,27 @@ print("CYXLA DEVICES", len(jax.devices("cyxla")), jax.devices()[0] in jax.device
 # --------------------------------------------------------------------------
 
 
+def wait_ready(proc: subprocess.Popen, url: str, log: pathlib.Path, deadline: float) -> None:
+    """Until `url` answers, while `proc` runs (else its log is the failure)."""
+    import requests
+
+    while True:
+        assert proc.poll() is None, log.read_text()
+        try:
+            if requests.get(url, timeout=5).ok:
+                return
+        except requests.ConnectionError:
+            pass
+        assert time.monotonic() < deadline, log.read_text()
+        time.sleep(0.5)
+
+
 @pytest.fixture(scope="module")
-def hub():
+def hub(wheel):
     assert os.geteuid() == 0, "test_hub creates Unix users and runs JupyterHub as root (as CI does)"
     assert os.access(PROMETHEUS, os.X_OK), (
         "test_hub scrapes the metrics with Prometheus, which is not installed: apt install prometheus "
         "(scripts/setup.sh does)")
-    import requests
 
     suffix = secrets.token_hex(3)
     alice, bob, staff = f"alice-{suffix}", f"bob-{suffix}", f"staff-{suffix}"
@@ -180,18 +197,30 @@ def hub():
             open_to_others(path, restore)
 
         # docs/jupyterhub.md's install commands, with this test's folders for
-        # /etc/cyxla, /srv/cyxla, /usr/local/share/jupyter and this checkout
-        # for /opt/cyxla
+        # /etc/cyxla, /srv/cyxla, /var/lib/cyxla, /var/log/cyxla,
+        # /usr/local/share/jupyter and the kernels' environment /opt/cyxla,
+        # the checkout's .venv for the hub's /opt/jupyterhub, the wheel
+        # scripts/wheel.sh built, the Python the checkout's venv was made
+        # from, and the JAX and XLA plugin versions the checkout's venv has
         srv, jupyter, etc = prefix / "srv", prefix / "share" / "jupyter", prefix / "etc"
+        kernel_env = prefix / "opt-cyxla"
         metrics_port, prometheus_port = free_port(), free_port()
         paths = {"--prefix /usr/local": f"--prefix {prefix}", "/etc/cyxla": str(etc), "/srv/cyxla": str(srv), "/usr/local/share/jupyter": str(jupyter),
-                 "/opt/cyxla": str(ROOT), "/var/lib/cyxla": str(prefix / "var-lib"),
+                 "/opt/cyxla": str(kernel_env), "/opt/jupyterhub": str(VENV_BIN.parent), "/var/lib/cyxla": str(prefix / "var-lib"),
                  "/var/log/cyxla": str(prefix / "var-log"), "127.0.0.1:9477": f"127.0.0.1:{metrics_port}"}
         install = re.findall(r"```sh\n(.*?)```", GUIDE, re.S)[0]
         for old, new in paths.items():
             install = install.replace(old, new)
-        r = subprocess.run(["bash", "-euxc", install], cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT)
+        pip = f'"{wheel.name}[pjrt]" ipykernel\n'
+        assert pip in install and "python3 -m venv " in install, install
+        install = install.replace(pip, f'"{wheel}[pjrt]" ipykernel jax==0.10.2 lammps-jax-pjrt-cpu==0.11.2\n')
+        install = install.replace("python3 -m venv ", f"{VENV_PYTHON.resolve()} -m venv ")
+        r = subprocess.run(["bash", "-euxc", install], cwd=ROOT, capture_output=True, text=True, timeout=900)
         assert r.returncode == 0, install + r.stdout + r.stderr
+        # the hub's environment is what the guide says to install
+        requirements = (ROOT / "scripts" / "requirements.txt").read_text().split()
+        for pin in re.search(r"`(jupyterhub==.*?)`", GUIDE).group(1).split():
+            assert pin in requirements, (pin, "scripts/requirements.txt")
         policy = etc / "policy.toml"
         text = policy.read_text()
         for old, new in paths.items():
@@ -256,21 +285,13 @@ c.JupyterHub.load_roles = [{{"name": "cyxla-test", "services": ["cyxla-test"],
         log = open(state / "hub.log", "w")
         env = clean_env({"PATH": f"{VENV_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}"})
         # the guide's command, with this test's configuration (the deployment's, and the above)
-        start = re.findall(r"```sh\n(.*?)```", GUIDE, re.S)[1].replace("/opt/cyxla", str(ROOT)).split()
+        start = re.findall(r"```sh\n(.*?)```", GUIDE, re.S)[1].replace("/opt/jupyterhub", str(VENV_BIN.parent)).split()
         assert start[-2:] == ["-f", "deploy/jupyterhub/jupyterhub_config.py"], start
         hub_proc = subprocess.Popen([*start[:-1], str(state / "jupyterhub_config.py")],
                                     cwd=state, env=env, stdout=log, stderr=subprocess.STDOUT)
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + TIMEOUT
-        while True:
-            assert hub_proc.poll() is None, (state / "hub.log").read_text()
-            try:
-                if requests.get(f"{base}/hub/api/", timeout=5).ok:
-                    break
-            except requests.ConnectionError:
-                pass
-            assert time.monotonic() < deadline, (state / "hub.log").read_text()
-            time.sleep(0.5)
+        wait_ready(hub_proc, f"{base}/hub/api/", state / "hub.log", deadline)
 
         # Prometheus, with the deployment's scrape job, every second
         scrape = (DEPLOY / "prometheus.yml").read_text().replace("127.0.0.1:9477", f"127.0.0.1:{metrics_port}")
@@ -281,20 +302,12 @@ c.JupyterHub.load_roles = [{{"name": "cyxla-test", "services": ["cyxla-test"],
              f"--web.listen-address=127.0.0.1:{prometheus_port}"],
             cwd=state, stdout=open(state / "prometheus.log", "w"), stderr=subprocess.STDOUT)
         prom = f"http://127.0.0.1:{prometheus_port}"
-        while True:
-            assert prometheus.poll() is None, (state / "prometheus.log").read_text()
-            try:
-                if requests.get(f"{prom}/-/ready", timeout=5).ok:
-                    break
-            except requests.ConnectionError:
-                pass
-            assert time.monotonic() < deadline, (state / "prometheus.log").read_text()
-            time.sleep(0.5)
+        wait_ready(prometheus, f"{prom}/-/ready", state / "prometheus.log", deadline)
 
         yield {"base": base, "token": token, "alice": alice, "bob": bob, "shared": shared, "policy": policy,
                "log": state / "hub.log", "proc": hub_proc, "guests": srv, "api_port": api_port,
                "prometheus": prom, "audit": prefix / "var-log" / "audit", "metrics": prefix / "var-lib" / "metrics",
-               "metrics_port": metrics_port}
+               "metrics_port": metrics_port, "kernel_env": kernel_env, "wheel": wheel}
     finally:
         if prometheus is not None:
             prometheus.kill()
@@ -521,8 +534,27 @@ def test_two_users_on_their_tenants(hub):
     for line in example.splitlines():
         assert json.loads(line).keys() == entries[0].keys(), line
 
+    # an upgrade: the wheel installed anew under alice's running kernel. It
+    # keeps the library it loaded (deleted now) and its next call works; a
+    # new kernel loads the new one.
+    def plugin_maps(kernel: Kernel) -> list[str]:
+        pid = int(kernel.ok("import os; print(os.getpid())"))
+        return [line for line in pathlib.Path(f"/proc/{pid}/maps").read_text().splitlines()
+                if "libcyxla_pjrt.so" in line]
+
+    assert plugin_maps(a) and not any("(deleted)" in m for m in plugin_maps(a)), plugin_maps(a)
+    r = subprocess.run([str(hub["kernel_env"] / "bin" / "pip"), "install", "-q", "--force-reinstall", "--no-deps",
+                        str(hub["wheel"])], capture_output=True, text=True, timeout=TIMEOUT)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert all("(deleted)" in m for m in plugin_maps(a)), plugin_maps(a)
+    assert a.ok("print('RMS', rms_ok())").strip() == "RMS True"
+    new = start_kernel(hub, alice, tokens[alice])
+    assert re.search(r"CYXLA DEVICES [1-9]\d* True", new.ok(SETUP))
+    assert new.ok("print('RMS', rms_ok())").strip() == "RMS True"
+    assert plugin_maps(new) and not any("(deleted)" in m for m in plugin_maps(new)), plugin_maps(new)
+
     # the hub stops both servers and the proxy with it; nothing is left
-    for k in (a, b):
+    for k in (a, b, new):
         k.ws.close()
     proc = hub["proc"]
     proc.send_signal(signal.SIGTERM)
