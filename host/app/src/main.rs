@@ -203,17 +203,8 @@ fn lapack_summary(no_lapack: bool) -> String {
     if no_lapack {
         return format!("native LAPACK: {count} targets, not registered (--no-lapack)");
     }
-    lapack::prefer(cyxla_host::process::openblas_wheels());
-    match lapack::library() {
-        Ok(lib) => format!(
-            "native LAPACK: {count} targets on {} ({}); kernels {}{}",
-            lib.name(),
-            lib.config().unwrap_or("not OpenBLAS"),
-            lib.core_name().unwrap_or("unknown"),
-            lapack::kernel_choice()
-                .map(|choice| format!(", {choice}"))
-                .unwrap_or_default()
-        ),
+    match list::lapack_library() {
+        Ok(lib) => format!("native LAPACK: {count} targets on {lib}"),
         Err(e) => format!("native LAPACK: {count} targets, calls will fail: {e}"),
     }
 }

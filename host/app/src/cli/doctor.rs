@@ -394,20 +394,8 @@ fn openblas(config: &Config) -> Check {
             ),
         );
     }
-    lapack::prefer(process::openblas_wheels());
-    match lapack::library() {
-        Ok(lib) => Check::ok(
-            NAME,
-            format!(
-                "{} ({}); kernels {}{}",
-                lib.name(),
-                lib.config().unwrap_or("not OpenBLAS"),
-                lib.core_name().unwrap_or("unknown"),
-                lapack::kernel_choice()
-                    .map(|choice| format!(", {choice}"))
-                    .unwrap_or_default()
-            ),
-        ),
+    match crate::cli::list::lapack_library() {
+        Ok(lib) => Check::ok(NAME, lib),
         Err(e) => {
             let tried: Vec<String> = e
                 .attempts

@@ -130,6 +130,27 @@ fn approximate_size(n: u64) -> String {
     }
 }
 
+/// The LAPACK library the native LAPACK targets call (the OpenBLAS wheels
+/// preferred, as the plugin prefers them): its name, configuration and
+/// kernels, as `list` and `doctor` show it; else why none loads.
+///
+/// # Errors
+///
+/// No LAPACK library loads: every library tried, with its error.
+pub fn lapack_library() -> Result<String, &'static cyxla_lapack::LoadError> {
+    cyxla_lapack::prefer(crate::process::openblas_wheels());
+    let lib = cyxla_lapack::library()?;
+    Ok(format!(
+        "{} ({}); kernels {}{}",
+        lib.name(),
+        lib.config().unwrap_or("not OpenBLAS"),
+        lib.core_name().unwrap_or("unknown"),
+        cyxla_lapack::kernel_choice()
+            .map(|choice| format!(", {choice}"))
+            .unwrap_or_default()
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
