@@ -117,18 +117,32 @@ impl Collected {
         let target_labels =
             |who: &Who, target: &str| format!("{},target=\"{}\"", who_labels(who), escape(target));
 
-        let name = out.family(
-            "cyxla_calls_total",
-            "counter",
-            "Sandboxed guest calls, successful or not.",
-        );
-        for ((who, target), s) in &self.targets {
-            out.row(format!(
-                "{name}{{{}}} {}",
-                target_labels(who, target),
-                s.calls
-            ));
-        }
+        let per_target: [Family<Snapshot>; 4] = [
+            (
+                "cyxla_calls_total",
+                "Sandboxed guest calls, successful or not.",
+                |s| s.calls,
+            ),
+            (
+                "cyxla_instances_created_total",
+                "Guest instances created for calls.",
+                |s| s.instances,
+            ),
+            (
+                "cyxla_bytes_in_total",
+                "Bytes of operands copied into guests.",
+                |s| s.bytes_in,
+            ),
+            (
+                "cyxla_bytes_out_total",
+                "Bytes of results copied out of guests.",
+                |s| s.bytes_out,
+            ),
+        ];
+        let targets: Vec<(String, &Snapshot)> = (self.targets.iter())
+            .map(|((who, target), s)| (target_labels(who, target), s))
+            .collect();
+        out.counters(&per_target, &targets);
 
         let name = out.family(
             "cyxla_call_failures_total",
@@ -187,20 +201,7 @@ impl Collected {
             out.row(format!("{name}_count{{{labels}}} {}", s.timed_calls));
         }
 
-        let name = out.family(
-            "cyxla_instances_created_total",
-            "counter",
-            "Guest instances created for calls.",
-        );
-        for ((who, target), s) in &self.targets {
-            out.row(format!(
-                "{name}{{{}}} {}",
-                target_labels(who, target),
-                s.instances
-            ));
-        }
-
-        let per_user: [PerUser; 5] = [
+        let per_user: [Family<Events>; 5] = [
             (
                 "cyxla_compile_cache_hits_total",
                 "Guest modules read from the compile cache.",
@@ -227,12 +228,10 @@ impl Collected {
                 |e| e.reloads_rejected,
             ),
         ];
-        for (metric, help, get) in per_user {
-            let name = out.family(metric, "counter", help);
-            for (who, e) in &self.events {
-                out.row(format!("{name}{{{}}} {}", who_labels(who), get(e)));
-            }
-        }
+        let users: Vec<(String, &Events)> = (self.events.iter())
+            .map(|(who, e)| (who_labels(who), e))
+            .collect();
+        out.counters(&per_user, &users);
 
         let name = out.family(
             "cyxla_processes",
@@ -254,8 +253,9 @@ impl Collected {
     }
 }
 
-/// A per-user counter family: its name, its help, and its count.
-type PerUser = (&'static str, &'static str, fn(&Events) -> u64);
+/// A counter family over rows of `T` (a target's counters, a user's
+/// events): its name, its help, and a row's count.
+type Family<T> = (&'static str, &'static str, fn(&T) -> u64);
 
 /// Prometheus text being written: families, each a header and its rows.
 #[derive(Default)]
@@ -274,6 +274,17 @@ impl Exposition {
     fn row(&mut self, line: String) {
         self.text.push_str(&line);
         self.text.push('\n');
+    }
+
+    /// Counter `families`, each with a sample per row: its labels and what
+    /// the family counts of it.
+    fn counters<T>(&mut self, families: &[Family<T>], rows: &[(String, &T)]) {
+        for (metric, help, get) in families {
+            let name = self.family(metric, "counter", help);
+            for (labels, row) in rows {
+                self.row(format!("{name}{{{labels}}} {}", get(row)));
+            }
+        }
     }
 }
 
