@@ -111,3 +111,24 @@ def test_a_bad_statistics_interval_is_refused_by_name(tmp_path):
         capture_output=True, text=True, timeout=120)
     assert r.returncode != 0 and "ran" not in r.stdout, r.stdout + r.stderr
     assert "CYXLA_STATS_INTERVAL" in r.stderr and "100ms" in r.stderr, r.stderr
+
+
+def test_a_metrics_folder_that_cannot_be_written_is_one_warning_and_the_calls_go_on(tmp_path):
+    """CYXLA_METRICS naming a folder that does not exist: a warning naming the
+    file, once (not every interval), and the program runs to its end."""
+    missing = tmp_path / "nowhere"
+    code = ("import time, numpy as np, jax\n"
+            "x = np.ones((2, 8), np.float32)\n"
+            "f = jax.jit(lambda x: jax.ffi.ffi_call('rms_norm', jax.ShapeDtypeStruct(x.shape, x.dtype))(x, eps=np.float32(1e-5)))\n"
+            "for _ in range(10):\n"
+            "    f(x).block_until_ready(); time.sleep(0.1)\n"
+            "print('DONE')\n")
+    r = subprocess.run(
+        [str(HOST), "--allow", "rms_norm", "--", str(VENV_PYTHON), "-c", code],
+        env=clean_env({"CYXLA_METRICS": str(missing), "CYXLA_STATS_INTERVAL": "100ms"}),
+        capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0 and "DONE" in r.stdout, r.stdout + r.stderr[-3000:]
+    warnings = [line for line in r.stderr.splitlines() if "cannot write" in line and str(missing) in line]
+    # one while it runs, one at exit
+    assert len(warnings) == 2, r.stderr[-3000:]
+    assert "retrying every 100ms, silently" in warnings[0], warnings

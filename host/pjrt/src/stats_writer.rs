@@ -70,18 +70,27 @@ fn uid_name() -> String {
     unsafe { libc::getuid() }.to_string()
 }
 
-/// Calls `write(&path)` every `interval` on a thread of its own, warning
-/// of a failure.
+/// Calls `write(&path)` every `interval` on a thread of its own. A failure is a warning, once until a write succeeds again (a
+/// missing folder does not fill the log every interval).
 fn every(interval: Duration, path: PathBuf, write: fn(&Path) -> std::io::Result<()>) {
     let spawned = std::thread::Builder::new()
         .name("cyxla-stats".to_owned())
         .spawn({
             let path = path.clone();
             move || {
+                let mut failing = false;
                 loop {
                     std::thread::sleep(interval);
-                    if let Err(e) = write(&path) {
-                        tracing::warn!("cannot write {}: {e}", path.display());
+                    match write(&path) {
+                        Ok(()) => failing = false,
+                        Err(e) if !failing => {
+                            failing = true;
+                            tracing::warn!(
+                                "cannot write {}: {e} (retrying every {interval:?}, silently)",
+                                path.display()
+                            );
+                        }
+                        Err(_) => {}
                     }
                 }
             }
