@@ -81,9 +81,13 @@ settings! {
     plugin: OnePath => |c| &mut c.setup.plugin,
         env PLUGIN_ENV = "CYXLA_PJRT_PLUGIN", file plugin, policy Applies,
         flags [Flag::path("plugin", "PATH",
-            "The PJRT plugin (.so) to load [default: the one scripts/setup.sh installed]")
+            "The PJRT plugin (.so) to load [default: $CYXLA_PJRT_PLUGIN, else the first found in \
+             the site-packages of cyxla's Python environment, then of the checkout's .venv: \
+             lammps-jax-pjrt-cpu's, then fastatomstruct-xla-cpu's (the wheel's extra `pjrt`)]")
             .global().env_default()],
-        default "the one `scripts/setup.sh` installs";
+        default "the first found in the site-packages of cyxla's Python environment, then of the \
+            checkout's `.venv`: `lammps-jax-pjrt-cpu`'s, then `fastatomstruct-xla-cpu`'s (the \
+            wheel's extra `pjrt`)";
     /// The guests folders, `:`-separated (a file or policy: one or a list);
     /// an earlier folder wins a target
     guests: Folders => |c| &mut c.setup.guests,
