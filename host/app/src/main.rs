@@ -1,8 +1,13 @@
 //! The `cyxla-host` command line.
 //!
 //! Exit codes: 0 success, 1 program or handler error, 2 usage or set-up
-//! error. Logging goes to stderr, filtered by `CYXLA_LOG` (e.g.
-//! `CYXLA_LOG=cyxla_sandbox=debug`).
+//! error. Logging goes to stderr, filtered by `CYXLA_LOG`, a `tracing`
+//! filter (default `warn`). Each crate logs under its own name: this
+//! program `cyxla_host`, the sandbox `cyxla_sandbox`, the set-up
+//! `cyxla_setup`, the native side `plugin_glue` and `cyxla_lapack`. A filter
+//! that names only targets turns every other one off, warnings included,
+//! so give a level first, e.g.
+//! `CYXLA_LOG=warn,cyxla_host=debug,cyxla_sandbox=debug`.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
