@@ -15,6 +15,12 @@ work as on JAX's CPU backend, or, where the operator forbids native code
 (``CYXLA_ALLOW_NATIVE=0``), the registration raises and nothing is
 registered.
 
+Platform ``cyxla`` wraps a real XLA CPU PJRT plugin, found as the plugin
+library finds it (:func:`find_real_plugin`). Where there is none, the
+platform is not registered, so that JAX starts on its other platforms, and
+a warning says what to install; unless ``JAX_PLATFORMS`` names ``cyxla``
+(as under ``cyxla-host``), where JAX reports the plugin library's error.
+
 On JAX's own ``cpu`` platform instead (``CYXLA_PLATFORM=cpu``, which
 ``cyxla-host --platform cpu -- COMMAND`` sets, or :func:`serve_on_cpu` in
 a program started without the launcher), the allowed guests are registered
@@ -31,6 +37,7 @@ import ctypes
 import logging
 import os
 import pathlib
+import sys
 from typing import Any
 
 logger = logging.getLogger(__name__)
@@ -40,6 +47,16 @@ CPU_PLATFORM = "cpu"
 PLATFORM_ENV = "CYXLA_PLATFORM"
 LIBRARY_ENV = "CYXLA_PJRT_LIBRARY"
 LIBRARY_FILE = "libcyxla_pjrt.so"
+PLUGIN_ENV = "CYXLA_PJRT_PLUGIN"
+CONFIG_ENV = "CYXLA_CONFIG"
+# The real PJRT plugins the plugin library looks for, in order, relative to
+# a site-packages folder (PLUGIN_PACKAGES in host/setup/src/process.rs).
+PLUGIN_PACKAGES = (
+    "lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so",
+    "fastatomstruct_xla_cpu/libpjrt_cpu.so",
+)
+# This package, relative to a site-packages folder.
+PACKAGE_DIR = ("jax_plugins", "cyxla")
 
 # PJRT C API facts (pjrt_c_api.h, pjrt_c_api_ffi_extension.h; identical in
 # PJRT 0.81, 0.106 and 0.115).
@@ -93,8 +110,9 @@ def initialize() -> None:
     if platform != PLATFORM:
         raise RuntimeError(f"{PLATFORM_ENV}={platform}: expected `{PLATFORM}` or `{CPU_PLATFORM}`")
     path = library_path()
+    asked = _jax_platforms()
+    wanted = PLATFORM in asked
     if path is None:
-        wanted = PLATFORM in os.environ.get("JAX_PLATFORMS", "").split(",")
         message = (
             f"the cyxla PJRT plugin library is not configured: set {LIBRARY_ENV} to "
             f"{LIBRARY_FILE}, or run the program under `cyxla-host [HOST OPTIONS] -- COMMAND`"
@@ -103,12 +121,169 @@ def initialize() -> None:
             raise RuntimeError(message)
         logger.debug("%s; platform %s not registered", message, PLATFORM)
         return
+    if not wanted and find_real_plugin(path) is None:
+        # JAX raises for a registered plugin that fails to start, and then
+        # runs nothing: leave the platform out, as JAX's GPU plugins do on a
+        # machine without a GPU.
+        if asked or _cpu_settings is not None:
+            # JAX was asked for other platforms only, or the program serves
+            # the guests on cpu (serve_on_cpu): nothing to tell.
+            logger.debug("no real XLA CPU PJRT plugin found; platform %s not registered", PLATFORM)
+        else:
+            _warn_no_real_plugin(path)
+        return
     from jax._src import xla_bridge
 
     c_api = xla_bridge.register_plugin(PLATFORM, library_path=path)
     if c_api is None:
         raise RuntimeError(f"JAX could not register the cyxla PJRT plugin {path}")
     _forward_cpu_registrations(_Plugin(c_api))
+
+
+def _jax_platforms() -> list[str]:
+    """The platforms JAX is asked for (``JAX_PLATFORMS``, or
+    ``jax.config.update("jax_platforms", ...)``); empty: every platform."""
+    names = os.environ.get("JAX_PLATFORMS") or ""
+    try:
+        import jax
+
+        names += "," + (jax.config.jax_platforms or "")
+    except ImportError:
+        pass
+    return [name.strip() for name in names.split(",") if name.strip()]
+
+
+def find_real_plugin(library: str) -> str | None:
+    """The real XLA CPU PJRT plugin that the plugin library ``library`` would
+    load, as its ``find_plugin`` looks for it (host/setup/src/process.rs),
+    without loading anything; ``None`` if it would find none.
+
+    A plugin named by ``CYXLA_PJRT_PLUGIN`` or by the ``plugin`` key of the
+    ``CYXLA_CONFIG`` file is returned as named, whether or not it exists:
+    the library reports a missing one, as it does a file it cannot read.
+    """
+    explicit = os.environ.get(PLUGIN_ENV)
+    if explicit:
+        return explicit
+    config = os.environ.get(CONFIG_ENV)
+    if config:
+        try:
+            import tomllib
+
+            with open(config, "rb") as f:
+                named = tomllib.load(f).get("plugin")
+        except (ImportError, OSError, ValueError):
+            named = None
+        if isinstance(named, str) and named:
+            # Relative paths in the file are relative to its folder.
+            return str(pathlib.Path(config).parent / named)
+    for folder in _site_packages(library):
+        for package in PLUGIN_PACKAGES:
+            candidate = folder / package
+            if candidate.is_file():
+                return str(candidate)
+    return None
+
+
+def _python_folders(prefix: pathlib.Path) -> list[pathlib.Path]:
+    """``PREFIX/lib/python3.*/{site,dist}-packages`` that exist, newest
+    Python first (``python_folders`` in host/setup/src/process.rs)."""
+    try:
+        entries = list((prefix / "lib").iterdir())
+    except OSError:
+        return []
+    versions = []
+    for entry in entries:
+        minor = entry.name.removeprefix("python3.")
+        if minor != entry.name and minor.isdigit():
+            versions.append((int(minor), entry))
+    versions.sort(key=lambda v: v[0], reverse=True)
+    return [
+        folder
+        for _, lib in versions
+        for folder in (lib / "site-packages", lib / "dist-packages")
+        if folder.is_dir()
+    ]
+
+
+def _site_packages(library: str) -> list[pathlib.Path]:
+    """The site-packages folders where the plugin library ``library`` looks
+    for the real plugin, in its order (``site_packages`` in
+    host/setup/src/process.rs): the one holding this package's library, the
+    prefix above the library's folder, then a checkout's ``.venv`` up to
+    three folders above the library or the Python executable."""
+    install = pathlib.Path(library).absolute().parent
+    folders: list[pathlib.Path] = []
+
+    def add(folder: pathlib.Path) -> None:
+        if folder.is_dir() and folder not in folders:
+            folders.append(folder)
+
+    packages = []
+    if (install / LIBRARY_FILE).is_file() and install.parts[-2:] == PACKAGE_DIR:
+        packages.append(install)
+    for folder in _python_folders(install.parent):
+        if (folder.joinpath(*PACKAGE_DIR) / LIBRARY_FILE).is_file():
+            packages.append(folder.joinpath(*PACKAGE_DIR))
+    for package in packages:
+        add(package.parents[1])
+    for folder in _python_folders(install.parent):
+        add(folder)
+    try:
+        executable = os.readlink("/proc/self/exe")
+    except OSError:
+        executable = os.path.realpath(sys.executable)
+    roots: list[pathlib.Path] = []
+    for start in (install, pathlib.Path(executable).parent):
+        for root in [start, *start.parents][:4]:
+            if root not in roots:
+                roots.append(root)
+    for root in roots:
+        for folder in _python_folders(root / ".venv"):
+            add(folder)
+    return folders
+
+
+# Whether this process was told that platform cyxla is left out.
+_warned = False
+
+
+def _wheel_name() -> str:
+    """This package's wheel file name, from its installed metadata."""
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution("cyxla-jax-plugin")
+        tags = [
+            line.split(":", 1)[1].strip()
+            for line in (dist.read_text("WHEEL") or "").splitlines()
+            if line.startswith("Tag:")
+        ]
+        tag = tags[0] if tags else "py3-none-manylinux_2_28_x86_64"
+        return f"cyxla_jax_plugin-{dist.version}-{tag}.whl"
+    except metadata.PackageNotFoundError:
+        return "cyxla_jax_plugin-VERSION-py3-none-manylinux_2_28_x86_64.whl"
+
+
+def _warn_no_real_plugin(library: str) -> None:
+    """Says once per process that platform cyxla is left out, and what to
+    install for it."""
+    global _warned
+    if _warned:
+        return
+    _warned = True
+    looked = ", ".join(str(f) for f in _site_packages(library)) or "nowhere"
+    logger.warning(
+        "cyxla: platform `cyxla` is not registered: it needs a real XLA CPU PJRT plugin and none "
+        "is installed (looked in %s); JAX runs on its own platforms (cpu). For platform `cyxla`, "
+        "install the wheel's extra `pjrt` (pip install \"%s[pjrt]\") or lammps-jax-pjrt-cpu==0.11.2 "
+        "(JAX up to 0.11.2), or set %s; to serve the guests on JAX's own cpu platform instead, run "
+        "under `cyxla-host --platform cpu` or call jax_plugins.cyxla.serve_on_cpu(); "
+        "JAX_PLATFORMS=cyxla makes this an error",
+        looked,
+        _wheel_name(),
+        PLUGIN_ENV,
+    )
 
 
 class _ExtensionBase(ctypes.Structure):
