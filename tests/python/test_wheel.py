@@ -37,7 +37,7 @@ import zipfile
 
 import pytest
 
-from support import ROOT, VENV_PYTHON
+from support import ROOT, VENV_PYTHON, clean, find_python
 
 # Python, what pip installs beside the wheel, the wheel's extras.
 VENVS = {
@@ -49,42 +49,6 @@ VENVS = {
 CASES = [("oldest", "cyxla"), ("newest", "cyxla"), ("newest", "cpu"), ("newest-3.13", "cyxla")]
 SCRIPT = pathlib.Path(__file__).with_name("wheel_script.py")
 TIMEOUT = 600
-
-
-def find_python(version: str) -> str:
-    """An interpreter of `version`: pyenv's, else one on PATH (pyenv's shims
-    answer only for the selected versions, so each is asked)."""
-    pyenv = pathlib.Path.home() / ".pyenv" / "versions"
-    candidates = [c / "bin" / f"python{version}" for c in sorted(pyenv.glob(f"{version}.*"), reverse=True)]
-    on_path = shutil.which(f"python{version}")
-    if on_path:
-        candidates.append(pathlib.Path(on_path))
-    for exe in candidates:
-        if not exe.is_file():
-            continue
-        r = subprocess.run([str(exe), "-c", "import sys, venv; print('%d.%d' % sys.version_info[:2])"],
-                           capture_output=True, text=True)
-        if r.returncode == 0 and r.stdout.strip() == version:
-            return str(exe)
-    pytest.fail(
-        f"Python {version} is needed to test the wheel on its JAX and was not found in {pyenv} "
-        f"or on PATH: install it (e.g. `pyenv install {version}`)",
-        pytrace=False,
-    )
-
-
-def clean(extra: dict[str, str], bin_dir: pathlib.Path) -> dict[str, str]:
-    """An environment with nothing of the checkout and nothing of cyxla's
-    or JAX's configuration: the venv's bin/ and the system's on PATH."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("CYXLA_", "JAX_", "XLA_", "PYTHON", "VIRTUAL_ENV", "CARGO", "RUST"))
-        and k not in ("PWD", "OLDPWD")
-    }
-    env["PATH"] = f"{bin_dir}:/usr/local/bin:/usr/bin:/bin"
-    env.update(extra)
-    return env
 
 
 def run(argv, env, cwd, timeout=TIMEOUT) -> subprocess.CompletedProcess:
