@@ -506,6 +506,17 @@ def test_two_users_on_their_tenants(hub):
     settled(hub, "cyxla_guests_reloaded_total >= 1", {(r, alice): 1, (s, bob): 1})
     timed = prometheus_query(hub, 'cyxla_call_duration_seconds_count{target="rms_norm"}')
     assert timed[(r, alice, "rms_norm")] >= 1, timed
+    settled(hub, "cyxla_metrics_files_skipped", {(): 0})
+
+    # bob forges figures for research in the metrics folder: left out, and
+    # research's figures do not move
+    forged = {"pid": 1, "tenant": r, "targets": [{"target": "rms_norm", "calls": 10**6}], "events": {}}
+    subprocess.run([str(hub["kernel_env"] / "bin" / "python"), "-c",
+                    f"open({str(hub['metrics'] / 'forged.json')!r}, 'w').write({json.dumps(forged)!r})"],
+                   user=bob, group=bob, extra_groups=[], cwd="/", check=True, timeout=TIMEOUT)
+    settled(hub, "cyxla_metrics_files_skipped", {(): 1})
+    settled(hub, "cyxla_calls_total > 0", calls)
+    (hub["metrics"] / "forged.json").unlink()
 
     # the audit folder: exactly these lines, each in its user's own file
     entries = []
