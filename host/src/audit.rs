@@ -8,8 +8,8 @@
 //!  "sha256":"9f2c…","message":"…"}
 //! ```
 //!
-//! `event` is `failed_call` (`kind`: `guest_error`, `trap`, `limit`,
-//! `deadline`, `other`), `refused_target` (`kind`: `refused`: a program
+//! `event` is `failed_call` (`kind`: `bad_input`, `guest_error`, `trap`,
+//! `limit`, `deadline`, `other`), `refused_target` (`kind`: `refused`: a program
 //! called a target that is not registered, and its compile failed) or
 //! `reload` (`kind`: `reloaded`, `rejected`, `removed`).
 //!

@@ -110,6 +110,7 @@ pub struct TargetStats {
     /// [`SHARDS`].
     shards: Box<[Shard]>,
     guest_errors: AtomicU64,
+    bad_inputs: AtomicU64,
     traps: AtomicU64,
     limits: AtomicU64,
     deadlines: AtomicU64,
@@ -122,6 +123,7 @@ impl Default for TargetStats {
         TargetStats {
             shards: (0..=SHARDS).map(|_| Shard::default()).collect(),
             guest_errors: AtomicU64::default(),
+            bad_inputs: AtomicU64::default(),
             traps: AtomicU64::default(),
             limits: AtomicU64::default(),
             deadlines: AtomicU64::default(),
@@ -208,6 +210,9 @@ pub(crate) enum Ending {
     Ok,
     /// The guest returned an error.
     GuestError,
+    /// The call's input was refused as invalid (INVALID_ARGUMENT), by the
+    /// guest or by the host (a frame it cannot lay out).
+    BadInput,
     /// The guest trapped (or panicked).
     Trap,
     /// A limit (RESOURCE_EXHAUSTED): memory, instances, stack, ...
@@ -224,6 +229,7 @@ impl Ending {
         match self {
             Ending::Ok => "ok",
             Ending::GuestError => "guest_error",
+            Ending::BadInput => "bad_input",
             Ending::Trap => "trap",
             Ending::Limit => "limit",
             Ending::Deadline => "deadline",
@@ -235,6 +241,7 @@ impl Ending {
     /// returned the error itself, `trapped` if its instance trapped.
     pub(crate) fn of_failure(code: ErrorCode, from_guest: bool, trapped: bool) -> Ending {
         match code {
+            ErrorCode::InvalidArgument => Ending::BadInput,
             _ if from_guest => Ending::GuestError,
             ErrorCode::DeadlineExceeded => Ending::Deadline,
             ErrorCode::ResourceExhausted => Ending::Limit,
@@ -270,6 +277,7 @@ impl TargetStats {
         let failed = match ending {
             Ending::Ok => None,
             Ending::GuestError => Some(&self.guest_errors),
+            Ending::BadInput => Some(&self.bad_inputs),
             Ending::Trap => Some(&self.traps),
             Ending::Limit => Some(&self.limits),
             Ending::Deadline => Some(&self.deadlines),
@@ -324,6 +332,7 @@ impl TargetStats {
             target: target.to_owned(),
             calls: sum(|s| &s.calls),
             guest_errors: get(&self.guest_errors),
+            bad_inputs: get(&self.bad_inputs),
             traps: get(&self.traps),
             limits: get(&self.limits),
             deadlines: get(&self.deadlines),
@@ -361,8 +370,12 @@ pub struct Snapshot {
     pub target: String,
     /// Calls, successful or not.
     pub calls: u64,
-    /// Calls the guest failed with its own error.
+    /// Calls the guest failed with its own error (not INVALID_ARGUMENT).
     pub guest_errors: u64,
+    /// Calls refused for their input (INVALID_ARGUMENT, from the guest or
+    /// the host).
+    #[serde(default)]
+    pub bad_inputs: u64,
     /// Calls whose guest trapped or panicked.
     pub traps: u64,
     /// Calls over a limit (memory, instances, stack, ...).
@@ -398,6 +411,7 @@ impl Snapshot {
     pub fn add(&mut self, other: &Snapshot) {
         self.calls += other.calls;
         self.guest_errors += other.guest_errors;
+        self.bad_inputs += other.bad_inputs;
         self.traps += other.traps;
         self.limits += other.limits;
         self.deadlines += other.deadlines;
@@ -440,7 +454,7 @@ pub fn table(rows: &[Snapshot]) -> String {
     let mut text = String::new();
     let _ = writeln!(
         text,
-        "{:<20} {:>7} {:>7} {:>6} {:>6} {:>6} {:>6} {:>11} {:>11} {:>10} {:>10} {:>5}",
+        "{:<20} {:>7} {:>7} {:>6} {:>6} {:>6} {:>6} {:>11} {:>11} {:>10} {:>10} {:>5} {:>5}",
         "target",
         "calls",
         "g.err",
@@ -452,7 +466,8 @@ pub fn table(rows: &[Snapshot]) -> String {
         "copy ms",
         "bytes in",
         "bytes out",
-        "inst"
+        "inst",
+        "bad"
     );
     for r in rows {
         let ms = |ns: u64| {
@@ -464,7 +479,7 @@ pub fn table(rows: &[Snapshot]) -> String {
         };
         let _ = writeln!(
             text,
-            "{:<20} {:>7} {:>7} {:>6} {:>6} {:>6} {:>6} {:>11} {:>11} {:>10} {:>10} {:>5}",
+            "{:<20} {:>7} {:>7} {:>6} {:>6} {:>6} {:>6} {:>11} {:>11} {:>10} {:>10} {:>5} {:>5}",
             r.target,
             r.calls,
             r.guest_errors,
@@ -476,7 +491,8 @@ pub fn table(rows: &[Snapshot]) -> String {
             ms(r.copy_ns),
             r.bytes_in,
             r.bytes_out,
-            r.instances
+            r.instances,
+            r.bad_inputs
         );
     }
     text
@@ -621,6 +637,26 @@ impl ProcessFigures {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failure_is_counted_by_its_kind() {
+        use ErrorCode::*;
+        for (code, from_guest, trapped, want) in [
+            (InvalidArgument, true, false, Ending::BadInput),
+            (InvalidArgument, false, false, Ending::BadInput),
+            (Internal, true, false, Ending::GuestError),
+            (DeadlineExceeded, false, true, Ending::Deadline),
+            (ResourceExhausted, false, false, Ending::Limit),
+            (Internal, false, true, Ending::Trap),
+            (Unavailable, false, false, Ending::Other),
+        ] {
+            assert_eq!(
+                Ending::of_failure(code, from_guest, trapped),
+                want,
+                "{code:?}"
+            );
+        }
+    }
 
     #[test]
     fn a_call_lands_in_the_bucket_of_its_time() {

@@ -47,10 +47,18 @@ fn counts_are_exact_after_a_known_sequence() {
     // next (a trapped or interrupted instance is discarded).
     assert_eq!(d.instances, 2);
     assert!(d.guest_ns > 0 && d.copy_ns > 0, "{d:?}");
+    // The guest fails with INVALID_ARGUMENT: its input, as it says.
     let f = fail.stats();
     assert_eq!(
-        (f.calls, f.guest_errors, f.traps, f.instances, f.bytes_out),
-        (2, 2, 0, 0, 0)
+        (
+            f.calls,
+            f.bad_inputs,
+            f.guest_errors,
+            f.traps,
+            f.instances,
+            f.bytes_out
+        ),
+        (2, 2, 0, 0, 0, 0)
     );
     assert_eq!(f.bytes_in, 8);
     let t = trap.stats();

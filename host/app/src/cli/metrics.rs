@@ -147,12 +147,14 @@ impl Collected {
         let name = out.family(
             "cyxla_call_failures_total",
             "counter",
-            "Failed guest calls by kind: guest_error (the guest's own error), trap, limit, \
-             deadline, other (a bad frame, a retired target).",
+            "Failed guest calls by kind: bad_input (INVALID_ARGUMENT, from the guest or the \
+             host), guest_error (the guest's other errors), trap, limit, deadline, other (a \
+             retired target, an instance that could not be made).",
         );
         for ((who, target), s) in &self.targets {
             for (kind, n) in [
                 ("guest_error", s.guest_errors),
+                ("bad_input", s.bad_inputs),
                 ("trap", s.traps),
                 ("limit", s.limits),
                 ("deadline", s.deadlines),
