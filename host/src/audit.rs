@@ -153,15 +153,30 @@ pub fn refused_target(target: &str, message: &str) {
     write("refused_target", "refused", Some(target), None, message);
 }
 
-/// What a reload of the guest at `path` did: `kind` is `reloaded`,
-/// `rejected` or `removed`; the sha256 is of the file as it is now, if
-/// there is one.
-pub(crate) fn reload(kind: &str, path: &Path, message: &str) {
+/// A reload that serves `guest`'s new version: its sha256 is the loaded
+/// module's, whatever the file holds by now.
+pub(crate) fn reloaded(guest: &Guest, message: &str) {
+    if SINK.get().is_none() {
+        return;
+    }
+    write(
+        "reload",
+        "reloaded",
+        None,
+        Some((guest.path(), Some(guest.sha256_hex()))),
+        message,
+    );
+}
+
+/// A reload of the guest at `path` that serves nothing new: `kind` is
+/// `rejected` (the sha256 is of the file that was refused, as it is now) or
+/// `removed` (no file, no sha256).
+pub(crate) fn reload_refused(kind: &str, path: &Path, message: &str) {
     if SINK.get().is_none() {
         return;
     }
     let sha256 = std::fs::read(path)
         .ok()
-        .map(|bytes| hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes)));
+        .map(|bytes| crate::guest::sha256_hex_of(&bytes));
     write("reload", kind, None, Some((path, sha256)), message);
 }

@@ -75,7 +75,7 @@ impl Sandbox {
                 }
             }
             let what = format!("guest {name} removed; retired: {}", list(&retired));
-            audit::reload("removed", path, &what);
+            audit::reload_refused("removed", path, &what);
             return what;
         }
         let guest = match Guest::load(self.guests.engine(), path) {
@@ -87,7 +87,7 @@ impl Sandbox {
                 );
                 tracing::warn!("{what}");
                 stats::count(stats::Event::ReloadRejected);
-                audit::reload("rejected", path, &what);
+                audit::reload_refused("rejected", path, &what);
                 return what;
             }
         };
@@ -154,7 +154,7 @@ impl Sandbox {
         );
         tracing::info!("{what}");
         stats::count(stats::Event::GuestReloaded);
-        audit::reload("reloaded", path, &what);
+        audit::reloaded(&guest, &what);
         what
     }
 
