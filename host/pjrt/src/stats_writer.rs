@@ -58,7 +58,7 @@ pub fn start(config: &Config) {
             .map_or(0, |d| d.as_nanos());
         let path = folder.join(format!("{user}-{}-{nanos}.json", std::process::id()));
         if METRICS.set((path.clone(), tenant)).is_ok() {
-            every(config.stats_interval, path, |_| write_metrics());
+            every(config.stats_interval, path, write_metrics);
         }
     }
 }
@@ -100,32 +100,32 @@ fn every(interval: Duration, path: PathBuf, write: fn(&Path) -> std::io::Result<
     }
 }
 
-/// Writes this process's figures to its file in the metrics folder
-/// (private to its user: mode 0600), through a temporary file and a rename.
-fn write_metrics() -> std::io::Result<()> {
-    let Some((path, tenant)) = METRICS.get() else {
-        return Ok(());
-    };
-    let figures = stats::ProcessFigures::now(tenant.clone());
-    let text = figures.to_json();
+/// Writes this process's figures to `path`, its file in the metrics folder
+/// (private to its user: mode 0600).
+fn write_metrics(path: &Path) -> std::io::Result<()> {
+    let tenant = METRICS.get().and_then(|(_, tenant)| tenant.clone());
+    replace(path, &stats::ProcessFigures::now(tenant).to_json(), 0o600)
+}
+
+/// Writes the snapshot to `path`.
+fn write_stats(path: &Path) -> std::io::Result<()> {
+    replace(path, &stats::json(&stats::snapshot()), 0o666)
+}
+
+/// Replaces the file at `path` with `text` through a new temporary file
+/// (created with `mode`, less the umask) and a rename, so a reader never
+/// sees half a document.
+fn replace(path: &Path, text: &str, mode: u32) -> std::io::Result<()> {
     let tmp = path.with_extension("json.tmp");
     let _ = std::fs::remove_file(&tmp);
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .mode(0o600)
+        .mode(mode)
         .open(&tmp)?;
     std::io::Write::write_all(&mut file, text.as_bytes())?;
     drop(file);
     std::fs::rename(&tmp, path)
-}
-
-/// Writes the snapshot to `path`, through a temporary file and a rename so a
-/// reader never sees half a document.
-fn write_stats(path: &Path) -> std::io::Result<()> {
-    let text = stats::json(&stats::snapshot());
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path))
 }
 
 /// At exit thread-locals may be gone, so neither `tracing` nor `eprintln!`
@@ -143,7 +143,7 @@ extern "C" fn at_exit() {
             ));
         }
         if let Some((path, _)) = METRICS.get()
-            && let Err(e) = write_metrics()
+            && let Err(e) = write_metrics(path)
         {
             text.push_str(&format!(
                 "cyxla: cannot write the metrics to {}: {e}\n",
