@@ -1,4 +1,4 @@
-"""`scripts/callgrind.sh`, as the README shows it: the instructions of one
+"""`scripts/callgrind.sh`, as docs/performance.md shows it: the instructions of one
 sandboxed call, counted by callgrind, and the parts they go to (issue 34)."""
 
 from __future__ import annotations
@@ -7,17 +7,17 @@ import re
 
 from support import ROOT, clean_env, run
 
-README = (ROOT / "README.md").read_text()
+PERFORMANCE = (ROOT / "docs" / "performance.md").read_text()
 
 
 def callgrind_command() -> list[str]:
-    """The README's callgrind command line, without its comment."""
-    section = README[README.index("## Benchmarks"):]
+    """docs/performance.md's callgrind command line, without its comment."""
+    section = PERFORMANCE[PERFORMANCE.index("## Benchmarks"):]
     section = section[: section.index("\n## ", 1)]
     lines = [line.split("#")[0].split() for block in re.findall(r"```\n(.*?)```", section, re.S)
              for line in block.splitlines()]
     found = [line for line in lines if line and line[0] == "scripts/callgrind.sh"]
-    assert len(found) == 1, f"README's Benchmarks section shows no single scripts/callgrind.sh line: {found}"
+    assert len(found) == 1, f"docs/performance.md's Benchmarks section shows no single scripts/callgrind.sh line: {found}"
     return found[0]
 
 

@@ -1,9 +1,11 @@
-"""The README's section "JAX on cyxla" runs as written: its launcher command,
-its configuration file and its kernel spec (paths of this checkout put in
-for the operator's `/opt/cyxla`). The set-up that both README commands run
-builds everything the launcher loads. The section "Benchmarks": its one
-command runs (in its quick mode) and prints the table of every goal, and
-benches/jit_overhead.py builds what it loads and measures every variant."""
+"""The documents' commands run as written. docs/using-jax.md, "JAX on cyxla":
+its launcher command, its configuration file and its kernel spec (paths of
+this checkout put in for the operator's `/opt/cyxla`); "JAX's own `cpu`
+platform": its commands and scripts. docs/operating.md: the example policy.
+The set-up that both README commands run builds everything the launcher
+loads. docs/performance.md, "Benchmarks": its one command runs (in its quick
+mode) and prints the table of every goal, and benches/jit_overhead.py builds
+what it loads and measures every variant."""
 
 from __future__ import annotations
 
@@ -18,14 +20,24 @@ from nbclient import NotebookClient
 from support import HOST, ROOT, VENV_PYTHON, clean_env
 from support import run as run_checked
 
-README = (ROOT / "README.md").read_text()
-SECTION = README[README.index("## JAX on cyxla") :]
-SECTION = SECTION[: SECTION.index("\n## ", 1)]
+USING = (ROOT / "docs" / "using-jax.md").read_text()
+OPERATING = (ROOT / "docs" / "operating.md").read_text()
+PERFORMANCE = (ROOT / "docs" / "performance.md").read_text()
+
+
+def section(text: str, heading: str) -> str:
+    """From `heading` to the next heading of its level (or the end)."""
+    part = text[text.index(heading) :]
+    end = part.find("\n## ", 1)
+    return part if end == -1 else part[:end]
+
+
+SECTION = section(USING, "## JAX on cyxla")
 
 
 def block(lang: str, index: int = 0) -> str:
     blocks = re.findall(rf"```{lang}\n(.*?)```", SECTION, re.S)
-    assert len(blocks) > index, f"no ```{lang} block #{index} in README's 'JAX on cyxla'"
+    assert len(blocks) > index, f"no ```{lang} block #{index} in docs/using-jax.md's 'JAX on cyxla'"
     return blocks[index]
 
 
@@ -151,10 +163,9 @@ def test_the_demo_script():
 
 
 def test_the_example_policy(tmp_path):
-    """The README's policy parses and checks clean (its folders do not exist
-    here, so its pin has no module to be checked against)."""
-    section = README[README.index("## Operators: tenant policy"):]
-    policy = re.findall(r"```toml\n(.*?)```", section, re.S)[0]
+    """docs/operating.md's policy parses and checks clean (its folders do not
+    exist here, so its pin has no module to be checked against)."""
+    policy = re.findall(r"```toml\n(.*?)```", section(OPERATING, "## Operators: tenant policy"), re.S)[0]
     (tmp_path / "policy.toml").write_text(policy)
     r = run([str(HOST), "policy", "check", str(tmp_path / "policy.toml")], clean_env({}), tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -171,15 +182,14 @@ BENCH_ROWS = ["P1", "P2 1M", "P2 16M", "P3", "P4", "P5", "P6", "P7", "P8",
 
 
 def bench_commands() -> list[str]:
-    """The commands of the README's section "Benchmarks", without their comments."""
-    section = README[README.index("## Benchmarks"):]
-    section = section[: section.index("\n## ", 1)]
-    return [line.split("#")[0].strip() for block in re.findall(r"```\n(.*?)```", section, re.S)
+    """The commands of docs/performance.md's section "Benchmarks", without their comments."""
+    part = section(PERFORMANCE, "## Benchmarks")
+    return [line.split("#")[0].strip() for block in re.findall(r"```\n(.*?)```", part, re.S)
             for line in block.splitlines()]
 
 
 def test_the_bench_command():
-    """`scripts/bench.sh`, as the README shows it, in its quick mode (few
+    """`scripts/bench.sh`, as docs/performance.md shows it, in its quick mode (few
     rounds; the release build of the benches first, if it is not there):
     every row of the table has a figure and a verdict, and every
     machine-readable value parses."""
@@ -224,7 +234,7 @@ def test_the_bench_command():
 
 
 def test_the_jit_overhead_bench():
-    """The README's `benches/jit_overhead.py` line, with few rounds: it builds
+    """docs/performance.md's `benches/jit_overhead.py` line, with few rounds: it builds
     what it loads itself, and every variant, the native one included, has a
     figure."""
     commands = bench_commands()
@@ -238,13 +248,12 @@ def test_the_jit_overhead_bench():
     assert "plugin overhead per jit call: " in r.stdout, r.stdout
 
 
-CPU_SECTION = README[README.index("## JAX's own `cpu` platform") :]
-CPU_SECTION = CPU_SECTION[: CPU_SECTION.index("\n## ", 1)]
+CPU_SECTION = section(USING, "## JAX's own `cpu` platform")
 
 
 def cpu_block(lang: str, index: int) -> str:
     blocks = re.findall(rf"```{lang}\n(.*?)```", CPU_SECTION, re.S)
-    assert len(blocks) == 2, f"expected two ```{lang} blocks in README's cpu section, found {len(blocks)}"
+    assert len(blocks) == 2, f"expected two ```{lang} blocks in docs/using-jax.md's cpu section, found {len(blocks)}"
     return blocks[index]
 
 

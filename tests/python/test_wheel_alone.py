@@ -3,7 +3,7 @@ plugin in the environment, so platform ``cyxla`` cannot start. JAX must
 still work there: ``jax_plugins.cyxla`` leaves the platform out and warns
 once, naming what to install, unless ``JAX_PLATFORMS`` asks for ``cyxla``,
 where the error stays. The guests run on JAX's own ``cpu`` platform, from
-the README's ``serve_on_cpu`` example and under ``cyxla-host --platform
+docs/using-jax.md's ``serve_on_cpu`` example and under ``cyxla-host --platform
 cpu``.
 
 One venv outside the checkout (Python 3.12, JAX 0.12.0.1, the wheel and
@@ -97,19 +97,19 @@ def test_no_warning_where_jax_is_asked_for_cpu_only(alone):
     assert WARNING not in r.stderr, r.describe()
 
 
-def readme_serve_on_cpu_example() -> str:
-    """The first ```python block of the README's "JAX's own `cpu` platform"
-    (as tests/python/test_readme.py takes it)."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## JAX's own `cpu` platform") :]
+def serve_on_cpu_example() -> str:
+    """The first ```python block of docs/using-jax.md's "JAX's own `cpu`
+    platform" (as tests/python/test_readme.py takes it)."""
+    text = (ROOT / "docs" / "using-jax.md").read_text()
+    section = text[text.index("## JAX's own `cpu` platform") :]
     section = section[: section.index("\n## ", 1)]
     blocks = re.findall(r"```python\n(.*?)```", section, re.S)
     assert blocks and "serve_on_cpu" in blocks[0], blocks
     return blocks[0]
 
 
-def test_the_readme_serve_on_cpu_example_as_a_plain_script(alone):
-    (alone.dir / "example.py").write_text(readme_serve_on_cpu_example())
+def test_the_serve_on_cpu_example_as_a_plain_script(alone):
+    (alone.dir / "example.py").write_text(serve_on_cpu_example())
     r = alone.run([alone.bin / "python", "example.py"])
     assert r.returncode == 0, r.describe()
     # rms_norm of ones is 1 / sqrt(1 + eps)

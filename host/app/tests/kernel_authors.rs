@@ -482,11 +482,12 @@ fn guide_every_block_is_compiled_or_run() {
             );
         }
     }
-    // The root README's "Writing kernels" shows the same path: run it too.
-    let top = std::fs::read_to_string(root.join("README.md")).expect("read README.md");
+    // docs/writing-kernels.md shows the same path: run it too.
+    let top = std::fs::read_to_string(root.join("docs/writing-kernels.md"))
+        .expect("read docs/writing-kernels.md");
     let section = &top[top
         .find("## Writing kernels")
-        .expect("README: Writing kernels")..];
+        .expect("docs/writing-kernels.md: Writing kernels")..];
     let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
     let readme_scratch = tempfile::tempdir().expect("temporary directory");
     let readme_sh: Vec<Block> = guide_blocks(section)
@@ -496,7 +497,7 @@ fn guide_every_block_is_compiled_or_run() {
     assert_eq!(
         readme_sh.len(),
         1,
-        "README's Writing kernels: one shell block"
+        "docs/writing-kernels.md: one shell block"
     );
     for block in &readme_sh {
         let out = run_in(
@@ -509,7 +510,7 @@ fn guide_every_block_is_compiled_or_run() {
                 .env_remove("CARGO_ENCODED_RUSTFLAGS")
                 .env_remove("CYXLA_GUESTS")
                 .env_remove("CYXLA_PJRT_PLUGIN"),
-            &format!("README.md, Writing kernels: {RUST_HINT}"),
+            &format!("docs/writing-kernels.md: {RUST_HINT}"),
         );
         assert!(out.contains("cyxla [0.0, 2.5, 5.0, 7.5]"), "{out}");
     }

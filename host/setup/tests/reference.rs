@@ -1,6 +1,6 @@
 //! docs/reference-settings.md holds the settings table as the code defines
-//! it, and the README's configuration table and docs/jupyterhub.md agree
-//! with it.
+//! it, and the configuration table of docs/using-jax.md and
+//! docs/jupyterhub.md agree with it.
 
 use std::path::PathBuf;
 
@@ -44,30 +44,31 @@ fn the_reference_lists_every_setting_as_the_table_defines_it() {
 }
 
 #[test]
-fn the_readme_configuration_table_agrees() {
-    let readme = doc("README.md");
-    let rows: Vec<&str> = readme
+fn the_configuration_table_of_the_jax_guide_agrees() {
+    let path = "docs/using-jax.md";
+    let text = doc(path);
+    let rows: Vec<&str> = text
         .lines()
         .filter(|l| l.starts_with("| `CYXLA_"))
         .collect();
-    assert!(!rows.is_empty(), "README.md has no configuration table");
+    assert!(!rows.is_empty(), "{path} has no configuration table");
     for row in rows {
         let cells: Vec<&str> = row.split('|').map(str::trim).collect();
         let var = cells[1].trim_matches('`');
         let setting = SETTINGS
             .iter()
             .find(|s| s.env == Some(var))
-            .unwrap_or_else(|| panic!("README.md names {var}, which is no setting"));
+            .unwrap_or_else(|| panic!("{path} names {var}, which is no setting"));
         let key = cells[2].trim_matches('`').trim_matches(['[', ']']);
         assert_eq!(
             (!key.is_empty()).then_some(key),
             setting.file,
-            "README.md: the file key of {var}"
+            "{path}: the file key of {var}"
         );
     }
     assert!(
-        readme.contains("docs/reference-settings.md"),
-        "README.md does not point to docs/reference-settings.md"
+        text.contains("(reference-settings.md)"),
+        "{path} does not point to docs/reference-settings.md"
     );
 }
 
