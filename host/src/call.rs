@@ -1,7 +1,7 @@
 //! Host-owned calls: a custom call built in Rust (operands, result buffers,
 //! attributes) that a [`crate::GuestHandler`] can run without XLA. Tests,
 //! benches and `cyxla-host check` use it to drive guests directly; XLA's own
-//! frames take the same path through the same code (`xla_frame.rs`).
+//! frames take the same path through the same code (`layout.rs`).
 
 use std::cell::RefCell;
 

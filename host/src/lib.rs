@@ -79,7 +79,6 @@ mod state;
 pub mod stats;
 pub mod toml_error;
 mod wasi;
-mod xla_frame;
 
 pub use call::{HostAttr, HostBuffer, HostCall};
 pub use dispatch::GuestHandler;
