@@ -210,48 +210,81 @@ def test_the_installed_host_finds_its_guests_and_openblas(venvs, name):
 
 
 README = (ROOT / "README.md").read_text()
-INSTALL = README[README.index("## Install with pip") :]
-INSTALL = INSTALL[: INSTALL.index("\n## ", 1)]
-
-MY_SCRIPT = """
-import numpy as np
-import jax, jax.numpy as jnp
-x = np.random.default_rng(0).standard_normal((3, 8)).astype(np.float32)
-y = jax.jit(lambda x: jax.ffi.ffi_call("rms_norm", jax.ShapeDtypeStruct(x.shape, x.dtype))(x, eps=np.float32(1e-5)))(x)
-ref = x / np.sqrt(np.mean(x.astype(np.float64) ** 2, axis=-1, keepdims=True) + 1e-5)
-assert np.allclose(np.asarray(y), ref, rtol=1e-5, atol=1e-6)
-a = np.array([[4.0, 1.0], [1.0, 3.0]], np.float32)
-assert np.allclose(np.asarray(jnp.linalg.solve(a, np.ones(2, np.float32))), np.linalg.solve(a, np.ones(2)), rtol=1e-5)
-print("OK", jax.config.jax_platforms)
-"""
 
 
-def test_the_readme_install_commands(venvs, wheel):
-    """The README's "Install with pip": its pip line names the wheel
-    scripts/wheel.sh builds (and the extra the newest venv is installed
-    with), and its commands run in that venv, by the launcher and by the
-    environment alone."""
+def readme_section(heading: str) -> str:
+    part = README[README.index(heading) :]
+    return part[: part.index("\n## ", 1)]
+
+
+INSTALL = readme_section("## Install")
+FIRST = readme_section("## A first script")
+
+
+def readme_blocks(section: str, lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", section, re.S)
+
+
+def readme_pip_lines(wheel: pathlib.Path) -> dict[str, str]:
+    """The README's two pip lines, by the extras they install: each names the
+    wheel scripts/wheel.sh builds."""
     import shlex
 
-    blocks = re.findall(r"```sh\n(.*?)```", INSTALL, re.S)
-    assert blocks, "no ```sh block in the README's 'Install with pip'"
-    pip_line, host_line = blocks[0].strip().splitlines()
-    assert shlex.split(pip_line) == ["pip", "install", f"{wheel.name}{VENVS['newest'][2]}"], pip_line
+    blocks = [b.strip() for b in readme_blocks(INSTALL, "sh")]
+    assert len(blocks) == 2, f"the README's 'Install' shows two pip lines: {blocks}"
+    lines = {}
+    for line, extras in zip(blocks, ("[pjrt]", "")):
+        assert shlex.split(line) == ["pip", "install", f"{wheel.name}{extras}"], line
+        lines[extras] = line
+    return lines
+
+
+def run_readme_first_script(venv_bin: pathlib.Path, work: pathlib.Path, wheel: pathlib.Path, extras: str,
+                            platforms: list[str]) -> None:
+    """The README's "Install" and "A first script" in a venv that has the wheel
+    (with `extras`) already: its pip line (the wheel beside it, as a user has
+    it), first.py, and the launcher commands for `platforms` ("cyxla": with
+    the extra; "cpu": either way), each printing the output the README shows;
+    on `cyxla`, also the environment alone. Used by test_wheel_alone.py for
+    the wheel without the extra."""
+    import shlex
+
+    pip_line = readme_pip_lines(wheel)[extras]
+    if not (work / wheel.name).exists():
+        (work / wheel.name).symlink_to(wheel)
+    r = run(shlex.split(pip_line), clean({}, venv_bin), work)
+    assert r.returncode == 0, f"`{pip_line}`:\n{r.stdout}\n{r.stderr}"
+    (script,) = readme_blocks(FIRST, "python")
+    (work / "first.py").write_text(script)
+    commands = [b.strip() for b in readme_blocks(FIRST, "sh")]
+    outputs = [b.strip() for b in readme_blocks(FIRST, "text")]
+    assert len(commands) == len(outputs) == 2, (commands, outputs)
+    assert commands[0] == "cyxla-host --allow rms_norm -- python first.py", commands
+    assert commands[1] == "cyxla-host --platform cpu --allow rms_norm -- python first.py", commands
+    assert outputs[0].startswith("cyxla ") and outputs[1].startswith("cpu "), outputs
+    for command, output in zip(commands, outputs):
+        platform = output.split()[0]
+        if platform not in platforms:
+            continue
+        r = run(shlex.split(command), clean({}, venv_bin), work)
+        assert r.returncode == 0, f"`{command}`:\n{r.stdout}\n{r.stderr}"
+        assert r.stdout.strip().splitlines()[-1] == output, f"`{command}`:\n{r.stdout}\n{r.stderr}"
+    if "cyxla" in platforms:
+        env_line = re.search(r"`(JAX_PLATFORMS=cyxla [^`]*)`", FIRST.replace("\n", " ")).group(1)
+        words = shlex.split(env_line)
+        settings = dict(w.split("=", 1) for w in words if "=" in w)
+        r = run([w for w in words if "=" not in w], clean(settings, venv_bin), work)
+        assert r.returncode == 0, f"`{env_line}`:\n{r.stdout}\n{r.stderr}"
+        assert r.stdout.strip().splitlines()[-1] == outputs[0], f"`{env_line}`:\n{r.stdout}\n{r.stderr}"
+
+
+def test_the_readme_install_and_first_script_with_the_extra(venvs, wheel):
+    """The README's "Install" with the extra `pjrt` (the newest venv is
+    installed so) and its first script, on platform `cyxla` under the
+    launcher and by the environment alone, and on JAX's own `cpu` platform."""
     venv = venvs("newest")
-    (venv.dir / "my_script.py").write_text(MY_SCRIPT)
-    argv = shlex.split(host_line)
-    r = run(argv, clean({}, venv.bin), venv.dir)
-    assert r.returncode == 0 and "OK cyxla" in r.stdout, r.stdout + r.stderr
-
-    env_line = re.search(r"`(JAX_PLATFORMS=cyxla [^`]*)`", INSTALL).group(1)
-    words = shlex.split(env_line)
-    settings = dict(w.split("=", 1) for w in words if "=" in w)
-    r = run([w for w in words if "=" not in w], clean(settings, venv.bin), venv.dir)
-    assert r.returncode == 0 and "OK cyxla" in r.stdout, r.stdout + r.stderr
-
-    cpu_line = re.search(r"`(cyxla-host --platform cpu [^`]*)`", INSTALL.replace("\n", " ")).group(1)
-    r = run(shlex.split(cpu_line), clean({}, venv.bin), venv.dir)
-    assert r.returncode == 0 and "OK cpu" in r.stdout, r.stdout + r.stderr
+    assert VENVS["newest"][2] == "[pjrt]"
+    run_readme_first_script(venv.bin, venv.dir, wheel, "[pjrt]", ["cyxla", "cpu"])
 
 
 # `cyxla-host new` from the wheel: the scaffolds build with the SDK the wheel

@@ -4,7 +4,7 @@ still work there: ``jax_plugins.cyxla`` leaves the platform out and warns
 once, naming what to install, unless ``JAX_PLATFORMS`` asks for ``cyxla``,
 where the error stays. The guests run on JAX's own ``cpu`` platform, from
 docs/using-jax.md's ``serve_on_cpu`` example and under ``cyxla-host --platform
-cpu``.
+cpu``, as the README's install without the extra and its first script show.
 
 One venv outside the checkout (Python 3.12, JAX 0.12.0.1, the wheel and
 nothing else), an environment clean of cyxla's and JAX's configuration.
@@ -20,6 +20,7 @@ import tempfile
 import pytest
 
 from support import ROOT, clean, find_python, run
+from test_wheel import run_readme_first_script
 
 PYTHON = "3.12"
 JAX = "jax==0.12.0.1"
@@ -139,3 +140,9 @@ def test_the_launcher_serves_the_guests_on_cpu(alone):
     assert r.returncode == 0, r.describe()
     assert "OK cpu {CpuDevice(id=0)}" in r.stdout, r.describe()
     assert WARNING not in r.stderr, r.describe()
+
+
+def test_the_readme_install_and_first_script_without_the_extra(alone, wheel):
+    """The README's "Install" without the extra and its first script on JAX's
+    own `cpu` platform, printing what the README shows."""
+    run_readme_first_script(alone.bin, alone.dir, wheel, "", ["cpu"])
