@@ -1,4 +1,7 @@
 //! Owned frames and a fake `XLA_FFI_Api` for unit tests (test builds only).
+//!
+//! In the owned structs, a field named with a leading `_` owns storage that
+//! a raw struct points into and is never read: it only keeps that alive.
 
 use std::ffi::{CStr, CString, c_char, c_void};
 use std::ptr;
@@ -126,13 +129,9 @@ fn words(bytes: &[u8]) -> Vec<u64> {
 }
 
 /// One owned buffer.
-#[expect(
-    dead_code,
-    reason = "fields own the storage that the raw structs point into"
-)]
 pub struct OwnedBuffer {
     pub raw: Box<XLA_FFI_Buffer>,
-    pub dims: Vec<i64>,
+    pub _dims: Vec<i64>,
     pub data: Vec<u64>,
 }
 
@@ -148,7 +147,11 @@ impl OwnedBuffer {
             rank: dims.len() as i64,
             dims: dims.as_mut_ptr(),
         });
-        OwnedBuffer { raw, dims, data }
+        OwnedBuffer {
+            raw,
+            _dims: dims,
+            data,
+        }
     }
 
     pub fn bytes(&self, n: usize) -> &[u8] {
@@ -222,18 +225,14 @@ impl OwnedAttr {
 }
 
 /// Owned attributes; entries are given sorted by the caller.
-#[expect(
-    dead_code,
-    reason = "fields own the storage that the raw structs point into"
-)]
 pub struct OwnedAttrs {
     pub raw: Box<XLA_FFI_Attrs>,
-    pub types: Vec<u32>,
-    pub names: Vec<XLA_FFI_ByteSpan>,
-    pub name_ptrs: Vec<*mut XLA_FFI_ByteSpan>,
-    pub name_bytes: Vec<Vec<u8>>,
+    pub _types: Vec<u32>,
+    pub _names: Vec<XLA_FFI_ByteSpan>,
+    pub _name_ptrs: Vec<*mut XLA_FFI_ByteSpan>,
+    pub _name_bytes: Vec<Vec<u8>>,
     pub values: Vec<OwnedAttr>,
-    pub value_ptrs: Vec<*mut c_void>,
+    pub _value_ptrs: Vec<*mut c_void>,
 }
 
 impl OwnedAttrs {
@@ -268,12 +267,12 @@ impl OwnedAttrs {
         });
         OwnedAttrs {
             raw,
-            types,
-            names,
-            name_ptrs,
-            name_bytes,
+            _types: types,
+            _names: names,
+            _name_ptrs: name_ptrs,
+            _name_bytes: name_bytes,
             values,
-            value_ptrs,
+            _value_ptrs: value_ptrs,
         }
     }
 }
@@ -341,20 +340,16 @@ fn raw_ptrs(buffers: &mut [OwnedBuffer]) -> Vec<*mut c_void> {
 }
 
 /// An owned frame.
-#[expect(
-    dead_code,
-    reason = "fields own the storage that the raw structs point into"
-)]
 pub struct OwnedFrame {
     pub raw: Box<XLA_FFI_CallFrame>,
     pub api: Box<XLA_FFI_Api>,
     pub args: Vec<OwnedBuffer>,
     pub rets: Vec<OwnedBuffer>,
     pub arg_types: Vec<u32>,
-    pub ret_types: Vec<u32>,
-    pub arg_ptrs: Vec<*mut c_void>,
-    pub ret_ptrs: Vec<*mut c_void>,
-    pub attrs: OwnedAttrs,
+    pub _ret_types: Vec<u32>,
+    pub _arg_ptrs: Vec<*mut c_void>,
+    pub _ret_ptrs: Vec<*mut c_void>,
+    pub _attrs: OwnedAttrs,
 }
 
 impl OwnedFrame {
@@ -388,10 +383,10 @@ impl OwnedFrame {
             args,
             rets,
             arg_types,
-            ret_types,
-            arg_ptrs,
-            ret_ptrs,
-            attrs,
+            _ret_types: ret_types,
+            _arg_ptrs: arg_ptrs,
+            _ret_ptrs: ret_ptrs,
+            _attrs: attrs,
         }
     }
 
@@ -401,15 +396,11 @@ impl OwnedFrame {
 }
 
 /// A metadata probe frame as XLA builds it (docs/abi.md, "Metadata probe").
-#[expect(
-    dead_code,
-    reason = "fields own the storage that the raw structs point into"
-)]
 pub struct ProbeFrame {
     pub raw: Box<XLA_FFI_CallFrame>,
     pub ext: Box<XLA_FFI_Metadata_Extension>,
     pub metadata: Box<XLA_FFI_Metadata>,
-    pub api: Box<XLA_FFI_Api>,
+    pub _api: Box<XLA_FFI_Api>,
 }
 
 impl ProbeFrame {
@@ -447,7 +438,7 @@ impl ProbeFrame {
             raw,
             ext,
             metadata,
-            api,
+            _api: api,
         }
     }
 
