@@ -1,5 +1,15 @@
 //! [`CallFrame`]: the checked view of one call's wasm32 `XLA_FFI_CallFrame`.
 
+// [`State`] and [`BufferStates`] hold buffer states inline, so that a call
+// allocates nothing for the usual few buffers.
+#![cfg_attr(
+    not(target_arch = "wasm32"),
+    expect(
+        clippy::large_enum_variant,
+        reason = "the inline slots are the point: a frame lives on the stack for one call"
+    )
+)]
+
 use alloc::vec::Vec;
 use core::cell::{Cell, OnceCell};
 
@@ -82,13 +92,6 @@ pub struct CallFrame<'a> {
 }
 
 /// How a [`CallFrame`] reads its buffers.
-#[cfg_attr(
-    not(target_arch = "wasm32"),
-    expect(
-        clippy::large_enum_variant,
-        reason = "the inline slots are the point: a frame lives on the stack for one call"
-    )
-)]
 enum State<'a> {
     /// The host's frame, or one [`CallFrame::validated`] checked as the
     /// host guarantees it (docs/abi.md, "What a guest may rely on"): each
@@ -120,13 +123,6 @@ const INLINE_SLOTS: usize = 4;
 
 /// The [`BufferState`]s of a frame: inline for the usual few buffers, so that
 /// decoding a frame allocates nothing on the per-call path.
-#[cfg_attr(
-    not(target_arch = "wasm32"),
-    expect(
-        clippy::large_enum_variant,
-        reason = "the inline variant is the point: a frame lives on the stack for one call"
-    )
-)]
 enum BufferStates<'a> {
     Inline([BufferState<'a>; INLINE_SLOTS], usize),
     Heap(Vec<BufferState<'a>>),
