@@ -1,8 +1,9 @@
 //! The `limits!` macro: from the one table of limits in `limits/mod.rs` it
 //! makes [`super::Limits`] (its fields, their docs and `Default`), the side
 //! file's and the flags' [`super::LimitOverrides`], [`super::Limits::apply`]
-//! (each value checked by its line's checker), [`super::Limits::NAMES`] and
-//! each name's [`super::Scope`].
+//! (each value checked by its line's checker), [`super::Limits::NAMES`],
+//! each name's [`super::Scope`] and its default as the docs show it
+//! ([`super::Limits::shown_default`]).
 
 /// One line per limit:
 ///
@@ -73,6 +74,15 @@ macro_rules! limits {
         impl $Limits {
             /// Every limit's name, in the table's order.
             pub const NAMES: &[&str] = &[$(stringify!($name)),*];
+
+            /// The default of the limit `name` as the docs show it (its
+            /// line's text: `"256 MiB"`), if it is one.
+            pub fn shown_default(name: &str) -> Option<&'static str> {
+                match name {
+                    $(stringify!($name) => Some($shown),)*
+                    _ => None,
+                }
+            }
 
             /// Where the limit `name` applies, if it is one.
             pub fn scope(name: &str) -> Option<Scope> {

@@ -45,8 +45,9 @@
 //!     }
 //! ```
 //!
-//! (The README's "Limits" table documents the limits for users: give the
-//! new one a row there too.)
+//! (docs/reference-limits.md documents the limits for users: give the new
+//! one a row there too; `host/app/tests/reference.rs` fails until it has
+//! one, with the default this table shows.)
 
 #[macro_use]
 mod define;
