@@ -112,9 +112,9 @@ settings! {
         env LIMITS_ENV = "CYXLA_LIMITS", file limits, tenant limits, policy Refused,
         flags [Flag::text("limit", "NAME=VALUE",
             "Override a guest limit for every guest (repeatable), e.g. memory=64MiB, \
-             call_timeout=2s; a guest's x.limits.toml overrides these (README, \"Limits\")")
+             call_timeout=2s; a guest's x.limits.toml overrides these (docs/reference-limits.md)")
             .many(",").global().check(check_limit)],
-        default "README, \"Limits\"";
+        default "docs/reference-limits.md";
     /// Whether the native LAPACK targets are registered (the variable says
     /// the opposite: `1`, no LAPACK; the keys: `lapack = false`)
     lapack: NegatedSwitch => |c| &mut c.setup.lapack,
