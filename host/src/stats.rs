@@ -405,23 +405,21 @@ pub struct Snapshot {
     pub durations: Vec<u64>,
 }
 
+/// Adds each listed counter of `$other` to the same counter of `$self`.
+macro_rules! add_counters {
+    ($self:ident += $other:ident: $($field:ident),* $(,)?) => {
+        $($self.$field += $other.$field;)*
+    };
+}
+
 impl Snapshot {
     /// Adds `other`'s counts to these (the same target elsewhere: another
     /// plugin, another process).
     pub fn add(&mut self, other: &Snapshot) {
-        self.calls += other.calls;
-        self.guest_errors += other.guest_errors;
-        self.bad_inputs += other.bad_inputs;
-        self.traps += other.traps;
-        self.limits += other.limits;
-        self.deadlines += other.deadlines;
-        self.other_errors += other.other_errors;
-        self.guest_ns += other.guest_ns;
-        self.copy_ns += other.copy_ns;
-        self.bytes_in += other.bytes_in;
-        self.bytes_out += other.bytes_out;
-        self.instances += other.instances;
-        self.timed_calls += other.timed_calls;
+        add_counters! { self += other:
+            calls, guest_errors, bad_inputs, traps, limits, deadlines, other_errors,
+            guest_ns, copy_ns, bytes_in, bytes_out, instances, timed_calls
+        }
         if self.durations.len() < other.durations.len() {
             self.durations.resize(other.durations.len(), 0);
         }
@@ -566,11 +564,9 @@ pub struct Events {
 impl Events {
     /// Adds `other`'s counts to these (another process's).
     pub fn add(&mut self, other: &Events) {
-        self.cache_hits += other.cache_hits;
-        self.cache_misses += other.cache_misses;
-        self.guests_loaded += other.guests_loaded;
-        self.guests_reloaded += other.guests_reloaded;
-        self.reloads_rejected += other.reloads_rejected;
+        add_counters! { self += other:
+            cache_hits, cache_misses, guests_loaded, guests_reloaded, reloads_rejected
+        }
         for (target, n) in &other.refused {
             *self.refused.entry(target.clone()).or_default() += n;
         }
