@@ -486,8 +486,8 @@ fn guide_every_block_is_compiled_or_run() {
     let top = std::fs::read_to_string(root.join("docs/writing-kernels.md"))
         .expect("read docs/writing-kernels.md");
     let section = &top[top
-        .find("## Writing kernels")
-        .expect("docs/writing-kernels.md: Writing kernels")..];
+        .find("## From a scaffold")
+        .expect("docs/writing-kernels.md: From a scaffold")..];
     let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
     let readme_scratch = tempfile::tempdir().expect("temporary directory");
     let readme_sh: Vec<Block> = guide_blocks(section)
