@@ -1,6 +1,6 @@
 """The documents' commands run as written. docs/using-jax.md, "JAX on cyxla":
-its launcher command, its configuration file and its kernel spec (paths of
-this checkout put in for the operator's `/opt/cyxla`); "JAX's own `cpu`
+its launcher command, its configuration file and the commands that write a
+kernel spec; "JAX's own `cpu`
 platform": its commands and scripts. docs/operating.md: the example policy.
 The set-up that both README commands run builds everything the launcher
 loads. docs/performance.md, "Benchmarks": its one command runs (in its quick
@@ -91,25 +91,26 @@ except Exception as e:
 
 
 def test_the_kernel_spec(tmp_path, monkeypatch):
-    spec = json.loads(block("json"))
-    argv = spec["argv"]
-    assert argv[0].endswith("/cyxla-host") and "--" in argv, argv
-    assert argv[-3:] == ["ipykernel_launcher", "-f", "{connection_file}"], argv
-    argv = [
-        str(HOST) if a.endswith("/cyxla-host") else str(VENV_PYTHON) if a.endswith("/.venv/bin/python") else a
-        for a in argv
-    ]
-    kernels = tmp_path / "jupyter" / "kernels" / "cyxla"
-    kernels.mkdir(parents=True)
-    (kernels / "kernel.json").write_text(json.dumps({**spec, "argv": argv}))
-    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    """The commands of "Notebooks", with a home of the test's own: they write
+    the policy and the kernel spec, whose kernel runs a guest, raises for a
+    trapping one and runs the next cell."""
+    (commands,) = [b for b in re.findall(r"```sh\n(.*?)```", SECTION, re.S) if "kernelspec install" in b]
+    env = clean_env({"HOME": str(tmp_path), "PATH": f"{HOST.parent}:/usr/bin:/bin"})
+    r = run(["bash", "-euo", "pipefail", "-c", commands], env, tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    jupyter = tmp_path / ".local" / "share" / "jupyter"
+    spec = json.loads((jupyter / "kernels" / "cyxla" / "kernel.json").read_text())
+    assert spec["argv"][:3] == [str(HOST), "--policy", str(tmp_path / "cyxla-policy.toml")], spec
+    assert spec["argv"][-3:] == ["ipykernel_launcher", "-f", "{connection_file}"], spec
+    assert spec["display_name"] == "Python 3 (cyxla)", spec
+    monkeypatch.setenv("JUPYTER_PATH", str(jupyter))
     nb = nbformat.v4.new_notebook()
     guest = "import numpy as np, jax\nx = np.ones((2, 4), np.float32)\n" \
         "print(np.asarray(jax.jit(lambda x: jax.ffi.ffi_call('rms_norm', jax.ShapeDtypeStruct(x.shape, x.dtype))(x, eps=np.float32(0)))(x)).tolist())"
     trap = "jax.ffi.ffi_call('trap', jax.ShapeDtypeStruct((4,), np.float32))(x).block_until_ready()"
     nb.cells = [nbformat.v4.new_code_cell(src) for src in (guest, trap, guest)]
     client = NotebookClient(nb, kernel_name="cyxla", timeout=180, startup_timeout=120, allow_errors=True)
-    client.execute(env=clean_env({"JUPYTER_PATH": str(tmp_path / "jupyter")}))
+    client.execute(env=clean_env({"JUPYTER_PATH": str(jupyter)}))
     first, trapped, again = nb.cells
     out = lambda cell: "".join(o.get("text", "") for o in cell.outputs if o.get("name") == "stdout")
     assert "[[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0]]" in out(first), first.outputs
@@ -165,7 +166,7 @@ def test_the_demo_script():
 def test_the_example_policy(tmp_path):
     """docs/operating.md's policy parses and checks clean (its folders do not
     exist here, so its pin has no module to be checked against)."""
-    policy = re.findall(r"```toml\n(.*?)```", section(OPERATING, "## Operators: tenant policy"), re.S)[0]
+    policy = re.findall(r"```toml\n(.*?)```", section(OPERATING, "## Tenant policy"), re.S)[0]
     (tmp_path / "policy.toml").write_text(policy)
     r = run([str(HOST), "policy", "check", str(tmp_path / "policy.toml")], clean_env({}), tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -174,6 +175,56 @@ def test_the_example_policy(tmp_path):
             clean_env({}), tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "tenant `student`" in r.stdout and "`rms_norm*`" in r.stdout and "/srv/cyxla/shared" in r.stdout, r.stdout
+
+
+def test_the_run_examples():
+    """docs/using-jax.md, "Running programs": its examples run from the
+    repository root, each `run` printing its outputs."""
+    part = section(USING, "## Running programs")
+    (examples,) = [b for b in re.findall(r"```sh\n(.*?)```", part, re.S) if "cyxla-host list" in b]
+    commands = examples.replace("\\\n", " ").strip().splitlines()
+    assert len(commands) == 3 and commands[0].strip() == "cyxla-host list", commands
+    for command in commands:
+        argv = command.split()
+        assert argv[0] == "cyxla-host", command
+        r = run([str(HOST), *argv[1:]], clean_env({}), ROOT)
+        assert r.returncode == 0, command + "\n" + r.stdout + r.stderr
+        if "run" in argv:
+            assert r.stdout.startswith("out0: "), command + "\n" + r.stdout + r.stderr
+    assert "rms_norm" in run([str(HOST), "list"], clean_env({}), ROOT).stdout
+
+
+def test_the_limits_side_file(tmp_path):
+    """docs/operating.md, "Limits": the side file, beside a copy of the
+    rms_norm guest, sets its limits, as `cyxla-host check` shows."""
+    part = section(OPERATING, "## Limits")
+    (side,) = re.findall(r"```toml\n(.*?)```", part, re.S)
+    name = side.splitlines()[0].removeprefix("# ").strip()
+    assert name == "guests/rms_norm.limits.toml", name
+    (tmp_path / "guests").mkdir()
+    (tmp_path / "guests" / "rms_norm.wasm").symlink_to(ROOT / "guests" / "out" / "rms_norm.wasm")
+    (tmp_path / name).write_text(side)
+    r = run([str(HOST), "check", str(tmp_path / "guests" / "rms_norm.wasm")], clean_env({}), tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    limits = next((l for l in r.stdout.splitlines() if l.split()[:1] == ["limits"]), "")
+    for shown in ("memory 64 MiB", "instances 4", "call 2s", f"(with {tmp_path / name})"):
+        assert shown in limits, (shown, r.stdout)
+
+
+def test_the_readme_is_a_landing_page():
+    """The README stays short, and its one picture is the call path, as a
+    Mermaid diagram, and every file it links exists. Its install and first
+    script run in test_wheel.py and test_wheel_alone.py."""
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 200, len(readme.splitlines())
+    (diagram,) = re.findall(r"```mermaid\n(.*?)```", readme, re.S)
+    assert diagram.startswith("flowchart"), diagram
+    for hop in ("JAX program", "cyxla PJRT plugin", "platform cyxla", "XLA CPU PJRT plugin", "custom call",
+                "cranelift trampoline", "sandbox", "buffers copied in and out", "wasm guest", "wasmtime",
+                "LAPACK targets", "OpenBLAS"):
+        assert hop in diagram, hop
+    for link in re.findall(r"\]\(([^)#]+)", readme):
+        assert link.startswith("http") or (ROOT / link).exists(), f"README links {link}, which does not exist"
 
 
 # Rows of scripts/bench.sh's table: goals P1..P8 of issue 17 and memory.
