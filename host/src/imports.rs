@@ -174,6 +174,18 @@ fn guest_alloc(
     Ok(addr)
 }
 
+/// Gives the guest an error handle (`code`) for a call of `import`, whose
+/// message names the C function: `` `XLA_FFI_…`: detail ``.
+fn import_error(
+    state: &mut HostState,
+    import: &Import,
+    code: ErrorCode,
+    detail: std::fmt::Arguments<'_>,
+) -> wasmtime::Result<i32> {
+    let message = format!("`{}`: {detail}", import.c_name);
+    state.error(code, message, import.c_name)
+}
+
 /// [`read_args`] for a host function that returns an error to the guest
 /// (INVALID_ARGUMENT) when the struct is short: `Ok(Err(handle))` then.
 fn read_args_or_error<const N: usize>(
@@ -184,13 +196,13 @@ fn read_args_or_error<const N: usize>(
     let (bytes, size_ok) = read_args::<N>(caller, import, args)?;
     match size_ok {
         Ok(()) => Ok(Ok(bytes)),
-        Err(message) => {
-            let message = format!("`{}`: {message}", import.c_name);
-            caller
-                .data_mut()
-                .error(ErrorCode::InvalidArgument, message, import.c_name)
-                .map(Err)
-        }
+        Err(message) => import_error(
+            caller.data_mut(),
+            import,
+            ErrorCode::InvalidArgument,
+            format_args!("{message}"),
+        )
+        .map(Err),
     }
 }
 
@@ -384,13 +396,12 @@ fn type_register(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Resu
     let name_ptr = u32_at(&bytes, a::NAME + abi::byte_span::PTR);
     let name_len = u32_at(&bytes, a::NAME + abi::byte_span::LEN);
     if name_len > MAX_TYPE_NAME {
-        let message = format!(
-            "`{}`: type name of {name_len} bytes, longer than {MAX_TYPE_NAME}",
-            imp.c_name
+        return import_error(
+            caller.data_mut(),
+            imp,
+            ErrorCode::InvalidArgument,
+            format_args!("type name of {name_len} bytes, longer than {MAX_TYPE_NAME}"),
         );
-        return caller
-            .data_mut()
-            .error(ErrorCode::InvalidArgument, message, imp.c_name);
     }
     let name = {
         let memory = guest_memory(&mut caller, imp.c_name)?;
@@ -411,20 +422,21 @@ fn type_register(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime::Resu
     let id = match existing {
         Some(id) if requested == 0 || requested == id => id,
         Some(id) => {
-            let message = format!(
-                "`{}`: type `{name}` is already registered with id {id}, not {requested}",
-                imp.c_name
+            return import_error(
+                state,
+                imp,
+                ErrorCode::AlreadyExists,
+                format_args!("type `{name}` is already registered with id {id}, not {requested}"),
             );
-            return state.error(ErrorCode::AlreadyExists, message, imp.c_name);
         }
         None => {
             if state.types.len() >= MAX_TYPES {
-                let message = format!("`{}`: more than {MAX_TYPES} types registered", imp.c_name);
-                return state.error(ErrorCode::ResourceExhausted, message, imp.c_name);
+                let detail = format_args!("more than {MAX_TYPES} types registered");
+                return import_error(state, imp, ErrorCode::ResourceExhausted, detail);
             }
             if requested != 0 && state.types.iter().any(|(_, id)| *id == requested) {
-                let message = format!("`{}`: type id {requested} is already taken", imp.c_name);
-                return state.error(ErrorCode::AlreadyExists, message, imp.c_name);
+                let detail = format_args!("type id {requested} is already taken");
+                return import_error(state, imp, ErrorCode::AlreadyExists, detail);
             }
             let id = if requested != 0 {
                 requested
@@ -456,13 +468,14 @@ fn execution_context_get(caller: Caller<'_, HostState>, args: i32) -> wasmtime::
     use abi::execution_context_get_args as a;
     let imp = import(abi::IMPORT_EXECUTION_CONTEXT_GET);
     with_type_id::<{ a::SIZE as usize }>(caller, args, imp, a::TYPE_ID, |mut caller, _, type_id| {
-        let message = format!(
-            "`{}`: no user data with type id {type_id} (the cyxla sandbox passes no execution context data to guests)",
-            imp.c_name
-        );
-        caller
-            .data_mut()
-            .error(ErrorCode::NotFound, message, imp.c_name)
+        import_error(
+            caller.data_mut(),
+            imp,
+            ErrorCode::NotFound,
+            format_args!(
+                "no user data with type id {type_id} (the cyxla sandbox passes no execution context data to guests)"
+            ),
+        )
     })
 }
 
@@ -478,15 +491,12 @@ fn state_set(caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> 
             let value = u32_at(&bytes, a::STATE);
             let state = caller.data_mut();
             if state.states.iter().any(|(id, _)| *id == type_id) {
-                let message = format!(
-                    "`{}`: state of type id {type_id} is already set",
-                    imp.c_name
-                );
-                return state.error(ErrorCode::AlreadyExists, message, imp.c_name);
+                let detail = format_args!("state of type id {type_id} is already set");
+                return import_error(state, imp, ErrorCode::AlreadyExists, detail);
             }
             if state.states.len() >= MAX_TYPES {
-                let message = format!("`{}`: more than {MAX_TYPES} states set", imp.c_name);
-                return state.error(ErrorCode::ResourceExhausted, message, imp.c_name);
+                let detail = format_args!("more than {MAX_TYPES} states set");
+                return import_error(state, imp, ErrorCode::ResourceExhausted, detail);
             }
             state.states.push((type_id, value));
             Ok(0)
@@ -505,13 +515,8 @@ fn state_get(caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> 
             .find(|(id, _)| *id == type_id)
             .map(|(_, v)| *v);
         let Some(value) = found else {
-            let message = format!(
-                "`{}`: no state of type id {type_id} has been set",
-                imp.c_name
-            );
-            return caller
-                .data_mut()
-                .error(ErrorCode::NotFound, message, imp.c_name);
+            let detail = format_args!("no state of type id {type_id} has been set");
+            return import_error(caller.data_mut(), imp, ErrorCode::NotFound, detail);
         };
         let out = args.cast_unsigned().saturating_add(a::STATE);
         write_bytes(
@@ -627,14 +632,17 @@ fn call_info_get<const SIZE: usize, const N: usize>(
     let bytes = match caller.data().call.as_ref().map(value) {
         Some(Ok(bytes)) => bytes,
         Some(Err(error)) => {
-            let message = format!("`{}`: {}", imp.c_name, error.message);
-            return caller.data_mut().error(error.code, message, imp.c_name);
+            let detail = format_args!("{}", error.message);
+            return import_error(caller.data_mut(), imp, error.code, detail);
         }
         None => {
-            let message = format!("`{}`: called outside a custom call", imp.c_name);
-            return caller
-                .data_mut()
-                .error(ErrorCode::FailedPrecondition, message, imp.c_name);
+            let detail = format_args!("called outside a custom call");
+            return import_error(
+                caller.data_mut(),
+                imp,
+                ErrorCode::FailedPrecondition,
+                detail,
+            );
         }
     };
     let (offset, what) = field;
