@@ -592,26 +592,28 @@ fn custom_options_get(mut caller: Caller<'_, HostState>, args: i32) -> wasmtime:
     Ok(0)
 }
 
-fn run_id_get(caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
-    use abi::run_id_get_args as a;
-    call_info_get::<{ a::SIZE as usize }, 8>(
-        caller,
-        args,
-        import(abi::IMPORT_RUN_ID_GET),
-        (a::RUN_ID, "the run_id field"),
-        |info| info.run_id().map(i64::to_le_bytes),
-    )
+/// Defines, a row each, the imports that answer a fact of the running call
+/// with [`call_info_get`]: `name: args struct, import, FIELD = fact as
+/// integer type` (the fact is the `CallInfo` method that gives it and the
+/// name of its field in errors).
+macro_rules! call_info_imports {
+    ($($name:ident: $args:ident, $konst:ident, $offset:ident = $fact:ident as $int:ty;)*) => {$(
+        fn $name(caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
+            use abi::$args as a;
+            call_info_get::<{ a::SIZE as usize }, { size_of::<$int>() }>(
+                caller,
+                args,
+                import(abi::$konst),
+                (a::$offset, concat!("the ", stringify!($fact), " field")),
+                |info| info.$fact().map(<$int>::to_le_bytes),
+            )
+        }
+    )*};
 }
 
-fn device_ordinal_get(caller: Caller<'_, HostState>, args: i32) -> wasmtime::Result<i32> {
-    use abi::device_ordinal_get_args as a;
-    call_info_get::<{ a::SIZE as usize }, 4>(
-        caller,
-        args,
-        import(abi::IMPORT_DEVICE_ORDINAL_GET),
-        (a::DEVICE_ORDINAL, "the device_ordinal field"),
-        |info| info.device_ordinal().map(i32::to_le_bytes),
-    )
+call_info_imports! {
+    run_id_get: run_id_get_args, IMPORT_RUN_ID_GET, RUN_ID = run_id as i64;
+    device_ordinal_get: device_ordinal_get_args, IMPORT_DEVICE_ORDINAL_GET, DEVICE_ORDINAL = device_ordinal as i32;
 }
 
 /// Answers an import that reports a fact of the running call (`SIZE` bytes
