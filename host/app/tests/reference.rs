@@ -671,38 +671,35 @@ fn every_variable_the_product_reads_is_in_the_reference() {
 
 #[test]
 fn the_variable_scan_tells_variables_from_other_names() {
-    let found = |file: &str, text: &str| -> Vec<String> {
-        variables_in(Path::new(file), text).into_iter().collect()
-    };
-    assert_eq!(
-        found("a.rs", "const X: &str = \"CYXLA_ONE\";"),
-        ["CYXLA_ONE"]
-    );
-    assert_eq!(found("a.py", "os.environ.get('CYXLA_TWO')"), ["CYXLA_TWO"]);
-    assert_eq!(
-        found("a.cmake", "if(\"$ENV{CYXLA_THREE}\")"),
-        ["CYXLA_THREE"]
-    );
-    assert_eq!(
-        found("a.sh", "echo \"${CYXLA_FOUR:-}\" $CYXLA_FIVE"),
-        ["CYXLA_FIVE", "CYXLA_FOUR"]
-    );
-    assert!(found("a.rs", "/// `\"CYXLA_DOC\"`\n// \"CYXLA_C\"").is_empty());
-    assert!(
-        found(
+    // (file, text, the variables the scan must find there, in order).
+    let cases: [(&str, &str, &[&str]); 8] = [
+        ("a.rs", "const X: &str = \"CYXLA_ONE\";", &["CYXLA_ONE"]),
+        ("a.py", "os.environ.get('CYXLA_TWO')", &["CYXLA_TWO"]),
+        ("a.cmake", "if(\"$ENV{CYXLA_THREE}\")", &["CYXLA_THREE"]),
+        (
+            "a.sh",
+            "echo \"${CYXLA_FOUR:-}\" $CYXLA_FIVE",
+            &["CYXLA_FIVE", "CYXLA_FOUR"],
+        ),
+        // Comments, C macros and messages, CMake's own variables and test
+        // modules name no variable the product reads.
+        ("a.rs", "/// `\"CYXLA_DOC\"`\n// \"CYXLA_C\"", &[]),
+        (
             "a.h",
-            "#define CYXLA_EXPORT(x) x\n\"CYXLA_TARGET: too long\""
-        )
-        .is_empty()
-    );
-    assert!(found("a.cmake", "set(CYXLA_LINK_OPT \"${CYXLA_LINK_OPT}\")").is_empty());
-    assert!(
-        found(
+            "#define CYXLA_EXPORT(x) x\n\"CYXLA_TARGET: too long\"",
+            &[],
+        ),
+        ("a.cmake", "set(CYXLA_LINK_OPT \"${CYXLA_LINK_OPT}\")", &[]),
+        (
             "a.rs",
-            "#[cfg(test)]\nmod tests {\n    const T: &str = \"CYXLA_TEST\";\n}"
-        )
-        .is_empty()
-    );
+            "#[cfg(test)]\nmod tests {\n    const T: &str = \"CYXLA_TEST\";\n}",
+            &[],
+        ),
+    ];
+    for (file, text, expected) in cases {
+        let found: Vec<String> = variables_in(Path::new(file), text).into_iter().collect();
+        assert_eq!(found, expected, "{file}: {text:?}");
+    }
 }
 
 // ---------------------------------------------------------------------------
