@@ -12,7 +12,7 @@ use plugin_glue::plugin::Plugin;
 /// configuration error.
 const HOW_TO_CONFIGURE: &str = "cyxla reads CYXLA_CONFIG and the CYXLA_* environment \
      variables, which `cyxla-host [HOST OPTIONS] -- COMMAND` sets from its options \
-     (README, \"JAX on cyxla\")";
+     (docs/using-jax.md, \"JAX on cyxla\")";
 
 /// Configuration, real plugin and registrations.
 pub struct State {
