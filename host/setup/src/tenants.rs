@@ -147,6 +147,27 @@ impl Policy {
         problems
     }
 
+    /// Whom the policy gives a tenant without asking: `None` when
+    /// `default_tenant` or an entry of `[users]` or `[groups]` does, else
+    /// why a process started without `--tenant` or `CYXLA_TENANT` (a
+    /// notebook kernel from a kernel spec) gets none.
+    pub fn unmapped(&self) -> Option<String> {
+        let f = &self.file;
+        if f.default_tenant.is_some() || !f.users.is_empty() || !f.groups.is_empty() {
+            return None;
+        }
+        Some(if f.tenants.is_empty() {
+            format!("the policy {} has no tenant", self.path.display())
+        } else {
+            format!(
+                "the policy {} maps no user or group to a tenant and has no default_tenant \
+                 (tenants: {})",
+                self.path.display(),
+                self.tenant_list()
+            )
+        })
+    }
+
     /// Pins that no module in their tenant's folders satisfies (the first
     /// module, in folder order, declaring a pinned target has another
     /// sha256), each with line and column. Not part of [`Policy::check`]: a

@@ -105,6 +105,15 @@ pub fn install(spec: &KernelSpec) -> Result<PathBuf> {
     if !problems.is_empty() {
         bail!("{}", problems.join("; "));
     }
+    // The kernel spec's command names no tenant: a policy that gives nobody
+    // one would let every kernel it starts fail at start-up.
+    if let Some(why) = policy.unmapped() {
+        bail!(
+            "{why}: every kernel of this spec would fail to start (\"no tenant for user\"); \
+             add `default_tenant = \"NAME\"` with a `[tenants.NAME]`, or map users in `[users]` \
+             or `[groups]`"
+        );
+    }
     let dir = spec.prefix.join("share/jupyter/kernels").join(&spec.name);
     create_dirs(&dir)?;
     let file = dir.join("kernel.json");
@@ -176,6 +185,18 @@ mod tests {
         std::fs::write(&policy, "[users]\nalice = \"ghost\"\n").unwrap();
         let e = install(&spec).unwrap_err().to_string();
         assert!(e.contains("ghost"), "{e}");
+        // A policy that gives nobody a tenant: no tenant at all, or tenants
+        // that nothing maps.
+        for (text, says) in [
+            ("[defaults]\ndevices = 2\n", "has no tenant"),
+            ("[tenants.t]\n", "maps no user or group"),
+        ] {
+            std::fs::write(&policy, text).unwrap();
+            let e = install(&spec).unwrap_err().to_string();
+            assert!(e.contains(says) && e.contains("default_tenant"), "{e}");
+        }
+        std::fs::write(&policy, "default_tenant = \"t\"\n[tenants.t]\n").unwrap();
+        install(&spec).unwrap();
         let e = install(&KernelSpec {
             name: "../x".into(),
             ..spec
