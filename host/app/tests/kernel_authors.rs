@@ -654,6 +654,51 @@ const ZIG_HINT: &str = "zig comes from the Python package ziglang, which scripts
      into .venv (`.venv/bin/pip install ziglang`); its first build compiles zig's libc++ and \
      wasi-libc into zig's cache (about a minute)";
 
+/// `CYXLA_ZIG` chooses zig in the SDK's CMake toolchain file even when
+/// `CYXLA_CXX` (and `CYXLA_CC`) are set too, as it does in `cyxla-host new`
+/// and guests/cpp/build.sh: here the clang they name does not exist, so the
+/// configure step fails if the toolchain takes it.
+#[test]
+fn cyxla_zig_wins_over_cyxla_cxx_in_the_cmake_toolchain() {
+    let root = workspace_root();
+    let found = Command::new(root.join(".venv/bin/python3"))
+        .args([
+            "-c",
+            "import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), 'zig'))",
+        ])
+        .output()
+        .expect("run the .venv's python3");
+    assert!(found.status.success(), "no ziglang in .venv: {ZIG_HINT}");
+    let zig = text(&found.stdout).trim().to_owned();
+    let project = tempfile::tempdir().expect("temporary directory");
+    std::fs::write(
+        project.path().join("CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.20)\nproject(cyxla_zig_wins C CXX)\n\
+         message(STATUS \"compiler: ${CMAKE_CXX_COMPILER} ${CMAKE_CXX_COMPILER_ARG1}\")\n",
+    )
+    .expect("write CMakeLists.txt");
+    let out = Command::new("cmake")
+        .arg("-S")
+        .arg(project.path())
+        .arg("-B")
+        .arg(project.path().join("build"))
+        .arg(format!(
+            "-DCMAKE_TOOLCHAIN_FILE={}",
+            root.join("guest-sdk/cmake/wasm32-cyxla.cmake").display()
+        ))
+        .env("CYXLA_ZIG", &zig)
+        .env("CYXLA_CXX", "/nonexistent/clang++")
+        .env("CYXLA_CC", "/nonexistent/clang")
+        .output()
+        .expect("cmake runs (apt install cmake)");
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "configure failed:\n{said}");
+    assert!(
+        said.contains(&format!("compiler: {zig} c++")),
+        "the toolchain did not take CYXLA_ZIG:\n{said}"
+    );
+}
+
 /// A `PATH` of one folder, `dir`, of links to the programs of this `PATH`
 /// but Debian's wasm32 C/C++ toolchain (`clang*`, `*-19`, `lld*`,
 /// `llvm-*`) and, unless `wasm_opt`, binaryen's `wasm-opt`; `.venv/bin`
