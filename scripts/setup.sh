@@ -14,7 +14,7 @@ say() { printf 'setup: %s\n' "$*" >&2; }
 apt_packages=(
   clang-19 lld-19 wasi-libc libc++-19-dev-wasm32 libc++abi-19-dev-wasm32
   libclang-rt-19-dev-wasm32 binaryen libopenblas-dev g++ pkg-config cmake
-  valgrind prometheus
+  valgrind prometheus llvm-19
 )
 missing=()
 for p in "${apt_packages[@]}"; do
