@@ -1,10 +1,12 @@
 //! Fault signals: guest traps stay guest traps whatever other handlers the
-//! process installs (x86_64 Linux).
+//! process installs (x86_64 and aarch64 Linux).
 //!
-//! Wasmtime turns a guest's fault (`unreachable` is a `ud2`: SIGILL; an
-//! access past a linear memory: SIGSEGV; a division by zero: SIGFPE) into
-//! a trap with a process-wide handler for those signals, installed when
-//! the first engine is made. A handler installed later for the same
+//! Wasmtime turns a guest's fault (`unreachable` is a `ud2` on x86_64, a
+//! `udf` on aarch64: SIGILL; an access past a linear memory or a poll-page
+//! check past its deadline: SIGSEGV; a division by zero: SIGFPE on x86_64,
+//! where `div` faults, a `udf` after an explicit check on aarch64) into a
+//! trap with a process-wide handler for those signals, installed when the
+//! first engine is made. A handler installed later for the same
 //! signals (Python's `faulthandler.enable()`, absl's failure signal
 //! handler, a profiler, a crash reporter) runs first. Most of them report
 //! the fault, put back the handler they replaced and raise the signal
@@ -53,11 +55,17 @@
 
 use std::time::Instant;
 
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[cfg(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_os = "linux"
+))]
 pub(crate) use imp::{check, enter_guest, install, leave_guest, poll};
 
 /// Elsewhere: wasmtime's own handling, unchanged.
-#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+#[cfg(not(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_os = "linux"
+)))]
 mod imp_elsewhere {
     use std::time::Instant;
 
@@ -72,7 +80,10 @@ mod imp_elsewhere {
     #[inline]
     pub(crate) fn leave_guest(_outer: (usize, usize)) {}
 }
-#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+#[cfg(not(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_os = "linux"
+)))]
 pub(crate) use imp_elsewhere::{check, enter_guest, install, leave_guest, poll};
 
 /// How often (at most) a guest call starts with a [`check`].
@@ -88,7 +99,10 @@ fn origin() -> Instant {
     *ORIGIN.get_or_init(Instant::now)
 }
 
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[cfg(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_os = "linux"
+))]
 mod imp {
     use super::{CHECK_EVERY, LEVELS, origin};
     use std::cell::Cell;
@@ -96,8 +110,18 @@ mod imp {
     use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
     use std::time::Instant;
 
-    /// The signals wasmtime's trap handler takes on x86_64 Linux.
+    /// The signals wasmtime's trap handler takes on x86_64 Linux (its
+    /// `foreach_handler`): a division by zero faults with SIGFPE there.
+    #[cfg(target_arch = "x86_64")]
     const SIGNALS: [libc::c_int; 3] = [libc::SIGSEGV, libc::SIGILL, libc::SIGFPE];
+    /// The signals wasmtime's trap handler takes on aarch64 Linux (its
+    /// `foreach_handler`): `sdiv`/`udiv` do not fault, Cranelift checks the
+    /// divisor and traps with `udf` (SIGILL), so wasmtime leaves SIGFPE alone
+    /// and so does cyxla.
+    #[cfg(target_arch = "aarch64")]
+    const SIGNALS: [libc::c_int; 2] = [libc::SIGSEGV, libc::SIGILL];
+    /// How many signals are handled.
+    const N: usize = SIGNALS.len();
 
     fn index(signal: libc::c_int) -> Option<usize> {
         SIGNALS.iter().position(|&s| s == signal)
@@ -136,11 +160,11 @@ mod imp {
     const NO_LEVELS: [Action; LEVELS] = [NO_ACTION; LEVELS];
 
     /// Wasmtime's trap handler, per signal.
-    static WASMTIME: [Action; 3] = [NO_ACTION; 3];
+    static WASMTIME: [Action; N] = [NO_ACTION; N];
     /// What front handler level `k` chains to, per signal.
-    static CHAIN: [[Action; LEVELS]; 3] = [NO_LEVELS; 3];
+    static CHAIN: [[Action; LEVELS]; N] = [NO_LEVELS; N];
     /// The level in front, per signal, as the last check saw it.
-    static LEVEL: [AtomicUsize; 3] = [const { AtomicUsize::new(0) }; 3];
+    static LEVEL: [AtomicUsize; N] = [const { AtomicUsize::new(0) }; N];
     /// Set once the front handlers are installed.
     static INSTALLED: AtomicBool = AtomicBool::new(false);
     /// A check is running (reset in a forked child: the thread that ran
@@ -315,11 +339,41 @@ mod imp {
             return false;
         }
         // SAFETY: the kernel passes the interrupted thread's `ucontext_t`
-        // as the third argument of an SA_SIGINFO handler.
-        let pc = unsafe { (*context.cast::<libc::ucontext_t>()).uc_mcontext.gregs }
-            [libc::REG_RIP as usize] as usize;
+        // as the third argument of an SA_SIGINFO handler, and `context` is
+        // that argument (checked non-null above).
+        let pc = unsafe { fault_pc(context.cast::<libc::ucontext_t>()) };
         let (start, end) = GUEST_TEXT.with(Cell::get);
         start != 0 && (start..end).contains(&pc)
+    }
+
+    /// The program counter at the fault: the faulting instruction's
+    /// address (x86_64 reports SIGSEGV, SIGILL and SIGFPE at the
+    /// instruction, not after it), where wasmtime looks for the trap too.
+    ///
+    /// # Safety
+    ///
+    /// `context` must point at the `ucontext_t` the kernel passed to the
+    /// running SA_SIGINFO handler.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn fault_pc(context: *const libc::ucontext_t) -> usize {
+        // SAFETY: the caller passes the kernel's `ucontext_t`; RIP is one
+        // of its general registers (x86_64 `mcontext_t`).
+        (unsafe { (*context).uc_mcontext.gregs })[libc::REG_RIP as usize] as usize
+    }
+
+    /// The program counter at the fault: the faulting instruction's
+    /// address (aarch64 reports synchronous exceptions at the instruction:
+    /// a `udf`, a load or store), where wasmtime looks for the trap too.
+    ///
+    /// # Safety
+    ///
+    /// `context` must point at the `ucontext_t` the kernel passed to the
+    /// running SA_SIGINFO handler.
+    #[cfg(target_arch = "aarch64")]
+    unsafe fn fault_pc(context: *const libc::ucontext_t) -> usize {
+        // SAFETY: the caller passes the kernel's `ucontext_t`; aarch64's
+        // `mcontext_t` (`struct sigcontext`) holds the pc as a field.
+        (unsafe { (*context).uc_mcontext.pc }) as usize
     }
 
     /// Front handler `K`: a guest's fault goes to wasmtime, anything else
