@@ -5,7 +5,7 @@
 # it is met; the CPU, and the load average before and after; the peak RSS
 # of each bench process.
 #
-# Usage: scripts/bench.sh [--quick] [--verbose] [ID...]
+# Usage: scripts/bench.sh [--quick] [--verbose] [--lapack venv|wheel] [ID...]
 #   ID         P1 .. P8, or M (memory); default: all. Each bench runs once
 #              for all the ids it serves:
 #                dispatch P1, kernels P2 P3, deadline P4, lapack P5 P6,
@@ -14,6 +14,11 @@
 #              reports (about 3 minutes once built); not figures to quote
 #   --verbose  show each bench's own report as it runs (always kept in
 #              $CARGO_TARGET_DIR/bench/<bench>.log)
+#   --lapack wheel
+#              P5 and P6 on the OpenBLAS the wheel installs (scipy-openblas32
+#              at scripts/wheel.py's pin, fetched from PyPI into
+#              $CARGO_TARGET_DIR/bench/) instead of the one the checkout's
+#              .venv finds; `--lapack venv` is the default
 #
 # Criterion's own sampling is skipped (CYXLA_BENCH_SUMMARY_ONLY); run
 # `cargo bench -p cyxla-benches --bench NAME` for it. Needs scripts/setup.sh.
@@ -26,13 +31,21 @@ cd "$root"
 
 quick=0
 verbose=0
+lapack=venv
 ids=()
 while (($#)); do
     case "$1" in
         --quick) quick=1 ;;
         --verbose | -v) verbose=1 ;;
+        --lapack)
+            shift
+            case "${1:-}" in
+                venv | wheel) lapack="$1" ;;
+                *) echo "scripts/bench.sh: --lapack takes venv or wheel, got '${1:-}'" >&2; exit 2 ;;
+            esac
+            ;;
         -h | --help)
-            sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+            sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         P[1-8] | M) ids+=("$1") ;;
@@ -84,6 +97,20 @@ results="$logs/results.txt"
 export CYXLA_BENCH_SUMMARY_ONLY=1
 if ((quick)); then export CYXLA_BENCH_QUICK=1; else unset CYXLA_BENCH_QUICK; fi
 export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-1}"
+
+if [[ $lapack == wheel ]] && { wants P5 || wants P6; }; then
+    # The wheel's OpenBLAS: scipy-openblas32 at the wheel's pin, unpacked
+    # (pip download + unzip: nothing is installed into the .venv).
+    requirement="$("$root/.venv/bin/python" -c 'import sys; sys.path.insert(0, "scripts"); import wheel; print(wheel.OPENBLAS_REQUIREMENT)')"
+    wheel_dir="$logs/wheel-openblas"
+    rm -rf "$wheel_dir"
+    mkdir -p "$wheel_dir"
+    echo "scripts/bench.sh: fetching the wheel's OpenBLAS ($requirement)" >&2
+    "$root/.venv/bin/python" -m pip download -q --no-deps --only-binary=:all: -d "$wheel_dir" "$requirement" >&2
+    "$root/.venv/bin/python" -m zipfile -e "$wheel_dir"/scipy_openblas32-*.whl "$wheel_dir/unpacked"
+    export CYXLA_LAPACK="$wheel_dir/unpacked/scipy_openblas32/lib/libscipy_openblas.so"
+    echo "scripts/bench.sh: LAPACK from $(basename "$wheel_dir"/scipy_openblas32-*.whl)" >&2
+fi
 
 echo "scripts/bench.sh: building the benches (release profile)" >&2
 cargo bench -p cyxla-benches --no-run --quiet >&2

@@ -45,9 +45,16 @@ TAG = "py3-none-linux_x86_64"
 # lammps-jax-pjrt-cpu 0.11.2 (PJRT 0.115), declares jax<=0.11.2; where it is
 # installed, cyxla prefers it. Without either, the guests run on JAX's own
 # CPU backend (`cyxla-host --platform cpu`).
+#
+# The OpenBLAS is pinned below 0.3.34: scipy-openblas32 0.3.34 is built
+# without a Fortran compiler (no libgfortran in the wheel), so its LAPACK is
+# the C translation, and its `?syevd` measured slower than JAX's (scipy's
+# bundled OpenBLAS, which is built with gfortran): docs/performance.md,
+# "LAPACK library". `scripts/bench.sh --lapack wheel P5` measures this pin.
+OPENBLAS_REQUIREMENT = "scipy-openblas32>=0.3.30,<0.3.34"
 REQUIRES = [
     "jax>=0.10.2",
-    "scipy-openblas32>=0.3.30",
+    OPENBLAS_REQUIREMENT,
     'fastatomstruct-xla-cpu; extra == "pjrt"',
 ]
 REQUIRES_PYTHON = ">=3.11"

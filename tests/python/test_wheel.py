@@ -202,6 +202,12 @@ def test_the_installed_host_finds_its_guests_and_openblas(venvs, name):
     site = next((venv.dir / "venv" / "lib").glob("python3.*/site-packages"))
     assert str(site / "jax_plugins" / "cyxla" / "guests") in r.stdout, r.stdout
     assert str(site / "scipy_openblas32" / "lib" / "libscipy_openblas.so") in r.stdout, r.stdout
+    # The wheel pins scipy-openblas32 below 0.3.34, whose build has no
+    # Fortran LAPACK and ran ?syevd slower than JAX (docs/performance.md,
+    # "LAPACK library").
+    loaded = re.search(r"libscipy_openblas\.so \(OpenBLAS (\d+)\.(\d+)\.(\d+)", r.stdout)
+    assert loaded, r.stdout
+    assert (0, 3, 30) <= tuple(int(x) for x in loaded.groups()) < (0, 3, 34), loaded.group(0)
     assert "rms_norm" in r.stdout, r.stdout
     # Debian's OpenBLAS (scripts/setup.sh installs it) stays selectable.
     r = run([str(venv.bin / "cyxla-host"), "list"], clean({"CYXLA_LAPACK": "libopenblas.so.0"}, venv.bin), venv.dir)
