@@ -239,6 +239,23 @@ def bench_commands() -> list[str]:
             for line in block.splitlines()]
 
 
+def test_the_bench_on_the_wheels_openblas():
+    """`scripts/bench.sh --lapack wheel P5`, as docs/performance.md shows it,
+    in its quick mode: the bench runs cyxla-host's LAPACK targets on the
+    `scipy-openblas32` that scripts/wheel.py's pin resolves to (fetched from
+    PyPI into target/bench/), a version in the pinned range."""
+    assert "scripts/bench.sh --lapack wheel P5" in bench_commands(), bench_commands()
+    r = run_checked(["scripts/bench.sh", "--quick", "--lapack", "wheel", "P5"], env=clean_env({}), timeout=3600)
+    assert r.returncode == 0, r.describe()
+    assert re.search(r"^\| P5 \| .* \| (met|not met) \|$", r.stdout, re.M), r.stdout
+    target = pathlib.Path(clean_env({}).get("CARGO_TARGET_DIR") or ROOT / "target")
+    log = (target / "bench" / "lapack.log").read_text()
+    loaded = re.search(r"^cyxla-host LAPACK: (\S+) \(OpenBLAS (\d+)\.(\d+)\.(\d+)", log, re.M)
+    assert loaded, log
+    assert loaded.group(1).endswith("wheel-openblas/unpacked/scipy_openblas32/lib/libscipy_openblas.so"), loaded.group(0)
+    assert (0, 3, 30) <= tuple(int(x) for x in loaded.groups()[1:]) < (0, 3, 34), loaded.group(0)
+
+
 def test_the_bench_command():
     """`scripts/bench.sh`, as docs/performance.md shows it, in its quick mode (few
     rounds; the release build of the benches first, if it is not there):
