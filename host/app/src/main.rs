@@ -90,8 +90,9 @@ enum Command {
     /// library, the real PJRT plugin, the Python and its JAX, OpenBLAS, the
     /// guests, the compile cache, the policy and tenant, the kernel spec
     Doctor {
-        /// The Python the launcher runs programs with [default: `python3`
-        /// on the PATH]
+        /// The Python the launcher runs programs with [default: the
+        /// `python` beside cyxla-host (its venv's), else the checkout's
+        /// .venv/bin/python, else `python3` on the PATH]
         #[arg(long, value_name = "PATH")]
         python: Option<PathBuf>,
     },

@@ -97,6 +97,14 @@ impl Good {
     /// `cyxla-host ARGS doctor --python VENV` in the good installation, as
     /// `change` alters it.
     fn run(&self, args: &[&str], change: impl FnOnce(&mut Command)) -> Output {
+        let mut cmd = self.command(args);
+        cmd.arg("--python").arg(&self.python);
+        change(&mut cmd);
+        cmd.output().expect("cyxla-host runs")
+    }
+
+    /// `cyxla-host ARGS doctor` in the good installation, without `--python`.
+    fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(&self.host);
         for (name, _) in std::env::vars_os() {
             if name.to_string_lossy().starts_with("CYXLA_") {
@@ -107,11 +115,8 @@ impl Good {
             .env("HOME", self.path("home"))
             .env("JUPYTER_PATH", self.path("jupyter"))
             .args(args)
-            .arg("doctor")
-            .arg("--python")
-            .arg(&self.python);
-        change(&mut cmd);
-        cmd.output().expect("cyxla-host runs")
+            .arg("doctor");
+        cmd
     }
 }
 
@@ -311,6 +316,40 @@ fn a_cache_folder_others_may_write_fails() {
         &[&shared.display().to_string(), "written by others"],
         "chmod go-w",
     );
+}
+
+/// Without `--python`, doctor checks the Python of cyxla-host's own
+/// environment (the `python` beside it, else the checkout's `.venv`, as
+/// `kernelspec install` takes it), not whatever `python3` the `PATH` has:
+/// here one that cannot import JAX.
+#[test]
+fn without_python_it_checks_the_python_of_cyxla_hosts_environment() {
+    let good = Good::new();
+    let bin = good.path("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let other = bin.join("python3");
+    std::fs::write(
+        &other,
+        "#!/bin/sh\necho 'not the Python to check' >&2\nexit 1\n",
+    )
+    .unwrap();
+    set_mode(&other, 0o755);
+    let out = good
+        .command(&[])
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .output()
+        .expect("cyxla-host runs");
+    let stdout = text(&out.stdout);
+    let python = line(&stdout, "Python");
+    assert!(
+        python.starts_with("ok")
+            && python.contains(&format!(
+                "{} (cyxla-host's environment)",
+                venv_python().display()
+            )),
+        "{stdout}"
+    );
+    assert!(line(&stdout, "JAX").starts_with("ok"), "{stdout}");
 }
 
 #[test]

@@ -20,6 +20,7 @@ use cyxla_sandbox::cache::{CACHE_DIR_ENV, ModuleCache};
 use cyxla_sandbox::{Engine, Guests, Sandbox};
 use plugin_glue::plugin::Plugin;
 
+use crate::cli::kernelspec;
 use crate::cli::launch::{self, Flags};
 use crate::config::{
     CACHE_ENV, Config, GUESTS_ENV, NO_LAPACK_ENV, PLUGIN_ENV, POLICY_ENV, Platform, SYSTEM_POLICY,
@@ -131,7 +132,9 @@ impl Report {
 }
 
 /// Runs every check for the host options `flags` and the Python `python`
-/// (`None`: `python3` on the `PATH`).
+/// (`None`: the `python` beside this cyxla-host, else the checkout's
+/// `.venv/bin/python`, as `kernelspec install` takes them
+/// ([`kernelspec::default_python`]); else `python3` on the `PATH`).
 pub fn doctor(flags: &Flags, python: Option<&Path>) -> Report {
     let policy = policy_checks(flags);
     let mut checks = Vec::new();
@@ -278,7 +281,13 @@ print(json.dumps(r))
 fn python_checks(python: Option<&Path>) -> Vec<Check> {
     let (program, named) = match python {
         Some(p) => (p.to_owned(), p.display().to_string()),
-        None => (PathBuf::from("python3"), "`python3` on the PATH".to_owned()),
+        None => match kernelspec::default_python() {
+            Some(p) => {
+                let named = format!("{} (cyxla-host's environment)", p.display());
+                (p, named)
+            }
+            None => (PathBuf::from("python3"), "`python3` on the PATH".to_owned()),
+        },
     };
     let other = "pass --python PATH: the Python your programs run under, with JAX";
     let output = match Command::new(&program).arg("-c").arg(PYTHON_SCRIPT).output() {
