@@ -110,8 +110,24 @@ fn traps_fail_their_calls(sandbox: &Sandbox) {
 }
 
 /// Runs the ignored test `name` in a child process; its exit status.
+///
+/// The child is this binary again, run by `CYXLA_TEST_RUNNER` (a command
+/// and its arguments, split at spaces) when that is set: an emulated
+/// binary (scripts/aarch64.sh runs this one under qemu-aarch64 on x86-64,
+/// without binfmt) cannot start itself.
 fn in_child(name: &str) -> std::process::Output {
-    let out = Command::new(std::env::current_exe().unwrap())
+    let me = std::env::current_exe().unwrap();
+    let runner = std::env::var("CYXLA_TEST_RUNNER").unwrap_or_default();
+    let mut runner = runner.split_whitespace();
+    let mut command = match runner.next() {
+        Some(program) => {
+            let mut command = Command::new(program);
+            command.args(runner).arg(&me);
+            command
+        }
+        None => Command::new(&me),
+    };
+    let out = command
         .args([
             name,
             "--exact",
