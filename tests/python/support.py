@@ -25,6 +25,7 @@ import dataclasses
 import importlib.util
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -156,6 +157,36 @@ def run(argv: list[str], *, env: Mapping[str, str], timeout: float = SUBPROCESS_
         err = e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
         pytest.fail(f"timed out after {timeout} s: {argv}\n--- stdout ---\n{out}\n--- stderr ---\n{err}")
     return Result(p.returncode, p.stdout, p.stderr, [str(a) for a in argv])
+
+
+def doc_section(path: pathlib.Path, heading: str) -> str:
+    """The section of Markdown file `path` under `heading` (a whole heading
+    line, e.g. "## Benchmarks"), up to the next heading of its level or
+    higher; a `#` line inside a code block is no heading."""
+    lines = path.read_text().splitlines()
+    assert heading in lines, f"{path.relative_to(ROOT)} has no heading {heading!r}"
+    level = len(heading) - len(heading.lstrip("#"))
+    start = lines.index(heading)
+    out, fenced = [], False
+    for line in lines[start + 1 :]:
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and line.startswith("#") and len(line) - len(line.lstrip("#")) <= level:
+            break
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def documented_command(path: pathlib.Path, heading: str, program: str) -> list[str]:
+    """The one line of a code block in `path`'s section `heading` that runs
+    `program`, split into words, without its `#` comment: the command a
+    test runs as the documentation shows it."""
+    section = doc_section(path, heading)
+    lines = [line.split("#")[0].split() for block in re.findall(r"```[a-z]*\n(.*?)```", section, re.S)
+             for line in block.splitlines()]
+    found = [line for line in lines if line and line[0] == program]
+    assert len(found) == 1, f"{path.relative_to(ROOT)}, {heading!r}, shows no single {program} line: {found}"
+    return found[0]
 
 
 def run_python(code: str, *, env: Mapping[str, str] | None = None, timeout: float = SUBPROCESS_TIMEOUT) -> Result:

@@ -5,20 +5,14 @@ from __future__ import annotations
 
 import re
 
-from support import ROOT, clean_env, run
+from support import ROOT, clean_env, documented_command, run
 
-PERFORMANCE = (ROOT / "docs" / "performance.md").read_text()
+PERFORMANCE = ROOT / "docs" / "performance.md"
 
 
 def callgrind_command() -> list[str]:
     """docs/performance.md's callgrind command line, without its comment."""
-    section = PERFORMANCE[PERFORMANCE.index("## Benchmarks"):]
-    section = section[: section.index("\n## ", 1)]
-    lines = [line.split("#")[0].split() for block in re.findall(r"```\n(.*?)```", section, re.S)
-             for line in block.splitlines()]
-    found = [line for line in lines if line and line[0] == "scripts/callgrind.sh"]
-    assert len(found) == 1, f"docs/performance.md's Benchmarks section shows no single scripts/callgrind.sh line: {found}"
-    return found[0]
+    return documented_command(PERFORMANCE, "## Benchmarks", "scripts/callgrind.sh")
 
 
 def parse(stdout: str) -> dict[str, tuple[int, dict[str, int]]]:

@@ -7,27 +7,15 @@ from __future__ import annotations
 
 import re
 
-from support import ROOT, clean_env, run
+from support import ROOT, clean_env, documented_command, run
 
-PERFORMANCE = (ROOT / "docs" / "performance.md").read_text()
+PERFORMANCE = ROOT / "docs" / "performance.md"
 HEADING = "## Buffers mapped instead of copied: a feasibility study"
 
 
-def mapping_command() -> list[str]:
-    """The section's benches/mapping/run.sh line, without its comment."""
-    assert HEADING in PERFORMANCE, f"docs/performance.md has no section {HEADING!r}"
-    section = PERFORMANCE[PERFORMANCE.index(HEADING) :]
-    end = section.find("\n## ", 1)
-    section = section if end < 0 else section[:end]
-    lines = [line.split("#")[0].split() for block in re.findall(r"```sh\n(.*?)```", section, re.S)
-             for line in block.splitlines()]
-    found = [line for line in lines if line and line[0] == "benches/mapping/run.sh"]
-    assert len(found) == 1, f"the section shows no single benches/mapping/run.sh line: {found}"
-    return found[0]
-
-
 def test_the_mapping_command():
-    r = run([*mapping_command(), "--quick"], env=clean_env({}), timeout=120)
+    command = documented_command(PERFORMANCE, HEADING, "benches/mapping/run.sh")
+    r = run([*command, "--quick"], env=clean_env({}), timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     out = r.stdout
     assert re.search(r"^cpu: \S.*$", out, re.M), out

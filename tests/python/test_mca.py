@@ -6,25 +6,16 @@ from __future__ import annotations
 
 import re
 
-from support import ROOT, clean_env, run
+from support import ROOT, clean_env, documented_command, run
 
-PERFORMANCE = (ROOT / "docs" / "performance.md").read_text()
+PERFORMANCE = ROOT / "docs" / "performance.md"
+HEADING = "### The matmul's inner loop, by llvm-mca (goal P3)"
 CPUS = ("icelake-server", "sapphirerapids", "znver4", "znver5")
 
 
-def mca_command() -> list[str]:
-    """docs/performance.md's scripts/mca.sh line, without its comment."""
-    section = PERFORMANCE[PERFORMANCE.index("### The matmul's inner loop, by llvm-mca") :]
-    section = section[: section.index("\n## ", 1)]
-    lines = [line.split("#")[0].split() for block in re.findall(r"```sh\n(.*?)```", section, re.S)
-             for line in block.splitlines()]
-    found = [line for line in lines if line and line[0] == "scripts/mca.sh"]
-    assert len(found) == 1, f"docs/performance.md shows no single scripts/mca.sh line: {found}"
-    return found[0]
-
-
 def test_the_mca_command():
-    r = run(mca_command(), env=clean_env({}), timeout=1800)
+    command = documented_command(PERFORMANCE, HEADING, "scripts/mca.sh")
+    r = run(command, env=clean_env({}), timeout=1800)
     assert r.returncode == 0, r.stdout + r.stderr
     out = r.stdout
     # Both loops were found, each with its multiplies, and printed.
