@@ -228,3 +228,42 @@ mod tests {
         .unwrap();
     }
 }
+
+#[cfg(all(test, target_arch = "aarch64"))]
+mod aarch64_tests {
+    use super::*;
+
+    /// FPCR's FZ (bit 24, flush to zero) and FZ16 (bit 19), as a thread
+    /// that wants fast float code sets them.
+    const FZ: u64 = (1 << 24) | (1 << 19);
+
+    #[test]
+    fn sets_the_default_mode_and_restores_the_callers() {
+        std::thread::spawn(|| {
+            let before = arch::read();
+            assert_eq!(before & arch::CONTROL, arch::DEFAULT);
+            {
+                let mode = WasmFloatMode::enter();
+                assert!(mode.caller.is_none(), "the default mode changes nothing");
+                assert_eq!(arch::read(), arch::DEFAULT, "unchanged");
+            }
+
+            arch::write(before | FZ);
+            assert_eq!(arch::read(), before | FZ, "FPCR holds FZ and FZ16");
+            {
+                let _mode = WasmFloatMode::enter();
+                assert_eq!(arch::read(), arch::DEFAULT, "reset");
+                {
+                    let nested = WasmFloatMode::enter();
+                    assert!(nested.caller.is_none(), "a nested guard changes nothing");
+                }
+                assert_eq!(arch::read(), arch::DEFAULT);
+            }
+            let after = arch::read();
+            arch::write(before);
+            assert_eq!(after, before | FZ, "restored");
+        })
+        .join()
+        .unwrap();
+    }
+}
