@@ -228,14 +228,7 @@ fn list_names_the_lapack_library_and_its_kernels() {
     // Whatever the environment says is kept; otherwise the CPU decides.
     let expected = match std::env::var("OPENBLAS_CORETYPE") {
         Ok(v) => format!("OPENBLAS_CORETYPE={v} (from the environment)"),
-        Err(_) if std::arch::is_x86_feature_detected!("avx512bw") => {
-            "kernels SkylakeX, OPENBLAS_CORETYPE=SkylakeX (chosen from the CPU's features)"
-                .to_owned()
-        }
-        Err(_) if std::arch::is_x86_feature_detected!("avx2") => {
-            "kernels Haswell, OPENBLAS_CORETYPE=Haswell (chosen from the CPU's features)".to_owned()
-        }
-        Err(_) => "OpenBLAS's own choice".to_owned(),
+        Err(_) => cpu_kernels().to_owned(),
     };
     assert!(line.contains(&expected), "expected `{expected}` in: {line}");
 
@@ -359,4 +352,20 @@ fn missing_lapack_library_fails_the_call_with_an_install_hint_and_nothing_else()
             .check_output(k, dtype, &dims, &bytes)
             .unwrap_or_else(|e| panic!("{e}"));
     }
+}
+
+/// What `cyxla-host list` says of OpenBLAS's kernels when the environment
+/// names none: x86-64 chooses them from the CPU's features; elsewhere
+/// OpenBLAS chooses.
+fn cpu_kernels() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512bw") {
+            return "kernels SkylakeX, OPENBLAS_CORETYPE=SkylakeX (chosen from the CPU's features)";
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return "kernels Haswell, OPENBLAS_CORETYPE=Haswell (chosen from the CPU's features)";
+        }
+    }
+    "OpenBLAS's own choice"
 }
