@@ -23,10 +23,6 @@
 # - cache_trust::: the compile cache walks its path from "/" with openat,
 #   and qemu's -L maps "/" to the sysroot: the tests meet the sysroot's
 #   folders, not theirs.
-# - engine::tests::short_loops_are_unrolled_and_loops_aligned: it asserts
-#   x64's 64-byte loop-header alignment (engine patch 8, x64 only); on
-#   aarch64 there is none, as loops_are_padded_only_where_the_backend_asks
-#   checks.
 # - deadline_signal_mask: qemu keeps real-time signals for itself, so a
 #   thread cannot block SIGRTMAX, the test's precondition.
 # - hostile::loops_stop_within_50ms_of_the_deadline and
@@ -137,8 +133,7 @@ suite() {
     rm -f "$log"
 }
 
-suite "unit (lib)" --lib -- \
-    --skip engine::tests::short_loops_are_unrolled_and_loops_aligned
+suite "unit (lib)" --lib
 for module in bounds bundled hostile hostile_anchor limits reliability \
     sandbox stats unwritten; do
     suite "suite $module::" --test suite -- "$module::" \

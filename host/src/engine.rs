@@ -881,9 +881,13 @@ mod tests {
         let short = multiply_loops(8, 6);
         // 12 multiplies: 56 operators, too long to unroll.
         let long = multiply_loops(1, 12);
-        for engine in [&checked, &unchecked] {
-            for (offset, _) in function_ranges(engine, &short) {
-                assert_eq!(offset % 64, 0, "a function with a loop at {offset:#x}");
+        // Loop headers start a 64-byte line on x64 only (engine patch 8; on
+        // aarch64 no padding: loops_are_padded_only_where_the_backend_asks).
+        if cfg!(target_arch = "x86_64") {
+            for engine in [&checked, &unchecked] {
+                for (offset, _) in function_ranges(engine, &short) {
+                    assert_eq!(offset % 64, 0, "a function with a loop at {offset:#x}");
+                }
             }
         }
         let with = function_ranges(&checked, &short)[0].1;
