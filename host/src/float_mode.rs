@@ -192,76 +192,50 @@ mod arch {
     pub(super) fn write(_: Word) {}
 }
 
-#[cfg(all(test, target_arch = "x86_64"))]
+#[cfg(all(test, any(target_arch = "x86_64", target_arch = "aarch64")))]
 mod tests {
     use super::*;
 
-    /// FTZ and DAZ.
-    const FTZ_DAZ: u32 = 0x8040;
+    /// The flush-to-zero bits a thread that wants fast float code sets:
+    /// MXCSR's FTZ and DAZ.
+    #[cfg(target_arch = "x86_64")]
+    const FLUSH: Word = 0x8040;
+    /// The flush-to-zero bits a thread that wants fast float code sets:
+    /// FPCR's FZ (bit 24) and FZ16 (bit 19).
+    #[cfg(target_arch = "aarch64")]
+    const FLUSH: Word = (1 << 24) | (1 << 19);
 
     #[test]
     fn sets_the_default_mode_and_restores_the_callers() {
         std::thread::spawn(|| {
-            let before = arch::read();
-            assert_eq!(before & arch::CONTROL, arch::DEFAULT);
-            {
-                let _mode = WasmFloatMode::enter();
-                assert_eq!(arch::read() & arch::CONTROL, arch::DEFAULT, "unchanged");
-            }
-            assert_eq!(arch::read() & arch::CONTROL, arch::DEFAULT);
-
-            arch::write(before | FTZ_DAZ);
-            {
-                let _mode = WasmFloatMode::enter();
-                assert_eq!(arch::read() & arch::CONTROL, arch::DEFAULT, "reset");
-                {
-                    let nested = WasmFloatMode::enter();
-                    assert!(nested.caller.is_none(), "a nested guard changes nothing");
-                }
-                assert_eq!(arch::read() & arch::CONTROL, arch::DEFAULT);
-            }
-            let after = arch::read();
-            arch::write(before);
-            assert_eq!(after & arch::CONTROL, arch::DEFAULT | FTZ_DAZ, "restored");
-        })
-        .join()
-        .unwrap();
-    }
-}
-
-#[cfg(all(test, target_arch = "aarch64"))]
-mod aarch64_tests {
-    use super::*;
-
-    /// FPCR's FZ (bit 24, flush to zero) and FZ16 (bit 19), as a thread
-    /// that wants fast float code sets them.
-    const FZ: u64 = (1 << 24) | (1 << 19);
-
-    #[test]
-    fn sets_the_default_mode_and_restores_the_callers() {
-        std::thread::spawn(|| {
+            let control = || arch::read() & arch::CONTROL;
             let before = arch::read();
             assert_eq!(before & arch::CONTROL, arch::DEFAULT);
             {
                 let mode = WasmFloatMode::enter();
                 assert!(mode.caller.is_none(), "the default mode changes nothing");
-                assert_eq!(arch::read(), arch::DEFAULT, "unchanged");
+                assert_eq!(control(), arch::DEFAULT, "unchanged");
             }
+            assert_eq!(control(), arch::DEFAULT);
 
-            arch::write(before | FZ);
-            assert_eq!(arch::read(), before | FZ, "FPCR holds FZ and FZ16");
+            arch::write(before | FLUSH);
+            assert_eq!(
+                control(),
+                arch::DEFAULT | FLUSH,
+                "the register holds the bits"
+            );
             {
                 let _mode = WasmFloatMode::enter();
-                assert_eq!(arch::read(), arch::DEFAULT, "reset");
+                assert_eq!(control(), arch::DEFAULT, "reset");
                 {
                     let nested = WasmFloatMode::enter();
                     assert!(nested.caller.is_none(), "a nested guard changes nothing");
                 }
-                assert_eq!(arch::read(), arch::DEFAULT);
+                assert_eq!(control(), arch::DEFAULT);
             }
-            let after = arch::read();
+            let after = control();
             arch::write(before);
-            assert_eq!(after, before | FZ, "restored");
+            assert_eq!(after, arch::DEFAULT | FLUSH, "restored");
         })
         .join()
         .unwrap();
