@@ -1,7 +1,7 @@
 /* Prototype microbenchmark: one custom call's buffers copied into guest
  * memory (what cyxla does) against mapped into it (a feasibility study, not
- * a feature: docs/performance.md, "Buffers mapped instead of copied: a
- * feasibility study").
+ * a feature):
+ * docs/performance.md, "Buffers mapped instead of copied: a feasibility study".
  *
  * The "guest memory" is a 4 GiB + 32 MiB PROT_NONE reservation, as
  * wasmtime makes for a linear memory. The "XLA buffers" (one operand, one

@@ -1,8 +1,9 @@
 //! The hostile suite, anchored on influxdata's datafusion-udf-wasm "evil"
 //! guests (`guests/evil`, run by `host/tests/integration_tests/evil`): every
 //! category of theirs that applies to a custom call, where cyxla tests it,
-//! and why the others do not apply, is in docs/operating.md ("Hostile guests,
-//! anchored"). This file holds the cases no other test covered:
+//! and why the others do not apply, is in
+//! docs/operating.md, "Hostile guests, anchored". This file holds the cases
+//! no other test covered:
 //!
 //! - their `spin` payloads loop in every function the host calls, not only
 //!   in the UDF itself: here, a loop in each export the host calls besides
