@@ -19,6 +19,7 @@ use std::process::Command;
 
 use cyxla_host::config::SETTINGS;
 use cyxla_sandbox::limits::{Limits, Scope};
+use cyxla_tests::workspace_root;
 
 const CLI_DOC: &str = "docs/reference-cli.md";
 const LIMITS_DOC: &str = "docs/reference-limits.md";
@@ -26,12 +27,8 @@ const SETTINGS_DOC: &str = "docs/reference-settings.md";
 const BEGIN: &str = "<!-- generated: host/app/tests/reference.rs, begin -->";
 const END: &str = "<!-- generated: host/app/tests/reference.rs, end -->";
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 fn doc(path: &str) -> String {
-    std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+    std::fs::read_to_string(workspace_root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 // ---------------------------------------------------------------------------
@@ -392,9 +389,10 @@ fn anchor(path: &[String]) -> String {
 fn section<'a>(text: &'a str, heading: &str) -> Option<&'a str> {
     let start = text.find(&format!("\n{heading}\n"))? + 1;
     let body = &text[start + heading.len()..];
-    let end = body
-        .find("\n### ")
-        .or_else(|| body.find("\n## "))
+    let end = ["\n### ", "\n## ", "\n# "]
+        .iter()
+        .filter_map(|next| body.find(next))
+        .min()
         .unwrap_or(body.len());
     Some(&body[..end])
 }
@@ -575,7 +573,7 @@ fn variables_in(path: &Path, text: &str) -> BTreeSet<String> {
 fn product_variables() -> BTreeMap<String, String> {
     let mut all = Vec::new();
     for dir in PRODUCT {
-        files(&root().join(dir), &mut all);
+        files(&workspace_root().join(dir), &mut all);
     }
     all.sort();
     let mut vars = BTreeMap::new();
@@ -584,7 +582,7 @@ fn product_variables() -> BTreeMap<String, String> {
             continue; // a binary file
         };
         let shown = path
-            .strip_prefix(root())
+            .strip_prefix(workspace_root())
             .unwrap_or(&path)
             .display()
             .to_string();
