@@ -17,22 +17,13 @@ import subprocess
 import nbformat
 from nbclient import NotebookClient
 
-from support import HOST, ROOT, VENV_PYTHON, clean_env
+from support import HOST, ROOT, VENV_PYTHON, clean_env, doc_section
 from support import run as run_checked
 
-USING = (ROOT / "docs" / "using-jax.md").read_text()
-OPERATING = (ROOT / "docs" / "operating.md").read_text()
-PERFORMANCE = (ROOT / "docs" / "performance.md").read_text()
-
-
-def section(text: str, heading: str) -> str:
-    """From `heading` to the next heading of its level (or the end)."""
-    part = text[text.index(heading) :]
-    end = part.find("\n## ", 1)
-    return part if end == -1 else part[:end]
-
-
-SECTION = section(USING, "## JAX on cyxla")
+USING = ROOT / "docs" / "using-jax.md"
+OPERATING = ROOT / "docs" / "operating.md"
+PERFORMANCE = ROOT / "docs" / "performance.md"
+SECTION = doc_section(USING, "## JAX on cyxla")
 
 
 def block(lang: str, index: int = 0) -> str:
@@ -166,7 +157,7 @@ def test_the_demo_script():
 def test_the_example_policy(tmp_path):
     """docs/operating.md's policy parses and checks clean (its folders do not
     exist here, so its pin has no module to be checked against)."""
-    policy = re.findall(r"```toml\n(.*?)```", section(OPERATING, "## Tenant policy"), re.S)[0]
+    policy = re.findall(r"```toml\n(.*?)```", doc_section(OPERATING, "## Tenant policy"), re.S)[0]
     (tmp_path / "policy.toml").write_text(policy)
     r = run([str(HOST), "policy", "check", str(tmp_path / "policy.toml")], clean_env({}), tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -180,7 +171,7 @@ def test_the_example_policy(tmp_path):
 def test_the_run_examples():
     """docs/using-jax.md, "Running programs": its examples run from the
     repository root, each `run` printing its outputs."""
-    part = section(USING, "## Running programs")
+    part = doc_section(USING, "## Running programs")
     (examples,) = [b for b in re.findall(r"```sh\n(.*?)```", part, re.S) if "cyxla-host list" in b]
     commands = examples.replace("\\\n", " ").strip().splitlines()
     assert len(commands) == 3 and commands[0].strip() == "cyxla-host list", commands
@@ -197,7 +188,7 @@ def test_the_run_examples():
 def test_the_limits_side_file(tmp_path):
     """docs/operating.md, "Limits": the side file, beside a copy of the
     rms_norm guest, sets its limits, as `cyxla-host check` shows."""
-    part = section(OPERATING, "## Limits")
+    part = doc_section(OPERATING, "## Limits")
     (side,) = re.findall(r"```toml\n(.*?)```", part, re.S)
     name = side.splitlines()[0].removeprefix("# ").strip()
     assert name == "guests/rms_norm.limits.toml", name
@@ -234,7 +225,7 @@ BENCH_ROWS = ["P1", "P2 1M", "P2 16M", "P3", "P4", "P5", "P6", "P7", "P8",
 
 def bench_commands() -> list[str]:
     """The commands of docs/performance.md's section "Benchmarks", without their comments."""
-    part = section(PERFORMANCE, "## Benchmarks")
+    part = doc_section(PERFORMANCE, "## Benchmarks")
     return [line.split("#")[0].strip() for block in re.findall(r"```\n(.*?)```", part, re.S)
             for line in block.splitlines()]
 
@@ -316,7 +307,7 @@ def test_the_jit_overhead_bench():
     assert "plugin overhead per jit call: " in r.stdout, r.stdout
 
 
-CPU_SECTION = section(USING, "## JAX's own `cpu` platform")
+CPU_SECTION = doc_section(USING, "## JAX's own `cpu` platform, across processes and machines")
 
 
 def cpu_block(lang: str, index: int) -> str:

@@ -37,7 +37,7 @@ import zipfile
 
 import pytest
 
-from support import ROOT, VENV_PYTHON, clean, find_python
+from support import ROOT, VENV_PYTHON, clean, doc_section, find_python
 
 # Python, what pip installs beside the wheel, the wheel's extras.
 VENVS = {
@@ -215,16 +215,8 @@ def test_the_installed_host_finds_its_guests_and_openblas(venvs, name):
     assert "targets on libopenblas.so.0 (OpenBLAS" in r.stdout, r.stdout
 
 
-README = (ROOT / "README.md").read_text()
-
-
-def readme_section(heading: str) -> str:
-    part = README[README.index(heading) :]
-    return part[: part.index("\n## ", 1)]
-
-
-INSTALL = readme_section("## Install")
-FIRST = readme_section("## A first script")
+INSTALL = doc_section(ROOT / "README.md", "## Install")
+FIRST = doc_section(ROOT / "README.md", "## A first script")
 
 
 def readme_blocks(section: str, lang: str) -> list[str]:

@@ -19,7 +19,7 @@ import tempfile
 
 import pytest
 
-from support import ROOT, clean, find_python, run
+from support import ROOT, clean, doc_section, find_python, run
 from test_wheel import run_readme_first_script
 
 PYTHON = "3.12"
@@ -101,9 +101,7 @@ def test_no_warning_where_jax_is_asked_for_cpu_only(alone):
 def serve_on_cpu_example() -> str:
     """The first ```python block of docs/using-jax.md's "JAX's own `cpu`
     platform" (as tests/python/test_readme.py takes it)."""
-    text = (ROOT / "docs" / "using-jax.md").read_text()
-    section = text[text.index("## JAX's own `cpu` platform") :]
-    section = section[: section.index("\n## ", 1)]
+    section = doc_section(ROOT / "docs" / "using-jax.md", "## JAX's own `cpu` platform, across processes and machines")
     blocks = re.findall(r"```python\n(.*?)```", section, re.S)
     assert blocks and "serve_on_cpu" in blocks[0], blocks
     return blocks[0]
