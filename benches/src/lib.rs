@@ -417,19 +417,12 @@ pub mod kernels {
     pub fn build_zig(out: &Path, kernels: &[Kernel]) {
         let root = crate::workspace_root();
         let hint = "zig is the Python package ziglang: install it into .venv with scripts/setup.sh";
-        let found = cyxla_tests::run_ok(
-            Command::new(root.join(".venv/bin/python")).args([
-                "-c",
-                "import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), 'zig'))",
-            ]),
-            hint,
-        );
-        let zig = String::from_utf8(found.stdout).expect("a path");
+        let zig = cyxla_tests::venv_zig();
         for build in [Build::GuestZig, Build::GuestZigNoWasmOpt] {
             let mut command = Command::new("bash");
             command
                 .arg(root.join("guests/cpp/build.sh"))
-                .env("CYXLA_ZIG", zig.trim())
+                .env("CYXLA_ZIG", &zig)
                 .arg("--out")
                 .arg(out.join(build.dir()));
             if build == Build::GuestZigNoWasmOpt {

@@ -62,6 +62,24 @@ pub fn venv_python() -> PathBuf {
     python
 }
 
+/// zig of the venv's Python package `ziglang` (the C/C++ guest compiler that
+/// needs no Debian package).
+///
+/// # Panics
+///
+/// If the venv has no `ziglang`: the message says how to install it.
+pub fn venv_zig() -> PathBuf {
+    let found = run_ok(
+        Command::new(venv_python()).args([
+            "-c",
+            "import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), 'zig'))",
+        ]),
+        "zig is the Python package ziglang: install it into .venv with scripts/setup.sh \
+         (`.venv/bin/pip install ziglang`)",
+    );
+    PathBuf::from(String::from_utf8(found.stdout).expect("a path").trim())
+}
+
 /// Runs the program generator `script` (a path relative to the workspace
 /// root, e.g. `tests/gen_programs.py`) with the venv's Python, writing into
 /// `out` (`--out OUT`), from the workspace root.

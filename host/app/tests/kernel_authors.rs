@@ -13,7 +13,7 @@ use common::{assert_exit, assert_usage_error, line_after, text};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use cyxla_tests::{Plugin, test_handlers_lib, workspace_root};
+use cyxla_tests::{Plugin, test_handlers_lib, venv_zig, workspace_root};
 
 fn bin() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cyxla-host"));
@@ -661,15 +661,7 @@ const ZIG_HINT: &str = "zig comes from the Python package ziglang, which scripts
 #[test]
 fn cyxla_zig_wins_over_cyxla_cxx_in_the_cmake_toolchain() {
     let root = workspace_root();
-    let found = Command::new(root.join(".venv/bin/python3"))
-        .args([
-            "-c",
-            "import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), 'zig'))",
-        ])
-        .output()
-        .expect("run the .venv's python3");
-    assert!(found.status.success(), "no ziglang in .venv: {ZIG_HINT}");
-    let zig = text(&found.stdout).trim().to_owned();
+    let zig = venv_zig().display().to_string();
     let project = tempfile::tempdir().expect("temporary directory");
     std::fs::write(
         project.path().join("CMakeLists.txt"),
