@@ -62,19 +62,24 @@ class Venv:
         self.dir = pathlib.Path(tempfile.mkdtemp(prefix=f"cyxla-wheel-{name}-"))
         assert ROOT not in self.dir.parents
         self.bin = self.dir / "venv" / "bin"
+        try:
+            self._install(python, f"{wheel}{extras}", packages)
+        except BaseException:
+            # Nothing else would remove it: a failed install leaves up to a
+            # GiB of half-installed packages behind in the temporary folder.
+            shutil.rmtree(self.dir, ignore_errors=True)
+            raise
+        self.script = self.dir / "script.py"
+        shutil.copy(SCRIPT, self.script)
+
+    def _install(self, python: str, wheel: str, packages: list[str]) -> None:
         env = clean({}, self.bin)
         r = run([python, "-m", "venv", str(self.dir / "venv")], env, self.dir)
         assert r.returncode == 0, r.stderr
         started = time.time()
-        r = run(
-            [str(self.bin / "pip"), "install", "-q", "--disable-pip-version-check", f"{wheel}{extras}", *packages],
-            env,
-            self.dir,
-        )
+        r = run([str(self.bin / "pip"), "install", "-q", "--disable-pip-version-check", wheel, *packages], env, self.dir)
         self.install_s = time.time() - started
         assert r.returncode == 0, f"pip install of the wheel failed:\n{r.stdout}\n{r.stderr}"
-        self.script = self.dir / "script.py"
-        shutil.copy(SCRIPT, self.script)
 
     def python(self) -> str:
         return str(self.bin / "python")
@@ -90,6 +95,7 @@ def venvs(wheel):
         return made[name]
 
     yield get
+    # A venv whose install failed was removed by Venv itself.
     for v in made.values():
         shutil.rmtree(v.dir, ignore_errors=True)
 

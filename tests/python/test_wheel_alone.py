@@ -51,6 +51,14 @@ class Alone:
         self.dir = pathlib.Path(tempfile.mkdtemp(prefix="cyxla-wheel-alone-"))
         assert ROOT not in self.dir.parents
         self.bin = self.dir / "venv" / "bin"
+        try:
+            self._install(python, wheel)
+        except BaseException:
+            # A failed install would leave its half-installed packages behind.
+            shutil.rmtree(self.dir, ignore_errors=True)
+            raise
+
+    def _install(self, python: str, wheel: pathlib.Path) -> None:
         r = run([python, "-m", "venv", self.dir / "venv"], env=clean({}, self.bin), cwd=self.dir)
         assert r.returncode == 0, r.describe()
         r = run([self.bin / "pip", "install", "-q", "--disable-pip-version-check", wheel, JAX],
