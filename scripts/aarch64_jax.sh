@@ -243,25 +243,23 @@ fi
 # where aarch64 ELF starts under qemu (the header says why), unless the
 # machine has such a registration already.
 binfmt_how=
-in_binfmt() {
-    if [[ -z "$binfmt_how" ]]; then
-        local r
-        for r in /proc/sys/fs/binfmt_misc/qemu-aarch64 /proc/sys/fs/binfmt_misc/aarch64; do
-            if [[ -e "$r" ]] && head -n 1 "$r" | grep -qx enabled; then
-                binfmt_how="the machine's registration $r"
-            fi
-        done
-        if [[ -z "$binfmt_how" ]]; then
-            if unshare --user --map-root-user --mount --propagation private \
-                "$self" --in-binfmt-namespace true 2>/dev/null; then
-                binfmt_how="a binfmt_misc of the test's own namespace (gone when the test ends)"
-            else
-                die "an emulated aarch64 process cannot start the launcher's aarch64 python without binfmt_misc, and this kernel ($(uname -r)) has no binfmt_misc per user namespace (Linux 6.7+). Register qemu for aarch64 ELF machine-wide with:
-  apt-get install -y binfmt-support && update-binfmts --enable qemu-aarch64"
-            fi
+binfmt_probe() {
+    local r
+    for r in /proc/sys/fs/binfmt_misc/qemu-aarch64 /proc/sys/fs/binfmt_misc/aarch64; do
+        if [[ -e "$r" ]] && head -n 1 "$r" | grep -qx enabled; then
+            binfmt_how="the machine's registration ${r##*/}"
+            return
         fi
-        echo "binfmt: $binfmt_how" >&2
+    done
+    if unshare --user --map-root-user --mount --propagation private \
+        "$self" --in-binfmt-namespace true; then
+        binfmt_how="binfmt_misc of the test's own namespace"
+    else
+        die "an emulated aarch64 process cannot start the launcher's aarch64 python without binfmt_misc, and this kernel ($(uname -r)) gives no binfmt_misc of a user namespace's own (Linux 6.7+). Register qemu for aarch64 ELF machine-wide with:
+  apt-get install -y binfmt-support && update-binfmts --enable qemu-aarch64"
     fi
+}
+in_binfmt() {
     if [[ "$binfmt_how" == the\ machine* ]]; then
         QEMU_LD_PREFIX="$sysroot" "$@"
     else
@@ -310,9 +308,10 @@ common_checks "$smoke_json"
 
 # 5. binfmt: the emulated Python starts an aarch64 child of its own.
 step "binfmt: aarch64 child process"
+binfmt_probe
 child=$(in_binfmt "$venv/bin/python" -c 'import platform, subprocess, sys; print(platform.machine(), subprocess.run([sys.executable, "-c", "import platform; print(platform.machine())"], capture_output=True, text=True, check=True).stdout.strip())') || child="failed"
 if [[ "$child" == "aarch64 aarch64" ]]; then
-    done_step "ok"
+    done_step "ok, $binfmt_how"
 else
     done_step "FAILED: $child"
     failed=1
