@@ -119,6 +119,10 @@ pub(crate) struct Instance {
     /// [`Instance::copied`] of the call being written (kept to reuse its
     /// allocation).
     copying: Vec<(u32, u32)>,
+    /// The layout's [`CallLayout::ranges_version`] that
+    /// [`Instance::copied`] holds the ranges of, if it does: while the
+    /// layout keeps that version, a call copies into the same ranges.
+    copied_version: Option<u64>,
     /// What the last call measured (times only while timing is on).
     pub(crate) measure: CallMeasure,
 }
@@ -266,6 +270,7 @@ impl Instance {
             poll,
             copied: Vec::new(),
             copying: Vec::new(),
+            copied_version: None,
             measure: CallMeasure::default(),
         };
         // Part of making the instance: under the instantiation's deadline,
@@ -332,13 +337,14 @@ impl Instance {
                 .plan(call, self.scratch.offset, self.api)
                 .map_err(CallFailure::keep)?;
         }
-        self.measure = CallMeasure::default();
+        self.measure = CallMeasure {
+            bytes_in: self.layout.bytes_in,
+            ..CallMeasure::default()
+        };
         let timing = stats::timing();
         let started = timing.then(Instant::now);
         self.write_frame(call)?;
         let copied_in = timing.then(Instant::now);
-        self.measure.bytes_in = self.layout.inputs.iter().map(|r| u64::from(r.len)).sum();
-        self.measure.bytes_out = 0;
 
         {
             let state = self.store.data_mut();
@@ -367,8 +373,7 @@ impl Instance {
                 }
                 .and_then(|()| self.read_results(call));
                 if read.is_ok() {
-                    self.measure.bytes_out =
-                        self.layout.outputs.iter().map(|r| u64::from(r.len)).sum();
+                    self.measure.bytes_out = self.layout.bytes_out;
                 }
                 read
             }
@@ -411,6 +416,7 @@ impl Instance {
             }
         }
         self.copied.clear();
+        self.copied_version = None;
     }
 
     /// Copies the header and the inputs into guest memory. A result aliased
@@ -426,14 +432,21 @@ impl Instance {
     /// result last time costs nothing here.
     fn write_frame<C: CallView>(&mut self, call: &C) -> Result<(), CallFailure> {
         let base = self.scratch.offset;
-        self.copying.clear();
         // The layout keeps the header below `total`, a u32.
         let header = u32::try_from(self.layout.header.len()).unwrap_or(self.layout.total);
-        self.copying.push((0, header));
-        for fill in &self.layout.fills {
-            if let Source::Operand(_) = fill.source {
-                let start = fill.region.offset;
-                self.copying.push((start, start + fill.region.len));
+        // The ranges this call copies into: those of the last call while
+        // the layout's header length and regions are the ones they were
+        // found from (the usual case at one call site), else found again.
+        let version = self.layout.ranges_version();
+        let moved = self.copied_version != Some(version);
+        if moved {
+            self.copying.clear();
+            self.copying.push((0, header));
+            for fill in &self.layout.fills {
+                if let Source::Operand(_) = fill.source {
+                    let start = fill.region.offset;
+                    self.copying.push((start, start + fill.region.len));
+                }
             }
         }
         let data = self.memory.data_mut(&mut self.store);
@@ -453,13 +466,17 @@ impl Instance {
         let copier = Copier::new(self.limits.copy_threads);
         // A call laid out as the last one (the usual case at one call site)
         // copies into the same ranges: nothing to zero.
-        if !same(&self.copied, &self.copying) {
-            for_each_uncovered(&self.copied, &self.copying, |start, end| {
-                scratch[start as usize..end as usize].fill(0);
-            });
-            // Recorded before copying: if reading an operand fails half-way,
-            // the next call still scrubs whatever this one wrote.
-            std::mem::swap(&mut self.copied, &mut self.copying);
+        if moved {
+            if !same(&self.copied, &self.copying) {
+                for_each_uncovered(&self.copied, &self.copying, |start, end| {
+                    scratch[start as usize..end as usize].fill(0);
+                });
+                // Recorded before copying: if reading an operand fails
+                // half-way, the next call still scrubs whatever this one
+                // wrote.
+                std::mem::swap(&mut self.copied, &mut self.copying);
+            }
+            self.copied_version = Some(version);
         }
         scratch[..header as usize].copy_from_slice(&self.layout.header);
         for fill in &self.layout.fills {

@@ -191,6 +191,17 @@ pub(crate) struct CallLayout {
     pub(crate) fills: Vec<Fill>,
     /// Bytes of scratch the whole call needs.
     pub(crate) total: u32,
+    /// Bytes of the input regions, summed over the operands (an operand
+    /// that shares another's region counted too): the statistics' bytes
+    /// in, worked out when the regions are planned, not on every call.
+    pub(crate) bytes_in: u64,
+    /// Bytes of the output regions, summed over the results likewise.
+    pub(crate) bytes_out: u64,
+    /// Changes whenever the header's length or a data region may have
+    /// changed (a plan anew, attributes encoded again, a failed plan):
+    /// while it stays the same, so do the ranges of scratch the host copies
+    /// into ([`CallLayout::ranges_version`]).
+    version: u64,
     base: u32,
     depth: usize,
     /// Native spans of the buffers that can alias (non-empty, not tokens),
@@ -344,6 +355,16 @@ impl CallLayout {
         self.base
     }
 
+    /// A number that stays the same from one plan to the next only while
+    /// the header's length and every data region (offset, length, what
+    /// fills it) do: a caller that noted it with what it derived from them
+    /// (the ranges it copies into) need not derive them again while it
+    /// holds. Never the same for two different layouts of one
+    /// [`CallLayout`].
+    pub(crate) fn ranges_version(&self) -> u64 {
+        self.version
+    }
+
     /// Encodes `call` for a scratch region at guest address `base`, with the
     /// guest's API table at `api`. Afterwards [`CallLayout::total`] says how
     /// much scratch it needs; if that is more than the region holds, grow it
@@ -364,6 +385,7 @@ impl CallLayout {
             Ok(false) => self.plan_anew(call, base, api),
             Err(e) => {
                 self.shape = None;
+                self.version += 1;
                 Err(e)
             }
         }
@@ -413,6 +435,8 @@ impl CallLayout {
         let no_attrs = attrs.count() == 0;
         let kept = (no_attrs && !had_attrs) || self.refresh_attrs(&attrs)?;
         if !kept {
+            // The header's length may change (the data regions may not).
+            self.version += 1;
             self.header.truncate(attrs_at);
             self.encode_all_attrs(&attrs)?;
             if align_up(to_u32(self.header.len(), "header")?, DATA_ALIGN)? != data_at {
@@ -457,6 +481,7 @@ impl CallLayout {
         api: u32,
     ) -> Result<(), HandlerError> {
         self.shape = None;
+        self.version += 1;
         self.header.clear();
         self.inputs.clear();
         self.outputs.clear();
@@ -588,6 +613,8 @@ impl CallLayout {
         // The whole region must be addressable.
         base.checked_add(cursor).ok_or_else(|| too_big("scratch"))?;
         self.total = cursor;
+        self.bytes_in = self.inputs.iter().map(|r| u64::from(r.len)).sum();
+        self.bytes_out = self.outputs.iter().map(|r| u64::from(r.len)).sum();
         shape.attrs_at = attrs_at;
         shape.data_at = data_at;
         shape.shared.clone_from(&self.shared);
