@@ -12,10 +12,14 @@ so that nothing in them names the checkout they were built in; they find
 what they need relative to where they are installed.
 
 The binaries do not depend on Python's ABI: the wheel is ``py3-none``, for
-Linux x86_64; ``auditwheel repair`` then gives it the manylinux tag its
-symbols allow.
+Linux on the machine the binaries were built for (``--arch``: x86_64, the
+default, or aarch64); ``auditwheel repair`` then gives it the manylinux tag
+its symbols allow. Every ELF file in the wheel must be built for that
+machine (``check_machine``, which ``--check WHEEL`` runs on a finished,
+repaired wheel): a wheel tagged aarch64 with x86-64 binaries inside fails.
 
-Usage: python scripts/wheel.py RELEASE_DIR OUT_DIR
+Usage: python scripts/wheel.py [--arch x86_64|aarch64] RELEASE_DIR OUT_DIR
+       python scripts/wheel.py --check WHEEL
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,7 +41,21 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 NAME = "cyxla-jax-plugin"
 DIST = NAME.replace("-", "_")
 PACKAGE = "jax_plugins/cyxla"
-TAG = "py3-none-linux_x86_64"
+# The machines a wheel may be built for: each one's ELF `e_machine`
+# (EM_X86_64, EM_AARCH64 in the System V ABI's <elf.h>). The wheel's
+# platform tag names the machine as Python's `sysconfig.get_platform()` does.
+MACHINES = {"x86_64": 62, "aarch64": 183}
+DEFAULT_ARCH = "x86_64"
+# The binaries the wheel must hold, as paths inside it (the version is
+# between the name and `.data`).
+PLUGIN = f"{PACKAGE}/libcyxla_pjrt.so"
+PROGRAM = ".data/scripts/cyxla-host"
+
+
+def tag(arch: str) -> str:
+    """The raw wheel's tag; auditwheel replaces `linux` by the manylinux
+    policy the binaries meet."""
+    return f"py3-none-linux_{arch}"
 
 # What pip installs with the wheel: JAX, and the OpenBLAS the native LAPACK
 # targets use. The real XLA CPU plugin that platform `cyxla` wraps is the
@@ -51,6 +70,8 @@ TAG = "py3-none-linux_x86_64"
 # the C translation, and its `?syevd` measured slower than JAX's (scipy's
 # bundled OpenBLAS, which is built with gfortran): docs/performance.md,
 # "LAPACK library". `scripts/bench.sh --lapack wheel P5` measures this pin.
+# The same pin serves both machines: scipy-openblas32 0.3.30 to 0.3.33
+# publish manylinux_2_27/2_28 wheels for x86_64 and aarch64 alike.
 OPENBLAS_REQUIREMENT = "scipy-openblas32>=0.3.30,<0.3.34"
 REQUIRES = [
     "jax>=0.10.2",
@@ -65,20 +86,91 @@ def version() -> str:
         return tomllib.load(f)["project"]["version"]
 
 
-def stripped(path: pathlib.Path, scratch: pathlib.Path) -> bytes:
+# The strip program for each machine's binaries, first found first: the
+# machine's binutils `strip` is x86-64's own; for aarch64, the cross
+# binutils' or LLVM's (which knows every target).
+STRIP = {"x86_64": ("strip",), "aarch64": ("aarch64-linux-gnu-strip", "llvm-strip")}
+
+
+def strip_program(arch: str) -> str:
+    for name in STRIP[arch]:
+        if shutil.which(name):
+            return name
+    sys.exit(f"scripts/wheel.py: no strip program for {arch} binaries: install one of {', '.join(STRIP[arch])} "
+             "(apt-get install binutils-aarch64-linux-gnu, or llvm)")
+
+
+def stripped(path: pathlib.Path, scratch: pathlib.Path, strip: str) -> bytes:
     """The binary without debug information (it names source paths)."""
     out = scratch / path.name
-    subprocess.run(["strip", "--strip-debug", "-o", str(out), str(path)], check=True)
+    subprocess.run([strip, "--strip-debug", "-o", str(out), str(path)], check=True)
     return out.read_bytes()
 
 
-def files(release: pathlib.Path, scratch: pathlib.Path, ver: str) -> list[tuple[str, bytes, bool]]:
+def elf_machine(data: bytes) -> int | None:
+    """The `e_machine` of a 64-bit little-endian ELF file, None if `data`
+    is not ELF at all. Fails on an ELF file of another class or byte order
+    (neither machine of MACHINES has one)."""
+    if data[:4] != b"\x7fELF":
+        return None
+    if len(data) < 20 or data[4] != 2 or data[5] != 1:
+        raise ValueError("an ELF file that is not 64-bit little-endian")
+    return int.from_bytes(data[18:20], "little")
+
+
+def check_machine(entries: list[tuple[str, bytes]], arch: str) -> None:
+    """Fails unless every ELF file among `entries` (path in the wheel,
+    bytes) is built for `arch`, the plugin library and the program among
+    them."""
+    want = MACHINES[arch]
+    names = {v: k for k, v in MACHINES.items()}
+    binaries = {PLUGIN: "the plugin library", PROGRAM: "the cyxla-host program"}
+    missing = dict(binaries)
+    for name, data in entries:
+        binary = PLUGIN if name == PLUGIN else PROGRAM if name.endswith(PROGRAM) else None
+        try:
+            machine = elf_machine(data)
+        except ValueError as e:
+            sys.exit(f"scripts/wheel.py: {name} in the {arch} wheel is {e}")
+        if machine is None:
+            if binary:
+                sys.exit(f"scripts/wheel.py: {name} in the {arch} wheel is not an ELF file")
+            continue
+        if machine != want:
+            sys.exit(f"scripts/wheel.py: {name} in the {arch} wheel is built for "
+                     f"{names.get(machine, f'ELF machine {machine}')}, not {arch} (ELF machine {want})")
+        missing.pop(binary, None)
+    if missing:
+        sys.exit(f"scripts/wheel.py: the {arch} wheel lacks {' and '.join(missing.values())}")
+
+
+def check_wheel(wheel: pathlib.Path) -> str:
+    """Checks a finished wheel: one machine in all its platform tags (its
+    WHEEL file's), and every ELF file in it built for that machine
+    (check_machine). Returns the machine."""
+    with zipfile.ZipFile(wheel) as z:
+        wheel_files = [n for n in z.namelist() if re.fullmatch(r"[^/]+\.dist-info/WHEEL", n)]
+        if len(wheel_files) != 1:
+            sys.exit(f"scripts/wheel.py: {wheel} has {len(wheel_files)} .dist-info/WHEEL files, not one")
+        tags = re.findall(r"^Tag: (\S+)$", z.read(wheel_files[0]).decode(), re.MULTILINE)
+        arches = {next((a for a in MACHINES if t.endswith(f"_{a}")), t) for t in tags}
+        if len(arches) != 1 or not arches <= MACHINES.keys():
+            sys.exit(f"scripts/wheel.py: {wheel}'s tags {tags} do not name one machine of {sorted(MACHINES)}")
+        arch = arches.pop()
+        if not wheel.name.endswith(f"_{arch}.whl"):
+            sys.exit(f"scripts/wheel.py: {wheel.name} does not end in its machine's tag ({arch})")
+        check_machine([(n, z.read(n)) for n in z.namelist() if not n.endswith("/")], arch)
+    return arch
+
+
+def files(release: pathlib.Path, scratch: pathlib.Path, ver: str, arch: str) -> list[tuple[str, bytes, bool]]:
     """(path in the wheel, bytes, executable)."""
     out: list[tuple[str, bytes, bool]] = []
     init = ROOT / "host/python/jax_plugins/cyxla/__init__.py"
     out.append((f"{PACKAGE}/__init__.py", init.read_bytes(), False))
-    out.append((f"{PACKAGE}/libcyxla_pjrt.so", stripped(release / "libcyxla_pjrt.so", scratch), True))
-    out.append((f"{DIST}-{ver}.data/scripts/cyxla-host", stripped(release / "cyxla-host", scratch), True))
+    strip = strip_program(arch)
+    out.append((PLUGIN, stripped(release / "libcyxla_pjrt.so", scratch, strip), True))
+    out.append((f"{DIST}-{ver}{PROGRAM}", stripped(release / "cyxla-host", scratch, strip), True))
     guests = sorted((ROOT / "guests/out").glob("*.wasm"))
     if not guests:
         sys.exit("scripts/wheel.py: guests/out holds no guests: build them with scripts/setup.sh")
@@ -267,23 +359,32 @@ def record_line(name: str, data: bytes) -> str:
 
 
 def main() -> None:
-    if len(sys.argv) != 3:
-        sys.exit(__doc__.strip().splitlines()[-1])
-    release, out_dir = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+    args = sys.argv[1:]
+    if len(args) == 2 and args[0] == "--check":
+        arch = check_wheel(pathlib.Path(args[1]))
+        print(f"scripts/wheel.py: {args[1]}: every ELF file in it is built for {arch}", file=sys.stderr)
+        return
+    arch = DEFAULT_ARCH
+    if args[:1] == ["--arch"] and len(args) >= 2:
+        arch, args = args[1], args[2:]
+    if len(args) != 2 or arch not in MACHINES:
+        sys.exit(__doc__[__doc__.index("Usage:"):].strip())
+    release, out_dir = pathlib.Path(args[0]), pathlib.Path(args[1])
     for f in ("cyxla-host", "libcyxla_pjrt.so"):
         if not (release / f).is_file():
             sys.exit(f"scripts/wheel.py: {release / f} is missing: build it with "
                      "`cargo build --release -p cyxla-host -p cyxla-pjrt`")
     ver = version()
     out_dir.mkdir(parents=True, exist_ok=True)
-    wheel = out_dir / f"{DIST}-{ver}-{TAG}.whl"
+    wheel = out_dir / f"{DIST}-{ver}-{tag(arch)}.whl"
     info = f"{DIST}-{ver}.dist-info"
     with tempfile.TemporaryDirectory() as scratch:
-        entries = files(release, pathlib.Path(scratch), ver)
+        entries = files(release, pathlib.Path(scratch), ver, arch)
+    check_machine([(n, d) for n, d, _ in entries], arch)
     entries.append((f"{info}/METADATA", metadata(ver).encode(), False))
     wheel_text = (
         "Wheel-Version: 1.0\nGenerator: cyxla scripts/wheel.py\nRoot-Is-Purelib: false\n"
-        f"Tag: {TAG}\n"
+        f"Tag: {tag(arch)}\n"
     )
     entries.append((f"{info}/WHEEL", wheel_text.encode(), False))
     entries.append((f"{info}/top_level.txt", b"jax_plugins\n", False))
