@@ -23,9 +23,10 @@
 #                                    # (no cyxla wheel needed, none used)
 #
 # Everything is kept under target/aarch64-python (ignored by git; about
-# 0.8 GB): a private apt state for arm64 (apt/), the .deb files (debs/), the
-# sysroot they are unpacked into (sysroot/), the PyPI wheels (wheelhouse/)
-# and the venv (venv/). Each step is skipped when its stamp says its inputs
+# 0.9 GB): a private apt state for arm64 (apt/), the .deb files (debs/),
+# the sysroot they are unpacked into (sysroot/; the emulated processes'
+# "/", so the compile cache is its var/cache/cyxla), the PyPI wheels
+# (wheelhouse/) and the venv (venv/). Each step is skipped when its stamp says its inputs
 # did not change, so a second run does only the tests. Installs nothing
 # system-wide: apt runs with its own lists and architecture (arm64) under
 # target/ and only downloads (`apt-get download`, unpacked with
@@ -227,6 +228,13 @@ else
     rm -f "$venv/.stamp-cyxla"
     done_step "installed"
 fi
+if ((plain)) && [[ -e "$venv/.stamp-cyxla" ]]; then
+    # --plain is JAX alone: the wheel an earlier run installed goes.
+    step "venv: cyxla wheel uninstalled"
+    pip_in_venv uninstall -y cyxla-jax-plugin
+    rm -f "$venv/.stamp-cyxla"
+    done_step "for --plain"
+fi
 if [[ -n "$cyxla_wheel" ]]; then
     step "venv: cyxla wheel (emulated pip)"
     if [[ "$(cat "$venv/.stamp-cyxla" 2>/dev/null)" == "$wheel_sum" ]]; then
@@ -271,7 +279,15 @@ in_binfmt() {
 failed=0
 # check NAME JSON PYTHON-EXPRESSION: the expression, over the result `r`, holds.
 check() {
-    if "$pyhost" -c 'import json, sys; r = json.loads(sys.argv[1]); sys.exit(0 if eval(sys.argv[2]) else 1)' "$2" "$3"; then
+    # A key the program did not print (it failed first) fails the check.
+    if "$pyhost" -c '
+import json, sys
+r = json.loads(sys.argv[1])
+try:
+    ok = eval(sys.argv[2])
+except (KeyError, TypeError, AttributeError):
+    ok = False
+sys.exit(0 if ok else 1)' "$2" "$3"; then
         echo "  ok    $1" >&2
     else
         echo "  FAIL  $1: $3" >&2
@@ -302,8 +318,10 @@ common_checks() {
     check "jnp.linalg.eigh = numpy, A v = v w" "$1" 'r["eigh"] is True'
 }
 
-# 4. JAX alone, in the emulated venv Python (no cyxla: the environment).
-run_smoke "JAX alone (jax_smoke.py --plain)" arm "$venv/bin/python" "$smoke" --plain
+# 4. JAX without the launcher, in the emulated venv Python: the environment.
+#    (With the cyxla wheel installed, jax_plugins.cyxla warns that platform
+#    `cyxla` has no real PJRT plugin, and JAX runs on its own CPU backend.)
+run_smoke "JAX, no launcher (--plain)" arm "$venv/bin/python" "$smoke" --plain
 common_checks "$smoke_json"
 
 # 5. binfmt: the emulated Python starts an aarch64 child of its own.
@@ -319,7 +337,11 @@ fi
 
 # 6. The wheel's launcher runs the program, the guests on JAX's cpu platform.
 if [[ -n "$cyxla_wheel" ]]; then
-    run_smoke "cyxla-host --platform cpu (wheel)" in_binfmt "$venv/bin/cyxla-host" --platform cpu \
+    # As in an activated venv: the launcher finds COMMAND `python` on the
+    # PATH. The compile cache walks its folder from "/", which qemu maps to
+    # the sysroot: the folder is named, so that it is the sysroot's
+    # var/cache/cyxla whatever HOME is (the emulated processes' own).
+    PATH="$venv/bin:$PATH" CYXLA_CACHE_DIR=/var/cache/cyxla run_smoke "cyxla-host --platform cpu (wheel)" in_binfmt "$venv/bin/cyxla-host" --platform cpu \
         --allow rms_norm --allow trap --allow spin --limit "call_timeout=$call_timeout" \
         -- python "$smoke"
     j=$smoke_json
