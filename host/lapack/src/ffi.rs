@@ -11,8 +11,9 @@
 //! * every `CHARACTER` argument adds a hidden `size_t` length, appended after
 //!   all the declared arguments, in the order of the character arguments
 //!   (gfortran ≥ 8). We always pass 1. Routines OpenBLAS reimplements in C
-//!   (`?trsm`, `?getrf`, `?potrf`) ignore the extra arguments, which the
-//!   x86_64 SysV convention makes harmless;
+//!   (`?trsm`, `?getrf`, `?potrf`) ignore the extra arguments, which the C
+//!   conventions of x86_64 (SysV) and aarch64 (AAPCS64) make harmless: the
+//!   caller places and removes every argument, the callee reads only its own;
 //! * `LOGICAL` is a 4-byte integer and a `LOGICAL FUNCTION` argument (the
 //!   `SELECT` of `?gees`) is a function pointer, which may be NULL when
 //!   `SORT = 'N'` because LAPACK never calls it then.

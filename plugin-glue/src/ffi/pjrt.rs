@@ -3,7 +3,8 @@
 //! Source: `xla/pjrt/c/pjrt_c_api.h` at PJRT API **0.81** (the header shipped
 //! in the `xla-cpu-pjrt` wheel) and `xla/pjrt/c/pjrt_c_api_ffi_extension.h`
 //! (FFI extension layout version 3, as vendored by pypjrt at PJRT 0.114),
-//! x86_64 / LP64. Every struct used here has the same layout in 0.81, 0.104
+//! LP64: x86_64 and aarch64 alike (the layout proofs at the end compile for
+//! both). Every struct used here has the same layout in 0.81, 0.104
 //! and 0.114 (docs/abi.md, "Client structs"); the one that grows, `PJRT_ExecuteOptions`,
 //! is declared in its 0.81 form, which all three plugins accept.
 //!
@@ -1011,7 +1012,8 @@ impl PJRT_FFI_Register_Handler_Args {
 }
 
 // ---------------------------------------------------------------------------
-// Layout proofs (x86_64; offsets from docs/abi.md, "PJRT_Api and version negotiation",
+// Layout proofs, LP64: x86_64 and aarch64 alike
+// (offsets from docs/abi.md, "PJRT_Api and version negotiation",
 // "PJRT_FFI_Extension", "Client structs")
 // ---------------------------------------------------------------------------
 

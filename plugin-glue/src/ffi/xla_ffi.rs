@@ -1,4 +1,5 @@
-//! Raw XLA FFI C API types, x86_64 (LP64) layout.
+//! Raw XLA FFI C API types, LP64 layout (x86_64 and aarch64 alike: the
+//! layout proofs at the end compile for both).
 //!
 //! Mirrors `xla/ffi/api/c_api.h` as shipped in jaxlib 0.10.2, XLA FFI API
 //! version **0.3** (`XLA_FFI_API_MAJOR` / `XLA_FFI_API_MINOR`). The runtimes
@@ -862,7 +863,8 @@ struct_sizes! {
 }
 
 // ---------------------------------------------------------------------------
-// Compile-time layout proofs (x86_64 / LP64 column of docs/abi.md, "XLA FFI C API")
+// Compile-time layout proofs (x86_64 / LP64 column of docs/abi.md, "XLA FFI C API",
+// which aarch64 shares: these asserts compile for it too)
 // ---------------------------------------------------------------------------
 
 /// Asserts size, alignment, declared struct size and every field offset;

@@ -93,7 +93,7 @@ impl<'a> BufferView<'a> {
                 "the buffer has struct_size {struct_size}, expected at least {XLA_FFI_Buffer_STRUCT_SIZE}"
             )));
         }
-        // SAFETY: struct_size covers the whole struct (48 = size_of on x86_64);
+        // SAFETY: struct_size covers the whole struct (48 = size_of on x86_64 and aarch64);
         // valid for 'a by the caller's contract.
         let raw: &'a XLA_FFI_Buffer = unsafe { &*buffer };
         let Some(dtype) = DType::from_xla(raw.dtype) else {
