@@ -26,8 +26,9 @@
 # 0.9 GB): a private apt state for arm64 (apt/), the .deb files (debs/),
 # the sysroot they are unpacked into (sysroot/; the emulated processes'
 # "/", so the compile cache is its var/cache/cyxla), the PyPI wheels
-# (wheelhouse/) and the venv (venv/). Each step is skipped when its stamp says its inputs
-# did not change, so a second run does only the tests. Installs nothing
+# (wheelhouse/) and the venv (venv/). Each step is skipped when its stamp
+# says its inputs did not change, so a second run does only the tests; a
+# new build of the wheel is installed again. Installs nothing
 # system-wide: apt runs with its own lists and architecture (arm64) under
 # target/ and only downloads (`apt-get download`, unpacked with
 # `dpkg-deb -x`), so dpkg's architectures and the machine's packages are
@@ -52,15 +53,22 @@
 # sysroot) is in the environment, which qemu reads and every child
 # inherits.
 #
+# The emulated CPU is qemu's `max` (SVE2, SME: OpenBLAS picks its armv9sme
+# kernels) unless QEMU_CPU names another, which every emulated process of
+# the test inherits: `QEMU_CPU=neoverse-n1 scripts/aarch64_jax.sh` runs the
+# code paths of a Neoverse N1 server (no SVE), e.g. AWS Graviton 2.
+#
 # What emulation cannot show: qemu translates every block of aarch64 code
 # (Python, XLA's CPU code, the guests' compiled code) on x86-64, so no time
 # it gives says how fast any of it is on an Arm machine; the wall times
 # printed below are the steps' times on this machine, for planning runs, not
 # performance figures. qemu runs aarch64's weaker memory model on x86-64's
 # stronger one: threads (XLA's thread pool, the deadline timer, the guest
-# instances) are not tested for aarch64's orderings. Nor are aarch64's
-# own CPU features beyond what qemu's `max` CPU emulates (the guest's
-# FPCR settings are, as an emulated register).
+# instances) are not tested for aarch64's orderings. Nor is anything a real
+# core does that qemu's model of it does not (errata, caches, when a signal
+# lands); a deadline's lateness is not checked here, only that the call
+# ends with DEADLINE_EXCEEDED (the call timeout: AARCH64_JAX_CALL_TIMEOUT,
+# default 2s).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 self="$root/scripts/aarch64_jax.sh"
@@ -363,6 +371,7 @@ echo "aarch64 JAX smoke test (qemu-aarch64 user emulation; wall times of this ma
 printf '  %s\n' "${summary[@]}"
 printf '  %-34s %7s s\n' "total" "$(awk -v a="$t_start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')"
 echo "  disk: $(du -sh "$sysroot" | cut -f1) sysroot, $(du -sh "$venv" | cut -f1) venv, $(du -sh "$wheelhouse" | cut -f1) wheelhouse, $(du -sh "$top" | cut -f1) in all (target/aarch64-python)"
+echo "  emulated CPU: ${QEMU_CPU:-max} (QEMU_CPU)"
 if ((plain)); then
     echo "  mode: --plain, JAX alone: the cyxla wheel was neither needed nor tested"
 else
