@@ -254,7 +254,9 @@ impl Ending {
 /// What one call measured (times only while timing is on).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct CallMeasure {
-    /// Whether the call was timed (`guest` and `copy` are then its times).
+    /// Whether the call was timed (`guest` and `copy` are then its times;
+    /// they are zero otherwise, and [`TargetStats::record`] reads them only
+    /// then).
     pub(crate) timed: bool,
     pub(crate) guest: Duration,
     pub(crate) copy: Duration,
@@ -309,14 +311,16 @@ impl TargetStats {
             }
         };
         add(&shard.calls, 1);
-        add(&shard.guest_ns, nanos(measure.guest));
-        add(&shard.copy_ns, nanos(measure.copy));
         add(&shard.bytes_in, measure.bytes_in);
         add(&shard.bytes_out, measure.bytes_out);
+        // An untimed call's times are zero: nothing to add (and no
+        // conversion of two durations on every call).
         if measure.timed {
+            let (guest, copy) = (nanos(measure.guest), nanos(measure.copy));
+            add(&shard.guest_ns, guest);
+            add(&shard.copy_ns, copy);
             add(&shard.timed, 1);
-            let ns = nanos(measure.guest).saturating_add(nanos(measure.copy));
-            add(&shard.durations[bucket(ns)], 1);
+            add(&shard.durations[bucket(guest.saturating_add(copy))], 1);
         }
     }
 
