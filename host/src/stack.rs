@@ -64,9 +64,16 @@ fn lowest() -> Option<usize> {
     if cached != 0 {
         return Some(cached);
     }
-    let found = query_lowest();
-    LOWEST.with(|l| l.set(found.unwrap_or(usize::MAX)));
-    found
+    /// The first look on a thread, out of line: the look of every call
+    /// after it is a leaf that saves no registers.
+    #[cold]
+    #[inline(never)]
+    fn first() -> Option<usize> {
+        let found = query_lowest();
+        LOWEST.with(|l| l.set(found.unwrap_or(usize::MAX)));
+        found
+    }
+    first()
 }
 
 /// The lowest address of this thread's stack, from glibc (for the main
