@@ -404,7 +404,7 @@ impl CallLayout {
     fn replan<C: CallView>(&mut self, call: &C, base: u32, api: u32) -> Result<bool, HandlerError> {
         // Borrowed, not taken: moving the shape out and back costs more than
         // the rest of a call without attributes.
-        let Some(shape) = &self.shape else {
+        let Some(shape) = &mut self.shape else {
             return Ok(false);
         };
         let n_args = call.num_args();
@@ -424,11 +424,17 @@ impl CallLayout {
                 return Ok(false);
             }
             dims_at += rank;
-            moved |= desc.addr != shape.addrs[slot];
+            // Noted as it goes, so that finding the aliases again asks the
+            // call for nothing more: if the shape differs after all, the
+            // caller plans anew (a new shape), and if this fails, `plan`
+            // drops the shape.
+            let addr = &mut shape.addrs[slot];
+            moved |= desc.addr != *addr;
+            *addr = desc.addr;
         }
         // Buffers at the native addresses of the last call (the usual case
         // at one call site) alias as they did: `shared` still holds.
-        if moved && !self.realias(call, n_args)? {
+        if moved && !self.realias(n_args)? {
             return Ok(false);
         }
         let attrs = call.attrs();
@@ -449,18 +455,25 @@ impl CallLayout {
         Ok(true)
     }
 
-    /// Finds the aliases of `call`'s buffers again (they are at other
-    /// native addresses than the shape's) and notes their addresses in the
-    /// shape; returns whether the buffers alias as the shape's did.
-    fn realias<C: CallView>(&mut self, call: &C, n_args: usize) -> Result<bool, HandlerError> {
-        let Some(shape) = &mut self.shape else {
+    /// Finds the aliases of the call's buffers again, from the shape (whose
+    /// dtypes and byte lengths [`CallLayout::replan`] found to be the
+    /// call's) and the native addresses it noted there, which are not the
+    /// ones `shared` was found from; returns whether the buffers alias as
+    /// they did then.
+    fn realias(&mut self, n_args: usize) -> Result<bool, HandlerError> {
+        let Some(shape) = &self.shape else {
             return Ok(false);
         };
-        // Noted first: if the aliases differ, the caller plans anew.
         self.spans.clear();
-        for (slot, addr) in shape.addrs.iter_mut().enumerate() {
-            let desc = slot_desc(call, slot, n_args)?;
-            *addr = desc.addr;
+        for (slot, (&(dtype, byte_len, _), &addr)) in
+            shape.slots.iter().zip(&shape.addrs).enumerate()
+        {
+            let desc = BufferDesc {
+                dtype,
+                dims: &[],
+                byte_len,
+                addr,
+            };
             push_span(&mut self.spans, &desc, slot);
         }
         for (slot, owner) in self.shared.iter_mut().enumerate() {
