@@ -249,7 +249,9 @@ if [[ -n "$cyxla_wheel" ]]; then
         done_step "up to date"
     else
         pip_in_venv install --no-index --find-links "$wheelhouse" --force-reinstall --no-deps "$cyxla_wheel"
-        pip_in_venv install --no-index --find-links "$wheelhouse" "$cyxla_wheel" "jax==$JAX_VERSION"
+        # With the README's extra `pjrt`: on aarch64 it must install nothing
+        # (no plugin publishes an aarch64 build), not fail.
+        pip_in_venv install --no-index --find-links "$wheelhouse" "$cyxla_wheel[pjrt]" "jax==$JAX_VERSION"
         echo "$wheel_sum" >"$venv/.stamp-cyxla"
         done_step "$(basename "$cyxla_wheel")"
     fi
@@ -331,6 +333,10 @@ common_checks() {
 #    `cyxla` has no real PJRT plugin, and JAX runs on its own CPU backend.)
 run_smoke "JAX, no launcher (--plain)" arm "$venv/bin/python" "$smoke" --plain
 common_checks "$smoke_json"
+if [[ -n "$cyxla_wheel" ]]; then
+    check "cyxla warns: no aarch64 PJRT plugin on PyPI, use --platform cpu" "$smoke_json" \
+        'len(r["cyxla_warnings"]) == 1 and "PyPI has none" in r["cyxla_warnings"][0] and "--platform cpu" in r["cyxla_warnings"][0]'
+fi
 
 # 5. binfmt: the emulated Python starts an aarch64 child of its own.
 step "binfmt: aarch64 child process"

@@ -63,7 +63,9 @@ def tag(arch: str) -> str:
 # installs beside every JAX. The default plugin of a checkout,
 # lammps-jax-pjrt-cpu 0.11.2 (PJRT 0.115), declares jax<=0.11.2; where it is
 # installed, cyxla prefers it. Without either, the guests run on JAX's own
-# CPU backend (`cyxla-host --platform cpu`).
+# CPU backend (`cyxla-host --platform cpu`). Neither plugin publishes an
+# aarch64 build, so on aarch64 the extra has nothing to install (pip would
+# fail on it): there the guests run on JAX's own CPU backend only.
 #
 # The OpenBLAS is pinned below 0.3.34: scipy-openblas32 0.3.34 is built
 # without a Fortran compiler (no libgfortran in the wheel), so its LAPACK is
@@ -76,7 +78,7 @@ OPENBLAS_REQUIREMENT = "scipy-openblas32>=0.3.30,<0.3.34"
 REQUIRES = [
     "jax>=0.10.2",
     OPENBLAS_REQUIREMENT,
-    'fastatomstruct-xla-cpu; extra == "pjrt"',
+    'fastatomstruct-xla-cpu; extra == "pjrt" and platform_machine == "x86_64"',
 ]
 REQUIRES_PYTHON = ">=3.11"
 

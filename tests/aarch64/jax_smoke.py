@@ -23,15 +23,28 @@ are those of an emulated process: they say nothing about aarch64's speed.
 """
 
 import json
+import logging
 import os
 import platform
 import sys
 import time
 
-import jax
-import jax.numpy as jnp
-import jaxlib
-import numpy as np
+# What jax_plugins.cyxla warns while JAX discovers its platforms (the first
+# jax.devices()): on aarch64, with no real PJRT plugin, what to do instead.
+WARNINGS: list[str] = []
+
+
+class _Collect(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        WARNINGS.append(record.getMessage())
+
+
+logging.getLogger("jax_plugins.cyxla").addHandler(_Collect(logging.WARNING))
+
+import jax  # noqa: E402 (after the handler: discovery may warn on import)
+import jax.numpy as jnp  # noqa: E402
+import jaxlib  # noqa: E402
+import numpy as np  # noqa: E402
 
 EPS = np.float32(1e-5)
 
@@ -98,6 +111,7 @@ def main() -> None:
         "jaxlib": jaxlib.__version__,
         "backend": jax.default_backend(),
         "platforms": sorted({d.platform for d in jax.devices()}),
+        "cyxla_warnings": WARNINGS,
     }
     cpu = jax.devices("cpu")[0]
     with jax.default_device(cpu):

@@ -203,10 +203,17 @@ fn real_plugin(config: &Config) -> Check {
             "not needed: the guests are served on JAX's own `cpu` platform (--platform cpu)",
         );
     }
-    let install = "pip install fastatomstruct-xla-cpu (any JAX; the cyxla wheel's extra `pjrt`) \
-                   or lammps-jax-pjrt-cpu==0.11.2 (JAX up to 0.11.2) into the environment cyxla \
-                   is installed in (in a checkout: scripts/setup.sh), or serve the guests on \
-                   JAX's own CPU backend with --platform cpu";
+    // The plugins on PyPI are x86-64 builds only.
+    let install = if cfg!(target_arch = "x86_64") {
+        "pip install fastatomstruct-xla-cpu (any JAX; the cyxla wheel's extra `pjrt`) \
+         or lammps-jax-pjrt-cpu==0.11.2 (JAX up to 0.11.2) into the environment cyxla \
+         is installed in (in a checkout: scripts/setup.sh), or serve the guests on \
+         JAX's own CPU backend with --platform cpu"
+    } else {
+        "serve the guests on JAX's own CPU backend with --platform cpu (PyPI has no build \
+         of a real XLA CPU PJRT plugin for this machine, so the cyxla wheel's extra `pjrt` \
+         installs nothing here), or name a build of one with --plugin"
+    };
     let explicit = config.setup.plugin.as_deref();
     let path = match process::find_plugin(explicit) {
         Ok(path) => path,

@@ -38,6 +38,7 @@ import logging
 import os
 import pathlib
 import sys
+from platform import machine as _machine
 from typing import Any
 
 logger = logging.getLogger(__name__)
@@ -252,6 +253,7 @@ def _wheel_name() -> str:
     """This package's wheel file name, from its installed metadata."""
     from importlib import metadata
 
+    fallback = f"py3-none-manylinux_2_28_{_machine()}"
     try:
         dist = metadata.distribution("cyxla-jax-plugin")
         tags = [
@@ -259,10 +261,10 @@ def _wheel_name() -> str:
             for line in (dist.read_text("WHEEL") or "").splitlines()
             if line.startswith("Tag:")
         ]
-        tag = tags[0] if tags else "py3-none-manylinux_2_28_x86_64"
+        tag = tags[0] if tags else fallback
         return f"cyxla_jax_plugin-{dist.version}-{tag}.whl"
     except metadata.PackageNotFoundError:
-        return "cyxla_jax_plugin-VERSION-py3-none-manylinux_2_28_x86_64.whl"
+        return f"cyxla_jax_plugin-VERSION-{fallback}.whl"
 
 
 def _warn_no_real_plugin(library: str) -> None:
@@ -273,16 +275,23 @@ def _warn_no_real_plugin(library: str) -> None:
         return
     _warned = True
     looked = ", ".join(str(f) for f in _site_packages(library)) or "nowhere"
+    if _machine() in ("aarch64", "arm64"):
+        # The extra's plugin, and every other on PyPI, is x86-64 only.
+        install = "set %s to an aarch64 build of one (PyPI has none, so the extra `pjrt` installs nothing here)"
+        install %= PLUGIN_ENV
+    else:
+        install = (
+            "install the wheel's extra `pjrt` (pip install \"%s[pjrt]\") or lammps-jax-pjrt-cpu==0.11.2 "
+            "(JAX up to 0.11.2), or set %s" % (_wheel_name(), PLUGIN_ENV)
+        )
     logger.warning(
         "cyxla: platform `cyxla` is not registered: it needs a real XLA CPU PJRT plugin and none "
         "is installed (looked in %s); JAX runs on its own platforms (cpu). For platform `cyxla`, "
-        "install the wheel's extra `pjrt` (pip install \"%s[pjrt]\") or lammps-jax-pjrt-cpu==0.11.2 "
-        "(JAX up to 0.11.2), or set %s; to serve the guests on JAX's own cpu platform instead, run "
+        "%s; to serve the guests on JAX's own cpu platform instead, run "
         "under `cyxla-host --platform cpu` or call jax_plugins.cyxla.serve_on_cpu(); "
         "JAX_PLATFORMS=cyxla makes this an error",
         looked,
-        _wheel_name(),
-        PLUGIN_ENV,
+        install,
     )
 
 
