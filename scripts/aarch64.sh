@@ -5,8 +5,10 @@
 # (tests/suite), poll-page deadlines (the engine's unit tests, hostile::,
 # deadline_deep_calls), faults with foreign handlers (fault_handlers), fork
 # (fork), the memory budget, allocation-free calls (budget, steady_state)
-# and the differential fuzzer's smoke run (fuzz_smoke::). Prints the
-# test counts per suite and the script's wall time. Issue 44.
+# and the differential fuzzer's smoke run (fuzz_smoke::); then builds the
+# aarch64 wheel (scripts/wheel.sh --target aarch64) and runs the JAX smoke
+# test of it in an emulated aarch64 Python (scripts/aarch64_jax.sh). Prints
+# the test counts per suite and the script's wall time. Issue 44.
 #
 # Installs nothing: it stops with the apt-get line to run when the emulator,
 # the aarch64 sysroot or the cross compilers are missing. Builds into its own
@@ -155,6 +157,23 @@ suite "fork" --test fork
 suite "deadline_deep_calls" --test deadline_deep_calls
 suite "budget" --test budget
 suite "steady_state" --test steady_state
+
+# The product as users get it: the aarch64 wheel (a release build by
+# cargo-zigbuild against glibc 2.28, target/wheels-aarch64/), installed into
+# an emulated aarch64 Python with JAX, its launcher running the JAX smoke
+# test (scripts/aarch64_jax.sh says what it checks).
+# The suites' cross-build settings go first: the wheel links with zig, into
+# the default target folder, where aarch64_jax.sh finds it.
+unset CARGO_TARGET_DIR CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER \
+    CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER CC_aarch64_unknown_linux_gnu \
+    CXX_aarch64_unknown_linux_gnu AR_aarch64_unknown_linux_gnu CXX HOST_CC HOST_CXX
+echo "== wheel and JAX smoke test" >&2
+if wheel=$(scripts/wheel.sh --target aarch64) && scripts/aarch64_jax.sh >&2; then
+    results+=("$(printf '%-26s %s' "wheel, JAX smoke" "passed ($(basename "$wheel"))")")
+else
+    results+=("$(printf '%-26s %s' "wheel, JAX smoke" "FAILED (above)")")
+    failed=1
+fi
 
 echo
 echo "aarch64 (qemu-aarch64 $(qemu-aarch64-static --version | sed -n 's/.*version \([^ ]*\).*/\1/p')):"
