@@ -4,7 +4,8 @@ installed: jitted guest ``ffi_call``s, ``grad`` through guests and
 ``cpu`` with the guests served there), each result checked against the same
 computation without cyxla: jnp on JAX's own CPU backend. Prints one JSON
 line. It is copied out of the checkout before it runs: nothing of the
-repository is on the venv's paths.
+repository is on the venv's paths. tests/aarch64/jax_smoke.py imports its
+guest call and formula (``rms_norm``, ``reference``).
 """
 
 import json
