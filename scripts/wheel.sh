@@ -51,19 +51,8 @@ done
 # The oldest glibc the binaries may need; the manylinux tag follows from it.
 glibc=2.28
 triple=$arch-unknown-linux-gnu
-# The binaries name no folder of this machine: source paths (panic
-# messages, debug info) are rewritten to /cyxla (the checkout, its target
-# folder among it) and /cargo (crates.io's sources).
-cargo_home="${CARGO_HOME:-$HOME/.cargo}"
-remap="--remap-path-prefix=$root=/cyxla --remap-path-prefix=$cargo_home=/cargo"
-target_abs="$(cd "${CARGO_TARGET_DIR:-target}" 2>/dev/null && pwd || true)"
-if [[ -n "$target_abs" && "$target_abs" != "$root"/* ]]; then
-  remap="$remap --remap-path-prefix=$target_abs=/cyxla-target"
-fi
-# cargo-zigbuild runs zig as `python3 -m ziglang`: the venv's python3.
-RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }$remap" \
-  PATH="$venv/bin:$PATH" "$venv/bin/cargo-zigbuild" zigbuild --release -p cyxla-host -p cyxla-pjrt \
-  --target "$triple.$glibc" >&2
+# Source paths rewritten, zig from .venv: scripts/zigbuild.sh.
+scripts/zigbuild.sh zigbuild --release -p cyxla-host -p cyxla-pjrt --target "$triple.$glibc" >&2
 
 target="${CARGO_TARGET_DIR:-target}"
 # target/wheels/ for the machine's own wheel (the tests read it there).
