@@ -4,6 +4,7 @@
 
 use crate::call::{Batched, Call, Ctx, Operand};
 use crate::checked;
+use crate::geev::workspace;
 use crate::scalar::{ComplexLapack, LapackScalar, RealLapack};
 use plugin_glue::handler::{ErrorCode, HandlerError};
 
@@ -87,13 +88,7 @@ fn run_with<'a, T: LapackScalar>(
         Batched::new(info, 1, batch),
     );
     let flops = 25.0 * (nn * n) as f64;
-    let init = || {
-        (
-            vec![T::default(); lwork],
-            checked::rwork::<T>(n),
-            vec![T::default(); nn],
-        )
-    };
+    let init = || workspace::<T>(lwork, n, nn);
     ctx.for_each_element(
         batch,
         flops,

@@ -48,6 +48,22 @@ pub(crate) fn unpack_eigenvectors<T: RealScalar>(
     }
 }
 
+/// A worker's workspace for a complex `?geev` or any `?gees` (gees
+/// borrows it): WORK of `lwork` elements, RWORK for `rwork_n` as
+/// [`checked::rwork`] sizes it, and an `nn`-element scratch matrix (geev's
+/// copy of A, gees's unwanted Schur vectors).
+pub(crate) fn workspace<T: LapackScalar>(
+    lwork: usize,
+    rwork_n: usize,
+    nn: usize,
+) -> (Vec<T>, Vec<T::Real>, Vec<T>) {
+    (
+        vec![T::default(); lwork],
+        checked::rwork::<T>(rwork_n),
+        vec![T::default(); nn],
+    )
+}
+
 /// What every element's `?geev` call shares: the library, the jobs and
 /// the order as a LAPACK integer.
 struct Geev<'l> {
@@ -242,13 +258,7 @@ pub(crate) fn run_complex<T: ComplexLapack>(
         Batched::new(info, 1, batch),
     );
     let flops = 100.0 * (nn * n) as f64;
-    let init = || {
-        (
-            vec![T::default(); lwork],
-            checked::rwork::<T>(2 * n),
-            vec![T::default(); nn],
-        )
-    };
+    let init = || workspace::<T>(lwork, 2 * n, nn);
     ctx.for_each_element(
         batch,
         flops,
