@@ -158,20 +158,19 @@ const HOSTILE: &str = r#"
     (call $ok (local.get $f)))
 
   ;; XLA_FFI_Error_Destroy and XLA_FFI_Error_GetMessage on handle 0x1234,
-  ;; which the host never issued.
+  ;; which the host never issued: both args structs at 2048, of
+  ;; struct_size `size`, with the handle at +8.
+  (func $forged_args (param $size i32) (result i32)
+    (i32.store (i32.const 2048) (local.get $size))
+    (i32.store (i32.const 2056) (i32.const 0x1234))
+    (i32.const 2048))
   (func (export "destroy_forged") (param $f i32) (result i32)
     (if (call $attack (local.get $f))
-      (then
-        (i32.store (i32.const 2048) (i32.const 12))
-        (i32.store (i32.const 2056) (i32.const 0x1234))
-        (call $error_destroy (i32.const 2048))))
+      (then (call $error_destroy (call $forged_args (i32.const 12)))))
     (call $ok (local.get $f)))
   (func (export "get_message_forged") (param $f i32) (result i32)
     (if (call $attack (local.get $f))
-      (then
-        (i32.store (i32.const 2048) (i32.const 16))
-        (i32.store (i32.const 2056) (i32.const 0x1234))
-        (call $error_get_message (i32.const 2048))))
+      (then (call $error_get_message (call $forged_args (i32.const 16)))))
     (call $ok (local.get $f)))
 
   ;; Counts the bytes equal to 0x5a in [frame + 4096, frame + 32768) (the
