@@ -607,26 +607,28 @@ pub fn {name}_handler(frame: &CallFrame<'_>) -> Result<()> {{
 mod tests {{
     use super::*;
     use cyxla_guest_sdk::DataType;
-    use cyxla_guest_sdk::testing::FrameBuilder;
+    use cyxla_guest_sdk::testing::{{FrameBuilder, TestCall}};
+
+    /// A call with `x = [1, -2, 0.5]`, `factor = 2` and an f32 `y` of
+    /// shape `y_dims`.
+    fn call_with_y(y_dims: &[i64]) -> TestCall {{
+        FrameBuilder::new()
+            .arg(&[3], &[1.0f32, -2.0, 0.5])
+            .ret(DataType::F32, y_dims)
+            .attr("factor", 2.0f32)
+            .build()
+    }}
 
     #[test]
     fn scales_by_factor() {{
-        let mut call = FrameBuilder::new()
-            .arg(&[3], &[1.0f32, -2.0, 0.5])
-            .ret(DataType::F32, &[3])
-            .attr("factor", 2.0f32)
-            .build();
+        let mut call = call_with_y(&[3]);
         call.call({name}_handler).unwrap();
         assert_eq!(call.ret::<f32>(0), [2.0, -4.0, 1.0]);
     }}
 
     #[test]
     fn refuses_a_result_of_another_shape() {{
-        let mut call = FrameBuilder::new()
-            .arg(&[3], &[1.0f32, -2.0, 0.5])
-            .ret(DataType::F32, &[2])
-            .attr("factor", 2.0f32)
-            .build();
+        let mut call = call_with_y(&[2]);
         let error = call.call({name}_handler).unwrap_err();
         assert_eq!(error.message, "y has shape [2], expected x's [3]");
     }}
