@@ -14,13 +14,21 @@ use std::time::Duration;
 
 use common::*;
 use cyxla_sandbox::{
-    AllowList, Engine, Error, Guest, Guests, HostAttr, HostBuffer, HostCall, Sandbox,
+    AllowList, Engine, Error, Guest, GuestHandler, Guests, HostAttr, HostBuffer, HostCall, Sandbox,
 };
-use plugin_glue::{DType, ErrorCode};
+use plugin_glue::{DType, ErrorCode, HandlerError};
 
 // ---------------------------------------------------------------------------
 // Calls
 // ---------------------------------------------------------------------------
+
+/// The error `h` ends the call `[1.0]` with, which must have code `code`.
+#[track_caller]
+fn expect_code(h: &GuestHandler, code: ErrorCode) -> HandlerError {
+    let error = expect_error(h, &vector_call(&[1.0]));
+    assert_eq!(error.code, code);
+    error
+}
 
 #[test]
 fn a_guest_doubles_a_vector() {
@@ -61,8 +69,7 @@ fn large_inputs_grow_the_scratch_region() {
 fn a_guest_error_keeps_its_code_and_names_target_and_guest() {
     let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("d_"))], test_limits());
     let h = handler(&sandbox, "d_fail");
-    let error = expect_error(&h, &vector_call(&[1.0]));
-    assert_eq!(error.code, ErrorCode::InvalidArgument);
+    let error = expect_code(&h, ErrorCode::InvalidArgument);
     assert_eq!(
         error.message,
         "target `d_fail` (guest k.wasm): bad input from guest"
@@ -75,8 +82,7 @@ fn a_guest_error_keeps_its_code_and_names_target_and_guest() {
 fn a_trap_names_the_trap_and_the_next_call_works() {
     let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("e_"))], test_limits());
     let trap = handler(&sandbox, "e_trap");
-    let error = expect_error(&trap, &vector_call(&[1.0]));
-    assert_eq!(error.code, ErrorCode::Internal);
+    let error = expect_code(&trap, ErrorCode::Internal);
     assert_message(&error, |m| {
         m.starts_with(
             "target `e_trap` (guest k.wasm): trapped: wasm `unreachable` instruction executed",
@@ -102,8 +108,10 @@ fn an_infinite_loop_hits_the_deadline() {
 #[test]
 fn deep_recursion_exhausts_the_stack() {
     let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("g_"))], test_limits());
-    let error = expect_error(&handler(&sandbox, "g_recurse"), &vector_call(&[1.0]));
-    assert_eq!(error.code, ErrorCode::ResourceExhausted);
+    let error = expect_code(
+        &handler(&sandbox, "g_recurse"),
+        ErrorCode::ResourceExhausted,
+    );
     assert_message_contains(&error, "call stack exhausted");
     run_double(&handler(&sandbox, "g_double"));
 }
@@ -125,8 +133,7 @@ fn out_of_bounds_access_traps() {
 #[test]
 fn a_forged_error_handle_is_an_internal_error() {
     let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("j_"))], test_limits());
-    let error = expect_error(&handler(&sandbox, "j_forged"), &vector_call(&[1.0]));
-    assert_eq!(error.code, ErrorCode::Internal);
+    let error = expect_code(&handler(&sandbox, "j_forged"), ErrorCode::Internal);
     assert_message_contains(&error, "forged error handle (0x3039)");
 }
 
@@ -145,8 +152,7 @@ fn a_bad_pointer_to_a_host_function_is_a_guest_fault() {
 #[test]
 fn unsupported_api_functions_answer_unimplemented() {
     let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("l_"))], test_limits());
-    let error = expect_error(&handler(&sandbox, "l_stream"), &vector_call(&[1.0]));
-    assert_eq!(error.code, ErrorCode::Unimplemented);
+    let error = expect_code(&handler(&sandbox, "l_stream"), ErrorCode::Unimplemented);
     assert_message(&error, |m| {
         m.ends_with("`XLA_FFI_Stream_Get` is not supported in the cyxla sandbox")
     });
@@ -511,21 +517,35 @@ fn a_folder_keeps_good_guests_and_reports_bad_files() {
     assert_eq!(guests.serving("good_t").unwrap().file_name(), "good.wasm");
 }
 
+/// A test guest (the HANDLERS) serving `targets`.
+fn test_guest(targets: &[(&str, &str)]) -> Vec<u8> {
+    wasm(&guest_wat(HANDLERS, targets))
+}
+
+/// A sandbox with the test limits over a temp dir holding `files`,
+/// allowing only `targets`.
+fn sandbox_allowing(files: &[(&str, Vec<u8>)], targets: &[&str]) -> (tempfile::TempDir, Sandbox) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, bytes) in files {
+        write(dir.path(), name, bytes);
+    }
+    let allow = AllowList::targets(targets.iter().copied());
+    let sandbox = Sandbox::new(dir.path(), allow, test_limits()).unwrap();
+    (dir, sandbox)
+}
+
 #[test]
 fn a_target_declared_twice_is_served_by_neither_guest() {
-    let dir = tempfile::tempdir().unwrap();
-    write_guest(
-        dir.path(),
-        "a.wasm",
-        &[("dup", "double"), ("only_a", "double")],
+    let (_dir, sandbox) = sandbox_allowing(
+        &[
+            (
+                "a.wasm",
+                test_guest(&[("dup", "double"), ("only_a", "double")]),
+            ),
+            ("b.wasm", test_guest(&[("dup", "fail")])),
+        ],
+        &["dup", "only_a"],
     );
-    write_guest(dir.path(), "b.wasm", &[("dup", "fail")]);
-    let sandbox = Sandbox::new(
-        dir.path(),
-        AllowList::targets(["dup", "only_a"]),
-        test_limits(),
-    )
-    .unwrap();
     assert!(sandbox.guests().serving("dup").is_none());
     assert!(sandbox.handler("dup").is_none());
     assert!(sandbox.handler("only_a").is_some());
@@ -548,26 +568,23 @@ fn a_target_declared_twice_is_served_by_neither_guest() {
 
 #[test]
 fn hints_say_why_a_target_is_not_registered() {
-    let dir = tempfile::tempdir().unwrap();
-    write_guest(
-        dir.path(),
-        "x.wasm",
-        &[("served", "double"), ("allowed", "double")],
-    );
     let broken = guest_wat(HANDLERS, &[("broken_t", "double")]).replace(
         "(func (export \"cyxla_abi_version\") (result i32) (i32.const 1))",
         "(func (export \"cyxla_abi_version\") (result i32) (i32.const 9))",
     );
-    write(dir.path(), "broken.wasm", &wasm(&broken));
-    write_guest(dir.path(), "idle.wasm", &[("idle_t", "double")]);
     // broken.wasm fails its trial instantiation: only a guest with an
     // allowed target gets that far (the others are validated, not compiled).
-    let sandbox = Sandbox::new(
-        dir.path(),
-        AllowList::targets(["allowed", "ghost", "broken_t"]),
-        test_limits(),
-    )
-    .unwrap();
+    let (_dir, sandbox) = sandbox_allowing(
+        &[
+            (
+                "x.wasm",
+                test_guest(&[("served", "double"), ("allowed", "double")]),
+            ),
+            ("broken.wasm", wasm(&broken)),
+            ("idle.wasm", test_guest(&[("idle_t", "double")])),
+        ],
+        &["allowed", "ghost", "broken_t"],
+    );
     let idle: Vec<_> = sandbox.guests().idle().iter().collect();
     assert_eq!(idle.len(), 1, "{idle:?}");
     assert!(idle[0].path.ends_with("idle.wasm") && idle[0].targets == ["idle_t"]);
