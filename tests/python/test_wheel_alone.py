@@ -100,6 +100,21 @@ def test_plain_jax_runs_on_cpu_and_warns_once_what_to_install(alone, wheel):
     assert r.stderr.count(WARNING) == 1, r.describe()
 
 
+def test_the_warning_on_a_machine_pypi_has_no_plugin_for(alone, wheel):
+    # The extra's plugin is built for x86-64 only (the wheel's marker leaves
+    # it out elsewhere, e.g. on aarch64, whose wheel tests/aarch64 tests
+    # under qemu): on any other machine the warning must not say to install
+    # it. The machine Python reports is what the package reads.
+    code = 'import platform; platform.machine = lambda: "riscv64"; ' + PLAIN_JAX
+    r = alone.python(code)
+    assert r.returncode == 0 and r.stdout.strip() == "3.0 cpu", r.describe()
+    assert r.stderr.count(WARNING) == 1, r.describe()
+    warning = next(line for line in r.stderr.splitlines() if WARNING in line)
+    assert "for this machine, riscv64 (PyPI has none" in warning, warning
+    assert "CYXLA_PJRT_PLUGIN" in warning and "cyxla-host --platform cpu" in warning, warning
+    assert "[pjrt]" not in warning and "lammps" not in warning, warning
+
+
 def test_no_warning_where_jax_is_asked_for_cpu_only(alone):
     r = alone.python(PLAIN_JAX, {"JAX_PLATFORMS": "cpu"})
     assert r.returncode == 0 and r.stdout.strip() == "3.0 cpu", r.describe()

@@ -275,10 +275,14 @@ def _warn_no_real_plugin(library: str) -> None:
         return
     _warned = True
     looked = ", ".join(str(f) for f in _site_packages(library)) or "nowhere"
-    if _machine() in ("aarch64", "arm64"):
-        # The extra's plugin, and every other on PyPI, is x86-64 only.
-        install = "set %s to an aarch64 build of one (PyPI has none, so the extra `pjrt` installs nothing here)"
-        install %= PLUGIN_ENV
+    if _machine() != "x86_64":
+        # The extra's plugin, like every other on PyPI, is built for x86-64
+        # only: the wheel's marker leaves it out on any other machine, as
+        # `cyxla-host doctor` says.
+        install = (
+            "set %s to a build of one for this machine, %s (PyPI has none, so the extra `pjrt` "
+            "installs nothing here)" % (PLUGIN_ENV, _machine())
+        )
     else:
         install = (
             "install the wheel's extra `pjrt` (pip install \"%s[pjrt]\") or lammps-jax-pjrt-cpu==0.11.2 "
