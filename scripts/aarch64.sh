@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
-# Cross-builds the sandbox's tests (crate cyxla-sandbox) for
-# aarch64-unknown-linux-gnu and runs, under qemu-aarch64 user emulation, the
+# Linux on 64-bit Arm (issue 44), tested on x86-64 under qemu-aarch64 user
+# emulation; part of scripts/test.sh. Builds the aarch64 wheel
+# (scripts/wheel.sh --target aarch64), then the sandbox's tests (crate
+# cyxla-sandbox) for aarch64-unknown-linux-gnu in release, by the same
+# cargo-zigbuild with the same flags (scripts/zigbuild.sh), so the two
+# builds share every crate they have in common. Then runs under qemu the
 # suites that cover the sandbox on that target: traps and hostile guests
 # (tests/suite), poll-page deadlines (the engine's unit tests, hostile::,
 # deadline_deep_calls), faults with foreign handlers (fault_handlers), fork
 # (fork), the memory budget, allocation-free calls (budget, steady_state)
-# and the differential fuzzer's smoke run (fuzz_smoke::); then builds the
-# aarch64 wheel (scripts/wheel.sh --target aarch64) and runs the JAX smoke
-# test of it in an emulated aarch64 Python (scripts/aarch64_jax.sh). Prints
-# the test counts per suite and the script's wall time. Issue 44.
+# and the differential fuzzer's smoke run (fuzz_smoke::); and last the JAX
+# smoke test of the wheel in an emulated aarch64 Python
+# (scripts/aarch64_jax.sh). Prints the test counts per suite and the
+# script's wall time.
 #
-# Installs nothing: it stops with the apt-get line to run when the emulator,
-# the aarch64 sysroot or the cross compilers are missing. Builds into its own
-# target folder (target/aarch64-cross), one cargo job at a time
-# (CARGO_BUILD_JOBS, default 2), so the x86-64 build stays warm.
+# Installs nothing (scripts/setup.sh does): it stops with the line to run
+# when the emulator, the aarch64 sysroot, the cross compilers or Rust's
+# aarch64 target are missing. Builds into a target folder of its own
+# (target/aarch64-build, the wheel in its wheels-aarch64/), so that it can
+# run beside the x86-64 builds and tests without waiting for their locks,
+# with CARGO_BUILD_JOBS (default 2) jobs.
 #
 # Emulation shows correctness, not speed: qemu translates every block of
 # guest and host code, so nothing it times says how fast aarch64 is, and it
@@ -79,6 +85,7 @@ if [[ "${1:-}" == --qemu ]]; then
 fi
 
 start=$(date +%s)
+cd "$root"
 missing=()
 command -v qemu-aarch64-static >/dev/null || missing+=(qemu-user-static)
 [[ -e "$sysroot/lib/ld-linux-aarch64.so.1" ]] || missing+=(libc6-arm64-cross)
@@ -86,27 +93,25 @@ command -v aarch64-linux-gnu-gcc >/dev/null || missing+=(gcc-aarch64-linux-gnu)
 # tests/build.rs builds a C++ library of native handlers for the target.
 command -v aarch64-linux-gnu-g++ >/dev/null || missing+=(g++-aarch64-linux-gnu)
 if ((${#missing[@]})); then
-    echo "aarch64.sh: missing ${missing[*]}; install with:" >&2
+    echo "aarch64.sh: missing ${missing[*]}; install them with scripts/setup.sh --aarch64, or:" >&2
     echo "  apt-get install -y qemu-user-static libc6-arm64-cross gcc-aarch64-linux-gnu g++-aarch64-linux-gnu" >&2
     exit 1
 fi
 if ! rustup target list --installed 2>/dev/null | grep -qx aarch64-unknown-linux-gnu; then
-    echo "aarch64.sh: missing Rust's aarch64 target; install with:" >&2
+    echo "aarch64.sh: missing Rust's aarch64 target; add it with scripts/setup.sh --aarch64, or:" >&2
     echo "  rustup target add aarch64-unknown-linux-gnu" >&2
     exit 1
 fi
 
-cd "$root"
-target=aarch64-unknown-linux-gnu
-export CARGO_TARGET_DIR="$root/target/aarch64-cross"
+export CARGO_TARGET_DIR="$root/target/aarch64-build"
 export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
-export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
-export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="$self --qemu"
-export CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc
-export CXX_aarch64_unknown_linux_gnu=aarch64-linux-gnu-g++
-export AR_aarch64_unknown_linux_gnu=aarch64-linux-gnu-ar
-# tests/build.rs reads CXX itself; build scripts and proc macros stay x86-64.
+# The C++ library of native handlers that tests/build.rs builds with $CXX
+# is loaded by the aarch64 tests; build scripts and proc macros stay
+# x86-64. Set for the wheel's build too: build scripts that read these
+# variables would otherwise build again for the tests (cargo-zigbuild's
+# CC_/CXX_aarch64_unknown_linux_gnu, zig, still compile the product's C).
 export CXX=aarch64-linux-gnu-g++ HOST_CC=cc HOST_CXX=c++
+export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="$self --qemu"
 # fault_handlers starts itself again for each case: through qemu too.
 export CYXLA_TEST_RUNNER="$self --qemu"
 export CYXLA_FUZZ_ITERATIONS="${CYXLA_FUZZ_ITERATIONS:-300}"
@@ -114,7 +119,18 @@ export CYXLA_FUZZ_ITERATIONS="${CYXLA_FUZZ_ITERATIONS:-300}"
 # brings it up to date).
 bash guests/build.sh >/dev/null
 
-cargo test -p cyxla-sandbox --target "$target" --no-run
+# The product as users get it: the aarch64 wheel, a release build linked by
+# zig against glibc 2.28.
+build_start=$(date +%s)
+wheel=$(scripts/wheel.sh --target aarch64)
+wheel_s=$(($(date +%s) - build_start))
+# The tests, on top of it. cargo-zigbuild takes the glibc version after the
+# triple and gives cargo the plain triple (so the runner above applies).
+target=aarch64-unknown-linux-gnu.2.28
+cargo_test() { scripts/zigbuild.sh test --release -p cyxla-sandbox --target "$target" "$@"; }
+build_start=$(date +%s)
+cargo_test --no-run
+tests_s=$(($(date +%s) - build_start))
 
 results=()
 failed=0
@@ -124,7 +140,7 @@ suite() {
     shift
     log=$(mktemp)
     echo "== $name" >&2
-    if cargo test -p cyxla-sandbox --target "$target" "$@" 2>&1 | tee "$log" >&2; then :; else failed=1; fi
+    if cargo_test "$@" 2>&1 | tee "$log" >&2; then :; else failed=1; fi
     local counts
     counts=$(awk '/^test result:/ {p+=$4; f+=$6; i+=$8} END {printf "%d passed, %d failed, %d ignored", p, f, i}' "$log")
     if ! grep -q '^test result:' "$log"; then
@@ -145,7 +161,7 @@ for module in bounds bundled hostile hostile_anchor limits reliability \
         --skip hostile_anchor::a_loop_in_the_panic_message_export_after_a_trap_leaves_the_trap_error
 done
 # The fuzz smoke, one test per process (qemu's memory, above).
-for test in $(cargo test -q -p cyxla-sandbox --target "$target" --test suite -- \
+for test in $(cargo_test -q --test suite -- \
     --list fuzz_smoke:: 2>/dev/null | sed -n 's/: test$//p'); do
     # Replays every finding of host/tests/fuzz_findings, a fresh instance
     # each: past the memory cap under qemu 7.2 (above).
@@ -158,25 +174,19 @@ suite "deadline_deep_calls" --test deadline_deep_calls
 suite "budget" --test budget
 suite "steady_state" --test steady_state
 
-# The product as users get it: the aarch64 wheel (a release build by
-# cargo-zigbuild against glibc 2.28, target/wheels-aarch64/), installed into
-# an emulated aarch64 Python with JAX, its launcher running the JAX smoke
-# test (scripts/aarch64_jax.sh says what it checks).
-# The suites' cross-build settings go first: the wheel links with zig, into
-# the default target folder, where aarch64_jax.sh finds it.
-unset CARGO_TARGET_DIR CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER \
-    CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER CC_aarch64_unknown_linux_gnu \
-    CXX_aarch64_unknown_linux_gnu AR_aarch64_unknown_linux_gnu CXX HOST_CC HOST_CXX
-echo "== wheel and JAX smoke test" >&2
-if wheel=$(scripts/wheel.sh --target aarch64) && scripts/aarch64_jax.sh >&2; then
-    results+=("$(printf '%-26s %s' "wheel, JAX smoke" "passed ($(basename "$wheel"))")")
+# The wheel installed into an emulated aarch64 Python with JAX, its
+# launcher running the JAX smoke test (scripts/aarch64_jax.sh says what it
+# checks).
+echo "== JAX smoke test" >&2
+if scripts/aarch64_jax.sh >&2; then
+    results+=("$(printf '%-26s %s' "JAX smoke test" "passed ($(basename "$wheel"))")")
 else
-    results+=("$(printf '%-26s %s' "wheel, JAX smoke" "FAILED (above)")")
+    results+=("$(printf '%-26s %s' "JAX smoke test" "FAILED (above)")")
     failed=1
 fi
 
 echo
 echo "aarch64 (qemu-aarch64 $(qemu-aarch64-static --version | sed -n 's/.*version \([^ ]*\).*/\1/p')):"
 printf '  %s\n' "${results[@]}"
-echo "wall time: $(($(date +%s) - start)) s"
+echo "wall time: $(($(date +%s) - start)) s (the wheel's build ${wheel_s} s, the tests' build on top of it ${tests_s} s)"
 exit "$failed"

@@ -3,7 +3,8 @@
 # (issue 44). Assembles an aarch64 Python 3.11 from Debian bookworm's arm64
 # packages, makes a venv with it holding jax and jaxlib 0.10.2 from PyPI and
 # the aarch64 cyxla wheel (target/wheels-aarch64, from
-# `scripts/wheel.sh --target aarch64`), and runs tests/aarch64/jax_smoke.py
+# `scripts/wheel.sh --target aarch64`; under CARGO_TARGET_DIR when it is
+# set, as wheel.sh puts it), and runs tests/aarch64/jax_smoke.py
 # under that wheel's own launcher:
 #
 #   cyxla-host --platform cpu --allow rms_norm --allow trap --allow spin \
@@ -77,7 +78,7 @@ sysroot="$top/sysroot"
 venv="$top/venv"
 wheelhouse="$top/wheelhouse"
 smoke="$root/tests/aarch64/jax_smoke.py"
-wheels="$root/target/wheels-aarch64"
+wheels="${CARGO_TARGET_DIR:-$root/target}/wheels-aarch64"
 call_timeout=${AARCH64_JAX_CALL_TIMEOUT:-2s}
 JAX_VERSION=0.10.2
 
@@ -144,7 +145,7 @@ if ((!plain)); then
     shopt -s nullglob
     found=("$wheels"/cyxla_jax_plugin-*-manylinux_2_28_aarch64.whl)
     shopt -u nullglob
-    ((${#found[@]} == 1)) || die "expected one aarch64 cyxla wheel in target/wheels-aarch64, found ${#found[@]}; build it with:
+    ((${#found[@]} == 1)) || die "expected one aarch64 cyxla wheel in $wheels, found ${#found[@]}; build it with:
   scripts/wheel.sh --target aarch64
 or run the environment's test with JAX alone: scripts/aarch64_jax.sh --plain"
     cyxla_wheel=${found[0]}
