@@ -3,7 +3,19 @@
 # and its wasm32 targets, the Python venv with JAX and the PJRT plugins, the
 # bundled guests, and the `cyxla-host` program with its plugin library
 # (scripts/build.sh). Fast when everything is already in place.
+#
+#   scripts/setup.sh             # what the demo and the x86-64 tests need
+#   scripts/setup.sh --aarch64   # and what scripts/aarch64.sh needs (the
+#                                # tests of scripts/test.sh): qemu-user,
+#                                # an aarch64 libc and cross compilers from
+#                                # Debian, Rust's aarch64-unknown-linux-gnu
 set -euo pipefail
+aarch64=0
+case "${1:-}" in
+  "") ;;
+  --aarch64) aarch64=1 ;;
+  *) echo "usage: scripts/setup.sh [--aarch64]" >&2; exit 2 ;;
+esac
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -16,6 +28,13 @@ apt_packages=(
   libclang-rt-19-dev-wasm32 binaryen libopenblas-dev g++ pkg-config cmake
   valgrind prometheus llvm-19
 )
+if ((aarch64)); then
+  # scripts/aarch64.sh and aarch64_jax.sh: the emulator, the sysroot its
+  # test binaries run in, the C++ compiler of tests/build.rs and the strip
+  # of scripts/wheel.sh; the keyring that checks the arm64 packages.
+  apt_packages+=(qemu-user-static libc6-arm64-cross gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
+    debian-archive-keyring)
+fi
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -38,6 +57,10 @@ if ! rustup target list --installed --toolchain "$toolchain" 2>/dev/null | grep 
   say "installing Rust $toolchain with the wasm32 targets"
   rustup toolchain install "$toolchain" --profile minimal --component rustfmt,clippy >/dev/null
   rustup target add --toolchain "$toolchain" wasm32-unknown-unknown wasm32-wasip1 >/dev/null
+fi
+if ((aarch64)) && ! rustup target list --installed --toolchain "$toolchain" 2>/dev/null | grep -qx aarch64-unknown-linux-gnu; then
+  say "adding Rust's aarch64-unknown-linux-gnu target (scripts/aarch64.sh)"
+  rustup target add --toolchain "$toolchain" aarch64-unknown-linux-gnu >/dev/null
 fi
 
 # --- Python venv with JAX and the PJRT plugins -------------------------------
