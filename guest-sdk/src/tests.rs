@@ -506,6 +506,54 @@ fn a_repeated_call_reads_new_values() {
     assert_eq!(call.ret::<f32>(0), [30.0, 6.0, 9.0, 12.0, 15.0, 18.0]);
 }
 
+/// A scalar attribute of a dtype XLA does not deliver (f16, bf16 and the
+/// rest: XLA refuses them at compile time, and the host's attribute model
+/// cannot hold them) is an error that names the dtype, not a value.
+#[test]
+fn scalars_of_dtypes_xla_does_not_deliver_are_errors() {
+    let mut call = FrameBuilder::new().attr("h", 1.0f32).build();
+    let frame = call.frame_address();
+    let mem = call.memory_mut();
+    let values = get_u32(mem, frame + abi::call_frame::ATTRS + abi::attrs::ATTRS);
+    let scalar = get_u32(mem, values);
+    assert_eq!(
+        get_u32(mem, scalar + abi::scalar::DTYPE),
+        DataType::F32.to_xla()
+    );
+    for dtype in [
+        DataType::F16,
+        DataType::Bf16,
+        DataType::C64,
+        DataType::Token,
+    ] {
+        put_u32(
+            call.memory_mut(),
+            scalar + abi::scalar::DTYPE,
+            dtype.to_xla(),
+        );
+        let e = call
+            .call(|f: &CallFrame<'_>| f.attr::<Attr<'_>>("h").map(drop))
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument, "{dtype}");
+        assert!(
+            e.message
+                .contains(&alloc::format!("unsupported {dtype} scalar")),
+            "{dtype}: {}",
+            e.message
+        );
+    }
+    put_u32(
+        call.memory_mut(),
+        scalar + abi::scalar::DTYPE,
+        DataType::F32.to_xla(),
+    );
+    call.call(|f: &CallFrame<'_>| {
+        assert_eq!(f.attr::<f32>("h")?, 1.0);
+        Ok(())
+    })
+    .unwrap();
+}
+
 #[test]
 fn a_frame_changed_after_a_call_decodes_as_a_fresh_frame_would() {
     type Change = fn(&mut [u8], u32);
