@@ -28,7 +28,9 @@ use criterion::{Criterion, criterion_group};
 use cyxla_benches::report::{self, Met};
 use cyxla_benches::{interleaved_medians, loop_shapes, mode};
 use cyxla_sandbox::limits::Interrupt;
-use cyxla_sandbox::{AllowList, GuestHandler, HostAttr, HostBuffer, HostCall, Limits, Sandbox};
+use cyxla_sandbox::{
+    AllowList, GuestHandler, HostAttr, HostBuffer, HostCall, Limits, Sandbox, Scalar,
+};
 use plugin_glue::DType;
 
 /// A guest serving `spin_sum` (Σ i·i for i < dims[0] of operand 0, into an
@@ -126,10 +128,7 @@ fn rms_norm_call(rows: i64, n: i64) -> HostCall {
     HostCall::new()
         .arg(HostBuffer::f32(&[rows, n], &x))
         .ret(HostBuffer::zeros(DType::F32, &[rows, n]))
-        .attr(
-            "eps",
-            HostAttr::Scalar(DType::F32, 1e-5f32.to_le_bytes().to_vec()),
-        )
+        .attr("eps", HostAttr::Scalar(Scalar::F32(1e-5)))
 }
 
 fn spin_sum_call() -> HostCall {

@@ -31,7 +31,9 @@ use criterion::{Criterion, criterion_group};
 use cyxla_benches::report::{self, Met};
 use cyxla_benches::{Variant, chain_program, interleaved_medians, load_default_plugin, mode};
 use cyxla_pjrt_client::{Buffer, Client, Executable};
-use cyxla_sandbox::{AllowList, GuestHandler, HostAttr, HostBuffer, HostCall, Limits, Sandbox};
+use cyxla_sandbox::{
+    AllowList, GuestHandler, HostAttr, HostBuffer, HostCall, Limits, Sandbox, Scalar,
+};
 use plugin_glue::frame::CallFrame;
 use plugin_glue::{Handler, HandlerError, registry};
 
@@ -260,15 +262,11 @@ fn breakdown(s: &Setup) {
         .ret(HostBuffer::zeros(plugin_glue::DType::F32, &[16]));
     // Four attributes, as a kernel's call site may have (the same on every
     // call, as XLA gives them): what the frame pays for them.
-    let scalar = |dtype, bytes: &[u8]| HostAttr::Scalar(dtype, bytes.to_vec());
     let with_attrs = HostCall::new()
         .arg(HostBuffer::f32(&[16], &x))
         .ret(HostBuffer::zeros(plugin_glue::DType::F32, &[16]))
-        .attr("axis", scalar(plugin_glue::DType::S64, &1i64.to_le_bytes()))
-        .attr(
-            "eps",
-            scalar(plugin_glue::DType::F32, &1e-6f32.to_le_bytes()),
-        )
+        .attr("axis", HostAttr::Scalar(Scalar::S64(1)))
+        .attr("eps", HostAttr::Scalar(Scalar::F32(1e-6)))
         .attr("mode", HostAttr::String(b"fast".to_vec()))
         .attr(
             "shape",

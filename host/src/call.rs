@@ -5,6 +5,7 @@
 
 use std::cell::RefCell;
 
+use cyxla_xla_types::attr::Scalar;
 use plugin_glue::{DType, HandlerError};
 
 use crate::copy::Copier;
@@ -131,11 +132,13 @@ impl HostBuffer {
     }
 }
 
-/// An attribute value of a [`HostCall`].
+/// An attribute value of a [`HostCall`], owned: the host's form of the
+/// attribute model both sides of the sandbox share
+/// ([`cyxla_xla_types::attr::Attr`]), whose [`Scalar`] it holds.
 #[derive(Clone, Debug, PartialEq)]
 pub enum HostAttr {
-    /// A scalar: type and little-endian bytes.
-    Scalar(DType, Vec<u8>),
+    /// A scalar (of the dtypes XLA delivers as scalars).
+    Scalar(Scalar),
     /// An array: element type, element count, little-endian bytes.
     Array(DType, usize, Vec<u8>),
     /// A string.
@@ -366,10 +369,17 @@ impl<'s> AttrSource for &'s [(String, HostAttr)] {
         let entries: &'s [(String, HostAttr)] = self;
         for (name, value) in entries {
             let value = match value {
-                HostAttr::Scalar(dtype, bytes) => AttrValue::Scalar {
-                    dtype: *dtype,
-                    value: bytes,
-                },
+                HostAttr::Scalar(scalar) => {
+                    let (bytes, len) = scalar.to_le_bytes();
+                    f(
+                        name.as_bytes(),
+                        AttrValue::Scalar {
+                            dtype: scalar.dtype(),
+                            value: &bytes[..len],
+                        },
+                    )?;
+                    continue;
+                }
                 HostAttr::Array(dtype, len, bytes) => AttrValue::Array {
                     dtype: *dtype,
                     len: *len,

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use cyxla_xla_types::attr::Scalar;
 use plugin_glue::{DType, HandlerError};
 
 use crate::call::{HostAttr, HostBuffer};
@@ -103,8 +104,8 @@ fn attrs_of<A: AttrSource>(source: &A) -> Option<Vec<(String, HostAttr)>> {
     let mut bad = false;
     let visited = source.visit(|name, value| {
         let value = match value {
-            AttrValue::Scalar { dtype, value } => match known(dtype) {
-                Some(d) => HostAttr::Scalar(d, value.to_vec()),
+            AttrValue::Scalar { dtype, value } => match Scalar::from_le_bytes(dtype, value) {
+                Some(scalar) => HostAttr::Scalar(scalar),
                 None => {
                     bad = true;
                     return Ok(());

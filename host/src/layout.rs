@@ -1127,6 +1127,7 @@ impl<'a> AttrSource for Attrs<'a> {
 pub(crate) mod tests {
     use super::*;
     use crate::call::{HostAttr, HostBuffer, HostCall};
+    use cyxla_xla_types::attr::Scalar;
     use plugin_glue::DType;
 
     fn u32_at(bytes: &[u8], at: usize) -> u32 {
@@ -1185,7 +1186,7 @@ pub(crate) mod tests {
             call.arg(HostBuffer::new(DType::F32, dims, vec![0; 4 * n]))
                 .ret(HostBuffer::new(DType::F32, dims, vec![0; 4 * n]))
         };
-        let scalar = |v: f32| HostAttr::Scalar(DType::F32, v.to_le_bytes().to_vec());
+        let scalar = |v: f32| HostAttr::Scalar(Scalar::F32(v));
         let string = |s: &str| HostAttr::String(s.as_bytes().to_vec());
         let calls = [
             buffers(HostCall::new(), &[2, 3]).attr("eps", scalar(1e-6)),
@@ -1238,9 +1239,9 @@ pub(crate) mod tests {
     /// anew). Either way, planning the call gives the fresh header.
     #[test]
     fn attributes_of_the_same_structure_are_rewritten_in_place() {
-        let f32_ = |v: f32| HostAttr::Scalar(DType::F32, v.to_le_bytes().to_vec());
-        let s32 = |v: i32| HostAttr::Scalar(DType::S32, v.to_le_bytes().to_vec());
-        let f64_ = |v: f64| HostAttr::Scalar(DType::F64, v.to_le_bytes().to_vec());
+        let f32_ = |v: f32| HostAttr::Scalar(Scalar::F32(v));
+        let s32 = |v: i32| HostAttr::Scalar(Scalar::S32(v));
+        let f64_ = |v: f64| HostAttr::Scalar(Scalar::F64(v));
         let s64s = |v: &[i64]| {
             HostAttr::Array(
                 DType::S64,
@@ -1424,10 +1425,7 @@ pub(crate) mod tests {
     #[test]
     fn attributes_nest_and_keep_order() {
         let call = HostCall::new()
-            .attr(
-                "a",
-                HostAttr::Scalar(DType::S32, (-3i32).to_le_bytes().to_vec()),
-            )
+            .attr("a", HostAttr::Scalar(Scalar::S32(-3)))
             .attr(
                 "b",
                 HostAttr::Array(
@@ -1440,7 +1438,7 @@ pub(crate) mod tests {
                 "d",
                 HostAttr::Dictionary(vec![
                     ("x".into(), HostAttr::String(b"hi".to_vec())),
-                    ("y".into(), HostAttr::Scalar(DType::Pred, vec![1])),
+                    ("y".into(), HostAttr::Scalar(Scalar::Pred(true))),
                 ]),
             )
             .attr("s", HostAttr::String(Vec::new()));

@@ -26,7 +26,7 @@
 //!
 //! ```no_run
 //! use std::path::Path;
-//! use cyxla_sandbox::{AllowList, HostBuffer, HostCall, Limits, Sandbox};
+//! use cyxla_sandbox::{AllowList, HostAttr, HostBuffer, HostCall, Limits, Sandbox, Scalar};
 //! use plugin_glue::DType;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -35,7 +35,7 @@
 //! let call = HostCall::new()
 //!     .arg(HostBuffer::f32(&[2], &[1.0, 2.0]))
 //!     .ret(HostBuffer::zeros(DType::F32, &[2]))
-//!     .attr("factor", cyxla_sandbox::HostAttr::Scalar(DType::F64, 3.0f64.to_le_bytes().to_vec()));
+//!     .attr("factor", HostAttr::Scalar(Scalar::F64(3.0)));
 //! handler.call_host(&call)?;
 //! assert_eq!(call.result(0).to_f32(), [3.0, 6.0]);
 //!
@@ -81,6 +81,9 @@ pub mod toml_error;
 mod wasi;
 
 pub use call::{HostAttr, HostBuffer, HostCall};
+/// A scalar attribute's value ([`HostAttr::Scalar`]): the model both sides
+/// of the sandbox share.
+pub use cyxla_xla_types::attr::Scalar;
 pub use dispatch::GuestHandler;
 pub use engine::{Engine, PERF_MAP_ENV};
 pub use error::{Error, Result, WasmError, report};

@@ -8,8 +8,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use common::*;
-use cyxla_sandbox::HostAttr;
-use plugin_glue::DType;
+use cyxla_sandbox::{HostAttr, Scalar};
 
 struct Counting;
 
@@ -50,10 +49,7 @@ fn steady_state_calls_do_not_allocate() {
     let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("s_"))], test_limits());
     let h = handler(&sandbox, "s_scale_attr");
     let call = vector_call(&[1.0, 2.0, 3.0, 4.0])
-        .attr(
-            "scale",
-            HostAttr::Scalar(DType::F32, 2.0f32.to_le_bytes().to_vec()),
-        )
+        .attr("scale", HostAttr::Scalar(Scalar::F32(2.0)))
         .attr(
             "z_unused",
             HostAttr::String(b"attributes are encoded every call".to_vec()),

@@ -25,7 +25,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, anyhow, bail};
 use cyxla_sandbox::failed_call::{self, FailedCall};
-use cyxla_sandbox::{HostAttr, HostBuffer};
+use cyxla_sandbox::{HostAttr, HostBuffer, Scalar};
 use plugin_glue::{DType, ErrorCode, HandlerError};
 use serde::{Deserialize, Serialize};
 
@@ -223,12 +223,15 @@ impl Attr {
             entries: None,
         };
         match value {
-            HostAttr::Scalar(d, bytes) => Attr {
-                kind: "scalar".into(),
-                dtype: Some(d.name().into()),
-                hex: Some(hex::encode(bytes)),
-                ..empty
-            },
+            HostAttr::Scalar(scalar) => {
+                let (bytes, len) = scalar.to_le_bytes();
+                Attr {
+                    kind: "scalar".into(),
+                    dtype: Some(scalar.dtype().name().into()),
+                    hex: Some(hex::encode(&bytes[..len])),
+                    ..empty
+                }
+            }
             HostAttr::Array(d, len, bytes) => Attr {
                 kind: "array".into(),
                 dtype: Some(d.name().into()),
@@ -271,7 +274,24 @@ impl Attr {
             hex::decode(h).map_err(|e| anyhow!("{}: `{h}` is not hex: {e}", what()))
         };
         Ok(match self.kind.as_str() {
-            "scalar" => HostAttr::Scalar(dtype()?, bytes()?),
+            "scalar" => {
+                let (dtype, bytes) = (dtype()?, bytes()?);
+                let want = dtype.byte_len(1).unwrap_or(0);
+                if bytes.len() != want {
+                    bail!(
+                        "{}: a {dtype} scalar takes {want} bytes, the hex gives {}",
+                        what(),
+                        bytes.len()
+                    );
+                }
+                HostAttr::Scalar(Scalar::from_le_bytes(dtype, &bytes).ok_or_else(|| {
+                    anyhow!(
+                        "{}: {dtype} is not a scalar dtype (XLA delivers pred, s8-s64, \
+                         u8-u64, f32 and f64 scalars)",
+                        what()
+                    )
+                })?)
+            }
             "array" => HostAttr::Array(
                 dtype()?,
                 self.len.ok_or_else(|| anyhow!("{} has no len", what()))?,
@@ -407,5 +427,60 @@ impl Record {
                 error: HandlerError::new(code, parsed.error),
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An attribute as `call.toml` holds it.
+    fn parse(text: &str) -> Attr {
+        toml::from_str(text).expect("an attribute table")
+    }
+
+    #[test]
+    fn attributes_go_through_the_file_unchanged() {
+        let values = [
+            HostAttr::Scalar(Scalar::Pred(true)),
+            HostAttr::Scalar(Scalar::S8(-3)),
+            HostAttr::Scalar(Scalar::U64(u64::MAX)),
+            HostAttr::Scalar(Scalar::F32(1e-5)),
+            HostAttr::Scalar(Scalar::F64(-2.5)),
+            HostAttr::Array(
+                DType::S64,
+                2,
+                [4i64, -1].iter().flat_map(|v| v.to_le_bytes()).collect(),
+            ),
+            HostAttr::String(b"fast".to_vec()),
+            HostAttr::Dictionary(vec![("x".into(), HostAttr::Scalar(Scalar::S32(7)))]),
+        ];
+        for value in values {
+            let text = toml::to_string(&Attr::of(&value)).unwrap();
+            assert_eq!(parse(&text).to_host("a").unwrap(), value, "{text}");
+        }
+        let text = toml::to_string(&Attr::of(&HostAttr::Scalar(Scalar::F32(1.5)))).unwrap();
+        assert!(
+            text.contains("dtype = \"f32\"") && text.contains("hex = \"0000c03f\""),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_scalar_of_the_wrong_size_or_dtype_is_an_error_naming_it() {
+        let err = |text: &str| format!("{:#}", parse(text).to_host("eps").unwrap_err());
+        assert_eq!(
+            err("kind = \"scalar\"\ndtype = \"f32\"\nhex = \"0000c03f00\""),
+            "attribute `eps`: a f32 scalar takes 4 bytes, the hex gives 5"
+        );
+        assert_eq!(
+            err("kind = \"scalar\"\ndtype = \"f16\"\nhex = \"003c\""),
+            "attribute `eps`: f16 is not a scalar dtype (XLA delivers pred, s8-s64, \
+             u8-u64, f32 and f64 scalars)"
+        );
+        assert_eq!(
+            err("kind = \"scalar\"\ndtype = \"f99\"\nhex = \"00\""),
+            "attribute `eps`: unknown dtype `f99`"
+        );
     }
 }

@@ -7,7 +7,9 @@ use crate::common;
 use std::sync::OnceLock;
 
 use common::{assert_message, assert_message_contains};
-use cyxla_sandbox::{AllowList, GuestHandler, HostAttr, HostBuffer, HostCall, Limits, Sandbox};
+use cyxla_sandbox::{
+    AllowList, GuestHandler, HostAttr, HostBuffer, HostCall, Limits, Sandbox, Scalar,
+};
 use plugin_glue::{DType, ErrorCode};
 
 /// Builds the bundled guests once per process and loads them.
@@ -32,7 +34,7 @@ fn handler(target: &str) -> GuestHandler {
 }
 
 fn f32_attr(value: f32) -> HostAttr {
-    HostAttr::Scalar(DType::F32, value.to_le_bytes().to_vec())
+    HostAttr::Scalar(Scalar::F32(value))
 }
 
 fn string_attr(value: &str) -> HostAttr {
@@ -60,10 +62,7 @@ fn rms_norm_matches_a_reference() {
 #[test]
 fn a_guest_error_comes_back_with_its_code() {
     let call = HostCall::new()
-        .attr(
-            "code",
-            HostAttr::Scalar(DType::S64, 3i64.to_le_bytes().to_vec()),
-        )
+        .attr("code", HostAttr::Scalar(Scalar::S64(3)))
         .attr("message", string_attr("no good"));
     let error = handler("fail").call_host(&call).unwrap_err();
     assert_eq!(error.code, ErrorCode::InvalidArgument);
@@ -108,10 +107,7 @@ fn scale_any_scales_f64() {
             values.iter().flat_map(|v| v.to_le_bytes()).collect(),
         ))
         .ret(HostBuffer::zeros(DType::F64, &[3]))
-        .attr(
-            "factor",
-            HostAttr::Scalar(DType::F64, 2.0f64.to_le_bytes().to_vec()),
-        );
+        .attr("factor", HostAttr::Scalar(Scalar::F64(2.0)));
     handler("scale_any").call_host(&call).unwrap();
     assert_eq!(call.result(0).to_f64(), [2.0, -5.0, 2e300]);
 }
@@ -120,10 +116,7 @@ fn scale_any_scales_f64() {
 fn echo_attrs_sees_attributes_as_xla_lays_them_out() {
     let call = HostCall::new()
         .ret(HostBuffer::zeros(DType::F64, &[64]))
-        .attr(
-            "a",
-            HostAttr::Scalar(DType::S32, (-3i32).to_le_bytes().to_vec()),
-        )
+        .attr("a", HostAttr::Scalar(Scalar::S32(-3)))
         .attr(
             "d",
             HostAttr::Dictionary(vec![("x".into(), string_attr("hi"))]),
@@ -167,7 +160,7 @@ fn attributes_that_change_value_between_calls_of_one_shape_arrive() {
         for (i, &(a, s, v)) in values.iter().enumerate() {
             let call = HostCall::new()
                 .ret(HostBuffer::zeros(DType::F64, &[64]))
-                .attr("a", HostAttr::Scalar(DType::S32, a.to_le_bytes().to_vec()))
+                .attr("a", HostAttr::Scalar(Scalar::S32(a)))
                 .attr(
                     "d",
                     HostAttr::Dictionary(vec![("x".into(), string_attr(s))]),
@@ -210,7 +203,7 @@ fn attributes_that_change_value_between_calls_of_one_shape_arrive() {
 }
 
 fn f64_attr(value: f64) -> HostAttr {
-    HostAttr::Scalar(DType::F64, value.to_le_bytes().to_vec())
+    HostAttr::Scalar(Scalar::F64(value))
 }
 
 #[test]
@@ -291,7 +284,7 @@ fn guests_see_each_calls_shapes_dtypes_and_attributes() {
     };
     let scale = handler("scale_any");
     let norm = handler("rms_norm");
-    let f64_attr = |v: f64| HostAttr::Scalar(DType::F64, v.to_le_bytes().to_vec());
+    let f64_attr = |v: f64| HostAttr::Scalar(Scalar::F64(v));
     // Equal shapes in a row, then each change: the last axis, the element
     // count at the same rank, the rank.
     let shapes: [&[i64]; 7] = [&[2, 3], &[2, 3], &[3, 2], &[2, 2], &[6], &[1, 6], &[1, 5]];

@@ -15,6 +15,7 @@ use std::time::Duration;
 use common::*;
 use cyxla_sandbox::{
     AllowList, Engine, Error, Guest, GuestHandler, Guests, HostAttr, HostBuffer, HostCall, Sandbox,
+    Scalar,
 };
 use plugin_glue::{DType, ErrorCode, HandlerError};
 
@@ -45,10 +46,7 @@ fn a_guest_doubles_a_vector() {
 fn attributes_reach_the_guest() {
     let (_dir, sandbox) = sandbox_with(&[("k.wasm", full_guest("b_"))], test_limits());
     let h = handler(&sandbox, "b_scale_attr");
-    let call = vector_call(&[1.0, 2.0]).attr(
-        "scale",
-        HostAttr::Scalar(DType::F32, 3.5f32.to_le_bytes().to_vec()),
-    );
+    let call = vector_call(&[1.0, 2.0]).attr("scale", HostAttr::Scalar(Scalar::F32(3.5)));
     h.call_host(&call).unwrap();
     assert_eq!(call.result(0).to_f32(), [3.5, 7.0]);
 }

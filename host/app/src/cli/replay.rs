@@ -147,14 +147,15 @@ fn summary(array: &HostArray) -> String {
 /// `f32 3`, `i64[3] [1, 2, 3]`, `"text"`, `{a: f32 1, b: "x"}`.
 fn attr_text(value: &HostAttr) -> String {
     match value {
-        HostAttr::Scalar(dtype, bytes) => {
+        HostAttr::Scalar(scalar) => {
+            let (bytes, len) = scalar.to_le_bytes();
             let array = HostArray {
-                dtype: *dtype,
+                dtype: scalar.dtype(),
                 dims: vec![1],
-                bytes: bytes.clone(),
+                bytes: bytes[..len].to_vec(),
             };
             let one = npy::preview(&array, 1);
-            format!("{} {}", dtype.name(), one.trim_matches(['[', ']']))
+            format!("{} {}", scalar.dtype().name(), one.trim_matches(['[', ']']))
         }
         HostAttr::Array(dtype, len, bytes) => summary(&HostArray {
             dtype: *dtype,
