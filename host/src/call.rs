@@ -5,7 +5,7 @@
 
 use std::cell::RefCell;
 
-use cyxla_xla_types::attr::Scalar;
+use cyxla_xla_types::attr::{ArrayView, Scalar};
 use plugin_glue::{DType, HandlerError};
 
 use crate::copy::Copier;
@@ -369,22 +369,10 @@ impl<'s> AttrSource for &'s [(String, HostAttr)] {
         let entries: &'s [(String, HostAttr)] = self;
         for (name, value) in entries {
             let value = match value {
-                HostAttr::Scalar(scalar) => {
-                    let (bytes, len) = scalar.to_le_bytes();
-                    f(
-                        name.as_bytes(),
-                        AttrValue::Scalar {
-                            dtype: scalar.dtype(),
-                            value: &bytes[..len],
-                        },
-                    )?;
-                    continue;
+                HostAttr::Scalar(scalar) => AttrValue::Scalar(*scalar),
+                HostAttr::Array(dtype, len, bytes) => {
+                    AttrValue::Array(ArrayView::new(*dtype, *len, bytes))
                 }
-                HostAttr::Array(dtype, len, bytes) => AttrValue::Array {
-                    dtype: *dtype,
-                    len: *len,
-                    data: bytes,
-                },
                 HostAttr::String(bytes) => AttrValue::String(bytes),
                 HostAttr::Dictionary(inner) => AttrValue::Dictionary(inner.as_slice()),
             };

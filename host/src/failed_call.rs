@@ -11,7 +11,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use cyxla_xla_types::attr::Scalar;
 use plugin_glue::{DType, HandlerError};
 
 use crate::call::{HostAttr, HostBuffer};
@@ -104,15 +103,9 @@ fn attrs_of<A: AttrSource>(source: &A) -> Option<Vec<(String, HostAttr)>> {
     let mut bad = false;
     let visited = source.visit(|name, value| {
         let value = match value {
-            AttrValue::Scalar { dtype, value } => match Scalar::from_le_bytes(dtype, value) {
-                Some(scalar) => HostAttr::Scalar(scalar),
-                None => {
-                    bad = true;
-                    return Ok(());
-                }
-            },
-            AttrValue::Array { dtype, len, data } => match known(dtype) {
-                Some(d) => HostAttr::Array(d, len, data.to_vec()),
+            AttrValue::Scalar(scalar) => HostAttr::Scalar(scalar),
+            AttrValue::Array(a) => match known(a.dtype()) {
+                Some(d) => HostAttr::Array(d, a.len(), a.bytes().to_vec()),
                 None => {
                     bad = true;
                     return Ok(());

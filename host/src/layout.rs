@@ -35,6 +35,7 @@
 use cyxla_guest_abi::{
     self as abi, args, array, attrs, buffer, byte_span, call_frame, rets, scalar,
 };
+use cyxla_xla_types::attr;
 use plugin_glue::frame::{Attr, Attrs, BufferView, CallFrame};
 use plugin_glue::{DType, ErrorCode, HandlerError};
 
@@ -64,21 +65,10 @@ pub(crate) struct BufferDesc<'a> {
     pub(crate) addr: usize,
 }
 
-/// One attribute value, borrowed from the native frame.
-pub(crate) enum AttrValue<'v, D> {
-    /// A scalar: its element type and native little-endian bytes.
-    Scalar { dtype: DType, value: &'v [u8] },
-    /// An array: element type, element count and contiguous bytes.
-    Array {
-        dtype: DType,
-        len: usize,
-        data: &'v [u8],
-    },
-    /// A string's bytes.
-    String(&'v [u8]),
-    /// A nested dictionary.
-    Dictionary(D),
-}
+/// One attribute value, borrowed from a call: the model both sides of the
+/// sandbox share ([`attr::Attr`]), with the shared array view and `D`, the
+/// source's nested dictionary.
+pub(crate) type AttrValue<'v, D> = attr::Attr<'v, attr::ArrayView<'v>, D>;
 
 /// A sorted attribute dictionary.
 pub(crate) trait AttrSource: Sized {
@@ -876,13 +866,19 @@ impl CallLayout {
                 }
             };
             *next += 1;
+            let scalar;
             let value = match value {
-                AttrValue::Scalar { dtype, value } => {
-                    (abi::attr_type::SCALAR, dtype.to_xla(), 0, value)
+                AttrValue::Scalar(s) => {
+                    scalar = s.to_le_bytes();
+                    let bytes = &scalar.0[..scalar.1];
+                    (abi::attr_type::SCALAR, s.dtype().to_xla(), 0, bytes)
                 }
-                AttrValue::Array { dtype, len, data } => {
-                    (abi::attr_type::ARRAY, dtype.to_xla(), len, data)
-                }
+                AttrValue::Array(a) => (
+                    abi::attr_type::ARRAY,
+                    a.dtype().to_xla(),
+                    a.len(),
+                    a.bytes(),
+                ),
                 AttrValue::String(bytes) => (abi::attr_type::STRING, 0, 0, bytes),
                 AttrValue::Dictionary(inner) => {
                     same = slot.kind == abi::attr_type::DICTIONARY
@@ -943,21 +939,24 @@ impl CallLayout {
                 value: (0, 0),
             };
             let (kind, value_addr) = match value {
-                AttrValue::Scalar { dtype, value } => {
+                AttrValue::Scalar(value) => {
+                    let (bytes, len) = value.to_le_bytes();
+                    let dtype = value.dtype().to_xla();
                     let s = self.reserve(scalar::SIZE, scalar::ALIGN)?;
-                    let v = self.append(value, 8)?;
-                    self.put_u32(s + scalar::DTYPE, dtype.to_xla());
+                    let v = self.append(&bytes[..len], 8)?;
+                    self.put_u32(s + scalar::DTYPE, dtype);
                     self.put_u32(s + scalar::VALUE, self.addr(v)?);
-                    (slot.dtype, slot.value) = (dtype.to_xla(), (v, value.len()));
+                    (slot.dtype, slot.value) = (dtype, (v, len));
                     (abi::attr_type::SCALAR, self.addr(s)?)
                 }
-                AttrValue::Array { dtype, len, data } => {
+                AttrValue::Array(a) => {
+                    let (dtype, len, data) = (a.dtype().to_xla(), a.len(), a.bytes());
                     let s = self.reserve(array::SIZE, array::ALIGN)?;
                     let d = self.append(data, 8)?;
-                    self.put_u32(s + array::DTYPE, dtype.to_xla());
+                    self.put_u32(s + array::DTYPE, dtype);
                     self.put_u32(s + array::SIZE_FIELD, to_u32(len, "attribute array")?);
                     self.put_u32(s + array::DATA, self.addr(d)?);
-                    (slot.dtype, slot.count, slot.value) = (dtype.to_xla(), len, (d, data.len()));
+                    (slot.dtype, slot.count, slot.value) = (dtype, len, (d, data.len()));
                     (abi::attr_type::ARRAY, self.addr(s)?)
                 }
                 AttrValue::String(bytes) => {
@@ -1096,28 +1095,13 @@ impl<'a> AttrSource for Attrs<'a> {
     {
         for entry in self.iter() {
             let (name, attr) = entry?;
-            match attr {
-                Attr::Scalar(scalar) => {
-                    let (bytes, len) = scalar.to_le_bytes();
-                    f(
-                        name,
-                        AttrValue::Scalar {
-                            dtype: scalar.dtype(),
-                            value: &bytes[..len],
-                        },
-                    )?;
-                }
-                Attr::Array(array) => f(
-                    name,
-                    AttrValue::Array {
-                        dtype: array.dtype(),
-                        len: array.len(),
-                        data: array.bytes(),
-                    },
-                )?,
-                Attr::String(bytes) => f(name, AttrValue::String(bytes))?,
-                Attr::Dictionary(inner) => f(name, AttrValue::Dictionary(inner))?,
-            }
+            let value = match attr {
+                Attr::Scalar(scalar) => AttrValue::Scalar(scalar),
+                Attr::Array(array) => AttrValue::Array(*array),
+                Attr::String(bytes) => AttrValue::String(bytes),
+                Attr::Dictionary(inner) => AttrValue::Dictionary(inner),
+            };
+            f(name, value)?;
         }
         Ok(())
     }
