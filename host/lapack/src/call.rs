@@ -3,7 +3,7 @@
 //! call frame, or a unit test), plus the shape checks, the aliasing step and
 //! the batch loop every family shares.
 
-use std::fmt::Display;
+use std::fmt::{self, Display};
 use std::marker::PhantomData;
 
 use rayon::prelude::*;
@@ -11,6 +11,7 @@ use rayon::prelude::*;
 use crate::library::LapackLibrary;
 use crate::scalar::{Elem, RealScalar};
 use plugin_glue::dtype::DType;
+use plugin_glue::frame::Scalar;
 use plugin_glue::handler::HandlerError;
 
 /// One buffer: element type, logical dims (program order) and data.
@@ -24,15 +25,31 @@ pub(crate) struct Buf<'a> {
     pub ptr: *mut u8,
 }
 
-/// An attribute value, reduced to what these targets use.
+/// An attribute value as these targets read it: a scalar of the attribute
+/// model both sides of the sandbox share, or, for anything else (arrays,
+/// strings, dictionaries), its kind, for messages.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum AttrValue {
-    /// An integer scalar of this dtype.
-    Int(DType, i64),
-    /// A `PRED` scalar.
-    Bool(bool),
-    /// Anything else (floats, arrays, strings, dictionaries): its kind.
+    /// A scalar.
+    Scalar(Scalar),
+    /// Not a scalar: its kind (`array`, `string`, `dictionary`).
     Other(&'static str),
+}
+
+impl fmt::Display for AttrValue {
+    /// `a s32 scalar, 5`, `an array`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AttrValue::Scalar(s) => match s.to_i64() {
+                Some(v) => write!(f, "a {} scalar, {v}", s.dtype()),
+                None => write!(f, "a {} scalar, {}", s.dtype(), s.to_f64()),
+            },
+            AttrValue::Other(kind) if kind.starts_with(['a', 'e', 'i', 'o', 'u']) => {
+                write!(f, "an {kind}")
+            }
+            AttrValue::Other(kind) => write!(f, "a {kind}"),
+        }
+    }
 }
 
 /// The buffers and attributes of one call of `target`.
@@ -116,10 +133,11 @@ impl<'a> Call<'a> {
     /// `allowed`.
     pub fn char_attr(&self, name: &str, allowed: &[u8]) -> Result<u8, HandlerError> {
         let value = match self.attr(name)? {
-            AttrValue::Int(DType::U8 | DType::S8, v) => v,
+            AttrValue::Scalar(Scalar::U8(c)) => i64::from(c),
+            AttrValue::Scalar(Scalar::S8(c)) => i64::from(c),
             other => {
                 return Err(self.err(format_args!(
-                    "attribute `{name}` must be a ui8 (or i8) character, got {other:?}"
+                    "attribute `{name}` must be a ui8 (or i8) character, got {other}"
                 )));
             }
         };
@@ -144,10 +162,10 @@ impl<'a> Call<'a> {
     /// A boolean attribute (`PRED`, or an integer 0/1).
     pub fn bool_attr(&self, name: &str) -> Result<bool, HandlerError> {
         match self.attr(name)? {
-            AttrValue::Bool(b) => Ok(b),
-            AttrValue::Int(_, v @ (0 | 1)) => Ok(v == 1),
+            AttrValue::Scalar(Scalar::Pred(b)) => Ok(b),
+            AttrValue::Scalar(s) if matches!(s.to_i64(), Some(0 | 1)) => Ok(s.to_i64() == Some(1)),
             other => Err(self.err(format_args!(
-                "attribute `{name}` must be a boolean, got {other:?}"
+                "attribute `{name}` must be a boolean, got {other}"
             ))),
         }
     }
@@ -155,9 +173,14 @@ impl<'a> Call<'a> {
     /// An integer attribute.
     pub fn int_attr(&self, name: &str) -> Result<i64, HandlerError> {
         match self.attr(name)? {
-            AttrValue::Int(_, v) => Ok(v),
+            AttrValue::Scalar(s) if !matches!(s, Scalar::Pred(_)) => s.to_i64().ok_or_else(|| {
+                self.err(format_args!(
+                    "attribute `{name}` must be an integer of at most 64 bits, got {}",
+                    AttrValue::Scalar(s)
+                ))
+            }),
             other => Err(self.err(format_args!(
-                "attribute `{name}` must be an integer, got {other:?}"
+                "attribute `{name}` must be an integer, got {other}"
             ))),
         }
     }

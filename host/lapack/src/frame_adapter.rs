@@ -4,7 +4,7 @@
 //! ignored by name lookup), so newer jaxlib attributes do no harm.
 
 use crate::call::{AttrValue, Buf, Call};
-use plugin_glue::frame::{Attr, CallFrame, Scalar};
+use plugin_glue::frame::{Attr, CallFrame};
 use plugin_glue::handler::HandlerError;
 
 /// The buffers and attributes of `frame`, for target `target`.
@@ -45,14 +45,7 @@ pub(crate) fn call_from_frame<'a>(
 
 fn attr_value(attr: &Attr<'_>) -> AttrValue {
     match attr {
-        Attr::Scalar(Scalar::Pred(b)) => AttrValue::Bool(*b),
-        Attr::Scalar(s) => match s.to_i64() {
-            Some(v) => AttrValue::Int(s.dtype(), v),
-            None if matches!(s, Scalar::F32(_) | Scalar::F64(_)) => {
-                AttrValue::Other("floating-point scalar")
-            }
-            None => AttrValue::Other("integer scalar beyond i64"),
-        },
+        Attr::Scalar(s) => AttrValue::Scalar(*s),
         other => AttrValue::Other(other.kind()),
     }
 }

@@ -184,7 +184,12 @@ fn run_dtrsm(
 fn trsm_accepts_s8_chars_and_rejects_bad_ones() {
     let mut a = Host::new(vec![2.0f64], &[1, 1]);
     let mut b = Host::new(vec![4.0f64], &[1, 1]);
-    let s8 = |n: &'static str, c: u8| (n.as_bytes(), AttrValue::Int(DType::S8, i64::from(c)));
+    let s8 = |n: &'static str, c: u8| {
+        (
+            n.as_bytes(),
+            AttrValue::Scalar(Scalar::S8(i8::try_from(c).unwrap())),
+        )
+    };
     let attrs = [
         ("side", b'L'),
         ("uplo", b'L'),
@@ -380,8 +385,11 @@ fn ormqr_matches_explicit_q<S: T>(p: &str) {
         let mut out = zeros::<S>(&[pr as i64, qc as i64]);
         let before = a.data.clone();
         let attrs = vec![
-            (b"left".as_slice(), AttrValue::Bool(left)),
-            (b"transpose".as_slice(), AttrValue::Bool(transpose)),
+            (b"left".as_slice(), AttrValue::Scalar(Scalar::Pred(left))),
+            (
+                b"transpose".as_slice(),
+                AttrValue::Scalar(Scalar::Pred(transpose)),
+            ),
         ];
         let call = call_of(
             "ormqr",

@@ -9,7 +9,8 @@ use super::call::{AttrValue, Buf, Call, Ctx};
 use super::fast_path::FastPath;
 use super::scalar::{Elem, RealScalar};
 use super::*;
-use plugin_glue::dtype::DType;
+use plugin_glue::frame::Scalar;
+use plugin_glue::handler::HandlerError;
 
 // ---------------------------------------------------------------- helpers
 
@@ -78,7 +79,71 @@ fn call_of<'a>(
 }
 
 fn ch(name: &'static str, c: u8) -> (&'static [u8], AttrValue) {
-    (name.as_bytes(), AttrValue::Int(DType::U8, i64::from(c)))
+    (name.as_bytes(), AttrValue::Scalar(Scalar::U8(c)))
+}
+
+/// A wrong attribute is an error that names the target, the attribute and
+/// what came instead; integers and PRED stand in for each other only where
+/// LAPACK's conventions allow.
+#[test]
+fn attribute_errors_name_the_attribute_and_what_came() {
+    let attr = |name: &'static str, v: AttrValue| (name.as_bytes(), v);
+    let call = call_of(
+        "potrf",
+        vec![],
+        vec![],
+        vec![
+            attr("uplo", AttrValue::Scalar(Scalar::F32(1.5))),
+            ch("c", b'X'),
+            attr("s", AttrValue::Scalar(Scalar::S8(b'L' as i8))),
+            attr("flag", AttrValue::Scalar(Scalar::S32(2))),
+            attr("yes", AttrValue::Scalar(Scalar::Pred(true))),
+            attr("one", AttrValue::Scalar(Scalar::S64(1))),
+            attr("text", AttrValue::Other("string")),
+            attr("list", AttrValue::Other("array")),
+            attr("big", AttrValue::Scalar(Scalar::U64(u64::MAX))),
+            attr("n", AttrValue::Scalar(Scalar::U32(7))),
+        ],
+    );
+    let message = |r: Result<i64, HandlerError>| r.unwrap_err().message;
+    let wide = |r: Result<u8, HandlerError>| r.map(i64::from);
+    assert_eq!(
+        message(wide(call.char_attr("uplo", b"UL"))),
+        "potrf: attribute `uplo` must be a ui8 (or i8) character, got a f32 scalar, 1.5"
+    );
+    assert_eq!(
+        message(wide(call.char_attr("c", b"UL"))),
+        "potrf: attribute `c` is 88 ('X'), expected one of 'U', 'L'"
+    );
+    assert_eq!(call.char_attr("s", b"UL").unwrap(), b'L');
+    assert_eq!(
+        message(call.bool_attr("flag").map(i64::from)),
+        "potrf: attribute `flag` must be a boolean, got a s32 scalar, 2"
+    );
+    assert!(call.bool_attr("yes").unwrap());
+    assert!(call.bool_attr("one").unwrap());
+    assert_eq!(
+        message(call.int_attr("text")),
+        "potrf: attribute `text` must be an integer, got a string"
+    );
+    assert_eq!(
+        message(call.int_attr("list")),
+        "potrf: attribute `list` must be an integer, got an array"
+    );
+    assert_eq!(
+        message(call.int_attr("yes")),
+        "potrf: attribute `yes` must be an integer, got a pred scalar, 1"
+    );
+    assert_eq!(
+        message(call.int_attr("big")),
+        "potrf: attribute `big` must be an integer of at most 64 bits, got a u64 scalar, \
+         18446744073709552000"
+    );
+    assert_eq!(call.int_attr("n").unwrap(), 7);
+    assert_eq!(
+        message(call.int_attr("absent")),
+        "potrf: missing attribute `absent`"
+    );
 }
 
 /// Test-only arithmetic on the four types.

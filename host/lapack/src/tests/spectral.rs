@@ -570,7 +570,12 @@ fn q_from_subdiagonal<S: T>(a: &Mat<S>, tau: &[S]) -> Mat<S> {
 /// `high` = n, into `tau` and `info`.
 fn run_gehrd<S: T>(a: &mut Host<S>, tau: &mut Host<S>, info: &mut Host<i32>, low: i64) {
     let n = *a.dims.last().unwrap();
-    let int = |name: &'static str, v: i64| (name.as_bytes(), AttrValue::Int(DType::S32, v));
+    let int = |name: &'static str, v: i64| {
+        (
+            name.as_bytes(),
+            AttrValue::Scalar(Scalar::S32(i32::try_from(v).unwrap())),
+        )
+    };
     let ab = a.buf();
     let attrs = vec![int("high", n), int("low", low)];
     let call = call_of("gehrd", vec![ab], vec![ab, tau.buf(), info.buf()], attrs);
