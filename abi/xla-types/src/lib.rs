@@ -5,7 +5,8 @@
 //! message ([`Error`]) and the value of an attribute ([`attr`]: an
 //! [`Attr`](attr::Attr), a [`Scalar`](attr::Scalar), an
 //! [`ArrayView`](attr::ArrayView) of an array's elements, a string or a
-//! dictionary).
+//! dictionary) and the Rust types of buffer elements
+//! ([`Element`](element::Element), [`Complex`](element::Complex)).
 //!
 //! `no_std` (with `alloc`) and without dependencies, so that the guest SDK
 //! (compiled to wasm32), the native glue and the host share the same table.
@@ -108,6 +109,7 @@ macro_rules! c_enum {
 
 pub mod attr;
 mod dtype;
+pub mod element;
 mod error;
 
 pub use dtype::{DataType, data_type};
