@@ -379,8 +379,9 @@ impl<'a> Array<'a> {
                 self.dtype()
             )));
         }
-        // SAFETY: T: Element accepts any bit pattern; attribute memory is
-        // read-only.
+        crate::dtype::any_bit_pattern::<T>();
+        // SAFETY: T accepts any bit pattern (asserted above when compiled);
+        // attribute memory is read-only.
         unsafe { self.mem.slice(self.data, self.len(), &"array attribute") }
     }
 }

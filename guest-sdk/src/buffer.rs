@@ -353,8 +353,10 @@ impl<'a> AnyBuffer<'a> {
     /// misaligned for `T` or outside guest memory.
     pub fn typed<T: Element>(&self) -> Result<Buffer<'a, T>> {
         self.raw.check_dtype(T::DTYPE)?;
-        // SAFETY: T: Element accepts every bit pattern of DTYPE's width; inputs
-        // are never handed out mutably (see bytes()).
+        crate::dtype::any_bit_pattern::<T>();
+        // SAFETY: T accepts every bit pattern of DTYPE's width (asserted
+        // above when compiled); inputs are never handed out mutably (see
+        // bytes()).
         let data = unsafe {
             self.raw
                 .mem
@@ -435,7 +437,9 @@ impl<'a> AnyResultBuffer<'a> {
     /// As [`AnyBuffer::typed`].
     pub fn typed<T: Element>(self) -> Result<ResultBuffer<'a, T>> {
         self.raw.check_dtype(T::DTYPE)?;
-        // SAFETY: exclusive by construction; T: Element accepts any bit pattern.
+        crate::dtype::any_bit_pattern::<T>();
+        // SAFETY: exclusive by construction; T accepts any bit pattern
+        // (asserted above when compiled).
         let data = unsafe {
             self.raw
                 .mem

@@ -474,6 +474,7 @@ impl TestCall {
     ///
     /// `i` is out of range or the result's size is not a multiple of `T`'s.
     pub fn ret<T: Element>(&self, i: usize) -> Vec<T> {
+        crate::dtype::any_bit_pattern::<T>();
         let bytes = self.ret_bytes(i);
         assert_eq!(
             bytes.len() % size_of::<T>(),
@@ -482,7 +483,8 @@ impl TestCall {
         );
         bytes
             .chunks_exact(size_of::<T>())
-            // SAFETY: T: Element accepts any bit pattern of its size.
+            // SAFETY: T accepts any bit pattern of its size (asserted above
+            // when compiled).
             .map(|c| unsafe { c.as_ptr().cast::<T>().read_unaligned() })
             .collect()
     }

@@ -1,14 +1,14 @@
 //! Argument and result buffers: [`BufferView`] and the [`Element`] types
-//! they can be viewed as.
+//! they can be viewed as (the contract's trait, which the guest SDK shares).
 
 use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
 use std::mem::{MaybeUninit, align_of};
 
-use num_complex::Complex;
-
 use super::{leading_struct_size, slice_from_raw_parts};
+pub use cyxla_xla_types::element::Element;
+
 use crate::dtype::DType;
 use crate::error::HandlerError;
 use crate::ffi::xla_ffi::{XLA_FFI_Buffer, XLA_FFI_Buffer_STRUCT_SIZE};
@@ -252,8 +252,8 @@ impl<'a> BufferView<'a> {
                 )));
             }
         }
-        // SAFETY: dtype matches T (same size: Element is sealed and each
-        // impl's DTYPE has T's width), data is non-NULL, aligned and holds
+        // SAFETY: dtype matches T (same size: Element's safety contract
+        // gives T its DTYPE's width), data is non-NULL, aligned and holds
         // element_count elements valid for 'a; bit patterns are valid for T
         // (checked above for bool); aliasing is the caller's contract.
         Ok(unsafe { std::slice::from_raw_parts(self.data.cast::<T>(), self.element_count) })
@@ -277,8 +277,8 @@ impl<'a> BufferView<'a> {
         if self.element_count == 0 {
             return Ok(&mut []);
         }
-        // SAFETY: dtype matches T (same size: Element is sealed and each
-        // impl's DTYPE has T's width), data is non-NULL, aligned and holds
+        // SAFETY: dtype matches T (same size: Element's safety contract
+        // gives T its DTYPE's width), data is non-NULL, aligned and holds
         // element_count elements valid for 'a; `MaybeUninit<T>` claims no
         // valid value; exclusivity is the caller's contract.
         Ok(unsafe {
@@ -345,46 +345,6 @@ impl<'a> BufferView<'a> {
     }
 }
 
-mod sealed {
-    /// Seals [`super::Element`]: only the listed types may be viewed.
-    pub trait Sealed {
-        /// Whether every bit pattern of the element's size is a valid value.
-        const ANY_BIT_PATTERN: bool = true;
-    }
-}
-
-/// A Rust type that an XLA element type maps onto bit for bit.
-///
-/// Implemented for `bool` (PRED), `i8`..`i64`, `u8`..`u64`, `f32`, `f64`,
-/// `Complex<f32>` (C64) and `Complex<f64>` (C128). Sealed.
-pub trait Element: Copy + 'static + sealed::Sealed {
-    /// The matching XLA element type.
-    const DTYPE: DType;
-}
-
-macro_rules! element {
-    ($($t:ty => $d:ident),* $(,)?) => {$(
-        impl sealed::Sealed for $t {}
-        impl Element for $t {
-            const DTYPE: DType = DType::$d;
-        }
-    )*};
-}
-
-element!(
-    i8 => S8, i16 => S16, i32 => S32, i64 => S64,
-    u8 => U8, u16 => U16, u32 => U32, u64 => U64,
-    f32 => F32, f64 => F64,
-    Complex<f32> => C64, Complex<f64> => C128,
-);
-
-impl sealed::Sealed for bool {
-    const ANY_BIT_PATTERN: bool = false;
-}
-impl Element for bool {
-    const DTYPE: DType = DType::Pred;
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -392,6 +352,7 @@ mod tests {
     use crate::ffi::xla_ffi::*;
     use crate::frame::CallFrame;
     use crate::frame::testing::*;
+    use cyxla_xla_types::element::Complex;
     use std::mem::size_of;
     use std::ptr;
 
