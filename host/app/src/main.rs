@@ -29,7 +29,7 @@ use cyxla_sandbox::stats;
 /// script, jupyter, a notebook kernel) with the cyxla PJRT plugin
 /// configured by these options: JAX inside it runs on platform `cyxla`.
 #[derive(Parser, Debug)]
-#[command(name = "cyxla-host", version, about, propagate_version = true)]
+#[command(name = "cyxla-host", version, propagate_version = true)]
 #[command(subcommand_negates_reqs = true)]
 struct Cli {
     #[command(flatten)]

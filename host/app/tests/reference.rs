@@ -86,6 +86,23 @@ fn help_screen(path: &[&str]) -> Screen {
     parse_screen(&text)
 }
 
+/// `cyxla-host -h` opens with what the program does (its command line's doc
+/// comment), not the description of the Cargo package that builds it.
+#[test]
+fn the_help_opens_with_what_the_program_does() {
+    let out = Command::new(env!("CARGO_BIN_EXE_cyxla-host"))
+        .arg("-h")
+        .output()
+        .expect("cyxla-host runs");
+    let text = String::from_utf8(out.stdout).expect("help is UTF-8");
+    let first = text.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("Run XLA custom-call kernels on a PJRT plugin"),
+        "{first:?}"
+    );
+    assert!(!text.contains(env!("CARGO_PKG_DESCRIPTION")), "{text}");
+}
+
 fn parse_screen(text: &str) -> Screen {
     let mut screen = Screen::default();
     let mut section = "";
