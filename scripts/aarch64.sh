@@ -131,9 +131,10 @@ wheel_s=$(($(date +%s) - build_start))
 # The tests, on top of it. cargo-zigbuild takes the glibc version after the
 # triple and gives cargo the plain triple (so the runner above applies).
 target=aarch64-unknown-linux-gnu.2.28
-cargo_test() { scripts/zigbuild.sh test --release -p cyxla-sandbox --target "$target" "$@"; }
+test_cmd=(scripts/zigbuild.sh test --release -p cyxla-sandbox --target "$target")
+cargo_test() { "${test_cmd[@]}" "$@"; }
 build_start=$(date +%s)
-nice -n "$build_nice" scripts/zigbuild.sh test --release -p cyxla-sandbox --target "$target" --no-run
+nice -n "$build_nice" "${test_cmd[@]}" --no-run
 tests_s=$(($(date +%s) - build_start))
 
 results=()
