@@ -161,13 +161,16 @@ impl<'a> Call<'a> {
 
     /// A boolean attribute (`PRED`, or an integer 0/1).
     pub fn bool_attr(&self, name: &str) -> Result<bool, HandlerError> {
-        match self.attr(name)? {
-            AttrValue::Scalar(Scalar::Pred(b)) => Ok(b),
-            AttrValue::Scalar(s) if matches!(s.to_i64(), Some(0 | 1)) => Ok(s.to_i64() == Some(1)),
-            other => Err(self.err(format_args!(
-                "attribute `{name}` must be a boolean, got {other}"
-            ))),
+        // PRED reads as 0 or 1 too.
+        let value = self.attr(name)?;
+        if let AttrValue::Scalar(s) = value
+            && let Some(v @ (0 | 1)) = s.to_i64()
+        {
+            return Ok(v == 1);
         }
+        Err(self.err(format_args!(
+            "attribute `{name}` must be a boolean, got {value}"
+        )))
     }
 
     /// An integer attribute.
