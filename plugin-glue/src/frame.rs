@@ -121,19 +121,27 @@ unsafe fn leading_struct_size<T>(ptr: *const T) -> usize {
     unsafe { ptr.cast::<usize>().read() }
 }
 
-/// Checks `got >= want` for a `struct_size`.
+/// Checks `got >= want` for a `struct_size`. Inlined (each call site's
+/// check is a compare and a branch): the error is built out of line.
+#[inline(always)]
 fn check_struct_size(
     what: impl FnOnce() -> String,
     got: usize,
     want: usize,
 ) -> Result<(), HandlerError> {
     if got < want {
-        return Err(HandlerError::invalid_argument(format!(
-            "{} has struct_size {got}, expected at least {want}",
-            what()
-        )));
+        return Err(struct_size_error(&what(), got, want));
     }
     Ok(())
+}
+
+/// [`check_struct_size`]'s error: `what` has `got`, not `want`.
+#[cold]
+#[inline(never)]
+fn struct_size_error(what: &str, got: usize, want: usize) -> HandlerError {
+    HandlerError::invalid_argument(format!(
+        "{what} has struct_size {got}, expected at least {want}"
+    ))
 }
 
 // ---------------------------------------------------------------------------
@@ -904,6 +912,7 @@ impl<'a> CallFrame<'a> {
     }
 
     /// Number of arguments (operands of the custom call).
+    #[inline]
     pub fn num_args(&self) -> usize {
         self.num_args
     }
@@ -913,17 +922,16 @@ impl<'a> CallFrame<'a> {
     /// # Errors
     ///
     /// `INVALID_ARGUMENT` if `i` is out of range (naming `i` and the count).
+    #[inline]
     pub fn arg(&self, i: usize) -> Result<BufferView<'a>, HandlerError> {
         match self.buffers[..self.num_args].get(i) {
             Some(&view) => Ok(view),
-            None => Err(HandlerError::invalid_argument(format!(
-                "argument index {i} is out of range: the call has {} arguments",
-                self.num_args
-            ))),
+            None => Err(out_of_range("argument", i, self.num_args)),
         }
     }
 
     /// Number of results.
+    #[inline]
     pub fn num_rets(&self) -> usize {
         self.buffers.len() - self.num_args
     }
@@ -933,22 +941,22 @@ impl<'a> CallFrame<'a> {
     /// # Errors
     ///
     /// `INVALID_ARGUMENT` if `i` is out of range (naming `i` and the count).
+    #[inline]
     pub fn ret(&self, i: usize) -> Result<BufferView<'a>, HandlerError> {
         match self.buffers[self.num_args..].get(i) {
             Some(&view) => Ok(view),
-            None => Err(HandlerError::invalid_argument(format!(
-                "result index {i} is out of range: the call has {} results",
-                self.num_rets()
-            ))),
+            None => Err(out_of_range("result", i, self.num_rets())),
         }
     }
 
     /// The attributes of this call site (sorted by name).
+    #[inline]
     pub fn attrs(&self) -> Attrs<'a> {
         self.attrs
     }
 
     /// The execution stage (3 = EXECUTE).
+    #[inline]
     pub fn stage(&self) -> u32 {
         self.raw.stage
     }
@@ -977,6 +985,7 @@ impl<'a> CallFrame<'a> {
 
     /// The call's runtime context, to ask for the device ordinal or run id
     /// later in the call, only if they are needed.
+    #[inline]
     pub fn context(&self) -> CallContext {
         CallContext {
             api: self.raw.api,
@@ -985,9 +994,22 @@ impl<'a> CallFrame<'a> {
     }
 
     /// The raw frame.
+    #[inline]
     pub fn raw(&self) -> &'a XLA_FFI_CallFrame {
         self.raw
     }
+}
+
+/// The error of [`CallFrame::arg`] and [`CallFrame::ret`] for an index
+/// past the `count` buffers of `what` (out of line: those two are inlined
+/// into every handler's reads of its buffers, and this is never taken on a
+/// well-formed call).
+#[cold]
+#[inline(never)]
+fn out_of_range(what: &str, i: usize, count: usize) -> HandlerError {
+    HandlerError::invalid_argument(format!(
+        "{what} index {i} is out of range: the call has {count} {what}s"
+    ))
 }
 
 fn unavailable(function: &str) -> HandlerError {

@@ -137,31 +137,37 @@ impl<'a> BufferView<'a> {
     }
 
     /// Element type.
+    #[inline]
     pub fn dtype(&self) -> DType {
         self.dtype
     }
 
     /// Dimensions (empty for a scalar).
+    #[inline]
     pub fn dims(&self) -> &'a [i64] {
         self.dims
     }
 
     /// Number of dimensions.
+    #[inline]
     pub fn rank(&self) -> usize {
         self.dims.len()
     }
 
     /// Product of the dimensions (1 for a scalar, 0 if any dimension is 0).
+    #[inline]
     pub fn element_count(&self) -> usize {
         self.element_count
     }
 
     /// Size in bytes (sub-byte types packed; 0 for tokens).
+    #[inline]
     pub fn byte_len(&self) -> usize {
         self.byte_len
     }
 
     /// Address of the data (do not read or write it when `byte_len` is 0).
+    #[inline]
     pub fn data_ptr(&self) -> *mut u8 {
         self.data
     }
@@ -173,6 +179,7 @@ impl<'a> BufferView<'a> {
     /// No `&mut` to the same memory may be live during `'a`: arguments may
     /// alias results (`output_operand_aliases`), so do not hold this
     /// together with [`BufferView::uninit_bytes`] of an aliasing result.
+    #[inline]
     pub unsafe fn bytes(&self) -> &'a [u8] {
         if self.byte_len == 0 {
             return &[];
@@ -192,6 +199,7 @@ impl<'a> BufferView<'a> {
     /// The caller needs exclusive access for `'a`: use it only for results,
     /// at most once per buffer, and not while a view of an aliasing
     /// argument is live.
+    #[inline]
     pub unsafe fn uninit_bytes(&self) -> &'a mut [MaybeUninit<u8>] {
         if self.byte_len == 0 {
             return &mut [];
