@@ -362,9 +362,10 @@ impl PollPage {
 
 /// Orders a call's store to a slot before its next load, against the
 /// timer's [`heavy_barrier`]: only the compiler's reordering, unless
-/// `membarrier` is missing ([`STRONG_FENCES`]).
+/// `membarrier` is missing ([`STRONG_FENCES`]). (The dispatcher's marks
+/// pair with it the same way: `dispatch.rs`.)
 #[inline]
-fn light_barrier() {
+pub(crate) fn light_barrier() {
     if STRONG_FENCES.load(Ordering::Relaxed) {
         std::sync::atomic::fence(Ordering::SeqCst);
     } else {
@@ -405,17 +406,20 @@ fn register_membarrier() {
     }
 }
 
-/// The timer's side of the slots' Dekker handshake: after it returns,
-/// every thread of the process has passed a full memory barrier since it
-/// was called, so a call's store before that point is seen here, and a
-/// call's load after it sees the timer's stores before the call.
-fn heavy_barrier() {
+/// The timer's side of the slots' Dekker handshake: after it returns
+/// true, every thread of the process has passed a full memory barrier
+/// since it was called, so a call's store before that point is seen here,
+/// and a call's load after it sees the timer's stores before the call.
+/// False when no `membarrier` command served: calls fence for themselves
+/// from then on ([`STRONG_FENCES`]), but one that passed its
+/// [`light_barrier`] before may not have.
+pub(crate) fn heavy_barrier() -> bool {
     std::sync::atomic::fence(Ordering::SeqCst);
     if STRONG_FENCES.load(Ordering::SeqCst) {
-        return;
+        return false;
     }
     if membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) {
-        return;
+        return true;
     }
     // Not registered (a forked child that did not register yet): register
     // and try again; else the slow global command; else calls fence from
@@ -423,16 +427,17 @@ fn heavy_barrier() {
     if membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED)
         && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)
     {
-        return;
+        return true;
     }
     if membarrier(MEMBARRIER_CMD_GLOBAL) {
-        return;
+        return true;
     }
     STRONG_FENCES.store(true, Ordering::SeqCst);
     tracing::error!(
         "membarrier failed ({}): guest calls fence for their deadlines from now on",
         std::io::Error::last_os_error()
     );
+    false
 }
 
 /// Protects the pages of the calls among `due` that are still running

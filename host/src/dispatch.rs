@@ -3,17 +3,18 @@
 //!
 //! The guest behind a handler can change while the handler stays registered
 //! with XLA (hot reload, [`crate::Sandbox::reload`]): a handler holds what
-//! serves it now behind an atomic pointer, and each call takes that pointer
-//! once, so a call finishes on the version it started with.
+//! serves it now behind an atomic pointer ([`ServingSlot`]), and each call
+//! takes that pointer once, so a call finishes on the version it started
+//! with.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use arc_swap::ArcSwap;
 use plugin_glue::frame::CallFrame;
 use plugin_glue::{ErrorCode, Handler, HandlerError};
 
-use crate::audit;
 use crate::call::HostCall;
 use crate::failed_call::{self, FailedCall, Sink};
 use crate::guest::Guest;
@@ -21,6 +22,7 @@ use crate::layout::CallView;
 use crate::pool::Pool;
 use crate::state::CallInfo;
 use crate::stats::{CallMeasure, Ending, TargetStats};
+use crate::{audit, deadline, stats};
 
 /// Runs one custom-call target in its guest.
 ///
@@ -42,9 +44,193 @@ pub struct GuestHandler {
 
 struct ServedTarget {
     target: String,
-    serving: ArcSwap<Serving>,
+    serving: ServingSlot,
     /// The target's counters, kept across reloads.
     stats: Arc<TargetStats>,
+}
+
+/// What serves a target: replaced by reloads while calls run, and read by
+/// every call without a locked instruction (the `arc_swap` it replaces took
+/// two: docs/performance.md, "Instructions per call").
+///
+/// The slot owns one count of the current `Arc<Serving>`, as a raw
+/// pointer. A call marks the pointer it takes in its thread's entry of
+/// [`MARKS`] (a hazard pointer), then looks at the slot again: if the slot
+/// still holds it, it is not freed before the call clears its mark. A
+/// replacement moves the slot's count of the old one to `retired`, then
+/// frees each retired one that no mark holds, after a
+/// [`deadline::heavy_barrier`] (`membarrier`, as the deadlines' handshake
+/// uses it): a mark stored before the barrier is seen by the scan after
+/// it, and a call that marks after the barrier sees the replacement when
+/// it looks again (its [`deadline::light_barrier`] orders the mark before
+/// that look), so it marks that instead. The last call that held a
+/// retired one frees it when it ends. A thread without an index
+/// ([`stats::thread_index`]) and a call within another call on the same
+/// thread count a reference instead, under the lock that replacements
+/// take. Where `membarrier` is refused, replaced servings are freed only
+/// with the slot.
+struct ServingSlot {
+    current: AtomicPtr<Serving>,
+    /// Servings replaced and maybe still in use; its lock is held to
+    /// replace the current one, and to count a reference to it.
+    retired: Mutex<Vec<Arc<Serving>>>,
+}
+
+/// A thread's mark: the serving its call uses, or null. One cache line
+/// each, as every call writes its own.
+#[repr(align(64))]
+struct Mark(AtomicPtr<Serving>);
+
+/// The marks, by [`stats::thread_index`].
+static MARKS: [Mark; stats::SHARDS] =
+    [const { Mark(AtomicPtr::new(ptr::null_mut())) }; stats::SHARDS];
+
+impl ServingSlot {
+    fn new(serving: Serving) -> ServingSlot {
+        ServingSlot {
+            current: AtomicPtr::new(Arc::into_raw(Arc::new(serving)).cast_mut()),
+            retired: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<Arc<Serving>>> {
+        // A panic while the lock was held left the list valid.
+        self.retired.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The serving now, held until the guard drops.
+    #[inline]
+    fn hold(&self) -> Held<'_> {
+        if let Some(index) = stats::thread_index() {
+            let mark = &MARKS[index].0;
+            // Null unless a call on this thread is using a serving already
+            // (a call within a call): that one keeps its mark.
+            if mark.load(Ordering::Relaxed).is_null() {
+                let mut serving = self.current.load(Ordering::Acquire);
+                loop {
+                    mark.store(serving, Ordering::Relaxed);
+                    deadline::light_barrier();
+                    let now = self.current.load(Ordering::Acquire);
+                    if now == serving {
+                        break;
+                    }
+                    serving = now;
+                }
+                // SAFETY: the slot held `serving` (from `Arc::into_raw`, the
+                // slot's count) after this thread's mark of it, ordered
+                // before that look against a replacement's heavy barrier:
+                // the replacement's scan sees the mark, and no one frees it
+                // until the mark is cleared (`Held::drop`).
+                let serving = unsafe { &*serving };
+                return Held::Marked {
+                    serving,
+                    mark,
+                    slot: self,
+                };
+            }
+        }
+        self.hold_counted()
+    }
+
+    /// [`ServingSlot::hold`] by a count of its own.
+    #[cold]
+    #[inline(never)]
+    fn hold_counted(&self) -> Held<'_> {
+        let _replacing = self.lock();
+        let serving = self.current.load(Ordering::Acquire);
+        // SAFETY: `serving` came from `Arc::into_raw` and the slot owns that
+        // count; the lock keeps it from being replaced (and so from being
+        // retired and freed) while the count goes up.
+        Held::Counted(unsafe {
+            Arc::increment_strong_count(serving);
+            Arc::from_raw(serving)
+        })
+    }
+
+    /// Serves from `serving` from the next call on; calls running finish
+    /// on what they hold.
+    fn replace(&self, serving: Serving) {
+        let mut retired = self.lock();
+        let new = Arc::into_raw(Arc::new(serving)).cast_mut();
+        let old = self.current.swap(new, Ordering::AcqRel);
+        // SAFETY: the slot's count of `old` (from `Arc::into_raw`), which
+        // the swap took out of the slot: the list owns it now.
+        retired.push(unsafe { Arc::from_raw(old) });
+        free_unmarked(&mut retired);
+    }
+
+    /// Frees what was retired and is no longer marked, after a call that
+    /// held a retired serving ended.
+    #[cold]
+    #[inline(never)]
+    fn free_retired(&self) {
+        free_unmarked(&mut self.lock());
+    }
+}
+
+/// Drops the servings of `retired` that no thread marks (see
+/// [`ServingSlot`]); all of them stay if the barrier could not be made.
+fn free_unmarked(retired: &mut Vec<Arc<Serving>>) {
+    if retired.is_empty() || !deadline::heavy_barrier() {
+        return;
+    }
+    retired.retain(|serving| {
+        let serving = Arc::as_ptr(serving).cast_mut();
+        MARKS
+            .iter()
+            .any(|mark| mark.0.load(Ordering::Acquire) == serving)
+    });
+}
+
+impl Drop for ServingSlot {
+    fn drop(&mut self) {
+        let current = *self.current.get_mut();
+        // SAFETY: the slot's count (from `Arc::into_raw`); `&mut self`:
+        // no call holds it by a mark (a mark borrows the slot).
+        drop(unsafe { Arc::from_raw(current) });
+    }
+}
+
+/// The serving a call uses, from its start to its end.
+enum Held<'s> {
+    /// Kept alive by this thread's mark, cleared on drop.
+    Marked {
+        serving: &'s Serving,
+        mark: &'static AtomicPtr<Serving>,
+        slot: &'s ServingSlot,
+    },
+    /// Kept alive by a count of its own.
+    Counted(Arc<Serving>),
+}
+
+impl std::ops::Deref for Held<'_> {
+    type Target = Serving;
+
+    fn deref(&self) -> &Serving {
+        match self {
+            Held::Marked { serving, .. } => serving,
+            Held::Counted(serving) => serving,
+        }
+    }
+}
+
+impl Drop for Held<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        if let Held::Marked {
+            serving,
+            mark,
+            slot,
+        } = self
+        {
+            mark.store(ptr::null_mut(), Ordering::Release);
+            // Replaced while this call used it: free it if no other call
+            // still does.
+            if !ptr::eq(slot.current.load(Ordering::Relaxed), *serving) {
+                slot.free_retired();
+            }
+        }
+    }
 }
 
 /// What serves a target now.
@@ -80,7 +266,7 @@ impl GuestHandler {
         Some(GuestHandler {
             slot: Arc::new(ServedTarget {
                 target: target.to_owned(),
-                serving: ArcSwap::from_pointee(serving),
+                serving: ServingSlot::new(serving),
                 stats: TargetStats::register(target),
             }),
         })
@@ -91,7 +277,7 @@ impl GuestHandler {
     pub(crate) fn serve(&self, pool: Arc<Pool>) -> bool {
         match Serving::guest(pool, &self.slot.target) {
             Some(serving) => {
-                self.slot.serving.store(Arc::new(serving));
+                self.slot.serving.replace(serving);
                 true
             }
             None => false,
@@ -101,7 +287,7 @@ impl GuestHandler {
     /// Stops serving the target: from the next call on, calls fail with
     /// `why` (calls already running finish).
     pub(crate) fn retire(&self, why: String) {
-        self.slot.serving.store(Arc::new(Serving::Gone(why)));
+        self.slot.serving.replace(Serving::Gone(why));
     }
 
     /// The target name.
@@ -111,7 +297,7 @@ impl GuestHandler {
 
     /// The guest serving it now, if any.
     pub fn guest(&self) -> Option<Arc<Guest>> {
-        match &**self.slot.serving.load() {
+        match &*self.slot.serving.hold() {
             Serving::Guest { pool, .. } => Some(Arc::clone(pool.guest())),
             Serving::Gone(_) => None,
         }
@@ -124,7 +310,7 @@ impl GuestHandler {
 
     /// Instances of the serving guest alive now (idle or busy).
     pub fn live_instances(&self) -> usize {
-        match &**self.slot.serving.load() {
+        match &*self.slot.serving.hold() {
             Serving::Guest { pool, .. } => pool.live(),
             Serving::Gone(_) => 0,
         }
@@ -142,8 +328,8 @@ impl GuestHandler {
 
     fn run<C: CallView>(&self, call: &C, info: CallInfo) -> Result<(), HandlerError> {
         // One load per call: the call keeps this version to its end.
-        let serving = self.slot.serving.load();
-        let (pool, index, prefix) = match &**serving {
+        let serving = self.slot.serving.hold();
+        let (pool, index, prefix) = match &*serving {
             Serving::Guest {
                 pool,
                 index,
@@ -263,5 +449,121 @@ impl std::fmt::Debug for GuestHandler {
             .field("target", &self.slot.target)
             .field("guest", &self.guest().map(|g| g.path().to_owned()))
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gone(why: &str) -> Serving {
+        Serving::Gone(why.to_owned())
+    }
+
+    /// What `held` serves: the reason it names (every serving here is
+    /// `Gone`).
+    fn why(held: &Held<'_>) -> String {
+        match &**held {
+            Serving::Gone(why) => why.clone(),
+            Serving::Guest { .. } => unreachable!("the tests serve no guest"),
+        }
+    }
+
+    fn retired(slot: &ServingSlot) -> usize {
+        slot.lock().len()
+    }
+
+    #[test]
+    fn a_replaced_serving_lives_until_the_call_that_holds_it_ends() {
+        let slot = &ServingSlot::new(gone("v1"));
+        std::thread::scope(|scope| {
+            let (held_tx, held_rx) = std::sync::mpsc::channel();
+            let (replaced_tx, replaced_rx) = std::sync::mpsc::channel::<()>();
+            let caller = scope.spawn(move || {
+                let held = slot.hold();
+                assert!(
+                    matches!(held, Held::Marked { .. }),
+                    "a thread with an index marks"
+                );
+                held_tx.send(()).unwrap();
+                replaced_rx.recv().unwrap();
+                // Replaced meanwhile: still the version the call took.
+                let seen = why(&held);
+                drop(held);
+                seen
+            });
+            held_rx.recv().unwrap();
+            slot.replace(gone("v2"));
+            assert_eq!(retired(slot), 1, "v1 is marked by the running call: kept");
+            assert_eq!(why(&slot.hold()), "v2");
+            replaced_tx.send(()).unwrap();
+            assert_eq!(caller.join().unwrap(), "v1");
+        });
+        assert_eq!(
+            retired(slot),
+            0,
+            "the call that held v1 frees it when it ends (membarrier must be available)"
+        );
+        slot.replace(gone("v3"));
+        assert_eq!(retired(slot), 0, "nothing holds v2: freed at once");
+    }
+
+    #[test]
+    fn a_call_within_a_call_counts_a_reference() {
+        let slot = ServingSlot::new(gone("v1"));
+        let outer = slot.hold();
+        let inner = slot.hold();
+        assert!(matches!(outer, Held::Marked { .. }));
+        assert!(
+            matches!(inner, Held::Counted(_)),
+            "the thread's mark is taken"
+        );
+        slot.replace(gone("v2"));
+        assert_eq!((why(&outer), why(&inner)), ("v1".into(), "v1".into()));
+        drop(inner);
+        assert_eq!(retired(&slot), 1, "still marked by the outer call");
+        drop(outer);
+        assert_eq!(retired(&slot), 0);
+        assert_eq!(why(&slot.hold()), "v2");
+    }
+
+    #[test]
+    fn calls_on_many_threads_see_whole_servings_while_they_are_replaced() {
+        const REPLACEMENTS: usize = 2_000;
+        let slot = ServingSlot::new(gone("v0"));
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let callers: Vec<_> = (0..4)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut calls = 0u64;
+                        let mut last = 0;
+                        while !done.load(Ordering::Relaxed) {
+                            let held = slot.hold();
+                            let version: usize = why(&held)[1..].parse().unwrap();
+                            // Never older than a version this thread saw.
+                            assert!(version >= last, "v{version} after v{last}");
+                            last = version;
+                            calls += 1;
+                        }
+                        calls
+                    })
+                })
+                .collect();
+            for version in 1..=REPLACEMENTS {
+                slot.replace(gone(&format!("v{version}")));
+            }
+            done.store(true, Ordering::Relaxed);
+            for caller in callers {
+                assert!(caller.join().unwrap() > 0);
+            }
+        });
+        slot.free_retired();
+        assert_eq!(
+            retired(&slot),
+            0,
+            "every replaced serving is freed once no call holds it"
+        );
+        assert_eq!(why(&slot.hold()), format!("v{REPLACEMENTS}"));
     }
 }

@@ -135,7 +135,16 @@ impl Default for TargetStats {
 
 /// Threads with a shard of their own (at once; a thread's shard goes to
 /// the next thread when it ends).
-const SHARDS: usize = 32;
+pub(crate) const SHARDS: usize = 32;
+
+/// This thread's index among the threads that have one (below [`SHARDS`];
+/// no other living thread has it), or `None` (more threads than that, or
+/// the thread is ending). Other per-thread tables of the host use it too
+/// (the dispatcher's marks, `dispatch.rs`).
+#[inline]
+pub(crate) fn thread_index() -> Option<usize> {
+    SHARD.try_with(|s| s.0).ok().flatten()
+}
 
 /// The per-call counters of one target, as one thread adds to them. A
 /// cache line of its own.
@@ -290,7 +299,7 @@ impl TargetStats {
         }
         // Threads beyond SHARDS, and a thread that is ending (its shard
         // index gone), use the shared shard.
-        let own = SHARD.try_with(|s| s.0).ok().flatten();
+        let own = thread_index();
         let (shard, exclusive) = match own {
             Some(i) => (&self.shards[i], true),
             None => (&self.shards[SHARDS], false),
