@@ -1758,45 +1758,30 @@ pub(crate) mod tests {
         // One layout across a call site's calls, whose buffers move from
         // call to call as XLA's do; each call must come out as planning it
         // afresh does: the same regions, or the same error.
-        let steps: [(&[At], &[At]); 7] = [
-            // Disjoint, with a token at an operand's address.
-            (
-                &[(F32, 16, 0x1000), (Token, 0, 0x1000)],
-                &[(F32, 16, 0x2000)],
-            ),
+        // Per call: the addresses of a 16-byte operand, a token and a
+        // 16-byte result.
+        let steps: [(usize, usize, usize); 7] = [
+            // Disjoint, with the token at the operand's address.
+            (0x1000, 0x1000, 0x2000),
             // Moved, still disjoint (the fast path).
-            (
-                &[(F32, 16, 0x3000), (Token, 0, 0x3000)],
-                &[(F32, 16, 0x3010)],
-            ),
-            // Moved onto the operand: they alias.
-            (
-                &[(F32, 16, 0x4000), (Token, 0, 0x9000)],
-                &[(F32, 16, 0x4000)],
-            ),
+            (0x3000, 0x3000, 0x3010),
+            // The result moved onto the operand: they alias.
+            (0x4000, 0x9000, 0x4000),
             // Apart again.
-            (
-                &[(F32, 16, 0x4000), (Token, 0, 0x9000)],
-                &[(F32, 16, 0x5000)],
-            ),
+            (0x4000, 0x9000, 0x5000),
             // Overlapping without being the same buffer.
-            (
-                &[(F32, 16, 0x6000), (Token, 0, 0x9000)],
-                &[(F32, 16, 0x6008)],
-            ),
+            (0x6000, 0x9000, 0x6008),
             // Disjoint after the error.
-            (
-                &[(F32, 16, 0x7000), (Token, 0, 0x7000)],
-                &[(F32, 16, 0x7010)],
-            ),
+            (0x7000, 0x7000, 0x7010),
             // Touching but not sharing a byte, the other way round.
-            (
-                &[(F32, 16, 0x8010), (Token, 0, 0x8010)],
-                &[(F32, 16, 0x8000)],
-            ),
+            (0x8010, 0x8010, 0x8000),
         ];
         let mut layout = CallLayout::default();
-        for (step, (args, rets)) in steps.into_iter().enumerate() {
+        for (step, (operand, token, result)) in steps.into_iter().enumerate() {
+            let (args, rets) = (
+                &[(F32, 16, operand), (Token, 0, token)][..],
+                &[(F32, 16, result)][..],
+            );
             let call = AddrCall::new(args, rets);
             let got = layout.plan(&call, 0x1_0000, 0x10);
             match (got, try_plan(args, rets)) {
