@@ -10,7 +10,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, PoisonError, RwLock, RwLockWriteGuard};
 
 use plugin_glue::frame::CallFrame;
 use plugin_glue::{ErrorCode, Handler, HandlerError};
@@ -66,14 +66,16 @@ struct ServedTarget {
 /// that look), so it marks that instead. The last call that held a
 /// retired one frees it when it ends. A thread without an index
 /// ([`stats::thread_index`]) and a call within another call on the same
-/// thread count a reference instead, under the lock that replacements
-/// take. Where `membarrier` is refused, replaced servings are freed only
-/// with the slot.
+/// thread count a reference instead, under a read lock that replacements
+/// wait for (a read lock, so that the threads past the index's count do
+/// not wait for each other). Where `membarrier` is refused, replaced
+/// servings are freed only with the slot.
 struct ServingSlot {
     current: AtomicPtr<Serving>,
-    /// Servings replaced and maybe still in use; its lock is held to
-    /// replace the current one, and to count a reference to it.
-    retired: Mutex<Vec<Arc<Serving>>>,
+    /// Servings replaced and maybe still in use. Written to replace the
+    /// current one and to free retired ones; read to count a reference to
+    /// the current one.
+    retired: RwLock<Vec<Arc<Serving>>>,
 }
 
 /// A thread's mark: the serving its call uses, or null. One cache line
@@ -89,13 +91,13 @@ impl ServingSlot {
     fn new(serving: Serving) -> ServingSlot {
         ServingSlot {
             current: AtomicPtr::new(Arc::into_raw(Arc::new(serving)).cast_mut()),
-            retired: Mutex::new(Vec::new()),
+            retired: RwLock::new(Vec::new()),
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Vec<Arc<Serving>>> {
+    fn lock(&self) -> RwLockWriteGuard<'_, Vec<Arc<Serving>>> {
         // A panic while the lock was held left the list valid.
-        self.retired.lock().unwrap_or_else(PoisonError::into_inner)
+        self.retired.write().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The serving now, held until the guard drops.
@@ -136,11 +138,11 @@ impl ServingSlot {
     #[cold]
     #[inline(never)]
     fn hold_counted(&self) -> Held<'_> {
-        let _replacing = self.lock();
+        let _not_replacing = self.retired.read().unwrap_or_else(PoisonError::into_inner);
         let serving = self.current.load(Ordering::Acquire);
         // SAFETY: `serving` came from `Arc::into_raw` and the slot owns that
-        // count; the lock keeps it from being replaced (and so from being
-        // retired and freed) while the count goes up.
+        // count; the read lock keeps it from being replaced (and so from
+        // being retired and freed) while the count goes up.
         Held::Counted(unsafe {
             Arc::increment_strong_count(serving);
             Arc::from_raw(serving)
@@ -524,6 +526,40 @@ mod tests {
         assert_eq!(retired(&slot), 1, "still marked by the outer call");
         drop(outer);
         assert_eq!(retired(&slot), 0);
+        assert_eq!(why(&slot.hold()), "v2");
+    }
+
+    #[test]
+    fn threads_past_the_marks_count_references() {
+        const THREADS: usize = stats::SHARDS + 8;
+        let slot = &ServingSlot::new(gone("v1"));
+        let all_hold = &std::sync::Barrier::new(THREADS + 1);
+        let replaced = &std::sync::Barrier::new(THREADS + 1);
+        let counted = std::thread::scope(|scope| {
+            let callers: Vec<_> = (0..THREADS)
+                .map(|_| {
+                    scope.spawn(move || {
+                        let held = slot.hold();
+                        let counted = matches!(held, Held::Counted(_));
+                        all_hold.wait();
+                        replaced.wait();
+                        assert_eq!(why(&held), "v1");
+                        counted
+                    })
+                })
+                .collect();
+            all_hold.wait();
+            slot.replace(gone("v2"));
+            replaced.wait();
+            callers
+                .into_iter()
+                .map(|caller| caller.join().unwrap())
+                .filter(|&counted| counted)
+                .count()
+        });
+        assert!(counted >= 8, "{counted} of {THREADS} threads counted");
+        slot.free_retired();
+        assert_eq!(retired(slot), 0);
         assert_eq!(why(&slot.hold()), "v2");
     }
 
