@@ -152,17 +152,33 @@ struct Span {
     slot: usize,
 }
 
+impl Span {
+    /// The span of slot `slot`'s `byte_len` bytes at native address
+    /// `addr`, unless the buffer cannot alias anything (empty, or a token).
+    fn of(dtype: DType, byte_len: usize, addr: usize, slot: usize) -> Option<Span> {
+        (byte_len > 0 && dtype != DType::Token).then(|| Span {
+            start: addr,
+            end: addr.saturating_add(byte_len),
+            slot,
+        })
+    }
+
+    /// Whether the two spans share a byte.
+    fn overlaps(&self, other: &Span) -> bool {
+        self.start < other.end && other.start < self.end
+    }
+}
+
 /// Up to this many buffer spans, [`CallLayout::find_aliases`] first checks
 /// every pair for overlap instead of sorting.
 const FEW_SPANS: usize = 8;
 
 /// Whether no two of `spans` (each non-empty) share a byte.
 fn pairwise_disjoint(spans: &[Span]) -> bool {
-    spans.iter().enumerate().all(|(i, a)| {
-        spans[i + 1..]
-            .iter()
-            .all(|b| a.end <= b.start || b.end <= a.start)
-    })
+    spans
+        .iter()
+        .enumerate()
+        .all(|(i, a)| spans[i + 1..].iter().all(|b| !a.overlaps(b)))
 }
 
 /// The encoded frame of one call; reused across calls (no allocation once
@@ -262,20 +278,16 @@ struct Shape {
 }
 
 impl Shape {
-    /// Whether no two buffers that can alias (non-empty, not tokens, as
-    /// [`push_span`] takes them) share a byte at the addresses noted.
+    /// Whether no two buffers that can alias ([`Span::of`]) share a byte at
+    /// the addresses noted.
     fn disjoint(&self) -> bool {
         let span = |slot: usize| {
             let (dtype, byte_len, _) = self.slots[slot];
-            let start = self.addrs[slot];
-            (byte_len > 0 && dtype != DType::Token).then(|| (start, start.saturating_add(byte_len)))
+            Span::of(dtype, byte_len, self.addrs[slot], slot)
         };
         (0..self.slots.len()).all(|a| {
-            let Some((a_start, a_end)) = span(a) else {
-                return true;
-            };
-            (a + 1..self.slots.len()).all(|b| {
-                span(b).is_none_or(|(b_start, b_end)| a_end <= b_start || b_end <= a_start)
+            span(a).is_none_or(|a| {
+                (a.slot + 1..self.slots.len()).all(|b| span(b).is_none_or(|b| !a.overlaps(&b)))
             })
         })
     }
@@ -353,13 +365,7 @@ fn check_size(desc: &BufferDesc<'_>, slot: usize, n_args: usize) -> Result<(), H
 /// Notes `desc`'s native span in `spans`, for finding aliases, unless it
 /// cannot alias anything (empty, or a token).
 fn push_span(spans: &mut Vec<Span>, desc: &BufferDesc<'_>, slot: usize) {
-    if desc.byte_len > 0 && desc.dtype != DType::Token {
-        spans.push(Span {
-            start: desc.addr,
-            end: desc.addr.saturating_add(desc.byte_len),
-            slot,
-        });
-    }
+    spans.extend(Span::of(desc.dtype, desc.byte_len, desc.addr, slot));
 }
 
 impl CallLayout {
@@ -489,13 +495,7 @@ impl CallLayout {
         for (slot, (&(dtype, byte_len, _), &addr)) in
             shape.slots.iter().zip(&shape.addrs).enumerate()
         {
-            let desc = BufferDesc {
-                dtype,
-                dims: &[],
-                byte_len,
-                addr,
-            };
-            push_span(&mut self.spans, &desc, slot);
+            self.spans.extend(Span::of(dtype, byte_len, addr, slot));
         }
         for (slot, owner) in self.shared.iter_mut().enumerate() {
             *owner = slot;
