@@ -28,7 +28,8 @@ trap 'kill -TERM -- -"$aarch64_pid" 2>/dev/null || true' EXIT
 # built by a plain build.
 cargo build --workspace --all-targets
 cargo test --workspace "$@"
-.venv/bin/python -m pytest tests/python -q
+# The 20 slowest tests come last, with their times: CI has a time budget.
+.venv/bin/python -m pytest tests/python -q --durations=20
 
 echo "scripts/test.sh: the x86-64 tests passed; waiting for scripts/aarch64.sh ($aarch64_log)" >&2
 started=$SECONDS
