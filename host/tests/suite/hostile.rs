@@ -717,7 +717,7 @@ fn a_guest_looping_in_wasi_calls_meets_its_deadline() {
 
 #[test]
 fn megabytes_of_stdout_leave_a_bounded_log() {
-    let (_dir, sandbox) = wasi_sandbox(test_limits());
+    let (_dir, sandbox) = wasi_sandbox(flood_limits());
     // 4 MiB written per call, the limit kept, the rest counted.
     assert_flood_is_bounded(&handler(&sandbox, "w_flood"));
 }

@@ -235,7 +235,7 @@ fn megabytes_of_stderr_leave_a_bounded_log() {
             1,
         ),
     );
-    let (_dir, sandbox, _) = with_good_guest(bytes, test_limits());
+    let (_dir, sandbox, _) = with_good_guest(bytes, flood_limits());
     assert_flood_is_bounded(&handler(&sandbox, "e_flood"));
     run_double(&handler(&sandbox, "good_double"));
 }
