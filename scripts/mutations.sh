@@ -35,6 +35,9 @@ mutations=(
   "align-03-reverted|without cranelift-codegen/03-align-loop-headers.patch|-p cyxla-sandbox --lib engine::tests::short_loops_are_unrolled_and_loops_aligned"
   "align-03-ungated|edit vendor/cranelift-codegen/src/machinst/mod.rs|    fn loop_header_alignment() -> CodeOffset {\n        1\n    }|    fn loop_header_alignment() -> CodeOffset {\n        64\n    }|-p cyxla-sandbox --lib engine::tests::loops_are_padded_only_where_the_backend_asks"
   "trap-srcloc-04-reverted|without cranelift-codegen/04-branch-to-trap-keeps-trap-srcloc.patch|-p cyxla-sandbox --lib engine::tests::guarded_traps_report_the_unreachable"
+  "brif-05-reverted|without cranelift-codegen/05-brif-on-arithmetic-uses-its-flags.patch|-p cyxla-sandbox --lib engine::tests::branches_test_the_flags_of_their_arithmetic"
+  "brif-05-wide|edit vendor/cranelift-codegen/src/isa/x64/lower.isle|(x64_add_with_flags_paired ty x y)|(x64_add_with_flags_paired \$I64 x y)|-p cyxla-sandbox --test suite fuzz_smoke::differential_shapes"
+  "brif-05-used-between|edit vendor/cranelift-codegen/src/machinst/lower.rs|            if self.f.dfg.inst_values(inst).any(|            if false && self.f.dfg.inst_values(inst).any(|-p cyxla-sandbox --test suite fuzz_smoke::differential_shapes"
 )
 
 selected=("$@")

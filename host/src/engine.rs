@@ -859,6 +859,93 @@ mod tests {
         }
     }
 
+    /// How many `test r, r` (of one register with itself) directly before
+    /// a `je`/`jne` are in x64 machine code: the lowering of a `brif` on a
+    /// value that nothing computed flags for. Decoded by their bytes: an
+    /// optional REX prefix, `0x85` and a register-direct ModRM whose two
+    /// registers are the same, then `0x74`/`0x75` or `0x0f 0x84`/`0x0f 0x85`.
+    fn tests_before_jumps(code: &[u8]) -> usize {
+        let mut found = 0;
+        for i in 0..code.len() {
+            let (rex, at) = match code[i] {
+                rex @ 0x40..=0x4f => (rex, i + 1),
+                _ => (0, i),
+            };
+            let (Some(&0x85), Some(&modrm)) = (code.get(at), code.get(at + 1)) else {
+                continue;
+            };
+            let reg = (modrm >> 3 & 7) | (rex & 4) << 1;
+            let rm = (modrm & 7) | (rex & 1) << 3;
+            let jumps = matches!(
+                &code[(at + 2).min(code.len())..],
+                [0x74 | 0x75, ..] | [0x0f, 0x84 | 0x85, ..]
+            );
+            if modrm >> 6 == 3 && reg == rm && jumps {
+                found += 1;
+            }
+        }
+        found
+    }
+
+    /// A `brif` on the result of an `add` or `sub` of its own block branches
+    /// on the flags of that instruction, computed right before the jump
+    /// (`vendor/cranelift-codegen/CYXLA-PATCH.md`, 5): loops counted down
+    /// by a `sub` or an `add`, of a constant or of a register, in i32 and
+    /// i64, and an `if` on an add, compile without a `test r, r` before
+    /// their jumps. In a loop that stores its counter between the `sub` and
+    /// the branch the `sub` stays where it is, and its `test` is found: the
+    /// search sees them. Without the patch every function has one.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn branches_test_the_flags_of_their_arithmetic() {
+        let wasm = wat::parse_str(
+            r#"(module (memory 1)
+              (func (export "down32") (param $n i32) (param $k i32) (result i32) (local $s i32)
+                (loop $l
+                  (local.set $s (i32.add (local.get $s) (i32.mul (local.get $n) (local.get $k))))
+                  (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1)))))
+                (i32.add (local.get $s) (local.get $n)))
+              (func (export "down64") (param $n i64) (param $k i64) (result i64) (local $s i64)
+                (loop $l
+                  (local.set $s (i64.xor (i64.rotl (local.get $s) (i64.const 5)) (local.get $k)))
+                  (br_if $l (i64.ne (local.tee $n (i64.add (local.get $n) (i64.const -16))) (i64.const 0))))
+                (i64.add (local.get $s) (local.get $n)))
+              (func (export "step") (param $x i32) (param $step i32) (result i32) (local $t i32)
+                (loop $l
+                  (local.set $t (i32.xor (local.get $t) (local.get $x)))
+                  (br_if $l (local.tee $x (i32.add (local.get $x) (local.get $step)))))
+                (local.get $t))
+              (func (export "if_add") (param $a i32) (param $b i32) (result i32)
+                (if (result i32) (i32.add (local.get $a) (local.get $b))
+                  (then (i32.const 7)) (else (i32.const 9))))
+              (func (export "stored") (param $n i32) (result i32)
+                (loop $l
+                  (local.set $n (i32.sub (local.get $n) (i32.const 1)))
+                  (i32.store (i32.const 16) (local.get $n))
+                  (br_if $l (local.get $n)))
+                (i32.load (i32.const 16))))"#,
+        )
+        .expect("valid WAT");
+        for interrupt in [Interrupt::Poll, Interrupt::Unchecked] {
+            let engine = Engine::new(&Limits {
+                interrupt,
+                ..Limits::default()
+            })
+            .expect("an engine");
+            let module = Module::new(engine.wasm(), &wasm).expect("compiles");
+            let text = module.text();
+            let counts: Vec<usize> = module
+                .functions()
+                .map(|f| tests_before_jumps(&text[f.offset..f.offset + f.len]))
+                .collect();
+            assert!(
+                counts.len() == 5 && counts[..4] == [0; 4] && counts[4] >= 1,
+                "{interrupt:?}: `test r, r` before a jump in down32, down64, step, if_add, \
+                 stored: {counts:?} (expected none in the first four, one at least in stored)"
+            );
+        }
+    }
+
     /// The loop patches of the code generators are in use
     /// (`vendor/wasmtime-internal-cranelift/CYXLA-PATCH.md`, "Loop
     /// unrolling"; `vendor/cranelift-codegen/CYXLA-PATCH.md`, 3): with

@@ -445,6 +445,11 @@ fn fixed_calls(f: &str, results: &str, cases: &[&[i64]], types: &[&str]) -> Stri
 ///   a trap part-way after stores (unrolling and the reassociated sums,
 ///   patch 3 of the Cranelift integration; loop alignment, cranelift
 ///   patch 3, for every loop).
+/// - `arith_branches`: `if` and `br_if` on the result of an i32 or i64
+///   `sub` or `add` (of a constant or of a register; zero in 32 bits but
+///   not in 64), the result also read after the branch, in the exit's
+///   value and after the loop, and once stored between the `sub` and the
+///   branch (cranelift patch 5, a branch tests its arithmetic's flags).
 fn differential_shapes() -> Vec<(&'static str, String)> {
     const PAIRS: [&[i64]; 12] = [
         &[0, 0],
@@ -891,12 +896,110 @@ fn differential_shapes() -> Vec<(&'static str, String)> {
     ));
     sums.push(')');
 
+    let mut arith_branches = String::from(
+        r#"(module
+  (memory (export "memory") 1)
+  ;; `if` on a sub or an add of the arguments, its result also read in
+  ;; both arms: i32 (0x80000000 + 0x80000000 is zero in 32 bits, not in
+  ;; 64) and i64 (the arguments shifted into the high half).
+  (func $if_sub32 (export "if_sub32") (param $a i32) (param $b i32) (result i32) (local $d i32)
+    (if (result i32) (local.tee $d (i32.sub (local.get $a) (local.get $b)))
+      (then (i32.add (local.get $d) (i32.const 1000)))
+      (else (i32.sub (local.get $d) (i32.const 7)))))
+  (func $if_add32 (export "if_add32") (param $a i32) (param $b i32) (result i32) (local $d i32)
+    (if (result i32) (local.tee $d (i32.add (local.get $a) (local.get $b)))
+      (then (i32.xor (local.get $d) (i32.const 0x5555)))
+      (else (i32.sub (local.get $d) (i32.const 7)))))
+  (func $if_add32c (export "if_add32c") (param $a i32) (param $b i32) (result i32)
+    (if (result i32) (i32.add (local.get $a) (i32.const -4))
+      (then (local.get $b)) (else (i32.const 77))))
+  (func $if_sub64 (export "if_sub64") (param $a i32) (param $b i32) (result i64) (local $d i64)
+    (if (result i64) (i64.ne (local.tee $d (i64.sub (i64.extend_i32_s (local.get $a)) (i64.extend_i32_s (local.get $b))))
+                             (i64.const 0))
+      (then (i64.add (local.get $d) (i64.const 1000)))
+      (else (i64.sub (local.get $d) (i64.const 7)))))
+  (func $if_add64 (export "if_add64") (param $a i32) (param $b i32) (result i64) (local $d i64)
+    (if (result i64) (i64.ne (local.tee $d (i64.add (i64.shl (i64.extend_i32_u (local.get $a)) (i64.const 32))
+                                                    (i64.shl (i64.extend_i32_u (local.get $b)) (i64.const 32))))
+                             (i64.const 0))
+      (then (i64.rotl (local.get $d) (i64.const 7)))
+      (else (i64.sub (local.get $d) (i64.const 7)))))
+  ;; Loops counted down to zero by a sub or an add of a constant, i32 and
+  ;; i64, the counter read after the loop too.
+  (func $down32 (export "down32") (param $n i32) (param $k i32) (result i32) (local $s i32)
+    (local.set $n (i32.add (i32.and (local.get $n) (i32.const 1023)) (i32.const 1)))
+    (loop $l
+      (local.set $s (i32.add (local.get $s) (i32.mul (local.get $n) (local.get $k))))
+      (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1)))))
+    (i32.add (local.get $s) (local.get $n)))
+  (func $down64 (export "down64") (param $n i32) (param $k i32) (result i64) (local $c i64) (local $s i64)
+    (local.set $c (i64.extend_i32_u (i32.add (i32.and (local.get $n) (i32.const 1023)) (i32.const 1))))
+    (loop $l
+      (local.set $s (i64.xor (i64.rotl (local.get $s) (i64.const 5))
+                             (i64.mul (local.get $c) (i64.extend_i32_s (local.get $k)))))
+      (br_if $l (i64.ne (local.tee $c (i64.add (local.get $c) (i64.const -1))) (i64.const 0))))
+    (i64.add (local.get $s) (local.get $c)))
+  ;; Steps by a register until the sum reaches zero exactly (it starts a
+  ;; multiple of the step below zero).
+  (func $step (export "step") (param $n i32) (param $k i32) (result i32) (local $x i32) (local $d i32) (local $t i32)
+    (local.set $d (i32.or (i32.and (local.get $k) (i32.const 15)) (i32.const 1)))
+    (local.set $x (i32.sub (i32.const 0)
+                           (i32.mul (i32.add (i32.and (local.get $n) (i32.const 255)) (i32.const 1)) (local.get $d))))
+    (loop $l
+      (local.set $t (i32.add (i32.rotl (local.get $t) (i32.const 3)) (local.get $x)))
+      (br_if $l (local.tee $x (i32.add (local.get $x) (local.get $d)))))
+    (i32.xor (local.get $t) (local.get $x)))
+  ;; The counter stored between its sub and the branch.
+  (func $stored (export "stored") (param $n i32) (param $k i32) (result i64) (local $s i64)
+    (local.set $n (i32.add (i32.and (local.get $n) (i32.const 1023)) (i32.const 1)))
+    (loop $l
+      (local.set $n (i32.sub (local.get $n) (i32.const 1)))
+      (i32.store (i32.shl (i32.and (local.get $n) (i32.const 255)) (i32.const 2)) (i32.add (local.get $n) (local.get $k)))
+      (local.set $s (i64.add (local.get $s)
+                             (i64.load32_u (i32.shl (i32.and (i32.add (local.get $n) (local.get $k)) (i32.const 255)) (i32.const 2)))))
+      (br_if $l (local.get $n)))
+    (local.get $s))
+  ;; An exit with a value when a sub reaches zero, the loop counted up.
+  (func $exit_value (export "exit_value") (param $n i32) (param $k i32) (result i32) (local $d i32)
+    (local.set $n (i32.and (local.get $n) (i32.const 1023)))
+    (local.set $k (i32.and (local.get $k) (i32.const 2047)))
+    (block $out (result i32)
+      (loop $l
+        (br_if $out (i32.mul (local.get $n) (i32.const 3))
+                    (i32.eqz (local.tee $d (i32.sub (local.get $n) (local.get $k)))))
+        (drop)
+        (local.set $n (i32.add (local.get $n) (i32.const 1)))
+        (br_if $l (i32.lt_u (local.get $n) (i32.const 2048))))
+      (i32.sub (i32.const -1) (local.get $d))))
+"#,
+    );
+    for (f, results) in [
+        ("if_sub32", "(result i32)"),
+        ("if_add32", "(result i32)"),
+        ("if_add32c", "(result i32)"),
+        ("if_sub64", "(result i64)"),
+        ("if_add64", "(result i64)"),
+    ] {
+        arith_branches.push_str(&fixed_calls(f, results, &PAIRS, &TYPES2));
+    }
+    for (f, results) in [
+        ("down32", "(result i32)"),
+        ("down64", "(result i64)"),
+        ("step", "(result i32)"),
+        ("stored", "(result i64)"),
+        ("exit_value", "(result i32)"),
+    ] {
+        arith_branches.push_str(&fixed_calls(f, results, &LOOP_CASES, &TYPES2));
+    }
+    arith_branches.push(')');
+
     vec![
         ("lea", lea),
         ("vectors", vectors),
         ("multi_value", multi_value),
         ("tee_exits", tee_exits),
         ("sums", sums),
+        ("arith_branches", arith_branches),
     ]
 }
 

@@ -206,6 +206,12 @@ pub struct Lower<'func, I: VCodeInst> {
     /// their original locations.
     inst_sunk: FxHashSet<Inst>,
 
+    /// CYXLA PATCH (see CYXLA-PATCH.md, 5): pure instructions a branch
+    /// computed (the arithmetic whose flags a `brif` tests); they are not
+    /// codegen'd at their original locations, and their results are the
+    /// registers the branch defined.
+    inst_lowered_at_branch: FxHashSet<Inst>,
+
     /// Instructions collected for the CLIF inst in progress, in forward order.
     ir_insts: Vec<I>,
 
@@ -497,6 +503,7 @@ impl<'func, I: VCodeInst> Lower<'func, I> {
             value_ir_uses,
             value_lowered_uses: SecondaryMap::default(),
             inst_sunk: FxHashSet::default(),
+            inst_lowered_at_branch: FxHashSet::default(),
             cur_scan_entry_color: None,
             cur_inst: None,
             ir_insts: vec![],
@@ -744,7 +751,8 @@ impl<'func, I: VCodeInst> Lower<'func, I> {
             let has_side_effect = entry_color.get() != 0;
 
             // If  inst has been sunk to another location, skip it.
-            if self.is_inst_sunk(inst) {
+            // CYXLA PATCH (see CYXLA-PATCH.md, 5): or computed by the branch.
+            if self.is_inst_sunk(inst) || self.inst_lowered_at_branch.contains(&inst) {
                 continue;
             }
 
@@ -1679,6 +1687,62 @@ impl<'func, I: VCodeInst> Lower<'func, I> {
         assert!(sunk_inst_exit_color == self.cur_scan_entry_color.unwrap());
         self.cur_scan_entry_color = Some(sunk_inst_entry_color);
         self.inst_sunk.insert(ir_inst);
+    }
+
+    /// CYXLA PATCH (see CYXLA-PATCH.md, 5): the instruction that defines
+    /// `val`, if the branch being lowered may compute it in its place, after
+    /// everything else of its block, so that a `brif` tests the flags of the
+    /// arithmetic that computed its condition. That holds for a pure,
+    /// single-result instruction of the branch's own block whose result no
+    /// instruction between it and the branch uses: its operands are SSA
+    /// values, defined before it, and every other use of its result is in
+    /// the branch (a condition or a block argument) or in a block the
+    /// branch's block dominates, which the value still reaches.
+    pub fn pure_def_movable_to_branch(&self, val: Value) -> Option<Inst> {
+        let branch = self.cur_inst?;
+        if !self.f.dfg.insts[branch].opcode().is_branch() {
+            return None;
+        }
+        let ValueDef::Result(def, 0) = self.f.dfg.value_def(val) else {
+            return None;
+        };
+        if self.f.dfg.inst_results(def).len() != 1
+            || self.side_effect_inst_entry_colors[def].get() != 0
+            || self.inst_sunk.contains(&def)
+            || self.inst_lowered_at_branch.contains(&def)
+        {
+            return None;
+        }
+        let block = self.f.layout.inst_block(branch)?;
+        if self.f.layout.inst_block(def) != Some(block) {
+            return None;
+        }
+        let mut next = self.f.layout.next_inst(def);
+        while let Some(inst) = next {
+            if inst == branch {
+                return Some(def);
+            }
+            if self.f.dfg.inst_values(inst).any(|v| v == val) {
+                return None;
+            }
+            next = self.f.layout.next_inst(inst);
+        }
+        None
+    }
+
+    /// CYXLA PATCH (see CYXLA-PATCH.md, 5): record that the branch being
+    /// lowered computed `def` (found by `pure_def_movable_to_branch`) into
+    /// `regs`: `def` is not lowered in its own place, and every use of its
+    /// result reads `regs`.
+    pub fn lower_pure_def_at_branch(&mut self, def: Inst, regs: ValueRegs<Reg>) {
+        debug_assert_eq!(self.side_effect_inst_entry_colors[def].get(), 0);
+        let result = self.f.dfg.first_result(def);
+        let dsts = self.value_regs[result];
+        debug_assert_eq!(dsts.len(), regs.len());
+        for (&dst, &reg) in dsts.regs().iter().zip(regs.regs()) {
+            self.vregs.set_vreg_alias(dst, reg);
+        }
+        self.inst_lowered_at_branch.insert(def);
     }
 
     /// Retrieve immediate data given a handle.

@@ -324,6 +324,16 @@ impl IsleContext<'_, '_, MInst, X64Backend> {
 }
 
 impl Context for IsleContext<'_, '_, MInst, X64Backend> {
+    // CYXLA PATCH (see CYXLA-PATCH.md, 5): a `brif` computes the arithmetic
+    // it tests (lower.isle, "Rules for `brif`").
+    fn arith_at_branch(&mut self, val: Value) -> Option<Inst> {
+        self.lower_ctx.pure_def_movable_to_branch(val)
+    }
+
+    fn define_at_branch(&mut self, inst: Inst, reg: Reg) {
+        self.lower_ctx.lower_pure_def_at_branch(inst, ValueRegs::one(reg));
+    }
+
     isle_lower_prelude_methods!();
     isle_assembler_methods!();
 
