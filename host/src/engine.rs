@@ -334,6 +334,16 @@ mod tests {
         );
     }
 
+    /// The host's engine, with the default limits but for how deadlines
+    /// interrupt guest code.
+    fn engine_with(interrupt: Interrupt) -> Engine {
+        Engine::new(&Limits {
+            interrupt,
+            ..Limits::default()
+        })
+        .unwrap_or_else(|e| panic!("an engine with {interrupt:?}: {e:#}"))
+    }
+
     /// A trap at an `unreachable` that a branch guards is reported at the
     /// `unreachable`'s offset, not at the `if` or `br_if` before it: the
     /// egraph turns the branch into a conditional trap, and
@@ -363,11 +373,7 @@ mod tests {
         assert_eq!(unreachable_at.len(), 2, "one `unreachable` per function");
         // Unchecked: a raw Store has no poll page, so the poll engine's
         // entry checks would trap before the guard is reached.
-        let limits = Limits {
-            interrupt: Interrupt::Unchecked,
-            ..Limits::default()
-        };
-        let engine = Engine::new(&limits).expect("an engine");
+        let engine = engine_with(Interrupt::Unchecked);
         let module = Module::new(engine.wasm(), &wasm).expect("compiles");
         let mut store = Store::new(engine.wasm(), ());
         let instance = Instance::new(&mut store, &module, &[]).expect("instantiates");
@@ -533,11 +539,7 @@ mod tests {
             .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
             .collect();
         for interrupt in [Interrupt::Poll, Interrupt::Unchecked] {
-            let engine = Engine::new(&Limits {
-                interrupt,
-                ..Limits::default()
-            })
-            .expect("an engine");
+            let engine = engine_with(interrupt);
             let module = Module::new(engine.wasm(), &wasm).expect("compiles");
             let code = crate::deadline::CodeRanges::of(&module);
             let mut store = Store::new(engine.wasm(), ());
@@ -927,11 +929,7 @@ mod tests {
         )
         .expect("valid WAT");
         for interrupt in [Interrupt::Poll, Interrupt::Unchecked] {
-            let engine = Engine::new(&Limits {
-                interrupt,
-                ..Limits::default()
-            })
-            .expect("an engine");
+            let engine = engine_with(interrupt);
             let module = Module::new(engine.wasm(), &wasm).expect("compiles");
             let text = module.text();
             let counts: Vec<usize> = module
@@ -957,12 +955,8 @@ mod tests {
     /// in 256).
     #[test]
     fn short_loops_are_unrolled_and_loops_aligned() {
-        let checked = Engine::new(&Limits::default()).expect("an engine with deadlines");
-        let unchecked = Engine::new(&Limits {
-            interrupt: Interrupt::Unchecked,
-            ..Limits::default()
-        })
-        .expect("an engine without deadlines");
+        let checked = engine_with(Limits::default().interrupt);
+        let unchecked = engine_with(Interrupt::Unchecked);
 
         // 6 multiplies: 4 operators each, 32 in all with the loop's control.
         let short = multiply_loops(8, 6);
