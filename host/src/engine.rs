@@ -866,6 +866,7 @@ mod tests {
     /// value that nothing computed flags for. Decoded by their bytes: an
     /// optional REX prefix, `0x85` and a register-direct ModRM whose two
     /// registers are the same, then `0x74`/`0x75` or `0x0f 0x84`/`0x0f 0x85`.
+    #[cfg(target_arch = "x86_64")]
     fn tests_before_jumps(code: &[u8]) -> usize {
         let mut found = 0;
         for i in 0..code.len() {
