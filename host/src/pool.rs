@@ -8,31 +8,42 @@
 //! (or the thread is panicking), or if the guest runs with
 //! [`crate::Limits::fresh_instances`].
 //!
-//! Taking and returning an idle instance takes no lock: each is one atomic
-//! swap on a slot of its own, so calls on different device threads do not
-//! serialise on the pool. Only a caller that finds every instance busy
-//! takes the lock, to wait.
+//! Taking and returning an idle instance takes no lock, so calls on
+//! different device threads do not serialise on the pool. Each instance
+//! has a slot of its own, its home: taking an idle instance is one atomic
+//! swap of a home, and returning it one plain store into its home, which
+//! nothing else writes while the instance is out. Only a caller that finds
+//! every instance busy takes the lock, to wait; it pays for the returns'
+//! plain stores with a `membarrier` ([`Pool::take_slow`]).
 
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
 use plugin_glue::{ErrorCode, HandlerError};
 
+use crate::deadline::{heavy_barrier, light_barrier};
 use crate::guest::Guest;
 use crate::instance::Instance;
+
+/// How long a waiter sleeps between looks when `membarrier` failed it:
+/// returns may then not see it waiting, and not wake it.
+const UNSURE_WAIT: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// The instances of one guest.
 pub(crate) struct Pool {
     guest: Arc<Guest>,
-    /// Instances ready for a call: a slot holds one (a leaked
-    /// `Box<Instance>`, owned by the slot) or is null. There are as many
-    /// slots as instances may be alive, so a returned instance always finds
-    /// a free one. Boxed: a call moves a pointer in and out, not the whole
-    /// instance.
+    /// Instances ready for a call: slot `i` holds the instance whose home
+    /// is `i` while it is idle (a leaked `Box<Instance>`, owned by the
+    /// slot), and is null otherwise. There are as many slots as instances
+    /// may be alive. Boxed: a call moves a pointer in and out, not the
+    /// whole instance.
     idle: Box<[AtomicPtr<Instance>]>,
-    /// Instances alive: idle, leased, or being made (at most `idle.len()`).
+    /// Whether home `i` belongs to an instance alive (idle, leased, or
+    /// being made).
+    homes: Box<[AtomicBool]>,
+    /// Instances alive: the homes taken.
     live: AtomicUsize,
     /// Callers waiting for an instance to come back. Returning one wakes a
     /// waiter only if there is one: `Condvar::notify_one` is a system call
@@ -61,6 +72,7 @@ impl Pool {
         Pool {
             guest,
             idle: (0..max).map(|_| AtomicPtr::new(ptr::null_mut())).collect(),
+            homes: (0..max).map(|_| AtomicBool::new(false)).collect(),
             live: AtomicUsize::new(0),
             waiting: AtomicUsize::new(0),
             waiters: Mutex::new(()),
@@ -81,10 +93,10 @@ impl Pool {
         }
     }
 
-    /// An idle instance, if a slot holds one.
+    /// An idle instance and its home, if a slot holds one.
     #[inline]
-    fn pop(&self) -> Option<Box<Instance>> {
-        for slot in &self.idle {
+    fn pop(&self) -> Option<(Box<Instance>, usize)> {
+        for (home, slot) in self.idle.iter().enumerate() {
             // A load skips empty slots without a locked instruction (on
             // x86, a sequentially consistent load is a plain one).
             if slot.load(Ordering::SeqCst).is_null() {
@@ -95,37 +107,42 @@ impl Pool {
                 // SAFETY: a non-null slot holds a pointer from
                 // `Box::into_raw` in `put`, and the swap gave it to this
                 // caller alone (the slot is null again).
-                return Some(unsafe { Box::from_raw(instance) });
+                return Some((unsafe { Box::from_raw(instance) }, home));
             }
         }
         None
     }
 
-    /// Counts one more live instance, if fewer than the limit are alive.
-    fn reserve(&self) -> bool {
-        self.live
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |live| {
-                (live < self.idle.len()).then_some(live + 1)
-            })
-            .is_ok()
+    /// A home for one more live instance, if fewer than the limit are
+    /// alive.
+    fn reserve(&self) -> Option<usize> {
+        let home = self.homes.iter().position(|taken| {
+            !taken.load(Ordering::SeqCst)
+                && taken
+                    .compare_exchange(false, true, Ordering::SeqCst, Ordering::Relaxed)
+                    .is_ok()
+        })?;
+        self.live.fetch_add(1, Ordering::SeqCst);
+        Some(home)
     }
 
-    /// A lease of `instance`.
-    fn lease(&self, instance: Box<Instance>, fresh: bool) -> Lease<'_> {
+    /// A lease of `instance`, whose home is `home`.
+    fn lease(&self, instance: Box<Instance>, home: usize, fresh: bool) -> Lease<'_> {
         Lease {
             pool: self,
             instance: Some(instance),
+            home,
             discard: false,
             fresh,
         }
     }
 
-    /// A new instance, counted by [`Pool::reserve`] already.
-    fn make(&self) -> Result<Lease<'_>, HandlerError> {
+    /// A new instance for `home`, taken by [`Pool::reserve`] already.
+    fn make(&self, home: usize) -> Result<Lease<'_>, HandlerError> {
         match Instance::new(self.guest.linked()) {
-            Ok(instance) => Ok(self.lease(Box::new(instance), true)),
+            Ok(instance) => Ok(self.lease(Box::new(instance), home, true)),
             Err(error) => {
-                self.forget_one();
+                self.forget(home);
                 Err(HandlerError::internal(format!(
                     "cannot instantiate the guest: {}",
                     error.message()
@@ -145,7 +162,7 @@ impl Pool {
         // Inlined into the caller with `pop`, so that the lease goes to it
         // in registers, not through memory.
         match self.pop() {
-            Some(instance) => Ok(self.lease(instance, false)),
+            Some((instance, home)) => Ok(self.lease(instance, home, false)),
             None => self.take_slow(),
         }
     }
@@ -154,22 +171,29 @@ impl Pool {
     #[cold]
     #[inline(never)]
     fn take_slow(&self) -> Result<Lease<'_>, HandlerError> {
-        if self.reserve() {
-            return self.make();
+        if let Some(home) = self.reserve() {
+            return self.make(home);
         }
         // Every instance is busy: wait for one to come back. Registered as
         // waiting before looking again, so that an instance returned after
-        // that look sees the waiter and wakes it.
+        // that look sees the waiter and wakes it. A return is a plain store
+        // and then a plain load of `waiting` ([`Pool::put`]), which the CPU
+        // may reorder; the heavy barrier orders them against this
+        // registration: a return whose load came before the barrier has
+        // its store seen by the looks after it, and one whose load came
+        // after sees the waiter. Without the barrier (`membarrier`
+        // refused), the waiter looks again every `UNSURE_WAIT`.
         let mut guard = self.lock();
         self.waiting.fetch_add(1, Ordering::SeqCst);
+        let sure = heavy_barrier();
         let wait = self.guest.limits().instance_wait;
         let mut deadline = None;
         let outcome = loop {
-            if let Some(instance) = self.pop() {
-                break Waited::Idle(self.lease(instance, false));
+            if let Some((instance, home)) = self.pop() {
+                break Waited::Idle(self.lease(instance, home, false));
             }
-            if self.reserve() {
-                break Waited::Room;
+            if let Some(home) = self.reserve() {
+                break Waited::Room(home);
             }
             let now = Instant::now();
             let until = *deadline.get_or_insert_with(|| {
@@ -185,7 +209,12 @@ impl Pool {
                     ),
                 ));
             }
-            guard = match self.returned.wait_timeout(guard, until - now) {
+            let nap = if sure {
+                until - now
+            } else {
+                (until - now).min(UNSURE_WAIT)
+            };
+            guard = match self.returned.wait_timeout(guard, nap) {
                 Ok((guard, _)) => guard,
                 Err(poisoned) => poisoned.into_inner().0,
             };
@@ -195,50 +224,39 @@ impl Pool {
         match outcome {
             Waited::Idle(lease) => Ok(lease),
             // Made without the lock, which other waiters need.
-            Waited::Room => self.make(),
+            Waited::Room(home) => self.make(home),
             Waited::Busy(error) => Err(error),
         }
     }
 
-    /// Puts `instance` back for the next call.
-    fn put(&self, instance: Box<Instance>) {
-        let instance = Box::into_raw(instance);
-        // Fewer instances are idle than are alive, and no more are alive
-        // than there are slots: a slot is free. A scan can miss it while
-        // other callers take and return instances, so it scans again.
-        'placed: loop {
-            for slot in &self.idle {
-                if slot
-                    .compare_exchange(
-                        ptr::null_mut(),
-                        instance,
-                        Ordering::SeqCst,
-                        Ordering::Relaxed,
-                    )
-                    .is_ok()
-                {
-                    break 'placed;
-                }
-            }
-            std::hint::spin_loop();
-        }
+    /// Puts `instance`, whose home is `home`, back for the next call.
+    fn put(&self, instance: Box<Instance>, home: usize) {
+        // The home is null while its instance is out, and only that
+        // instance's lease stores into it: a plain store, no locked
+        // instruction. (Release: the instance's state before the store is
+        // seen by whoever swaps it out.)
+        self.idle[home].store(Box::into_raw(instance), Ordering::Release);
+        // Orders the store before the load of `waiting` against a waiter's
+        // heavy barrier (`take_slow`).
+        light_barrier();
         self.wake();
     }
 
-    /// One instance fewer is alive.
-    fn forget_one(&self) {
+    /// The instance of `home` is gone: one instance fewer is alive.
+    fn forget(&self, home: usize) {
         // Saturating, as a count that wrapped would refuse every instance.
         let _ = self
             .live
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |live| {
                 Some(live.saturating_sub(1))
             });
+        self.homes[home].store(false, Ordering::SeqCst);
         self.wake();
     }
 
     /// Wakes a waiter, if there is one, after an instance came back or a
-    /// slot for a new one opened. (Both are sequentially consistent: a
-    /// waiter registered after this load sees the change when it looks.)
+    /// home for a new one opened (`put`, `forget`: a waiter registered
+    /// after this load sees the change when it looks).
     fn wake(&self) {
         if self.waiting.load(Ordering::SeqCst) > 0 {
             // Taking the lock waits for a waiter that registered to be in
@@ -270,8 +288,8 @@ impl Drop for Pool {
 enum Waited<'p> {
     /// An idle instance.
     Idle(Lease<'p>),
-    /// Room for a new one (an instance was discarded).
-    Room,
+    /// Room for a new one (an instance was discarded), in this home.
+    Room(usize),
     /// Every instance stayed busy for the wait limit.
     Busy(HandlerError),
 }
@@ -280,6 +298,8 @@ enum Waited<'p> {
 pub(crate) struct Lease<'p> {
     pool: &'p Pool,
     instance: Option<Box<Instance>>,
+    /// The instance's slot in the pool.
+    home: usize,
     discard: bool,
     /// The instance was made for this call.
     fresh: bool,
@@ -312,9 +332,9 @@ impl Drop for Lease<'_> {
         };
         if self.discard || std::thread::panicking() || self.pool.guest.limits().fresh_instances {
             drop(instance);
-            self.pool.forget_one();
+            self.pool.forget(self.home);
         } else {
-            self.pool.put(instance);
+            self.pool.put(instance, self.home);
         }
     }
 }

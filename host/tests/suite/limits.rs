@@ -124,6 +124,31 @@ fn a_side_file_caps_instances() {
     assert_eq!(h.live_instances(), 1);
 }
 
+/// More callers than instances, calling as fast as they can: returns race
+/// callers that just found every instance busy. A return that does not
+/// wake a waiter which missed it leaves that waiter asleep for its whole
+/// wait, here 30 s: far past the bound on the whole run, which takes well
+/// under a second. (The CPU reordering a return's plain store after its
+/// look for waiters, which the pool's `membarrier` handshake rules out,
+/// is a window of a few instructions that this test cannot aim at.)
+#[test]
+fn every_return_reaches_a_waiting_caller() {
+    let (_dir, sandbox) = two_guests("instances = 2\ninstance_wait = \"30s\"\n");
+    let h = handler(&sandbox, "a_double");
+    let started = Instant::now();
+    on_threads(6, |_| {
+        for _ in 0..5_000 {
+            run_double(&h);
+        }
+    });
+    assert_eq!(h.live_instances(), 2);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "30,000 calls on 2 instances took {:?}: a waiter slept until its wait ran out",
+        started.elapsed()
+    );
+}
+
 #[test]
 fn an_invalid_side_file_rejects_its_guest_and_others_keep_serving() {
     for (side, expected) in [
