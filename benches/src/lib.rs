@@ -135,12 +135,12 @@ pub fn chain_program(target: &str, calls: usize) -> String {
     )
 }
 
+pub mod loop_shapes;
+
 /// How `scripts/bench.sh` runs a bench: `CYXLA_BENCH_SUMMARY_ONLY` skips
 /// criterion's own sampling (only the interleaved summaries run),
 /// `CYXLA_BENCH_QUICK` runs few rounds (a check that everything runs and
 /// reports, not a measurement to quote).
-pub mod loop_shapes;
-
 pub mod mode {
     /// Set (to anything) by `scripts/bench.sh`: skip criterion's sampling.
     pub const SUMMARY_ONLY_ENV: &str = "CYXLA_BENCH_SUMMARY_ONLY";
