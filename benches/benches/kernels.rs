@@ -521,6 +521,24 @@ fn main() {
             .expect("the guest serves its target");
         measure(&loaded, &guest);
     }
+    matmul_loops(&out);
     println!("load average after: {}", report::load_average());
     report::peak_rss("kernels");
+}
+
+/// P3's inner loop by itself: native copies of the loop the sandbox
+/// compiles for the matmul guest and of the native build's loop (checked
+/// to be that code), and of other shapes, under one driver
+/// (`cyxla_benches::matmul_loops`).
+fn matmul_loops(out: &Path) {
+    let read = |build| {
+        let path = kernels::module_path(out, &kernels::MATMUL, build);
+        std::fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+    };
+    let guest = cyxla_sandbox::Engine::new(&Limits::default())
+        .expect("an engine")
+        .precompile(&read(Build::Guest))
+        .expect("compile the matmul guest");
+    cyxla_benches::matmul_loops::check_emitted(&guest, &read(Build::Native));
+    cyxla_benches::matmul_loops::report(mode::pick(31, 3));
 }

@@ -136,6 +136,7 @@ pub fn chain_program(target: &str, calls: usize) -> String {
 }
 
 pub mod loop_shapes;
+pub mod matmul_loops;
 
 /// How `scripts/bench.sh` runs a bench: `CYXLA_BENCH_SUMMARY_ONLY` skips
 /// criterion's own sampling (only the interleaved summaries run),
@@ -374,6 +375,12 @@ pub mod kernels {
         }
     }
 
+    /// The module of `kernel` in `build`, built by [`build`] under `out`.
+    pub fn module_path(out: &Path, kernel: &Kernel, build: Build) -> PathBuf {
+        out.join(build.dir())
+            .join(module_file(kernel.source, build))
+    }
+
     /// Builds `kernels` all three ways under `out` (incrementally) and
     /// returns the folder of the wasm guests.
     ///
@@ -445,9 +452,7 @@ pub mod kernels {
         for build in [Build::Native, Build::MarchNative] {
             let spec = NativeSpec {
                 target: build.target(kernel),
-                library: out
-                    .join(build.dir())
-                    .join(module_file(kernel.source, build)),
+                library: module_path(out, kernel, build),
                 symbol: kernel.symbol.to_owned(),
             };
             // SAFETY: a native build of the kernel's C++ source by
