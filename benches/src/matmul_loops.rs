@@ -16,6 +16,11 @@
 //! - `guest, C from one register`: the same loop with `C`'s loads and
 //!   stores addressed from one register (a `lea` more per trip) instead of
 //!   base and index,
+//! - `guest, one check per 2 trips`: the body twice per check, leaving
+//!   between the copies when the floats run out (the shape the
+//!   translator's unrolling gives short loops),
+//! - `guest, a load per 8 trips, counted`: a count in a register taken
+//!   down each trip, the check's load only when it reaches zero,
 //! - `native (clang -O3)`: the loop of the native build (8 floats a trip),
 //!   the reference.
 //!
@@ -69,6 +74,24 @@ macro_rules! guest_prologue {
     };
 }
 
+/// The guest loop's body without its check and its jump back: one trip,
+/// 16 floats (the bytes of `guest_loop_bytes` from the second
+/// instruction up to the `jne`, as assembly).
+#[cfg(target_arch = "x86_64")]
+macro_rules! guest_trip {
+    () => {
+        "lea (%r9,%r15,1),%r14d\n vmovdqu (%rbx,%r14,1),%xmm2\n lea (%r9,%r13,1),%edi\n \
+         lea (%rbx,%rdi,1),%r12\n vmulps (%rbx,%rdi,1),%xmm1,%xmm3\n vaddps %xmm3,%xmm2,%xmm2\n \
+         vmovups %xmm2,(%rbx,%r14,1)\n vmovdqu 0x30(%rbx,%r14,1),%xmm2\n \
+         vmulps 0x30(%r12),%xmm1,%xmm3\n vaddps %xmm3,%xmm2,%xmm2\n \
+         vmovups %xmm2,0x30(%rbx,%r14,1)\n vmovdqu 0x20(%rbx,%r14,1),%xmm2\n \
+         vmulps 0x20(%r12),%xmm1,%xmm3\n vaddps %xmm3,%xmm2,%xmm2\n \
+         vmovups %xmm2,0x20(%rbx,%r14,1)\n vmovdqu 0x10(%rbx,%r14,1),%xmm2\n \
+         vmulps 0x10(%r12),%xmm1,%xmm3\n vaddps %xmm3,%xmm2,%xmm2\n \
+         vmovups %xmm2,0x10(%rbx,%r14,1)\n add $0x40,%r9d\n sub $0x10,%rsi\n"
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 macro_rules! epilogue {
     () => {
@@ -95,27 +118,7 @@ std::arch::global_asm!(
     guest_prologue!(),
     ".p2align 6",
     "2:",
-    "lea (%r9,%r15,1),%r14d",
-    "vmovdqu (%rbx,%r14,1),%xmm2",
-    "lea (%r9,%r13,1),%edi",
-    "lea (%rbx,%rdi,1),%r12",
-    "vmulps (%rbx,%rdi,1),%xmm1,%xmm3",
-    "vaddps %xmm3,%xmm2,%xmm2",
-    "vmovups %xmm2,(%rbx,%r14,1)",
-    "vmovdqu 0x30(%rbx,%r14,1),%xmm2",
-    "vmulps 0x30(%r12),%xmm1,%xmm3",
-    "vaddps %xmm3,%xmm2,%xmm2",
-    "vmovups %xmm2,0x30(%rbx,%r14,1)",
-    "vmovdqu 0x20(%rbx,%r14,1),%xmm2",
-    "vmulps 0x20(%r12),%xmm1,%xmm3",
-    "vaddps %xmm3,%xmm2,%xmm2",
-    "vmovups %xmm2,0x20(%rbx,%r14,1)",
-    "vmovdqu 0x10(%rbx,%r14,1),%xmm2",
-    "vmulps 0x10(%r12),%xmm1,%xmm3",
-    "vaddps %xmm3,%xmm2,%xmm2",
-    "vmovups %xmm2,0x10(%rbx,%r14,1)",
-    "add $0x40,%r9d",
-    "sub $0x10,%rsi",
+    guest_trip!(),
     "jne 2b",
     epilogue!(),
     // C's row addressed from one register, `r11`.
@@ -147,6 +150,34 @@ std::arch::global_asm!(
     "vmovups %xmm2,0x10(%r11)",
     "add $0x40,%r9d",
     "sub $0x10,%rsi",
+    "jne 2b",
+    epilogue!(),
+    // Two trips a check: the body twice, leaving between them at the end.
+    ".p2align 6",
+    "cyxla_bench_matmul_two_trips:",
+    guest_prologue!(),
+    ".p2align 6",
+    "2:",
+    "movzbq (%rax),%rdi",
+    guest_trip!(),
+    "je 3f",
+    guest_trip!(),
+    "jne 2b",
+    "3:",
+    epilogue!(),
+    // The check's load once every 8 trips, counted in a register.
+    ".p2align 6",
+    "cyxla_bench_matmul_counted:",
+    guest_prologue!(),
+    "mov $1,%r10d",
+    ".p2align 6",
+    "2:",
+    "sub $1,%r10d",
+    "jne 3f",
+    "movzbq (%rax),%rdi",
+    "mov $8,%r10d",
+    "3:",
+    guest_trip!(),
     "jne 2b",
     epilogue!(),
     // Native: SSE throughout, as the native build (no VEX).
@@ -183,12 +214,14 @@ unsafe extern "sysv64" {
         x: f32,
         page: *const u8,
     );
+    fn cyxla_bench_matmul_two_trips(heap: *mut u8, c: u32, b: u32, n: u64, x: f32, page: *const u8);
+    fn cyxla_bench_matmul_counted(heap: *mut u8, c: u32, b: u32, n: u64, x: f32, page: *const u8);
     fn cyxla_bench_matmul_native(heap: *mut u8, c: u32, b: u32, n: u64, x: f32, page: *const u8);
 }
 
 /// The copies, the reference (native) first.
 #[cfg(target_arch = "x86_64")]
-fn shapes() -> [(&'static str, RowFn); 4] {
+fn shapes() -> [(&'static str, RowFn); 6] {
     [
         ("native (clang -O3, emitted)", cyxla_bench_matmul_native),
         ("guest, as emitted", cyxla_bench_matmul_emitted),
@@ -196,6 +229,11 @@ fn shapes() -> [(&'static str, RowFn); 4] {
         (
             "guest, C from one register",
             cyxla_bench_matmul_one_register,
+        ),
+        ("guest, one check per 2 trips", cyxla_bench_matmul_two_trips),
+        (
+            "guest, a load per 8 trips, counted",
+            cyxla_bench_matmul_counted,
         ),
     ]
 }
@@ -364,7 +402,7 @@ pub fn report(rounds: usize) {
     );
     for ((name, _), ms) in shapes.iter().zip(&medians) {
         println!(
-            "  {name:<32} {ms:>8.3} ms  {:.3}x native's loop",
+            "  {name:<36} {ms:>8.3} ms  {:.3}x native's loop",
             ms / medians[0]
         );
     }
