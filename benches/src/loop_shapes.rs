@@ -217,8 +217,10 @@ fn shapes() -> [(&'static str, LoopFn); 9] {
     ]
 }
 
+/// The bytes of a `.byte` list (the copies' machine code, as listed in
+/// their macros); also `matmul_loops`'.
 #[cfg(target_arch = "x86_64")]
-fn bytes(listed: &str) -> Vec<u8> {
+pub(crate) fn bytes(listed: &str) -> Vec<u8> {
     listed
         .split(',')
         .map(|b| {

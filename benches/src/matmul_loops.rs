@@ -238,18 +238,6 @@ fn shapes() -> [(&'static str, RowFn); 6] {
     ]
 }
 
-/// Bytes of a `.byte` list.
-#[cfg(target_arch = "x86_64")]
-fn bytes(listed: &str) -> Vec<u8> {
-    listed
-        .split(',')
-        .map(|b| {
-            let b = b.trim().trim_start_matches("0x");
-            u8::from_str_radix(b, 16).unwrap_or_else(|e| panic!("byte {b:?}: {e}"))
-        })
-        .collect()
-}
-
 /// Checks that the guest's module (`guest`, the matmul guest compiled as
 /// the sandbox compiles it) and the native build (`native`, its shared
 /// library) still hold the loops copied here.
@@ -268,7 +256,7 @@ pub fn check_emitted(guest: &[u8], native: &[u8]) {
         ("guest", guest, guest_loop_bytes!()),
         ("native", native, native_loop_bytes!()),
     ] {
-        let wanted = bytes(listed);
+        let wanted = crate::loop_shapes::bytes(listed);
         if !code.windows(wanted.len()).any(|w| w == wanted) {
             let file = std::env::temp_dir().join(format!("cyxla-matmul-{what}.elf"));
             let wrote = std::fs::write(&file, code);
