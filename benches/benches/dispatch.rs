@@ -54,14 +54,52 @@ const EMPTY: &str = "empty Rust handler";
 const NATIVE_COPY16: &str = "native C++ copy16 (--native)";
 const GUEST_COPY16: &str = "sandboxed guest copy16";
 
+/// A guest without the SDK, the floor of a guest's own cost: `frame_noop`
+/// returns at once, `frame_copy16` copies 16 f32 from operand 0 to result 0
+/// reading the data pointers at fixed offsets of the frame (wasm32
+/// `XLA_FFI_CallFrame`: the args' and rets' pointer arrays at 44 and 68,
+/// a buffer's data at 12; docs/abi.md), no stage or shape checked, four
+/// 16-byte loads and stores.
+const FRAME_GUEST: &str = r#"(module
+  (memory (export "memory") 2)
+  (global $bump (mut i32) (i32.const 8192))
+  (func (export "cyxla_abi_version") (result i32) (i32.const 1))
+  (func (export "cyxla_api") (result i32) (i32.const 1024))
+  (func (export "cyxla_alloc") (param $size i32) (param $align i32) (result i32)
+    (local $p i32)
+    (local.set $p
+      (i32.and
+        (i32.add (global.get $bump) (i32.sub (local.get $align) (i32.const 1)))
+        (i32.xor (i32.sub (local.get $align) (i32.const 1)) (i32.const -1))))
+    (if (i32.gt_u (i32.add (local.get $p) (local.get $size)) (i32.const 131072))
+      (then (return (i32.const 0))))
+    (global.set $bump (i32.add (local.get $p) (local.get $size)))
+    (local.get $p))
+  (func (export "frame_noop") (param $f i32) (result i32) (i32.const 0))
+  (func (export "frame_copy16") (param $f i32) (result i32)
+    (local $s i32) (local $d i32)
+    (local.set $s (i32.load offset=12 (i32.load (i32.load offset=44 (local.get $f)))))
+    (local.set $d (i32.load offset=12 (i32.load (i32.load offset=68 (local.get $f)))))
+    (v128.store offset=0 (local.get $d) (v128.load offset=0 (local.get $s)))
+    (v128.store offset=16 (local.get $d) (v128.load offset=16 (local.get $s)))
+    (v128.store offset=32 (local.get $d) (v128.load offset=32 (local.get $s)))
+    (v128.store offset=48 (local.get $d) (v128.load offset=48 (local.get $s)))
+    (i32.const 0))
+  (@custom "cyxla.targets" "cyxla-target v1 frame_noop frame_noop\0acyxla-target v1 frame_copy16 frame_copy16\0a"))"#;
+
 struct Setup {
     variants: Vec<(Variant, Executable)>,
     input: Buffer,
     /// The bundled `noop` and `copy16` targets, called without XLA.
     noop: GuestHandler,
     copy16: GuestHandler,
-    /// Keeps the guests (and their instance pools) of the sandboxed variant.
+    /// [`FRAME_GUEST`]'s two targets.
+    frame_noop: GuestHandler,
+    frame_copy16: GuestHandler,
+    /// Keeps the guests (and their instance pools) of the sandboxed variant,
+    /// and [`FRAME_GUEST`]'s folder and guest.
     _sandbox: Sandbox,
+    _frame_guest: (tempfile::TempDir, Sandbox),
 }
 
 fn setup() -> Setup {
@@ -105,12 +143,30 @@ fn setup() -> Setup {
         })
     };
     let (noop, copy16) = (handler("noop"), handler("copy16"));
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let wasm = wat::parse_str(FRAME_GUEST).expect("the frame guest's WAT");
+    std::fs::write(dir.path().join("frame.wasm"), wasm).expect("write the frame guest");
+    let frame_sandbox = Sandbox::new(
+        dir.path(),
+        AllowList::targets(["frame_noop", "frame_copy16"]),
+        Limits::default(),
+    )
+    .expect("load the frame guest");
+    let frame_handler = |target: &str| {
+        frame_sandbox
+            .handler(target)
+            .unwrap_or_else(|| panic!("the frame guest serves {target}"))
+    };
+    let (frame_noop, frame_copy16) = (frame_handler("frame_noop"), frame_handler("frame_copy16"));
     Setup {
         variants,
         input,
         noop,
         copy16,
+        frame_noop,
+        frame_copy16,
         _sandbox: sandbox,
+        _frame_guest: (dir, frame_sandbox),
     }
 }
 
@@ -283,6 +339,17 @@ fn breakdown(s: &Setup) {
         cyxla_benches::f32_bytes(&x),
         "copy16: wrong result"
     );
+    let frame_call = HostCall::new()
+        .arg(HostBuffer::f32(&[16], &x))
+        .ret(HostBuffer::zeros(plugin_glue::DType::F32, &[16]));
+    s.frame_copy16
+        .call_host(&frame_call)
+        .expect("the frame guest's copy16");
+    assert_eq!(
+        frame_call.result(0).bytes(),
+        cyxla_benches::f32_bytes(&x),
+        "the frame guest's copy16: wrong result"
+    );
     let xla = |name: &str| {
         &s.variants
             .iter()
@@ -292,7 +359,7 @@ fn breakdown(s: &Setup) {
     };
     let (base, empty, guest) = (xla(BASELINE), xla(EMPTY), xla(GUEST_COPY16));
     // Every variant does CALLS units per run, as an execution of a chain.
-    let medians = interleaved_medians(8, rounds, iters, |i| match i {
+    let medians = interleaved_medians(10, rounds, iters, |i| match i {
         0 => execute(base, &s.input),
         1 => execute(empty, &s.input),
         2 => execute(guest, &s.input),
@@ -302,6 +369,10 @@ fn breakdown(s: &Setup) {
         4 => (0..CALLS).for_each(|_| s.noop.call_host(&call).expect("noop")),
         5 => (0..CALLS).for_each(|_| s.noop.call_host(&with_attrs).expect("noop")),
         6 => (0..CALLS).for_each(|_| s.copy16.call_host(&call).expect("copy16")),
+        8 => (0..CALLS).for_each(|_| s.frame_noop.call_host(&call).expect("frame noop")),
+        9 => (0..CALLS).for_each(|_| {
+            s.frame_copy16.call_host(&frame_call).expect("frame copy16");
+        }),
         _ => {
             // As a process with a metrics folder (CYXLA_METRICS) runs.
             cyxla_sandbox::stats::set_sampled_timing(true);
@@ -346,6 +417,18 @@ fn breakdown(s: &Setup) {
     row(
         "      the rest (host frame, copies, pool, deadline)",
         noop - bare,
+    );
+    let (frame_noop, frame_copy16) = (per_call[8], per_call[9]);
+    println!("and a guest without the SDK (WAT reading the frame at fixed offsets):");
+    row("a call of its noop", frame_noop);
+    row("a call of its copy of 16 f32", frame_copy16);
+    row(
+        "  the guest SDK's own cost in copy16 (copy16 - that copy)",
+        copy16 - frame_copy16,
+    );
+    row(
+        "  of which in any call (noop - its noop)",
+        noop - frame_noop,
     );
     println!("and on a call with attributes:");
     row(
