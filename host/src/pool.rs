@@ -41,10 +41,8 @@ pub(crate) struct Pool {
     /// whole instance.
     idle: Box<[AtomicPtr<Instance>]>,
     /// Whether home `i` belongs to an instance alive (idle, leased, or
-    /// being made).
+    /// being made): the instances alive are the homes taken.
     homes: Box<[AtomicBool]>,
-    /// Instances alive: the homes taken.
-    live: AtomicUsize,
     /// Callers waiting for an instance to come back. Returning one wakes a
     /// waiter only if there is one: `Condvar::notify_one` is a system call
     /// even when nobody waits, and this is every call's path.
@@ -73,7 +71,6 @@ impl Pool {
             guest,
             idle: (0..max).map(|_| AtomicPtr::new(ptr::null_mut())).collect(),
             homes: (0..max).map(|_| AtomicBool::new(false)).collect(),
-            live: AtomicUsize::new(0),
             waiting: AtomicUsize::new(0),
             waiters: Mutex::new(()),
             returned: Condvar::new(),
@@ -116,14 +113,12 @@ impl Pool {
     /// A home for one more live instance, if fewer than the limit are
     /// alive.
     fn reserve(&self) -> Option<usize> {
-        let home = self.homes.iter().position(|taken| {
+        self.homes.iter().position(|taken| {
             !taken.load(Ordering::SeqCst)
                 && taken
                     .compare_exchange(false, true, Ordering::SeqCst, Ordering::Relaxed)
                     .is_ok()
-        })?;
-        self.live.fetch_add(1, Ordering::SeqCst);
-        Some(home)
+        })
     }
 
     /// A lease of `instance`, whose home is `home`.
@@ -244,12 +239,6 @@ impl Pool {
 
     /// The instance of `home` is gone: one instance fewer is alive.
     fn forget(&self, home: usize) {
-        // Saturating, as a count that wrapped would refuse every instance.
-        let _ = self
-            .live
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |live| {
-                Some(live.saturating_sub(1))
-            });
         self.homes[home].store(false, Ordering::SeqCst);
         self.wake();
     }
@@ -266,9 +255,12 @@ impl Pool {
         }
     }
 
-    /// Instances alive now (idle or leased).
+    /// Instances alive now (idle, leased or being made): the homes taken.
     pub(crate) fn live(&self) -> usize {
-        self.live.load(Ordering::SeqCst)
+        self.homes
+            .iter()
+            .filter(|taken| taken.load(Ordering::SeqCst))
+            .count()
     }
 }
 
