@@ -32,21 +32,41 @@
 /// The matrices' order, as in the bench's P3 case.
 pub const N: usize = 256;
 
-/// The guest's loop as Cranelift emits it (129 bytes): the heap's base in
-/// `rbx`, the poll page in `rax`, `C`'s row at `r15` and `B`'s at `r13`
-/// (32-bit offsets into the heap), the byte offset of the trip in `r9`,
-/// the floats left in `rsi` (16 a trip), `A[i][p]` in every lane of
-/// `xmm1`; it clobbers `rdi`, `r12`, `r14`, `xmm2` and `xmm3`.
-macro_rules! guest_loop_bytes {
+/// The guest's loop as Cranelift emits it, 129 bytes in three parts: its
+/// poll-page check (`guest_check_bytes`, `movzbq (%rax),%rdi`), one trip
+/// of 16 floats (`guest_trip_bytes`) and the jump back to the check
+/// (`guest_jump_back_bytes`, `jne` by -129). The heap's base is in `rbx`,
+/// the poll page in `rax`, `C`'s row at `r15` and `B`'s at `r13` (32-bit
+/// offsets into the heap), the byte offset of the trip in `r9`, the floats
+/// left in `rsi` (the trip ends with `sub $0x10,%rsi`, whose flags the
+/// jump reads), `A[i][p]` in every lane of `xmm1`; it clobbers `rdi`,
+/// `r12`, `r14`, `xmm2` and `xmm3`. The variants below are built of the
+/// same parts, so the one byte list that [`check_emitted`] checks is the
+/// code each of them runs.
+macro_rules! guest_check_bytes {
     () => {
-        "0x48,0x0f,0xb6,0x38, 0x47,0x8d,0x34,0x39, 0xc4,0xa1,0x7a,0x6f,0x14,0x33, \
+        "0x48,0x0f,0xb6,0x38"
+    };
+}
+
+/// See `guest_check_bytes`.
+macro_rules! guest_trip_bytes {
+    () => {
+        "0x47,0x8d,0x34,0x39, 0xc4,0xa1,0x7a,0x6f,0x14,0x33, \
          0x43,0x8d,0x3c,0x29, 0x4c,0x8d,0x24,0x3b, 0xc5,0xf0,0x59,0x1c,0x3b, 0xc5,0xe8,0x58,0xd3, \
          0xc4,0xa1,0x78,0x11,0x14,0x33, 0xc4,0xa1,0x7a,0x6f,0x54,0x33,0x30, \
          0xc4,0xc1,0x70,0x59,0x5c,0x24,0x30, 0xc5,0xe8,0x58,0xd3, 0xc4,0xa1,0x78,0x11,0x54,0x33,0x30, \
          0xc4,0xa1,0x7a,0x6f,0x54,0x33,0x20, 0xc4,0xc1,0x70,0x59,0x5c,0x24,0x20, 0xc5,0xe8,0x58,0xd3, \
          0xc4,0xa1,0x78,0x11,0x54,0x33,0x20, 0xc4,0xa1,0x7a,0x6f,0x54,0x33,0x10, \
          0xc4,0xc1,0x70,0x59,0x5c,0x24,0x10, 0xc5,0xe8,0x58,0xd3, 0xc4,0xa1,0x78,0x11,0x54,0x33,0x10, \
-         0x41,0x81,0xc1,0x40,0x00,0x00,0x00, 0x48,0x83,0xee,0x10, 0x0f,0x85,0x7f,0xff,0xff,0xff"
+         0x41,0x81,0xc1,0x40,0x00,0x00,0x00, 0x48,0x83,0xee,0x10"
+    };
+}
+
+/// See `guest_check_bytes`.
+macro_rules! guest_jump_back_bytes {
+    () => {
+        "0x0f,0x85,0x7f,0xff,0xff,0xff"
     };
 }
 
@@ -74,24 +94,6 @@ macro_rules! guest_prologue {
     };
 }
 
-/// The guest loop's body without its check and its jump back: one trip,
-/// 16 floats (the bytes of `guest_loop_bytes` from the second
-/// instruction up to the `jne`, as assembly).
-#[cfg(target_arch = "x86_64")]
-macro_rules! guest_trip {
-    () => {
-        "lea (%r9,%r15,1),%r14d\n vmovdqu (%rbx,%r14,1),%xmm2\n lea (%r9,%r13,1),%edi\n \
-         lea (%rbx,%rdi,1),%r12\n vmulps (%rbx,%rdi,1),%xmm1,%xmm3\n vaddps %xmm3,%xmm2,%xmm2\n \
-         vmovups %xmm2,(%rbx,%r14,1)\n vmovdqu 0x30(%rbx,%r14,1),%xmm2\n \
-         vmulps 0x30(%r12),%xmm1,%xmm3\n vaddps %xmm3,%xmm2,%xmm2\n \
-         vmovups %xmm2,0x30(%rbx,%r14,1)\n vmovdqu 0x20(%rbx,%r14,1),%xmm2\n \
-         vmulps 0x20(%r12),%xmm1,%xmm3\n vaddps %xmm3,%xmm2,%xmm2\n \
-         vmovups %xmm2,0x20(%rbx,%r14,1)\n vmovdqu 0x10(%rbx,%r14,1),%xmm2\n \
-         vmulps 0x10(%r12),%xmm1,%xmm3\n vaddps %xmm3,%xmm2,%xmm2\n \
-         vmovups %xmm2,0x10(%rbx,%r14,1)\n add $0x40,%r9d\n sub $0x10,%rsi\n"
-    };
-}
-
 #[cfg(target_arch = "x86_64")]
 macro_rules! epilogue {
     () => {
@@ -110,15 +112,22 @@ std::arch::global_asm!(
     "cyxla_bench_matmul_emitted:",
     guest_prologue!(),
     ".p2align 6",
-    concat!(".byte ", guest_loop_bytes!()),
+    concat!(
+        ".byte ",
+        guest_check_bytes!(),
+        ",",
+        guest_trip_bytes!(),
+        ",",
+        guest_jump_back_bytes!()
+    ),
     epilogue!(),
-    // Without the check's 4 bytes: the jump back is 4 bytes shorter.
+    // Without the check: the trip and a jump back to it.
     ".p2align 6",
     "cyxla_bench_matmul_no_check:",
     guest_prologue!(),
     ".p2align 6",
     "2:",
-    guest_trip!(),
+    concat!(".byte ", guest_trip_bytes!()),
     "jne 2b",
     epilogue!(),
     // C's row addressed from one register, `r11`.
@@ -158,10 +167,10 @@ std::arch::global_asm!(
     guest_prologue!(),
     ".p2align 6",
     "2:",
-    "movzbq (%rax),%rdi",
-    guest_trip!(),
+    concat!(".byte ", guest_check_bytes!()),
+    concat!(".byte ", guest_trip_bytes!()),
     "je 3f",
-    guest_trip!(),
+    concat!(".byte ", guest_trip_bytes!()),
     "jne 2b",
     "3:",
     epilogue!(),
@@ -174,10 +183,10 @@ std::arch::global_asm!(
     "2:",
     "sub $1,%r10d",
     "jne 3f",
-    "movzbq (%rax),%rdi",
+    concat!(".byte ", guest_check_bytes!()),
     "mov $8,%r10d",
     "3:",
-    guest_trip!(),
+    concat!(".byte ", guest_trip_bytes!()),
     "jne 2b",
     epilogue!(),
     // Native: SSE throughout, as the native build (no VEX).
@@ -252,8 +261,15 @@ pub fn check_emitted(guest: &[u8], native: &[u8]) {
     if !std::arch::is_x86_feature_detected!("avx") {
         return;
     }
+    let guest_loop = concat!(
+        guest_check_bytes!(),
+        ",",
+        guest_trip_bytes!(),
+        ",",
+        guest_jump_back_bytes!()
+    );
     for (what, code, listed) in [
-        ("guest", guest, guest_loop_bytes!()),
+        ("guest", guest, guest_loop),
         ("native", native, native_loop_bytes!()),
     ] {
         let wanted = crate::loop_shapes::bytes(listed);
@@ -379,11 +395,10 @@ pub fn report(rounds: usize) {
             }
         }
     }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let medians: Vec<f64> = samples.iter_mut().map(median).collect();
+    let medians: Vec<f64> = samples
+        .iter_mut()
+        .map(|v| crate::report::median(v))
+        .collect();
     println!(
         "\nthe matmul's inner loop, native copies under one driver ({N}x{N}, median of {rounds} \
          interleaved rounds; benches/src/matmul_loops.rs):"
