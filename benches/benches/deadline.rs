@@ -35,24 +35,10 @@ use plugin_glue::DType;
 
 /// A guest serving `spin_sum` (Σ i·i for i < dims[0] of operand 0, into an
 /// s64 result) and `spin` (`loop {}`), implementing guest ABI v1 by hand.
-const SPIN_GUEST: &str = r#"(module
-  (memory (export "memory") 2)
-  (global $bump (mut i32) (i32.const 8192))
-  (func (export "cyxla_abi_version") (result i32) (i32.const 1))
-  (func (export "cyxla_api") (result i32) (i32.const 1024))
-  (func (export "cyxla_alloc") (param $size i32) (param $align i32) (result i32)
-    (local $p i32) (local $end i32) (local $have i32)
-    (local.set $p (i32.and (i32.add (global.get $bump) (i32.sub (local.get $align) (i32.const 1)))
-                           (i32.xor (i32.sub (local.get $align) (i32.const 1)) (i32.const -1))))
-    (local.set $end (i32.add (local.get $p) (local.get $size)))
-    (local.set $have (i32.shl (memory.size) (i32.const 16)))
-    (if (i32.gt_u (local.get $end) (local.get $have))
-      (then (if (i32.eq (memory.grow (i32.shr_u (i32.add (i32.sub (local.get $end) (local.get $have))
-                                                          (i32.const 65535)) (i32.const 16)))
-                        (i32.const -1))
-              (then (return (i32.const 0))))))
-    (global.set $bump (local.get $end))
-    (local.get $p))
+const SPIN_GUEST: &str = concat!(
+    "(module",
+    cyxla_benches::guest_prelude_wat!(),
+    r#"
   (func (export "spin_sum") (param $f i32) (result i32)
     (local $i i64) (local $n i64) (local $acc i64)
     ;; n = args[0].dims[0]
@@ -66,7 +52,8 @@ const SPIN_GUEST: &str = r#"(module
     (i64.store (i32.load offset=12 (i32.load (i32.load offset=68 (local.get $f)))) (local.get $acc))
     (i32.const 0))
   (func (export "spin") (param i32) (result i32) (loop $l (br $l)) (i32.const 0))
-  (@custom "cyxla.targets" "cyxla-target v1 spin_sum spin_sum\0acyxla-target v1 spin spin\0a"))"#;
+  (@custom "cyxla.targets" "cyxla-target v1 spin_sum spin_sum\0acyxla-target v1 spin spin\0a"))"#
+);
 
 const SPIN_N: i64 = 10_000_000;
 

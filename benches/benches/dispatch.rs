@@ -60,21 +60,10 @@ const GUEST_COPY16: &str = "sandboxed guest copy16";
 /// `XLA_FFI_CallFrame`: the args' and rets' pointer arrays at 44 and 68,
 /// a buffer's data at 12; docs/abi.md), no stage or shape checked, four
 /// 16-byte loads and stores.
-const FRAME_GUEST: &str = r#"(module
-  (memory (export "memory") 2)
-  (global $bump (mut i32) (i32.const 8192))
-  (func (export "cyxla_abi_version") (result i32) (i32.const 1))
-  (func (export "cyxla_api") (result i32) (i32.const 1024))
-  (func (export "cyxla_alloc") (param $size i32) (param $align i32) (result i32)
-    (local $p i32)
-    (local.set $p
-      (i32.and
-        (i32.add (global.get $bump) (i32.sub (local.get $align) (i32.const 1)))
-        (i32.xor (i32.sub (local.get $align) (i32.const 1)) (i32.const -1))))
-    (if (i32.gt_u (i32.add (local.get $p) (local.get $size)) (i32.const 131072))
-      (then (return (i32.const 0))))
-    (global.set $bump (i32.add (local.get $p) (local.get $size)))
-    (local.get $p))
+const FRAME_GUEST: &str = concat!(
+    "(module",
+    cyxla_benches::guest_prelude_wat!(),
+    r#"
   (func (export "frame_noop") (param $f i32) (result i32) (i32.const 0))
   (func (export "frame_copy16") (param $f i32) (result i32)
     (local $s i32) (local $d i32)
@@ -85,7 +74,8 @@ const FRAME_GUEST: &str = r#"(module
     (v128.store offset=32 (local.get $d) (v128.load offset=32 (local.get $s)))
     (v128.store offset=48 (local.get $d) (v128.load offset=48 (local.get $s)))
     (i32.const 0))
-  (@custom "cyxla.targets" "cyxla-target v1 frame_noop frame_noop\0acyxla-target v1 frame_copy16 frame_copy16\0a"))"#;
+  (@custom "cyxla.targets" "cyxla-target v1 frame_noop frame_noop\0acyxla-target v1 frame_copy16 frame_copy16\0a"))"#
+);
 
 struct Setup {
     variants: Vec<(Variant, Executable)>,

@@ -138,6 +138,36 @@ pub fn chain_program(target: &str, calls: usize) -> String {
 pub mod loop_shapes;
 pub mod matmul_loops;
 
+/// The exports every guest written by hand in WAT for the benches needs
+/// (guest ABI v1, docs/abi.md): its memory, `cyxla_abi_version`,
+/// `cyxla_api` (a zeroed table at 1024, which the host never reads) and
+/// `cyxla_alloc` (a bump allocator from 8192 that grows memory, 0 when it
+/// cannot). A string literal, for `concat!` after `"(module"`, before the
+/// guest's own handlers and its `cyxla.targets` section.
+#[macro_export]
+macro_rules! guest_prelude_wat {
+    () => {
+        r#"
+  (memory (export "memory") 2)
+  (global $bump (mut i32) (i32.const 8192))
+  (func (export "cyxla_abi_version") (result i32) (i32.const 1))
+  (func (export "cyxla_api") (result i32) (i32.const 1024))
+  (func (export "cyxla_alloc") (param $size i32) (param $align i32) (result i32)
+    (local $p i32) (local $end i32) (local $have i32)
+    (local.set $p (i32.and (i32.add (global.get $bump) (i32.sub (local.get $align) (i32.const 1)))
+                           (i32.xor (i32.sub (local.get $align) (i32.const 1)) (i32.const -1))))
+    (local.set $end (i32.add (local.get $p) (local.get $size)))
+    (local.set $have (i32.shl (memory.size) (i32.const 16)))
+    (if (i32.gt_u (local.get $end) (local.get $have))
+      (then (if (i32.eq (memory.grow (i32.shr_u (i32.add (i32.sub (local.get $end) (local.get $have))
+                                                          (i32.const 65535)) (i32.const 16)))
+                        (i32.const -1))
+              (then (return (i32.const 0))))))
+    (global.set $bump (local.get $end))
+    (local.get $p))"#
+    };
+}
+
 /// How `scripts/bench.sh` runs a bench: `CYXLA_BENCH_SUMMARY_ONLY` skips
 /// criterion's own sampling (only the interleaved summaries run),
 /// `CYXLA_BENCH_QUICK` runs few rounds (a check that everything runs and
