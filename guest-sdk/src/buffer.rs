@@ -180,6 +180,53 @@ impl<'a> RawBuffer<'a> {
         })
     }
 
+    /// The `XLA_FFI_Buffer` at guest address `addr` of the host's frame as
+    /// a buffer of `want`, read as [`RawBuffer::trusted`] reads it but with
+    /// the dtype known: `None` if its dtype is another (or its size does not
+    /// fit `usize`), for the general path to report. One compare instead of
+    /// decoding the dtype, and the element width a constant.
+    ///
+    /// # Safety
+    ///
+    /// As for [`RawBuffer::trusted`].
+    #[inline(always)]
+    pub(crate) unsafe fn trusted_as(
+        mem: Memory<'a>,
+        addr: u32,
+        which: Which,
+        want: DataType,
+    ) -> Option<RawBuffer<'a>> {
+        // SAFETY: the struct is inside memory (caller); an integer.
+        let raw_dtype = unsafe { mem.read_unchecked::<u32>(addr + layout::DTYPE) };
+        if raw_dtype != want as u32 {
+            return None;
+        }
+        // SAFETY: the struct is inside memory (caller); integers.
+        let (data, rank, dims_addr) = unsafe {
+            (
+                mem.read_unchecked::<u32>(addr + layout::DATA),
+                mem.read_unchecked::<i64>(addr + layout::RANK),
+                mem.read_unchecked::<u32>(addr + layout::DIMS),
+            )
+        };
+        // SAFETY: the dims are inside memory, aligned and not at 0 (caller);
+        // i64 has no invalid bit patterns and dims are only ever read.
+        let dims: &'a [i64] = unsafe { mem.slice_unchecked(dims_addr, rank as usize) };
+        // No overflow checks, as in RawBuffer::trusted.
+        let count = dims.iter().fold(1u64, |n, &d| n.wrapping_mul(d as u64));
+        let bytes = count.wrapping_mul(u64::from(want.bits())).div_ceil(8);
+        Some(RawBuffer {
+            mem,
+            which,
+            dtype: want,
+            dims,
+            dims_addr,
+            data,
+            elements: usize::try_from(count).ok()?,
+            byte_len: usize::try_from(bytes).ok()?,
+        })
+    }
+
     /// Guest byte range of the data, for overlap checks.
     pub(crate) fn span(&self) -> core::ops::Range<u64> {
         u64::from(self.data)..u64::from(self.data) + self.byte_len as u64
@@ -380,6 +427,23 @@ pub struct Buffer<'a, T> {
 impl<'a, T: Element> Buffer<'a, T> {
     shape_methods!();
 
+    /// `raw` (of dtype `T::DTYPE`) as a typed buffer, without the checks of
+    /// [`AnyBuffer::typed`].
+    ///
+    /// # Safety
+    ///
+    /// `raw` must come from [`RawBuffer::trusted_as`] with `T::DTYPE` (the
+    /// host's frame: its data is inside memory, non-null and 64-byte
+    /// aligned), and its data must not be handed out mutably during `'a`.
+    #[inline(always)]
+    pub(crate) unsafe fn trusted(raw: RawBuffer<'a>) -> Buffer<'a, T> {
+        crate::dtype::any_bit_pattern::<T>();
+        // SAFETY: caller: inside memory, aligned for every element type,
+        // not mutable elsewhere; T accepts every bit pattern (asserted).
+        let data = unsafe { raw.mem.slice_unchecked(raw.data, raw.elements) };
+        Buffer { raw, data }
+    }
+
     /// The elements, row-major.
     pub fn data(&self) -> &'a [T] {
         self.data
@@ -463,6 +527,24 @@ pub struct ResultBuffer<'a, T> {
 
 impl<'a, T: Element> ResultBuffer<'a, T> {
     shape_methods!();
+
+    /// `raw` (of dtype `T::DTYPE`) as a typed, writable buffer, without the
+    /// checks of [`AnyResultBuffer::typed`].
+    ///
+    /// # Safety
+    ///
+    /// `raw` must come from [`RawBuffer::trusted_as`] with `T::DTYPE` (the
+    /// host's frame: its data is inside memory, non-null and 64-byte
+    /// aligned), and no other reference to its data may exist or be created
+    /// during `'a` (a result taken once, none of whose operands was viewed).
+    #[inline(always)]
+    pub(crate) unsafe fn trusted(raw: RawBuffer<'a>) -> ResultBuffer<'a, T> {
+        crate::dtype::any_bit_pattern::<T>();
+        // SAFETY: caller: inside memory, aligned for every element type,
+        // exclusive; T accepts every bit pattern (asserted).
+        let data = unsafe { raw.mem.slice_mut_unchecked(raw.data, raw.elements) };
+        ResultBuffer { raw, data }
+    }
 
     /// The elements, row-major.
     pub fn data_mut(&mut self) -> &mut [T] {

@@ -331,6 +331,10 @@ impl<'a> CallFrame<'a> {
             if dims.start == 0 || !dims.start.is_multiple_of(8) {
                 return None;
             }
+            // So is trusted data, as any element type (at most 8-aligned).
+            if raw.byte_len != 0 && (raw.data == 0 || !raw.data.is_multiple_of(8)) {
+                return None;
+            }
             fixed.push(dims);
             data.push((index, raw.span()));
         }
@@ -532,7 +536,45 @@ impl<'a> CallFrame<'a> {
     /// As [`CallFrame::any_arg`], and `INVALID_ARGUMENT` if its dtype is not
     /// `T::DTYPE` (``argument 0: expected a f32 buffer, got f64 [3, 5]``).
     pub fn arg<T: Element>(&self, i: usize) -> Result<Buffer<'a, T>> {
+        if let (State::Trusted(handed), Some(raw)) =
+            (&self.state, self.trusted_as::<T>(Which::Arg(i)))
+        {
+            let bit = 1u64 << i;
+            if handed.in_place.get() & bit == 0 {
+                handed.viewed.set(handed.viewed.get() | bit);
+                // SAFETY: read from the host's frame as `T::DTYPE`
+                // (trusted_as); operands are never handed out mutably but as
+                // a result that aliases them, and none that aliases this one
+                // was taken (in_place).
+                return Ok(unsafe { Buffer::trusted(raw) });
+            }
+        }
         self.any_arg(i)?.typed()
+    }
+
+    /// Operand or result `which` of a trusted frame as a buffer of
+    /// `T::DTYPE`, read where the host wrote it without decoding its dtype:
+    /// the path of [`CallFrame::arg`] and [`CallFrame::ret`] for a call as
+    /// the handler expects it. `None` for a checked frame, an index out of
+    /// range or another dtype, which the general path then reports.
+    #[inline(always)]
+    fn trusted_as<T: Element>(&self, which: Which) -> Option<RawBuffer<'a>> {
+        let State::Trusted(_) = &self.state else {
+            return None;
+        };
+        let (i, n, ptrs) = match which {
+            Which::Arg(i) => (i, self.header.num_args, self.header.args),
+            Which::Ret(i) => (i, self.header.num_rets, self.header.rets),
+        };
+        if i >= n {
+            return None;
+        }
+        // SAFETY: a trusted frame's pointer arrays hold `n` buffer structs
+        // of the host's layout (CallFrame::trusted).
+        unsafe {
+            let addr = self.mem.read_unchecked::<u32>(ptrs + 4 * i as u32);
+            RawBuffer::trusted_as(self.mem, addr, which, T::DTYPE)
+        }
     }
 
     /// Result `i`, any dtype, held exclusively. A result aliased with an
@@ -613,6 +655,24 @@ impl<'a> CallFrame<'a> {
     /// As [`CallFrame::any_ret`], and `INVALID_ARGUMENT` if its dtype is not
     /// `T::DTYPE`.
     pub fn ret<T: Element>(&self, i: usize) -> Result<ResultBuffer<'a, T>> {
+        if let (State::Trusted(handed), Some(raw)) =
+            (&self.state, self.trusted_as::<T>(Which::Ret(i)))
+        {
+            let bit = 1u64 << i;
+            if handed.taken.get() & bit == 0
+                && let Ok(aliases) = self.trusted_aliases(&raw)
+                && aliases & handed.viewed.get() == 0
+            {
+                handed.in_place.set(handed.in_place.get() | aliases);
+                handed.taken.set(handed.taken.get() | bit);
+                // SAFETY: read from the host's frame as `T::DTYPE`
+                // (trusted_as); taken once (taken), and the operands whose
+                // region it is were not viewed and no longer can be
+                // (in_place); the host's layout shares its data with no
+                // other buffer (docs/abi.md, "What a guest may rely on").
+                return Ok(unsafe { ResultBuffer::trusted(raw) });
+            }
+        }
         self.any_ret(i)?.typed()
     }
 

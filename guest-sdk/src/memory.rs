@@ -211,6 +211,25 @@ impl<'a> Memory<'a> {
         unsafe { core::slice::from_raw_parts(p, count) }
     }
 
+    /// `count` elements of `T` at `addr`, exclusive, without checking the
+    /// range (see [`Memory::read_unchecked`]).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Memory::slice_mut`], and the range must lie inside the view,
+    /// be aligned for `T` and not start at the null address.
+    #[inline(always)]
+    pub(crate) unsafe fn slice_mut_unchecked<T>(&self, addr: u32, count: usize) -> &'a mut [T] {
+        if count == 0 {
+            return &mut [];
+        }
+        let p = self.pointer::<T>(addr).cast_mut();
+        // SAFETY: the caller guarantees a non-null, aligned range inside the
+        // view (valid for reads and writes for 'a), valid bit patterns and
+        // no other reference to it.
+        unsafe { core::slice::from_raw_parts_mut(p, count) }
+    }
+
     /// Address arithmetic on guest addresses, failing instead of wrapping.
     #[inline(always)]
     pub(crate) fn offset(addr: u32, by: u64, what: &dyn core::fmt::Display) -> Result<u32> {

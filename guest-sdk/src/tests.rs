@@ -721,6 +721,13 @@ fn only_frames_laid_out_as_the_host_does_are_trusted() {
     let dims = get_u32(mem, arg + abi::buffer::DIMS);
     put_u32(mem, ret1 + abi::buffer::DATA, dims);
     assert!(!call.trusted());
+    // Data not aligned for every element type, or at 0: typed views of a
+    // trusted frame are slices without checks.
+    for data in [arg_data + 4, 0] {
+        let mut call = build();
+        put_u32(call.memory_mut(), arg + abi::buffer::DATA, data);
+        assert!(!call.trusted(), "{data}");
+    }
     // Two operands at one address are one region, read-only: trusted.
     let mut call = build();
     let mem = call.memory_mut();
@@ -758,4 +765,82 @@ fn counts_out_of_range_are_not_trusted() {
         assert!(trusted.is_none(), "{count}");
         assert!(call.call(ok).is_err(), "{count}");
     }
+}
+
+/// `arg::<T>` and `ret::<T>` read a trusted frame's buffer of `T`'s dtype
+/// without decoding it (`CallFrame::trusted_as`): what they give is what the
+/// general path gives, for every element type and ranks 0 to 3, empty
+/// buffers included, and another dtype falls back to it and its error.
+#[test]
+fn typed_views_of_trusted_frames_match_the_general_path() {
+    fn check<T: crate::Element + Copy + PartialEq + core::fmt::Debug>(values: &[T]) {
+        for dims in [
+            &[][..],
+            &[0][..],
+            &[3][..],
+            &[1, 3][..],
+            &[3, 1, 1][..],
+            &[2, 0, 5][..],
+        ] {
+            let n = dims.iter().product::<i64>() as usize;
+            let data = &values[..n.min(values.len())];
+            let mut call = FrameBuilder::new()
+                .arg(dims, data)
+                .ret(T::DTYPE, dims)
+                .build();
+            assert!(call.trusted());
+            call.call(|f| {
+                let general = f.any_arg(0)?.typed::<T>()?;
+                let typed = f.arg::<T>(0)?;
+                assert_eq!(
+                    (typed.dims(), typed.element_count(), &typed[..]),
+                    (general.dims(), general.element_count(), &general[..]),
+                    "{:?} {dims:?}",
+                    T::DTYPE
+                );
+                assert_eq!(typed.dtype(), T::DTYPE);
+                let mut y = f.ret::<T>(0)?;
+                assert_eq!((y.dims(), y.len()), (dims, n));
+                y.copy_from_slice(&typed);
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(call.ret::<T>(0), data);
+            // Another dtype: the general path's error.
+            let (e, other) = if T::DTYPE == DataType::U8 {
+                (call.call(|f| f.arg::<i8>(0).map(drop)), "s8")
+            } else {
+                (call.call(|f| f.arg::<u8>(0).map(drop)), "u8")
+            };
+            let e = e.unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidArgument);
+            assert!(
+                e.message
+                    .starts_with(&alloc::format!("argument 0: expected a {other} buffer")),
+                "{e}"
+            );
+        }
+    }
+    check(&[1.5f32, -2.0, 3.25]);
+    check(&[1.5f64, -2.0, 3.25]);
+    check(&[1i8, -2, 3]);
+    check(&[1i16, -2, 3]);
+    check(&[1i32, -2, 3]);
+    check(&[1i64, -2, 3]);
+    check(&[1u8, 2, 3]);
+    check(&[1u16, 2, 3]);
+    check(&[1u32, 2, 3]);
+    check(&[1u64, 2, 3]);
+    check(
+        &[Complex {
+            re: 1.0f32,
+            im: 2.0,
+        }; 3],
+    );
+    check(
+        &[Complex {
+            re: 1.0f64,
+            im: 2.0,
+        }; 3],
+    );
 }
