@@ -18,13 +18,15 @@ use crate::error::{Error, Result};
 /// A view of guest memory: on wasm32 the linear memory itself (addresses
 /// are pointers), elsewhere a buffer standing in for it.
 ///
-/// On wasm32 it is one word (the length): frames and buffers carry a copy,
-/// and LLVM moves a two-word struct written field by field with one 8-byte
-/// load, which stalls on the two 4-byte stores it reads.
+/// On wasm32 it has no fields: the length is asked of the memory
+/// (`memory.size`) only when a checked read needs it, so the trusted path,
+/// which checks nothing, never asks, and frames and buffers carry nothing
+/// for it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Memory<'a> {
     #[cfg(not(target_arch = "wasm32"))]
     base: *mut u8,
+    #[cfg(not(target_arch = "wasm32"))]
     len: usize,
     /// The guest address of the buffer's first byte (a buffer may stand for
     /// any part of a 4 GiB memory); linear memory starts at 0.
@@ -34,14 +36,23 @@ pub(crate) struct Memory<'a> {
 }
 
 impl<'a> Memory<'a> {
-    /// The instance's linear memory, as large as it is now.
+    /// The instance's linear memory (as large as it is when read).
     #[cfg(target_arch = "wasm32")]
+    #[inline(always)]
     pub(crate) fn linear() -> Memory<'a> {
-        let pages = core::arch::wasm32::memory_size(0);
         Memory {
-            len: pages.saturating_mul(65536),
             _memory: PhantomData,
         }
+    }
+
+    /// The size of the view in bytes: on wasm32 the linear memory's size
+    /// now.
+    #[inline(always)]
+    fn len(&self) -> usize {
+        #[cfg(target_arch = "wasm32")]
+        return core::arch::wasm32::memory_size(0).saturating_mul(65536);
+        #[cfg(not(target_arch = "wasm32"))]
+        return self.len;
     }
 
     /// A buffer standing in for guest addresses `origin..origin + len`:
@@ -83,7 +94,7 @@ impl<'a> Memory<'a> {
         what: &dyn core::fmt::Display,
     ) -> Result<*mut u8> {
         let start = self.index(addr).unwrap_or(usize::MAX);
-        let inside = start.checked_add(len).is_some_and(|end| end <= self.len);
+        let inside = start.checked_add(len).is_some_and(|end| end <= self.len());
         #[cfg(target_arch = "wasm32")]
         let ptr = core::ptr::with_exposed_provenance_mut::<u8>(start);
         // Inside base..base+len when `inside` (otherwise never used).
@@ -109,10 +120,10 @@ impl<'a> Memory<'a> {
         what: &dyn core::fmt::Display,
     ) -> Error {
         let start = self.index(addr).unwrap_or(usize::MAX);
-        if start.checked_add(len).is_none_or(|end| end > self.len) {
+        if start.checked_add(len).is_none_or(|end| end > self.len()) {
             Error::internal(alloc::format!(
                 "{what}: guest range {addr:#x}+{len} is outside guest memory ({} bytes)",
-                self.len
+                self.len()
             ))
         } else if addr == 0 {
             Error::internal(alloc::format!("{what}: null guest address"))
@@ -306,8 +317,9 @@ impl<'a> Memory<'a> {
     )]
     pub(crate) fn c_str(&self, addr: u32, max: usize) -> Result<&'a [u8]> {
         let what = "string";
-        let at = self.index(addr).unwrap_or(self.len);
-        let avail = self.len.saturating_sub(at).min(max);
+        let len = self.len();
+        let at = self.index(addr).unwrap_or(len);
+        let avail = len.saturating_sub(at).min(max);
         // SAFETY: bytes are always valid; the string is only read, and the
         // caller does not hold a mutable reference into it.
         let bytes: &'a [u8] = unsafe { self.slice(addr, avail.max(1), &what) }?;

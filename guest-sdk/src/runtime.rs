@@ -150,11 +150,16 @@ mod wasm {
     /// than 64 operands or results, or of another `struct_size`, is decoded
     /// and checked).
     ///
+    /// Inlined into each export, so that the handler is a direct call and
+    /// an execute frame costs a few loads and compares before it; probes,
+    /// decoded frames and errors take functions of their own.
+    ///
     /// # Safety
     ///
     /// `frame` must be the argument the host passed to a handler export,
     /// during that export's call: only the export `target!` generates
     /// calls it.
+    #[inline(always)]
     pub unsafe fn run(frame: u32, handler: crate::Handler) -> u32 {
         let mem = Memory::linear();
         // SAFETY: `frame` is the host's frame of this call (caller), whose
@@ -165,26 +170,48 @@ mod wasm {
                 mem.read_unchecked::<u32>(frame + abi::call_frame::STAGE),
             )
         };
-        if ext != 0 {
-            return match answer_probe(mem, ext) {
-                Ok(()) => 0,
-                Err(e) => create_error(&e),
-            };
-        }
-        if stage != execution_stage::EXECUTE {
-            return 0;
+        if ext != 0 || stage != execution_stage::EXECUTE {
+            return not_execute(mem, ext);
         }
         // SAFETY: the host's frame of the call in progress (caller); the
         // host wrote it for this call and nothing else in the guest holds
         // references into it.
         let result = match unsafe { CallFrame::trusted(mem, frame) } {
             Some(f) => handler(&f),
-            None => CallFrame::decode(mem, frame).and_then(|f| handler(&f)),
+            None => run_decoded(mem, frame, handler),
         };
         match result {
             Ok(()) => 0,
+            Err(e) => failed(e),
+        }
+    }
+
+    /// [`run`] for a frame that is not an execute frame: a metadata probe
+    /// (`ext`, the extension chain, set) is answered, any other stage
+    /// ignored.
+    #[inline(never)]
+    fn not_execute(mem: Memory<'_>, ext: u32) -> u32 {
+        if ext == 0 {
+            return 0;
+        }
+        match answer_probe(mem, ext) {
+            Ok(()) => 0,
             Err(e) => create_error(&e),
         }
+    }
+
+    /// [`run`] for a frame that is not read as trusted: decoded and
+    /// checked, then handled.
+    #[inline(never)]
+    fn run_decoded(mem: Memory<'_>, frame: u32, handler: crate::Handler) -> Result<()> {
+        CallFrame::decode(mem, frame).and_then(|f| handler(&f))
+    }
+
+    /// [`run`]'s error handle for a handler's `error`.
+    #[cold]
+    #[inline(never)]
+    fn failed(error: Error) -> u32 {
+        create_error(&error)
     }
 
     #[cfg(feature = "allocator")]
