@@ -181,24 +181,26 @@ impl<'a> RawBuffer<'a> {
     }
 
     /// The `XLA_FFI_Buffer` at guest address `addr` of the host's frame as
-    /// a buffer of `want`, read as [`RawBuffer::trusted`] reads it but with
-    /// the dtype known: `None` if its dtype is another (or its size does not
-    /// fit `usize`), for the general path to report. One compare instead of
-    /// decoding the dtype, and the element width a constant.
+    /// a buffer of `T`, read as [`RawBuffer::trusted`] reads it but with
+    /// the dtype known: `None` if its dtype is another, for the general path
+    /// to report. One compare instead of decoding the dtype, and sizes in
+    /// 32 bits without checks: the host's data region is less than 4 GiB
+    /// and `T` at least a byte wide, so the element count and every partial
+    /// product of the dims fit in a `u32` (with a 0 among the factors the
+    /// wrapping product is 0, as the true one), and so does the byte size.
     ///
     /// # Safety
     ///
     /// As for [`RawBuffer::trusted`].
     #[inline(always)]
-    pub(crate) unsafe fn trusted_as(
+    pub(crate) unsafe fn trusted_as<T: Element>(
         mem: Memory<'a>,
         addr: u32,
         which: Which,
-        want: DataType,
     ) -> Option<RawBuffer<'a>> {
         // SAFETY: the struct is inside memory (caller); an integer.
         let raw_dtype = unsafe { mem.read_unchecked::<u32>(addr + layout::DTYPE) };
-        if raw_dtype != want as u32 {
+        if raw_dtype != T::DTYPE as u32 {
             return None;
         }
         // SAFETY: the struct is inside memory (caller); integers.
@@ -212,18 +214,23 @@ impl<'a> RawBuffer<'a> {
         // SAFETY: the dims are inside memory, aligned and not at 0 (caller);
         // i64 has no invalid bit patterns and dims are only ever read.
         let dims: &'a [i64] = unsafe { mem.slice_unchecked(dims_addr, rank as usize) };
-        // No overflow checks, as in RawBuffer::trusted.
-        let count = dims.iter().fold(1u64, |n, &d| n.wrapping_mul(d as u64));
-        let bytes = count.wrapping_mul(u64::from(want.bits())).div_ceil(8);
+        // The usual ranks without a loop.
+        let count = match *dims {
+            [] => 1,
+            [a] => a as u32,
+            [a, b] => (a as u32).wrapping_mul(b as u32),
+            _ => dims.iter().fold(1u32, |n, &d| n.wrapping_mul(d as u32)),
+        };
         Some(RawBuffer {
             mem,
             which,
-            dtype: want,
+            dtype: T::DTYPE,
             dims,
             dims_addr,
             data,
-            elements: usize::try_from(count).ok()?,
-            byte_len: usize::try_from(bytes).ok()?,
+            elements: count as usize,
+            // Every element type's size is its dtype's width.
+            byte_len: count.wrapping_mul(size_of::<T>() as u32) as usize,
         })
     }
 

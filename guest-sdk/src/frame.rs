@@ -573,7 +573,7 @@ impl<'a> CallFrame<'a> {
         // of the host's layout (CallFrame::trusted).
         unsafe {
             let addr = self.mem.read_unchecked::<u32>(ptrs + 4 * i as u32);
-            RawBuffer::trusted_as(self.mem, addr, which, T::DTYPE)
+            RawBuffer::trusted_as::<T>(self.mem, addr, which)
         }
     }
 

@@ -774,6 +774,8 @@ fn counts_out_of_range_are_not_trusted() {
 #[test]
 fn typed_views_of_trusted_frames_match_the_general_path() {
     fn check<T: crate::Element + Copy + PartialEq + core::fmt::Debug>(values: &[T]) {
+        // The typed path takes a buffer's byte size from `T`'s.
+        assert_eq!(8 * size_of::<T>() as u32, T::DTYPE.bits(), "{:?}", T::DTYPE);
         for dims in [
             &[][..],
             &[0][..],
