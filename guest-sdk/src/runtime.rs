@@ -152,7 +152,10 @@ mod wasm {
     ///
     /// Inlined into each export, so that the handler is a direct call and
     /// an execute frame costs a few loads and compares before it; probes,
-    /// decoded frames and errors take functions of their own.
+    /// decoded frames and errors take functions of their own. The handler
+    /// is called from one place, whichever way the frame was read, so that
+    /// LLVM may inline it too (and then keeps the frame's fields in
+    /// registers).
     ///
     /// # Safety
     ///
@@ -176,11 +179,14 @@ mod wasm {
         // SAFETY: the host's frame of the call in progress (caller); the
         // host wrote it for this call and nothing else in the guest holds
         // references into it.
-        let result = match unsafe { CallFrame::trusted(mem, frame) } {
-            Some(f) => handler(&f),
-            None => run_decoded(mem, frame, handler),
+        let f = match unsafe { CallFrame::trusted(mem, frame) } {
+            Some(f) => f,
+            None => match decoded(mem, frame) {
+                Ok(f) => f,
+                Err(e) => return failed(e),
+            },
         };
-        match result {
+        match handler(&f) {
             Ok(()) => 0,
             Err(e) => failed(e),
         }
@@ -200,11 +206,11 @@ mod wasm {
         }
     }
 
-    /// [`run`] for a frame that is not read as trusted: decoded and
-    /// checked, then handled.
+    /// [`run`]'s frame when it is not read as trusted: decoded and
+    /// checked.
     #[inline(never)]
-    fn run_decoded(mem: Memory<'_>, frame: u32, handler: crate::Handler) -> Result<()> {
-        CallFrame::decode(mem, frame).and_then(|f| handler(&f))
+    fn decoded(mem: Memory<'_>, frame: u32) -> Result<CallFrame<'_>> {
+        CallFrame::decode(mem, frame)
     }
 
     /// [`run`]'s error handle for a handler's `error`.
