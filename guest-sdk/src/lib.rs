@@ -144,6 +144,7 @@ mod dtype;
 mod error;
 mod frame;
 mod header;
+mod kernel;
 mod macros;
 pub mod math;
 mod memory;
@@ -160,6 +161,7 @@ pub use buffer::{AnyBuffer, AnyResultBuffer, Buffer, ResultBuffer};
 pub use dtype::{Complex, DataType, Element};
 pub use error::{Error, ErrorCode, Result};
 pub use frame::CallFrame;
+pub use kernel::{Kernel, Param};
 #[doc(hidden)]
 pub use macros::__private;
 pub use macros::Handler;

@@ -51,22 +51,7 @@ macro_rules! target {
     ($target:literal, $export:ident, $handler:expr $(,)?) => {
         const _: () = {
             const HANDLER: $crate::Handler = $handler;
-            const RECORD_LEN: usize = $crate::__private::record_len($target, stringify!($export));
-            const RECORD_BYTES: [u8; RECORD_LEN] =
-                $crate::__private::record($target, stringify!($export));
-            assert!(
-                $crate::abi::is_valid_name($target),
-                concat!("invalid target name `", $target, "`")
-            );
-            assert!(
-                $crate::abi::is_valid_name(stringify!($export)),
-                concat!("invalid export name `", stringify!($export), "`")
-            );
-
-            #[cfg(target_arch = "wasm32")]
-            #[unsafe(link_section = "cyxla.targets")]
-            #[used]
-            static RECORD: [u8; RECORD_LEN] = RECORD_BYTES;
+            $crate::__record!($target, $export);
 
             #[cfg(target_arch = "wasm32")]
             #[unsafe(export_name = stringify!($export))]
@@ -76,9 +61,102 @@ macro_rules! target {
                 unsafe { $crate::__private::run(frame, HANDLER) }
             }
 
-            // Uses both on every target (natively nothing else does).
-            let _ = (HANDLER, RECORD_BYTES);
+            // Used on every target (natively nothing else does).
+            let _ = HANDLER;
         };
+    };
+}
+
+/// Declares that this guest serves custom-call target `$target` with the
+/// kernel `$kernel`, exported as `$export`: a function whose parameters are
+/// what it takes from the call, in order. Each [`Buffer`](crate::Buffer)
+/// is the next operand, each [`ResultBuffer`](crate::ResultBuffer) the
+/// next result, an [`Attrs`](crate::Attrs) the call's attributes; it
+/// returns [`Result<()>`](crate::Result).
+///
+/// ```
+/// use cyxla_guest_sdk::{Attrs, Buffer, Error, Result, ResultBuffer, kernel};
+///
+/// /// y = x * factor.
+/// pub fn scale(x: Buffer<'_, f32>, mut y: ResultBuffer<'_, f32>, attrs: Attrs<'_>) -> Result<()> {
+///     let factor: f32 = attrs.get("factor")?;
+///     if y.dims() != x.dims() {
+///         return Err(Error::invalid_argument("x and y differ in shape"));
+///     }
+///     y.iter_mut().zip(x.iter()).for_each(|(y, x)| *y = x * factor);
+///     Ok(())
+/// }
+///
+/// kernel!("my_kernel_scale", my_kernel_scale, scale);
+/// ```
+///
+/// It expands as [`target!`](crate::target) does (the same record, an
+/// export of the same signature), but the export checks the call against
+/// the kernel's signature before it runs it: as many operands and results
+/// (``expected 1 operand(s) and 1 result(s), got 2 and 1``), of the dtypes
+/// named (``argument 0: expected a f32 buffer, got f64 [3]``). Each buffer
+/// is read where the host wrote it, with no decoding and no bookkeeping, so
+/// a kernel's call costs less than a [`CallFrame`](crate::CallFrame)
+/// handler's. A result that shares its memory with an operand (an in-place
+/// update, `input_output_aliases`) is refused with `INVALID_ARGUMENT`: serve
+/// such a target with `target!` and a `CallFrame` ("In-place updates"
+/// there).
+///
+/// The buffers borrow guest memory for the call only: a kernel takes
+/// buffers of any lifetime (`Buffer<'_, T>`). Up to eight parameters.
+/// Natively (unit tests) it only type-checks the kernel; run it with
+/// [`TestCall::kernel`](crate::testing::TestCall::kernel) (feature
+/// `testing`).
+#[macro_export]
+macro_rules! kernel {
+    ($target:literal, $export:ident, $kernel:expr $(,)?) => {
+        const _: () = {
+            $crate::__record!($target, $export);
+
+            #[cfg(target_arch = "wasm32")]
+            #[unsafe(export_name = stringify!($export))]
+            extern "C" fn export(frame: u32) -> u32 {
+                let scope = ();
+                // SAFETY: only the host calls this export (it is not
+                // nameable in Rust), with the frame of the call in progress.
+                unsafe { $crate::__private::run_kernel(&scope, frame, $kernel) }
+            }
+
+            // Natively: that it is a kernel.
+            fn type_check() {
+                let scope = ();
+                $crate::__private::is_kernel(&scope, $kernel);
+            }
+            let _ = type_check as fn();
+        };
+    };
+}
+
+/// The `cyxla.targets` record of `target!` and `kernel!`, with its names
+/// checked at compile time; not a public API.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __record {
+    ($target:literal, $export:ident) => {
+        const RECORD_LEN: usize = $crate::__private::record_len($target, stringify!($export));
+        const RECORD_BYTES: [u8; RECORD_LEN] =
+            $crate::__private::record($target, stringify!($export));
+        assert!(
+            $crate::abi::is_valid_name($target),
+            concat!("invalid target name `", $target, "`")
+        );
+        assert!(
+            $crate::abi::is_valid_name(stringify!($export)),
+            concat!("invalid export name `", stringify!($export), "`")
+        );
+
+        #[cfg(target_arch = "wasm32")]
+        #[unsafe(link_section = "cyxla.targets")]
+        #[used]
+        static RECORD: [u8; RECORD_LEN] = RECORD_BYTES;
+
+        // Used on every target (natively nothing else does).
+        let _ = RECORD_BYTES;
     };
 }
 
@@ -86,7 +164,13 @@ macro_rules! target {
 #[doc(hidden)]
 pub mod __private {
     #[cfg(target_arch = "wasm32")]
-    pub use crate::runtime::run;
+    pub use crate::runtime::{run, run_kernel};
+
+    /// Nothing: that `kernel` is a [`Kernel`](crate::Kernel), for
+    /// `kernel!` on other targets than wasm32.
+    pub fn is_kernel<'m, P, K: crate::Kernel<'m, P>>(scope: &'m (), kernel: K) {
+        let _ = (scope, kernel);
+    }
 
     use crate::abi::RECORD_PREFIX;
 

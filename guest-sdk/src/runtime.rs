@@ -4,7 +4,7 @@
 //! the execution context in `context`).
 
 #[cfg(target_arch = "wasm32")]
-pub use wasm::run;
+pub use wasm::{run, run_kernel};
 
 #[cfg(target_arch = "wasm32")]
 mod wasm {
@@ -187,6 +187,43 @@ mod wasm {
             },
         };
         match handler(&f) {
+            Ok(()) => 0,
+            Err(e) => failed(e),
+        }
+    }
+
+    /// [`run`] for a [`kernel!`](crate::kernel): the kernel's signature
+    /// read from the host's frame (`crate::kernel`). Used by `kernel!`; not
+    /// a public API.
+    ///
+    /// The buffers live as long as `scope`, a borrow of the export's own
+    /// local: so a kernel must take buffers of any lifetime (it cannot ask
+    /// for `'static` ones and keep them past the call, whose memory the
+    /// host then rewrites).
+    ///
+    /// # Safety
+    ///
+    /// As for [`run`].
+    #[inline(always)]
+    pub unsafe fn run_kernel<'m, P, K: crate::kernel::Kernel<'m, P>>(
+        scope: &'m (),
+        frame: u32,
+        kernel: K,
+    ) -> u32 {
+        let _ = scope;
+        let mem = Memory::linear();
+        // SAFETY: as in `run`.
+        let (ext, stage) = unsafe {
+            (
+                mem.read_unchecked::<u32>(frame + abi::call_frame::EXTENSION_START),
+                mem.read_unchecked::<u32>(frame + abi::call_frame::STAGE),
+            )
+        };
+        if ext != 0 || stage != execution_stage::EXECUTE {
+            return not_execute(mem, ext);
+        }
+        // SAFETY: the host's frame of the call in progress (caller).
+        match unsafe { crate::kernel::run(mem, frame, &kernel) } {
             Ok(()) => 0,
             Err(e) => failed(e),
         }

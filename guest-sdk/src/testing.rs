@@ -436,6 +436,32 @@ impl TestCall {
         }
     }
 
+    /// Runs `kernel` (a function a [`kernel!`](crate::kernel) serves) on
+    /// the call, as its export does on wasm32: the call checked against the
+    /// kernel's signature, each buffer read where the frame says it is. The
+    /// frame must be laid out as the host guarantees (docs/abi.md, "What a
+    /// guest may rely on"); one that is not (one a test corrupted) is
+    /// decoded instead, for its error.
+    ///
+    /// # Errors
+    ///
+    /// The kernel's error, the call's mismatch with its signature, or the
+    /// frame decoding error.
+    pub fn kernel<'s, P, K: crate::Kernel<'s, P>>(&'s mut self, kernel: K) -> Result<()> {
+        // SAFETY: `self.mem` outlives the view, which lives for the borrow
+        // of `self` ('s), during which nothing else touches `self.mem`.
+        let mem = unsafe { Memory::from_raw_parts(self.mem.as_mut_ptr().cast(), self.len, 0) };
+        match CallFrame::validated(mem, self.frame) {
+            // SAFETY: laid out as the host lays out frames (validated).
+            Some(_) => unsafe { crate::kernel::run(mem, self.frame, &kernel) },
+            None => CallFrame::decode(mem, self.frame).and_then(|_| {
+                Err(crate::Error::internal(
+                    "the frame is not laid out as the host lays out frames",
+                ))
+            }),
+        }
+    }
+
     /// Whether [`TestCall::call`] reads the frame as a guest export does
     /// (laid out as the host guarantees), not decoding and checking it.
     #[cfg(test)]

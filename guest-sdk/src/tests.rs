@@ -6,7 +6,10 @@ use alloc::vec::Vec;
 
 use crate::abi;
 use crate::testing::{FrameBuilder, TestAttr};
-use crate::{Attr, CallFrame, Complex, DataType, Error, ErrorCode, Result, Scalar};
+use crate::{
+    Attr, Attrs, Buffer, CallFrame, Complex, DataType, Error, ErrorCode, Result, ResultBuffer,
+    Scalar,
+};
 
 fn ok(_: &CallFrame<'_>) -> Result<()> {
     Ok(())
@@ -845,4 +848,128 @@ fn typed_views_of_trusted_frames_match_the_general_path() {
             im: 2.0,
         }; 3],
     );
+}
+
+/// y = x * factor, as a kernel.
+fn kernel_scale(x: Buffer<'_, f32>, mut y: ResultBuffer<'_, f32>, attrs: Attrs<'_>) -> Result<()> {
+    let factor: f32 = attrs.get("factor")?;
+    y.iter_mut()
+        .zip(x.iter())
+        .for_each(|(y, x)| *y = x * factor);
+    Ok(())
+}
+
+crate::kernel!("sdk_test.kernel_scale", sdk_test_kernel_scale, kernel_scale);
+crate::kernel!(
+    "sdk_test.kernel_none",
+    sdk_test_kernel_none,
+    || -> Result<()> { Ok(()) }
+);
+
+/// A kernel takes its parameters from the call in order, operands and
+/// results counted apart, and gives what a `CallFrame` handler would.
+#[test]
+fn kernels_take_their_buffers_in_order() {
+    let mut call = FrameBuilder::new()
+        .arg(&[2, 2], &[1.0f32, 2.0, 3.0, 4.0])
+        .ret(DataType::F32, &[2, 2])
+        .attr("factor", 2.5f32)
+        .build();
+    call.kernel(kernel_scale).unwrap();
+    assert_eq!(call.ret::<f32>(0), [2.5, 5.0, 7.5, 10.0]);
+
+    // Results and operands interleaved, of several dtypes, with dims.
+    fn split(
+        sum: ResultBuffer<'_, f64>,
+        x: Buffer<'_, f64>,
+        count: ResultBuffer<'_, i32>,
+        w: Buffer<'_, i64>,
+    ) -> Result<()> {
+        let (mut sum, mut count) = (sum, count);
+        assert_eq!(
+            (x.dims(), w.dims(), sum.dims()),
+            (&[3i64][..], &[][..], &[1i64][..])
+        );
+        sum[0] = x.iter().sum::<f64>() * w[0] as f64;
+        count[0] = x.len() as i32;
+        Ok(())
+    }
+    let mut call = FrameBuilder::new()
+        .arg(&[3], &[1.0f64, 2.0, 3.5])
+        .arg(&[], &[2i64])
+        .ret(DataType::F64, &[1])
+        .ret(DataType::S32, &[1])
+        .build();
+    assert!(call.trusted());
+    call.kernel(split).unwrap();
+    assert_eq!(
+        (call.ret::<f64>(0), call.ret::<i32>(1)),
+        (alloc::vec![13.0], alloc::vec![3])
+    );
+
+    // No parameters: a call of no buffers.
+    FrameBuilder::new().build().kernel(|| Ok(())).unwrap();
+}
+
+/// What a kernel refuses, in the words a `CallFrame` handler's accessors
+/// use; the kernel does not run.
+#[test]
+fn kernels_refuse_calls_unlike_their_signature() {
+    let msg = |r: Result<()>| r.unwrap_err().to_string();
+    let build = || {
+        FrameBuilder::new()
+            .arg(&[3], &[1.0f64, 2.0, 3.0])
+            .ret(DataType::F32, &[3])
+            .attr("factor", 2.0f32)
+            .build()
+    };
+    assert_eq!(
+        msg(build().kernel(kernel_scale)),
+        "INVALID_ARGUMENT: argument 0: expected a f32 buffer, got f64 [3]"
+    );
+    assert_eq!(
+        msg(build().kernel(|_: Buffer<'_, f64>| Ok(()))),
+        "INVALID_ARGUMENT: expected 1 operand(s) and 0 result(s), got 1 and 1"
+    );
+    assert_eq!(
+        msg(build().kernel(|_: Buffer<'_, f64>, _: ResultBuffer<'_, f64>| Ok(()))),
+        "INVALID_ARGUMENT: result 0: expected a f64 buffer, got f32 [3]"
+    );
+    let mut call = FrameBuilder::new()
+        .arg(&[3], &[1.0f32, 2.0, 3.0])
+        .ret(DataType::F32, &[3])
+        .build();
+    assert_eq!(
+        msg(call.kernel(kernel_scale)),
+        "INVALID_ARGUMENT: missing attribute `factor` (a f32 scalar)"
+    );
+
+    // An in-place update needs a CallFrame.
+    let mut call = FrameBuilder::new()
+        .arg(&[2], &[1.0f32, 2.0])
+        .ret_alias(0)
+        .build();
+    let e = call
+        .kernel(
+            |_: Buffer<'_, f32>, _: ResultBuffer<'_, f32>| -> Result<()> {
+                unreachable!("refused before it runs")
+            },
+        )
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    assert!(
+        e.message
+            .starts_with("result 0 is aliased with argument 0 (in place)"),
+        "{e}"
+    );
+    // An empty result at an operand's address is no alias.
+    let mut call = FrameBuilder::new()
+        .arg::<f32>(&[0], &[])
+        .ret_alias(0)
+        .build();
+    call.kernel(|x: Buffer<'_, f32>, y: ResultBuffer<'_, f32>| {
+        assert_eq!((x.len(), y.len()), (0, 0));
+        Ok(())
+    })
+    .unwrap();
 }
