@@ -6,8 +6,9 @@
 //! CALLS. The summary at the end measures all variants interleaved, in one
 //! run, and prints the per-call figures side by side with their ratios, and
 //! the same 16-f32 copy kernel native (`--native`, C++) against sandboxed
-//! (the bundled guest `copy16.wasm`, through [`cyxla_sandbox::Sandbox`]):
-//! "sandboxed − native" is the per-call cost of the sandbox.
+//! (the bundled guest `copy16.wasm`, through [`cyxla_sandbox::Sandbox`]; its
+//! `copy16` is a `kernel!`): "sandboxed − native" is the per-call cost of
+//! the sandbox.
 //!
 //! A second interleaved run splits the sandboxed call into parts, each
 //! measured on its own: XLA's custom call into a Rust handler, a bare
@@ -20,7 +21,8 @@
 //! the noop call with four attributes that stay the same from call to call,
 //! as a call site's do: what attributes add to a call; and the noop call with
 //! the metrics' sampled timing on (as under `CYXLA_METRICS`): what the
-//! metrics add to a call.
+//! metrics add to a call. The same copy written as a `CallFrame` handler
+//! (`copy16_frame`, `target!`) says what a kernel saves over one.
 //!
 //! Run: `cargo bench -p cyxla-benches --bench dispatch`.
 
@@ -80,9 +82,11 @@ const FRAME_GUEST: &str = concat!(
 struct Setup {
     variants: Vec<(Variant, Executable)>,
     input: Buffer,
-    /// The bundled `noop` and `copy16` targets, called without XLA.
+    /// The bundled `noop`, `copy16` (a `kernel!`) and `copy16_frame` (the
+    /// same copy, a `CallFrame` handler) targets, called without XLA.
     noop: GuestHandler,
     copy16: GuestHandler,
+    copy16_frame: GuestHandler,
     /// [`FRAME_GUEST`]'s two targets.
     frame_noop: GuestHandler,
     frame_copy16: GuestHandler,
@@ -98,7 +102,7 @@ fn setup() -> Setup {
     cyxla_benches::register_test_native(&plugin, "cyxla_test_copy16");
     let sandbox = Sandbox::new(
         &cyxla_benches::bundled_guests(),
-        AllowList::targets(["copy16", "noop"]),
+        AllowList::targets(["copy16", "copy16_frame", "noop"]),
         Limits::default(),
     )
     .expect("load the bundled guests");
@@ -132,7 +136,8 @@ fn setup() -> Setup {
             panic!("no bundled guest serves {target} (guests/rust): run scripts/setup.sh")
         })
     };
-    let (noop, copy16) = (handler("noop"), handler("copy16"));
+    let (noop, copy16, copy16_frame) =
+        (handler("noop"), handler("copy16"), handler("copy16_frame"));
     let dir = tempfile::tempdir().expect("a temporary folder");
     let wasm = wat::parse_str(FRAME_GUEST).expect("the frame guest's WAT");
     std::fs::write(dir.path().join("frame.wasm"), wasm).expect("write the frame guest");
@@ -153,6 +158,7 @@ fn setup() -> Setup {
         input,
         noop,
         copy16,
+        copy16_frame,
         frame_noop,
         frame_copy16,
         _sandbox: sandbox,
@@ -323,12 +329,17 @@ fn breakdown(s: &Setup) {
             ),
         );
     s.noop.call_host(&with_attrs).expect("noop with attributes");
-    s.copy16.call_host(&call).expect("copy16 through call_host");
-    assert_eq!(
-        call.result(0).bytes(),
-        cyxla_benches::f32_bytes(&x),
-        "copy16: wrong result"
-    );
+    for (name, guest) in [("copy16", &s.copy16), ("copy16_frame", &s.copy16_frame)] {
+        let call = HostCall::new()
+            .arg(HostBuffer::f32(&[16], &x))
+            .ret(HostBuffer::zeros(plugin_glue::DType::F32, &[16]));
+        guest.call_host(&call).expect("copy16 through call_host");
+        assert_eq!(
+            call.result(0).bytes(),
+            cyxla_benches::f32_bytes(&x),
+            "{name}: wrong result"
+        );
+    }
     let frame_call = HostCall::new()
         .arg(HostBuffer::f32(&[16], &x))
         .ret(HostBuffer::zeros(plugin_glue::DType::F32, &[16]));
@@ -349,7 +360,7 @@ fn breakdown(s: &Setup) {
     };
     let (base, empty, guest) = (xla(BASELINE), xla(EMPTY), xla(GUEST_COPY16));
     // Every variant does CALLS units per run, as an execution of a chain.
-    let medians = interleaved_medians(10, rounds, iters, |i| match i {
+    let medians = interleaved_medians(11, rounds, iters, |i| match i {
         0 => execute(base, &s.input),
         1 => execute(empty, &s.input),
         2 => execute(guest, &s.input),
@@ -363,6 +374,7 @@ fn breakdown(s: &Setup) {
         9 => (0..CALLS).for_each(|_| {
             s.frame_copy16.call_host(&frame_call).expect("frame copy16");
         }),
+        10 => (0..CALLS).for_each(|_| s.copy16_frame.call_host(&call).expect("copy16_frame")),
         _ => {
             // As a process with a metrics folder (CYXLA_METRICS) runs.
             cyxla_sandbox::stats::set_sampled_timing(true);
@@ -419,6 +431,13 @@ fn breakdown(s: &Setup) {
     row(
         "  of which in any call (noop - its noop)",
         noop - frame_noop,
+    );
+    let copy16_frame = per_call[10];
+    println!("and the same copy written with a CallFrame (copy16_frame, target!):");
+    row("a call of copy16_frame (call_host)", copy16_frame);
+    row(
+        "  what the CallFrame costs over the kernel (- copy16)",
+        copy16_frame - copy16,
     );
     println!("and on a call with attributes:");
     row(
