@@ -122,8 +122,9 @@ impl<'a> KernelFrame<'a> {
 
     /// The error of result `j` (data at `data`, `byte_len` bytes) if an
     /// operand's non-empty data is the same memory, else `None`. Only an
-    /// operand at the same address can be (docs/abi.md, "What a guest may
-    /// rely on"); one there may still be empty.
+    /// operand at the same address can be
+    /// (docs/abi.md, "What a guest may rely on"); one there may still be
+    /// empty.
     #[inline(always)]
     fn aliased(&self, j: usize, data: u32, byte_len: usize) -> Option<Error> {
         if byte_len == 0 {

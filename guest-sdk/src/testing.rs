@@ -439,9 +439,10 @@ impl TestCall {
     /// Runs `kernel` (a function a [`kernel!`](crate::kernel) serves) on
     /// the call, as its export does on wasm32: the call checked against the
     /// kernel's signature, each buffer read where the frame says it is. The
-    /// frame must be laid out as the host guarantees (docs/abi.md, "What a
-    /// guest may rely on"); one that is not (one a test corrupted) is
-    /// decoded instead, for its error.
+    /// frame must be laid out as the host guarantees
+    /// (docs/abi.md, "What a guest may rely on"), with at most 64 operands
+    /// and 64 results; one that is not (one a test corrupted) is decoded
+    /// instead, for its error.
     ///
     /// # Errors
     ///
