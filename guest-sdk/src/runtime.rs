@@ -165,16 +165,9 @@ mod wasm {
     #[inline(always)]
     pub unsafe fn run(frame: u32, handler: crate::Handler) -> u32 {
         let mem = Memory::linear();
-        // SAFETY: `frame` is the host's frame of this call (caller), whose
-        // fields are inside memory.
-        let (ext, stage) = unsafe {
-            (
-                mem.read_unchecked::<u32>(frame + abi::call_frame::EXTENSION_START),
-                mem.read_unchecked::<u32>(frame + abi::call_frame::STAGE),
-            )
-        };
-        if ext != 0 || stage != execution_stage::EXECUTE {
-            return not_execute(mem, ext);
+        // SAFETY: the host's frame of this call (caller).
+        if let Some(answer) = unsafe { other_than_execute(mem, frame) } {
+            return answer;
         }
         // SAFETY: the host's frame of the call in progress (caller); the
         // host wrote it for this call and nothing else in the guest holds
@@ -212,21 +205,34 @@ mod wasm {
     ) -> u32 {
         let _ = scope;
         let mem = Memory::linear();
-        // SAFETY: as in `run`.
-        let (ext, stage) = unsafe {
-            (
-                mem.read_unchecked::<u32>(frame + abi::call_frame::EXTENSION_START),
-                mem.read_unchecked::<u32>(frame + abi::call_frame::STAGE),
-            )
-        };
-        if ext != 0 || stage != execution_stage::EXECUTE {
-            return not_execute(mem, ext);
+        // SAFETY: the host's frame of this call (caller).
+        if let Some(answer) = unsafe { other_than_execute(mem, frame) } {
+            return answer;
         }
         // SAFETY: the host's frame of the call in progress (caller).
         match unsafe { crate::kernel::run(mem, frame, &kernel) } {
             Ok(()) => 0,
             Err(e) => failed(e),
         }
+    }
+
+    /// The export's answer to `frame` if it is not an execute frame (see
+    /// [`not_execute`]), else `None`.
+    ///
+    /// # Safety
+    ///
+    /// `frame` must be the host's frame of the call in progress, whose
+    /// fields are inside memory.
+    #[inline(always)]
+    unsafe fn other_than_execute(mem: Memory<'_>, frame: u32) -> Option<u32> {
+        // SAFETY: the frame's fields are inside memory (caller); integers.
+        let (ext, stage) = unsafe {
+            (
+                mem.read_unchecked::<u32>(frame + abi::call_frame::EXTENSION_START),
+                mem.read_unchecked::<u32>(frame + abi::call_frame::STAGE),
+            )
+        };
+        (ext != 0 || stage != execution_stage::EXECUTE).then(|| not_execute(mem, ext))
     }
 
     /// [`run`] for a frame that is not an execute frame: a metadata probe
