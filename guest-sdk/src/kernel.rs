@@ -100,6 +100,16 @@ impl<'a> KernelFrame<'a> {
         (i < n).then(|| unsafe { self.mem.read_unchecked::<u32>(ptrs + 4 * i as u32) })
     }
 
+    /// Buffer `which` as a `T` buffer, or the error of what it is instead.
+    #[inline(always)]
+    fn raw<T: Element>(&self, which: Which) -> Result<RawBuffer<'a>> {
+        // SAFETY: a buffer struct of the host's frame (KernelFrame).
+        let raw = self
+            .buffer(which)
+            .and_then(|addr| unsafe { RawBuffer::trusted_as::<T>(self.mem, addr, which) });
+        raw.ok_or_else(|| self.not_a::<T>(which))
+    }
+
     /// The frame read the general way, for the errors [`CallFrame`] gives.
     #[cold]
     #[inline(never)]
@@ -197,17 +207,11 @@ impl<'a, T: Element> Param<'a> for Buffer<'a, T> {
     fn take(frame: &KernelFrame<'a>, next: &mut Next) -> Result<Self> {
         let which = Which::Arg(next.args);
         next.args += 1;
-        // SAFETY: a buffer struct of the host's frame (KernelFrame).
-        let raw = frame
-            .buffer(which)
-            .and_then(|addr| unsafe { RawBuffer::trusted_as::<T>(frame.mem, addr, which) });
-        match raw {
-            // SAFETY: read from the host's frame as `T::DTYPE`; operands are
-            // only ever read, and a result whose memory is this operand's is
-            // refused before the kernel runs (ResultBuffer's `take`).
-            Some(raw) => Ok(unsafe { Buffer::trusted(raw) }),
-            None => Err(frame.not_a::<T>(which)),
-        }
+        let raw = frame.raw::<T>(which)?;
+        // SAFETY: read from the host's frame as `T::DTYPE`; operands are
+        // only ever read, and a result whose memory is this operand's is
+        // refused before the kernel runs (ResultBuffer's `take`).
+        Ok(unsafe { Buffer::trusted(raw) })
     }
 }
 
@@ -221,14 +225,7 @@ impl<'a, T: Element> Param<'a> for ResultBuffer<'a, T> {
     fn take(frame: &KernelFrame<'a>, next: &mut Next) -> Result<Self> {
         let j = next.rets;
         next.rets += 1;
-        let which = Which::Ret(j);
-        // SAFETY: a buffer struct of the host's frame (KernelFrame).
-        let raw = frame
-            .buffer(which)
-            .and_then(|addr| unsafe { RawBuffer::trusted_as::<T>(frame.mem, addr, which) });
-        let Some(raw) = raw else {
-            return Err(frame.not_a::<T>(which));
-        };
+        let raw = frame.raw::<T>(Which::Ret(j))?;
         if let Some(e) = frame.aliased(j, raw.data, raw.byte_len) {
             return Err(e);
         }
