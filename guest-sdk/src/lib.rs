@@ -89,8 +89,19 @@
 //! y = jax.ffi.ffi_call("my_rms_norm", jax.ShapeDtypeStruct(x.shape, x.dtype))(x, eps=np.float32(1e-5))
 //! ```
 //!
-//! `cyxla-host new my_kernel --rust` writes such a project, ready to build
-//! (guest-sdk/README.md, "From nothing to a running guest", is the guide).
+//! A target that only reads its operands and writes its results can be a
+//! [`kernel!`] instead: a function whose parameters are the call's buffers
+//! in order (`fn(Buffer<'_, f32>, ResultBuffer<'_, f32>, Attrs<'_>) ->
+//! Result<()>`, up to eight). Its export checks the call against that
+//! signature, with the messages the [`CallFrame`] accessors give, and then
+//! reads each buffer where the host wrote it, without decoding the frame:
+//! a kernel's call costs less than a `CallFrame` handler's. A result that
+//! shares its memory with an operand (an in-place update) is refused; such
+//! a target takes a `CallFrame`.
+//!
+//! `cyxla-host new my_kernel --rust` writes a project like the example's,
+//! ready to build (guest-sdk/README.md, "From nothing to a running guest",
+//! is the guide).
 //!
 //! `#![cfg_attr(target_arch = "wasm32", no_std)]` keeps the guest `no_std`
 //! on wasm32 while native builds (unit tests, clippy) link `std`. `core` has
