@@ -105,8 +105,8 @@ macro_rules! target {
 /// The buffers borrow guest memory for the call only: a kernel takes
 /// buffers of any lifetime (`Buffer<'_, T>`). Up to eight parameters.
 /// Natively (unit tests) it only type-checks the kernel; run it with
-/// [`TestCall::kernel`](crate::testing::TestCall::kernel) (feature
-/// `testing`).
+/// `testing::TestCall::kernel` (the `testing` module, with the feature
+/// of its name).
 #[macro_export]
 macro_rules! kernel {
     ($target:literal, $export:ident, $kernel:expr $(,)?) => {
