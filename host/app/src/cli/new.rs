@@ -123,7 +123,7 @@ fn check_name(name: &str) -> Result<()> {
         bail!(
             "`{name}` cannot name a scaffolded target: use 1 to 64 of [A-Za-z0-9_], not starting \
              with a digit (it is the target, crate and file name; other target names work with \
-             `target!`/`CYXLA_TARGET_EXPORT` by hand)"
+             `kernel!`/`target!`/`CYXLA_TARGET_EXPORT` by hand)"
         );
     }
     if matches!(
@@ -580,16 +580,20 @@ rustflags = [
 
 extern crate alloc;
 
-use cyxla_guest_sdk::{{CallFrame, Error, Result, target}};
+use cyxla_guest_sdk::{{Attrs, Buffer, Error, Result, ResultBuffer, kernel}};
 
-target!("{name}", {name}, {name}_handler);
+kernel!("{name}", {name}, {name}_kernel);
 
-/// `y = x * factor`: one operand, one result of the same shape.
-pub fn {name}_handler(frame: &CallFrame<'_>) -> Result<()> {{
-    frame.expect_arity(1, 1)?;
-    let factor: f32 = frame.attr("factor")?;
-    let x = frame.arg::<f32>(0)?;
-    let mut y = frame.ret::<f32>(0)?;
+/// `y = x * factor`: one f32 operand, one f32 result of the same shape.
+/// The export checks each call against these parameters (as many operands
+/// and results, of these dtypes) before the kernel runs; a target that
+/// updates a buffer in place takes a `CallFrame` instead (`target!`).
+pub fn {name}_kernel(
+    x: Buffer<'_, f32>,
+    mut y: ResultBuffer<'_, f32>,
+    attrs: Attrs<'_>,
+) -> Result<()> {{
+    let factor: f32 = attrs.get("factor")?;
     if y.dims() != x.dims() {{
         return Err(Error::invalid_argument(alloc::format!(
             "y has shape {{:?}}, expected x's {{:?}}",
@@ -622,14 +626,14 @@ mod tests {{
     #[test]
     fn scales_by_factor() {{
         let mut call = call_with_y(&[3]);
-        call.call({name}_handler).unwrap();
+        call.kernel({name}_kernel).unwrap();
         assert_eq!(call.ret::<f32>(0), [2.0, -4.0, 1.0]);
     }}
 
     #[test]
     fn refuses_a_result_of_another_shape() {{
         let mut call = call_with_y(&[2]);
-        let error = call.call({name}_handler).unwrap_err();
+        let error = call.kernel({name}_kernel).unwrap_err();
         assert_eq!(error.message, "y has shape [2], expected x's [3]");
     }}
 }}
