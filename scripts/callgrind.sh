@@ -34,8 +34,9 @@ if ! command -v valgrind >/dev/null 2>&1; then
     echo "scripts/callgrind.sh: valgrind not found: apt install valgrind" >&2
     exit 1
 fi
-# Built as the wheel's binaries are, sharing their compiled crates.
-bin="$(scripts/example.sh call_profile)"
+cargo build -q --profile bench -p cyxla-benches --example call_profile
+bin="$(cargo metadata --format-version 1 --no-deps |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release/examples/call_profile"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 

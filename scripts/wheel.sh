@@ -49,8 +49,6 @@ for tool in python auditwheel patchelf cargo-zigbuild; do
 done
 
 # The oldest glibc the binaries may need; the manylinux tag follows from it.
-# (scripts/example.sh builds the benches' examples for the same target, to
-# share this build's compiled crates.)
 glibc=2.28
 triple=$arch-unknown-linux-gnu
 # Source paths rewritten, zig from .venv: scripts/zigbuild.sh.
