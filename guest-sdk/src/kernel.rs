@@ -45,6 +45,7 @@ impl<'a> KernelFrame<'a> {
     /// passed to a handler export for the call in progress (or one
     /// `CallFrame::validated` accepted), and its memory must not be
     /// accessed other than through the returned view during `'a`.
+    #[cfg(any(target_arch = "wasm32", test, feature = "testing"))]
     #[inline(always)]
     pub(crate) unsafe fn trusted(mem: Memory<'a>, addr: u32) -> Option<KernelFrame<'a>> {
         use abi::call_frame as layout;
@@ -294,6 +295,7 @@ kernels!(A a, B b, C c, D d, E e, G g, H h, I i);
 /// # Safety
 ///
 /// As for `KernelFrame::trusted`.
+#[cfg(any(target_arch = "wasm32", test, feature = "testing"))]
 #[inline(always)]
 pub(crate) unsafe fn run<'a, P, K: Kernel<'a, P>>(
     mem: Memory<'a>,
@@ -309,6 +311,7 @@ pub(crate) unsafe fn run<'a, P, K: Kernel<'a, P>>(
 
 /// The error of a frame [`KernelFrame::trusted`] does not read: what
 /// decoding it finds.
+#[cfg(any(target_arch = "wasm32", test, feature = "testing"))]
 #[cold]
 #[inline(never)]
 fn not_a_host_frame(mem: Memory<'_>, addr: u32) -> Error {
