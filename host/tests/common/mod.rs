@@ -265,6 +265,14 @@ pub fn full_guest(prefix: &str) -> Vec<u8> {
     wasm(&prefixed_guest_wat(HANDLERS, prefix, &exports))
 }
 
+/// Whether the tests run emulated: scripts/aarch64.sh runs them under
+/// qemu-aarch64 and sets `CYXLA_TEST_RUNNER` (the command that runs a child
+/// of the test binary there). Times measured there say nothing of the
+/// code's: qemu translates every block, on a machine busy with other work.
+pub fn emulated() -> bool {
+    std::env::var_os("CYXLA_TEST_RUNNER").is_some()
+}
+
 pub fn test_limits() -> Limits {
     let mut limits = Limits::default();
     limits.call_timeout = Duration::from_millis(300);

@@ -72,7 +72,13 @@ fn a_side_file_sets_the_call_deadline() {
     let (error, took) = timed_error(&handler(&sandbox, "a_spin"), &vector_call(&[1.0]));
     assert_eq!(error.code, ErrorCode::DeadlineExceeded);
     assert_deadline_message(&error, "a_spin", "a.wasm", "40ms");
-    assert!(took < Duration::from_millis(290), "took {took:?}");
+    // Natively the call also ends well before the 300 ms deadline that
+    // guest b keeps. Emulated, instantiating and running the guest takes
+    // longer than that by itself (314 and 536 ms under qemu-aarch64 on a
+    // 2-core Xeon): there the message above says which deadline applied.
+    if !emulated() {
+        assert!(took < Duration::from_millis(290), "took {took:?}");
+    }
     let error = expect_error(&handler(&sandbox, "b_spin"), &vector_call(&[1.0]));
     assert_message_contains(&error, "exceeded its deadline (300ms)");
     run_double(&handler(&sandbox, "a_double"));
