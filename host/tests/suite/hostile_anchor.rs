@@ -311,8 +311,9 @@ fn a_target_name_over_the_limit_or_a_target_with_two_exports_is_refused_at_load(
         ),
     ];
     // Loading instantiates each guest once; the subject is what is refused
-    // and why, not how fast (emulated, on a busy machine, an instantiation
-    // took more than test_limits' 300 ms).
+    // and why, not how fast. (Emulated, on a busy machine, the good guest
+    // of the last case was once rejected; in a test of the same run an
+    // instantiation exceeded test_limits' 300 ms.)
     let mut limits = test_limits();
     limits.instantiate_timeout = Duration::from_secs(10);
     for (what, bytes, says) in cases {
