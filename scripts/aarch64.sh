@@ -152,6 +152,10 @@ suite() {
         counts="did not finish"
         failed=1
     fi
+    # The summary names what failed: CI keeps only the log's last lines.
+    local failures
+    failures=$(sed -n 's/^test \(.*\) \.\.\. FAILED$/\1/p' "$log" | paste -sd ' ' -)
+    if [[ -n "$failures" ]]; then counts="$counts: $failures"; fi
     results+=("$(printf '%-26s %s' "$name" "$counts")")
     rm -f "$log"
 }
