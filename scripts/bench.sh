@@ -20,8 +20,10 @@
 #              $CARGO_TARGET_DIR/bench/) instead of the one the checkout's
 #              .venv finds; `--lapack venv` is the default
 #
-# Criterion's own sampling is skipped (CYXLA_BENCH_SUMMARY_ONLY); run
-# `cargo bench -p cyxla-benches --bench NAME` for it. Needs scripts/setup.sh.
+# The benches are built as the wheel's binaries are (scripts/release_build.sh),
+# sharing that build. Criterion's own sampling is skipped
+# (CYXLA_BENCH_SUMMARY_ONLY); run `cargo bench -p cyxla-benches --bench NAME`
+# for it. Needs scripts/setup.sh.
 # Exit code 0 when every bench ran and reported (met or not), 1 if one
 # failed or did not report, 2 for a usage error.
 set -euo pipefail
@@ -112,8 +114,15 @@ if [[ $lapack == wheel ]] && { wants P5 || wants P6; }; then
     echo "scripts/bench.sh: LAPACK from $(basename "$wheel_dir"/scipy_openblas32-*.whl)" >&2
 fi
 
-echo "scripts/bench.sh: building the benches (release profile)" >&2
-cargo bench -p cyxla-benches --no-run --quiet >&2
+echo "scripts/bench.sh: building the benches (release profile, as the wheel's binaries)" >&2
+benches="$(scripts/release_build.sh --benches)"
+# A bench as `cargo bench -p cyxla-benches --bench NAME -- ARGS` runs it:
+# from the crate's folder, with `--bench`.
+run_bench() {
+    local bench=$1
+    shift
+    (cd "$root/benches" && exec "$benches/$bench" --bench "$@")
+}
 
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 started=$SECONDS
@@ -128,10 +137,10 @@ for run in "${runs[@]}"; do
     t0=$SECONDS
     status=0
     if ((verbose)); then
-        cargo bench -q -p cyxla-benches --bench "$bench" -- ${args[@]+"${args[@]}"} 2>&1 | tee "$log" >&2 ||
+        run_bench "$bench" ${args[@]+"${args[@]}"} 2>&1 | tee "$log" >&2 ||
             status=$?
     else
-        cargo bench -q -p cyxla-benches --bench "$bench" -- ${args[@]+"${args[@]}"} >"$log" 2>&1 ||
+        run_bench "$bench" ${args[@]+"${args[@]}"} >"$log" 2>&1 ||
             status=$?
     fi
     if ((status != 0)); then

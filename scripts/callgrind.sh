@@ -34,9 +34,8 @@ if ! command -v valgrind >/dev/null 2>&1; then
     echo "scripts/callgrind.sh: valgrind not found: apt install valgrind" >&2
     exit 1
 fi
-cargo build -q --profile bench -p cyxla-benches --example call_profile
-bin="$(cargo metadata --format-version 1 --no-deps |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release/examples/call_profile"
+# Built as the wheel's binaries are, sharing their compiled crates.
+bin="$(scripts/release_build.sh --example call_profile)"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 

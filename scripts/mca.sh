@@ -35,6 +35,7 @@ out="$target_dir/mca"
 stem="$(basename "${source%.*}")"
 bash guests/cpp/build.sh --out "$out/wasm" "$source" >&2
 env -u CYXLA_NATIVE_FLAGS bash guests/cpp/build.sh --native --out "$out/native" "$source" >&2
-cargo build -q --profile bench -p cyxla-benches --example precompile
-"$target_dir/release/examples/precompile" "$out/wasm/${stem}_cpp.wasm" "$out/${stem}.cwasm"
+# Built as the wheel's binaries are, sharing their compiled crates.
+precompile="$(scripts/release_build.sh --example precompile)"
+"$precompile" "$out/wasm/${stem}_cpp.wasm" "$out/${stem}.cwasm"
 python3 scripts/mca.py "$out/${stem}.cwasm" "$out/native/lib${stem}_cpp.so"

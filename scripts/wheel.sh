@@ -49,6 +49,8 @@ for tool in python auditwheel patchelf cargo-zigbuild; do
 done
 
 # The oldest glibc the binaries may need; the manylinux tag follows from it.
+# (scripts/release_build.sh builds the benches and their examples for the
+# same target, to share this build's compiled crates.)
 glibc=2.28
 triple=$arch-unknown-linux-gnu
 # Source paths rewritten, zig from .venv: scripts/zigbuild.sh.
