@@ -325,14 +325,8 @@ fn a_target_name_over_the_limit_or_a_target_with_two_exports_is_refused_at_load(
             "lists target `dup` again with a different export".to_owned(),
         ),
     ];
-    // Loading instantiates each guest once; the subject is what is refused
-    // and why, not how fast. (Emulated, on a busy machine, the good guest
-    // of the last case was once rejected; in a test of the same run an
-    // instantiation exceeded test_limits' 300 ms.)
-    let mut limits = test_limits();
-    limits.instantiate_timeout = Duration::from_secs(10);
     for (what, bytes, says) in cases {
-        let (_dir, sandbox, _) = with_good_guest(bytes, limits.clone());
+        let (_dir, sandbox, _) = with_good_guest(bytes, test_limits());
         let message = rejection(&sandbox);
         assert!(
             message.contains("bad.wasm") && message.contains(&says),
@@ -346,7 +340,7 @@ fn a_target_name_over_the_limit_or_a_target_with_two_exports_is_refused_at_load(
     }
     // The same target twice with the same export is one target.
     let bytes = edited_guest("", &[("same", "double"), ("same", "double")], &[]);
-    let (_dir, sandbox, _) = with_good_guest(bytes, limits);
+    let (_dir, sandbox, _) = with_good_guest(bytes, test_limits());
     assert!(sandbox.guests().rejected().is_empty());
     run_double(&handler(&sandbox, "same"));
 }

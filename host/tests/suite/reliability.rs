@@ -418,10 +418,6 @@ fn a_1s_deadline_ends_every_class_of_host_work_before_3s() {
     for (interrupt, mut limits) in limits_per_mechanism() {
         limits.call_timeout = Duration::from_secs(1);
         limits.memory = 300 << 20;
-        // The instance a deadline replaces is instantiated again for the
-        // next call; the subject is the call's deadline, not that one (which
-        // emulated, on a busy machine, took more than 300 ms).
-        limits.instantiate_timeout = Duration::from_secs(10);
         let targets: Vec<(String, &str)> = HOST_WORK_TARGETS
             .iter()
             .map(|e| (format!("h_{e}"), *e))
