@@ -103,6 +103,10 @@ pub(crate) fn wasm_config(limits: &Limits, mode: Interrupt) -> Config {
         .cranelift_nan_canonicalization(false)
         .memory_reservation(MEMORY_RESERVATION)
         .memory_guard_size(MEMORY_GUARD)
+        // A memory's base never moves (a wasm32 memory fits the 4 GiB
+        // reservation anyway): each instance keeps it, and a call's copies
+        // address the scratch region from it (`crate::instance`).
+        .memory_may_move(false)
         .guard_before_linear_memory(true)
         .signals_based_traps(true)
         .epoch_interruption(mode == Interrupt::Poll)

@@ -2,6 +2,7 @@
 //! the API table address, a scratch region in guest memory and the reused
 //! call layout. [`Instance::call`] runs one custom call through it.
 
+use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
 use cyxla_guest_abi as abi;
@@ -94,10 +95,67 @@ impl CallFailure {
     }
 }
 
+/// The host's address of a linear memory's byte 0, fixed for the life of
+/// the memory: the engine never moves one (`memory_may_move(false)` in
+/// [`crate::engine::wasm_config`], and a wasm32 memory's 4 GiB fit its
+/// reservation), and a memory never shrinks.
+#[derive(Clone, Copy, Debug)]
+struct MemoryBase(NonNull<u8>);
+
+// SAFETY: an address; it is read or written through only by
+// `scratch_bytes`, with the store that owns the memory borrowed mutably,
+// so on the one thread that holds that store.
+unsafe impl Send for MemoryBase {}
+// SAFETY: as for Send: a shared `MemoryBase` gives no access.
+unsafe impl Sync for MemoryBase {}
+
+/// The first `len` bytes of the scratch region `scratch` of `memory`,
+/// whose base is `base`; `None` if the region holds fewer.
+///
+/// A call's copies take the region this way rather than through
+/// `Memory::data_mut`, whose look-up of the memory (the store's instance,
+/// its offsets, its memory's definition: a chain of dependent loads) took
+/// several nanoseconds of each call (docs/performance.md, "Instructions per
+/// call").
+#[inline]
+fn scratch_bytes(
+    store: &mut Store<HostState>,
+    memory: Memory,
+    base: MemoryBase,
+    scratch: Region,
+    len: usize,
+) -> Option<&mut [u8]> {
+    debug_assert_eq!(memory.data_ptr(&*store), base.0.as_ptr());
+    debug_assert!(
+        guest_range(
+            memory.data_size(&*store),
+            scratch.offset,
+            scratch.len as usize
+        )
+        .is_some()
+    );
+    let _ = memory;
+    if len > scratch.len as usize {
+        return None;
+    }
+    // SAFETY: the scratch region lies inside the memory
+    // (`Instance::grow_scratch` checked it against the memory's size when
+    // it set it, and the memory never shrinks) and `base` is the memory's
+    // byte 0 (`MemoryBase`), so `len` bytes from the region's start are
+    // in bounds of one live mapping. The store is borrowed mutably for as
+    // long as the slice lives: no guest code runs and no other reference
+    // into its memory (each is taken from the store) exists meanwhile.
+    Some(unsafe {
+        std::slice::from_raw_parts_mut(base.0.as_ptr().add(scratch.offset as usize), len)
+    })
+}
+
 /// A ready guest instance.
 pub(crate) struct Instance {
     store: Store<HostState>,
     memory: Memory,
+    /// `memory`'s byte 0 ([`MemoryBase`]).
+    memory_base: MemoryBase,
     alloc: TypedFunc<(i32, i32), i32>,
     handlers: Vec<TypedFunc<i32, i32>>,
     last_panic: Option<TypedFunc<(), i32>>,
@@ -254,9 +312,14 @@ impl Instance {
         drop(active);
         drain_logs(&store, &guest.file_name, "(initialization)");
 
+        let memory_base =
+            MemoryBase(NonNull::new(memory.data_ptr(&store)).ok_or_else(|| {
+                NewError::Abi(WasmError::msg("its memory has no address".into()))
+            })?);
         let mut instance = Instance {
             store,
             memory,
+            memory_base,
             alloc,
             handlers,
             last_panic,
@@ -449,20 +512,25 @@ impl Instance {
                 }
             }
         }
-        let data = self.memory.data_mut(&mut self.store);
-        let size = data.len();
         let last_end = self.copied.last().map_or(0, |&(_, end)| end);
         let extent = self.layout.total.max(last_end) as usize;
-        let Some(range) = guest_range(size, base, extent) else {
+        let region = self.scratch;
+        let Some(scratch) = scratch_bytes(
+            &mut self.store,
+            self.memory,
+            self.memory_base,
+            region,
+            extent,
+        ) else {
             return Err(CallFailure {
                 error: HandlerError::internal(format!(
-                    "the scratch region at {base:#x} ({extent} bytes) is outside guest memory ({size} bytes)"
+                    "the call's {extent} bytes exceed the scratch region at {base:#x} ({} bytes)",
+                    region.len
                 )),
                 discard: true,
                 from_guest: false,
             });
         };
-        let scratch = &mut data[range];
         let copier = Copier::new(self.limits.copy_threads);
         // A call laid out as the last one (the usual case at one call site)
         // copies into the same ranges: nothing to zero.
@@ -579,16 +647,27 @@ impl Instance {
     /// Copies each result out of the region the host allocated for it (for
     /// a result aliased with an operand, the region they share).
     fn read_results<C: CallView>(&mut self, call: &C) -> Result<(), CallFailure> {
-        let data = self.memory.data(&self.store);
+        let scratch = self.scratch;
+        let data: &[u8] = scratch_bytes(
+            &mut self.store,
+            self.memory,
+            self.memory_base,
+            scratch,
+            scratch.len as usize,
+        )
+        .unwrap_or_default();
         let copier = Copier::new(self.limits.copy_threads);
         for (i, region) in self.layout.outputs.iter().enumerate() {
-            let addr = self.scratch.offset.saturating_add(region.offset);
-            // Memory never shrinks, so the region planned inside it still is.
+            // The layout plans every region inside the scratch region.
             let range =
-                guest_range(data.len(), addr, region.len as usize).ok_or_else(|| CallFailure {
-                    error: HandlerError::internal(format!("result {i} is outside guest memory")),
-                    discard: true,
-                    from_guest: false,
+                guest_range(data.len(), region.offset, region.len as usize).ok_or_else(|| {
+                    CallFailure {
+                        error: HandlerError::internal(format!(
+                            "result {i} is outside the scratch region"
+                        )),
+                        discard: true,
+                        from_guest: false,
+                    }
                 })?;
             call.write_ret(i, &data[range], copier)
                 .map_err(CallFailure::keep)?;
