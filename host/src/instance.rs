@@ -115,8 +115,8 @@ unsafe impl Sync for MemoryBase {}
 /// A call's copies take the region this way rather than through
 /// `Memory::data_mut`, whose look-up of the memory (the store's instance,
 /// its offsets, its memory's definition: a chain of dependent loads) took
-/// several nanoseconds of each call (docs/performance.md, "Instructions per
-/// call").
+/// several nanoseconds of each call (docs/performance.md,
+/// "Instructions per call").
 #[inline]
 fn scratch_bytes(
     store: &mut Store<HostState>,
