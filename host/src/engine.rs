@@ -14,6 +14,9 @@
 //!   past the current size hits an inaccessible page and traps by signal;
 //!   the memory limit is enforced at `memory.grow`). A smaller reservation
 //!   (also as pooling-allocator slots) or no guard would bring checks back.
+//!   A memory never moves (`memory_may_move(false)`; a wasm32 memory fits
+//!   the reservation anyway), so an instance keeps its base for the
+//!   copies of every call (`crate::instance`).
 //! * Poll pages are the deadline mechanism (`crate::deadline`): a check is
 //!   one load from a page the host protects at the deadline
 //!   (`vendor/wasmtime-internal-cranelift` and `vendor/wasmtime`, their
