@@ -494,7 +494,6 @@ impl Instance {
     /// once and nothing is zeroed twice: a result region that held a
     /// result last time costs nothing here.
     fn write_frame<C: CallView>(&mut self, call: &C) -> Result<(), CallFailure> {
-        let base = self.scratch.offset;
         // The layout keeps the header below `total`, a u32.
         let header = u32::try_from(self.layout.header.len()).unwrap_or(self.layout.total);
         // The ranges this call copies into: those of the last call while
@@ -524,8 +523,8 @@ impl Instance {
         ) else {
             return Err(CallFailure {
                 error: HandlerError::internal(format!(
-                    "the call's {extent} bytes exceed the scratch region at {base:#x} ({} bytes)",
-                    region.len
+                    "the call's {extent} bytes exceed the scratch region at {:#x} ({} bytes)",
+                    region.offset, region.len
                 )),
                 discard: true,
                 from_guest: false,
