@@ -6,7 +6,7 @@
 use crate::common;
 
 use std::process::Command;
-use std::sync::Arc;
+use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -142,12 +142,27 @@ fn a_side_file_caps_instances() {
 /// under a second. (The CPU reordering a return's plain store after its
 /// look for waiters, which the pool's `membarrier` handshake rules out,
 /// is a window of a few instructions that this test cannot aim at.)
+///
+/// The threads first call until the pool has made both instances, which
+/// takes two calls that overlap: on a loaded machine, threads let go one
+/// by one could otherwise each run its calls alone on one instance, and
+/// no caller would ever wait.
 #[test]
 fn every_return_reaches_a_waiting_caller() {
     let (_dir, sandbox) = two_guests("instances = 2\ninstance_wait = \"30s\"\n");
     let h = handler(&sandbox, "a_double");
+    let all_started = Barrier::new(6);
     let started = Instant::now();
     on_threads(6, |_| {
+        all_started.wait();
+        while h.live_instances() < 2 {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "6 threads calling at once for 20 s never overlapped: {} instance(s)",
+                h.live_instances()
+            );
+            run_double(&h);
+        }
         for _ in 0..5_000 {
             run_double(&h);
         }
