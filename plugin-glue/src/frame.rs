@@ -33,7 +33,7 @@ use smallvec::SmallVec;
 
 pub use attrs::{ArrayView, Attr, Attrs, Scalar};
 use buffer::Role;
-pub use buffer::{BufferView, Element};
+pub use buffer::{BufferShape, BufferView, Element};
 
 use crate::error::HandlerError;
 use crate::ffi::xla_ffi::{
@@ -805,6 +805,164 @@ impl<'a> Checked<'a> {
     }
 }
 
+/// An EXECUTE call frame whose fixed part (sizes, counts, types, arrays and
+/// inline attributes) is checked as [`CallFrame::from_raw`] checks it, and
+/// whose buffers are checked when they are read: in full
+/// ([`LazyFrame::arg`], [`LazyFrame::ret`]), or against a shape checked
+/// before ([`LazyFrame::arg_shaped`], [`LazyFrame::ret_shaped`]), which
+/// compares a buffer's dtype and dims instead of computing its sizes. What
+/// [`Handler::execute_lazy`](crate::Handler::execute_lazy) is given.
+pub struct LazyFrame<'a> {
+    checked: Checked<'a>,
+    /// The target called, for the messages of [`LazyFrame::check`].
+    target: &'a str,
+}
+
+impl<'a> LazyFrame<'a> {
+    /// Checks the fixed part of `frame`, found readable, then runs `f` on
+    /// it.
+    ///
+    /// # Errors
+    ///
+    /// As for [`CallFrame::from_raw`], for the fixed part (then `f` does
+    /// not run).
+    ///
+    /// # Safety
+    ///
+    /// As for [`CallFrame::from_raw`], for the frame `frame` checked.
+    #[inline]
+    pub(crate) unsafe fn with_readable<R>(
+        frame: ReadableFrame,
+        target: &'a str,
+        f: impl FnOnce(&LazyFrame<'a>) -> R,
+    ) -> Result<R, HandlerError> {
+        // SAFETY: forwarded caller contract.
+        let checked = unsafe { Checked::of(frame) }?;
+        Ok(f(&LazyFrame { checked, target }))
+    }
+
+    /// Checks every buffer, as [`CallFrame::from_raw`] does, and runs `f`
+    /// on the checked frame.
+    ///
+    /// # Errors
+    ///
+    /// `INVALID_ARGUMENT` naming the target and the first buffer found
+    /// invalid (`target `t`: invalid call frame: argument 0: ...`); then
+    /// `f` does not run.
+    #[inline]
+    pub fn check<R>(&self, f: impl FnOnce(&CallFrame<'a>) -> R) -> Result<R, HandlerError> {
+        let mut view = self.checked.empty();
+        // SAFETY: the buffers are those of the frame `self.checked` was
+        // checked from, which `with_readable`'s caller vouched for.
+        match unsafe { view.fill(&self.checked) } {
+            Ok(()) => Ok(f(&view)),
+            Err(e) => Err(HandlerError::new(
+                e.code,
+                format!(
+                    "target `{}`: invalid call frame: {}",
+                    self.target, e.message
+                ),
+            )),
+        }
+    }
+
+    /// Number of arguments (operands of the custom call).
+    #[inline]
+    pub fn num_args(&self) -> usize {
+        self.checked.args.len()
+    }
+
+    /// Number of results.
+    #[inline]
+    pub fn num_rets(&self) -> usize {
+        self.checked.rets.len()
+    }
+
+    /// Argument `i`, checked in full.
+    ///
+    /// # Errors
+    ///
+    /// `INVALID_ARGUMENT` if `i` is out of range (naming `i` and the count)
+    /// or the buffer is invalid (naming what is wrong, as
+    /// [`CallFrame::from_raw`] does).
+    #[inline]
+    pub fn arg(&self, i: usize) -> Result<BufferView<'a>, HandlerError> {
+        match self.checked.args.get(i) {
+            // SAFETY: an entry of the checked frame's array, pointing at an
+            // XLA_FFI_Buffer valid for 'a (`with_readable`'s caller).
+            Some(&b) => unsafe { BufferView::from_raw(b, Role::Argument, i) },
+            None => Err(out_of_range("argument", i, self.num_args())),
+        }
+    }
+
+    /// Result `i`, checked in full.
+    ///
+    /// # Errors
+    ///
+    /// As for [`LazyFrame::arg`].
+    #[inline]
+    pub fn ret(&self, i: usize) -> Result<BufferView<'a>, HandlerError> {
+        match self.checked.rets.get(i) {
+            // SAFETY: as in `arg`.
+            Some(&b) => unsafe { BufferView::from_raw(b, Role::Result, i) },
+            None => Err(out_of_range("result", i, self.num_rets())),
+        }
+    }
+
+    /// Argument `i` if it has `shape`'s dtype and dims: the view
+    /// [`LazyFrame::arg`] gives, with `shape`'s sizes, which are those of
+    /// its dtype and dims. `None` if it has another shape, `i` is out of
+    /// range, or the buffer is invalid: [`LazyFrame::arg`] then says which.
+    #[inline]
+    pub fn arg_shaped(&self, i: usize, shape: &BufferShape) -> Option<BufferView<'a>> {
+        let &b = self.checked.args.get(i)?;
+        // SAFETY: as in `arg`.
+        unsafe { BufferView::from_shaped(b, shape, Role::Argument, i) }
+    }
+
+    /// Result `i` if it has `shape`'s dtype and dims, as
+    /// [`LazyFrame::arg_shaped`] finds an argument.
+    #[inline]
+    pub fn ret_shaped(&self, i: usize, shape: &BufferShape) -> Option<BufferView<'a>> {
+        let &b = self.checked.rets.get(i)?;
+        // SAFETY: as in `arg`.
+        unsafe { BufferView::from_shaped(b, shape, Role::Result, i) }
+    }
+
+    /// The attributes of this call site (sorted by name).
+    #[inline]
+    pub fn attrs(&self) -> Attrs<'a> {
+        self.checked.attrs
+    }
+
+    /// The call's runtime context ([`CallFrame::context`]).
+    #[inline]
+    pub fn context(&self) -> CallContext {
+        CallContext {
+            api: self.checked.raw.api,
+            ctx: self.checked.raw.ctx,
+        }
+    }
+
+    /// The raw frame.
+    #[inline]
+    pub fn raw(&self) -> &'a XLA_FFI_CallFrame {
+        self.checked.raw
+    }
+}
+
+impl fmt::Debug for LazyFrame<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LazyFrame")
+            .field("target", &self.target)
+            .field("stage", &self.checked.raw.stage)
+            .field("num_args", &self.num_args())
+            .field("num_rets", &self.num_rets())
+            .field("attrs", &self.checked.attrs)
+            .finish()
+    }
+}
+
 impl<'a> CallFrame<'a> {
     /// Validates a frame XLA passed to a handler.
     ///
@@ -1022,6 +1180,7 @@ fn unavailable(function: &str) -> HandlerError {
 mod tests {
     use super::testing::*;
     use super::*;
+    use crate::DType;
     use crate::error::ErrorCode;
     use crate::ffi::xla_ffi::*;
 
@@ -1270,5 +1429,136 @@ mod tests {
         assert_eq!((e.message.as_str(), e.code), ("bad\\0input", 3));
         // SAFETY: NULL table.
         assert!(unsafe { ApiTable::new(ptr::null()) }.is_none());
+    }
+
+    /// Runs `f` on `frame` as the dispatcher hands it to a handler's
+    /// `execute_lazy` (for target `t`).
+    fn lazy<R>(frame: &mut OwnedFrame, f: impl FnOnce(&LazyFrame<'_>) -> R) -> R {
+        // SAFETY: an owned, complete frame.
+        let Ok(readable) = (unsafe { ReadableFrame::check(frame.ptr()) }) else {
+            panic!("an owned frame is readable");
+        };
+        // SAFETY: as above.
+        unsafe { LazyFrame::with_readable(readable, "t", f) }.unwrap()
+    }
+
+    /// What `arg_shaped` found, to compare with `arg`'s view.
+    fn seen(view: &BufferView<'_>) -> (DType, Vec<i64>, usize, usize, *mut u8) {
+        (
+            view.dtype(),
+            view.dims().to_vec(),
+            view.element_count(),
+            view.byte_len(),
+            view.data_ptr(),
+        )
+    }
+
+    /// A buffer of the shape given is the view a full check gives; a
+    /// buffer of any other dtype or dims is not found.
+    #[test]
+    fn a_lazy_frame_finds_buffers_of_the_shape_it_is_given() {
+        let mut f = frame_with(
+            vec![OwnedBuffer::new(XLA_FFI_DataType_F32, &[2, 3], &[7; 24])],
+            vec![OwnedBuffer::new(XLA_FFI_DataType_S32, &[4], &[0; 16])],
+        );
+        lazy(&mut f, |frame| {
+            assert_eq!((frame.num_args(), frame.num_rets()), (1, 1));
+            let (a, r) = (frame.arg(0).unwrap(), frame.ret(0).unwrap());
+            let (a_shape, r_shape) = (a.shape(), r.shape());
+            assert_eq!(a_shape, BufferShape::new(DType::F32, &[2, 3]).unwrap());
+            assert_eq!((a_shape.element_count(), a_shape.byte_len()), (6, 24));
+            assert_eq!(seen(&frame.arg_shaped(0, &a_shape).unwrap()), seen(&a));
+            assert_eq!(seen(&frame.ret_shaped(0, &r_shape).unwrap()), seen(&r));
+            for other in [
+                BufferShape::new(DType::F32, &[3, 2]).unwrap(),
+                BufferShape::new(DType::F32, &[6]).unwrap(),
+                BufferShape::new(DType::F32, &[2, 3, 1]).unwrap(),
+                BufferShape::new(DType::S32, &[2, 3]).unwrap(),
+                BufferShape::new(DType::F32, &[]).unwrap(),
+            ] {
+                assert!(frame.arg_shaped(0, &other).is_none(), "{other:?}");
+            }
+            assert!(frame.ret_shaped(0, &a_shape).is_none());
+            assert!(frame.arg_shaped(1, &a_shape).is_none());
+            assert!(frame.ret_shaped(1, &r_shape).is_none());
+            let e = frame.arg(1).unwrap_err();
+            assert_eq!(
+                e.message,
+                "argument index 1 is out of range: the call has 1 arguments"
+            );
+        });
+    }
+
+    /// A buffer that a full check refuses is not found by its shape either,
+    /// and the full check names what is wrong.
+    #[test]
+    fn a_lazy_frame_refuses_by_shape_what_a_full_check_refuses() {
+        let shape = BufferShape::new(DType::F32, &[2, 3]).unwrap();
+        type Defect = fn(&mut OwnedFrame);
+        let defects: [(&str, Defect); 5] = [
+            ("data is NULL for 24 bytes", |f| {
+                f.args[0].raw.data = ptr::null_mut();
+            }),
+            ("the buffer has struct_size 8, expected at least 48", |f| {
+                f.args[0].raw.struct_size = 8;
+            }),
+            ("dims (rank 2) is NULL", |f| {
+                f.args[0].raw.dims = ptr::null_mut()
+            }),
+            ("the buffer pointer is NULL", |f| {
+                f._arg_ptrs[0] = ptr::null_mut();
+            }),
+            ("rank is -2", |f| f.args[0].raw.rank = -2),
+        ];
+        for (message, defect) in defects {
+            let mut f = frame_with(
+                vec![OwnedBuffer::new(XLA_FFI_DataType_F32, &[2, 3], &[0; 24])],
+                vec![],
+            );
+            defect(&mut f);
+            lazy(&mut f, |frame| {
+                assert!(frame.arg_shaped(0, &shape).is_none(), "{message}");
+                let e = frame.arg(0).unwrap_err();
+                assert_eq!(e.code, ErrorCode::InvalidArgument);
+                assert_eq!(e.message, format!("argument 0: {message}"));
+            });
+        }
+    }
+
+    /// `check` checks every buffer, as `CallFrame::from_raw` does, and
+    /// names the target in its error; `f` runs only on a valid frame.
+    #[test]
+    fn a_lazy_frame_checks_every_buffer_on_request() {
+        let mut f = frame_with(
+            vec![OwnedBuffer::new(XLA_FFI_DataType_F32, &[2], &[0; 8])],
+            vec![OwnedBuffer::new(99, &[1], &[0; 4])],
+        );
+        let mut ran = false;
+        let e = lazy(&mut f, |frame| frame.check(|_| ran = true)).unwrap_err();
+        assert!(!ran, "ran on a refused frame");
+        assert_eq!(e.code, ErrorCode::InvalidArgument);
+        assert_eq!(
+            e.message,
+            "target `t`: invalid call frame: result 0: unknown dtype 99"
+        );
+        let mut f = frame_with(
+            vec![OwnedBuffer::new(XLA_FFI_DataType_F32, &[2], &[0; 8])],
+            vec![OwnedBuffer::new(XLA_FFI_DataType_S32, &[3, 1], &[0; 12])],
+        );
+        let dims = lazy(&mut f, |frame| {
+            frame.check(|view| view.ret(0).unwrap().dims().to_vec())
+        });
+        assert_eq!(dims.unwrap(), [3, 1]);
+    }
+
+    /// A shape's sizes are computed with `from_raw`'s checks.
+    #[test]
+    fn buffer_shapes_refuse_what_buffers_refuse() {
+        let e = BufferShape::new(DType::F32, &[2, -1]).unwrap_err();
+        assert_eq!(e.message, "shape f32[2, -1]: dimension 1 is -1");
+        let e = BufferShape::new(DType::F64, &[1 << 62, 4]).unwrap_err();
+        assert!(e.message.contains("overflows"), "{}", e.message);
+        let bits = BufferShape::new(DType::S4, &[3]).unwrap();
+        assert_eq!((bits.element_count(), bits.byte_len()), (3, 2));
     }
 }

@@ -11,7 +11,8 @@
 //!
 //! execution: XLA → trampoline_N(frame) → dispatch(N, frame)
 //!   → FrameHeader::read (the frame checked readable, once) → stage EXECUTE?
-//!   → CallFrame::with_readable → handler.execute → NULL or XLA_FFI_Error
+//!   → LazyFrame::with_readable (the fixed part checked) → handler.execute_lazy
+//!     (by default: every buffer checked, then handler.execute) → NULL or XLA_FFI_Error
 //! ```
 //!
 //! The hot path (an EXECUTE call) takes no lock, allocates nothing and logs
@@ -36,7 +37,7 @@ use crate::ffi::xla_ffi::{
     XLA_FFI_Error, XLA_FFI_Error_Code_INTERNAL, XLA_FFI_Error_Code_INVALID_ARGUMENT,
     XLA_FFI_ExecutionStage_EXECUTE, XLA_FFI_Handler, XLA_FFI_Metadata,
 };
-use crate::frame::CallFrame;
+use crate::frame::LazyFrame;
 use crate::handler::Handler;
 use crate::plugin::Plugin;
 use crate::trampoline::Trampolines;
@@ -322,8 +323,11 @@ pub fn lookup(plugin: &Plugin, target: &str) -> Option<RegisteredTarget> {
 ///   version)` and recorded; args are not touched. Foreign slots forward the
 ///   probe and record what the foreign handler answered.
 /// * Stages other than EXECUTE return NULL (success).
-/// * EXECUTE: the frame is validated (as [`CallFrame::with_raw`] does) and passed to
-///   the handler; its error becomes `XLA_FFI_Error_Create(message, code)`;
+/// * EXECUTE: the frame's fixed part is validated and the frame passed to
+///   the handler's [`Handler::execute_lazy`], which by default validates
+///   every buffer (as
+///   [`CallFrame::with_raw`](crate::frame::CallFrame::with_raw) does) and calls
+///   [`Handler::execute`]; its error becomes `XLA_FFI_Error_Create(message, code)`;
 ///   a panic becomes an INTERNAL error naming the target.
 ///
 /// Nothing unwinds out of this function.
@@ -528,7 +532,9 @@ impl Registration {
                 // SAFETY: an EXECUTE frame built by XLA, valid for this call,
                 // found readable by `FrameHeader::read`.
                 match unsafe {
-                    CallFrame::with_readable(header.frame, |view| handler.execute(view))
+                    LazyFrame::with_readable(header.frame, &self.target, |frame| {
+                        handler.execute_lazy(frame)
+                    })
                 } {
                     Ok(Ok(())) => ptr::null_mut(),
                     Ok(Err(e)) => header.error(e.code.to_c(), &e.message),
@@ -731,6 +737,7 @@ mod tests {
     use super::*;
     use crate::error::{ErrorCode, HandlerError};
     use crate::ffi::xla_ffi::*;
+    use crate::frame::CallFrame;
     use crate::frame::testing::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -6,6 +6,8 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::mem::{MaybeUninit, align_of};
 
+use smallvec::SmallVec;
+
 use super::{leading_struct_size, slice_from_raw_parts};
 pub use cyxla_xla_types::element::Element;
 
@@ -27,6 +29,119 @@ impl fmt::Display for Role {
             Role::Result => "result",
         })
     }
+}
+
+/// Why [`raw_buffer`] refused a buffer pointer.
+enum RawDefect {
+    Null,
+    Misaligned,
+    StructSize(usize),
+}
+
+/// The `XLA_FFI_Buffer` behind `buffer`, if the pointer is non-NULL and
+/// aligned and the struct at least as long as the fields read.
+///
+/// # Safety
+///
+/// As for [`BufferView::from_raw`].
+#[inline(always)]
+unsafe fn raw_buffer<'a>(buffer: *const c_void) -> Result<&'a XLA_FFI_Buffer, RawDefect> {
+    let buffer = buffer.cast::<XLA_FFI_Buffer>();
+    if buffer.is_null() {
+        return Err(RawDefect::Null);
+    }
+    if !buffer.addr().is_multiple_of(align_of::<XLA_FFI_Buffer>()) {
+        return Err(RawDefect::Misaligned);
+    }
+    // SAFETY: non-NULL, aligned, starts with size_t struct_size.
+    let struct_size = unsafe { leading_struct_size(buffer) };
+    if struct_size < XLA_FFI_Buffer_STRUCT_SIZE {
+        return Err(RawDefect::StructSize(struct_size));
+    }
+    // SAFETY: struct_size covers the whole struct (48 = size_of on x86_64
+    // and aarch64); valid for 'a by the caller's contract.
+    Ok(unsafe { &*buffer })
+}
+
+/// `a == b` without a call to `memcmp`, which the slices' `==` makes: a
+/// shape's dims are a few words.
+#[inline(always)]
+fn same(a: &[i64], b: &[i64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+/// A buffer's dtype and dims with the sizes they give, owned: made from a
+/// checked view ([`BufferView::shape`]) or computed ([`BufferShape::new`])
+/// with the checks [`CallFrame::from_raw`](super::CallFrame::from_raw)
+/// makes of a buffer, so that its sizes are always those of its dtype and
+/// dims.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BufferShape {
+    dtype: DType,
+    dims: SmallVec<[i64; 4]>,
+    element_count: usize,
+    byte_len: usize,
+}
+
+impl BufferShape {
+    /// The shape of a `dtype` buffer of `dims`.
+    ///
+    /// # Errors
+    ///
+    /// `INVALID_ARGUMENT` if a dimension is negative or the element count
+    /// or byte size overflows (as `CallFrame::from_raw` refuses them).
+    pub fn new(dtype: DType, dims: &[i64]) -> Result<BufferShape, HandlerError> {
+        let err =
+            |what: String| HandlerError::invalid_argument(format!("shape {dtype}{dims:?}: {what}"));
+        let (element_count, byte_len) = sizes(dtype, dims).map_err(err)?;
+        Ok(BufferShape {
+            dtype,
+            dims: SmallVec::from_slice(dims),
+            element_count,
+            byte_len,
+        })
+    }
+
+    /// Element type.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// Dimensions (empty for a scalar).
+    pub fn dims(&self) -> &[i64] {
+        &self.dims
+    }
+
+    /// Product of the dimensions.
+    pub fn element_count(&self) -> usize {
+        self.element_count
+    }
+
+    /// Size in bytes.
+    pub fn byte_len(&self) -> usize {
+        self.byte_len
+    }
+}
+
+/// The element count and byte size of a `dtype` buffer of `dims`, or what
+/// is wrong with them.
+#[inline(always)]
+fn sizes(dtype: DType, dims: &[i64]) -> Result<(usize, usize), String> {
+    let mut element_count: usize = 1;
+    for (d, &extent) in dims.iter().enumerate() {
+        let extent = usize::try_from(extent).map_err(|_| format!("dimension {d} is {extent}"))?;
+        element_count = element_count
+            .checked_mul(extent)
+            .ok_or_else(|| format!("the element count of shape {dims:?} overflows"))?;
+    }
+    let byte_len = dtype
+        .byte_size(element_count as u64)
+        .and_then(|b| usize::try_from(b).ok())
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or_else(|| {
+            format!("the byte size of {dtype}{dims:?} ({element_count} elements) overflows")
+        })?;
+    Ok((element_count, byte_len))
 }
 
 /// A validated view of one argument or result buffer (dense, in the
@@ -79,23 +194,19 @@ impl<'a> BufferView<'a> {
         index: usize,
     ) -> Result<BufferView<'a>, HandlerError> {
         let err = |what: String| HandlerError::invalid_argument(format!("{role} {index}: {what}"));
-        let buffer = buffer.cast::<XLA_FFI_Buffer>();
-        if buffer.is_null() {
-            return Err(err("the buffer pointer is NULL".into()));
-        }
-        if !buffer.addr().is_multiple_of(align_of::<XLA_FFI_Buffer>()) {
-            return Err(err("the buffer pointer is misaligned".into()));
-        }
-        // SAFETY: non-NULL, aligned, starts with size_t struct_size.
-        let struct_size = unsafe { leading_struct_size(buffer) };
-        if struct_size < XLA_FFI_Buffer_STRUCT_SIZE {
-            return Err(err(format!(
-                "the buffer has struct_size {struct_size}, expected at least {XLA_FFI_Buffer_STRUCT_SIZE}"
-            )));
-        }
-        // SAFETY: struct_size covers the whole struct (48 = size_of on x86_64 and aarch64);
-        // valid for 'a by the caller's contract.
-        let raw: &'a XLA_FFI_Buffer = unsafe { &*buffer };
+        // SAFETY: forwarded caller contract.
+        let raw = match unsafe { raw_buffer(buffer) } {
+            Ok(raw) => raw,
+            Err(RawDefect::Null) => return Err(err("the buffer pointer is NULL".into())),
+            Err(RawDefect::Misaligned) => {
+                return Err(err("the buffer pointer is misaligned".into()));
+            }
+            Err(RawDefect::StructSize(struct_size)) => {
+                return Err(err(format!(
+                    "the buffer has struct_size {struct_size}, expected at least {XLA_FFI_Buffer_STRUCT_SIZE}"
+                )));
+            }
+        };
         let Some(dtype) = DType::from_xla(raw.dtype) else {
             return Err(err(format!("unknown dtype {}", raw.dtype)));
         };
@@ -103,23 +214,7 @@ impl<'a> BufferView<'a> {
         // SAFETY: XLA provides `rank` dims valid for 'a (caller contract).
         let dims = unsafe { slice_from_raw_parts(raw.dims.cast_const(), rank) }
             .map_err(|e| err(format!("dims (rank {rank}) {e}")))?;
-        let mut element_count: usize = 1;
-        for (d, &extent) in dims.iter().enumerate() {
-            let extent =
-                usize::try_from(extent).map_err(|_| err(format!("dimension {d} is {extent}")))?;
-            element_count = element_count
-                .checked_mul(extent)
-                .ok_or_else(|| err(format!("the element count of shape {dims:?} overflows")))?;
-        }
-        let byte_len = dtype
-            .byte_size(element_count as u64)
-            .and_then(|b| usize::try_from(b).ok())
-            .filter(|&b| b <= isize::MAX as usize)
-            .ok_or_else(|| {
-                err(format!(
-                    "the byte size of {dtype}{dims:?} ({element_count} elements) overflows"
-                ))
-            })?;
+        let (element_count, byte_len) = sizes(dtype, dims).map_err(err)?;
         let data = raw.data.cast::<u8>();
         if byte_len > 0 && data.is_null() {
             return Err(err(format!("data is NULL for {byte_len} bytes")));
@@ -134,6 +229,60 @@ impl<'a> BufferView<'a> {
             index,
             _memory: PhantomData,
         })
+    }
+
+    /// The view [`BufferView::from_raw`] would make of `buffer` if it has
+    /// `shape`'s dtype and dims, found by comparing them instead of
+    /// computing its sizes (`shape` holds them, computed from the same
+    /// dtype and dims); `None` if it has another shape, or is not a buffer
+    /// `from_raw` would accept.
+    ///
+    /// # Safety
+    ///
+    /// As for [`BufferView::from_raw`].
+    #[inline(always)]
+    pub(super) unsafe fn from_shaped(
+        buffer: *const c_void,
+        shape: &BufferShape,
+        role: Role,
+        index: usize,
+    ) -> Option<BufferView<'a>> {
+        // SAFETY: forwarded caller contract.
+        let raw = unsafe { raw_buffer(buffer) }.ok()?;
+        if raw.dtype != shape.dtype.to_xla() || raw.rank != shape.dims.len() as i64 {
+            return None;
+        }
+        // SAFETY: XLA provides `rank` dims valid for 'a (caller contract);
+        // the rank is the shape's, a usize.
+        let dims = unsafe { slice_from_raw_parts(raw.dims.cast_const(), shape.dims.len()) }.ok()?;
+        let data = raw.data.cast::<u8>();
+        if !same(dims, &shape.dims) || (shape.byte_len > 0 && data.is_null()) {
+            return None;
+        }
+        // The dtype and dims are `shape`'s, whose sizes `BufferShape::new`
+        // computed from them as `from_raw` does.
+        Some(BufferView {
+            dtype: shape.dtype,
+            dims,
+            element_count: shape.element_count,
+            byte_len: shape.byte_len,
+            data,
+            role,
+            index,
+            _memory: PhantomData,
+        })
+    }
+
+    /// This view's dtype and dims, with its sizes, kept past the call: what
+    /// [`LazyFrame::arg_shaped`](super::LazyFrame::arg_shaped) compares a
+    /// later call's buffer with.
+    pub fn shape(&self) -> BufferShape {
+        BufferShape {
+            dtype: self.dtype,
+            dims: SmallVec::from_slice(self.dims),
+            element_count: self.element_count,
+            byte_len: self.byte_len,
+        }
     }
 
     /// Element type.
