@@ -6,6 +6,7 @@
 use std::cell::RefCell;
 
 use cyxla_xla_types::attr::{ArrayView, Scalar};
+use plugin_glue::frame::BufferShape;
 use plugin_glue::{DType, HandlerError};
 
 use crate::copy::Copier;
@@ -345,12 +346,24 @@ impl CallView for HostCall {
         &self.attrs
     }
 
-    fn read_arg(&self, i: usize, dst: &mut [u8], copier: Copier) -> Result<(), HandlerError> {
+    fn read_arg(
+        &self,
+        i: usize,
+        _: Option<&BufferShape>,
+        dst: &mut [u8],
+        copier: Copier,
+    ) -> Result<(), HandlerError> {
         copier.copy(dst, &self.checked_arg(i)?.data.borrow());
         Ok(())
     }
 
-    fn write_ret(&self, i: usize, src: &[u8], copier: Copier) -> Result<(), HandlerError> {
+    fn write_ret(
+        &self,
+        i: usize,
+        _: Option<&BufferShape>,
+        src: &[u8],
+        copier: Copier,
+    ) -> Result<(), HandlerError> {
         let ret = self.checked_ret(i)?;
         copier.copy(&mut self.ret_buffer(ret).data.borrow_mut(), src);
         Ok(())

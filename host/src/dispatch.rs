@@ -12,7 +12,7 @@ use std::ptr;
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockWriteGuard};
 
-use plugin_glue::frame::CallFrame;
+use plugin_glue::frame::{CallFrame, LazyFrame};
 use plugin_glue::{ErrorCode, Handler, HandlerError};
 
 use crate::call::HostCall;
@@ -441,6 +441,12 @@ impl GuestHandler {
 
 impl Handler for GuestHandler {
     fn execute(&self, frame: &CallFrame<'_>) -> Result<(), HandlerError> {
+        self.run(frame, CallInfo::Xla(frame.context()))
+    }
+
+    /// XLA's calls: each buffer checked once, as the layout reads it
+    /// (`CallView for LazyFrame` in `layout.rs`).
+    fn execute_lazy(&self, frame: &LazyFrame<'_>) -> Result<(), HandlerError> {
         self.run(frame, CallInfo::Xla(frame.context()))
     }
 }

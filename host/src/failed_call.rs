@@ -77,7 +77,7 @@ pub(crate) fn capture<C: CallView>(call: &C) -> Option<Captured> {
         let desc = call.arg(i).ok()?;
         let dtype = known(desc.dtype)?;
         let mut bytes = vec![0u8; desc.byte_len];
-        call.read_arg(i, &mut bytes, Copier::new(1)).ok()?;
+        call.read_arg(i, None, &mut bytes, Copier::new(1)).ok()?;
         operands.push(HostBuffer::new(dtype, desc.dims, bytes));
     }
     let mut results = Vec::with_capacity(call.num_rets());

@@ -550,7 +550,9 @@ impl Instance {
             let start = fill.region.offset as usize;
             let dst = &mut scratch[start..start + fill.region.len as usize];
             match fill.source {
-                Source::Operand(i) => call.read_arg(i, dst, copier).map_err(CallFailure::keep)?,
+                Source::Operand(i) => call
+                    .read_arg(i, self.layout.checked_shape(i), dst, copier)
+                    .map_err(CallFailure::keep)?,
                 // The unwritten-results check: a result region aliasing no
                 // operand starts as poison (`check_unwritten` reads it).
                 Source::Unfilled if self.limits.unwritten != Unwritten::Off => {
@@ -668,7 +670,8 @@ impl Instance {
                         from_guest: false,
                     }
                 })?;
-            call.write_ret(i, &data[range], copier)
+            let checked = self.layout.checked_shape(self.layout.inputs.len() + i);
+            call.write_ret(i, checked, &data[range], copier)
                 .map_err(CallFailure::keep)?;
         }
         Ok(())

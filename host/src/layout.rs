@@ -36,7 +36,7 @@ use cyxla_guest_abi::{
     self as abi, args, array, attrs, buffer, byte_span, call_frame, rets, scalar,
 };
 use cyxla_xla_types::attr;
-use plugin_glue::frame::{Attr, Attrs, BufferView, CallFrame};
+use plugin_glue::frame::{Attr, Attrs, BufferShape, BufferView, CallFrame, LazyFrame};
 use plugin_glue::{DType, ErrorCode, HandlerError};
 
 use crate::copy::Copier;
@@ -97,12 +97,52 @@ pub(crate) trait CallView {
     fn ret(&self, i: usize) -> Result<BufferDesc<'_>, HandlerError>;
     /// The attributes.
     fn attrs(&self) -> Self::Attrs<'_>;
+    /// Slot `slot`'s native data address (operand `slot`, or result
+    /// `slot - n_args`) if the slot has `like`'s dtype, dims and byte
+    /// length; `Ok(None)` if anything differs (the caller then plans the
+    /// call anew, which finds what is wrong with it).
+    fn addr_if_like(
+        &self,
+        slot: usize,
+        n_args: usize,
+        like: &SlotShape<'_>,
+    ) -> Result<Option<usize>, HandlerError> {
+        let desc = slot_desc(self, slot, n_args)?;
+        Ok(((desc.dtype, desc.byte_len) == (like.dtype, like.byte_len)
+            && same(desc.dims, like.dims))
+        .then_some(desc.addr))
+    }
     /// Copies operand `i`'s bytes into `dst` (exactly its `byte_len`) with
-    /// `copier`.
-    fn read_arg(&self, i: usize, dst: &mut [u8], copier: Copier) -> Result<(), HandlerError>;
+    /// `copier`. `checked` is the operand's shape as the layout planned it
+    /// ([`CallLayout::checked_shape`]), if it has one.
+    fn read_arg(
+        &self,
+        i: usize,
+        checked: Option<&BufferShape>,
+        dst: &mut [u8],
+        copier: Copier,
+    ) -> Result<(), HandlerError>;
     /// Copies `src` (exactly result `i`'s `byte_len`) into result `i` with
-    /// `copier`.
-    fn write_ret(&self, i: usize, src: &[u8], copier: Copier) -> Result<(), HandlerError>;
+    /// `copier`. `checked` as for [`CallView::read_arg`].
+    fn write_ret(
+        &self,
+        i: usize,
+        checked: Option<&BufferShape>,
+        src: &[u8],
+        copier: Copier,
+    ) -> Result<(), HandlerError>;
+}
+
+/// A buffer's shape as a call was planned with it: what a later call's
+/// buffer in the same slot is compared with ([`CallView::addr_if_like`]).
+pub(crate) struct SlotShape<'s> {
+    pub(crate) dtype: DType,
+    pub(crate) byte_len: usize,
+    pub(crate) dims: &'s [i64],
+    /// The same dtype and dims with their sizes as plugin-glue computes
+    /// them, kept when those are `byte_len` (every valid buffer but a
+    /// host-owned call's INVALID dtype, whose size is not checked).
+    pub(crate) checked: Option<&'s BufferShape>,
 }
 
 /// `a == b` without a call to `memcmp`, which the slices' `==` makes: the
@@ -260,6 +300,10 @@ struct Shape {
     slots: Vec<(DType, usize, usize)>,
     /// Every slot's dims, one after another.
     dims: Vec<i64>,
+    /// Per slot, its dtype and dims with their sizes, as plugin-glue
+    /// computes them, where those are the slot's byte length
+    /// ([`SlotShape::checked`]).
+    checked: Vec<Option<BufferShape>>,
     /// Per slot, the native address of its data (what `shared` was found
     /// from, with the byte lengths).
     addrs: Vec<usize>,
@@ -294,7 +338,7 @@ impl Shape {
 }
 
 /// Slot `slot` of `call`: operand `slot`, or result `slot - n_args`.
-fn slot_desc<C: CallView>(
+fn slot_desc<C: CallView + ?Sized>(
     call: &C,
     slot: usize,
     n_args: usize,
@@ -369,6 +413,13 @@ fn push_span(spans: &mut Vec<Span>, desc: &BufferDesc<'_>, slot: usize) {
 }
 
 impl CallLayout {
+    /// Slot `slot`'s shape as plugin-glue computes it (operand `slot`, or
+    /// result `slot - n_args`), for the call last planned, if it has one
+    /// ([`SlotShape::checked`]).
+    pub(crate) fn checked_shape(&self, slot: usize) -> Option<&BufferShape> {
+        self.shape.as_ref()?.checked.get(slot)?.as_ref()
+    }
+
     /// Guest address of the frame (valid after [`CallLayout::plan`]).
     pub(crate) fn frame_addr(&self) -> u32 {
         self.base
@@ -436,20 +487,23 @@ impl CallLayout {
         let mut moved = false;
         let mut dims_at = 0;
         for (slot, &(dtype, byte_len, rank)) in shape.slots.iter().enumerate() {
-            let desc = slot_desc(call, slot, n_args)?;
-            if (desc.dtype, desc.byte_len, desc.dims.len()) != (dtype, byte_len, rank)
-                || !same(&shape.dims[dims_at..dims_at + rank], desc.dims)
-            {
+            let like = SlotShape {
+                dtype,
+                byte_len,
+                dims: &shape.dims[dims_at..dims_at + rank],
+                checked: shape.checked[slot].as_ref(),
+            };
+            let Some(found) = call.addr_if_like(slot, n_args, &like)? else {
                 return Ok(false);
-            }
+            };
             dims_at += rank;
             // Noted as it goes, so that finding the aliases again asks the
             // call for nothing more: if the shape differs after all, the
             // caller plans anew (a new shape), and if this fails, `plan`
             // drops the shape.
             let addr = &mut shape.addrs[slot];
-            moved |= desc.addr != *addr;
-            *addr = desc.addr;
+            moved |= found != *addr;
+            *addr = found;
         }
         // Buffers at the native addresses of the last call (the usual case
         // at one call site) alias as they did: `shared` still holds.
@@ -560,6 +614,11 @@ impl CallLayout {
                 .slots
                 .push((desc.dtype, desc.byte_len, desc.dims.len()));
             shape.dims.extend_from_slice(desc.dims);
+            shape.checked.push(
+                BufferShape::new(desc.dtype, desc.dims)
+                    .ok()
+                    .filter(|checked| checked.byte_len() == desc.byte_len),
+            );
             let b = buffers + buffer::SIZE * to_u32(slot, "buffers")?;
             let rank = desc.dims.len();
             let dims = self.reserve(
@@ -1063,29 +1122,159 @@ impl<'a> CallView for CallFrame<'a> {
     }
 
     #[inline]
-    fn read_arg(&self, i: usize, dst: &mut [u8], copier: Copier) -> Result<(), HandlerError> {
-        if let Some(view) = with_data(CallFrame::arg(self, i)?, "operand", i, dst.len())? {
-            // SAFETY: the frame is XLA's EXECUTE frame of the call in
-            // progress, so the operand's data is valid for `byte_len` bytes
-            // until the handler returns; no `&mut` to it is alive: result
-            // slices are only made in `write_ret`, after every operand was
-            // read and dropped.
-            copier.copy(dst, unsafe { view.bytes() });
-        }
-        Ok(())
+    fn read_arg(
+        &self,
+        i: usize,
+        _: Option<&BufferShape>,
+        dst: &mut [u8],
+        copier: Copier,
+    ) -> Result<(), HandlerError> {
+        read_view(CallFrame::arg(self, i)?, i, dst, copier)
     }
 
     #[inline]
-    fn write_ret(&self, i: usize, src: &[u8], copier: Copier) -> Result<(), HandlerError> {
-        if let Some(view) = with_data(CallFrame::ret(self, i)?, "result", i, src.len())? {
-            // SAFETY: result buffers are XLA's, valid and writable for
-            // `byte_len` bytes during the call; the slice lives only for
-            // this copy, and no operand slice is alive (operands are read
-            // before the guest runs), so the exclusive borrow holds even
-            // when a result aliases an operand.
-            copier.copy_uninit(unsafe { view.uninit_bytes() }, src);
-        }
-        Ok(())
+    fn write_ret(
+        &self,
+        i: usize,
+        _: Option<&BufferShape>,
+        src: &[u8],
+        copier: Copier,
+    ) -> Result<(), HandlerError> {
+        write_view(CallFrame::ret(self, i)?, i, src, copier)
+    }
+}
+
+/// Copies operand `i`'s bytes, `view` of XLA's frame of the call in
+/// progress, into `dst` (which must be as long: see [`with_data`]).
+#[inline(always)]
+fn read_view(
+    view: BufferView<'_>,
+    i: usize,
+    dst: &mut [u8],
+    copier: Copier,
+) -> Result<(), HandlerError> {
+    if let Some(view) = with_data(view, "operand", i, dst.len())? {
+        // SAFETY: the frame is XLA's EXECUTE frame of the call in progress,
+        // so the operand's data is valid for `byte_len` bytes until the
+        // handler returns; no `&mut` to it is alive: result slices are only
+        // made in `write_view`, after every operand was read and dropped.
+        copier.copy(dst, unsafe { view.bytes() });
+    }
+    Ok(())
+}
+
+/// Copies `src` into result `i`, `view` of XLA's frame of the call in
+/// progress (which must be as long: see [`with_data`]).
+#[inline(always)]
+fn write_view(
+    view: BufferView<'_>,
+    i: usize,
+    src: &[u8],
+    copier: Copier,
+) -> Result<(), HandlerError> {
+    if let Some(view) = with_data(view, "result", i, src.len())? {
+        // SAFETY: result buffers are XLA's, valid and writable for
+        // `byte_len` bytes during the call; the slice lives only for this
+        // copy, and no operand slice is alive (operands are read before the
+        // guest runs), so the exclusive borrow holds even when a result
+        // aliases an operand.
+        copier.copy_uninit(unsafe { view.uninit_bytes() }, src);
+    }
+    Ok(())
+}
+
+/// A buffer of a [`LazyFrame`] that its check refused: what was wrong,
+/// named as for a frame checked in full.
+#[cold]
+#[inline(never)]
+fn invalid_frame(e: HandlerError) -> HandlerError {
+    HandlerError::new(e.code, format!("invalid call frame: {}", e.message))
+}
+
+/// XLA's call frame with its buffers checked as the layout reads them: a
+/// buffer with the shape planned at this call site (the usual case) is
+/// compared with it ([`LazyFrame::arg_shaped`]), any other checked in
+/// full. Each buffer is so checked once per call, where a [`CallFrame`]
+/// checks it in full and the layout compares it with the shape again.
+impl<'a> CallView for LazyFrame<'a> {
+    type Attrs<'s>
+        = Attrs<'a>
+    where
+        Self: 's;
+
+    fn num_args(&self) -> usize {
+        LazyFrame::num_args(self)
+    }
+
+    fn num_rets(&self) -> usize {
+        LazyFrame::num_rets(self)
+    }
+
+    fn arg(&self, i: usize) -> Result<BufferDesc<'_>, HandlerError> {
+        LazyFrame::arg(self, i)
+            .map(view_desc)
+            .map_err(invalid_frame)
+    }
+
+    fn ret(&self, i: usize) -> Result<BufferDesc<'_>, HandlerError> {
+        LazyFrame::ret(self, i)
+            .map(view_desc)
+            .map_err(invalid_frame)
+    }
+
+    fn attrs(&self) -> Attrs<'a> {
+        LazyFrame::attrs(self)
+    }
+
+    #[inline]
+    fn addr_if_like(
+        &self,
+        slot: usize,
+        n_args: usize,
+        like: &SlotShape<'_>,
+    ) -> Result<Option<usize>, HandlerError> {
+        let Some(checked) = like.checked else {
+            let desc = slot_desc(self, slot, n_args)?;
+            return Ok(((desc.dtype, desc.byte_len) == (like.dtype, like.byte_len)
+                && same(desc.dims, like.dims))
+            .then_some(desc.addr));
+        };
+        let view = if slot < n_args {
+            self.arg_shaped(slot, checked)
+        } else {
+            self.ret_shaped(slot - n_args, checked)
+        };
+        Ok(view.map(|view| view.data_ptr().addr()))
+    }
+
+    #[inline]
+    fn read_arg(
+        &self,
+        i: usize,
+        checked: Option<&BufferShape>,
+        dst: &mut [u8],
+        copier: Copier,
+    ) -> Result<(), HandlerError> {
+        let view = match checked.and_then(|shape| self.arg_shaped(i, shape)) {
+            Some(view) => view,
+            None => LazyFrame::arg(self, i).map_err(invalid_frame)?,
+        };
+        read_view(view, i, dst, copier)
+    }
+
+    #[inline]
+    fn write_ret(
+        &self,
+        i: usize,
+        checked: Option<&BufferShape>,
+        src: &[u8],
+        copier: Copier,
+    ) -> Result<(), HandlerError> {
+        let view = match checked.and_then(|shape| self.ret_shaped(i, shape)) {
+            Some(view) => view,
+            None => LazyFrame::ret(self, i).map_err(invalid_frame)?,
+        };
+        write_view(view, i, src, copier)
     }
 }
 
@@ -1577,10 +1766,22 @@ pub(crate) mod tests {
         fn attrs(&self) -> &[(String, HostAttr)] {
             &[]
         }
-        fn read_arg(&self, _: usize, _: &mut [u8], _: Copier) -> Result<(), HandlerError> {
+        fn read_arg(
+            &self,
+            _: usize,
+            _: Option<&BufferShape>,
+            _: &mut [u8],
+            _: Copier,
+        ) -> Result<(), HandlerError> {
             unreachable!("planning reads no data")
         }
-        fn write_ret(&self, _: usize, _: &[u8], _: Copier) -> Result<(), HandlerError> {
+        fn write_ret(
+            &self,
+            _: usize,
+            _: Option<&BufferShape>,
+            _: &[u8],
+            _: Copier,
+        ) -> Result<(), HandlerError> {
             unreachable!("planning writes no data")
         }
     }

@@ -122,6 +122,27 @@ pub fn check_all(h: &Harness) {
         );
     }
 
+    // Calls whose shapes change from one to the next, on the instance the
+    // call before left idle: each is laid out anew or found to be laid out
+    // as the last, and each result is exact.
+    let exes: Vec<_> = [4, 7]
+        .iter()
+        .map(|&n| {
+            let program = vector_program(&double, n, "");
+            (n, h.client.compile(program.as_bytes(), 1).unwrap())
+        })
+        .collect();
+    for (round, pick) in [0, 1, 1, 0, 0, 1, 0].into_iter().enumerate() {
+        let (n, exe) = &exes[pick];
+        let input: Vec<f32> = (0..*n).map(|i| (round * 10 + i) as f32 - 2.5).collect();
+        let doubled: Vec<f32> = input.iter().map(|v| v * 2.0).collect();
+        assert_eq!(
+            h.run_compiled(exe, &input).unwrap(),
+            doubled,
+            "call {round}"
+        );
+    }
+
     // Attributes reach the guest.
     let program = vector_program(&h.target("scale_attr"), 3, "scale = 3.5 : f32");
     assert_eq!(
