@@ -107,10 +107,7 @@ pub(crate) trait CallView {
         n_args: usize,
         like: &SlotShape<'_>,
     ) -> Result<Option<usize>, HandlerError> {
-        let desc = slot_desc(self, slot, n_args)?;
-        Ok(((desc.dtype, desc.byte_len) == (like.dtype, like.byte_len)
-            && same(desc.dims, like.dims))
-        .then_some(desc.addr))
+        addr_if_desc_like(self, slot, n_args, like)
     }
     /// Copies operand `i`'s bytes into `dst` (exactly its `byte_len`) with
     /// `copier`. `checked` is the operand's shape as the layout planned it
@@ -348,6 +345,21 @@ fn slot_desc<C: CallView + ?Sized>(
     } else {
         call.ret(slot - n_args)
     }
+}
+
+/// [`CallView::addr_if_like`] from the slot's [`BufferDesc`].
+#[inline]
+fn addr_if_desc_like<C: CallView + ?Sized>(
+    call: &C,
+    slot: usize,
+    n_args: usize,
+    like: &SlotShape<'_>,
+) -> Result<Option<usize>, HandlerError> {
+    let desc = slot_desc(call, slot, n_args)?;
+    Ok(
+        ((desc.dtype, desc.byte_len) == (like.dtype, like.byte_len) && same(desc.dims, like.dims))
+            .then_some(desc.addr),
+    )
 }
 
 #[cold]
@@ -1234,10 +1246,7 @@ impl<'a> CallView for LazyFrame<'a> {
         like: &SlotShape<'_>,
     ) -> Result<Option<usize>, HandlerError> {
         let Some(checked) = like.checked else {
-            let desc = slot_desc(self, slot, n_args)?;
-            return Ok(((desc.dtype, desc.byte_len) == (like.dtype, like.byte_len)
-                && same(desc.dims, like.dims))
-            .then_some(desc.addr));
+            return addr_if_desc_like(self, slot, n_args, like);
         };
         let view = if slot < n_args {
             self.arg_shaped(slot, checked)
