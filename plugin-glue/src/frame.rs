@@ -328,16 +328,46 @@ const MAX_EXTENSIONS: usize = 16;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ReadableFrame(*const XLA_FFI_CallFrame);
 
-/// Why a frame pointer is not a [`ReadableFrame`].
+/// Why a pointer to one of XLA's structs is not readable
+/// ([`check_struct_ptr`]): a frame's, which is then not a
+/// [`ReadableFrame`], or a buffer's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum FrameDefect {
     /// The pointer is NULL.
     Null,
-    /// The pointer is not aligned for an `XLA_FFI_CallFrame`.
+    /// The pointer is not aligned for the struct.
     Misaligned,
-    /// The frame's `struct_size` (this value) is less than 168; the frame
-    /// is non-NULL and aligned.
+    /// The struct's `struct_size` (this value) is less than the size
+    /// required (168 for a frame); the pointer is non-NULL and aligned.
     Short(usize),
+}
+
+/// Checks that `ptr` is non-NULL and aligned for `T`, and that the
+/// `struct_size` it starts with is at least `min`.
+///
+/// # Errors
+///
+/// What is wrong with it.
+///
+/// # Safety
+///
+/// A non-NULL, aligned `ptr` must point at readable memory that starts
+/// with a `size_t struct_size`.
+#[inline(always)]
+unsafe fn check_struct_ptr<T>(ptr: *const T, min: usize) -> Result<(), FrameDefect> {
+    if ptr.is_null() {
+        return Err(FrameDefect::Null);
+    }
+    if !ptr.addr().is_multiple_of(align_of::<T>()) {
+        return Err(FrameDefect::Misaligned);
+    }
+    // SAFETY: non-NULL and aligned; the struct starts with size_t
+    // struct_size (caller contract).
+    let struct_size = unsafe { leading_struct_size(ptr) };
+    if struct_size < min {
+        return Err(FrameDefect::Short(struct_size));
+    }
+    Ok(())
 }
 
 impl FrameDefect {
@@ -371,18 +401,8 @@ impl ReadableFrame {
     pub(crate) unsafe fn check(
         frame: *const XLA_FFI_CallFrame,
     ) -> Result<ReadableFrame, FrameDefect> {
-        if frame.is_null() {
-            return Err(FrameDefect::Null);
-        }
-        if !frame.addr().is_multiple_of(align_of::<XLA_FFI_CallFrame>()) {
-            return Err(FrameDefect::Misaligned);
-        }
-        // SAFETY: non-NULL and aligned; the frame starts with size_t
-        // struct_size (caller contract).
-        let struct_size = unsafe { leading_struct_size(frame) };
-        if struct_size < XLA_FFI_CallFrame_STRUCT_SIZE {
-            return Err(FrameDefect::Short(struct_size));
-        }
+        // SAFETY: a frame starts with size_t struct_size (caller contract).
+        unsafe { check_struct_ptr(frame, XLA_FFI_CallFrame_STRUCT_SIZE) }?;
         Ok(ReadableFrame(frame))
     }
 

@@ -11,7 +11,9 @@ use std::ops::Deref;
 use cyxla_xla_types::attr;
 pub use cyxla_xla_types::attr::Scalar;
 
-use super::{SliceError, check_struct_size, count, leading_struct_size, slice_from_raw_parts};
+use super::{
+    FrameDefect, SliceError, check_struct_ptr, count, slice_from_raw_parts, struct_size_error,
+};
 use crate::dtype::DType;
 use crate::error::HandlerError;
 use crate::ffi::xla_ffi::{
@@ -69,21 +71,29 @@ impl<'a> Attrs<'a> {
             None => "the frame's attrs".to_string(),
             Some(name) => format!("dictionary attribute `{}`", String::from_utf8_lossy(name)),
         };
-        if attrs.is_null() {
-            return Err(HandlerError::invalid_argument(format!(
-                "{} is NULL",
-                what()
-            )));
+        // SAFETY: attrs start with size_t struct_size (caller contract).
+        match unsafe { check_struct_ptr(attrs, XLA_FFI_Attrs_STRUCT_SIZE) } {
+            Ok(()) => {}
+            Err(FrameDefect::Null) => {
+                return Err(HandlerError::invalid_argument(format!(
+                    "{} is NULL",
+                    what()
+                )));
+            }
+            Err(FrameDefect::Misaligned) => {
+                return Err(HandlerError::invalid_argument(format!(
+                    "{} is misaligned",
+                    what()
+                )));
+            }
+            Err(FrameDefect::Short(struct_size)) => {
+                return Err(struct_size_error(
+                    &what(),
+                    struct_size,
+                    XLA_FFI_Attrs_STRUCT_SIZE,
+                ));
+            }
         }
-        if !attrs.addr().is_multiple_of(align_of::<XLA_FFI_Attrs>()) {
-            return Err(HandlerError::invalid_argument(format!(
-                "{} is misaligned",
-                what()
-            )));
-        }
-        // SAFETY: non-NULL, aligned, starts with size_t struct_size.
-        let struct_size = unsafe { leading_struct_size(attrs) };
-        check_struct_size(what, struct_size, XLA_FFI_Attrs_STRUCT_SIZE)?;
         // SAFETY: struct_size covers the struct; valid for 'a (caller contract).
         let raw: &'a XLA_FFI_Attrs = unsafe { &*attrs };
         let n = count(|| format!("{}.size", what()), raw.size)?;
@@ -516,6 +526,32 @@ mod tests {
         assert_eq!(
             a.get("n").unwrap_err().message,
             "attribute `n`: the array data (2 f32 elements) is NULL"
+        );
+    }
+
+    /// A table that cannot be read is refused before anything of it is,
+    /// named for where it is (the frame's, or a nested dictionary's).
+    #[test]
+    fn unreadable_attribute_tables_are_refused_by_name() {
+        let message = |attrs: *const XLA_FFI_Attrs, parent: Option<&[u8]>| {
+            // SAFETY: NULL, misaligned or a short owned table: each is
+            // refused before anything past `struct_size` is read.
+            unsafe { Attrs::from_raw(attrs, parent) }
+                .unwrap_err()
+                .message
+        };
+        assert_eq!(message(ptr::null(), None), "the frame's attrs is NULL");
+        assert_eq!(
+            message(ptr::without_provenance(0x1001), Some(b"d")),
+            "dictionary attribute `d` is misaligned"
+        );
+        let mut short = OwnedAttrs::new(vec![]);
+        short.raw.struct_size = 8;
+        assert_eq!(
+            message(&*short.raw, Some(b"d")),
+            format!(
+                "dictionary attribute `d` has struct_size 8, expected at least {XLA_FFI_Attrs_STRUCT_SIZE}"
+            )
         );
     }
 }

@@ -8,7 +8,7 @@ use std::mem::{MaybeUninit, align_of};
 
 use smallvec::SmallVec;
 
-use super::{leading_struct_size, slice_from_raw_parts};
+use super::{FrameDefect, check_struct_ptr, slice_from_raw_parts};
 pub use cyxla_xla_types::element::Element;
 
 use crate::dtype::DType;
@@ -31,13 +31,6 @@ impl fmt::Display for Role {
     }
 }
 
-/// Why [`raw_buffer`] refused a buffer pointer.
-enum RawDefect {
-    Null,
-    Misaligned,
-    StructSize(usize),
-}
-
 /// The `XLA_FFI_Buffer` behind `buffer`, if the pointer is non-NULL and
 /// aligned and the struct at least as long as the fields read.
 ///
@@ -45,19 +38,10 @@ enum RawDefect {
 ///
 /// As for [`BufferView::from_raw`].
 #[inline(always)]
-unsafe fn raw_buffer<'a>(buffer: *const c_void) -> Result<&'a XLA_FFI_Buffer, RawDefect> {
+unsafe fn raw_buffer<'a>(buffer: *const c_void) -> Result<&'a XLA_FFI_Buffer, FrameDefect> {
     let buffer = buffer.cast::<XLA_FFI_Buffer>();
-    if buffer.is_null() {
-        return Err(RawDefect::Null);
-    }
-    if !buffer.addr().is_multiple_of(align_of::<XLA_FFI_Buffer>()) {
-        return Err(RawDefect::Misaligned);
-    }
-    // SAFETY: non-NULL, aligned, starts with size_t struct_size.
-    let struct_size = unsafe { leading_struct_size(buffer) };
-    if struct_size < XLA_FFI_Buffer_STRUCT_SIZE {
-        return Err(RawDefect::StructSize(struct_size));
-    }
+    // SAFETY: a buffer starts with size_t struct_size (caller contract).
+    unsafe { check_struct_ptr(buffer, XLA_FFI_Buffer_STRUCT_SIZE) }?;
     // SAFETY: struct_size covers the whole struct (48 = size_of on x86_64
     // and aarch64); valid for 'a by the caller's contract.
     Ok(unsafe { &*buffer })
@@ -197,11 +181,11 @@ impl<'a> BufferView<'a> {
         // SAFETY: forwarded caller contract.
         let raw = match unsafe { raw_buffer(buffer) } {
             Ok(raw) => raw,
-            Err(RawDefect::Null) => return Err(err("the buffer pointer is NULL".into())),
-            Err(RawDefect::Misaligned) => {
+            Err(FrameDefect::Null) => return Err(err("the buffer pointer is NULL".into())),
+            Err(FrameDefect::Misaligned) => {
                 return Err(err("the buffer pointer is misaligned".into()));
             }
-            Err(RawDefect::StructSize(struct_size)) => {
+            Err(FrameDefect::Short(struct_size)) => {
                 return Err(err(format!(
                     "the buffer has struct_size {struct_size}, expected at least {XLA_FFI_Buffer_STRUCT_SIZE}"
                 )));
