@@ -876,13 +876,7 @@ impl<'a> LazyFrame<'a> {
         // checked from, which `with_readable`'s caller vouched for.
         match unsafe { view.fill(&self.checked) } {
             Ok(()) => Ok(f(&view)),
-            Err(e) => Err(HandlerError::new(
-                e.code,
-                format!(
-                    "target `{}`: invalid call frame: {}",
-                    self.target, e.message
-                ),
-            )),
+            Err(e) => Err(invalid_frame(self.target, &e)),
         }
     }
 
@@ -1176,6 +1170,17 @@ impl<'a> CallFrame<'a> {
     pub fn raw(&self) -> &'a XLA_FFI_CallFrame {
         self.raw
     }
+}
+
+/// The error for a frame of target `target` that its check refused with
+/// `e`: `e`'s code, its message named.
+#[cold]
+#[inline(never)]
+pub(crate) fn invalid_frame(target: &str, e: &HandlerError) -> HandlerError {
+    HandlerError::new(
+        e.code,
+        format!("target `{target}`: invalid call frame: {}", e.message),
+    )
 }
 
 /// The error of [`CallFrame::arg`] and [`CallFrame::ret`] for an index

@@ -37,7 +37,7 @@ use crate::ffi::xla_ffi::{
     XLA_FFI_Error, XLA_FFI_Error_Code_INTERNAL, XLA_FFI_Error_Code_INVALID_ARGUMENT,
     XLA_FFI_ExecutionStage_EXECUTE, XLA_FFI_Handler, XLA_FFI_Metadata,
 };
-use crate::frame::LazyFrame;
+use crate::frame::{LazyFrame, invalid_frame};
 use crate::handler::Handler;
 use crate::plugin::Plugin;
 use crate::trampoline::Trampolines;
@@ -538,13 +538,10 @@ impl Registration {
                 } {
                     Ok(Ok(())) => ptr::null_mut(),
                     Ok(Err(e)) => header.error(e.code.to_c(), &e.message),
-                    Err(e) => header.error(
-                        e.code.to_c(),
-                        &format!(
-                            "target `{}`: invalid call frame: {}",
-                            self.target, e.message
-                        ),
-                    ),
+                    Err(e) => {
+                        let e = invalid_frame(&self.target, &e);
+                        header.error(e.code.to_c(), &e.message)
+                    }
                 }
             }
         }
