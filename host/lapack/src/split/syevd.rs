@@ -224,7 +224,14 @@ impl<T: RealLapack> Block<'_, T> {
 }
 
 /// `z` := Q·`z` for the Q that `?sytrd` left in `a` and `tau`, over
-/// `parts` column blocks of `z` at once.
+/// `parts` column blocks of `z` at once. Each block but the first is given
+/// a copy of `a` of its own: `?ormtr` reads the reflectors from `a`, and
+/// some LAPACK builds write into them while they apply them, so calls at
+/// once on one copy can go wrong. With three or four blocks on one `a`,
+/// Debian's OpenBLAS 0.3.21 and the OpenBLAS 0.3.30 that scipy bundles
+/// returned wrong columns in up to a third of the runs (a C program calling
+/// the libraries alone; docs/performance.md, "Split LAPACK calls"); with a
+/// copy each, none did.
 fn apply_q<T: RealLapack>(
     ctx: &Ctx<'_>,
     uplo: u8,
@@ -240,14 +247,17 @@ fn apply_q<T: RealLapack>(
     let columns = |c: usize| i32::try_from(c).expect("at most n columns");
     // The first block is the widest.
     let lwork = checked::lwork::ormtr::<T>(l, uplo, ni, columns(width), ni, ni);
-    let ormtr = move |c: &mut [T], work: &mut [T]| {
+    let ormtr = move |a: &[T], c: &mut [T], work: &mut [T]| {
         // `?ormtr`'s INFO can only flag a bad argument, which these are not
         // (`?syevd` ignores it too).
         checked::ormtr(l, uplo, ni, columns(c.len() / n), a, ni, tau, c, ni, work);
     };
+    let copies: Vec<Vec<T>> = (1..n.div_ceil(width)).map(|_| a.to_vec()).collect();
+    let reflectors = std::iter::once(a).chain(copies.iter().map(Vec::as_slice));
     let jobs = z
         .chunks_mut(width * n)
-        .map(|block| Box::new(move || ormtr(block, &mut vec![T::ZERO; lwork])) as Job<'_>)
+        .zip(reflectors)
+        .map(|(block, a)| Box::new(move || ormtr(a, block, &mut vec![T::ZERO; lwork])) as Job<'_>)
         .collect();
     run_together(jobs);
     Ok(())

@@ -85,7 +85,8 @@ fn unit<S: T>(n: usize, j: usize) -> Mat<S> {
 /// The split path ([`split::syevd`]) on single matrices at its two
 /// thresholds (the larger one also puts OpenBLAS threads on the first two
 /// steps): the eigenvalues of plain `?syevd`, and eigenvector columns sampled
-/// from every thread's block of columns with A·v = λv and Vᵀv = e.
+/// from every thread's block of columns with A·v = λv and Vᵀv = e. With more
+/// than two threads: [`splits_on_three_threads_match_the_plain_routines`].
 fn split_syevd_matches_syevd<S: T + RealLapack>(p: &str) {
     let ctx = split_ctx("syevd");
     for (n, uplo) in [
@@ -214,6 +215,34 @@ fn split_gesdd_matches_gesdd<S: T + RealLapack>(p: &str) {
 fn split_gesdd_matches_plain_gesdd() {
     split_gesdd_matches_gesdd::<f32>("s");
     split_gesdd_matches_gesdd::<f64>("d");
+}
+
+/// The two split tests above again, in a process of this test binary whose
+/// library has three threads for a big call, as on a machine with three
+/// cores or more: `?syevd`'s last step then runs in three column blocks at
+/// once, where a two-core machine runs two. Three blocks sharing one copy
+/// of the reflectors returned wrong eigenvectors with Debian's OpenBLAS
+/// 0.3.21 (this test failed 9 runs of 10 so; `split::syevd`'s `apply_q`).
+#[test]
+fn splits_on_three_threads_match_the_plain_routines() {
+    let tests = [
+        "tests::spectral::split_syevd_matches_plain_syevd",
+        "tests::spectral::split_gesdd_matches_plain_gesdd",
+    ];
+    let out = std::process::Command::new(std::env::current_exe().expect("the test binary"))
+        .args(["--exact", "--test-threads=1"])
+        .args(tests)
+        .env(crate::library::THREADS_ENV, "3")
+        .output()
+        .expect("run the test binary again");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("2 passed"),
+        "the split tests with {}=3: {}\n{stdout}\n{}",
+        crate::library::THREADS_ENV,
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 // ------------------------------------------------------------------- SVD
