@@ -48,8 +48,9 @@
 //! things decide whether a split pays on a small machine, and the split
 //! deals with both:
 //! * OpenBLAS's idle worker keeps spinning (`sched_yield`) for a while after
-//!   a threaded call and holds a core. The split ends the workers
-//!   (`blas_thread_shutdown_`) before its own threads start.
+//!   a threaded call and holds a core. The split's first steps run on
+//!   OpenBLAS's threads only when the call has more than two, and it ends
+//!   the workers (`blas_thread_shutdown_`) before its own threads start.
 //! * a new thread is often queued behind its busy creator rather than put
 //!   on the idle core, and then runs only once the creator has finished its
 //!   own half. Each helper thread therefore takes the creator's CPU out of
@@ -208,6 +209,18 @@ impl Exclusive<'_> {
     /// Threads the call may use, OpenBLAS's or its own (at least 2).
     pub(crate) fn threads(&self) -> usize {
         self.reset.0.threads_for_big_calls
+    }
+
+    /// Whether a split call's first steps (`?sytrd`; `?gebrd` and `?bdsdc`)
+    /// may run on OpenBLAS's threads: only when the call has more than two
+    /// threads. With two, OpenBLAS's worker has to be ended before the
+    /// split's own two threads start (module docs), and starting it for
+    /// each call cost more than its share of those steps gained: a restarted
+    /// worker spins on a core after the call, where XLA runs the program's
+    /// next operations, and one started right before the step is queued
+    /// behind its creator (docs/performance.md, "Thread scheduling").
+    pub(crate) fn openblas_threads_before_split(&self) -> bool {
+        self.threads() > 2
     }
 
     /// Sets OpenBLAS's thread count, at most [`Exclusive::threads`].

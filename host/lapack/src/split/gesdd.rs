@@ -8,9 +8,10 @@
 //! blocks too small for OpenBLAS's threads to share, so [`gesdd`] runs them
 //! at once, one thread each, OpenBLAS on one thread
 //! ([`run_together`]). The first two steps stay whole, on OpenBLAS's
-//! threads when the thread policy gives a call this large more than one
-//! ([`crate::library`], "Threads"), whose idle
-//! workers are then ended.
+//! threads when the call has more than two
+//! ([`Exclusive::openblas_threads_before_split`](crate::library::Exclusive::openblas_threads_before_split))
+//! and the thread policy gives a call this large more than one
+//! ([`crate::library`], "Threads"), whose idle workers are then ended.
 //!
 //! The results are `?gesdd`'s up to rounding: the same routines on the same
 //! data in the same order (path 5 of `?gesdd`, "M ≥ N, but not much
@@ -65,7 +66,8 @@ pub(crate) fn gesdd<T: RealLapack>(
     // Also `?bdsdc`'s workspace.
     let mut work = vec![T::ZERO; query.max(3 * n * n + 4 * n)];
     let mut iwork = vec![0i32; 8 * n];
-    let openblas_threads = exclusive.raise_for(flops(n, n) * ctx.flop_cost);
+    let openblas_threads = exclusive.openblas_threads_before_split()
+        && exclusive.raise_for(flops(n, n) * ctx.flop_cost);
     checked::gebrd(l, ni, ni, a, ni, s, &mut e, &mut tauq, &mut taup, &mut work);
     // As `?gesdd` does before `?bdsdc`.
     u.fill(T::ZERO);

@@ -15,9 +15,11 @@
 //!   applies Q to its own columns. `?ormtr` applies Q in blocks of 32
 //!   reflectors, calls too small for OpenBLAS's threads to share.
 //!
-//! `?sytrd` stays whole, on OpenBLAS's threads from
-//! [`MIN_N_OPENBLAS_THREADS`] on; its idle workers are then ended, as they
-//! would spin on the cores the next steps need. Each new thread leaves the
+//! `?sytrd` stays whole, on one thread, or on OpenBLAS's threads from
+//! [`MIN_N_OPENBLAS_THREADS`] on when the call has more than two
+//! ([`Exclusive::openblas_threads_before_split`](crate::library::Exclusive::openblas_threads_before_split));
+//! their idle workers are then ended, as they would spin on the cores the
+//! next steps need. Each new thread leaves the
 //! caller's CPU and is waited for before the work starts: otherwise it was
 //! often queued behind the busy caller and ran only once the caller had
 //! finished its own part (module docs of [`crate::library`]).
@@ -40,7 +42,8 @@ use plugin_glue::handler::HandlerError;
 /// bench (docs/performance.md, "Split LAPACK calls").
 pub(crate) const MIN_N: usize = 320;
 
-/// Smallest order whose `?sytrd` runs on OpenBLAS's threads.
+/// Smallest order whose `?sytrd` runs on OpenBLAS's threads, when the call
+/// has more than two.
 pub(crate) const MIN_N_OPENBLAS_THREADS: usize = 480;
 
 /// Least number of columns worth a thread of its own in `?ormtr`.
@@ -69,7 +72,7 @@ pub(crate) fn syevd<T: RealLapack>(
     let ni = ctx.int("n", n)?;
     let (mut e, mut tau) = (vec![T::ZERO; n], vec![T::ZERO; n]);
     let mut work = vec![T::ZERO; checked::lwork::sytrd::<T>(l, uplo, ni, ni)];
-    let openblas_threads = n >= MIN_N_OPENBLAS_THREADS;
+    let openblas_threads = n >= MIN_N_OPENBLAS_THREADS && exclusive.openblas_threads_before_split();
     if openblas_threads {
         exclusive.set_openblas_threads(exclusive.threads());
     }

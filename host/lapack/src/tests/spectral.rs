@@ -83,10 +83,10 @@ fn unit<S: T>(n: usize, j: usize) -> Mat<S> {
 }
 
 /// The split path ([`split::syevd`]) on single matrices at its two
-/// thresholds (the larger one also puts OpenBLAS threads on the first two
-/// steps): the eigenvalues of plain `?syevd`, and eigenvector columns sampled
-/// from every thread's block of columns with A·v = λv and Vᵀv = e. With more
-/// than two threads: [`splits_on_three_threads_match_the_plain_routines`].
+/// thresholds (with more than two threads the larger one also puts OpenBLAS
+/// threads on `?sytrd`: [`splits_on_three_threads_match_the_plain_routines`]):
+/// the eigenvalues of plain `?syevd`, and eigenvector columns sampled from
+/// every thread's block of columns with A·v = λv and Vᵀv = e.
 fn split_syevd_matches_syevd<S: T + RealLapack>(p: &str) {
     let ctx = split_ctx("syevd");
     for (n, uplo) in [
@@ -186,13 +186,15 @@ fn plain_gesdd<S: T + RealLapack>(n: usize, a: &mut [S]) -> (Vec<S>, i32) {
     (s, info)
 }
 
-/// The split SVD ([`split::gesdd`]) of single square matrices, without and
-/// with OpenBLAS threads for its first steps: the singular values of plain
-/// `?gesdd`, and sampled columns of V with A·v = σu, Uᵀu = e and Vᵀv = e.
+/// The split SVD ([`split::gesdd`]) of single square matrices, below and at
+/// the size whose first steps get OpenBLAS threads when the call has more
+/// than two threads: the singular values of plain `?gesdd`, and sampled
+/// columns of V with A·v = σu, Uᵀu = e and Vᵀv = e.
 fn split_gesdd_matches_gesdd<S: T + RealLapack>(p: &str) {
     let ctx = split_ctx("gesdd");
     // The test context counts every flop as an f64 one: 416 reaches
-    // BIG_CALL_FLOPS (OpenBLAS threads for ?gebrd and ?bdsdc), 320 not.
+    // BIG_CALL_FLOPS (OpenBLAS threads for ?gebrd and ?bdsdc, with more
+    // than two threads for the call), 320 not.
     for n in [split::gesdd::MIN_N, 416] {
         let a0 = Mat::from(n, n, &random::<S>(n * n, 90 + n as u64));
         let (expected, info) = plain_gesdd(n, &mut a0.d.clone());
@@ -220,7 +222,9 @@ fn split_gesdd_matches_plain_gesdd() {
 /// The two split tests above again, in a process of this test binary whose
 /// library has three threads for a big call, as on a machine with three
 /// cores or more: `?syevd`'s last step then runs in three column blocks at
-/// once, where a two-core machine runs two. Three blocks sharing one copy
+/// once, where a two-core machine runs two, and the first steps of both
+/// splits run on OpenBLAS's threads, which they do not on two (nor in the
+/// other tests on a two-core machine). Three blocks sharing one copy
 /// of the reflectors returned wrong eigenvectors with Debian's OpenBLAS
 /// 0.3.21 (this test failed 9 runs of 10 so; `split::syevd`'s `apply_q`).
 #[test]
