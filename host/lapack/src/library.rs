@@ -47,10 +47,12 @@
 //! one thread each (for `?gesdd`, its two final `?ormbr` products). Two
 //! things decide whether a split pays on a small machine, and the split
 //! deals with both:
-//! * OpenBLAS's idle worker keeps spinning (`sched_yield`) for a while after
-//!   a threaded call and holds a core. The split's first steps run on
-//!   OpenBLAS's threads only when the call has more than two, and it ends
-//!   the workers (`blas_thread_shutdown_`) before its own threads start.
+//! * OpenBLAS's idle worker keeps spinning for a while after a threaded
+//!   call (calling `sched_yield` in older builds, a busy loop in newer
+//!   ones: docs/performance.md, "Thread scheduling") and holds a core. The
+//!   split's first steps run on OpenBLAS's threads only when the call has
+//!   more than two, and it ends the workers (`blas_thread_shutdown_`)
+//!   before its own threads start.
 //! * a new thread is often queued behind its busy creator rather than put
 //!   on the idle core, and then runs only once the creator has finished its
 //!   own half. Each helper thread therefore takes the creator's CPU out of
