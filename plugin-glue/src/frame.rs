@@ -373,14 +373,25 @@ unsafe fn check_struct_ptr<T>(ptr: *const T, min: usize) -> Result<(), FrameDefe
 impl FrameDefect {
     /// The error [`CallFrame::from_raw`] reports for it.
     fn error(self) -> HandlerError {
+        HandlerError::invalid_argument(self.describe(
+            "the call frame",
+            "the call frame",
+            XLA_FFI_CallFrame_STRUCT_SIZE,
+        ))
+    }
+
+    /// What is wrong, in words: `pointer` (what the pointer is called) is
+    /// NULL or misaligned, or `what` (the struct) has a `struct_size` below
+    /// `min`.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn describe(self, pointer: &str, what: &str, min: usize) -> String {
         match self {
-            FrameDefect::Null => HandlerError::invalid_argument("the call frame is NULL"),
-            FrameDefect::Misaligned => {
-                HandlerError::invalid_argument("the call frame is misaligned")
+            FrameDefect::Null => format!("{pointer} is NULL"),
+            FrameDefect::Misaligned => format!("{pointer} is misaligned"),
+            FrameDefect::Short(struct_size) => {
+                format!("{what} has struct_size {struct_size}, expected at least {min}")
             }
-            FrameDefect::Short(struct_size) => HandlerError::invalid_argument(format!(
-                "the call frame has struct_size {struct_size}, expected at least {XLA_FFI_CallFrame_STRUCT_SIZE}"
-            )),
         }
     }
 }

@@ -11,9 +11,7 @@ use std::ops::Deref;
 use cyxla_xla_types::attr;
 pub use cyxla_xla_types::attr::Scalar;
 
-use super::{
-    FrameDefect, SliceError, check_struct_ptr, count, slice_from_raw_parts, struct_size_error,
-};
+use super::{SliceError, check_struct_ptr, count, slice_from_raw_parts};
 use crate::dtype::DType;
 use crate::error::HandlerError;
 use crate::ffi::xla_ffi::{
@@ -72,27 +70,13 @@ impl<'a> Attrs<'a> {
             Some(name) => format!("dictionary attribute `{}`", String::from_utf8_lossy(name)),
         };
         // SAFETY: attrs start with size_t struct_size (caller contract).
-        match unsafe { check_struct_ptr(attrs, XLA_FFI_Attrs_STRUCT_SIZE) } {
-            Ok(()) => {}
-            Err(FrameDefect::Null) => {
-                return Err(HandlerError::invalid_argument(format!(
-                    "{} is NULL",
-                    what()
-                )));
-            }
-            Err(FrameDefect::Misaligned) => {
-                return Err(HandlerError::invalid_argument(format!(
-                    "{} is misaligned",
-                    what()
-                )));
-            }
-            Err(FrameDefect::Short(struct_size)) => {
-                return Err(struct_size_error(
-                    &what(),
-                    struct_size,
-                    XLA_FFI_Attrs_STRUCT_SIZE,
-                ));
-            }
+        if let Err(defect) = unsafe { check_struct_ptr(attrs, XLA_FFI_Attrs_STRUCT_SIZE) } {
+            let what = what();
+            return Err(HandlerError::invalid_argument(defect.describe(
+                &what,
+                &what,
+                XLA_FFI_Attrs_STRUCT_SIZE,
+            )));
         }
         // SAFETY: struct_size covers the struct; valid for 'a (caller contract).
         let raw: &'a XLA_FFI_Attrs = unsafe { &*attrs };

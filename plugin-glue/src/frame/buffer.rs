@@ -179,18 +179,13 @@ impl<'a> BufferView<'a> {
     ) -> Result<BufferView<'a>, HandlerError> {
         let err = |what: String| HandlerError::invalid_argument(format!("{role} {index}: {what}"));
         // SAFETY: forwarded caller contract.
-        let raw = match unsafe { raw_buffer(buffer) } {
-            Ok(raw) => raw,
-            Err(FrameDefect::Null) => return Err(err("the buffer pointer is NULL".into())),
-            Err(FrameDefect::Misaligned) => {
-                return Err(err("the buffer pointer is misaligned".into()));
-            }
-            Err(FrameDefect::Short(struct_size)) => {
-                return Err(err(format!(
-                    "the buffer has struct_size {struct_size}, expected at least {XLA_FFI_Buffer_STRUCT_SIZE}"
-                )));
-            }
-        };
+        let raw = unsafe { raw_buffer(buffer) }.map_err(|defect| {
+            err(defect.describe(
+                "the buffer pointer",
+                "the buffer",
+                XLA_FFI_Buffer_STRUCT_SIZE,
+            ))
+        })?;
         let Some(dtype) = DType::from_xla(raw.dtype) else {
             return Err(err(format!("unknown dtype {}", raw.dtype)));
         };
