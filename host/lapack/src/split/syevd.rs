@@ -19,10 +19,10 @@
 //! [`MIN_N_OPENBLAS_THREADS`] on when the call has more than two
 //! ([`Exclusive::openblas_threads_before_split`](crate::library::Exclusive::openblas_threads_before_split));
 //! their idle workers are then ended, as they would spin on the cores the
-//! next steps need. Each new thread leaves the
-//! caller's CPU and is waited for before the work starts: otherwise it was
-//! often queued behind the busy caller and ran only once the caller had
-//! finished its own part (module docs of [`crate::library`]).
+//! next steps need. Each new thread leaves the caller's CPU and is waited
+//! for before the work starts: otherwise it was often queued behind the
+//! busy caller and ran only once the caller had finished its own part
+//! (module docs of [`crate::library`]).
 //!
 //! Measurements: docs/performance.md, "Split LAPACK calls".
 //!
@@ -255,6 +255,8 @@ fn apply_q<T: RealLapack>(
         // (`?syevd` ignores it too).
         checked::ormtr(l, uplo, ni, columns(c.len() / n), a, ni, tau, c, ni, work);
     };
+    // Copied before any block starts: the first block's `?ormtr` may
+    // write into `a` while it runs.
     let copies: Vec<Vec<T>> = (1..n.div_ceil(width)).map(|_| a.to_vec()).collect();
     let reflectors = std::iter::once(a).chain(copies.iter().map(Vec::as_slice));
     let jobs = z
