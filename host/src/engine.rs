@@ -952,12 +952,88 @@ mod tests {
         }
     }
 
+    /// The optimised CLIF of each wasm function compiled for `wasm` under
+    /// `interrupt` (`Config::emit_clif`; not the trampolines), in no
+    /// particular order.
+    fn optimised_clif(interrupt: Interrupt, wasm: &[u8]) -> Vec<String> {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut config = wasm_config(&Limits::default(), interrupt);
+        config.emit_clif(dir.path());
+        let engine = wasmtime::Engine::new(&config).expect("an engine");
+        engine.precompile_module(wasm).expect("compiles");
+        std::fs::read_dir(dir.path())
+            .expect("the CLIF folder")
+            .map(|entry| {
+                std::fs::read_to_string(entry.expect("an entry").path()).expect("CLIF text")
+            })
+            .filter(|clif| clif.contains("function <wasm[0]::function["))
+            .collect()
+    }
+
+    /// An unrolled loop whose back edge is a `br_if` at the end of its body
+    /// leaves from the first copy through a cold block, laid out after the
+    /// function's other code, so that the first copy runs on into the
+    /// second without a taken jump
+    /// (`vendor/wasmtime-internal-cranelift/CYXLA-PATCH.md`, "The first
+    /// copy's exit"). A loop that exits at its top (`br_if` out, `br` back)
+    /// leaves from no copy's end, and nothing is cold there; nor in a loop
+    /// left rolled (no checks, no unrolling).
+    #[test]
+    fn the_first_copys_exit_is_cold() {
+        // Each function's cold blocks, with the function's CLIF for the
+        // message.
+        let cold_blocks = |interrupt: Interrupt, wasm: &[u8]| -> (usize, String) {
+            let clif = optimised_clif(interrupt, wasm);
+            let cold = clif
+                .iter()
+                .flat_map(|f| f.lines())
+                .filter(|line| line.trim_start().starts_with("block") && line.ends_with(" cold:"))
+                .count();
+            (cold, clif.join("\n"))
+        };
+        let do_while = multiply_loops(1, 6);
+        let exit_at_top = wat::parse_str(
+            r#"(module (func (export "f") (param $n i64) (result i64) (local $a i64)
+                 (block $out (loop $l
+                   (br_if $out (i64.eqz (local.get $n)))
+                   (local.set $a (i64.mul (local.get $a) (i64.const 3)))
+                   (local.set $n (i64.sub (local.get $n) (i64.const 1)))
+                   (br $l)))
+                 (local.get $a)))"#,
+        )
+        .expect("valid WAT");
+        for (interrupt, wasm, want, what) in [
+            (
+                Interrupt::Poll,
+                &do_while,
+                1,
+                "the do-while loop's first copy leaves through one",
+            ),
+            (
+                Interrupt::Poll,
+                &exit_at_top,
+                0,
+                "a loop that exits at its top has no",
+            ),
+            (
+                Interrupt::Unchecked,
+                &do_while,
+                0,
+                "a loop compiled without checks (not unrolled) has no",
+            ),
+        ] {
+            let (cold, clif) = cold_blocks(interrupt, wasm);
+            assert_eq!(cold, want, "{what} cold block; the CLIF:\n{clif}");
+        }
+    }
+
     /// The loop patches of the code generators are in use
     /// (`vendor/wasmtime-internal-cranelift/CYXLA-PATCH.md`, "Loop
     /// unrolling"; `vendor/cranelift-codegen/CYXLA-PATCH.md`, 3): with
     /// deadline checks a short innermost loop's body is compiled twice (its
     /// code grows by at least the multiplies of a second copy), a long one
-    /// once (it grows by the checks alone); and every function with a loop
+    /// once (it grows by the checks alone); and every
+    /// function with a loop
     /// starts on a 64-byte line, with checks or without (functions are
     /// otherwise 32-byte aligned: eight at multiples of 64 by chance is one
     /// in 256).
@@ -970,7 +1046,7 @@ mod tests {
         let short = multiply_loops(8, 6);
         // 12 multiplies: 56 operators, too long to unroll.
         let long = multiply_loops(1, 12);
-        // Loop headers start a 64-byte line on x64 only (engine patch 8; on
+        // Loop headers start a 64-byte line on x64 only (cranelift-codegen/03; on
         // aarch64 no padding: loops_are_padded_only_where_the_backend_asks).
         if cfg!(target_arch = "x86_64") {
             for engine in [&checked, &unchecked] {

@@ -3628,12 +3628,27 @@ pub(crate) fn set_loop_branch_target(environ: &mut FuncEnvironment<'_>, target: 
 /// it jumps to the code after the loop with the loop's results, and marks
 /// that code reachable. The value stack returns to its height at the loop's
 /// start, where the next copy begins (unrolled loops take no parameters).
+///
+/// The block that leaves (the copy began in `start`) is cold when the copy
+/// branched before it: in a loop whose back edge is a `br_if` at the end
+/// of the body, it is the exit that runs once per loop, and laid out
+/// between the copies it would make the first copy's branch to the second
+/// a taken jump on every trip (CYXLA-PATCH.md, "The first copy's exit").
 pub(crate) fn translate_unrolled_copy_end(
     builder: &mut FunctionBuilder,
     environ: &mut FuncEnvironment<'_>,
+    start: ir::Block,
     next: ir::Block,
 ) {
     let reachable = environ.is_reachable();
+    if reachable {
+        let current = builder
+            .current_block()
+            .expect("a reachable copy end is in a block");
+        if current != start {
+            builder.set_cold_block(current);
+        }
+    }
     let Some(ControlStackFrame::Loop {
         destination,
         num_param_values: 0,

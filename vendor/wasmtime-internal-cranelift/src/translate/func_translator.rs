@@ -522,7 +522,13 @@ fn translate_unrolled_loop<'a>(
                 replay(read, validator, builder, environ)?;
             }
             if let Some(next) = next {
-                translate_unrolled_copy_end(builder, environ, next);
+                // The copy began in the loop's header or in the block
+                // the copy before it branched to.
+                let start = match copy {
+                    0 => header,
+                    _ => starts[copy - 1],
+                };
+                translate_unrolled_copy_end(builder, environ, start, next);
             }
         }
         Ok(())
