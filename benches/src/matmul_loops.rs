@@ -8,18 +8,24 @@
 //! function (the loops around it, which the copies replace with one
 //! driver of their own). Two are the code the compilers emit, byte for
 //! byte ([`check_emitted`] fails when that code changes); the others are
-//! what other code generation would emit:
+//! what other code generation would emit, or did:
 //!
-//! - `guest, as emitted`: the loop Cranelift emits for the guest, with its
-//!   poll-page check (one load per trip of 16 floats),
-//! - `guest, without its check`: the same bytes without the check's load,
-//! - `guest, C from one register`: the same loop with `C`'s loads and
-//!   stores addressed from one register (a `lea` more per trip) instead of
-//!   base and index,
-//! - `guest, one check per 2 trips`: the body twice per check, leaving
-//!   between the copies when the floats run out (the shape the
-//!   translator's unrolling gives short loops),
-//! - `guest, a load per 8 trips, counted`: a count in a register taken
+//! - `guest, as emitted`: the loop Cranelift emits for the guest, unrolled
+//!   (the engine's patch wasmtime-internal-cranelift/06): two trips of 16
+//!   floats per poll-page check, the first copy's exit a branch out to a
+//!   cold block (patch 05),
+//! - `guest, as emitted, without its check`: the same bytes without the
+//!   check's load,
+//! - `guest, rolled (before patch 06)`: the loop as Cranelift emitted it
+//!   before those patches, one check per trip (kept by hand: nothing
+//!   checks it against the engine any more), and variants of it:
+//! - `rolled, without its check`: the same bytes without the check's load,
+//! - `rolled, C from one register`: `C`'s loads and stores addressed from
+//!   one register (a `lea` more per trip) instead of base and index,
+//! - `rolled, one check per 2 trips`: the body twice per check, leaving
+//!   between the copies when the floats run out (by hand, before the
+//!   engine unrolled this loop),
+//! - `rolled, a load per 8 trips, counted`: a count in a register taken
 //!   down each trip, the check's load only when it reaches zero,
 //! - `native (clang -O3)`: the loop of the native build (8 floats a trip),
 //!   the reference.
@@ -32,7 +38,61 @@
 /// The matrices' order, as in the bench's P3 case.
 pub const N: usize = 256;
 
-/// The guest's loop as Cranelift emits it, 129 bytes in three parts: its
+/// The guest's loop as Cranelift emits it, 251 bytes: its poll-page check
+/// (`guest_unrolled_check_bytes`, `movzbq (%rax),%rsi`), the first copy of
+/// a trip of 16 floats with its exit test (`guest_first_copy_bytes`, up to
+/// `sub $0x10,%rsi`), a `je` out (rel32, to a cold block after the
+/// function: not listed, its displacement depends on the function), the
+/// second copy (`guest_second_copy_bytes`, up to `sub $0x20,%r9`), and the
+/// `jne` back to the check (`guest_unrolled_jump_back_bytes`, by -251). The
+/// heap's base is in `rbx`, the poll page in `rax`, `C`'s row at `r15` and
+/// `B`'s at `r13` (32-bit offsets into the heap), the byte offset of the
+/// trip in `rdi`, the floats left in `r9`, `A[i][p]` in every lane of
+/// `xmm1`; it clobbers `rsi`, `r11`, `r12`, `xmm2` and `xmm3`.
+macro_rules! guest_unrolled_check_bytes {
+    () => {
+        "0x48,0x0f,0xb6,0x30"
+    };
+}
+
+/// See `guest_unrolled_check_bytes`.
+macro_rules! guest_first_copy_bytes {
+    () => {
+        "0x46, 0x8d, 0x1c, 0x3f, 0xc4, 0xa1, 0x7a, 0x6f, 0x14, 0x1b, 0x42, 0x8d, 0x34, 0x2f, 0x4c, 0x8d, \
+         0x24, 0x33, 0xc5, 0xf0, 0x59, 0x1c, 0x33, 0xc5, 0xe8, 0x58, 0xd3, 0xc4, 0xa1, 0x78, 0x11, 0x14, \
+         0x1b, 0xc4, 0xa1, 0x7a, 0x6f, 0x54, 0x1b, 0x30, 0xc4, 0xc1, 0x70, 0x59, 0x5c, 0x24, 0x30, 0xc5, \
+         0xe8, 0x58, 0xd3, 0xc4, 0xa1, 0x78, 0x11, 0x54, 0x1b, 0x30, 0xc4, 0xa1, 0x7a, 0x6f, 0x54, 0x1b, \
+         0x20, 0xc4, 0xc1, 0x70, 0x59, 0x5c, 0x24, 0x20, 0xc5, 0xe8, 0x58, 0xd3, 0xc4, 0xa1, 0x78, 0x11, \
+         0x54, 0x1b, 0x20, 0xc4, 0xa1, 0x7a, 0x6f, 0x54, 0x1b, 0x10, 0xc4, 0xc1, 0x70, 0x59, 0x5c, 0x24, \
+         0x10, 0xc5, 0xe8, 0x58, 0xd3, 0xc4, 0xa1, 0x78, 0x11, 0x54, 0x1b, 0x10, 0x4c, 0x89, 0xce, 0x48, \
+         0x83, 0xee, 0x10"
+    };
+}
+
+/// See `guest_unrolled_check_bytes`.
+macro_rules! guest_second_copy_bytes {
+    () => {
+        "0x8d, 0x77, 0x40, 0x46, 0x8d, 0x1c, 0x3e, 0xc4, 0xa1, 0x7a, 0x6f, 0x14, 0x1b, 0x41, 0x03, 0xf5, \
+         0x4c, 0x8d, 0x24, 0x33, 0xc5, 0xf0, 0x59, 0x1c, 0x33, 0xc5, 0xe8, 0x58, 0xd3, 0xc4, 0xa1, 0x78, \
+         0x11, 0x14, 0x1b, 0xc4, 0xa1, 0x7a, 0x6f, 0x54, 0x1b, 0x30, 0xc4, 0xc1, 0x70, 0x59, 0x5c, 0x24, \
+         0x30, 0xc5, 0xe8, 0x58, 0xd3, 0xc4, 0xa1, 0x78, 0x11, 0x54, 0x1b, 0x30, 0xc4, 0xa1, 0x7a, 0x6f, \
+         0x54, 0x1b, 0x20, 0xc4, 0xc1, 0x70, 0x59, 0x5c, 0x24, 0x20, 0xc5, 0xe8, 0x58, 0xd3, 0xc4, 0xa1, \
+         0x78, 0x11, 0x54, 0x1b, 0x20, 0xc4, 0xa1, 0x7a, 0x6f, 0x54, 0x1b, 0x10, 0xc4, 0xc1, 0x70, 0x59, \
+         0x5c, 0x24, 0x10, 0xc5, 0xe8, 0x58, 0xd3, 0xc4, 0xa1, 0x78, 0x11, 0x54, 0x1b, 0x10, 0x81, 0xc7, \
+         0x80, 0x00, 0x00, 0x00, 0x49, 0x83, 0xe9, 0x20"
+    };
+}
+
+/// See `guest_unrolled_check_bytes`.
+macro_rules! guest_unrolled_jump_back_bytes {
+    () => {
+        "0x0f,0x85,0x05,0xff,0xff,0xff"
+    };
+}
+
+/// The guest's loop as Cranelift emitted it before the engine's patches
+/// wasmtime-internal-cranelift/05 and 06 unrolled it, 129 bytes in three
+/// parts: its
 /// poll-page check (`guest_check_bytes`, `movzbq (%rax),%rdi`), one trip
 /// of 16 floats (`guest_trip_bytes`) and the jump back to the check
 /// (`guest_jump_back_bytes`, `jne` by -129). The heap's base is in `rbx`,
@@ -40,9 +100,10 @@ pub const N: usize = 256;
 /// offsets into the heap), the byte offset of the trip in `r9`, the floats
 /// left in `rsi` (the trip ends with `sub $0x10,%rsi`, whose flags the
 /// jump reads), `A[i][p]` in every lane of `xmm1`; it clobbers `rdi`,
-/// `r12`, `r14`, `xmm2` and `xmm3`. The variants below are built of the
-/// same parts, so the one byte list that [`check_emitted`] checks is the
-/// code each of them runs.
+/// `r12`, `r14`, `xmm2` and `xmm3`. The rolled variants below are built of
+/// the same parts, so they differ from this code only where their names
+/// say (it was the code Cranelift emitted, checked byte for byte, until the
+/// unrolling).
 macro_rules! guest_check_bytes {
     () => {
         "0x48,0x0f,0xb6,0x38"
@@ -82,15 +143,25 @@ macro_rules! native_loop_bytes {
     };
 }
 
-/// Saves the callee-saved registers the loops use and sets up the guest
-/// loop's registers from `(heap, c_row, b_row, n, x, page)` (System V:
-/// `rdi`, `esi`, `edx`, `rcx`, `xmm0`, `r8`).
+/// Saves the callee-saved registers the loops use and sets up the rolled
+/// guest loop's registers from `(heap, c_row, b_row, n, x, page)` (System
+/// V: `rdi`, `esi`, `edx`, `rcx`, `xmm0`, `r8`).
 #[cfg(target_arch = "x86_64")]
 macro_rules! guest_prologue {
     () => {
         "push %rbx\n push %r12\n push %r13\n push %r14\n push %r15\n \
          mov %rdi,%rbx\n mov %esi,%r15d\n mov %edx,%r13d\n mov %rcx,%rsi\n mov %r8,%rax\n \
          xor %r9d,%r9d\n vbroadcastss %xmm0,%xmm1\n"
+    };
+}
+
+/// The same for the unrolled loop, whose registers differ.
+#[cfg(target_arch = "x86_64")]
+macro_rules! guest_unrolled_prologue {
+    () => {
+        "push %rbx\n push %r12\n push %r13\n push %r14\n push %r15\n \
+         mov %rdi,%rbx\n mov %esi,%r15d\n mov %edx,%r13d\n mov %rcx,%r9\n mov %r8,%rax\n \
+         xor %edi,%edi\n vbroadcastss %xmm0,%xmm1\n"
     };
 }
 
@@ -108,6 +179,42 @@ macro_rules! epilogue {
 #[cfg(target_arch = "x86_64")]
 std::arch::global_asm!(
     ".text",
+    // The unrolled loop; its `je` (rel32, as Cranelift encodes it) leaves
+    // for the epilogue.
+    ".p2align 6",
+    "cyxla_bench_matmul_unrolled:",
+    guest_unrolled_prologue!(),
+    ".p2align 6",
+    concat!(
+        ".byte ",
+        guest_unrolled_check_bytes!(),
+        ",",
+        guest_first_copy_bytes!()
+    ),
+    ".byte 0x0f,0x84",
+    ".long 3f - . - 4",
+    concat!(
+        ".byte ",
+        guest_second_copy_bytes!(),
+        ",",
+        guest_unrolled_jump_back_bytes!()
+    ),
+    "3:",
+    epilogue!(),
+    // The same without its check: the copies and a jump back.
+    ".p2align 6",
+    "cyxla_bench_matmul_unrolled_no_check:",
+    guest_unrolled_prologue!(),
+    ".p2align 6",
+    "2:",
+    concat!(".byte ", guest_first_copy_bytes!()),
+    ".byte 0x0f,0x84",
+    ".long 3f - . - 4",
+    concat!(".byte ", guest_second_copy_bytes!()),
+    "jne 2b",
+    "3:",
+    epilogue!(),
+    // The rolled loop, as emitted before the unrolling.
     ".p2align 6",
     "cyxla_bench_matmul_emitted:",
     guest_prologue!(),
@@ -213,6 +320,15 @@ type RowFn = unsafe extern "sysv64" fn(*mut u8, u32, u32, u64, f32, *const u8);
 
 #[cfg(target_arch = "x86_64")]
 unsafe extern "sysv64" {
+    fn cyxla_bench_matmul_unrolled(heap: *mut u8, c: u32, b: u32, n: u64, x: f32, page: *const u8);
+    fn cyxla_bench_matmul_unrolled_no_check(
+        heap: *mut u8,
+        c: u32,
+        b: u32,
+        n: u64,
+        x: f32,
+        page: *const u8,
+    );
     fn cyxla_bench_matmul_emitted(heap: *mut u8, c: u32, b: u32, n: u64, x: f32, page: *const u8);
     fn cyxla_bench_matmul_no_check(heap: *mut u8, c: u32, b: u32, n: u64, x: f32, page: *const u8);
     fn cyxla_bench_matmul_one_register(
@@ -230,18 +346,29 @@ unsafe extern "sysv64" {
 
 /// The copies, the reference (native) first.
 #[cfg(target_arch = "x86_64")]
-fn shapes() -> [(&'static str, RowFn); 6] {
+fn shapes() -> [(&'static str, RowFn); 8] {
     [
         ("native (clang -O3, emitted)", cyxla_bench_matmul_native),
-        ("guest, as emitted", cyxla_bench_matmul_emitted),
-        ("guest, without its check", cyxla_bench_matmul_no_check),
+        ("guest, as emitted", cyxla_bench_matmul_unrolled),
         (
-            "guest, C from one register",
+            "guest, as emitted, without its check",
+            cyxla_bench_matmul_unrolled_no_check,
+        ),
+        (
+            "guest, rolled (before patch 06)",
+            cyxla_bench_matmul_emitted,
+        ),
+        ("rolled, without its check", cyxla_bench_matmul_no_check),
+        (
+            "rolled, C from one register",
             cyxla_bench_matmul_one_register,
         ),
-        ("guest, one check per 2 trips", cyxla_bench_matmul_two_trips),
         (
-            "guest, a load per 8 trips, counted",
+            "rolled, one check per 2 trips",
+            cyxla_bench_matmul_two_trips,
+        ),
+        (
+            "rolled, a load per 8 trips, counted",
             cyxla_bench_matmul_counted,
         ),
     ]
@@ -261,19 +388,28 @@ pub fn check_emitted(guest: &[u8], native: &[u8]) {
     if !std::arch::is_x86_feature_detected!("avx") {
         return;
     }
-    let guest_loop = concat!(
-        guest_check_bytes!(),
+    // The unrolled loop in two pieces, around the `je` out's displacement.
+    let before = crate::loop_shapes::bytes(concat!(
+        guest_unrolled_check_bytes!(),
         ",",
-        guest_trip_bytes!(),
+        guest_first_copy_bytes!(),
+        ",0x0f,0x84"
+    ));
+    let after = crate::loop_shapes::bytes(concat!(
+        guest_second_copy_bytes!(),
         ",",
-        guest_jump_back_bytes!()
-    );
-    for (what, code, listed) in [
-        ("guest", guest, guest_loop),
-        ("native", native, native_loop_bytes!()),
+        guest_unrolled_jump_back_bytes!()
+    ));
+    let guest_found = guest
+        .windows(before.len() + 4 + after.len())
+        .any(|w| w.starts_with(&before) && w.ends_with(&after));
+    let native_loop = crate::loop_shapes::bytes(native_loop_bytes!());
+    let native_found = native.windows(native_loop.len()).any(|w| w == native_loop);
+    for (what, code, found) in [
+        ("guest", guest, guest_found),
+        ("native", native, native_found),
     ] {
-        let wanted = crate::loop_shapes::bytes(listed);
-        if !code.windows(wanted.len()).any(|w| w == wanted) {
+        if !found {
             let file = std::env::temp_dir().join(format!("cyxla-matmul-{what}.elf"));
             let wrote = std::fs::write(&file, code);
             panic!(

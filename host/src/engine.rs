@@ -1030,9 +1030,10 @@ mod tests {
     /// The loop patches of the code generators are in use
     /// (`vendor/wasmtime-internal-cranelift/CYXLA-PATCH.md`, "Loop
     /// unrolling"; `vendor/cranelift-codegen/CYXLA-PATCH.md`, 3): with
-    /// deadline checks a short innermost loop's body is compiled twice (its
-    /// code grows by at least the multiplies of a second copy), a long one
-    /// once (it grows by the checks alone); and every
+    /// deadline checks an innermost loop's body of at most 64 operators is
+    /// compiled twice (its code grows by a second copy: Cranelift folds the
+    /// multiplies by constants into one, so by 24 bytes at least), a longer
+    /// one once (it grows by the checks alone, less); and every
     /// function with a loop
     /// starts on a 64-byte line, with checks or without (functions are
     /// otherwise 32-byte aligned: eight at multiples of 64 by chance is one
@@ -1044,8 +1045,11 @@ mod tests {
 
         // 6 multiplies: 4 operators each, 32 in all with the loop's control.
         let short = multiply_loops(8, 6);
-        // 12 multiplies: 56 operators, too long to unroll.
-        let long = multiply_loops(1, 12);
+        // 14 multiplies: 64 operators, unrolled since the series' patch
+        // wasmtime-internal-cranelift/06 (the matmul's vectorised loop has 53).
+        let medium = multiply_loops(1, 14);
+        // 15 multiplies: 68 operators, too long to unroll.
+        let long = multiply_loops(1, 15);
         // Loop headers start a 64-byte line on x64 only (cranelift-codegen/03; on
         // aarch64 no padding: loops_are_padded_only_where_the_backend_asks).
         if cfg!(target_arch = "x86_64") {
@@ -1060,6 +1064,12 @@ mod tests {
         assert!(
             with >= without + 6 * 4,
             "the short loop was not unrolled: {with} bytes with checks, {without} without"
+        );
+        let with = function_ranges(&checked, &medium)[0].1;
+        let without = function_ranges(&unchecked, &medium)[0].1;
+        assert!(
+            with >= without + 24,
+            "the 64-operator loop was not unrolled: {with} bytes with checks, {without} without"
         );
         let with = function_ranges(&checked, &long)[0].1;
         let without = function_ranges(&unchecked, &long)[0].1;

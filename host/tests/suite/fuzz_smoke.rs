@@ -222,10 +222,11 @@ fn guest_module_fuzz_findings() {
 /// at the top, the bottom and the middle of the body, early `return`,
 /// branches to the loop from nested blocks and `if`s, `br_table`, a loop
 /// with a result, a trap part-way, stores each iteration, a body that
-/// never branches back, one too long to unroll, and sums the second copy
+/// never branches back, one of 37 operators (unrolled: the limit is 64),
+/// one too long to unroll, and sums the second copy
 /// reassociates (or must not): in either operand order, in i32 (wrapping),
 /// ones whose term is computed from the sum, with exits in each copy.
-const LOOP_SHAPES: [&str; 12] = [
+const LOOP_SHAPES: [&str; 13] = [
     // Exit test at the top, back edge at the bottom (spin_sum).
     r#"(func $f (param $n i64) (result i64) (local $i i64) (local $acc i64)
          (block $done (loop $next
@@ -305,7 +306,8 @@ const LOOP_SHAPES: [&str; 12] = [
            (local.set $i (i64.add (local.get $i) (i64.const 1)))
            (br_if $l (i64.lt_u (local.get $i) (local.get $n))))
          (i64.add (i64.reinterpret_f64 (local.get $x)) (i64x2.extract_lane 1 (local.get $v))))"#,
-    // Too long to unroll (more than 32 operators): translated as is.
+    // 37 operators, unrolled since the limit is 64; the first copy's exit
+    // (after its `br_if`) is a cold block.
     r#"(func $f (param $n i64) (result i64) (local $i i64) (local $a i64)
          (loop $l
            (local.set $a (i64.add (local.get $a) (i64.const 1)))
@@ -314,6 +316,27 @@ const LOOP_SHAPES: [&str; 12] = [
            (local.set $a (i64.add (local.get $a) (i64.const 4)))
            (local.set $a (i64.add (local.get $a) (i64.const 5)))
            (local.set $a (i64.add (local.get $a) (i64.const 6)))
+           (local.set $a (i64.rotl (local.get $a) (local.get $i)))
+           (local.set $i (i64.add (local.get $i) (i64.const 1)))
+           (br_if $l (i64.lt_u (local.get $i) (local.get $n))))
+         (local.get $a))"#,
+    // Too long to unroll (more than 64 operators): translated as is.
+    r#"(func $f (param $n i64) (result i64) (local $i i64) (local $a i64)
+         (loop $l
+           (local.set $a (i64.add (local.get $a) (i64.const 1)))
+           (local.set $a (i64.xor (local.get $a) (i64.const 2)))
+           (local.set $a (i64.add (local.get $a) (i64.const 3)))
+           (local.set $a (i64.xor (local.get $a) (i64.const 4)))
+           (local.set $a (i64.add (local.get $a) (i64.const 5)))
+           (local.set $a (i64.xor (local.get $a) (i64.const 6)))
+           (local.set $a (i64.add (local.get $a) (i64.const 7)))
+           (local.set $a (i64.xor (local.get $a) (i64.const 8)))
+           (local.set $a (i64.add (local.get $a) (i64.const 9)))
+           (local.set $a (i64.xor (local.get $a) (i64.const 10)))
+           (local.set $a (i64.add (local.get $a) (i64.const 11)))
+           (local.set $a (i64.xor (local.get $a) (i64.const 12)))
+           (local.set $a (i64.add (local.get $a) (i64.const 13)))
+           (local.set $a (i64.xor (local.get $a) (i64.const 14)))
            (local.set $a (i64.rotl (local.get $a) (local.get $i)))
            (local.set $i (i64.add (local.get $i) (i64.const 1)))
            (br_if $l (i64.lt_u (local.get $i) (local.get $n))))
@@ -636,6 +659,27 @@ fn differential_shapes() -> Vec<(&'static str, String)> {
         (local.set $n (i32.sub (local.get $n) (i32.const 1)))
         (br $l)))
     (call $canon32 (local.get $acc)))
+  ;; C[c..] += x * B[c + 48..] for 1 to 8 trips of 16 floats, the back
+  ;; edge a br_if at the end (the kernels bench's matmul loop: 49
+  ;; operators, unrolled; B overlaps what the trip before stored); a trip
+  ;; past the end of memory traps part-way through its stores.
+  (func $axpy (export "axpy") (param $c i32) (param $n i32) (result v128) (local $b i32) (local $x v128)
+    (local.set $n (i32.add (i32.and (local.get $n) (i32.const 7)) (i32.const 1)))
+    (local.set $b (i32.add (local.get $c) (i32.const 48)))
+    (local.set $x (f32x4.splat (f32.convert_i32_s (local.get $n))))
+    (loop $l
+      (v128.store (local.get $c) (f32x4.add (v128.load (local.get $c))
+        (f32x4.mul (local.get $x) (v128.load (local.get $b)))))
+      (v128.store offset=16 (local.get $c) (f32x4.add (v128.load offset=16 (local.get $c))
+        (f32x4.mul (local.get $x) (v128.load offset=16 (local.get $b)))))
+      (v128.store offset=32 (local.get $c) (f32x4.add (v128.load offset=32 (local.get $c))
+        (f32x4.mul (local.get $x) (v128.load offset=32 (local.get $b)))))
+      (v128.store offset=48 (local.get $c) (f32x4.add (v128.load offset=48 (local.get $c))
+        (f32x4.mul (local.get $x) (v128.load offset=48 (local.get $b)))))
+      (local.set $c (i32.add (local.get $c) (i32.const 64)))
+      (local.set $b (i32.add (local.get $b) (i32.const 64)))
+      (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1)))))
+    (call $canon32 (v128.load offset=65472 (i32.const 0))))
   (func $isum (export "isum") (param $p i32) (param $n i32) (result v128) (local $acc v128)
     (local.set $n (i32.and (local.get $n) (i32.const 63)))
     (loop $l
@@ -669,6 +713,20 @@ fn differential_shapes() -> Vec<(&'static str, String)> {
         vectors.push_str(&fixed_calls(f, "(result v128)", &VECTOR_CASES, &TYPES2));
     }
     vectors.push_str(&fixed_calls("store_mul", "", &VECTOR_CASES, &TYPES2));
+    vectors.push_str(&fixed_calls(
+        "axpy",
+        "(result v128)",
+        &[
+            &[0, 7],
+            &[65408, 0],
+            &[65408, 1],
+            &[65280, 2],
+            &[65280, 3],
+            &[65000, 7],
+            &[65472, 0],
+        ],
+        &TYPES2,
+    ));
     for f in ["fsum", "isum"] {
         vectors.push_str(&fixed_calls(
             f,
