@@ -676,6 +676,26 @@ mod tests {
         (memory.copy (local.get $d) (local.get $s) (local.get $n)))
     )"#;
 
+    /// The optimised CLIF wasmtime writes with `Config::emit_clif` for
+    /// `wasm` compiled under `interrupt`: each function's file name and
+    /// text, the trampolines included, in no particular order.
+    fn optimised_clif(interrupt: Interrupt, wasm: &[u8]) -> Vec<(String, String)> {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut config = wasm_config(&Limits::default(), interrupt);
+        config.emit_clif(dir.path());
+        let engine = wasmtime::Engine::new(&config).expect("an engine");
+        engine.precompile_module(wasm).expect("compiles");
+        std::fs::read_dir(dir.path())
+            .expect("the CLIF folder")
+            .map(|entry| {
+                let path = entry.expect("an entry").path();
+                let name = path.file_name().expect("a file").to_string_lossy();
+                let text = std::fs::read_to_string(&path).expect("CLIF text");
+                (name.into_owned(), text)
+            })
+            .collect()
+    }
+
     /// The blocks of each function compiled for `wasm` (the optimised
     /// CLIF wasmtime writes with `Config::emit_clif`) on a cycle that
     /// passes no deadline check (an `atomic_load`: the poll-page check,
@@ -683,16 +703,9 @@ mod tests {
     /// function that has such a cycle; and how many functions were read.
     fn cycles_without_checks(interrupt: Interrupt, wasm: &[u8]) -> (Vec<String>, usize) {
         use std::collections::BTreeMap;
-        let dir = tempfile::tempdir().expect("temp dir");
-        let mut config = wasm_config(&Limits::default(), interrupt);
-        config.emit_clif(dir.path());
-        let engine = wasmtime::Engine::new(&config).expect("an engine");
-        engine.precompile_module(wasm).expect("compiles");
         let mut found = Vec::new();
         let mut functions = 0;
-        for entry in std::fs::read_dir(dir.path()).expect("the CLIF folder") {
-            let path = entry.expect("an entry").path();
-            let text = std::fs::read_to_string(&path).expect("CLIF text");
+        for (name, text) in optimised_clif(interrupt, wasm) {
             functions += 1;
             // Block -> (holds a check, successors).
             let mut blocks: BTreeMap<String, (bool, Vec<String>)> = BTreeMap::new();
@@ -763,7 +776,6 @@ mod tests {
                     continue;
                 }
                 if let Some(cycle) = visit(b, &blocks, &mut state) {
-                    let name = path.file_name().expect("a file").to_string_lossy();
                     found.push(format!("{name}: {cycle}"));
                     break;
                 }
@@ -952,24 +964,6 @@ mod tests {
         }
     }
 
-    /// The optimised CLIF of each wasm function compiled for `wasm` under
-    /// `interrupt` (`Config::emit_clif`; not the trampolines), in no
-    /// particular order.
-    fn optimised_clif(interrupt: Interrupt, wasm: &[u8]) -> Vec<String> {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let mut config = wasm_config(&Limits::default(), interrupt);
-        config.emit_clif(dir.path());
-        let engine = wasmtime::Engine::new(&config).expect("an engine");
-        engine.precompile_module(wasm).expect("compiles");
-        std::fs::read_dir(dir.path())
-            .expect("the CLIF folder")
-            .map(|entry| {
-                std::fs::read_to_string(entry.expect("an entry").path()).expect("CLIF text")
-            })
-            .filter(|clif| clif.contains("function <wasm[0]::function["))
-            .collect()
-    }
-
     /// An unrolled loop whose back edge is a `br_if` at the end of its body
     /// leaves from the first copy through a cold block, laid out after the
     /// function's other code, so that the first copy runs on into the
@@ -980,10 +974,14 @@ mod tests {
     /// left rolled (no checks, no unrolling).
     #[test]
     fn the_first_copys_exit_is_cold() {
-        // Each function's cold blocks, with the function's CLIF for the
-        // message.
+        // The cold blocks of the module's functions (the trampolines have
+        // their own), with those functions' CLIF for the message.
         let cold_blocks = |interrupt: Interrupt, wasm: &[u8]| -> (usize, String) {
-            let clif = optimised_clif(interrupt, wasm);
+            let clif: Vec<String> = optimised_clif(interrupt, wasm)
+                .into_iter()
+                .map(|(_, text)| text)
+                .filter(|text| text.contains("function <wasm[0]::function["))
+                .collect();
             let cold = clif
                 .iter()
                 .flat_map(|f| f.lines())
@@ -1033,11 +1031,10 @@ mod tests {
     /// deadline checks an innermost loop's body of at most 64 operators is
     /// compiled twice (its code grows by a second copy: Cranelift folds the
     /// multiplies by constants into one, so by 24 bytes at least), a longer
-    /// one once (it grows by the checks alone, less); and every
-    /// function with a loop
-    /// starts on a 64-byte line, with checks or without (functions are
-    /// otherwise 32-byte aligned: eight at multiples of 64 by chance is one
-    /// in 256).
+    /// one once (it grows by the checks alone, less); and every function
+    /// with a loop starts on a 64-byte line, with checks or without
+    /// (functions are otherwise 32-byte aligned: eight at multiples of 64 by
+    /// chance is one in 256).
     #[test]
     fn short_loops_are_unrolled_and_loops_aligned() {
         let checked = engine_with(Limits::default().interrupt);
